@@ -1,0 +1,206 @@
+// Package config holds mcp-gateway's configuration: built-in defaults, the
+// YAML (or JSON) file, environment overrides and command-line flags, merged in
+// that order of increasing precedence (CLI > ENV > YAML > defaults).
+//
+// Load is the only entry point; everything downstream receives a *Config by
+// value and never reads the environment itself. The OpenAI API key is the one
+// secret: it is read from the variable that openai.api_key_env names, kept in
+// Config.APIKey, and never marshalled, logged or shown.
+package config
+
+import (
+	"time"
+)
+
+// Config is the effective configuration. The JSON tags are the names shown by
+// --show-config; the YAML names are the same.
+type Config struct {
+	OpenAI        OpenAI             `json:"openai"`
+	Request       Request            `json:"request"`
+	ModelProfiles map[string]Profile `json:"model_profiles"`
+	Policy        Policy             `json:"policy"`
+	Search        Search             `json:"search"`
+	Server        ServerOptions      `json:"server"`
+	Gateway       Gateway            `json:"gateway"`
+	// Servers are the backends from both the `servers:` list and the
+	// `mcpServers:` map, in file order (list first, then the map sorted by
+	// name), with defaults applied: Prefix resolved, Enabled and Restart set.
+	Servers []Server `json:"servers"`
+
+	// APIKey is the value of the variable OpenAI.APIKeyEnv names, or "".
+	// It is never marshalled; --show-config prints only "set" or "unset".
+	APIKey string `json:"-"`
+}
+
+// OpenAI selects the Responses API endpoint and where the key comes from.
+type OpenAI struct {
+	APIKeyEnv string `json:"api_key_env"`
+	BaseURL   string `json:"base_url"`
+}
+
+// Request bounds each Responses API call.
+type Request struct {
+	TimeoutMS  int `json:"timeout_ms"`  // per attempt
+	MaxRetries int `json:"max_retries"` // total attempts = MaxRetries + 1
+}
+
+// Profile is one entry of model_profiles. An empty field means "inherit from
+// the answer profile" (see Config.Profile).
+type Profile struct {
+	Model           string `json:"model,omitempty"`
+	ReasoningEffort string `json:"reasoning_effort,omitempty"` // low | medium | high | xhigh (also minimal, none)
+	Verbosity       string `json:"verbosity,omitempty"`        // low | medium | high
+}
+
+// Policy controls citations and the system instructions.
+type Policy struct {
+	MaxCitations int          `json:"max_citations"` // 1..10
+	System       SystemPolicy `json:"system"`
+}
+
+// SystemPolicy says where the Responses `instructions` come from.
+type SystemPolicy struct {
+	Source string `json:"source"` // builtin | file
+	Path   string `json:"path"`   // used when Source is file; "~" is expanded by the reader
+	Merge  string `json:"merge"`  // replace | prepend | append (file text relative to the builtin text)
+}
+
+// Search holds the defaults for the answer tools' search hints.
+type Search struct {
+	Defaults SearchDefaults `json:"defaults"`
+}
+
+// SearchDefaults apply when a call does not pass its own values.
+type SearchDefaults struct {
+	RecencyDays int      `json:"recency_days"`
+	MaxResults  int      `json:"max_results"`
+	Domains     []string `json:"domains"`
+}
+
+// ServerOptions are the gateway process's own switches (the section is named
+// `server:` for compatibility with openai-responses-mcp).
+type ServerOptions struct {
+	Debug             bool   `json:"debug"`
+	DebugFile         string `json:"debug_file"` // "" means none
+	ShowConfigOnStart bool   `json:"show_config_on_start"`
+}
+
+// Gateway configures the front end and the backend supervisor.
+type Gateway struct {
+	Separator        string `json:"separator"`
+	StrictNames      string `json:"strict_names"` // auto | true | false
+	ToolsMode        string `json:"tools_mode"`   // full | lazy
+	DefaultTimeoutMS int    `json:"default_timeout_ms"`
+	StartupTimeoutMS int    `json:"startup_timeout_ms"`
+	AnswerTools      bool   `json:"answer_tools"`
+	HTTP             HTTP   `json:"http"`
+	// LineMode forces line-delimited replies on stdio (MCP_LINE_MODE=1).
+	LineMode bool `json:"line_mode"`
+}
+
+// HTTP configures `--transport http`.
+type HTTP struct {
+	Listen         string   `json:"listen"`
+	AllowedOrigins []string `json:"allowed_origins"`
+	AuthTokenEnv   string   `json:"auth_token_env"`
+	Stateless      bool     `json:"stateless"`
+}
+
+// Server is one backend MCP server. Exactly one of Command and URL is set.
+type Server struct {
+	Name    string            `json:"name"`
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"` // ${VAR} already expanded from the gateway's environment
+	Cwd     string            `json:"cwd,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"` // ${VAR} already expanded
+	// TimeoutMS is the per-call timeout; 0 means Gateway.DefaultTimeoutMS.
+	TimeoutMS int  `json:"timeout_ms,omitempty"`
+	Enabled   bool `json:"enabled"`
+	// Prefix is what the gateway puts before the separator; it defaults to
+	// Name, and "" exposes the backend's own names unprefixed.
+	Prefix  string     `json:"prefix"`
+	Tools   ToolFilter `json:"tools"`
+	Restart string     `json:"restart"` // on-failure | never
+
+	// Source locates the server's entry in the file, for error messages
+	// ("config.yaml:12"); empty for servers not from a file.
+	Source string `json:"-"`
+}
+
+// ToolFilter selects a backend's tools by glob patterns (path.Match syntax)
+// on the backend's own names. An empty Include means all; Exclude wins.
+type ToolFilter struct {
+	Include []string `json:"include"`
+	Exclude []string `json:"exclude"`
+}
+
+// Profile names of the answer tools.
+const (
+	ProfileAnswer         = "answer"
+	ProfileAnswerDetailed = "answer_detailed"
+	ProfileAnswerQuick    = "answer_quick"
+)
+
+// Profile returns the effective profile for the named tool: the tool's own
+// model_profiles entry with every empty field taken from the answer profile.
+func (c *Config) Profile(name string) Profile {
+	base := c.ModelProfiles[ProfileAnswer]
+	p, ok := c.ModelProfiles[name]
+	if !ok {
+		return base
+	}
+	if p.Model == "" {
+		p.Model = base.Model
+	}
+	if p.ReasoningEffort == "" {
+		p.ReasoningEffort = base.ReasoningEffort
+	}
+	if p.Verbosity == "" {
+		p.Verbosity = base.Verbosity
+	}
+	return p
+}
+
+// CallTimeout is the per-call timeout for a backend: its own timeout_ms, else
+// the gateway default (which DEFAULT_TIMEOUT overrides).
+func (c *Config) CallTimeout(s Server) time.Duration {
+	if s.TimeoutMS > 0 {
+		return time.Duration(s.TimeoutMS) * time.Millisecond
+	}
+	return time.Duration(c.Gateway.DefaultTimeoutMS) * time.Millisecond
+}
+
+// StartupTimeout bounds how long tools/list waits for backends to settle.
+func (c *Config) StartupTimeout() time.Duration {
+	return time.Duration(c.Gateway.StartupTimeoutMS) * time.Millisecond
+}
+
+// Defaults returns the built-in configuration (SPEC §3).
+func Defaults() *Config {
+	return &Config{
+		OpenAI:  OpenAI{APIKeyEnv: "OPENAI_API_KEY", BaseURL: "https://api.openai.com/v1"},
+		Request: Request{TimeoutMS: 300000, MaxRetries: 3},
+		ModelProfiles: map[string]Profile{
+			ProfileAnswer:         {Model: "gpt-5.5", ReasoningEffort: "medium", Verbosity: "medium"},
+			ProfileAnswerDetailed: {Model: "gpt-5.5", ReasoningEffort: "high"},
+			ProfileAnswerQuick:    {ReasoningEffort: "low", Verbosity: "low"},
+		},
+		Policy: Policy{
+			MaxCitations: 3,
+			System:       SystemPolicy{Source: "builtin", Path: "~/.config/mcp-gateway/policy.md", Merge: "replace"},
+		},
+		Search: Search{Defaults: SearchDefaults{RecencyDays: 60, MaxResults: 5, Domains: []string{}}},
+		Gateway: Gateway{
+			Separator:        ".",
+			StrictNames:      "auto",
+			ToolsMode:        "full",
+			DefaultTimeoutMS: 30000,
+			StartupTimeoutMS: 30000,
+			AnswerTools:      true,
+			HTTP:             HTTP{Listen: "127.0.0.1:8000", AllowedOrigins: []string{}},
+		},
+		Servers: []Server{},
+	}
+}
