@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/mcp-gateway/mcp-gateway/answer"
+	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/gateway"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// app is one run of the command: the configuration and the parts wired from
+// it. It owns the backends and the log file.
+type app struct {
+	inv      *invocation
+	env      env
+	cfg      *config.Config
+	sources  *config.Sources
+	logs     *logSetup
+	log      *slog.Logger
+	backends *backends.Manager
+	gw       *gateway.Gateway
+}
+
+// newApp loads the configuration and wires the gateway. It starts nothing.
+// Its errors are configuration errors (exit 2).
+func newApp(inv *invocation, e env) (*app, error) {
+	home, _ := os.UserHomeDir()
+	cfg, sources, err := config.Load(config.LoadOptions{
+		Path:  inv.configPath,
+		Home:  home,
+		Env:   e.lookup,
+		Flags: config.Flags{Debug: inv.debug, DebugFile: inv.debugFile, Listen: inv.listen},
+	})
+	if err != nil {
+		return nil, err
+	}
+	logs, err := newLogger(e.stderr, e.lookup, cfg.Server.Debug, cfg.Server.DebugFile)
+	if err != nil {
+		return nil, err
+	}
+	a := &app{inv: inv, env: e, cfg: cfg, sources: sources, logs: logs, log: logs.logger}
+	for _, w := range sources.Warnings {
+		a.log.Warn("config: " + w)
+	}
+
+	var answers *answer.Service
+	if cfg.Gateway.AnswerTools {
+		answers = answer.New(answer.Options{
+			Config:     cfg,
+			Logger:     a.log.With("component", "answer"),
+			Debug:      cfg.Server.Debug,
+			HTTPClient: http.DefaultClient,
+		})
+	}
+	var reaper []string
+	if exe, err := os.Executable(); err == nil {
+		reaper = []string{exe, reaperArg}
+	}
+	a.backends = backends.New(backends.Options{
+		Servers:        cfg.Servers,
+		Logger:         a.log.With("component", "backends"),
+		DefaultTimeout: cfg.CallTimeout(config.Server{}),
+		StartupTimeout: cfg.StartupTimeout(),
+		ClientInfo:     &mcp.Implementation{Name: "mcp-gateway", Version: version()},
+		Reaper:         reaper,
+		OnChange:       func(server string) { a.gw.BackendsChanged(server) },
+		OnRequest:      func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) { return a.gw.HandleBackendRequest(ctx, server, method, params) },
+	})
+	a.gw = gateway.New(gateway.Options{
+		Config:   cfg,
+		Logger:   a.log,
+		Answer:   answers,
+		Backends: a.backends,
+		Version:  version(),
+	})
+	return a, nil
+}
+
+// close stops the backends (no child outlives the gateway) and closes the
+// debug file.
+func (a *app) close() {
+	if err := a.backends.Close(); err != nil {
+		a.log.Warn("stopping backends", "error", err)
+	}
+	a.logs.close()
+}
+
+func (a *app) run(ctx context.Context) error {
+	if a.inv.showConfig || a.cfg.Server.ShowConfigOnStart {
+		if err := config.WriteShowConfig(a.env.stderr, version(), a.cfg, a.sources); err != nil {
+			return err
+		}
+	}
+	switch a.inv.command {
+	case "show-config":
+		return nil
+	case "serve":
+		return a.serve(ctx)
+	case "tools":
+		return a.tools(ctx)
+	case "call":
+		return a.call(ctx)
+	case "status":
+		return a.status(ctx)
+	}
+	return usagef("unknown command %q", a.inv.command)
+}
+
+// serve is `--stdio`: MCP on stdin/stdout until stdin ends or a signal.
+func (a *app) serve(ctx context.Context) error {
+	a.log.Info("mcp-gateway serving on stdio", "version", version(), "backends", len(a.cfg.Servers), "answer_tools", a.cfg.Gateway.AnswerTools)
+	a.backends.Start(ctx)
+	err := a.gw.ServeStdio(ctx, a.env.stdin, a.env.stdout)
+	a.log.Info("mcp-gateway shutting down", "reason", shutdownReason(ctx, err))
+	return err
+}
+
+func shutdownReason(ctx context.Context, err error) string {
+	switch {
+	case ctx.Err() != nil:
+		return "signal"
+	case err != nil:
+		return err.Error()
+	}
+	return "stdin closed"
+}
+
+// callError is a failed `call`, already printed.
+type callError struct{}
+
+func (*callError) Error() string { return "call failed" }
+
+// call is `mcp-gateway call NAME [JSON_ARGS]`.
+func (a *app) call(ctx context.Context) error {
+	args := json.RawMessage(strings.TrimSpace(a.inv.callArgs))
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(args, &probe); err != nil {
+		return usagef("JSON_ARGS must be a JSON object: %v", err)
+	}
+	a.backends.Start(ctx)
+	res, rpcErr := a.gw.Call(ctx, a.inv.callName, args)
+	enc := json.NewEncoder(a.env.stdout)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if rpcErr != nil {
+		enc.Encode(map[string]any{"error": rpcErr})
+		return &callError{}
+	}
+	// Numbers are printed exactly as received (json.Number).
+	var pretty any
+	dec := json.NewDecoder(strings.NewReader(string(res)))
+	dec.UseNumber()
+	if err := dec.Decode(&pretty); err != nil {
+		return fmt.Errorf("decode result: %w", err)
+	}
+	if err := enc.Encode(pretty); err != nil {
+		return err
+	}
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	if json.Unmarshal(res, &r) == nil && r.IsError {
+		return &callError{}
+	}
+	return nil
+}

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strings"
+)
+
+const usage = `mcp-gateway: one MCP entry for many MCP servers, plus cited web answers.
+
+Usage:
+  mcp-gateway --stdio [--config PATH] [--debug [PATH]]   serve MCP on stdin/stdout (what clients run)
+  mcp-gateway --show-config [--config PATH]              effective config with its sources, JSON, to stderr
+  mcp-gateway tools [--config PATH] [--json]             start the backends, list every tool a client sees
+  mcp-gateway call NAME [JSON_ARGS] [--config PATH]      call one tool through the gateway, print the result
+  mcp-gateway status [--config PATH] [--json]            start every backend; state, start time, tools, errors
+  mcp-gateway --help | --version
+
+Flags:
+  --config PATH    configuration file (default ~/.config/mcp-gateway/config.yaml)
+  --debug [PATH]   debug logs on stderr, and also to PATH when given
+  --show-config    print the effective configuration to stderr (with --stdio, then serve)
+  --json           machine-readable output for tools and status
+
+Environment: OPENAI_API_KEY, OPENAI_BASE_URL, DEFAULT_TIMEOUT, MCP_LINE_MODE, DEBUG, ...
+(see docs/configuration.md). Logs go to stderr; stdout carries protocol only.
+`
+
+// invocation is a parsed command line.
+type invocation struct {
+	command    string // "serve", "tools", "call", "status", "show-config"
+	stdio      bool
+	transport  string
+	configPath string
+	debug      bool
+	debugFile  string
+	showConfig bool
+	json       bool
+	help       bool
+	version    bool
+	listen     string
+	callName   string
+	callArgs   string
+}
+
+// usageError is a bad command line (exit 2).
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// parseArgs parses the command line. --debug takes an optional path: the
+// next argument when it does not start with "-" and is not a sub-command's
+// positional argument.
+func parseArgs(args []string) (*invocation, error) {
+	inv := &invocation{}
+	var positional []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, val, hasVal := strings.Cut(a, "=")
+		value := func() (string, error) {
+			if hasVal {
+				return val, nil
+			}
+			if i+1 >= len(args) {
+				return "", usagef("%s needs a value", name)
+			}
+			i++
+			return args[i], nil
+		}
+		var err error
+		switch name {
+		case "-h", "--help", "-help":
+			inv.help = true
+		case "--version", "-version", "-v":
+			inv.version = true
+		case "--stdio":
+			inv.stdio = true
+		case "--transport":
+			inv.transport, err = value()
+		case "--listen":
+			inv.listen, err = value()
+		case "--config", "-c":
+			inv.configPath, err = value()
+		case "--debug":
+			inv.debug = true
+			if hasVal {
+				inv.debugFile = val
+			} else if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") && !isCommand(args[i+1]) && inv.command == "" && len(positional) == 0 {
+				i++
+				inv.debugFile = args[i]
+			}
+		case "--show-config":
+			inv.showConfig = true
+		case "--json":
+			inv.json = true
+		default:
+			if strings.HasPrefix(a, "-") && a != "-" {
+				return nil, usagef("unknown flag %s", a)
+			}
+			positional = append(positional, a)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if inv.help || inv.version {
+		return inv, nil
+	}
+	if len(positional) > 0 {
+		inv.command = positional[0]
+		rest := positional[1:]
+		switch inv.command {
+		case "tools", "status":
+			if len(rest) > 0 {
+				return nil, usagef("%s takes no arguments (got %q)", inv.command, rest[0])
+			}
+		case "call":
+			if len(rest) == 0 {
+				return nil, usagef("call needs a tool name: mcp-gateway call NAME [JSON_ARGS]")
+			}
+			if len(rest) > 2 {
+				return nil, usagef("call takes NAME and one JSON argument object (got %d arguments)", len(rest))
+			}
+			inv.callName = rest[0]
+			if len(rest) == 2 {
+				inv.callArgs = rest[1]
+			}
+		default:
+			return nil, usagef("unknown command %q", inv.command)
+		}
+		if inv.stdio {
+			return nil, usagef("--stdio cannot be combined with %s", inv.command)
+		}
+		return inv, nil
+	}
+	switch {
+	case inv.transport != "" && inv.transport != "stdio":
+		if inv.transport == "http" {
+			return nil, usagef("--transport http is not available in this version; use --stdio")
+		}
+		return nil, usagef("unknown transport %q (want stdio or http)", inv.transport)
+	case inv.stdio || inv.transport == "stdio":
+		inv.stdio = true
+		inv.command = "serve"
+	case inv.showConfig:
+		inv.command = "show-config"
+	default:
+		return nil, usagef("nothing to do: pass --stdio to serve MCP, or a command (tools, call, status)")
+	}
+	return inv, nil
+}
+
+func isCommand(s string) bool {
+	switch s {
+	case "tools", "call", "status":
+		return true
+	}
+	return false
+}
+
+// version reports the module version from the build information.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " " + s.Value[:12]
+		}
+	}
+	return v + " " + bi.GoVersion
+}

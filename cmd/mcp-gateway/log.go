@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/lmittmann/tint"
+)
+
+// logSetup is the process's logger and the debug file it may own.
+type logSetup struct {
+	logger *slog.Logger
+	file   *os.File // the debug file, closed by close
+}
+
+// newLogger builds the stderr logger (tint; colour only when stderr is a
+// terminal and NO_COLOR is unset) and, with debug on and a debug file
+// given, a second uncoloured handler writing the same records to the file.
+// The debug decision was made once, by config.Load.
+func newLogger(stderr io.Writer, lookup func(string) (string, bool), debug bool, debugFile string) (*logSetup, error) {
+	level := slog.LevelInfo
+	if debug {
+		level = slog.LevelDebug
+	}
+	_, noColor := lookup("NO_COLOR")
+	handler := slog.Handler(tint.NewTextHandler(stderr, &tint.Options{
+		Level:      level,
+		TimeFormat: time.TimeOnly,
+		NoColor:    noColor || !isTerminal(stderr),
+	}))
+	ls := &logSetup{}
+	if debug && debugFile != "" {
+		f, err := os.OpenFile(debugFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("open debug file: %w", err)
+		}
+		ls.file = f
+		handler = slog.NewMultiHandler(handler, tint.NewTextHandler(f, &tint.Options{
+			Level:      slog.LevelDebug,
+			TimeFormat: time.RFC3339Nano,
+			NoColor:    true,
+		}))
+	}
+	ls.logger = slog.New(handler)
+	return ls, nil
+}
+
+func (ls *logSetup) close() {
+	if ls.file != nil {
+		ls.file.Close()
+	}
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

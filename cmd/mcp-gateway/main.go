@@ -1,0 +1,94 @@
+// Command mcp-gateway is one MCP server entry that replaces many: it serves
+// MCP on stdio, hosts the answer tools, and starts, supervises and forwards
+// to the backend MCP servers of its configuration.
+//
+// Usage:
+//
+//	mcp-gateway --stdio [--config PATH] [--debug [PATH]]
+//	mcp-gateway --show-config [--config PATH]
+//	mcp-gateway tools [--config PATH] [--json]
+//	mcp-gateway call NAME [JSON_ARGS] [--config PATH]
+//	mcp-gateway status [--config PATH] [--json]
+//	mcp-gateway --help | --version
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/mcp-gateway/mcp-gateway/backends"
+)
+
+// Exit codes (SPEC §2).
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2 // bad usage or invalid configuration
+)
+
+// reaperArg is the hidden argument that turns the process into the backend
+// reaper (see backends.RunReaper).
+const reaperArg = "__reaper"
+
+func main() {
+	if len(os.Args) == 2 && os.Args[1] == reaperArg {
+		if err := backends.RunReaper(os.Stdin); err != nil {
+			os.Exit(exitFailure)
+		}
+		os.Exit(exitOK)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, lookup: os.LookupEnv})
+	stop()
+	os.Exit(code)
+}
+
+// env is the process's outside world, passed in so that tests can run the
+// command in-process.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	lookup         func(string) (string, bool)
+}
+
+// run executes one command line and returns the exit code.
+func run(ctx context.Context, args []string, e env) int {
+	inv, err := parseArgs(args)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mcp-gateway: %v\nRun 'mcp-gateway --help' for usage.\n", err)
+		return exitUsage
+	}
+	switch {
+	case inv.help:
+		io.WriteString(e.stdout, usage)
+		return exitOK
+	case inv.version:
+		fmt.Fprintln(e.stdout, "mcp-gateway", version())
+		return exitOK
+	}
+	app, err := newApp(inv, e)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mcp-gateway: %v\n", err)
+		return exitUsage
+	}
+	defer app.close()
+	if err := app.run(ctx); err != nil {
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(e.stderr, "mcp-gateway: %v\n", err)
+			return exitUsage
+		}
+		var ce *callError
+		if errors.As(err, &ce) {
+			return exitFailure // already printed
+		}
+		app.log.Error("mcp-gateway failed", "error", err)
+		return exitFailure
+	}
+	return exitOK
+}

@@ -1,0 +1,167 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/answer"
+	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// Error codes of the gateway (SPEC §6, error table) beyond JSON-RPC's own.
+const (
+	CodeServerError = -32000 // backend not running, crashed, failed to start
+	CodeToolFailed  = -32001 // backend call timed out; answer tool failed
+)
+
+// errToolNotFound is the -32602 error for an unknown tool name.
+func errToolNotFound(name string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Tool not found: " + name}
+}
+
+// rpcError maps an error from a tool, prompt or resource call to the JSON-RPC
+// error the client sees. It is the one place where the gateway's errors
+// become protocol errors; name is the front name of what was called.
+func rpcError(err error, name string, debug bool) *jsonrpc.Error {
+	var (
+		rpc      *jsonrpc.Error
+		srvErr   *backends.ServerError
+		timeout  *backends.TimeoutError
+		backend  *backends.RPCError
+		argErr   *answer.ArgumentError
+		apiErr   *answer.APIError
+		notFound *notFoundError
+	)
+	switch {
+	case errors.As(err, &rpc):
+		return rpc
+	case errors.As(err, &notFound):
+		return errToolNotFound(notFound.name)
+	case errors.As(err, &srvErr):
+		tail := srvErr.StderrTail
+		if tail == nil {
+			tail = []string{}
+		}
+		return withData(CodeServerError, srvErr.Error(), map[string]any{
+			"server":      srvErr.Server,
+			"state":       srvErr.State,
+			"reason":      srvErr.Reason,
+			"stderr_tail": tail,
+		})
+	case errors.As(err, &timeout):
+		return withData(CodeToolFailed,
+			fmt.Sprintf("Tool '%s' timed out after %s", name, roundDuration(timeout.Timeout)),
+			map[string]any{
+				"server":     timeout.Server,
+				"tool":       name,
+				"timeout_ms": timeout.Timeout.Milliseconds(),
+				"reason":     "timeout",
+			})
+	case errors.As(err, &backend):
+		return &jsonrpc.Error{Code: backend.Code, Message: backend.Message, Data: addServer(backend.Data, backend.Server)}
+	case errors.As(err, &argErr):
+		return withData(jsonrpc.CodeInvalidParams, argErr.Reason, map[string]any{"reason": argErr.Reason})
+	case errors.As(err, &apiErr):
+		data := map[string]any{"message": truncate(apiErr.Message, 400)}
+		if debug {
+			if apiErr.Status != 0 {
+				data["status"] = apiErr.Status
+			}
+			if apiErr.Type != "" {
+				data["type"] = apiErr.Type
+			}
+			if apiErr.Code != "" {
+				data["code"] = apiErr.Code
+			}
+			if apiErr.Name != "" {
+				data["name"] = apiErr.Name
+			}
+		}
+		return withData(CodeToolFailed, "answer failed", data)
+	case errors.Is(err, context.Canceled):
+		// The client cancelled; the stdio transport drops this response.
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Request cancelled"}
+	default:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+}
+
+func errInvalidParams(reason string) *jsonrpc.Error {
+	return withData(jsonrpc.CodeInvalidParams, reason, map[string]any{"reason": reason})
+}
+
+// notFoundError is returned by routing for a name no tool has.
+type notFoundError struct{ name string }
+
+func (e *notFoundError) Error() string { return "Tool not found: " + e.name }
+
+func withData(code int64, msg string, data any) *jsonrpc.Error {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return &jsonrpc.Error{Code: code, Message: msg}
+	}
+	return &jsonrpc.Error{Code: code, Message: msg, Data: raw}
+}
+
+// addServer adds "server" to a backend error's data when data is an object
+// (or absent); any other data is wrapped as {"server", "data"}. The backend's
+// own fields are kept byte for byte.
+func addServer(data json.RawMessage, server string) json.RawMessage {
+	serverJSON, _ := json.Marshal(server)
+	trimmed := trimSpace(data)
+	switch {
+	case len(trimmed) == 0 || string(trimmed) == "null":
+		return json.RawMessage(`{"server":` + string(serverJSON) + `}`)
+	case trimmed[0] == '{':
+		var probe map[string]json.RawMessage
+		if json.Unmarshal(trimmed, &probe) != nil {
+			break
+		}
+		if _, ok := probe["server"]; ok {
+			return trimmed
+		}
+		if len(probe) == 0 {
+			return json.RawMessage(`{"server":` + string(serverJSON) + `}`)
+		}
+		out := make([]byte, 0, len(trimmed)+len(serverJSON)+12)
+		out = append(out, `{"server":`...)
+		out = append(out, serverJSON...)
+		out = append(out, ',')
+		out = append(out, trimmed[1:]...)
+		return out
+	}
+	return json.RawMessage(`{"server":` + string(serverJSON) + `,"data":` + string(trimmed) + `}`)
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// roundDuration prints 30s rather than 30.000012s.
+func roundDuration(d time.Duration) time.Duration {
+	if d >= time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	// Do not cut a UTF-8 sequence in half.
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}

@@ -1,0 +1,49 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/answer"
+	"github.com/mcp-gateway/mcp-gateway/backends"
+)
+
+func TestRPCError(t *testing.T) {
+	tests := []struct {
+		name     string
+		err      error
+		debug    bool
+		wantCode int64
+		wantMsg  string
+		wantData string
+	}{
+		{"not found", &notFoundError{"x.y"}, false, -32602, "Tool not found: x.y", ""},
+		{"not running", &backends.ServerError{Server: "x", State: backends.Failed, Reason: "exec: no such file"}, false,
+			-32000, "MCP server 'x' is not running", `{"reason":"exec: no such file","server":"x","state":"failed","stderr_tail":[]}`},
+		{"crashed", fmt.Errorf("call: %w", &backends.ServerError{Server: "x", State: backends.Crashed, Reason: "exit status 3", StderrTail: []string{"boom"}}), false,
+			-32000, "MCP server 'x' crashed: exit status 3", `{"reason":"exit status 3","server":"x","state":"crashed","stderr_tail":["boom"]}`},
+		{"timeout", &backends.TimeoutError{Server: "x", Method: "tools/call", Name: "y", Timeout: 30 * time.Second}, false,
+			-32001, "Tool 'x.y' timed out after 30s", `{"reason":"timeout","server":"x","timeout_ms":30000,"tool":"x.y"}`},
+		{"backend error object", &backends.RPCError{Server: "x", Code: -32602, Message: "bad path", Data: json.RawMessage(`{"field":"path","n":12345678901234567890}`)}, false,
+			-32602, "bad path", `{"server":"x","field":"path","n":12345678901234567890}`},
+		{"backend error no data", &backends.RPCError{Server: "x", Code: 7, Message: "m"}, false, 7, "m", `{"server":"x"}`},
+		{"backend error array data", &backends.RPCError{Server: "x", Code: 7, Message: "m", Data: json.RawMessage(`[1]`)}, false, 7, "m", `{"server":"x","data":[1]}`},
+		{"bad query", &answer.ArgumentError{Reason: "query is required"}, false, -32602, "query is required", `{"reason":"query is required"}`},
+		{"answer failed", &answer.APIError{Message: "Rate limit", Status: 429, Type: "rate_limit", Code: "rl", Name: "APIError"}, false,
+			-32001, "answer failed", `{"message":"Rate limit"}`},
+		{"answer failed debug", &answer.APIError{Message: "Rate limit", Status: 429, Type: "rate_limit", Code: "rl", Name: "APIError"}, true,
+			-32001, "answer failed", `{"code":"rl","message":"Rate limit","name":"APIError","status":429,"type":"rate_limit"}`},
+		{"other", errors.New("boom"), false, -32603, "boom", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := rpcError(tt.err, "x.y", tt.debug)
+			if got.Code != tt.wantCode || got.Message != tt.wantMsg || string(got.Data) != tt.wantData {
+				t.Errorf("rpcError = {%d %q %s}, want {%d %q %s}", got.Code, got.Message, got.Data, tt.wantCode, tt.wantMsg, tt.wantData)
+			}
+		})
+	}
+}

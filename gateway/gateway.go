@@ -1,0 +1,202 @@
+// Package gateway is mcp-gateway's front end: the MCP server a client talks
+// to. It lists the answer tools and every backend's tools, prompts and
+// resources as one server, routes each request to where it belongs, and
+// maps every failure to one JSON-RPC error (errors.go).
+//
+// A Gateway is shared by all client connections; each connection gets its
+// own front (one mcp.Server), because names depend on the client
+// (gateway.strict_names: auto).
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/mcp-gateway/mcp-gateway/answer"
+	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options configure a Gateway.
+type Options struct {
+	Config *config.Config
+	Logger *slog.Logger
+	// Answer serves the answer tools; nil (or gateway.answer_tools: false)
+	// hides them.
+	Answer *answer.Service
+	// Backends are the backend servers; nil means none.
+	Backends *backends.Manager
+	// Version is reported as serverInfo.version.
+	Version string
+}
+
+// Gateway routes MCP requests from clients to the answer tools and the
+// backends. Its methods are safe for concurrent use.
+type Gateway struct {
+	opts Options
+	log  *slog.Logger
+
+	mu     sync.Mutex
+	fronts map[*front]bool
+}
+
+// New returns a Gateway. It does no I/O; the backends are started by their
+// owner.
+func New(opts Options) *Gateway {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Config == nil {
+		opts.Config = config.Defaults()
+	}
+	if !opts.Config.Gateway.AnswerTools {
+		opts.Answer = nil
+	}
+	return &Gateway{opts: opts, log: log, fronts: make(map[*front]bool)}
+}
+
+// ServeStdio serves one client on r and w (the process's stdin and stdout)
+// until r ends, the client goes away, or ctx is done.
+func (g *Gateway) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
+	t := NewStdioTransport(r, w, StdioOptions{LineMode: g.opts.Config.Gateway.LineMode, Logger: g.log})
+	return g.Serve(ctx, t)
+}
+
+// Serve serves one client on t until the session ends or ctx is done.
+func (g *Gateway) Serve(ctx context.Context, t mcp.Transport) error {
+	f := g.newFront()
+	defer g.dropFront(f)
+	err := f.server.Run(ctx, t)
+	if err == io.EOF || ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// Server returns a new MCP server for one client connection (for HTTP
+// transports, which create one per session).
+func (g *Gateway) Server() *mcp.Server { return g.newFront().server }
+
+// BackendsChanged refreshes every client's lists after a backend's tools,
+// prompts or resources changed; clients get list_changed notifications.
+// It is the backends.Options.OnChange hook.
+func (g *Gateway) BackendsChanged(server string) {
+	g.log.Debug("backend lists changed", "server", server)
+	for _, f := range g.frontList() {
+		f.sync()
+	}
+}
+
+func (g *Gateway) frontList() []*front {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]*front, 0, len(g.fronts))
+	for f := range g.fronts {
+		out = append(out, f)
+	}
+	return out
+}
+
+func (g *Gateway) newFront() *front {
+	f := &front{g: g, log: g.log}
+	f.server = mcp.NewServer(&mcp.Implementation{Name: "mcp-gateway", Version: g.opts.Version}, &mcp.ServerOptions{
+		Logger: g.log.With("component", "mcp"),
+		// Backends may add tools, prompts and resources at any time, so
+		// all three are declared up front, with list_changed.
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+			Logging:   &mcp.LoggingCapabilities{},
+		},
+	})
+	f.server.AddReceivingMiddleware(f.route)
+	g.mu.Lock()
+	g.fronts[f] = true
+	g.mu.Unlock()
+	return f
+}
+
+func (g *Gateway) dropFront(f *front) {
+	g.mu.Lock()
+	delete(g.fronts, f)
+	g.mu.Unlock()
+}
+
+// waitBackends blocks until every backend has settled (bounded by the
+// startup timeout inside Manager.Wait).
+func (g *Gateway) waitBackends(ctx context.Context) {
+	if g.opts.Backends != nil {
+		g.opts.Backends.Wait(ctx)
+	}
+}
+
+// HandleBackendRequest forwards a backend's server-to-client request
+// (sampling, elicitation, roots) to a connected client that declared the
+// capability. It is the backends.Options.OnRequest hook.
+func (g *Gateway) HandleBackendRequest(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
+	var ss *mcp.ServerSession
+	for _, f := range g.frontList() {
+		if s := f.currentSession(); s != nil && clientSupports(s, method) {
+			ss = s
+			break
+		}
+	}
+	if ss == nil {
+		return nil, fmt.Errorf("no connected client supports %s", method)
+	}
+	g.log.Debug("forwarding backend request to client", "server", server, "method", method)
+	var (
+		res any
+		err error
+	)
+	switch method {
+	case "sampling/createMessage":
+		var p mcp.CreateMessageParams
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, fmt.Errorf("decode %s params: %w", method, err)
+		}
+		res, err = ss.CreateMessage(ctx, &p)
+	case "elicitation/create":
+		var p mcp.ElicitParams
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, fmt.Errorf("decode %s params: %w", method, err)
+		}
+		res, err = ss.Elicit(ctx, &p)
+	case "roots/list":
+		res, err = ss.ListRoots(ctx, &mcp.ListRootsParams{})
+	default:
+		return nil, fmt.Errorf("method %s is not forwarded", method)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(res)
+}
+
+// clientSupports reports whether the client declared the capability a
+// server-to-client method needs.
+func clientSupports(ss *mcp.ServerSession, method string) bool {
+	p := ss.InitializeParams()
+	if p == nil || p.Capabilities == nil {
+		return false
+	}
+	switch method {
+	case "sampling/createMessage":
+		return p.Capabilities.Sampling != nil
+	case "elicitation/create":
+		return p.Capabilities.Elicitation != nil
+	case "roots/list":
+		// The roots capability is a struct, not a pointer: a client that
+		// answers roots/list declares it with at least {}; go-sdk keeps
+		// RootsV2 for that.
+		return p.Capabilities.RootsV2 != nil || p.Capabilities.Roots.ListChanged
+	}
+	return false
+}

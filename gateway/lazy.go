@@ -1,0 +1,136 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Lazy tool listing (gateway.tools_mode: lazy, SPEC §8): tools/list shows
+// the answer tools and three meta tools; the backends' tools stay callable
+// by name and are found and described through the meta tools.
+const (
+	metaFind     = "find_tools"
+	metaDescribe = "describe_tool"
+	metaCall     = "call_tool"
+)
+
+func metaTools(n namer) []*mcp.Tool {
+	name := func(own string) string { return n.name("gateway", own) }
+	return []*mcp.Tool{{
+		Name:        name(metaFind),
+		Description: "Search the gateway's backend tools by words in their name or description; returns each match's name and one-line description. Call with no arguments to list every tool.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"Words to match (all must appear)."},"server":{"type":"string","description":"Only tools of this backend server."}}}`),
+	}, {
+		Name:        name(metaDescribe),
+		Description: "Return one backend tool's full definition, including its input schema, before calling it.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
+	}, {
+		Name:        name(metaCall),
+		Description: "Call a backend tool by the name gateway find_tools returned, with its arguments.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"},"arguments":{"type":"object"}},"required":["name"]}`),
+	}}
+}
+
+// lazyListed keeps what lazy mode lists: everything but backend tools.
+func lazyListed(all map[string]toolRoute) map[string]toolRoute {
+	out := make(map[string]toolRoute)
+	for name, r := range all {
+		if r.kind != backendTool {
+			out[name] = r
+		}
+	}
+	return out
+}
+
+// callMeta serves the meta tools. which is the meta tool's own name with
+// its "gateway" prefix (e.g. "gateway.find_tools").
+func (f *front) callMeta(ctx context.Context, req *mcp.CallToolRequest, which string) (mcp.Result, error) {
+	var args struct {
+		Query     string          `json:"query"`
+		Server    string          `json:"server"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if a := bytes.TrimSpace(req.Params.Arguments); len(a) > 0 {
+		if err := json.Unmarshal(a, &args); err != nil {
+			return nil, errInvalidParams("arguments: " + err.Error())
+		}
+	}
+	f.settle(ctx)
+	switch {
+	case strings.HasSuffix(which, metaFind):
+		return structured(f.findTools(args.Query, args.Server)), nil
+	case strings.HasSuffix(which, metaDescribe):
+		r, ok := f.lookupTool(args.Name)
+		if !ok || r.kind != backendTool {
+			return nil, &notFoundError{args.Name}
+		}
+		return structured(r.tool), nil
+	default:
+		r, ok := f.lookupTool(args.Name)
+		if !ok || r.kind == metaTool {
+			return nil, &notFoundError{args.Name}
+		}
+		inner := *req
+		params := *req.Params
+		params.Name = args.Name
+		params.Arguments = args.Arguments
+		inner.Params = &params
+		return f.dispatch(ctx, &inner, r)
+	}
+}
+
+type foundTool struct {
+	Name        string `json:"name"`
+	Server      string `json:"server"`
+	Description string `json:"description"`
+}
+
+func (f *front) findTools(query, server string) map[string]any {
+	words := strings.Fields(strings.ToLower(query))
+	f.mu.Lock()
+	routes := f.tools
+	f.mu.Unlock()
+	found := []foundTool{}
+	for _, name := range sortedKeys(routes) {
+		r := routes[name]
+		if r.kind != backendTool || server != "" && r.server != server {
+			continue
+		}
+		hay := strings.ToLower(name + " " + r.tool.Title + " " + r.tool.Description)
+		match := true
+		for _, w := range words {
+			if !strings.Contains(hay, w) {
+				match = false
+				break
+			}
+		}
+		if match {
+			found = append(found, foundTool{Name: name, Server: r.server, Description: firstLine(r.tool.Description)})
+		}
+	}
+	return map[string]any{"tools": found}
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	const max = 160
+	if len(s) > max {
+		s = truncate(s, max-3) + "..."
+	}
+	return s
+}
+
+// structured returns v as a tool result: JSON text plus structuredContent.
+func structured(v any) *mcp.CallToolResult {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	raw := json.RawMessage(bytes.TrimSpace(buf.Bytes()))
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(raw)}}, StructuredContent: raw}
+}

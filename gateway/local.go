@@ -1,0 +1,79 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ToolInfo describes one tool a client can call, for `mcp-gateway tools`.
+type ToolInfo struct {
+	Name        string    `json:"name"`        // as clients without strict names see it
+	StrictName  string    `json:"strict_name"` // as strict clients (Claude, Codex, ...) see it
+	Server      string    `json:"server"`      // backend name; "" for the gateway's own tools
+	Own         string    `json:"own_name"`    // the name its owner knows it by
+	Description string    `json:"description,omitempty"`
+	Tool        *mcp.Tool `json:"tool"`
+}
+
+// Tools waits for the backends to settle and returns every callable tool,
+// with both naming forms, sorted by name.
+func (g *Gateway) Tools(ctx context.Context) []ToolInfo {
+	g.waitBackends(ctx)
+	plain := g.toolRoutes(false)
+	strict := g.toolRoutes(true)
+	strictOf := make(map[[2]string]string, len(strict))
+	for name, r := range strict {
+		strictOf[[2]string{r.server, r.own}] = name
+	}
+	out := make([]ToolInfo, 0, len(plain))
+	for _, name := range sortedKeys(plain) {
+		r := plain[name]
+		out = append(out, ToolInfo{
+			Name:        name,
+			StrictName:  strictOf[[2]string{r.server, r.own}],
+			Server:      r.server,
+			Own:         r.own,
+			Description: r.tool.Description,
+			Tool:        r.tool,
+		})
+	}
+	slices.SortStableFunc(out, func(a, b ToolInfo) int {
+		if (a.Server == "") != (b.Server == "") {
+			if a.Server == "" {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Call calls one tool by the name a client would use (either naming form)
+// and returns the result as the client would receive it, or the JSON-RPC
+// error it would get.
+func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
+	f := g.newFront()
+	defer g.dropFront(f)
+	f.settle(ctx)
+	if _, ok := f.lookupTool(name); !ok {
+		f.mu.Lock()
+		f.strict = true
+		f.mu.Unlock()
+		f.sync()
+	}
+	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: name, Arguments: args}}
+	res, err := f.callTool(ctx, req)
+	if err != nil {
+		return nil, rpcError(err, name, g.opts.Config.Server.Debug)
+	}
+	raw, merr := json.Marshal(res)
+	if merr != nil {
+		return nil, rpcError(merr, name, g.opts.Config.Server.Debug)
+	}
+	return raw, nil
+}
