@@ -30,6 +30,11 @@ type Config struct {
 	// APIKey is the value of the variable OpenAI.APIKeyEnv names, or "".
 	// It is never marshalled; --show-config prints only "set" or "unset".
 	APIKey string `json:"-"`
+
+	// shown maps a server's field whose value was expanded from ${VAR}
+	// (key: name + "\x00" + field, e.g. "env.TOKEN") to the text as written,
+	// so that WriteShowConfig never prints a variable's value.
+	shown map[string]string
 }
 
 // OpenAI selects the Responses API endpoint and where the key comes from.
@@ -114,7 +119,12 @@ type Server struct {
 	Env     map[string]string `json:"env,omitempty"` // ${VAR} already expanded from the gateway's environment
 	Cwd     string            `json:"cwd,omitempty"`
 	URL     string            `json:"url,omitempty"`
-	Headers map[string]string `json:"headers,omitempty"` // ${VAR} already expanded
+	// Transport is the `type` the entry declared, normalized: "stdio",
+	// "http" (also written streamable-http or streamableHttp) or "sse";
+	// "" when not given (command means stdio; url means Streamable HTTP,
+	// falling back to SSE).
+	Transport string            `json:"type,omitempty"`
+	Headers   map[string]string `json:"headers,omitempty"` // ${VAR} already expanded
 	// TimeoutMS is the per-call timeout; 0 means Gateway.DefaultTimeoutMS.
 	TimeoutMS int  `json:"timeout_ms,omitempty"`
 	Enabled   bool `json:"enabled"`

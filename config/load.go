@@ -1,6 +1,17 @@
 package config
 
-import "io"
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
 
 // LoadOptions says where Load reads from. Every field is optional except Env.
 type LoadOptions struct {
@@ -8,8 +19,11 @@ type LoadOptions struct {
 	// file is fine (a missing explicit Path is an error).
 	Path string
 	// Home is the user's home directory, for the default path and "~".
+	// With Home and Path both empty no file is read.
 	Home string
 	// Env looks up an environment variable (os.LookupEnv in production).
+	// A nil Env is an empty environment. A variable set to the empty string
+	// counts as unset for the overrides (it still expands to "" in ${VAR}).
 	Env func(string) (string, bool)
 	// Flags are the command-line settings, applied last.
 	Flags Flags
@@ -19,7 +33,7 @@ type LoadOptions struct {
 // field was not given.
 type Flags struct {
 	Debug     bool   // --debug
-	DebugFile string // --debug PATH
+	DebugFile string // --debug PATH (implies Debug)
 	Listen    string // --listen ADDR
 }
 
@@ -28,13 +42,21 @@ type Flags struct {
 type Sources struct {
 	Defaults bool     `json:"defaults"`
 	YAML     *string  `json:"yaml"` // the file read, or null
-	Env      []string `json:"env"`  // the variables that changed something, sorted
+	Env      []string `json:"env"`  // the variables that were applied, sorted (the API key's variable by name only)
 	CLI      []string `json:"cli"`  // the flags that changed something, e.g. "--debug"
+	// Warnings are problems that did not stop the load: a client-config key
+	// the gateway does not use, an unset ${VAR}, and the like. Each names
+	// the file, line and key, never a secret value.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Error is a configuration error. It names the file, line and key when they
 // are known: "config.yaml:12: servers[1].restart: must be on-failure or never".
 // The command line exits 2 on it.
+//
+// A Key made only of upper-case letters, digits and underscores, with no
+// File, is an environment variable ("environment variable DEFAULT_TIMEOUT:
+// ..."); a Key starting with "-" is a command-line flag ("flag --listen: ...").
 type Error struct {
 	File string // "" for an environment variable or flag
 	Line int    // 0 when unknown
@@ -42,20 +64,251 @@ type Error struct {
 	Msg  string
 }
 
+// Error formats the error as "file:line: key: msg", leaving out the parts
+// that are unknown.
 func (e *Error) Error() string {
-	panic("TODO(config helper)")
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		if e.Line > 0 {
+			fmt.Fprintf(&b, ":%d", e.Line)
+		}
+		b.WriteString(": ")
+	} else if e.Line > 0 {
+		fmt.Fprintf(&b, "line %d: ", e.Line)
+	}
+	if e.Key != "" {
+		switch {
+		case e.File == "" && isEnvName(e.Key) && strings.ToUpper(e.Key) == e.Key:
+			b.WriteString("environment variable ")
+		case strings.HasPrefix(e.Key, "-"):
+			b.WriteString("flag ")
+		}
+		b.WriteString(e.Key)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
 }
+
+// Errors returns the *Error values in err, which Load returns either alone
+// or joined with errors.Join. It returns nil when err holds none.
+func Errors(err error) []*Error {
+	var out []*Error
+	var walk func(error)
+	walk = func(err error) {
+		if err == nil {
+			return
+		}
+		if e, ok := err.(*Error); ok {
+			out = append(out, e)
+			return
+		}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+			return
+		}
+		var e *Error
+		if errors.As(err, &e) {
+			out = append(out, e)
+		}
+	}
+	walk(err)
+	return out
+}
+
+// DefaultPath is the configuration file read when --config is not given:
+// ~/.config/mcp-gateway/config.yaml under home.
+func DefaultPath(home string) string {
+	return filepath.Join(home, ".config", "mcp-gateway", "config.yaml")
+}
+
+// maxFileSize bounds the configuration file Load reads.
+const maxFileSize = 4 << 20
+
+// maxErrors bounds how many errors Load reports at once.
+const maxErrors = 20
 
 // Load builds the effective configuration: defaults, then the YAML/JSON file,
 // then the environment, then opts.Flags, then validation. Every problem is an
-// *Error (possibly joined with errors.Join when there are several).
+// *Error (possibly joined with errors.Join when there are several, ordered by
+// line). On error the returned *Config and *Sources are nil.
+//
+// Objects merge deeply; a list or null in the file replaces the default. A
+// JSON file such as Claude Desktop's claude_desktop_config.json is read as it
+// is. Load reads no environment variable except through opts.Env.
 func Load(opts LoadOptions) (*Config, *Sources, error) {
-	panic("TODO(config helper)")
+	l := &loader{
+		env:    opts.Env,
+		home:   opts.Home,
+		cfg:    Defaults(),
+		src:    &Sources{Defaults: true, Env: []string{}, CLI: []string{}},
+		origin: map[string]origin{},
+	}
+	if l.env == nil {
+		l.env = func(string) (string, bool) { return "", false }
+	}
+
+	path, explicit := opts.Path, opts.Path != ""
+	if !explicit && opts.Home != "" {
+		path = DefaultPath(opts.Home)
+	}
+	if explicit {
+		path = expandHome(path, opts.Home)
+	}
+	if path != "" {
+		data, err := readFile(path)
+		switch {
+		case err == nil:
+			p := path
+			l.src.YAML = &p
+			l.file = path
+			l.decodeFile(data)
+		case !explicit && errors.Is(err, fs.ErrNotExist):
+			// A missing default file is fine.
+		default:
+			l.errs = append(l.errs, &Error{File: path, Msg: err.Error()})
+		}
+	}
+	// The later stages run even after file errors, so that one run reports
+	// every problem; a value that failed to decode kept its default.
+	l.applyEnv()
+	l.applyFlags(opts.Flags)
+	l.finish()
+	l.validate()
+	if len(l.errs) > 0 {
+		return nil, nil, l.joined()
+	}
+	slices.Sort(l.src.Env)
+	l.src.Env = slices.Compact(l.src.Env)
+	return l.cfg, l.src, nil
 }
 
-// WriteShowConfig writes the --show-config document
-// {"version","sources","effective"} as two-space indented JSON. The API key
-// appears only as "api_key": "set" or "unset" inside "openai".
-func WriteShowConfig(w io.Writer, version string, c *Config, s *Sources) error {
-	panic("TODO(config helper)")
+// readFile reads a regular file of at most maxFileSize bytes.
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	if st.IsDir() {
+		return nil, errors.New("is a directory, not a configuration file")
+	}
+	if st.Size() > maxFileSize {
+		return nil, fmt.Errorf("file is larger than %d bytes", maxFileSize)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	if len(data) > maxFileSize {
+		return nil, fmt.Errorf("file is larger than %d bytes", maxFileSize)
+	}
+	return data, nil
+}
+
+// unwrapPathError drops the path from an *fs.PathError, since Error already
+// names the file, but keeps fs.ErrNotExist and friends reachable.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pathErr{pe}
+	}
+	return err
+}
+
+type pathErr struct{ pe *fs.PathError }
+
+func (e pathErr) Error() string { return e.pe.Err.Error() }
+func (e pathErr) Unwrap() error { return e.pe.Err }
+
+// origin says where an effective value came from, for error messages.
+type origin struct {
+	line int    // > 0: the file, at this line
+	env  string // the environment variable
+	flag string // the command-line flag
+}
+
+// loader carries one Load call's state.
+type loader struct {
+	env      func(string) (string, bool)
+	home     string
+	file     string
+	cfg      *Config
+	src      *Sources
+	errs     []*Error
+	origin   map[string]origin // dotted key → where its value came from
+	steps    int               // node visits, bounding alias expansion
+	tooDeep  bool
+	explicit map[int]bool // server index → prefix given explicitly
+}
+
+// errAt records an error for key, placed where the key's value came from.
+func (l *loader) errAt(key, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	o, ok := l.origin[key]
+	switch {
+	case ok && o.env != "":
+		l.errs = append(l.errs, &Error{Key: o.env, Msg: fmt.Sprintf("%s (for %s)", msg, key)})
+	case ok && o.flag != "":
+		l.errs = append(l.errs, &Error{Key: o.flag, Msg: msg})
+	case ok && o.line > 0:
+		l.errs = append(l.errs, &Error{File: l.file, Line: o.line, Key: key, Msg: msg})
+	default:
+		l.errs = append(l.errs, &Error{Key: key, Msg: msg})
+	}
+}
+
+// errLine records an error in the file at line.
+func (l *loader) errLine(line int, key, format string, args ...any) {
+	l.errs = append(l.errs, &Error{File: l.file, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)})
+}
+
+// warn records a warning in the file at line.
+func (l *loader) warn(line int, key, format string, args ...any) {
+	var b strings.Builder
+	if l.file != "" {
+		fmt.Fprintf(&b, "%s:%d: ", l.file, line)
+	}
+	if key != "" {
+		b.WriteString(key)
+		b.WriteString(": ")
+	}
+	fmt.Fprintf(&b, format, args...)
+	l.src.Warnings = append(l.src.Warnings, b.String())
+}
+
+// joined returns the errors sorted by line (errors without a line last, in
+// the order found), at most maxErrors of them, joined.
+func (l *loader) joined() error {
+	errs := slices.Clone(l.errs)
+	slices.SortStableFunc(errs, func(a, b *Error) int {
+		return cmp.Compare(sortLine(a.Line), sortLine(b.Line))
+	})
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	if len(errs) > maxErrors {
+		more := len(errs) - maxErrors
+		errs = append(errs[:maxErrors], &Error{File: l.file, Msg: fmt.Sprintf("too many errors (%d more not shown)", more)})
+	}
+	out := make([]error, len(errs))
+	for i, e := range errs {
+		out[i] = e
+	}
+	return errors.Join(out...)
+}
+
+// sortLine puts errors without a line after all others.
+func sortLine(line int) int {
+	if line <= 0 {
+		return math.MaxInt
+	}
+	return line
 }

@@ -1,0 +1,116 @@
+package config
+
+import (
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// expandVars expands ${VAR} and ${VAR:-default} in s using env (${env:VAR},
+// VS Code's spelling, is accepted too). "$${" is a
+// literal "${". A "$" not followed by "{" is kept as it is. ${VAR} of an
+// unset (or empty) VAR expands to ""; ${VAR:-default} gives default then.
+// It returns the names of the unset variables that ${VAR} referred to, and
+// a message when the syntax is wrong.
+func expandVars(s string, env func(string) (string, bool)) (out string, unset []string, bad string) {
+	if !strings.Contains(s, "${") {
+		return s, nil, ""
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if strings.HasPrefix(s[i:], "$${") {
+			b.WriteString("${")
+			i += 3
+			continue
+		}
+		if !strings.HasPrefix(s[i:], "${") {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		end := strings.IndexByte(s[i+2:], '}')
+		if end < 0 {
+			return "", nil, "unterminated ${ (write $${ for a literal ${)"
+		}
+		expr := s[i+2 : i+2+end]
+		i += 2 + end + 1
+		name, def, hasDef := strings.Cut(expr, ":-")
+		name = strings.TrimPrefix(name, "env:") // VS Code spelling
+		if strings.HasPrefix(name, "input:") {
+			return "", nil, "${" + truncate(expr, 40) + "} is a VS Code input prompt, which mcp-gateway cannot ask; use ${NAME}"
+		}
+		if !isEnvName(name) {
+			return "", nil, "${" + truncate(expr, 40) + "} is not a variable reference (${NAME} or ${NAME:-default})"
+		}
+		v, _ := env(name)
+		switch {
+		case v != "":
+			b.WriteString(v)
+		case hasDef:
+			b.WriteString(def)
+		default:
+			unset = append(unset, name)
+		}
+	}
+	return b.String(), unset, ""
+}
+
+// isEnvName reports whether s is an environment variable name:
+// [A-Za-z_][A-Za-z0-9_]*.
+func isEnvName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range []byte(s) {
+		switch {
+		case c == '_', 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z':
+		case '0' <= c && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// expand expands ${VAR} in the value of a server's field, recording a
+// warning per unset variable (naming the variable and key, never a value)
+// and, when something was expanded, the text as written for --show-config.
+func (l *loader) expand(server, field, key, v string, line int) string {
+	out, unset, bad := expandVars(v, l.env)
+	if bad != "" {
+		l.errLine(line, key, "%s", bad)
+		return v
+	}
+	for _, name := range unset {
+		l.warn(line, key, "${%s} is not set; it expands to \"\"", name)
+	}
+	if out != v || strings.Contains(v, "${") {
+		if l.cfg.shown == nil {
+			l.cfg.shown = map[string]string{}
+		}
+		l.cfg.shown[shownKey(server, field)] = v
+	}
+	return out
+}
+
+func shownKey(server, field string) string { return server + "\x00" + field }
+
+// expandHome replaces a leading "~" or "~/" with home. Other paths, and all
+// paths when home is "", are returned as they are.
+func expandHome(p, home string) string {
+	if home == "" {
+		return p
+	}
+	if p == "~" {
+		return home
+	}
+	if strings.HasPrefix(p, "~/") || strings.HasPrefix(p, "~"+string(filepath.Separator)) {
+		return filepath.Join(home, p[2:])
+	}
+	return p
+}
+
+func sortedKeys[M ~map[string]V, V any](m M) []string {
+	return slices.Sorted(maps.Keys(m))
+}

@@ -1,0 +1,186 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// Masked is what --show-config prints in place of a secret value.
+const Masked = "***"
+
+// WriteShowConfig writes the --show-config document
+// {"version","sources","effective"} as two-space indented JSON. The API key
+// appears only as "api_key": "set" or "unset" inside "openai".
+//
+// Backend settings may hold tokens, so in "effective.servers":
+//   - an env or headers value is printed as "***" when it was expanded from
+//     ${VAR}, or when its name looks secret (it contains token, secret,
+//     password, passwd, key, auth, credential, cookie, session or private,
+//     in any case — "Authorization", "GITHUB_TOKEN", "API_KEY");
+//   - command, cwd, url and args that were expanded from ${VAR} are printed
+//     as written in the file ("--token=${MY_TOKEN}"), never expanded;
+//   - a url's password and secret-looking query values are printed as "***".
+//
+// Names of variables (openai.api_key_env, gateway.http.auth_token_env) are
+// shown; their values never are.
+func WriteShowConfig(w io.Writer, version string, c *Config, s *Sources) error {
+	if c == nil {
+		c = Defaults()
+	}
+	src := Sources{Defaults: true}
+	if s != nil {
+		src = *s
+	}
+	if src.Env == nil {
+		src.Env = []string{}
+	}
+	if src.CLI == nil {
+		src.CLI = []string{}
+	}
+	key := "unset"
+	if c.APIKey != "" {
+		key = "set"
+	}
+	eff := showEffective{
+		OpenAI:        showOpenAI{APIKeyEnv: c.OpenAI.APIKeyEnv, BaseURL: redactURL(c.OpenAI.BaseURL), APIKey: key},
+		Request:       c.Request,
+		ModelProfiles: c.ModelProfiles,
+		Policy:        c.Policy,
+		Search:        c.Search,
+		Server:        c.Server,
+		Gateway:       c.Gateway,
+		Servers:       make([]Server, 0, len(c.Servers)),
+	}
+	if eff.ModelProfiles == nil {
+		eff.ModelProfiles = map[string]Profile{}
+	}
+	if eff.Search.Defaults.Domains == nil {
+		eff.Search.Defaults.Domains = []string{}
+	}
+	if eff.Gateway.HTTP.AllowedOrigins == nil {
+		eff.Gateway.HTTP.AllowedOrigins = []string{}
+	}
+	for _, sv := range c.Servers {
+		eff.Servers = append(eff.Servers, c.masked(sv))
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(showDoc{Version: version, Sources: src, Effective: eff}); err != nil {
+		return fmt.Errorf("config: writing --show-config: %w", err)
+	}
+	return nil
+}
+
+type showDoc struct {
+	Version   string        `json:"version"`
+	Sources   Sources       `json:"sources"`
+	Effective showEffective `json:"effective"`
+}
+
+type showOpenAI struct {
+	APIKeyEnv string `json:"api_key_env"`
+	BaseURL   string `json:"base_url"`
+	APIKey    string `json:"api_key"` // "set" or "unset"
+}
+
+type showEffective struct {
+	OpenAI        showOpenAI         `json:"openai"`
+	Request       Request            `json:"request"`
+	ModelProfiles map[string]Profile `json:"model_profiles"`
+	Policy        Policy             `json:"policy"`
+	Search        Search             `json:"search"`
+	Server        ServerOptions      `json:"server"`
+	Gateway       Gateway            `json:"gateway"`
+	Servers       []Server           `json:"servers"`
+}
+
+// masked returns a copy of s fit to print (see WriteShowConfig).
+func (c *Config) masked(s Server) Server {
+	written := func(field, v string) string {
+		if w, ok := c.shown[shownKey(s.Name, field)]; ok {
+			return w
+		}
+		return v
+	}
+	s.Command = written("command", s.Command)
+	s.Cwd = written("cwd", s.Cwd)
+	if w, ok := c.shown[shownKey(s.Name, "url")]; ok {
+		s.URL = w
+	} else {
+		s.URL = redactURL(s.URL)
+	}
+	s.Args = slices.Clone(s.Args)
+	for i, a := range s.Args {
+		s.Args[i] = written(fmt.Sprintf("args[%d]", i), a)
+	}
+	mask := func(prefix string, m map[string]string) map[string]string {
+		if m == nil {
+			return nil
+		}
+		m = maps.Clone(m)
+		for k := range m {
+			_, expanded := c.shown[shownKey(s.Name, prefix+k)]
+			if expanded || secretName(k) {
+				m[k] = Masked
+			}
+		}
+		return m
+	}
+	s.Env = mask("env.", s.Env)
+	s.Headers = mask("headers.", s.Headers)
+	if s.Tools.Include == nil {
+		s.Tools.Include = []string{}
+	}
+	if s.Tools.Exclude == nil {
+		s.Tools.Exclude = []string{}
+	}
+	return s
+}
+
+// secretName reports whether a variable, header or query parameter name
+// looks like it holds a secret.
+func secretName(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range []string{"token", "secret", "password", "passwd", "key", "auth", "credential", "cookie", "session", "private"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// redactURL masks the password and secret-looking query values of a URL.
+// A URL that does not parse is returned as it is.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || s == "" {
+		return s
+	}
+	changed := false
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), Masked)
+		changed = true
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			if secretName(k) {
+				q[k] = []string{Masked}
+				changed = true
+			}
+		}
+		if changed {
+			u.RawQuery = q.Encode()
+		}
+	}
+	if !changed {
+		return s
+	}
+	return u.String()
+}

@@ -1,0 +1,135 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Limits checked by validate.
+const (
+	maxTimeoutMS   = 24 * 60 * 60 * 1000 // 24 h, for every *_timeout_ms
+	maxRetries     = 10
+	maxRecencyDays = 36500
+	maxMaxResults  = 100
+)
+
+var separatorChars = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+// validate checks the effective configuration. Each error is placed where
+// the offending value came from: the file and line, the environment
+// variable or the flag.
+func (l *loader) validate() {
+	c := l.cfg
+	oneOf := func(key, v string, allowed ...string) {
+		if !slices.Contains(allowed, v) {
+			l.errAt(key, "must be %s, not %q", orList(allowed), truncate(v, 40))
+		}
+	}
+	between := func(key string, v, lo, hi int) {
+		if v < lo || v > hi {
+			l.errAt(key, "must be between %d and %d, got %d", lo, hi, v)
+		}
+	}
+
+	if !isEnvName(c.OpenAI.APIKeyEnv) {
+		l.errAt("openai.api_key_env", "must be an environment variable name such as OPENAI_API_KEY, not %q", truncate(c.OpenAI.APIKeyEnv, 40))
+	}
+	if msg := checkHTTPURL(c.OpenAI.BaseURL); msg != "" {
+		l.errAt("openai.base_url", "%s", msg)
+	}
+	between("request.timeout_ms", c.Request.TimeoutMS, 1, maxTimeoutMS)
+	between("request.max_retries", c.Request.MaxRetries, 0, maxRetries)
+
+	if p, ok := c.ModelProfiles[ProfileAnswer]; !ok || strings.TrimSpace(p.Model) == "" {
+		l.errAt("model_profiles.answer.model", "required: the answer profile needs a model")
+	}
+	for _, name := range profileNames {
+		p, ok := c.ModelProfiles[name]
+		if !ok {
+			continue
+		}
+		if p.ReasoningEffort != "" {
+			oneOf("model_profiles."+name+".reasoning_effort", p.ReasoningEffort, "none", "minimal", "low", "medium", "high", "xhigh")
+		}
+		if p.Verbosity != "" {
+			oneOf("model_profiles."+name+".verbosity", p.Verbosity, "low", "medium", "high")
+		}
+	}
+
+	between("policy.max_citations", c.Policy.MaxCitations, 1, 10)
+	oneOf("policy.system.source", c.Policy.System.Source, "builtin", "file")
+	oneOf("policy.system.merge", c.Policy.System.Merge, "replace", "prepend", "append")
+	if c.Policy.System.Source == "file" && c.Policy.System.Path == "" {
+		l.errAt("policy.system.path", "required when policy.system.source is file")
+	}
+
+	between("search.defaults.recency_days", c.Search.Defaults.RecencyDays, 1, maxRecencyDays)
+	between("search.defaults.max_results", c.Search.Defaults.MaxResults, 1, maxMaxResults)
+	for i, d := range c.Search.Defaults.Domains {
+		if strings.TrimSpace(d) == "" || strings.ContainsAny(d, " \t/") {
+			l.errAt("search.defaults.domains", "item %d (%q) is not a domain name such as example.com", i, truncate(d, 40))
+		}
+	}
+
+	g := c.Gateway
+	if !separatorChars.MatchString(g.Separator) {
+		l.errAt("gateway.separator", "must be non-empty and hold only letters, digits, '_', '.' and '-', not %q", truncate(g.Separator, 40))
+	}
+	oneOf("gateway.strict_names", g.StrictNames, "auto", "true", "false")
+	oneOf("gateway.tools_mode", g.ToolsMode, "full", "lazy")
+	between("gateway.default_timeout_ms", g.DefaultTimeoutMS, 1, maxTimeoutMS)
+	between("gateway.startup_timeout_ms", g.StartupTimeoutMS, 1, maxTimeoutMS)
+	if msg := checkListen(g.HTTP.Listen); msg != "" {
+		l.errAt("gateway.http.listen", "%s", msg)
+	}
+	for i, o := range g.HTTP.AllowedOrigins {
+		if o != "*" && checkHTTPURL(o) != "" {
+			l.errAt("gateway.http.allowed_origins", "item %d (%q) must be an origin such as https://app.example.com, or *", i, truncate(o, 60))
+		}
+	}
+	if g.HTTP.AuthTokenEnv != "" && !isEnvName(g.HTTP.AuthTokenEnv) {
+		l.errAt("gateway.http.auth_token_env", "must be an environment variable name, not %q", truncate(g.HTTP.AuthTokenEnv, 40))
+	}
+}
+
+// orList writes "a, b or c".
+func orList(s []string) string {
+	if len(s) == 1 {
+		return s[0]
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}
+
+// checkHTTPURL returns "" when s is an absolute http or https URL with a
+// host, and otherwise what is wrong, without echoing s (it may hold a token).
+func checkHTTPURL(s string) string {
+	u, err := url.Parse(s)
+	switch {
+	case s == "":
+		return "must be an http or https URL, not empty"
+	case err != nil:
+		return "must be an http or https URL; it does not parse"
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "must be an http or https URL"
+	case u.Host == "":
+		return "must be an http or https URL with a host"
+	}
+	return ""
+}
+
+// checkListen returns "" when s is host:port with a numeric port.
+func checkListen(s string) string {
+	_, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return fmt.Sprintf("must be host:port such as 127.0.0.1:8000, not %q", truncate(s, 60))
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Sprintf("port must be a number 0..65535, not %q", truncate(port, 20))
+	}
+	return ""
+}

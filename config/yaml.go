@@ -1,0 +1,410 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// maxSteps bounds the node visits of one file, so that aliases and merge
+// keys cannot make a small file expensive to read.
+const maxSteps = 200000
+
+// yamlLine finds the line in a yaml.v3 error message.
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// decodeFile parses data as YAML (JSON is a subset) and applies it to l.cfg.
+func (l *loader) decodeFile(data []byte) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return // an empty file, or only comments
+		}
+		l.parseError(err)
+		return
+	}
+	var next yaml.Node
+	if err := dec.Decode(&next); err == nil {
+		l.errLine(next.Line, "", "a configuration file holds one YAML document; found another")
+		return
+	} else if !errors.Is(err, io.EOF) {
+		l.parseError(err)
+		return
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return
+	}
+	l.top(doc.Content[0])
+}
+
+// parseError turns a yaml.v3 syntax error into an *Error with its line.
+func (l *loader) parseError(err error) {
+	msg := err.Error()
+	line := 0
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = msg[len(m[0]):]
+	} else {
+		msg = strings.TrimPrefix(msg, "yaml: ")
+	}
+	l.errs = append(l.errs, &Error{File: l.file, Line: line, Msg: "invalid YAML: " + msg})
+}
+
+// entry is one key of a mapping, after aliases and merge keys.
+type entry struct {
+	key  string
+	line int // the key's line
+	val  *yaml.Node
+}
+
+// resolve follows aliases. It returns nil when the step budget is spent.
+func (l *loader) resolve(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
+		n = n.Alias
+	}
+	l.steps++
+	if l.steps > maxSteps {
+		if !l.tooDeep {
+			l.tooDeep = true
+			l.errLine(0, "", "the file is too complex (too many aliases or merge keys)")
+		}
+		return nil
+	}
+	if n != nil && n.Kind == yaml.AliasNode {
+		return nil
+	}
+	return n
+}
+
+// isNull reports whether n is an explicit or implicit null.
+func isNull(n *yaml.Node) bool {
+	return n == nil || (n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null")
+}
+
+// kindName names the YAML kind of n for type errors.
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!null":
+			return "null"
+		case "!!bool":
+			return "a boolean"
+		case "!!int", "!!float":
+			return "a number"
+		}
+		return fmt.Sprintf("the string %q", truncate(n.Value, 40))
+	}
+	return "something else"
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// mapping returns the entries of the mapping n at key, with merge keys
+// (<<) applied and duplicate keys reported. A null n is an empty mapping. It
+// reports an error and returns ok == false when n is not a mapping.
+func (l *loader) mapping(n *yaml.Node, key string) (entries []entry, ok bool) {
+	n = l.resolve(n)
+	if n == nil {
+		return nil, false
+	}
+	if isNull(n) {
+		return nil, true
+	}
+	if n.Kind != yaml.MappingNode {
+		l.errLine(n.Line, key, "must be a mapping, not %s", kindName(n))
+		return nil, false
+	}
+	seen := map[string]bool{}
+	var merged []entry
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := l.resolve(n.Content[i]), n.Content[i+1]
+		if k == nil {
+			return nil, false
+		}
+		if k.Kind != yaml.ScalarNode || k.ShortTag() == "!!null" {
+			l.errLine(k.Line, key, "keys must be strings, not %s", kindName(k))
+			continue
+		}
+		if k.ShortTag() == "!!merge" {
+			merged = append(merged, l.mergeEntries(v, key)...)
+			continue
+		}
+		if seen[k.Value] {
+			l.errLine(k.Line, join(key, k.Value), "duplicate key")
+			continue
+		}
+		seen[k.Value] = true
+		entries = append(entries, entry{key: k.Value, line: k.Line, val: v})
+	}
+	for _, e := range merged {
+		if !seen[e.key] {
+			seen[e.key] = true
+			entries = append(entries, e)
+		}
+	}
+	return entries, true
+}
+
+// mergeEntries returns the entries a merge key (<<) brings in: one mapping,
+// or a list of mappings where earlier ones win.
+func (l *loader) mergeEntries(v *yaml.Node, key string) []entry {
+	v = l.resolve(v)
+	if v == nil {
+		return nil
+	}
+	var sources []*yaml.Node
+	switch v.Kind {
+	case yaml.MappingNode:
+		sources = []*yaml.Node{v}
+	case yaml.SequenceNode:
+		sources = v.Content
+	default:
+		l.errLine(v.Line, join(key, "<<"), "a merge key takes a mapping or a list of mappings")
+		return nil
+	}
+	var out []entry
+	seen := map[string]bool{}
+	for _, s := range sources {
+		s = l.resolve(s)
+		if s == nil {
+			return nil
+		}
+		if s.Kind != yaml.MappingNode {
+			l.errLine(s.Line, join(key, "<<"), "a merge key takes a mapping or a list of mappings")
+			continue
+		}
+		es, _ := l.mapping(s, key)
+		for _, e := range es {
+			if !seen[e.key] {
+				seen[e.key] = true
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// join appends a mapping key to a dotted path.
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// unknown reports an unknown key with a suggestion among known.
+func (l *loader) unknown(e entry, path string, known []string) {
+	msg := "unknown key"
+	if s := suggest(e.key, known); s != "" {
+		msg += " (did you mean " + s + "?)"
+	}
+	l.errLine(e.line, join(path, e.key), "%s", msg)
+}
+
+// scalar returns the scalar n, or reports that key must be what.
+func (l *loader) scalar(n *yaml.Node, key, what string) (*yaml.Node, bool) {
+	n = l.resolve(n)
+	if n == nil {
+		return nil, false
+	}
+	if n.Kind != yaml.ScalarNode {
+		l.errLine(n.Line, key, "must be %s, not %s", what, kindName(n))
+		return nil, false
+	}
+	return n, true
+}
+
+// str decodes a string. Numbers and booleans are taken as written; null is "".
+func (l *loader) str(e entry, key string, dst *string) bool {
+	n, ok := l.scalar(e.val, key, "a string")
+	if !ok {
+		return false
+	}
+	l.origin[key] = origin{line: e.line}
+	if isNull(n) {
+		*dst = ""
+		return true
+	}
+	*dst = n.Value
+	return true
+}
+
+// int decodes an integer; null is 0.
+func (l *loader) int(e entry, key string, dst *int) bool {
+	n, ok := l.scalar(e.val, key, "an integer")
+	if !ok {
+		return false
+	}
+	l.origin[key] = origin{line: e.line}
+	if isNull(n) {
+		*dst = 0
+		return true
+	}
+	switch n.ShortTag() {
+	case "!!int":
+		var v int64
+		if err := n.Decode(&v); err != nil || v > math.MaxInt32 || v < math.MinInt32 {
+			l.errLine(n.Line, key, "integer %s is out of range", truncate(n.Value, 40))
+			return false
+		}
+		*dst = int(v)
+		return true
+	case "!!float":
+		var f float64
+		if err := n.Decode(&f); err == nil && f == math.Trunc(f) && f <= math.MaxInt32 && f >= math.MinInt32 {
+			*dst = int(f)
+			return true
+		}
+	}
+	l.errLine(n.Line, key, "must be an integer, not %s", kindName(n))
+	return false
+}
+
+// bool decodes a boolean; null is false.
+func (l *loader) bool(e entry, key string, dst *bool) bool {
+	n, ok := l.scalar(e.val, key, "true or false")
+	if !ok {
+		return false
+	}
+	l.origin[key] = origin{line: e.line}
+	if isNull(n) {
+		*dst = false
+		return true
+	}
+	if n.ShortTag() == "!!bool" {
+		var b bool
+		if err := n.Decode(&b); err == nil {
+			*dst = b
+			return true
+		}
+	}
+	l.errLine(n.Line, key, "must be true or false, not %s", kindName(n))
+	return false
+}
+
+// strList decodes a list of strings; null is the empty list.
+func (l *loader) strList(e entry, key string, dst *[]string) bool {
+	n := l.resolve(e.val)
+	if n == nil {
+		return false
+	}
+	l.origin[key] = origin{line: e.line}
+	if isNull(n) {
+		*dst = []string{}
+		return true
+	}
+	if n.Kind != yaml.SequenceNode {
+		l.errLine(n.Line, key, "must be a list of strings, not %s", kindName(n))
+		return false
+	}
+	out := make([]string, 0, len(n.Content))
+	for i, c := range n.Content {
+		c = l.resolve(c)
+		if c == nil {
+			return false
+		}
+		if c.Kind != yaml.ScalarNode || isNull(c) {
+			l.errLine(c.Line, fmt.Sprintf("%s[%d]", key, i), "must be a list of strings; this item is %s", kindName(c))
+			return false
+		}
+		out = append(out, c.Value)
+	}
+	*dst = out
+	return true
+}
+
+// strMap decodes a mapping of strings to strings; null is the empty map.
+// lines receives each key's line.
+func (l *loader) strMap(e entry, key string) (m map[string]string, lines map[string]int, ok bool) {
+	n := l.resolve(e.val)
+	if n == nil {
+		return nil, nil, false
+	}
+	if n.Kind != yaml.MappingNode && !isNull(n) {
+		l.errLine(n.Line, key, "must be a mapping of strings, not %s", kindName(n))
+		return nil, nil, false
+	}
+	es, ok := l.mapping(n, key)
+	if !ok {
+		return nil, nil, false
+	}
+	m, lines = map[string]string{}, map[string]int{}
+	for _, x := range es {
+		c, ok := l.scalar(x.val, join(key, x.key), "a string")
+		if !ok {
+			return nil, nil, false
+		}
+		if isNull(c) {
+			m[x.key] = ""
+		} else {
+			m[x.key] = c.Value
+		}
+		lines[x.key] = x.line
+	}
+	return m, lines, true
+}
+
+// suggest returns the known key closest to key, or "".
+func suggest(key string, known []string) string {
+	norm := func(s string) string {
+		return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(s))
+	}
+	for _, k := range known {
+		if norm(k) == norm(key) {
+			return k
+		}
+	}
+	best, bestD := "", 3
+	if len(key) <= 4 {
+		bestD = 2
+	}
+	for _, k := range known {
+		if d := levenshtein(key, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// levenshtein is the edit distance between a and b, in bytes.
+func levenshtein(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return math.MaxInt32
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
