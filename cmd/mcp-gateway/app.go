@@ -72,7 +72,9 @@ func newApp(inv *invocation, e env) (*app, error) {
 		ClientInfo:     &mcp.Implementation{Name: "mcp-gateway", Version: version()},
 		Reaper:         reaper,
 		OnChange:       func(server string) { a.gw.BackendsChanged(server) },
-		OnRequest:      func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) { return a.gw.HandleBackendRequest(ctx, server, method, params) },
+		OnRequest: func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
+			return a.gw.HandleBackendRequest(ctx, server, method, params)
+		},
 	})
 	a.gw = gateway.New(gateway.Options{
 		Config:   cfg,
