@@ -43,7 +43,19 @@ type Options struct {
 	// OnRequest handles a server-to-client request of a backend (sampling,
 	// elicitation, roots/list) and returns the raw result. Nil, or an error,
 	// answers the backend with a JSON-RPC error.
+	// It runs in its own goroutine, with a ctx that is cancelled when the
+	// backend cancels the request or its session ends; it must return then.
+	// An error that is a *RPCError or a go-sdk *jsonrpc.Error keeps its code;
+	// any other error is answered with -32603. When OnRequest is set the
+	// gateway declares the roots, sampling and elicitation capabilities to
+	// its backends.
 	OnRequest func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error)
+
+	// Reaper is the command of the reaper helper, a process that runs
+	// RunReaper on its stdin, e.g. {os.Executable(), "__reaper"}; nil means
+	// none. Started once by Start, it SIGKILLs the backends' process groups
+	// (grandchildren included) when the gateway dies, even by SIGKILL.
+	Reaper []string
 }
 
 // State is a backend's supervision state.
@@ -101,61 +113,13 @@ type CallOptions struct {
 	// Progress, when set, asks the backend for progress (a fresh token of the
 	// gateway's own is put in _meta) and receives each notification's params
 	// with ProgressToken left nil; the caller puts the client's token back.
+	// It is called in order from the backend's read loop, never after the
+	// call returned, and must not block.
 	Progress func(*mcp.ProgressNotificationParams)
 	// Meta is the client's _meta for the request (progressToken removed);
 	// it is forwarded as is.
 	Meta map[string]any
 }
-
-// Manager owns every backend. Its methods are safe for concurrent use.
-type Manager struct{ opts Options }
-
-// New returns a Manager. It starts nothing.
-func New(opts Options) *Manager { return &Manager{opts: opts} }
-
-// Start starts every enabled backend in parallel and returns at once.
-// ctx bounds the backends' lifetime only as far as Close is concerned: the
-// children are stopped by Close (or die with the gateway process).
-func (m *Manager) Start(ctx context.Context) { panic("TODO(backends helper)") }
-
-// Wait blocks until every enabled backend is ready or has failed, the
-// startup timeout passes, or ctx is done.
-func (m *Manager) Wait(ctx context.Context) { panic("TODO(backends helper)") }
-
-// Tools returns the tools of every ready backend, in configuration order and
-// then the backend's own order.
-func (m *Manager) Tools() []Tool { panic("TODO(backends helper)") }
-
-// Prompts returns the prompts of every ready backend.
-func (m *Manager) Prompts() []Prompt { panic("TODO(backends helper)") }
-
-// Resources returns the resources and resource templates of every ready backend.
-func (m *Manager) Resources() []Resource { panic("TODO(backends helper)") }
-
-// CallTool calls a backend's tool with the client's raw arguments and
-// returns the backend's raw result (the JSON-RPC "result" member, byte for
-// byte). The call is bounded by the server's timeout; on timeout the backend
-// is sent notifications/cancelled and a *TimeoutError is returned at the
-// deadline. When ctx is cancelled the backend is sent notifications/cancelled
-// and ctx's error is returned. Errors: *ServerError, *TimeoutError, *RPCError.
-func (m *Manager) CallTool(ctx context.Context, server, tool string, args json.RawMessage, opts CallOptions) (json.RawMessage, error) {
-	panic("TODO(backends helper)")
-}
-
-// Request forwards any other request (prompts/get, resources/read,
-// completion/complete, ...) to a backend with the same timeout and
-// cancellation rules as CallTool, and returns the raw result.
-func (m *Manager) Request(ctx context.Context, server, method string, params any, opts CallOptions) (json.RawMessage, error) {
-	panic("TODO(backends helper)")
-}
-
-// Status returns every configured backend's status, in configuration order.
-func (m *Manager) Status() []Status { panic("TODO(backends helper)") }
-
-// Close stops every backend: close its stdin, then SIGTERM its process
-// group, then SIGKILL the group, and reaps it. It waits for all of them and
-// is safe to call more than once.
-func (m *Manager) Close() error { panic("TODO(backends helper)") }
 
 // ServerError reports a backend that is not running, crashed, or failed to
 // start. The gateway maps it to -32000 with data {server, state, reason,

@@ -1,0 +1,170 @@
+package backends
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+
+	"github.com/mcp-gateway/mcp-gateway/config"
+)
+
+// maxPages bounds a paged list, in case a backend hands out cursors forever.
+const maxPages = 1000
+
+// listAll fetches every page of a list method (tools/list, ...) and returns
+// the items of field, each exactly as the backend wrote it.
+func listAll(ctx context.Context, c *conn, method, field string, o callOpts) ([]json.RawMessage, error) {
+	var (
+		items  []json.RawMessage
+		cursor string
+		seen   = map[string]bool{}
+	)
+	for page := 0; ; page++ {
+		if page == maxPages {
+			return nil, fmt.Errorf("%s: more than %d pages", method, maxPages)
+		}
+		var params json.RawMessage
+		if cursor != "" {
+			params, _ = json.Marshal(map[string]string{"cursor": cursor})
+		}
+		res, err := c.call(ctx, method, params, o)
+		if err != nil {
+			return nil, err
+		}
+		var body map[string]json.RawMessage
+		if err := json.Unmarshal(res, &body); err != nil {
+			return nil, fmt.Errorf("%s: bad result: %w", method, err)
+		}
+		var pageItems []json.RawMessage
+		if raw, ok := body[field]; ok && string(raw) != "null" {
+			if err := json.Unmarshal(raw, &pageItems); err != nil {
+				return nil, fmt.Errorf("%s: bad %q: %w", method, field, err)
+			}
+		}
+		items = append(items, pageItems...)
+		cursor = ""
+		if raw, ok := body["nextCursor"]; ok && string(raw) != "null" {
+			if err := json.Unmarshal(raw, &cursor); err != nil {
+				return nil, fmt.Errorf("%s: bad nextCursor: %w", method, err)
+			}
+		}
+		if cursor == "" {
+			return items, nil
+		}
+		if seen[cursor] {
+			return nil, fmt.Errorf("%s: cursor %q repeated", method, cursor)
+		}
+		seen[cursor] = true
+	}
+}
+
+// stringField returns the string member key of a JSON object, or "".
+func stringField(raw json.RawMessage, key string) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(m[key], &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// toolAllowed applies a server's include/exclude globs (path.Match) to a
+// tool's own name: an empty include list allows everything, and exclude
+// wins. A malformed pattern matches nothing.
+func toolAllowed(f config.ToolFilter, name string) bool {
+	match := func(patterns []string) bool {
+		for _, p := range patterns {
+			if ok, err := path.Match(p, name); err == nil && ok {
+				return true
+			}
+		}
+		return false
+	}
+	if len(f.Include) > 0 && !match(f.Include) {
+		return false
+	}
+	return !match(f.Exclude)
+}
+
+// lists are a backend's tools, prompts and resources.
+type lists struct {
+	tools     []Tool
+	prompts   []Prompt
+	resources []Resource // resources, then templates
+}
+
+// listKind is a bit set of lists to (re)fetch.
+type listKind uint8
+
+const (
+	listTools listKind = 1 << iota
+	listPrompts
+	listResources
+	listAllKinds = listTools | listPrompts | listResources
+)
+
+// fetch gets the lists of kinds from c; the capabilities say which the
+// backend has. A tools/list error fails; a prompts or resources error is
+// logged and leaves that list empty (they are optional extras).
+func (b *backend) fetch(ctx context.Context, c *conn, caps serverCaps, kinds listKind, o callOpts) (lists, error) {
+	var l lists
+	if kinds&listTools != 0 {
+		raws, err := listAll(ctx, c, "tools/list", "tools", o)
+		var se *ServerError
+		if err != nil && (caps.tools || ctx.Err() != nil || errors.As(err, &se)) {
+			return l, fmt.Errorf("tools/list: %w", err)
+		}
+		for _, raw := range raws {
+			name := stringField(raw, "name")
+			if name == "" {
+				b.log.Warn("ignored a tool without a name", "server", b.cfg.Name)
+				continue
+			}
+			if toolAllowed(b.cfg.Tools, name) {
+				l.tools = append(l.tools, Tool{Server: b.cfg.Name, Name: name, Raw: raw})
+			}
+		}
+	}
+	if kinds&listPrompts != 0 && caps.prompts {
+		raws, err := listAll(ctx, c, "prompts/list", "prompts", o)
+		if err != nil {
+			if ctx.Err() != nil {
+				return l, err
+			}
+			b.log.Warn("prompts/list failed", "server", b.cfg.Name, "err", err)
+		}
+		for _, raw := range raws {
+			if name := stringField(raw, "name"); name != "" {
+				l.prompts = append(l.prompts, Prompt{Server: b.cfg.Name, Name: name, Raw: raw})
+			}
+		}
+	}
+	if kinds&listResources != 0 && caps.resources {
+		for _, lk := range []struct {
+			method, field, key string
+			template           bool
+		}{
+			{"resources/list", "resources", "uri", false},
+			{"resources/templates/list", "resourceTemplates", "uriTemplate", true},
+		} {
+			raws, err := listAll(ctx, c, lk.method, lk.field, o)
+			if err != nil {
+				if ctx.Err() != nil {
+					return l, err
+				}
+				b.log.Warn(lk.method+" failed", "server", b.cfg.Name, "err", err)
+			}
+			for _, raw := range raws {
+				if uri := stringField(raw, lk.key); uri != "" {
+					l.resources = append(l.resources, Resource{Server: b.cfg.Name, URI: uri, Template: lk.template, Raw: raw})
+				}
+			}
+		}
+	}
+	return l, nil
+}

@@ -1,0 +1,460 @@
+package backends
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Defaults for zero Options fields, matching config.Defaults().
+const (
+	defaultCallTimeout    = 30 * time.Second
+	defaultStartupTimeout = 30 * time.Second
+)
+
+// Manager owns every backend. Its methods are safe for concurrent use.
+type Manager struct {
+	opts           Options
+	log            *slog.Logger
+	environ        []string
+	startupTimeout time.Duration
+	initParams     json.RawMessage
+	backends       []*backend // configuration order
+	byName         map[string]*backend
+	tokens         atomic.Int64 // progress tokens
+
+	// Supervision tunables; New sets the documented values, tests shorten them.
+	backoffBase, backoffMax time.Duration // restart delay: base doubling to max
+	crashWindow             time.Duration // crashes counted within this window...
+	maxCrashes              int           // ...this many give up (Failed)
+	stopGrace               time.Duration // each of Close's two polite waits
+
+	mu        sync.Mutex
+	started   bool
+	closed    bool
+	startedAt time.Time
+	cancel    context.CancelFunc
+	notify    *notifier // nil without OnChange or before Start
+	reaper    *reaper   // nil without Options.Reaper
+
+	wg        sync.WaitGroup // supervisors
+	closeOnce sync.Once
+}
+
+// New returns a Manager. It starts nothing.
+func New(opts Options) *Manager {
+	m := &Manager{
+		opts:           opts,
+		log:            opts.Logger,
+		environ:        opts.Environ,
+		startupTimeout: opts.StartupTimeout,
+		byName:         make(map[string]*backend),
+		backoffBase:    time.Second,
+		backoffMax:     30 * time.Second,
+		crashWindow:    60 * time.Second,
+		maxCrashes:     5,
+		stopGrace:      2 * time.Second,
+	}
+	if m.log == nil {
+		m.log = slog.New(slog.DiscardHandler)
+	}
+	if m.environ == nil {
+		m.environ = os.Environ()
+	}
+	if m.startupTimeout <= 0 {
+		m.startupTimeout = defaultStartupTimeout
+	}
+	m.initParams = initializeParams(opts)
+	for _, s := range opts.Servers {
+		b := &backend{
+			m:       m,
+			cfg:     s,
+			timeout: callTimeout(s, opts.DefaultTimeout),
+			log:     m.log,
+			settled: make(chan struct{}),
+			refresh: make(chan struct{}, 1),
+			state:   Stopped,
+			reason:  "not started",
+		}
+		if !s.Enabled {
+			b.state, b.reason = Disabled, "disabled"
+			b.settle()
+		}
+		m.backends = append(m.backends, b)
+		m.byName[s.Name] = b
+	}
+	return m
+}
+
+func callTimeout(s config.Server, def time.Duration) time.Duration {
+	switch {
+	case s.TimeoutMS > 0:
+		return time.Duration(s.TimeoutMS) * time.Millisecond
+	case def > 0:
+		return def
+	}
+	return defaultCallTimeout
+}
+
+// initializeParams are the params of every backend's initialize request.
+func initializeParams(opts Options) json.RawMessage {
+	info := opts.ClientInfo
+	if info == nil {
+		info = &mcp.Implementation{Name: "mcp-gateway"}
+	}
+	caps := map[string]any{}
+	if opts.OnRequest != nil {
+		caps["roots"] = map[string]any{}
+		caps["sampling"] = map[string]any{}
+		caps["elicitation"] = map[string]any{}
+	}
+	b, err := json.Marshal(map[string]any{
+		"protocolVersion": ProtocolVersion,
+		"capabilities":    caps,
+		"clientInfo":      info,
+	})
+	if err != nil {
+		panic(err) // plain data
+	}
+	return b
+}
+
+// Start starts every enabled backend in parallel and returns at once.
+// ctx bounds the backends' lifetime only as far as Close is concerned: the
+// children are stopped by Close (or die with the gateway process), not by
+// ctx's cancellation. Start does nothing after the first call or after Close.
+func (m *Manager) Start(ctx context.Context) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.started || m.closed {
+		return
+	}
+	m.started = true
+	m.startedAt = time.Now()
+	if m.opts.OnChange != nil {
+		m.notify = newNotifier(m.opts.OnChange)
+	}
+	if len(m.opts.Reaper) > 0 {
+		r, err := startReaper(m.opts.Reaper, m.environ, m.log)
+		if err != nil {
+			m.log.Warn("backends' own children may outlive a killed gateway", "err", err)
+		}
+		m.reaper = r
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	m.cancel = cancel
+	deadline := m.startedAt.Add(m.startupTimeout)
+	for _, b := range m.backends {
+		if !b.cfg.Enabled {
+			continue
+		}
+		b.mu.Lock()
+		b.state, b.reason = Starting, ""
+		b.mu.Unlock()
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			b.run(runCtx, deadline)
+		}()
+	}
+}
+
+// Wait blocks until every enabled backend is ready or has failed (its first
+// start attempt has concluded), the startup timeout since Start passes, or
+// ctx is done. It returns at once if Start was not called.
+func (m *Manager) Wait(ctx context.Context) {
+	m.mu.Lock()
+	started, deadline := m.started, m.startedAt.Add(m.startupTimeout)
+	m.mu.Unlock()
+	if !started {
+		return
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	for _, b := range m.backends {
+		select {
+		case <-b.settled:
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// Tools returns the tools of every ready backend, in configuration order and
+// then the backend's own order. The Raw bytes are shared: don't modify them.
+func (m *Manager) Tools() []Tool {
+	var out []Tool
+	for _, b := range m.backends {
+		b.mu.Lock()
+		if b.state == Ready {
+			out = append(out, b.lists.tools...)
+		}
+		b.mu.Unlock()
+	}
+	return out
+}
+
+// Prompts returns the prompts of every ready backend.
+func (m *Manager) Prompts() []Prompt {
+	var out []Prompt
+	for _, b := range m.backends {
+		b.mu.Lock()
+		if b.state == Ready {
+			out = append(out, b.lists.prompts...)
+		}
+		b.mu.Unlock()
+	}
+	return out
+}
+
+// Resources returns the resources and resource templates of every ready backend.
+func (m *Manager) Resources() []Resource {
+	var out []Resource
+	for _, b := range m.backends {
+		b.mu.Lock()
+		if b.state == Ready {
+			out = append(out, b.lists.resources...)
+		}
+		b.mu.Unlock()
+	}
+	return out
+}
+
+// CallTool calls a backend's tool with the client's raw arguments and
+// returns the backend's raw result (the JSON-RPC "result" member, byte for
+// byte). The call is bounded by the server's timeout; on timeout the backend
+// is sent notifications/cancelled and a *TimeoutError is returned at the
+// deadline. When ctx is cancelled the backend is sent notifications/cancelled
+// and ctx's error is returned. Errors: *ServerError, *TimeoutError, *RPCError.
+// args must be a JSON object (or empty, and then no arguments are sent).
+func (m *Manager) CallTool(ctx context.Context, server, tool string, args json.RawMessage, opts CallOptions) (json.RawMessage, error) {
+	b, c, err := m.session(server)
+	if err != nil {
+		return nil, err
+	}
+	o := callOpts{timeout: b.timeout}
+	var buf bytes.Buffer
+	buf.Grow(32 + len(tool) + len(args))
+	buf.WriteString(`{"name":`)
+	if err := writeJSON(&buf, tool); err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(args)) > 0 {
+		if err := writeCompact(&buf, `,"arguments":`, args); err != nil {
+			return nil, fmt.Errorf("call %s/%s: arguments: %w", server, tool, err)
+		}
+	}
+	if opts.Progress != nil || len(opts.Meta) > 0 {
+		meta, err := m.meta(nil, opts, &o)
+		if err != nil {
+			return nil, fmt.Errorf("call %s/%s: _meta: %w", server, tool, err)
+		}
+		buf.WriteString(`,"_meta":`)
+		buf.Write(meta)
+	}
+	buf.WriteByte('}')
+	res, err := c.call(ctx, "tools/call", buf.Bytes(), o)
+	return res, b.callError(err, "tools/call", tool)
+}
+
+// Request forwards any other request (prompts/get, resources/read,
+// completion/complete, ...) to a backend with the same timeout and
+// cancellation rules as CallTool, and returns the raw result. params may be
+// nil, a json.RawMessage, or anything encoding/json marshals to an object.
+func (m *Manager) Request(ctx context.Context, server, method string, params any, opts CallOptions) (json.RawMessage, error) {
+	b, c, err := m.session(server)
+	if err != nil {
+		return nil, err
+	}
+	o := callOpts{timeout: b.timeout}
+	var raw json.RawMessage
+	switch p := params.(type) {
+	case nil:
+	case json.RawMessage:
+		raw = p
+	default:
+		if raw, err = marshal(p); err != nil {
+			return nil, fmt.Errorf("%s %s: params: %w", server, method, err)
+		}
+	}
+	if len(bytes.TrimSpace(raw)) == 0 || string(raw) == "null" {
+		raw = nil
+	}
+	if opts.Progress != nil || len(opts.Meta) > 0 {
+		var obj map[string]json.RawMessage
+		if raw != nil {
+			if err := json.Unmarshal(raw, &obj); err != nil {
+				return nil, fmt.Errorf("%s %s: params: %w", server, method, err)
+			}
+		}
+		if obj == nil {
+			obj = map[string]json.RawMessage{}
+		}
+		meta, err := m.meta(obj["_meta"], opts, &o)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: _meta: %w", server, method, err)
+		}
+		obj["_meta"] = meta
+		if raw, err = marshal(obj); err != nil {
+			return nil, fmt.Errorf("%s %s: params: %w", server, method, err)
+		}
+	} else if raw != nil {
+		var buf bytes.Buffer
+		if err := writeCompact(&buf, "", raw); err != nil {
+			return nil, fmt.Errorf("%s %s: params: %w", server, method, err)
+		}
+		raw = buf.Bytes()
+	}
+	res, err := c.call(ctx, method, raw, o)
+	name := ""
+	if err != nil {
+		name = stringField(raw, "name")
+	}
+	return res, b.callError(err, method, name)
+}
+
+// session finds a ready backend's session.
+func (m *Manager) session(server string) (*backend, *conn, error) {
+	b := m.byName[server]
+	if b == nil {
+		return nil, nil, &ServerError{Server: server, Reason: "no such server"}
+	}
+	c, err := b.readyConn()
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, c, nil
+}
+
+// meta builds a request's _meta: existing (the params' own, if any), then
+// opts.Meta, then a fresh progress token when opts.Progress is set (which
+// it also puts in o).
+func (m *Manager) meta(existing json.RawMessage, opts CallOptions, o *callOpts) (json.RawMessage, error) {
+	obj := map[string]any{}
+	if len(existing) > 0 && string(existing) != "null" {
+		var e map[string]json.RawMessage
+		if err := json.Unmarshal(existing, &e); err != nil {
+			return nil, err
+		}
+		for k, v := range e {
+			obj[k] = v
+		}
+	}
+	for k, v := range opts.Meta {
+		obj[k] = v
+	}
+	if opts.Progress != nil {
+		o.token = "gw-" + strconv.FormatInt(m.tokens.Add(1), 10)
+		o.progress = opts.Progress
+		obj["progressToken"] = o.token
+	}
+	return marshal(obj)
+}
+
+// marshal is json.Marshal without HTML escaping (bytes pass through as the
+// client wrote them).
+func marshal(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	if err := writeJSON(&buf, v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func writeJSON(buf *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	buf.Truncate(buf.Len() - 1) // Encode's newline
+	return nil
+}
+
+// callError maps a conn.call error to the package's error types.
+func (b *backend) callError(err error, method, name string) error {
+	if err == nil {
+		return nil
+	}
+	var we *jsonrpc.Error
+	switch {
+	case errors.Is(err, errCallTimeout):
+		return &TimeoutError{Server: b.cfg.Name, Method: method, Name: name, Timeout: b.timeout}
+	case errors.As(err, &we):
+		return &RPCError{Server: b.cfg.Name, Code: we.Code, Message: we.Message, Data: we.Data}
+	}
+	return err // *ServerError, ctx's error, or a write error naming the server
+}
+
+// Status returns every configured backend's status, in configuration order.
+func (m *Manager) Status() []Status {
+	out := make([]Status, 0, len(m.backends))
+	for _, b := range m.backends {
+		b.mu.Lock()
+		s := Status{
+			Name:       b.cfg.Name,
+			State:      b.state,
+			PID:        b.pid,
+			Tools:      len(b.lists.tools),
+			Restarts:   b.restarts,
+			ServerInfo: b.serverInfo,
+		}
+		if b.pid != 0 {
+			s.StartedAt = b.startedAt
+		}
+		switch b.state {
+		case Ready, Starting, Stopped, Disabled:
+		default:
+			s.Error = b.reason
+		}
+		b.mu.Unlock()
+		s.StderrTail = b.stderr.snapshot()
+		out = append(out, s)
+	}
+	return out
+}
+
+// Close stops every backend: close its stdin, then SIGTERM its process
+// group, then SIGKILL the group, and reaps it. Calls in flight fail with a
+// *ServerError (Stopped). Backends stop concurrently; Close waits for all of
+// them, for pending OnChange calls (so OnChange must not call Close), and for
+// the reaper. It is safe to call more than once.
+func (m *Manager) Close() error {
+	var err error
+	m.closeOnce.Do(func() {
+		m.mu.Lock()
+		m.closed = true
+		cancel := m.cancel
+		m.mu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
+		m.wg.Wait()
+		for _, b := range m.backends {
+			if b.cfg.Enabled {
+				b.setState(Stopped, "stopped")
+			}
+			b.settle()
+		}
+		m.mu.Lock()
+		n, r := m.notify, m.reaper
+		m.mu.Unlock()
+		n.close()
+		err = r.close()
+	})
+	return err
+}

@@ -1,0 +1,72 @@
+package backends
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+)
+
+// stderrTailLines is how many of a backend's last stderr lines are kept for
+// error reports.
+const stderrTailLines = 20
+
+// maxStderrLine bounds one logged (and kept) stderr line; the rest of a
+// longer line is read and dropped.
+const maxStderrLine = 4096
+
+// tail keeps the last lines a backend wrote to stderr, across restarts.
+type tail struct {
+	mu    sync.Mutex
+	lines []string // ring of at most stderrTailLines
+	next  int
+}
+
+func (t *tail) add(line string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.lines) < stderrTailLines {
+		t.lines = append(t.lines, line)
+		return
+	}
+	t.lines[t.next] = line
+	t.next = (t.next + 1) % stderrTailLines
+}
+
+// snapshot returns the kept lines, oldest first, or nil.
+func (t *tail) snapshot() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.lines) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(t.lines))
+	out = append(out, t.lines[t.next:]...)
+	return append(out, t.lines[:t.next]...)
+}
+
+// drainStderr reads r to EOF, logging each line at info with server=NAME and
+// keeping it in t. It never stops reading early, so a chatty child never
+// blocks on a full pipe.
+func drainStderr(r io.Reader, server string, log *slog.Logger, t *tail) {
+	br := bufio.NewReaderSize(r, maxStderrLine)
+	for {
+		line, isPrefix, err := br.ReadLine()
+		if len(line) > 0 { // blank lines are skipped
+			s := string(line)
+			log.Info(s, "server", server, "stream", "stderr")
+			t.add(s)
+		}
+		for isPrefix && err == nil { // drop the rest of an over-long line
+			_, isPrefix, err = br.ReadLine()
+		}
+		if err != nil {
+			if err != io.EOF && !errors.Is(err, os.ErrClosed) {
+				log.Debug("backend stderr read error", "server", server, "err", err)
+			}
+			return
+		}
+	}
+}

@@ -1,0 +1,485 @@
+package backends
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// errRemote is the reason a url server is reported as failed.
+const errRemote = "remote servers are not supported yet"
+
+// backend is one configured server and its supervisor. The supervisor
+// goroutine (run) owns the child process and its session; everyone else
+// reads the state under mu.
+type backend struct {
+	m       *Manager
+	cfg     config.Server
+	timeout time.Duration // per call
+	log     *slog.Logger
+	stderr  tail
+
+	settled    chan struct{} // closed once the first start attempt has concluded
+	settleOnce sync.Once
+	refresh    chan struct{} // capacity 1: a list_changed arrived
+
+	mu         sync.Mutex
+	state      State
+	reason     string // why it is not ready: crash reason, start error, ...
+	pid        int
+	startedAt  time.Time
+	restarts   int
+	conn       *conn // the session while Ready
+	lists      lists
+	serverInfo *mcp.Implementation
+	caps       serverCaps
+	pending    listKind // lists a list_changed asked to refresh
+}
+
+// serverCaps are the capabilities of a backend that matter to the gateway.
+type serverCaps struct {
+	tools, prompts, resources bool
+}
+
+func (b *backend) settle() { b.settleOnce.Do(func() { close(b.settled) }) }
+
+// setState changes the state; leaving Ready drops the session and the lists.
+// It reports whether the backend was Ready before (its lists changed).
+func (b *backend) setState(s State, reason string) (wasReady bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	wasReady = b.state == Ready
+	b.state, b.reason = s, reason
+	if s != Ready {
+		b.conn = nil
+		b.lists = lists{}
+	}
+	return wasReady
+}
+
+// readyConn returns the session of a Ready backend, or the *ServerError a
+// call to it fails with.
+func (b *backend) readyConn() (*conn, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state == Ready && b.conn != nil {
+		return b.conn, nil
+	}
+	return nil, b.notRunningLocked()
+}
+
+func (b *backend) notRunningLocked() *ServerError {
+	reason := b.reason
+	if reason == "" {
+		reason = string(b.state)
+	}
+	e := &ServerError{Server: b.cfg.Name, State: b.state, Reason: reason}
+	switch b.state {
+	case Crashed, Failed, Restarting:
+		e.StderrTail = b.stderr.snapshot()
+	}
+	return e
+}
+
+// run supervises the backend until ctx is done (Close) or it gives up.
+func (b *backend) run(ctx context.Context, startupDeadline time.Time) {
+	defer b.settle()
+	if b.cfg.URL != "" {
+		// The seam for remote (Streamable HTTP / SSE) backends: they will get
+		// their own session type next to the stdio one.
+		b.setState(Failed, errRemote)
+		b.log.Warn("backend not started", "server", b.cfg.Name, "reason", errRemote)
+		return
+	}
+	var crashes []time.Time
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			startupDeadline = time.Now().Add(b.m.startupTimeout)
+		}
+		wasReady, reason, teardown := b.runOnce(ctx, startupDeadline)
+		if ctx.Err() != nil {
+			// Close: the session is failed with Stopped by teardown.
+			wasReady := b.setState(Stopped, "stopped")
+			if teardown != nil {
+				teardown()
+			}
+			if wasReady {
+				b.m.notify.changed(b.cfg.Name)
+			}
+			return
+		}
+		if attempt == 0 && !wasReady {
+			b.setState(Failed, reason)
+			b.settle()
+			b.log.Error("backend failed to start", "server", b.cfg.Name, "reason", reason, "stderr_tail", b.stderr.snapshot())
+			if teardown != nil {
+				teardown()
+			}
+			return
+		}
+		// A crash, or a restart attempt that did not get ready.
+		if b.cfg.Restart == "never" {
+			b.setState(Crashed, reason)
+			if teardown != nil {
+				teardown()
+			}
+			return
+		}
+		now := time.Now()
+		crashes = append(crashes, now)
+		for len(crashes) > 0 && now.Sub(crashes[0]) > b.m.crashWindow {
+			crashes = crashes[1:]
+		}
+		if len(crashes) >= b.m.maxCrashes {
+			r := fmt.Sprintf("gave up after %d crashes within %s: %s", len(crashes), b.m.crashWindow, reason)
+			b.setState(Failed, r)
+			if teardown != nil {
+				teardown()
+			}
+			b.log.Error("backend failed", "server", b.cfg.Name, "reason", r)
+			return
+		}
+		delay := b.m.backoffMax
+		if n := len(crashes) - 1; n < 30 {
+			delay = min(b.m.backoffBase<<n, b.m.backoffMax)
+		}
+		b.setState(Restarting, reason)
+		if teardown != nil {
+			teardown()
+		}
+		b.log.Info("restarting backend", "server", b.cfg.Name, "in", delay, "reason", reason)
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			b.setState(Stopped, "stopped")
+			return
+		}
+		b.mu.Lock()
+		b.restarts++
+		b.mu.Unlock()
+	}
+}
+
+// runOnce starts the child, does the handshake and serves until the child
+// dies or ctx is done. It returns whether the backend became ready, why it
+// is not running any more, and teardown (nil if nothing was started), which
+// the caller runs after recording the new state: when teardown returns, the
+// process group is dead and reaped and every goroutine of the session has
+// ended.
+func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasReady bool, reason string, teardown func()) {
+	name := b.cfg.Name
+	p, err := startProcess(b.cfg, b.m.environ)
+	if err != nil {
+		return false, fmt.Sprintf("start %s: %v", b.cfg.Command, err), nil
+	}
+	b.m.reaper.add(p.pid)
+	b.mu.Lock()
+	b.pid, b.startedAt = p.pid, time.Now()
+	b.mu.Unlock()
+	b.log.Debug("backend process started", "server", name, "pid", p.pid)
+
+	stderrDone := make(chan struct{})
+	go func() {
+		defer close(stderrDone)
+		drainStderr(p.stderr, name, b.log, &b.stderr)
+	}()
+	c := newConn(name, p.stdin, b.log, b.hooks())
+	go c.readLoop(p.stdout)
+
+	crashed := make(chan string, 1) // the crash reason, once
+	stopWatch := make(chan struct{})
+	watchDone := make(chan struct{})
+	go func() {
+		defer close(watchDone)
+		b.watch(p, c, stderrDone, stopWatch, crashed)
+	}()
+	refreshDone := make(chan struct{})
+	refreshing := false
+
+	teardown = func() {
+		close(stopWatch)
+		<-watchDone
+		var crash bool
+		select {
+		case <-p.exited:
+			crash = true
+		default:
+		}
+		c.shutdown(&ServerError{Server: name, State: Stopped, Reason: "stopped"})
+		if refreshing {
+			<-refreshDone
+		}
+		if crash {
+			p.kill() // whatever it left behind in its group
+		} else {
+			p.stop(b.m.stopGrace)
+		}
+		// The group is gone: give the readers a moment to reach EOF, then
+		// cut them loose (a process outside the group may hold the pipes).
+		t := time.NewTimer(100 * time.Millisecond)
+		for _, ch := range []chan struct{}{c.eof, stderrDone} {
+			select {
+			case <-ch:
+			case <-t.C:
+			}
+		}
+		t.Stop()
+		p.closeFiles()
+		<-c.eof
+		<-stderrDone
+		c.wait()
+		b.m.reaper.del(p.pid)
+		b.mu.Lock()
+		b.pid = 0
+		b.mu.Unlock()
+	}
+
+	hctx, cancel := context.WithDeadline(ctx, startupDeadline)
+	l, info, err := b.handshake(hctx, c)
+	cancel()
+	if err != nil {
+		select {
+		case r := <-crashed:
+			return false, r, teardown
+		default:
+		}
+		if ctx.Err() != nil {
+			return false, "stopped", teardown
+		}
+		return false, err.Error(), teardown
+	}
+
+	b.mu.Lock()
+	b.state, b.reason = Ready, ""
+	b.conn, b.lists, b.serverInfo = c, l, info
+	b.mu.Unlock()
+	b.settle()
+	b.log.Info("backend ready", "server", name, "pid", p.pid, "tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources))
+	b.m.notify.changed(name)
+
+	refreshing = true
+	go func() {
+		defer close(refreshDone)
+		b.refreshLoop(c)
+	}()
+
+	select {
+	case r := <-crashed:
+		b.setState(Crashed, r)
+		b.log.Error("backend crashed", "server", name, "reason", r, "stderr_tail", b.stderr.snapshot())
+		b.m.notify.changed(name)
+		return true, r, teardown
+	case <-ctx.Done():
+		return true, "stopped", teardown
+	}
+}
+
+// watch notices the end of the child's session at once: stdout EOF or the
+// process exit, whichever comes first, after giving the other (and stderr)
+// a moment to catch up so that the reason is the real exit status and the
+// stderr tail holds the last words. It then fails every call in flight with
+// a *ServerError (Crashed) and reports the reason on crashed. Closing stop
+// ends it without a report (a deliberate stop).
+func (b *backend) watch(p *process, c *conn, stderrDone, stop <-chan struct{}, crashed chan<- string) {
+	select {
+	case <-c.eof:
+		t := time.NewTimer(500 * time.Millisecond)
+		select {
+		case <-p.exited:
+		case <-t.C:
+		case <-stop:
+		}
+		t.Stop()
+	case <-p.exited:
+		t := time.NewTimer(100 * time.Millisecond)
+		select {
+		case <-c.eof:
+		case <-t.C:
+		case <-stop:
+		}
+		t.Stop()
+	case <-stop:
+		return
+	}
+	select {
+	case <-stop:
+		return
+	default:
+	}
+	reason := "closed its stdout"
+	select {
+	case <-p.exited:
+		reason = p.exitReason()
+	default:
+	}
+	t := time.NewTimer(100 * time.Millisecond)
+	select {
+	case <-stderrDone:
+	case <-t.C:
+	}
+	t.Stop()
+	c.shutdown(&ServerError{Server: b.cfg.Name, State: Crashed, Reason: reason, StderrTail: b.stderr.snapshot()})
+	crashed <- reason
+}
+
+// hooks connect a session to the Manager's callbacks.
+func (b *backend) hooks() connHooks {
+	h := connHooks{notify: b.onNotification}
+	if fn := b.m.opts.OnRequest; fn != nil {
+		h.request = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+			return fn(ctx, b.cfg.Name, method, params)
+		}
+	}
+	return h
+}
+
+// onNotification runs in the session's read loop.
+func (b *backend) onNotification(method string, params json.RawMessage) {
+	var kind listKind
+	switch method {
+	case "notifications/tools/list_changed":
+		kind = listTools
+	case "notifications/prompts/list_changed":
+		kind = listPrompts
+	case "notifications/resources/list_changed":
+		kind = listResources
+	case "notifications/message":
+		b.logMessage(params)
+		return
+	default:
+		b.log.Debug("ignored a backend notification", "server", b.cfg.Name, "method", method)
+		return
+	}
+	b.mu.Lock()
+	b.pending |= kind
+	b.mu.Unlock()
+	select {
+	case b.refresh <- struct{}{}:
+	default:
+	}
+}
+
+func (b *backend) logMessage(params json.RawMessage) {
+	var p struct {
+		Level  string          `json:"level"`
+		Logger string          `json:"logger"`
+		Data   json.RawMessage `json:"data"`
+	}
+	_ = json.Unmarshal(params, &p)
+	level := slog.LevelInfo
+	switch p.Level {
+	case "debug":
+		level = slog.LevelDebug
+	case "warning":
+		level = slog.LevelWarn
+	case "error", "critical", "alert", "emergency":
+		level = slog.LevelError
+	}
+	msg := string(p.Data)
+	var s string
+	if json.Unmarshal(p.Data, &s) == nil {
+		msg = s
+	}
+	b.log.Log(context.Background(), level, msg, "server", b.cfg.Name, "logger", p.Logger, "source", "notifications/message")
+}
+
+// refreshLoop refetches the lists a list_changed named, while c is the
+// session, and reports the change. It ends when c is shut down.
+func (b *backend) refreshLoop(c *conn) {
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-b.refresh:
+		}
+		b.mu.Lock()
+		kinds := b.pending
+		b.pending = 0
+		caps := b.caps
+		b.mu.Unlock()
+		if kinds == 0 {
+			continue
+		}
+		l, err := b.fetch(c.ctx, c, caps, kinds, callOpts{timeout: b.timeout})
+		if err != nil {
+			b.log.Warn("refreshing lists after list_changed failed", "server", b.cfg.Name, "err", err)
+			continue
+		}
+		b.mu.Lock()
+		if b.conn != c {
+			b.mu.Unlock()
+			return
+		}
+		if kinds&listTools != 0 {
+			b.lists.tools = l.tools
+		}
+		if kinds&listPrompts != 0 {
+			b.lists.prompts = l.prompts
+		}
+		if kinds&listResources != 0 {
+			b.lists.resources = l.resources
+		}
+		b.mu.Unlock()
+		b.log.Info("backend lists changed", "server", b.cfg.Name, "tools", len(l.tools))
+		b.m.notify.changed(b.cfg.Name)
+	}
+}
+
+// handshake initializes the session and fetches the lists, within ctx.
+func (b *backend) handshake(ctx context.Context, c *conn) (lists, *mcp.Implementation, error) {
+	step := "initialize"
+	fail := func(err error) (lists, *mcp.Implementation, error) {
+		var se *ServerError
+		switch {
+		case errors.As(err, &se):
+			return lists{}, nil, fmt.Errorf("%s: %s", step, se.Reason)
+		case errors.Is(err, context.DeadlineExceeded):
+			return lists{}, nil, fmt.Errorf("%s: startup timed out after %s", step, b.m.startupTimeout)
+		}
+		return lists{}, nil, fmt.Errorf("%s: %w", step, err)
+	}
+	res, err := c.call(ctx, "initialize", b.m.initParams, callOpts{})
+	if err != nil {
+		return fail(err)
+	}
+	var ir struct {
+		ProtocolVersion string `json:"protocolVersion"`
+		Capabilities    struct {
+			Tools     json.RawMessage `json:"tools"`
+			Prompts   json.RawMessage `json:"prompts"`
+			Resources json.RawMessage `json:"resources"`
+		} `json:"capabilities"`
+		ServerInfo *mcp.Implementation `json:"serverInfo"`
+	}
+	if err := json.Unmarshal(res, &ir); err != nil {
+		return fail(fmt.Errorf("bad result: %w", err))
+	}
+	has := func(r json.RawMessage) bool { return len(r) > 0 && string(r) != "null" }
+	caps := serverCaps{tools: has(ir.Capabilities.Tools), prompts: has(ir.Capabilities.Prompts), resources: has(ir.Capabilities.Resources)}
+	if ir.ProtocolVersion != ProtocolVersion {
+		b.log.Debug("backend chose another protocol version", "server", b.cfg.Name, "version", ir.ProtocolVersion)
+	}
+	step = "notifications/initialized"
+	deadline, _ := ctx.Deadline()
+	if err := c.notify(ctx, deadline, "notifications/initialized", nil); err != nil {
+		return fail(err)
+	}
+	step = "lists"
+	l, err := b.fetch(ctx, c, caps, listAllKinds, callOpts{})
+	if err != nil {
+		return fail(err)
+	}
+	b.mu.Lock()
+	b.caps = caps
+	b.mu.Unlock()
+	return l, ir.ServerInfo, nil
+}

@@ -1,0 +1,505 @@
+// Command testbackend is a scriptable MCP server for tests and benchmarks of
+// mcp-gateway. It speaks line-delimited JSON-RPC on stdin/stdout by hand
+// (not with go-sdk) so that it can emit exact bytes, misbehave on purpose,
+// and report what it received.
+//
+// Build: go build -o $TMP/testbackend ./backends/testbackend
+//
+// Flags (each may also be given as an environment variable
+// TESTBACKEND_<FLAG>, upper case with '-' as '_', e.g. TESTBACKEND_PAGE_SIZE=2;
+// a flag on the command line wins):
+//
+//	-name NAME            serverInfo.name (default "testbackend")
+//	-start-delay D        sleep D (a Go duration) before reading stdin
+//	-fail-start CODE      write a line to stderr and exit CODE before initialize
+//	-banner N             write N non-JSON lines to stdout at start
+//	-chatty-stdout        write a non-JSON line to stdout before every message
+//	-stderr-lines N       write N lines to stderr at start
+//	-chatty-stderr N      write N lines to stderr per request received
+//	-extra-tools N        add tools extra_000 .. extra_N-1 (echo-like)
+//	-page-size N          page tools/list N tools at a time (0: all at once)
+//	-prompts              declare prompts; one prompt "greet"
+//	-resources            declare resources; resource test://r1, template test://t/{id}
+//	-ignore-term          ignore SIGTERM and stdin EOF (only SIGKILL ends it)
+//	-grandchild           start a grandchild ("sleep 300") in its process group;
+//	                      its pid is written to stderr as "grandchild pid N"
+//	-list-changed-on-init send notifications/tools/list_changed right after
+//	                      notifications/initialized
+//
+// Tools (arguments in parentheses):
+//
+//	echo (any)            text: the arguments' JSON; structuredContent: the
+//	                      arguments exactly as received
+//	crash (code=3)        writes "crashing now" lines to stderr, exits with code
+//	hang                  never answers (a notifications/cancelled is recorded)
+//	slow (ms)             answers "slept" after ms; if cancelled first, records
+//	                      it and never answers
+//	progress (steps, ms)  sends steps notifications/progress with the request's
+//	                      _meta.progressToken (verbatim), ms apart, then "done"
+//	big (bytes)           text content of exactly bytes 'x' characters
+//	odd (isError)         the fixed result Odd (or OddError with isError true):
+//	                      an unknown content type, 19+ digit integers, _meta,
+//	                      odd spacing; forwarded results must be byte-identical
+//	change                adds tool added_N, sends tools/list_changed, answers
+//	sample                sends sampling/createMessage to the client and
+//	                      answers with the client's result as structuredContent
+//	                      (or an isError result carrying the client's error)
+//	log (level, data)     sends notifications/message, answers "logged"
+//	stats                 structuredContent {"cancelled":[requestId...],
+//	                      "reasons":[...], "initialized":bool,
+//	                      "capabilities":<client capabilities>,
+//	                      "meta":<the _meta of the last tools/call but this>}
+//
+// stdin EOF ends the process with status 0 (unless -ignore-term).
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Odd is the result of the odd tool, byte for byte (spacing included).
+const Odd = `{ "content": [ {"type":"hologram","data":"AAEC","extra":{"k":[1,2.50,3e2]}}, {"type":"text","text":"caf\u00e9 <&> \u2028"} ], "structuredContent": {"big":12345678901234567890123,"neg":-98765432109876543210,"exp":1E+400,"nested":{"id":9007199254740993}}, "_meta": {"example.com/trace":"t-1","n":18446744073709551616} }`
+
+// OddError is the odd tool's isError variant.
+const OddError = `{"content":[{"type":"text","text":"it failed"}],"isError":true,"structuredContent":{"code":12345678901234567890123},"_meta":{"k":null}}`
+
+type message struct {
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  json.RawMessage `json:"error,omitempty"`
+}
+
+type server struct {
+	name         string
+	chattyStdout bool
+	chattyStderr int
+	pageSize     int
+	prompts      bool
+	resources    bool
+	listOnInit   bool
+
+	calls sync.WaitGroup // tools/call goroutines
+
+	wmu sync.Mutex // stdout
+	out *bufio.Writer
+
+	mu          sync.Mutex
+	tools       []string // names, in order
+	added       int
+	cancelled   []json.RawMessage
+	reasons     []string
+	cancels     map[string]chan struct{} // by request id
+	waiting     map[string]chan message  // our requests to the client, by id
+	nextID      int
+	initialized bool
+	clientCaps  json.RawMessage
+	lastMeta    json.RawMessage
+}
+
+func main() {
+	fs := flag.NewFlagSet("testbackend", flag.ExitOnError)
+	name := fs.String("name", "testbackend", "serverInfo.name")
+	startDelay := fs.Duration("start-delay", 0, "sleep before reading stdin")
+	failStart := fs.Int("fail-start", 0, "exit with this code before initialize")
+	banner := fs.Int("banner", 0, "non-JSON lines on stdout at start")
+	chattyStdout := fs.Bool("chatty-stdout", false, "a non-JSON stdout line before every message")
+	stderrLines := fs.Int("stderr-lines", 0, "stderr lines at start")
+	chattyStderr := fs.Int("chatty-stderr", 0, "stderr lines per request")
+	extraTools := fs.Int("extra-tools", 0, "extra tools")
+	pageSize := fs.Int("page-size", 0, "tools/list page size")
+	prompts := fs.Bool("prompts", false, "declare prompts")
+	resources := fs.Bool("resources", false, "declare resources")
+	ignoreTerm := fs.Bool("ignore-term", false, "ignore SIGTERM and stdin EOF")
+	grandchild := fs.Bool("grandchild", false, "start a grandchild")
+	listOnInit := fs.Bool("list-changed-on-init", false, "send tools/list_changed after initialized")
+	fs.VisitAll(func(f *flag.Flag) {
+		env := "TESTBACKEND_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(env); ok {
+			if err := fs.Set(f.Name, v); err != nil {
+				fmt.Fprintf(os.Stderr, "testbackend: %s: %v\n", env, err)
+				os.Exit(2)
+			}
+		}
+	})
+	fs.Parse(os.Args[1:])
+
+	if *ignoreTerm {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	for i := range *stderrLines {
+		fmt.Fprintf(os.Stderr, "stderr line %d\n", i)
+	}
+	if *grandchild {
+		cmd := exec.Command("sleep", "300")
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintf(os.Stderr, "grandchild: %v\n", err)
+			os.Exit(1)
+		}
+		fmt.Fprintf(os.Stderr, "grandchild pid %d\n", cmd.Process.Pid)
+	}
+	if *failStart != 0 {
+		fmt.Fprintf(os.Stderr, "failing at start with %d\n", *failStart)
+		os.Exit(*failStart)
+	}
+	time.Sleep(*startDelay)
+
+	s := &server{
+		name:         *name,
+		chattyStdout: *chattyStdout,
+		chattyStderr: *chattyStderr,
+		pageSize:     *pageSize,
+		prompts:      *prompts,
+		resources:    *resources,
+		listOnInit:   *listOnInit,
+		out:          bufio.NewWriterSize(os.Stdout, 64<<10),
+		tools:        []string{"echo", "crash", "hang", "slow", "progress", "big", "odd", "change", "sample", "log", "stats"},
+		cancels:      map[string]chan struct{}{},
+		waiting:      map[string]chan message{},
+	}
+	for i := range *extraTools {
+		s.tools = append(s.tools, fmt.Sprintf("extra_%03d", i))
+	}
+	for i := range *banner {
+		s.raw(fmt.Sprintf("Banner line %d: welcome to testbackend (not JSON)", i))
+	}
+
+	in := bufio.NewReaderSize(os.Stdin, 64<<10)
+	for {
+		line, err := in.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			s.handle(line)
+		}
+		if err != nil {
+			if err != io.EOF {
+				fmt.Fprintf(os.Stderr, "stdin: %v\n", err)
+			}
+			if *ignoreTerm {
+				select {}
+			}
+			// Let calls already running finish (briefly), as piped use expects.
+			done := make(chan struct{})
+			go func() { s.calls.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(100 * time.Millisecond):
+			}
+			os.Exit(0)
+		}
+	}
+}
+
+// raw writes one line to stdout as is.
+func (s *server) raw(line string) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.out.WriteString(line)
+	s.out.WriteByte('\n')
+	s.out.Flush()
+}
+
+// send writes one message (a pre-built JSON object) to stdout.
+func (s *server) send(msg string) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.chattyStdout {
+		s.out.WriteString("npm notice: this line is not JSON\n")
+	}
+	s.out.WriteString(msg)
+	s.out.WriteByte('\n')
+	s.out.Flush()
+}
+
+func (s *server) reply(id json.RawMessage, result string) {
+	s.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":` + result + `}`)
+}
+
+func (s *server) replyError(id json.RawMessage, code int, msg string, data string) {
+	e := `{"code":` + strconv.Itoa(code) + `,"message":` + quote(msg)
+	if data != "" {
+		e += `,"data":` + data
+	}
+	s.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":` + e + `}}`)
+}
+
+func quote(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func text(t string) string {
+	return `{"content":[{"type":"text","text":` + quote(t) + `}]}`
+}
+
+func (s *server) handle(line []byte) {
+	var msg message
+	if err := json.Unmarshal(line, &msg); err != nil {
+		fmt.Fprintf(os.Stderr, "bad line: %v\n", err)
+		return
+	}
+	for i := range s.chattyStderr {
+		fmt.Fprintf(os.Stderr, "chatty stderr %d for %s\n", i, msg.Method)
+	}
+	hasID := len(msg.ID) > 0 && string(msg.ID) != "null"
+	switch {
+	case msg.Method == "" && hasID: // a response to our request
+		s.mu.Lock()
+		ch := s.waiting[string(msg.ID)]
+		delete(s.waiting, string(msg.ID))
+		s.mu.Unlock()
+		if ch != nil {
+			ch <- msg
+		}
+	case msg.Method == "notifications/initialized":
+		s.mu.Lock()
+		s.initialized = true
+		s.mu.Unlock()
+		if s.listOnInit {
+			s.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+		}
+	case msg.Method == "notifications/cancelled":
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+			Reason    string          `json:"reason"`
+		}
+		json.Unmarshal(msg.Params, &p)
+		s.mu.Lock()
+		s.cancelled = append(s.cancelled, p.RequestID)
+		s.reasons = append(s.reasons, p.Reason)
+		if ch := s.cancels[string(p.RequestID)]; ch != nil {
+			close(ch)
+			delete(s.cancels, string(p.RequestID))
+		}
+		s.mu.Unlock()
+	case !hasID: // other notifications
+	case msg.Method == "initialize":
+		var p struct {
+			Capabilities json.RawMessage `json:"capabilities"`
+		}
+		json.Unmarshal(msg.Params, &p)
+		s.mu.Lock()
+		s.clientCaps = p.Capabilities
+		s.mu.Unlock()
+		caps := `"tools":{"listChanged":true}`
+		if s.prompts {
+			caps += `,"prompts":{}`
+		}
+		if s.resources {
+			caps += `,"resources":{}`
+		}
+		s.reply(msg.ID, `{"protocolVersion":"2025-11-25","capabilities":{`+caps+`},"serverInfo":{"name":`+quote(s.name)+`,"version":"1.0.0"}}`)
+	case msg.Method == "ping":
+		s.reply(msg.ID, `{}`)
+	case msg.Method == "tools/list":
+		s.listTools(msg)
+	case msg.Method == "prompts/list" && s.prompts:
+		s.reply(msg.ID, `{"prompts":[{"name":"greet","description":"Say hello","arguments":[{"name":"who"}]}]}`)
+	case msg.Method == "prompts/get" && s.prompts:
+		s.reply(msg.ID, `{"messages":[{"role":"user","content":{"type":"text","text":"hello"}}]}`)
+	case msg.Method == "resources/list" && s.resources:
+		s.reply(msg.ID, `{"resources":[{"uri":"test://r1","name":"r1"}]}`)
+	case msg.Method == "resources/templates/list" && s.resources:
+		s.reply(msg.ID, `{"resourceTemplates":[{"uriTemplate":"test://t/{id}","name":"t"}]}`)
+	case msg.Method == "resources/read" && s.resources:
+		s.reply(msg.ID, `{"contents":[{"uri":"test://r1","text":"r1 body"}]}`)
+	case msg.Method == "tools/call":
+		s.calls.Add(1)
+		go func() {
+			defer s.calls.Done()
+			s.call(msg)
+		}()
+	default:
+		s.replyError(msg.ID, -32601, "Method not found", `{"method":`+quote(msg.Method)+`}`)
+	}
+}
+
+func (s *server) listTools(msg message) {
+	var p struct {
+		Cursor string `json:"cursor"`
+	}
+	json.Unmarshal(msg.Params, &p)
+	s.mu.Lock()
+	names := append([]string(nil), s.tools...)
+	s.mu.Unlock()
+	start := 0
+	if p.Cursor != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(p.Cursor, "c"))
+		if err != nil || n > len(names) {
+			s.replyError(msg.ID, -32602, "bad cursor", "")
+			return
+		}
+		start = n
+	}
+	end := len(names)
+	if s.pageSize > 0 && start+s.pageSize < end {
+		end = start + s.pageSize
+	}
+	var b strings.Builder
+	b.WriteString(`{"tools":[`)
+	for i, n := range names[start:end] {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"name":` + quote(n) + `,"description":"testbackend tool ` + n + `","inputSchema":{"type":"object"}}`)
+	}
+	b.WriteString(`]`)
+	if end < len(names) {
+		b.WriteString(`,"nextCursor":"c` + strconv.Itoa(end) + `"`)
+	}
+	b.WriteString(`}`)
+	s.reply(msg.ID, b.String())
+}
+
+// call runs one tools/call in its own goroutine.
+func (s *server) call(msg message) {
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(msg.Params, &p); err != nil {
+		s.replyError(msg.ID, -32602, "bad params", "")
+		return
+	}
+	var args struct {
+		Code    int             `json:"code"`
+		MS      int             `json:"ms"`
+		Steps   int             `json:"steps"`
+		Bytes   int             `json:"bytes"`
+		IsError bool            `json:"isError"`
+		Level   string          `json:"level"`
+		Data    json.RawMessage `json:"data"`
+	}
+	if len(p.Arguments) > 0 {
+		json.Unmarshal(p.Arguments, &args)
+	}
+	cancel := make(chan struct{})
+	s.mu.Lock()
+	s.cancels[string(msg.ID)] = cancel
+	prevMeta := s.lastMeta
+	if p.Name != "stats" {
+		s.lastMeta = p.Meta
+	}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.cancels, string(msg.ID))
+		s.mu.Unlock()
+	}()
+
+	switch {
+	case p.Name == "echo" || strings.HasPrefix(p.Name, "extra_") || strings.HasPrefix(p.Name, "added_"):
+		a := p.Arguments
+		if len(a) == 0 {
+			a = json.RawMessage("{}")
+		}
+		s.reply(msg.ID, `{"content":[{"type":"text","text":`+quote(string(a))+`}],"structuredContent":`+string(a)+`}`)
+	case p.Name == "crash":
+		code := args.Code
+		if code == 0 {
+			code = 3
+		}
+		for i := range 3 {
+			fmt.Fprintf(os.Stderr, "crashing now (%d)\n", i)
+		}
+		os.Exit(code)
+	case p.Name == "hang":
+		<-cancel
+	case p.Name == "slow":
+		select {
+		case <-time.After(time.Duration(args.MS) * time.Millisecond):
+			s.reply(msg.ID, text("slept"))
+		case <-cancel:
+		}
+	case p.Name == "progress":
+		var meta struct {
+			Token json.RawMessage `json:"progressToken"`
+		}
+		json.Unmarshal(p.Meta, &meta)
+		for i := range args.Steps {
+			if len(meta.Token) > 0 {
+				s.send(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":` + string(meta.Token) + `,"progress":` + strconv.Itoa(i+1) + `,"total":` + strconv.Itoa(args.Steps) + `,"message":"step ` + strconv.Itoa(i+1) + `"}}`)
+			}
+			time.Sleep(time.Duration(args.MS) * time.Millisecond)
+		}
+		s.reply(msg.ID, text("done"))
+	case p.Name == "big":
+		s.reply(msg.ID, text(strings.Repeat("x", args.Bytes)))
+	case p.Name == "odd":
+		if args.IsError {
+			s.reply(msg.ID, OddError)
+		} else {
+			s.reply(msg.ID, Odd)
+		}
+	case p.Name == "change":
+		s.mu.Lock()
+		s.added++
+		n := fmt.Sprintf("added_%d", s.added)
+		s.tools = append(s.tools, n)
+		s.mu.Unlock()
+		s.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+		s.reply(msg.ID, text("added "+n))
+	case p.Name == "sample":
+		ch := make(chan message, 1)
+		s.mu.Lock()
+		s.nextID++
+		id := `"s-` + strconv.Itoa(s.nextID) + `"`
+		s.waiting[id] = ch
+		s.mu.Unlock()
+		s.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10}}`)
+		select {
+		case r := <-ch:
+			if len(r.Error) > 0 {
+				s.reply(msg.ID, `{"content":[{"type":"text","text":"client error"}],"isError":true,"structuredContent":{"error":`+string(r.Error)+`}}`)
+			} else {
+				s.reply(msg.ID, `{"content":[{"type":"text","text":"sampled"}],"structuredContent":`+string(r.Result)+`}`)
+			}
+		case <-cancel:
+		}
+	case p.Name == "log":
+		level := args.Level
+		if level == "" {
+			level = "info"
+		}
+		data := args.Data
+		if len(data) == 0 {
+			data = json.RawMessage(`"hello from testbackend"`)
+		}
+		s.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":` + quote(level) + `,"logger":"tb","data":` + string(data) + `}}`)
+		s.reply(msg.ID, text("logged"))
+	case p.Name == "stats":
+		s.mu.Lock()
+		st := map[string]any{
+			"cancelled":    s.cancelled,
+			"reasons":      s.reasons,
+			"initialized":  s.initialized,
+			"capabilities": s.clientCaps,
+			"meta":         prevMeta,
+		}
+		if st["cancelled"] == nil {
+			st["cancelled"] = []json.RawMessage{}
+		}
+		if st["reasons"] == nil {
+			st["reasons"] = []string{}
+		}
+		b, _ := json.Marshal(st)
+		s.mu.Unlock()
+		s.reply(msg.ID, `{"content":[{"type":"text","text":"stats"}],"structuredContent":`+string(b)+`}`)
+	default:
+		s.replyError(msg.ID, -32602, "Tool not found: "+p.Name, `{"tool":`+quote(p.Name)+`}`)
+	}
+}
