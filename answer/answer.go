@@ -1,49 +1,60 @@
 // Package answer implements the built-in tools answer, answer_detailed and
 // answer_quick: one call to the OpenAI Responses API with the web_search tool,
 // turned into a cited JSON answer {"answer","used_search","citations","model"}.
+//
+// The endpoint and the key come only from the configuration
+// (config.OpenAI.BaseURL and config.Config.APIKey); the process environment
+// is never consulted. Retries happen in exactly one layer (this package's;
+// openai-go's own are off): at most request.max_retries+1 requests per call.
 package answer
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
 )
 
 // Options configure a Service.
 type Options struct {
 	Config *config.Config // profiles, policy, search defaults, request limits, base URL, APIKey
-	Logger *slog.Logger
+	Logger *slog.Logger   // nil means no logs
 	// Debug adds status/type/code/name to APIError data and enables debug logs.
 	Debug bool
 	// HTTPClient is used for the Responses API; nil means http.DefaultClient.
 	HTTPClient *http.Client
 	// Now is the clock for access dates; nil means time.Now.
 	Now func() time.Time
+	// Home is the directory "~" stands for in policy.system.path; "" means
+	// the user's home directory (os.UserHomeDir).
+	Home string
 }
 
 // Service answers queries. It is safe for concurrent use.
-type Service struct{ opts Options }
+type Service struct {
+	opts  Options
+	retry retryPolicy // zero: production waits; tests shrink them
+}
 
 // New returns a Service. It does no I/O.
 func New(opts Options) *Service { return &Service{opts: opts} }
-
-// Tools returns the three tool definitions exactly as seed 001 §3.1 gives
-// them (names, descriptions, input schemas), each with an outputSchema for
-// Result.
-func (s *Service) Tools() []*mcp.Tool { panic("TODO(answer helper)") }
 
 // Result is the answer object: content[0].text carries it as JSON and
 // structuredContent carries the same object.
 type Result struct {
 	Answer     string     `json:"answer"`
 	UsedSearch bool       `json:"used_search"`
-	Citations  []Citation `json:"citations"`
-	Model      string     `json:"model"`
+	Citations  []Citation `json:"citations"` // never nil
+	Model      string     `json:"model"`     // the model id the API reported
 }
 
 // Citation is one source of an answer.
@@ -53,34 +64,155 @@ type Citation struct {
 	PublishedAt string `json:"published_at"` // YYYY-MM-DD
 }
 
+// defaultBaseURL is used when the configuration has no base URL.
+const defaultBaseURL = "https://api.openai.com/v1"
+
 // Call runs the named tool with the raw JSON arguments of tools/call.
 // Errors are *ArgumentError (bad or missing query: no request is sent),
 // *APIError (the API failed, timed out, or the key is missing), or ctx's error
 // when the call was cancelled.
+//
+// One call makes at most request.max_retries+1 HTTP requests, each bounded by
+// request.timeout_ms; a timed-out or cancelled attempt is not retried, and
+// cancelling ctx aborts the request in flight at once.
 func (s *Service) Call(ctx context.Context, tool string, args json.RawMessage) (*Result, error) {
-	panic("TODO(answer helper)")
+	cfg := s.opts.Config
+	if !IsTool(tool) {
+		return nil, &ArgumentError{Reason: "unknown tool: " + tool}
+	}
+	if cfg == nil {
+		return nil, &APIError{Message: "answer tools are not configured", Name: NameConfigError}
+	}
+	a, err := parseArgs(tool, args, cfg.Search.Defaults)
+	if err != nil {
+		s.debug("tools/call rejected", "name", tool, "reason", err.(*ArgumentError).Reason)
+		return nil, err
+	}
+	s.debug("tools/call", "name", tool, "argsKeys", "["+strings.Join(a.Keys, ", ")+"]", "queryLen", len([]rune(a.Query)))
+
+	if cfg.APIKey == "" {
+		env := cfg.OpenAI.APIKeyEnv
+		if env == "" {
+			env = "OPENAI_API_KEY"
+		}
+		return nil, &APIError{Message: "Missing API key: set " + env, Name: NameConfigError}
+	}
+	profile := cfg.Profile(tool)
+	if profile.Model == "" {
+		return nil, &APIError{Message: "No model configured: set model_profiles.answer.model", Name: NameConfigError}
+	}
+	s.debug("answer", "profile", tool, "model", profile.Model,
+		"supports", fmt.Sprintf("{verbosity:%t, reasoning:%t}", supportsVerbosity(profile.Model), supportsReasoning(profile.Model)))
+
+	instructions, from := s.instructions()
+	params := buildParams(profile, instructions, a)
+	s.debug(summary(params, from, a))
+
+	baseURL := strings.TrimSpace(cfg.OpenAI.BaseURL)
+	if baseURL == "" {
+		baseURL = defaultBaseURL
+	}
+	hc := s.opts.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	// NewResponseService, unlike openai.NewClient, reads nothing from the
+	// environment: the endpoint and key are the configuration's alone.
+	svc := responses.NewResponseService(
+		option.WithBaseURL(baseURL),
+		option.WithAPIKey(cfg.APIKey),
+		option.WithHTTPClient(hc),
+		option.WithMaxRetries(0), // the one retry layer is send's
+	)
+	start := s.now()
+	resp, err := s.send(ctx, &svc, params, a.Query)
+	if err != nil {
+		return nil, err
+	}
+	if resp.Status == responses.ResponseStatusFailed {
+		msg := strings.TrimSpace(resp.Error.Message)
+		if msg == "" {
+			msg = "The response failed"
+		}
+		s.debug("response failed", "code", string(resp.Error.Code), "msg", s.redact(msg, a.Query))
+		return nil, &APIError{Message: msg, Code: string(resp.Error.Code), Name: NameAPIError}
+	}
+	res, err := parseResponse([]byte(resp.RawJSON()), s.now(), cfg.Policy.MaxCitations, profile.Model)
+	if err != nil {
+		return nil, &APIError{Message: "Invalid response from the Responses API: " + err.Error(), Name: NameAPIError, Err: err}
+	}
+	s.debug("response", "model", res.Model, "status", string(resp.Status), "outputItems", len(resp.Output),
+		"used_search", res.UsedSearch, "citations", len(res.Citations), "answerLen", len([]rune(res.Answer)),
+		"elapsed", s.now().Sub(start).Round(time.Millisecond))
+	return res, nil
 }
 
 // CallToolResult wraps r as an MCP tool result: content[0].text is r as JSON
-// written without HTML escaping, and structuredContent is the same object.
-func CallToolResult(r *Result) *mcp.CallToolResult { panic("TODO(answer helper)") }
-
-// ArgumentError reports invalid tool arguments; it maps to -32602 with
-// data.reason = Reason.
-type ArgumentError struct{ Reason string }
-
-func (e *ArgumentError) Error() string { return "invalid arguments: " + e.Reason }
-
-// APIError reports a failed answer; it maps to -32001 "answer failed" with
-// data.message = Message and, in debug mode, status/type/code/name.
-type APIError struct {
-	Message string // the API's own message (or "Missing API key: set OPENAI_API_KEY")
-	Status  int    // HTTP status, 0 when none
-	Type    string // API error type
-	Code    string // API error code
-	Name    string // error class: "APIError", "TimeoutError", "ConnectionError", "ConfigError"
-	Err     error  // the underlying error, if any
+// written without HTML escaping, and structuredContent is the same object
+// (a json.RawMessage of the same bytes).
+func CallToolResult(r *Result) *mcp.CallToolResult {
+	b := Marshal(r)
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+		StructuredContent: json.RawMessage(b),
+	}
 }
 
-func (e *APIError) Error() string { return "answer failed: " + e.Message }
-func (e *APIError) Unwrap() error { return e.Err }
+// Marshal encodes r as JSON without HTML escaping and without a trailing
+// newline. A nil Citations slice is written as [].
+func Marshal(r *Result) []byte {
+	v := *r
+	if v.Citations == nil {
+		v.Citations = []Citation{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		// A Result holds only strings and a bool: it always encodes.
+		panic("answer: encode result: " + err.Error())
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n")
+}
+
+func (s *Service) now() time.Time {
+	if s.opts.Now != nil {
+		return s.opts.Now()
+	}
+	return time.Now()
+}
+
+func (s *Service) log() *slog.Logger {
+	if s.opts.Logger != nil {
+		return s.opts.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// debug logs at debug level when Options.Debug is set. Callers never pass
+// the query text, the instructions or the key.
+func (s *Service) debug(msg string, args ...any) {
+	if !s.opts.Debug || s.opts.Logger == nil {
+		return
+	}
+	s.opts.Logger.Debug(msg, args...)
+}
+
+// redact removes the API key and the query from text bound for a log (an
+// error body may echo either). Queries shorter than 4 characters are too
+// common as substrings to redact.
+func (s *Service) redact(text, query string) string {
+	if s.opts.Config != nil && s.opts.Config.APIKey != "" {
+		text = strings.ReplaceAll(text, s.opts.Config.APIKey, "[redacted key]")
+	}
+	if q := strings.TrimSpace(query); len([]rune(q)) >= 4 {
+		text = strings.ReplaceAll(text, q, "[redacted query]")
+		// The form a JSON error body would quote it in.
+		if b, err := json.Marshal(q); err == nil {
+			if esc := string(b[1 : len(b)-1]); esc != q {
+				text = strings.ReplaceAll(text, esc, "[redacted query]")
+			}
+		}
+	}
+	return text
+}
