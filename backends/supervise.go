@@ -274,7 +274,7 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 
 	select {
 	case r := <-crashed:
-		b.setState(Crashed, r)
+		b.setState(Crashed, r) // watch did, unless it crashed before Ready was recorded
 		b.log.Error("backend crashed", "server", name, "reason", r, "stderr_tail", b.stderr.snapshot())
 		b.m.notify.changed(name)
 		return true, r, teardown
@@ -327,6 +327,14 @@ func (b *backend) watch(p *process, c *conn, stderrDone, stop <-chan struct{}, c
 	case <-t.C:
 	}
 	t.Stop()
+	// Leave Ready before failing the calls, so that a caller who sees the
+	// crash error also sees the tools gone.
+	b.mu.Lock()
+	if b.conn == c {
+		b.state, b.reason = Crashed, reason
+		b.conn, b.lists = nil, lists{}
+	}
+	b.mu.Unlock()
 	c.shutdown(&ServerError{Server: b.cfg.Name, State: Crashed, Reason: reason, StderrTail: b.stderr.snapshot()})
 	crashed <- reason
 }

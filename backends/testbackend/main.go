@@ -189,7 +189,9 @@ func main() {
 				fmt.Fprintf(os.Stderr, "stdin: %v\n", err)
 			}
 			if *ignoreTerm {
-				select {}
+				for {
+					time.Sleep(time.Hour)
+				}
 			}
 			// Let calls already running finish (briefly), as piped use expects.
 			done := make(chan struct{})
@@ -236,9 +238,13 @@ func (s *server) replyError(id json.RawMessage, code int, msg string, data strin
 	s.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":` + e + `}}`)
 }
 
+// quote encodes v as JSON without HTML escaping.
 func quote(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func text(t string) string {

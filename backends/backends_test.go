@@ -1,0 +1,778 @@
+package backends_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The odd tool's results, as testbackend writes them.
+const (
+	odd      = `{ "content": [ {"type":"hologram","data":"AAEC","extra":{"k":[1,2.50,3e2]}}, {"type":"text","text":"caf\u00e9 <&> \u2028"} ], "structuredContent": {"big":12345678901234567890123,"neg":-98765432109876543210,"exp":1E+400,"nested":{"id":9007199254740993}}, "_meta": {"example.com/trace":"t-1","n":18446744073709551616} }`
+	oddError = `{"content":[{"type":"text","text":"it failed"}],"isError":true,"structuredContent":{"code":12345678901234567890123},"_meta":{"k":null}}`
+)
+
+var baseTools = []string{"echo", "crash", "hang", "slow", "progress", "big", "odd", "change", "sample", "log", "stats"}
+
+func TestStartParallel(t *testing.T) {
+	t.Parallel()
+	const n, delay = 8, 300 * time.Millisecond
+	var servers []config.Server
+	for i := range n {
+		servers = append(servers, srv(fmt.Sprintf("s%d", i), "-start-delay", delay.String()))
+	}
+	t0 := time.Now()
+	e := start(t, servers, nil)
+	wall := time.Since(t0)
+	for _, s := range e.Status() {
+		if s.State != backends.Ready {
+			t.Errorf("%s: %s %s", s.Name, s.State, s.Error)
+		}
+		if s.PID == 0 || s.StartedAt.IsZero() || s.Tools != len(baseTools) || s.ServerInfo == nil || s.ServerInfo.Name != "testbackend" {
+			t.Errorf("status %+v", s)
+		}
+	}
+	if got := len(e.Tools()); got != n*len(baseTools) {
+		t.Errorf("%d tools, want %d", got, n*len(baseTools))
+	}
+	// Serial would be n×delay = 2.4 s.
+	t.Logf("%d backends with a %s start delay ready in %s", n, delay, wall)
+	if wall > n*delay/2 {
+		t.Errorf("start took %s: not parallel", wall)
+	}
+}
+
+func TestToolsPagingAndOrder(t *testing.T) {
+	t.Parallel()
+	e := start(t, []config.Server{srv("a", "-extra-tools", "25", "-page-size", "4"), srv("b")}, nil)
+	var want []string
+	for _, n := range baseTools {
+		want = append(want, "a/"+n)
+	}
+	for i := range 25 {
+		want = append(want, fmt.Sprintf("a/extra_%03d", i))
+	}
+	for _, n := range baseTools {
+		want = append(want, "b/"+n)
+	}
+	if got := toolNames(e.Tools()); !slices.Equal(got, want) {
+		t.Errorf("tools\n got %v\nwant %v", got, want)
+	}
+	raw := e.Tools()[0].Raw
+	if string(raw) != `{"name":"echo","description":"testbackend tool echo","inputSchema":{"type":"object"}}` {
+		t.Errorf("raw tool %s", raw)
+	}
+}
+
+func TestToolFilter(t *testing.T) {
+	t.Parallel()
+	s := srv("f", "-extra-tools", "3")
+	s.Tools = config.ToolFilter{Include: []string{"s*", "e*", "[bad"}, Exclude: []string{"slow", "extra_00[12]"}}
+	e := start(t, []config.Server{s}, nil)
+	want := []string{"f/echo", "f/sample", "f/stats", "f/extra_000"}
+	if got := toolNames(e.Tools()); !slices.Equal(got, want) {
+		t.Errorf("tools %v, want %v", got, want)
+	}
+}
+
+func TestSlowStartAndWait(t *testing.T) {
+	t.Parallel()
+	t0 := time.Now()
+	e := start(t, []config.Server{srv("slow", "-start-delay", "300ms"), srv("fast")}, nil)
+	if d := time.Since(t0); d < 300*time.Millisecond {
+		t.Errorf("Wait returned after %s, before the slow backend was ready", d)
+	}
+	e.waitState(t, "slow", backends.Ready)
+	e.call(t, "slow", "echo", `{}`)
+}
+
+func TestStartFailureIsolated(t *testing.T) {
+	t.Parallel()
+	bad := srv("bad", "-fail-start", "7")
+	bad.Restart = "on-failure" // a failed first start is not retried
+	missing := srv("missing")
+	missing.Command = "/nonexistent/mcp-server"
+	e := start(t, []config.Server{bad, missing, srv("good")}, nil)
+	st := e.status(t, "bad")
+	if st.State != backends.Failed || !strings.Contains(st.Error, "exit status 7") {
+		t.Errorf("bad: %s %q", st.State, st.Error)
+	}
+	if !slices.Contains(st.StderrTail, "failing at start with 7") {
+		t.Errorf("bad: stderr tail %q", st.StderrTail)
+	}
+	if st := e.status(t, "missing"); st.State != backends.Failed || !strings.Contains(st.Error, "no such file") {
+		t.Errorf("missing: %s %q", st.State, st.Error)
+	}
+	e.call(t, "good", "echo", `{}`)
+	_, err := e.CallTool(context.Background(), "bad", "echo", nil, backends.CallOptions{})
+	var se *backends.ServerError
+	if !errors.As(err, &se) || se.State != backends.Failed || se.Server != "bad" || !strings.Contains(se.Reason, "exit status 7") {
+		t.Errorf("call to failed backend: %#v", err)
+	}
+	if err.Error() != "MCP server 'bad' is not running" {
+		t.Errorf("message %q", err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if st := e.status(t, "bad"); st.State != backends.Failed || st.Restarts != 0 {
+		t.Errorf("bad after a while: %+v", st)
+	}
+}
+
+func TestStartupTimeout(t *testing.T) {
+	t.Parallel()
+	t0 := time.Now()
+	e := start(t, []config.Server{srv("late", "-start-delay", "20s"), srv("ok")}, func(o *backends.Options) {
+		o.StartupTimeout = 300 * time.Millisecond
+	})
+	if d := time.Since(t0); d > 2*time.Second {
+		t.Errorf("Wait took %s", d)
+	}
+	st := e.waitState(t, "late", backends.Failed)
+	if !strings.Contains(st.Error, "initialize: startup timed out after 300ms") {
+		t.Errorf("reason %q", st.Error)
+	}
+	e.waitState(t, "ok", backends.Ready)
+}
+
+func TestRemoteAndDisabled(t *testing.T) {
+	t.Parallel()
+	off := srv("off")
+	off.Enabled = false
+	remote := config.Server{Name: "remote", URL: "https://example.com/mcp", Enabled: true, Restart: "on-failure"}
+	e := start(t, []config.Server{off, remote}, nil)
+	if st := e.status(t, "off"); st.State != backends.Disabled || st.PID != 0 {
+		t.Errorf("off: %+v", st)
+	}
+	if st := e.status(t, "remote"); st.State != backends.Failed || st.Error != "remote servers are not supported yet" {
+		t.Errorf("remote: %+v", st)
+	}
+	_, err := e.CallTool(context.Background(), "nope", "x", nil, backends.CallOptions{})
+	var se *backends.ServerError
+	if !errors.As(err, &se) {
+		t.Errorf("unknown server: %v", err)
+	}
+}
+
+func TestChattyStdout(t *testing.T) {
+	t.Parallel()
+	e := start(t, []config.Server{srv("chatty", "-banner", "3", "-chatty-stdout")}, nil)
+	for range 3 {
+		e.call(t, "chatty", "echo", `{"a":1}`)
+	}
+	if got := e.log.find("WARN", "non-JSON", "server=chatty", "Banner line 0"); len(got) != 1 {
+		t.Errorf("banner warnings: %q", got)
+	}
+	if got := e.log.find("WARN", "non-JSON", "npm notice"); len(got) < 3 {
+		t.Errorf("npm notice warnings: %d", len(got))
+	}
+}
+
+func TestStderrTailAndLog(t *testing.T) {
+	t.Parallel()
+	e := start(t, []config.Server{srv("noisy", "-stderr-lines", "30")}, nil)
+	tail := e.status(t, "noisy").StderrTail
+	if len(tail) != 20 || tail[0] != "stderr line 10" || tail[19] != "stderr line 29" {
+		t.Errorf("tail %q", tail)
+	}
+	if got := e.log.find("INFO stderr line 29", "server=noisy"); len(got) != 1 {
+		t.Errorf("stderr log %q", got)
+	}
+}
+
+func TestChattyStderrNeverBlocks(t *testing.T) {
+	t.Parallel()
+	// ~50 KB of stderr per request: a child whose stderr is not drained
+	// would block after a couple of calls.
+	e := start(t, []config.Server{srv("loud", "-chatty-stderr", "2000")}, func(o *backends.Options) { o.Logger = nil })
+	for range 10 {
+		e.call(t, "loud", "echo", `{}`)
+	}
+}
+
+func TestCrashMidCall(t *testing.T) {
+	t.Parallel()
+	e := start(t, []config.Server{srv("c"), srv("other")}, nil)
+	// An unrelated call in flight on the same backend fails too.
+	hangErr := make(chan error, 1)
+	go func() {
+		_, err := e.CallTool(context.Background(), "c", "hang", nil, backends.CallOptions{})
+		hangErr <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	t0 := time.Now()
+	_, err := e.CallTool(context.Background(), "c", "crash", json.RawMessage(`{"code":3}`), backends.CallOptions{})
+	if d := time.Since(t0); d > time.Second {
+		t.Errorf("crash noticed after %s", d)
+	}
+	var se *backends.ServerError
+	if !errors.As(err, &se) || se.State != backends.Crashed || se.Reason != "exit status 3" {
+		t.Fatalf("crash call: %#v", err)
+	}
+	if err.Error() != "MCP server 'c' crashed: exit status 3" {
+		t.Errorf("message %q", err)
+	}
+	if !slices.Contains(se.StderrTail, "crashing now (2)") {
+		t.Errorf("stderr tail %q", se.StderrTail)
+	}
+	select {
+	case err := <-hangErr:
+		if !errors.As(err, &se) || se.State != backends.Crashed {
+			t.Errorf("hang call: %v", err)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("in-flight hang call did not fail")
+	}
+	e.changes.wait(t, "c")
+	st := e.waitState(t, "c", backends.Crashed)
+	if st.Error != "exit status 3" {
+		t.Errorf("status %+v", st)
+	}
+	for _, tl := range e.Tools() {
+		if tl.Server == "c" {
+			t.Fatalf("crashed backend's tools still listed: %v", toolNames(e.Tools()))
+		}
+	}
+	_, err = e.CallTool(context.Background(), "c", "echo", nil, backends.CallOptions{})
+	if !errors.As(err, &se) || se.State != backends.Crashed || se.Reason != "exit status 3" {
+		t.Errorf("call after crash: %v", err)
+	}
+	time.Sleep(50 * time.Millisecond) // restart: never
+	if st := e.status(t, "c"); st.State != backends.Crashed || st.Restarts != 0 || st.PID != 0 {
+		t.Errorf("after a while: %+v", st)
+	}
+	e.call(t, "other", "echo", `{}`)
+}
+
+func TestRestartOnFailureAndGiveUp(t *testing.T) {
+	t.Parallel()
+	s := srv("r")
+	s.Restart = "on-failure"
+	e := start(t, []config.Server{s}, nil)
+	for i := 1; i <= 4; i++ {
+		pid := e.status(t, "r").PID
+		_, err := e.CallTool(context.Background(), "r", "crash", nil, backends.CallOptions{})
+		var se *backends.ServerError
+		if !errors.As(err, &se) || se.State != backends.Crashed {
+			t.Fatalf("crash %d: %v", i, err)
+		}
+		st := e.waitState(t, "r", backends.Ready)
+		if st.Restarts != i || st.PID == pid {
+			t.Fatalf("after crash %d: %+v", i, st)
+		}
+		e.call(t, "r", "echo", `{}`)
+	}
+	// The fifth crash within the window gives up.
+	e.CallTool(context.Background(), "r", "crash", nil, backends.CallOptions{})
+	st := e.waitState(t, "r", backends.Failed)
+	if !strings.Contains(st.Error, "gave up after 5 crashes") || !strings.Contains(st.Error, "exit status 3") {
+		t.Errorf("status %+v", st)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if st := e.status(t, "r"); st.State != backends.Failed || st.Restarts != 4 {
+		t.Errorf("after giving up: %+v", st)
+	}
+}
+
+func TestTimeoutAtDeadline(t *testing.T) {
+	t.Parallel()
+	s := srv("h")
+	s.TimeoutMS = 200
+	e := start(t, []config.Server{s}, nil)
+	t0 := time.Now()
+	_, err := e.CallTool(context.Background(), "h", "hang", nil, backends.CallOptions{})
+	d := time.Since(t0)
+	var te *backends.TimeoutError
+	if !errors.As(err, &te) || te.Server != "h" || te.Method != "tools/call" || te.Name != "hang" || te.Timeout != 200*time.Millisecond {
+		t.Fatalf("err %#v", err)
+	}
+	t.Logf("timed out after %s (timeout 200ms)", d)
+	if d < 200*time.Millisecond || d > 300*time.Millisecond {
+		t.Errorf("returned after %s, want at 200ms", d)
+	}
+	if err.Error() != "MCP server 'h' tools/call timed out after 200ms" {
+		t.Errorf("message %q", err)
+	}
+	// The backend was told (the notification is sent after the error is
+	// returned, so it may trail the next request), and still serves.
+	st := e.waitCancelled(t, "h")
+	if len(st.Cancelled) != 1 || st.Reasons[0] != "timeout" {
+		t.Errorf("backend saw cancellations %s %q", st.Cancelled, st.Reasons)
+	}
+	if e.status(t, "h").State != backends.Ready {
+		t.Error("backend not ready after a timeout")
+	}
+}
+
+func TestDefaultTimeoutAndRequestTimeout(t *testing.T) {
+	t.Parallel()
+	e := start(t, []config.Server{srv("d", "-prompts")}, func(o *backends.Options) { o.DefaultTimeout = 100 * time.Millisecond })
+	_, err := e.CallTool(context.Background(), "d", "slow", json.RawMessage(`{"ms":5000}`), backends.CallOptions{})
+	var te *backends.TimeoutError
+	if !errors.As(err, &te) || te.Timeout != 100*time.Millisecond {
+		t.Errorf("err %v", err)
+	}
+}
+
+func TestContextCancellationForwarded(t *testing.T) {
+	t.Parallel()
+	e := start(t, []config.Server{srv("x")}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	t0 := time.Now()
+	_, err := e.CallTool(ctx, "x", "slow", json.RawMessage(`{"ms":5000}`), backends.CallOptions{})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v", err)
+	}
+	if d := time.Since(t0); d > time.Second {
+		t.Errorf("returned after %s", d)
+	}
+	st := e.waitCancelled(t, "x")
+	if len(st.Cancelled) != 1 || st.Reasons[0] == "timeout" {
+		t.Errorf("cancellations %s %q", st.Cancelled, st.Reasons)
+	}
+}
+
+func TestProgressAndMeta(t *testing.T) {
+	t.Parallel()
+	e := start(t, []config.Server{srv("p")}, nil)
+	var (
+		mu  sync.Mutex
+		got []mcp.ProgressNotificationParams
+	)
+	opts := backends.CallOptions{
+		Progress: func(p *mcp.ProgressNotificationParams) {
+			mu.Lock()
+			got = append(got, *p)
+			mu.Unlock()
+		},
+		Meta: map[string]any{"client/key": "v"},
+	}
+	res, err := e.CallTool(context.Background(), "p", "progress", json.RawMessage(`{"steps":3,"ms":1}`), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(res), `"done"`) {
+		t.Errorf("result %s", res)
+	}
+	mu.Lock()
+	if len(got) != 3 {
+		t.Fatalf("progress %+v", got)
+	}
+	for i, p := range got {
+		if p.ProgressToken != nil || p.Progress != float64(i+1) || p.Total != 3 || p.Message != fmt.Sprintf("step %d", i+1) {
+			t.Errorf("progress %d: %+v", i, p)
+		}
+	}
+	mu.Unlock()
+	var meta map[string]any
+	json.Unmarshal(e.stats(t, "p").Meta, &meta)
+	if tok, _ := meta["progressToken"].(string); meta["client/key"] != "v" || !strings.HasPrefix(tok, "gw-") {
+		t.Errorf("backend saw _meta %v", meta)
+	}
+	// Request (prompts/get) with meta: params' own _meta merged.
+	e2 := start(t, []config.Server{srv("q", "-prompts", "-resources")}, nil)
+	if _, err := e2.Request(context.Background(), "q", "prompts/get", map[string]any{"name": "greet", "_meta": map[string]any{"own": 1}}, backends.CallOptions{Meta: map[string]any{"c": 2}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestListChangedRefresh(t *testing.T) {
+	t.Parallel()
+	e := start(t, []config.Server{srv("lc")}, nil)
+	e.changes.wait(t, "lc") // became ready
+	before := len(e.Tools())
+	e.call(t, "lc", "change", "")
+	e.changes.wait(t, "lc")
+	names := toolNames(e.Tools())
+	if len(names) != before+1 || names[len(names)-1] != "lc/added_1" {
+		t.Errorf("tools after list_changed: %v", names)
+	}
+	e.call(t, "lc", "added_1", `{}`)
+}
+
+func TestOddResultsByteIdentical(t *testing.T) {
+	t.Parallel()
+	e := start(t, []config.Server{srv("o")}, nil)
+	if got := e.call(t, "o", "odd", ""); string(got) != odd {
+		t.Errorf("odd\n got %s\nwant %s", got, odd)
+	}
+	if got := e.call(t, "o", "odd", `{"isError":true}`); string(got) != oddError {
+		t.Errorf("odd error\n got %s\nwant %s", got, oddError)
+	}
+	// Arguments go out as received (pretty-printed ones are compacted, since
+	// the wire is one line per message; numbers and escapes are untouched).
+	args := "{\n  \"n\": 12345678901234567890123,\n  \"s\": \"<&>\\u2028\"\n}"
+	got := e.call(t, "o", "echo", args)
+	want := `{"content":[{"type":"text","text":"{\"n\":12345678901234567890123,\"s\":\"<&>\\u2028\"}"}],"structuredContent":{"n":12345678901234567890123,"s":"<&>\u2028"}}`
+	if string(got) != want {
+		t.Errorf("echo\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestBigResult(t *testing.T) {
+	t.Parallel()
+	e := start(t, []config.Server{srv("big")}, nil)
+	const n = 4 << 20
+	res := e.call(t, "big", "big", fmt.Sprintf(`{"bytes":%d}`, n))
+	var r struct {
+		Content []struct{ Text string } `json:"content"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil || len(r.Content) != 1 || len(r.Content[0].Text) != n {
+		t.Fatalf("big: %v, %d bytes", err, len(res))
+	}
+	e.call(t, "big", "echo", `{}`)
+}
+
+func TestRPCError(t *testing.T) {
+	t.Parallel()
+	e := start(t, []config.Server{srv("e")}, nil)
+	_, err := e.CallTool(context.Background(), "e", "nope", json.RawMessage(`{}`), backends.CallOptions{})
+	var re *backends.RPCError
+	if !errors.As(err, &re) || re.Code != -32602 || re.Message != "Tool not found: nope" || string(re.Data) != `{"tool":"nope"}` || re.Server != "e" {
+		t.Errorf("err %#v", err)
+	}
+	_, err = e.Request(context.Background(), "e", "completion/complete", json.RawMessage(`{}`), backends.CallOptions{})
+	if !errors.As(err, &re) || re.Code != -32601 {
+		t.Errorf("err %#v", err)
+	}
+}
+
+func TestPromptsResourcesRequest(t *testing.T) {
+	t.Parallel()
+	e := start(t, []config.Server{srv("pr", "-prompts", "-resources"), srv("plain")}, nil)
+	ps := e.Prompts()
+	if len(ps) != 1 || ps[0].Name != "greet" || ps[0].Server != "pr" {
+		t.Errorf("prompts %+v", ps)
+	}
+	rs := e.Resources()
+	if len(rs) != 2 || rs[0].URI != "test://r1" || rs[0].Template || rs[1].URI != "test://t/{id}" || !rs[1].Template {
+		t.Errorf("resources %+v", rs)
+	}
+	res, err := e.Request(context.Background(), "pr", "resources/read", map[string]string{"uri": "test://r1"}, backends.CallOptions{})
+	if err != nil || string(res) != `{"contents":[{"uri":"test://r1","text":"r1 body"}]}` {
+		t.Errorf("read: %s %v", res, err)
+	}
+	res, err = e.Request(context.Background(), "pr", "prompts/get", json.RawMessage(`{"name":"greet"}`), backends.CallOptions{})
+	if err != nil || !strings.Contains(string(res), "hello") {
+		t.Errorf("get: %s %v", res, err)
+	}
+}
+
+func TestServerToClientRequest(t *testing.T) {
+	t.Parallel()
+	var gotServer, gotMethod string
+	var gotParams json.RawMessage
+	e := start(t, []config.Server{srv("s")}, func(o *backends.Options) {
+		o.OnRequest = func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
+			gotServer, gotMethod, gotParams = server, method, params
+			if method != "sampling/createMessage" {
+				return nil, &jsonrpc.Error{Code: -32601, Message: "no"}
+			}
+			return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"hi back"},"model":"m","n":12345678901234567890123}`), nil
+		}
+	})
+	res := e.call(t, "s", "sample", "")
+	if gotServer != "s" || gotMethod != "sampling/createMessage" || !strings.Contains(string(gotParams), `"maxTokens":10`) {
+		t.Errorf("OnRequest got %s %s %s", gotServer, gotMethod, gotParams)
+	}
+	want := `{"content":[{"type":"text","text":"sampled"}],"structuredContent":{"role":"assistant","content":{"type":"text","text":"hi back"},"model":"m","n":12345678901234567890123}}`
+	if string(res) != want {
+		t.Errorf("result %s", res)
+	}
+	caps := string(e.stats(t, "s").Capabilities)
+	for _, c := range []string{`"sampling":{}`, `"elicitation":{}`, `"roots":{}`} {
+		if !strings.Contains(caps, c) {
+			t.Errorf("capabilities %s lack %s", caps, c)
+		}
+	}
+}
+
+func TestServerToClientRequestError(t *testing.T) {
+	t.Parallel()
+	e := start(t, []config.Server{srv("s"), srv("none")}, func(o *backends.Options) {
+		o.OnRequest = func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
+			if server == "none" {
+				return nil, errors.New("plain failure")
+			}
+			return nil, &backends.RPCError{Code: -1, Message: "User rejected sampling request", Data: json.RawMessage(`{"x":1}`)}
+		}
+	})
+	res := e.call(t, "s", "sample", "")
+	if !strings.Contains(string(res), `"error":{"code":-1,"message":"User rejected sampling request","data":{"x":1}}`) {
+		t.Errorf("result %s", res)
+	}
+	res = e.call(t, "none", "sample", "")
+	if !strings.Contains(string(res), `"code":-32603,"message":"plain failure"`) {
+		t.Errorf("result %s", res)
+	}
+}
+
+func TestNoOnRequest(t *testing.T) {
+	t.Parallel()
+	e := start(t, []config.Server{srv("s")}, nil)
+	res := e.call(t, "s", "sample", "")
+	if !strings.Contains(string(res), `"code":-32601`) {
+		t.Errorf("result %s", res)
+	}
+	if caps := string(e.stats(t, "s").Capabilities); caps != "{}" {
+		t.Errorf("capabilities without OnRequest: %s", caps)
+	}
+}
+
+func TestNotificationMessageLogged(t *testing.T) {
+	t.Parallel()
+	e := start(t, []config.Server{srv("l")}, nil)
+	e.call(t, "l", "log", `{"level":"warning","data":"disk almost full"}`)
+	if got := e.log.find("WARN disk almost full", "server=l", "logger=tb"); len(got) != 1 {
+		t.Errorf("log %q", got)
+	}
+}
+
+func TestCloseStopsEverything(t *testing.T) {
+	t.Parallel()
+	e := start(t, []config.Server{srv("g", "-grandchild"), srv("stubborn", "-ignore-term", "-grandchild")}, nil)
+	pg := e.status(t, "g").PID
+	ps := e.status(t, "stubborn").PID
+	gpid := grandchildPID(t, e.status(t, "g"))
+	if pids, _ := groupMembers(pg); !slices.Contains(pids, gpid) || !slices.Contains(pids, pg) {
+		t.Fatalf("group %d: %v (grandchild %d)", pg, pids, gpid)
+	}
+	inflight := make(chan error, 1)
+	go func() {
+		_, err := e.CallTool(context.Background(), "g", "hang", nil, backends.CallOptions{})
+		inflight <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	t0 := time.Now()
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Close took %s (stop grace 200ms; one backend ignores stdin EOF and SIGTERM)", time.Since(t0))
+	var se *backends.ServerError
+	if err := <-inflight; !errors.As(err, &se) || se.State != backends.Stopped {
+		t.Errorf("in-flight call: %v", err)
+	}
+	for _, pgid := range []int{pg, ps} {
+		if pids, zombie := groupMembers(pgid); len(pids) > 0 || zombie {
+			t.Errorf("group %d left: %v (zombie %v)", pgid, pids, zombie)
+		}
+	}
+	if z := zombieChildren(); len(z) > 0 {
+		t.Errorf("zombie children: %v", z)
+	}
+	for _, s := range e.Status() {
+		if s.State != backends.Stopped || s.PID != 0 {
+			t.Errorf("after Close: %+v", s)
+		}
+	}
+	if len(e.Tools()) != 0 {
+		t.Error("tools after Close")
+	}
+	_, err := e.CallTool(context.Background(), "g", "echo", nil, backends.CallOptions{})
+	if !errors.As(err, &se) || se.State != backends.Stopped {
+		t.Errorf("call after Close: %v", err)
+	}
+	if err := e.Close(); err != nil { // idempotent
+		t.Error(err)
+	}
+}
+
+func TestCloseDuringStartupAndBackoff(t *testing.T) {
+	t.Parallel()
+	s := srv("r")
+	s.Restart = "on-failure"
+	e := start(t, []config.Server{s}, nil)
+	backends.SetTimings(e.Manager, time.Hour, time.Hour, time.Hour, 200*time.Millisecond)
+	e.CallTool(context.Background(), "r", "crash", nil, backends.CallOptions{})
+	e.waitState(t, "r", backends.Restarting)
+	t0 := time.Now()
+	e.Close()
+	if d := time.Since(t0); d > time.Second {
+		t.Errorf("Close during backoff took %s", d)
+	}
+	if st := e.status(t, "r"); st.State != backends.Stopped {
+		t.Errorf("state %s", st.State)
+	}
+
+	m := backends.New(backends.Options{Servers: []config.Server{srv("late", "-start-delay", "20s")}})
+	backends.SetTimings(m, time.Hour, time.Hour, time.Hour, 200*time.Millisecond)
+	m.Start(context.Background())
+	time.Sleep(50 * time.Millisecond)
+	t0 = time.Now()
+	m.Close() // stdin closed: the sleeping child only dies by signal
+	if d := time.Since(t0); d > 5*time.Second {
+		t.Errorf("Close during startup took %s", d)
+	}
+	if st := m.Status()[0]; st.State != backends.Stopped {
+		t.Errorf("state %s", st.State)
+	}
+	m.Wait(context.Background())
+}
+
+func TestRunReaper(t *testing.T) {
+	t.Parallel()
+	// A process group of its own (sh and its sleep), registered, then
+	// unregistered one: closing the input kills only the registered one.
+	start := func() *exec.Cmd {
+		cmd := exec.Command("sh", "-c", "sleep 300 & wait")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	a, b := start(), start()
+	defer func() {
+		syscall.Kill(-b.Process.Pid, syscall.SIGKILL)
+		b.Wait()
+	}()
+	r, w := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- backends.RunReaper(r) }()
+	fmt.Fprintf(w, "add %d\nadd %d\ngarbage\nadd 1\nadd -1\ndel %d\n", a.Process.Pid, b.Process.Pid, b.Process.Pid)
+	w.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	a.Wait()
+	waitGone(t, a.Process.Pid, 2*time.Second)
+	if pids, _ := groupMembers(b.Process.Pid); len(pids) == 0 {
+		t.Error("unregistered group was killed")
+	}
+}
+
+// TestReaperOnGatewaySIGKILL runs the test binary as a gateway with a
+// backend that has a grandchild, SIGKILLs it, and checks that the backend's
+// whole process group dies (Pdeathsig alone would leave the grandchild).
+func TestReaperOnGatewaySIGKILL(t *testing.T) {
+	t.Parallel()
+	gw := exec.Command(os.Args[0], "-test.run=^$")
+	gw.Env = append(os.Environ(), "BACKENDS_TEST_GATEWAY=-grandchild", "BACKENDS_TEST_BACKEND="+testbackend)
+	gw.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := gw.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw.Stderr = os.Stderr
+	if err := gw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line := readLine(t, bufio.NewReader(out), 10*time.Second)
+	var pid int
+	if _, err := fmt.Sscanf(line, "pid %d", &pid); err != nil {
+		gw.Process.Kill()
+		gw.Wait()
+		t.Fatalf("gateway said %q", line)
+	}
+	if pids, _ := groupMembers(pid); len(pids) < 2 {
+		t.Errorf("backend group %d: %v, want the backend and its grandchild", pid, pids)
+	}
+	gw.Process.Kill()
+	gw.Wait()
+	waitGone(t, pid, 3*time.Second)
+}
+
+func TestManagerWithReaperCloses(t *testing.T) {
+	t.Parallel()
+	e := start(t, []config.Server{srv("a")}, func(o *backends.Options) {
+		o.Reaper = []string{os.Args[0]}
+		// GORACE: a -race binary otherwise sleeps 1 s at exit.
+		o.Environ = append(os.Environ(), "BACKENDS_TEST_REAPER=1", "GORACE=atexit_sleep_ms=0")
+	})
+	e.call(t, "a", "echo", `{}`)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConcurrentCalls(t *testing.T) {
+	t.Parallel()
+	e := start(t, []config.Server{srv("cc")}, nil)
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := range 64 {
+		wg.Go(func() {
+			args := fmt.Sprintf(`{"i":%d}`, i)
+			res, err := e.CallTool(context.Background(), "cc", "echo", json.RawMessage(args), backends.CallOptions{})
+			if err != nil {
+				errs <- err
+				return
+			}
+			if !bytes.HasSuffix(res, []byte(`"structuredContent":`+args+`}`)) {
+				errs <- fmt.Errorf("call %d got %s", i, res)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func BenchmarkCallTool(b *testing.B) {
+	m := backends.New(backends.Options{Servers: []config.Server{srv("bench")}})
+	m.Start(context.Background())
+	m.Wait(context.Background())
+	defer m.Close()
+	args := json.RawMessage(`{"text":"hello","n":12345678901234567890123}`)
+	ctx := context.Background()
+	b.Run("sequential", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := m.CallTool(ctx, "bench", "echo", args, backends.CallOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := m.CallTool(ctx, "bench", "echo", args, backends.CallOptions{}); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+}
+
+// BenchmarkStart measures starting n backends in parallel, for the lead's
+// figures (compare n=1 and n=8).
+func BenchmarkStart(b *testing.B) {
+	for _, n := range []int{1, 8} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			var servers []config.Server
+			for i := range n {
+				servers = append(servers, srv(fmt.Sprintf("s%d", i)))
+			}
+			for b.Loop() {
+				m := backends.New(backends.Options{Servers: servers})
+				m.Start(context.Background())
+				m.Wait(context.Background())
+				if got := len(m.Tools()); got != n*len(baseTools) {
+					b.Fatalf("%d tools", got)
+				}
+				m.Close()
+			}
+		})
+	}
+}
