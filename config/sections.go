@@ -2,6 +2,7 @@ package config
 
 import (
 	"strconv"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -22,7 +23,9 @@ var clientKeys = map[string]string{
 
 var topKeys = []string{"openai", "request", "model_profiles", "policy", "search", "server", "gateway", "servers", "mcpServers"}
 
-// top applies the document's root mapping.
+// top applies the document's root mapping. Top-level keys starting with
+// "x-" are ignored, as in Compose files, so that they can hold YAML anchors
+// for the sections that use them.
 func (l *loader) top(n *yaml.Node) {
 	n = l.resolve(n)
 	if n == nil || isNull(n) {
@@ -60,6 +63,9 @@ func (l *loader) top(n *yaml.Node) {
 		case "$schema":
 			// JSON schema reference of an editor; nothing to do.
 		default:
+			if strings.HasPrefix(e.key, "x-") {
+				continue // an extension key, as in Compose files: a place for anchors
+			}
 			if why, ok := clientKeys[e.key]; ok {
 				l.warn(e.line, e.key, "ignored by mcp-gateway (%s)", why)
 				continue
@@ -91,6 +97,8 @@ func (l *loader) openai(e entry) {
 			l.str(x, k, &c.APIKeyEnv)
 		case "base_url":
 			l.str(x, k, &c.BaseURL)
+		case "api_key", "apiKey":
+			l.errLine(x.line, k, "the API key is read only from the environment variable that openai.api_key_env names (default OPENAI_API_KEY); remove it from the file")
 		default:
 			return false
 		}

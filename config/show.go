@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net/url"
 	"slices"
 	"strings"
 )
@@ -24,7 +23,8 @@ const Masked = "***"
 //     in any case — "Authorization", "GITHUB_TOKEN", "API_KEY");
 //   - command, cwd, url and args that were expanded from ${VAR} are printed
 //     as written in the file ("--token=${MY_TOKEN}"), never expanded;
-//   - a url's password and secret-looking query values are printed as "***".
+//   - a url's password and secret-looking query values (as written or
+//     expanded) are printed as "***"; so are those of openai.base_url.
 //
 // Names of variables (openai.api_key_env, gateway.http.auth_token_env) are
 // shown; their values never are.
@@ -110,11 +110,7 @@ func (c *Config) masked(s Server) Server {
 	}
 	s.Command = written("command", s.Command)
 	s.Cwd = written("cwd", s.Cwd)
-	if w, ok := c.shown[shownKey(s.Name, "url")]; ok {
-		s.URL = w
-	} else {
-		s.URL = redactURL(s.URL)
-	}
+	s.URL = redactURL(written("url", s.URL))
 	s.Args = slices.Clone(s.Args)
 	for i, a := range s.Args {
 		s.Args[i] = written(fmt.Sprintf("args[%d]", i), a)
@@ -155,32 +151,31 @@ func secretName(name string) bool {
 	return false
 }
 
-// redactURL masks the password and secret-looking query values of a URL.
-// A URL that does not parse is returned as it is.
+// redactURL masks the password and secret-looking query values of a URL,
+// by text, so that it works on a URL as written with ${VAR} in it too.
 func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || s == "" {
-		return s
-	}
-	changed := false
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), Masked)
-		changed = true
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			if secretName(k) {
-				q[k] = []string{Masked}
-				changed = true
+	rest, frag, hasFrag := strings.Cut(s, "#")
+	base, query, hasQuery := strings.Cut(rest, "?")
+	if _, after, ok := strings.Cut(base, "://"); ok {
+		authority, _, _ := strings.Cut(after, "/")
+		if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+			if user, _, ok := strings.Cut(authority[:at], ":"); ok {
+				start := len(base) - len(after)
+				base = base[:start] + user + ":" + Masked + after[at:]
 			}
 		}
-		if changed {
-			u.RawQuery = q.Encode()
+	}
+	if hasQuery {
+		parts := strings.Split(query, "&")
+		for i, kv := range parts {
+			if k, _, ok := strings.Cut(kv, "="); ok && secretName(k) {
+				parts[i] = k + "=" + Masked
+			}
 		}
+		base += "?" + strings.Join(parts, "&")
 	}
-	if !changed {
-		return s
+	if hasFrag {
+		base += "#" + frag
 	}
-	return u.String()
+	return base
 }

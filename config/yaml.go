@@ -373,6 +373,13 @@ func suggest(key string, known []string) string {
 			return k
 		}
 	}
+	if len(key) >= 4 {
+		for _, k := range known {
+			if strings.HasPrefix(k, key) || strings.HasPrefix(key, k) {
+				return k
+			}
+		}
+	}
 	best, bestD := "", 3
 	if len(key) <= 4 {
 		bestD = 2

@@ -1,0 +1,107 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// mapEnv is an environment for LoadOptions.Env.
+func mapEnv(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		v, ok := m[k]
+		return v, ok
+	}
+}
+
+// writeConfig writes text to a config.yaml in a temporary directory.
+func writeConfig(t testing.TB, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// loadText loads text as config.yaml with env and flags; home is /home/me.
+func loadText(t testing.TB, text string, env map[string]string, flags Flags) (*Config, *Sources, error, string) {
+	t.Helper()
+	p := writeConfig(t, "config.yaml", text)
+	c, s, err := Load(LoadOptions{Path: p, Home: "/home/me", Env: mapEnv(env), Flags: flags})
+	return c, s, err, p
+}
+
+// mustLoad loads text and fails the test on error.
+func mustLoad(t testing.TB, text string, env map[string]string, flags Flags) (*Config, *Sources) {
+	t.Helper()
+	c, s, err, _ := loadText(t, text, env, flags)
+	if err != nil {
+		t.Fatalf("Load: %v\n--- file:\n%s", err, text)
+	}
+	return c, s
+}
+
+// mustFail loads text and returns its *Errors, failing the test when Load
+// succeeds or returns anything but *Error values.
+func mustFail(t testing.TB, text string, env map[string]string) []*Error {
+	t.Helper()
+	_, _, err, p := loadText(t, text, env, Flags{})
+	if err == nil {
+		t.Fatalf("Load succeeded; want an error\n--- file:\n%s", text)
+	}
+	checkOnlyErrors(t, err)
+	errs := Errors(err)
+	for _, e := range errs {
+		if e.File != "" && e.File != p {
+			t.Errorf("error names file %q, want %q", e.File, p)
+		}
+	}
+	return errs
+}
+
+// checkOnlyErrors fails unless err is an *Error or a join of them.
+func checkOnlyErrors(t testing.TB, err error) {
+	t.Helper()
+	var walk func(error) bool
+	walk = func(err error) bool {
+		if _, ok := err.(*Error); ok {
+			return true
+		}
+		j, ok := err.(interface{ Unwrap() []error })
+		if !ok {
+			return false
+		}
+		for _, e := range j.Unwrap() {
+			if !walk(e) {
+				return false
+			}
+		}
+		return true
+	}
+	if !walk(err) {
+		t.Fatalf("error %T %q is not an *Error or a join of them", err, err)
+	}
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("errors.As(*Error) failed on %v", err)
+	}
+}
+
+// findErr returns the error with key, or fails.
+func findErr(t testing.TB, errs []*Error, key string) *Error {
+	t.Helper()
+	for _, e := range errs {
+		if e.Key == key {
+			return e
+		}
+	}
+	var got []string
+	for _, e := range errs {
+		got = append(got, e.Error())
+	}
+	t.Fatalf("no error for key %q; got:\n%s", key, strings.Join(got, "\n"))
+	return nil
+}
