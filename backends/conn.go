@@ -57,8 +57,9 @@ type conn struct {
 	handling map[string]context.CancelFunc // server-to-client requests in flight, by raw id
 	err      error                         // set by shutdown
 
-	eof  chan struct{} // closed when readLoop has returned
-	done chan struct{} // closed by shutdown
+	eof       chan struct{} // closed when readLoop has returned
+	eofReason string        // why readLoop stopped before EOF; read after eof
+	done      chan struct{} // closed by shutdown
 
 	ctx    context.Context // cancelled by shutdown; parent of request handlers
 	cancel context.CancelFunc
@@ -131,6 +132,7 @@ func (c *conn) readLoop(r io.Reader) {
 		if err == bufio.ErrBufferFull {
 			long = append(long, frag...)
 			if len(long) > maxLine {
+				c.eofReason = fmt.Sprintf("wrote a line over %d MiB on stdout", maxLine>>20)
 				c.log.Warn("backend wrote a line over the size limit on stdout; ending the session", "server", c.server, "limit", maxLine)
 				return
 			}
@@ -151,6 +153,7 @@ func (c *conn) readLoop(r io.Reader) {
 		}
 		if err != nil {
 			if err != io.EOF && !errors.Is(err, os.ErrClosed) {
+				c.eofReason = "stdout: " + err.Error()
 				c.log.Debug("backend stdout read error", "server", c.server, "err", err)
 			}
 			return

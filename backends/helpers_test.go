@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,9 +46,28 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
+	before := runtime.NumGoroutine()
 	code := m.Run()
 	os.RemoveAll(dir)
+	if code == 0 && !goroutinesSettle(before) {
+		fmt.Fprintf(os.Stderr, "goroutines left behind: %d (started with %d)\n", runtime.NumGoroutine(), before)
+		buf := make([]byte, 1<<20)
+		os.Stderr.Write(buf[:runtime.Stack(buf, true)])
+		code = 1
+	}
 	os.Exit(code)
+}
+
+// goroutinesSettle waits briefly for the goroutine count to come back to n:
+// every Manager was closed, so everything it started must have ended.
+func goroutinesSettle(n int) bool {
+	for range 100 {
+		if runtime.NumGoroutine() <= n {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
 }
 
 // fakeGateway is the test binary acting as a gateway that gets SIGKILLed:

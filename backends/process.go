@@ -2,7 +2,6 @@ package backends
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"sort"
@@ -175,5 +174,3 @@ func (p *process) closeFiles() {
 	p.stdout.Close()
 	p.stderr.Close()
 }
-
-func (p *process) String() string { return fmt.Sprintf("pid %d", p.pid) }

@@ -317,6 +317,13 @@ func (b *backend) watch(p *process, c *conn, stderrDone, stop <-chan struct{}, c
 	}
 	reason := "closed its stdout"
 	select {
+	case <-c.eof:
+		if c.eofReason != "" {
+			reason = c.eofReason
+		}
+	default:
+	}
+	select {
 	case <-p.exited:
 		reason = p.exitReason()
 	default:

@@ -25,6 +25,7 @@
 //	                      its pid is written to stderr as "grandchild pid N"
 //	-list-changed-on-init send notifications/tools/list_changed right after
 //	                      notifications/initialized
+//	-ignore-cancel        slow answers even when cancelled (a late response)
 //
 // Tools (arguments in parentheses):
 //
@@ -32,8 +33,8 @@
 //	                      arguments exactly as received
 //	crash (code=3)        writes "crashing now" lines to stderr, exits with code
 //	hang                  never answers (a notifications/cancelled is recorded)
-//	slow (ms)             answers "slept" after ms; if cancelled first, records
-//	                      it and never answers
+//	slow (ms)             answers "slept" after ms; if cancelled first, never
+//	                      answers (unless -ignore-cancel)
 //	progress (steps, ms)  sends steps notifications/progress with the request's
 //	                      _meta.progressToken (verbatim), ms apart, then "done"
 //	big (bytes)           text content of exactly bytes 'x' characters
@@ -92,6 +93,7 @@ type server struct {
 	prompts      bool
 	resources    bool
 	listOnInit   bool
+	ignoreCancel bool
 
 	calls sync.WaitGroup // tools/call goroutines
 
@@ -127,6 +129,7 @@ func main() {
 	ignoreTerm := fs.Bool("ignore-term", false, "ignore SIGTERM and stdin EOF")
 	grandchild := fs.Bool("grandchild", false, "start a grandchild")
 	listOnInit := fs.Bool("list-changed-on-init", false, "send tools/list_changed after initialized")
+	ignoreCancel := fs.Bool("ignore-cancel", false, "slow answers even when cancelled")
 	fs.VisitAll(func(f *flag.Flag) {
 		env := "TESTBACKEND_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 		if v, ok := os.LookupEnv(env); ok {
@@ -166,6 +169,7 @@ func main() {
 		prompts:      *prompts,
 		resources:    *resources,
 		listOnInit:   *listOnInit,
+		ignoreCancel: *ignoreCancel,
 		out:          bufio.NewWriterSize(os.Stdout, 64<<10),
 		tools:        []string{"echo", "crash", "hang", "slow", "progress", "big", "odd", "change", "sample", "log", "stats"},
 		cancels:      map[string]chan struct{}{},
@@ -426,6 +430,9 @@ func (s *server) call(msg message) {
 	case p.Name == "hang":
 		<-cancel
 	case p.Name == "slow":
+		if s.ignoreCancel {
+			cancel = nil
+		}
 		select {
 		case <-time.After(time.Duration(args.MS) * time.Millisecond):
 			s.reply(msg.ID, text("slept"))
