@@ -29,7 +29,7 @@ const (
 	oddError = `{"content":[{"type":"text","text":"it failed"}],"isError":true,"structuredContent":{"code":12345678901234567890123},"_meta":{"k":null}}`
 )
 
-var baseTools = []string{"echo", "crash", "hang", "slow", "progress", "big", "odd", "change", "sample", "log", "stats"}
+var baseTools = []string{"echo", "crash", "hang", "slow", "progress", "big", "odd", "change", "sample", "log", "stats", "deaf"}
 
 func TestStartParallel(t *testing.T) {
 	t.Parallel()
@@ -319,6 +319,30 @@ func TestTimeoutAtDeadline(t *testing.T) {
 	}
 	if e.status(t, "h").State != backends.Ready {
 		t.Error("backend not ready after a timeout")
+	}
+}
+
+// TestTimeoutWhileStdinFull: a child that stops reading its stdin cannot
+// hold a call past its deadline, even while the request is being written.
+func TestTimeoutWhileStdinFull(t *testing.T) {
+	t.Parallel()
+	s := srv("deaf")
+	s.TimeoutMS = 200
+	e := start(t, []config.Server{s}, nil)
+	e.call(t, "deaf", "deaf", `{"ms":2000}`)
+	big := json.RawMessage(`{"s":"` + strings.Repeat("x", 1<<20) + `"}`)
+	for range 2 { // the first may be cut short; the second waits for the pipe
+		t0 := time.Now()
+		_, err := e.CallTool(context.Background(), "deaf", "echo", big, backends.CallOptions{})
+		d := time.Since(t0)
+		var te *backends.TimeoutError
+		var se *backends.ServerError
+		if !errors.As(err, &te) && !errors.As(err, &se) {
+			t.Fatalf("err %v", err)
+		}
+		if d > time.Second {
+			t.Errorf("returned after %s (timeout 200ms)", d)
+		}
 	}
 }
 

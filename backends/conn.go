@@ -429,6 +429,10 @@ func (c *conn) call(ctx context.Context, method string, params json.RawMessage, 
 		defer t.Stop()
 		timeout = t.C
 	}
+	writeDeadline := deadline // ctx's deadline bounds the write too
+	if d, ok := ctx.Deadline(); ok && (writeDeadline.IsZero() || d.Before(writeDeadline)) {
+		writeDeadline = d
+	}
 	ch := make(chan response, 1)
 	c.mu.Lock()
 	if c.err != nil {
@@ -469,7 +473,10 @@ func (c *conn) call(ctx context.Context, method string, params json.RawMessage, 
 		buf.Write(params)
 	}
 	buf.WriteString("}\n")
-	if err := c.write(ctx, deadline, buf.Bytes()); err != nil {
+	if err := c.write(ctx, writeDeadline, buf.Bytes()); err != nil {
+		if errors.Is(err, errCallTimeout) && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		// Nothing (or, if the write was cut short, nothing usable) reached
 		// the backend: there is nothing to cancel.
 		if err == errCallTimeout || ctx.Err() != nil {

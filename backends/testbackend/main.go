@@ -46,6 +46,8 @@
 //	                      answers with the client's result as structuredContent
 //	                      (or an isError result carrying the client's error)
 //	log (level, data)     sends notifications/message, answers "logged"
+//	deaf (ms)             answers "deaf", then stops reading stdin for ms (a
+//	                      stuck child whose stdin pipe fills up)
 //	stats                 structuredContent {"cancelled":[requestId...],
 //	                      "reasons":[...], "initialized":bool,
 //	                      "capabilities":<client capabilities>,
@@ -171,7 +173,7 @@ func main() {
 		listOnInit:   *listOnInit,
 		ignoreCancel: *ignoreCancel,
 		out:          bufio.NewWriterSize(os.Stdout, 64<<10),
-		tools:        []string{"echo", "crash", "hang", "slow", "progress", "big", "odd", "change", "sample", "log", "stats"},
+		tools:        []string{"echo", "crash", "hang", "slow", "progress", "big", "odd", "change", "sample", "log", "stats", "deaf"},
 		cancels:      map[string]chan struct{}{},
 		waiting:      map[string]chan message{},
 	}
@@ -326,6 +328,15 @@ func (s *server) handle(line []byte) {
 		s.reply(msg.ID, `{"resourceTemplates":[{"uriTemplate":"test://t/{id}","name":"t"}]}`)
 	case msg.Method == "resources/read" && s.resources:
 		s.reply(msg.ID, `{"contents":[{"uri":"test://r1","text":"r1 body"}]}`)
+	case msg.Method == "tools/call" && bytes.Contains(msg.Params, []byte(`"name":"deaf"`)):
+		var p struct {
+			Arguments struct {
+				MS int `json:"ms"`
+			} `json:"arguments"`
+		}
+		json.Unmarshal(msg.Params, &p)
+		s.reply(msg.ID, text("deaf"))
+		time.Sleep(time.Duration(p.Arguments.MS) * time.Millisecond) // in the read loop
 	case msg.Method == "tools/call":
 		s.calls.Add(1)
 		go func() {
