@@ -6,6 +6,27 @@
 // value and never reads the environment itself. The OpenAI API key is the one
 // secret: it is read from the variable that openai.api_key_env names, kept in
 // Config.APIKey, and never marshalled, logged or shown.
+//
+// The file is YAML, or JSON (a subset of YAML), so a client's own file —
+// Claude Desktop's claude_desktop_config.json, Cursor's mcp.json, VS Code's
+// .vscode/mcp.json, Claude Code's .mcp.json — can be passed as it is:
+//
+//   - backends come from `servers:` (a list, or a VS Code style mapping of
+//     names) and `mcpServers:` (a mapping of names); per-server `type`
+//     (stdio, http, sse, streamable-http, streamableHttp) and `disabled`
+//     are understood, as are `envs` (env), `serverUrl` and `httpUrl` (url)
+//     and `timeout` (timeout_ms, in milliseconds);
+//   - keys of those clients that the gateway does not use (globalShortcut,
+//     preferences, inputs, autoApprove, envFile, ...) are skipped with a
+//     warning in Sources.Warnings; `$schema` and top-level keys starting
+//     with "x-" (a place for YAML anchors) are skipped silently;
+//   - any other unknown key is an error naming the file, line and key.
+//
+// YAML anchors, aliases and merge keys (<<) work. In a server's command,
+// args, env values, cwd, url and headers, ${VAR}, ${VAR:-default} and
+// ${env:VAR} expand from LoadOptions.Env ($${ is a literal ${); a leading
+// "~/" expands to LoadOptions.Home in cwd, command, policy.system.path and
+// server.debug_file.
 package config
 
 import (
@@ -66,7 +87,7 @@ type Policy struct {
 // SystemPolicy says where the Responses `instructions` come from.
 type SystemPolicy struct {
 	Source string `json:"source"` // builtin | file
-	Path   string `json:"path"`   // used when Source is file; "~" is expanded by the reader
+	Path   string `json:"path"`   // used when Source is file; Load expands a leading "~/"
 	Merge  string `json:"merge"`  // replace | prepend | append (file text relative to the builtin text)
 }
 

@@ -10,6 +10,9 @@ import (
 // FuzzLoad feeds arbitrary bytes to Load as a configuration file. Load must
 // not panic, must return *Error values (alone or joined) on failure, and a
 // loaded configuration must print with WriteShowConfig without the API key.
+//
+// Each input goes through a file in a temporary directory; on a machine with
+// a busy disk, TMPDIR=/dev/shm keeps the fuzzer from stalling on writes.
 func FuzzLoad(f *testing.F) {
 	for _, name := range []string{"full.yaml", "claude_desktop_config.json", "vscode_mcp.json", "seed_gateway.yaml", "bad.yaml"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))

@@ -237,16 +237,15 @@ type origin struct {
 
 // loader carries one Load call's state.
 type loader struct {
-	env      func(string) (string, bool)
-	home     string
-	file     string
-	cfg      *Config
-	src      *Sources
-	errs     []*Error
-	origin   map[string]origin // dotted key → where its value came from
-	steps    int               // node visits, bounding alias expansion
-	tooDeep  bool
-	explicit map[int]bool // server index → prefix given explicitly
+	env     func(string) (string, bool)
+	home    string
+	file    string
+	cfg     *Config
+	src     *Sources
+	errs    []*Error
+	origin  map[string]origin // dotted key → where its value came from
+	steps   int               // node visits, bounding alias expansion
+	tooDeep bool
 }
 
 // errAt records an error for key, placed where the key's value came from.
