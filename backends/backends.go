@@ -6,6 +6,15 @@
 // a proxy must pass results through byte for byte (structuredContent with
 // 19-digit integers, unknown content types, _meta), survive banner lines on a
 // child's stdout, and see a crash the moment it happens.
+//
+// Supervision: a backend that fails its first start is Failed and is not
+// retried; one that crashes after it was ready is restarted (restart:
+// on-failure) after 1 s, doubling to 30 s, until 5 crashes fall within 60 s
+// (Failed), or stays Crashed (restart: never).
+//
+// The scriptable MCP server in ./testbackend is the test double for this
+// package and for the gateway's tests; its flags are documented in its
+// main.go.
 package backends
 
 import (
@@ -25,9 +34,11 @@ const ProtocolVersion = "2025-11-25"
 type Options struct {
 	Servers []config.Server // enabled and disabled; disabled ones are reported but not started
 	Logger  *slog.Logger
-	// DefaultTimeout is the per-call timeout for servers without timeout_ms.
+	// DefaultTimeout is the per-call timeout for servers without timeout_ms;
+	// zero means 30 s.
 	DefaultTimeout time.Duration
-	// StartupTimeout bounds Wait and each backend's initialize handshake.
+	// StartupTimeout bounds Wait and each backend's handshake (initialize
+	// and the first lists), counted from Start; zero means 30 s.
 	StartupTimeout time.Duration
 	// Environ is the gateway's environment that children inherit (before
 	// their own env); nil means os.Environ().
