@@ -106,7 +106,7 @@ func (g *Gateway) frontList() []*front {
 func (g *Gateway) newFront() *front {
 	f := &front{g: g, log: g.log}
 	f.server = mcp.NewServer(&mcp.Implementation{Name: "mcp-gateway", Version: g.opts.Version}, &mcp.ServerOptions{
-		Logger: g.log.With("component", "mcp"),
+		Logger: g.sdkLogger(),
 		// Backends may add tools, prompts and resources at any time, so
 		// all three are declared up front, with list_changed.
 		Capabilities: &mcp.ServerCapabilities{
@@ -121,6 +121,34 @@ func (g *Gateway) newFront() *front {
 	g.fronts[f] = true
 	g.mu.Unlock()
 	return f
+}
+
+// sdkLogger is the go-sdk's logger: its session lifecycle lines are noise
+// at info level, so only its warnings and errors pass unless debug is on.
+func (g *Gateway) sdkLogger() *slog.Logger {
+	l := g.log.With("component", "mcp")
+	if g.opts.Config.Server.Debug {
+		return l
+	}
+	return slog.New(minLevel{l.Handler(), slog.LevelWarn})
+}
+
+// minLevel drops records below min.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return minLevel{h.Handler.WithAttrs(attrs), h.min}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{h.Handler.WithGroup(name), h.min}
 }
 
 func (g *Gateway) dropFront(f *front) {
