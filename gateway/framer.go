@@ -50,8 +50,8 @@ var (
 
 // stdioFramer splits a byte stream into messages. Each message is either a
 // Content-Length framed body or one line of JSON; both kinds may be mixed
-// and split across reads in any way. A UTF-8 BOM at the very start of the
-// stream is skipped.
+// and split across reads in any way. A UTF-8 BOM at the start of the stream,
+// of a line or of a framed body is skipped.
 //
 // A framer never holds more than max bytes of one message (plus its read
 // buffer): an over-long line is discarded up to its newline, and a body whose
@@ -119,7 +119,9 @@ func (f *stdioFramer) next() (stdioFrame, error) {
 			return stdioFrame{framing: stdioFramingLine, size: n, skipped: skipped,
 				bad: fmt.Sprintf("line exceeds the %d-byte limit", f.max)}, nil
 		}
-		content := stdioTrimSpace(line)
+		// A BOM may also open a later message (a client that re-opens its
+		// writer per message); it is never part of the JSON.
+		content := stdioTrimSpace(bytes.TrimPrefix(stdioTrimSpace(line), stdioBOM))
 		if len(content) == 0 {
 			skipped += n
 			continue
@@ -207,7 +209,7 @@ func (f *stdioFramer) readHeaderFramed(first []byte, n int) stdioFrame {
 			fr.bad = "input ended inside a body"
 			return fr
 		}
-		fr.body = body
+		fr.body = bytes.TrimPrefix(body, stdioBOM)
 	}
 	return fr
 }

@@ -31,7 +31,7 @@ type StdioOptions struct {
 
 // StdioTransport serves MCP on a byte stream (the gateway's stdin and
 // stdout). It accepts both Content-Length framed messages and line-delimited
-// JSON, in any mix and any split across reads; a leading UTF-8 BOM is
+// JSON, in any mix and any split across reads; a UTF-8 BOM before a message is
 // skipped. Bad input never ends the stream: invalid JSON is answered with a
 // -32700 error (id null), a JSON value that is not a JSON-RPC message with
 // -32600, a bad or oversized Content-Length with -32700 and its bytes
