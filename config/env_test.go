@@ -52,7 +52,7 @@ func TestEnvVariables(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
 			env := map[string]string{tt.name: tt.value}
-			c, s, err, _ := loadText(t, "", env, Flags{})
+			c, s, _, err := loadText(t, "", env, Flags{})
 			if tt.check != nil {
 				if err != nil {
 					t.Fatal(err)
@@ -144,7 +144,7 @@ func TestFlags(t *testing.T) {
 			t.Errorf("%+v: debug %v file %q cli %q", tt.flags, c.Server.Debug, c.Server.DebugFile, s.CLI)
 		}
 	}
-	_, _, err, _ := loadText(t, "", nil, Flags{Listen: "localhost"})
+	_, _, _, err := loadText(t, "", nil, Flags{Listen: "localhost"})
 	if e := findErr(t, Errors(err), "--listen"); !strings.HasPrefix(e.Error(), "flag --listen: must be host:port") {
 		t.Errorf("error = %q", e.Error())
 	}

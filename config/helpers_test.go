@@ -27,17 +27,17 @@ func writeConfig(t testing.TB, name, text string) string {
 }
 
 // loadText loads text as config.yaml with env and flags; home is /home/me.
-func loadText(t testing.TB, text string, env map[string]string, flags Flags) (*Config, *Sources, error, string) {
+func loadText(t testing.TB, text string, env map[string]string, flags Flags) (*Config, *Sources, string, error) {
 	t.Helper()
 	p := writeConfig(t, "config.yaml", text)
 	c, s, err := Load(LoadOptions{Path: p, Home: "/home/me", Env: mapEnv(env), Flags: flags})
-	return c, s, err, p
+	return c, s, p, err
 }
 
 // mustLoad loads text and fails the test on error.
 func mustLoad(t testing.TB, text string, env map[string]string, flags Flags) (*Config, *Sources) {
 	t.Helper()
-	c, s, err, _ := loadText(t, text, env, flags)
+	c, s, _, err := loadText(t, text, env, flags)
 	if err != nil {
 		t.Fatalf("Load: %v\n--- file:\n%s", err, text)
 	}
@@ -48,7 +48,7 @@ func mustLoad(t testing.TB, text string, env map[string]string, flags Flags) (*C
 // succeeds or returns anything but *Error values.
 func mustFail(t testing.TB, text string, env map[string]string) []*Error {
 	t.Helper()
-	_, _, err, p := loadText(t, text, env, Flags{})
+	_, _, p, err := loadText(t, text, env, Flags{})
 	if err == nil {
 		t.Fatalf("Load succeeded; want an error\n--- file:\n%s", text)
 	}

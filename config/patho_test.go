@@ -33,7 +33,7 @@ func TestPathologicalInputs(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			start := time.Now()
-			_, _, err, _ := loadText(t, text, nil, Flags{})
+			_, _, _, err := loadText(t, text, nil, Flags{})
 			if err != nil {
 				checkOnlyErrors(t, err)
 			}

@@ -9,7 +9,7 @@ import (
 )
 
 func TestServersBothForms(t *testing.T) {
-	c, _, err, p := loadText(t, `servers:
+	c, _, p, err := loadText(t, `servers:
   - name: zeta
     command: zeta-server
   - name: alpha
@@ -190,7 +190,7 @@ func TestServerErrors(t *testing.T) {
 
 func TestExpansion(t *testing.T) {
 	env := map[string]string{"TOKEN": "s3cr3t", "DIR": "/srv", "EMPTY": "", "HOST": "api.example.com"}
-	c, s, err, p := loadText(t, `servers:
+	c, s, p, err := loadText(t, `servers:
   - name: a
     command: ${DIR}/bin/server
     args: ["--token=${TOKEN}", "${MISSING:-fallback}", "$${LITERAL}", "$HOME", "${EMPTY:-d}"]

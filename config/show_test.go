@@ -77,7 +77,7 @@ func TestShowConfigYAMLPathAndMasking(t *testing.T) {
 		"ARG_SECRET":     "tok-value-4",
 		"HOST":           "mcp.example.com",
 	}
-	c, s, err, p := loadText(t, `servers:
+	c, s, p, err := loadText(t, `servers:
   - name: fs
     command: npx
     args: [-y, server, "--secret=${ARG_SECRET}"]

@@ -30,7 +30,7 @@ func TestErrorFormat(t *testing.T) {
 
 func TestUnknownKeyWithLine(t *testing.T) {
 	text := strings.Repeat("# comment\n", 12) + "gateway:\n  tool_mode: lazy\n"
-	_, _, err, p := loadText(t, text, nil, Flags{})
+	_, _, p, err := loadText(t, text, nil, Flags{})
 	want := p + ":14: gateway.tool_mode: unknown key (did you mean tools_mode?)"
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v\nwant %s", err, want)
@@ -124,7 +124,7 @@ func TestSyntaxErrors(t *testing.T) {
 }
 
 func TestManyErrorsSortedByLine(t *testing.T) {
-	_, _, err, p := loadText(t, `policy:
+	_, _, p, err := loadText(t, `policy:
   max_citations: 11
 gateway:
   tool_mode: lazy

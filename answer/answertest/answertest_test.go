@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,7 +56,7 @@ func TestWireFormat(t *testing.T) {
 	}
 	ws := resp.Output[1].AsWebSearchCall()
 	search := ws.Action.AsSearch()
-	if ws.Status != "completed" || search.Query != "tokyo weather" || len(search.Sources) != 2 ||
+	if ws.Status != "completed" || !strings.Contains(ws.RawJSON(), `"query":"tokyo weather"`) || len(search.Sources) != 2 ||
 		search.Sources[0].URL != "https://www.jma.go.jp/" || search.Sources[1].Type != "api" {
 		t.Errorf("web_search_call = %s", ws.RawJSON())
 	}

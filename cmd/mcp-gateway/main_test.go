@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -31,7 +30,8 @@ func TestMain(m *testing.M) {
 	}
 	gatewayBin = filepath.Join(dir, "mcp-gateway")
 	backendBin = filepath.Join(dir, "testbackend")
-	if err := build(gatewayBin, "."); err == nil {
+	err = build(gatewayBin, ".")
+	if err == nil {
 		err = build(backendBin, "../../backends/testbackend")
 	}
 	if err != nil {
@@ -242,10 +242,4 @@ func toolNames(t *testing.T, m map[string]any) []string {
 		names = append(names, tool.(map[string]any)["name"].(string))
 	}
 	return names
-}
-
-func withTimeout(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
 }
