@@ -147,12 +147,18 @@ func (p *process) waitGone(d time.Duration) bool {
 	}
 }
 
+// stdinGrace bounds the wait after closing a child's stdin. A server that
+// exits on EOF does so within milliseconds; many Node servers keep timers
+// alive and never do, and every shutdown (and every `mcp-gateway status`)
+// would pay the full grace for them.
+const stdinGrace = 500 * time.Millisecond
+
 // stop ends the process group politely and then less so: close stdin and
-// wait up to grace, SIGTERM the group and wait up to grace, SIGKILL the
-// group. It returns once the child has been reaped.
+// wait up to min(grace, stdinGrace), SIGTERM the group and wait up to
+// grace, SIGKILL the group. It returns once the child has been reaped.
 func (p *process) stop(grace time.Duration) {
 	_ = p.stdin.Close()
-	if !p.waitGone(grace) {
+	if !p.waitGone(min(grace, stdinGrace)) {
 		p.signalGroup(syscall.SIGTERM)
 		if !p.waitGone(grace) {
 			p.signalGroup(syscall.SIGKILL)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,7 +38,36 @@ type front struct {
 	toolFP   map[string]string      // front name → fingerprint of what is registered
 	promptFP map[string]string
 	resFP    map[string]string
+	// versions counts changes per list (tools, prompts, resources); seen
+	// is the version the client last listed, and listed whether it ever
+	// did. A list_changed notification is sent only for a list the client
+	// has seen and that changed since.
+	versions, seen [3]uint64
+	listed         [3]bool
 }
+
+// Lists whose changes are notified.
+const (
+	toolsList = iota
+	promptsList
+	resourcesList
+)
+
+// listOf maps a list method or list_changed notification to its list.
+func listOf(method string) (int, bool) {
+	switch method {
+	case "tools/list", "notifications/tools/list_changed":
+		return toolsList, true
+	case "prompts/list", "notifications/prompts/list_changed":
+		return promptsList, true
+	case "resources/list", "resources/templates/list", "notifications/resources/list_changed":
+		return resourcesList, true
+	}
+	return 0, false
+}
+
+// changed records a change to a list (f.mu held).
+func (f *front) changed(list int) { f.versions[list]++ }
 
 // toolKind says who serves a tool.
 type toolKind int
@@ -72,6 +102,11 @@ func (f *front) route(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
 			f.settle(ctx)
+			list, _ := listOf(method)
+			f.mu.Lock()
+			f.seen[list] = f.versions[list] // read before listing: a later change still notifies
+			f.listed[list] = true
+			f.mu.Unlock()
 			return next(ctx, method, req)
 		case "tools/call":
 			res, err := f.callTool(ctx, req.(*mcp.CallToolRequest))
@@ -79,6 +114,24 @@ func (f *front) route(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, rpcError(err, req.(*mcp.CallToolRequest).Params.Name, f.g.opts.Config.Server.Debug)
 			}
 			return res, nil
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// notify is the sending middleware. go-sdk sends list_changed for every
+// change to a table, including the first build that the client's own first
+// list triggers; the client needs one only when the list it last saw is out
+// of date.
+func (f *front) notify(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if list, ok := listOf(method); ok && strings.HasPrefix(method, "notifications/") {
+			f.mu.Lock()
+			stale := f.listed[list] && f.seen[list] != f.versions[list]
+			f.mu.Unlock()
+			if !stale {
+				return nil, nil
+			}
 		}
 		return next(ctx, method, req)
 	}
@@ -98,7 +151,6 @@ func (f *front) initialized(req mcp.Request) {
 	f.strict = strict
 	f.mu.Unlock()
 	f.log.Info("client connected", "client", name, "strict_names", strict)
-	f.sync()
 }
 
 func (f *front) currentSession() *mcp.ServerSession {
@@ -107,7 +159,20 @@ func (f *front) currentSession() *mcp.ServerSession {
 	return f.session
 }
 
-// settle waits for the backends to finish starting (once) and refreshes the
+// refresh re-syncs the tables after a backend changed. Before the client's
+// first list (or call) there is nothing to refresh: settle builds the
+// tables then, and the client is spared a burst of list_changed
+// notifications while the backends start.
+func (f *front) refresh() {
+	f.mu.Lock()
+	settled := f.settled
+	f.mu.Unlock()
+	if settled {
+		f.sync()
+	}
+}
+
+// settle waits for the backends to finish starting (once) and builds the
 // tables, so that the first list a client sees is complete.
 func (f *front) settle(ctx context.Context) {
 	f.mu.Lock()
@@ -231,18 +296,21 @@ func (f *front) syncTools(all map[string]toolRoute) {
 	for name, r := range listed {
 		fps[name] = fingerprint(r.tool)
 	}
+	var gone []string
 	f.mu.Lock()
 	old := f.toolFP
-	f.tools = all
-	f.toolFP = fps
-	f.mu.Unlock()
-
-	var gone []string
 	for name := range old {
 		if _, ok := fps[name]; !ok {
 			gone = append(gone, name)
 		}
 	}
+	if !sameFingerprints(old, fps) {
+		f.changed(toolsList)
+	}
+	f.tools = all
+	f.toolFP = fps
+	f.mu.Unlock()
+
 	if len(gone) > 0 {
 		f.server.RemoveTools(gone...)
 	}
@@ -263,6 +331,18 @@ func (f *front) register(what string, add func()) {
 		}
 	}()
 	add()
+}
+
+func sameFingerprints(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
 }
 
 func fingerprint(v any) string {

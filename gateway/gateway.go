@@ -87,7 +87,7 @@ func (g *Gateway) Server() *mcp.Server { return g.newFront().server }
 func (g *Gateway) BackendsChanged(server string) {
 	g.log.Debug("backend lists changed", "server", server)
 	for _, f := range g.frontList() {
-		f.sync()
+		f.refresh()
 	}
 }
 
@@ -114,6 +114,7 @@ func (g *Gateway) newFront() *front {
 		},
 	})
 	f.server.AddReceivingMiddleware(f.route)
+	f.server.AddSendingMiddleware(f.notify)
 	g.mu.Lock()
 	g.fronts[f] = true
 	g.mu.Unlock()

@@ -31,18 +31,21 @@ func (f *front) syncPrompts(strict bool) {
 		defs[p.Name] = &p
 		fps[p.Name] = fingerprint(&p)
 	}
+	var gone []string
 	f.mu.Lock()
 	old := f.promptFP
-	f.prompts = routes
-	f.promptFP = fps
-	f.mu.Unlock()
-
-	var gone []string
 	for name := range old {
 		if _, ok := fps[name]; !ok {
 			gone = append(gone, name)
 		}
 	}
+	if !sameFingerprints(old, fps) {
+		f.changed(promptsList)
+	}
+	f.prompts = routes
+	f.promptFP = fps
+	f.mu.Unlock()
+
 	if len(gone) > 0 {
 		f.server.RemovePrompts(gone...)
 	}

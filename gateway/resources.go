@@ -50,6 +50,9 @@ func (f *front) syncResources() {
 	}
 	f.mu.Lock()
 	old := f.resFP
+	if !sameFingerprints(old, fps) {
+		f.changed(resourcesList)
+	}
 	f.res = owner
 	f.resFP = fps
 	f.mu.Unlock()
