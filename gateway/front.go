@@ -33,6 +33,7 @@ type front struct {
 	strict   bool
 	settled  bool                   // backends had settled at the last sync
 	tools    map[string]toolRoute   // front name → route
+	known    map[string]toolRoute   // every backend tool ever listed, for orphans
 	prompts  map[string]promptRoute // front name → route
 	res      map[string]string      // resource URI or template → server
 	toolFP   map[string]string      // front name → fingerprint of what is registered
@@ -196,7 +197,9 @@ func (f *front) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.Res
 		// A client may call before listing (mcp-gateway call does).
 		f.settle(ctx)
 		if r, ok = f.lookupTool(name); !ok {
-			return nil, &notFoundError{name}
+			if r, ok = f.orphan(name); !ok {
+				return nil, &notFoundError{name}
+			}
 		}
 	}
 	start := time.Now()
@@ -246,6 +249,35 @@ func callOptions(ctx context.Context, req *mcp.CallToolRequest) backends.CallOpt
 		}
 	}
 	return opts
+}
+
+// orphan finds the backend a name belongs to when that backend lists no
+// tools now — it crashed, is restarting, or failed to start — so that the
+// call fails with the backend's state and stderr rather than "Tool not
+// found". A name is an orphan when it was listed before, or when it has a
+// configured server's prefix and that server is not ready.
+func (f *front) orphan(name string) (toolRoute, bool) {
+	f.mu.Lock()
+	r, ok := f.known[name]
+	strict := f.strict
+	f.mu.Unlock()
+	if ok || f.g.opts.Backends == nil {
+		return r, ok
+	}
+	n := f.g.namer(strict)
+	for _, st := range f.g.opts.Backends.Status() {
+		if st.State == backends.Ready {
+			continue
+		}
+		prefix := f.g.prefixes()[st.Name]
+		if prefix == "" {
+			continue
+		}
+		if own, ok := strings.CutPrefix(name, n.name(prefix, "")); ok && own != "" {
+			return toolRoute{kind: backendTool, server: st.Name, own: own}, true
+		}
+	}
+	return toolRoute{}, false
 }
 
 func (f *front) lookupTool(name string) (toolRoute, bool) {
@@ -309,6 +341,14 @@ func (f *front) syncTools(all map[string]toolRoute) {
 	}
 	f.tools = all
 	f.toolFP = fps
+	if f.known == nil {
+		f.known = make(map[string]toolRoute)
+	}
+	for name, r := range all {
+		if r.kind == backendTool {
+			f.known[name] = r
+		}
+	}
 	f.mu.Unlock()
 
 	if len(gone) > 0 {

@@ -1,0 +1,198 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// testbackendBin is backends/testbackend, built once by TestMain.
+var testbackendBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "gateway-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	testbackendBin = filepath.Join(dir, "testbackend")
+	cmd := exec.Command("go", "build", "-o", testbackendBin, "../backends/testbackend")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build testbackend:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// harness is a Gateway with real testbackend children and a go-sdk client
+// connected to it in memory.
+type harness struct {
+	session     *mcp.ClientSession
+	listChanged atomic.Int32
+}
+
+func newHarness(t *testing.T, clientName string, servers ...config.Server) *harness {
+	t.Helper()
+	cfg := config.Defaults()
+	cfg.Gateway.AnswerTools = false
+	cfg.Servers = servers
+	var gw *Gateway
+	mgr := backends.New(backends.Options{
+		Servers:        servers,
+		DefaultTimeout: 10 * time.Second,
+		StartupTimeout: 10 * time.Second,
+		OnChange:       func(s string) { gw.BackendsChanged(s) },
+	})
+	gw = New(Options{Config: cfg, Backends: mgr})
+	ctx, cancel := context.WithCancel(context.Background())
+	mgr.Start(ctx)
+
+	h := &harness{}
+	ct, st := mcp.NewInMemoryTransports()
+	served := make(chan error, 1)
+	go func() { served <- gw.Serve(ctx, st) }()
+	client := mcp.NewClient(&mcp.Implementation{Name: clientName, Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { h.listChanged.Add(1) },
+	})
+	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.session = cs
+	t.Cleanup(func() {
+		cs.Close()
+		cancel()
+		<-served
+		mgr.Close()
+	})
+	return h
+}
+
+func testServer(name string, args ...string) config.Server {
+	return config.Server{Name: name, Prefix: name, Command: testbackendBin, Args: args, Enabled: true, Restart: "never"}
+}
+
+func (h *harness) toolNames(t *testing.T) []string {
+	t.Helper()
+	res, err := h.session.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	return names
+}
+
+func (h *harness) call(name string, args any) (*mcp.CallToolResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return h.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+}
+
+// rpcCode returns the JSON-RPC error a client call failed with.
+func rpcCode(t *testing.T, err error) *jsonrpc.Error {
+	t.Helper()
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) {
+		t.Fatalf("error %v (%T) is not a JSON-RPC error", err, err)
+	}
+	return we
+}
+
+// waitFor polls cond for up to 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+// The client hears list_changed only for a list it has seen that changed
+// since: not for the tables being built as backends start, and not for its
+// own first list.
+func TestListChangedOnlyWhenStale(t *testing.T) {
+	h := newHarness(t, "test-client", testServer("tb", "-list-changed-on-init"))
+	names := h.toolNames(t)
+	if !slices.Contains(names, "tb.echo") {
+		t.Fatalf("tools = %v, want tb.echo", names)
+	}
+	time.Sleep(300 * time.Millisecond) // any notification of the first build would be out by now
+	if n := h.listChanged.Load(); n != 0 {
+		t.Fatalf("%d list_changed notifications before any change the client had not seen", n)
+	}
+	if _, err := h.call("tb.change", map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "list_changed after tb.change", func() bool { return h.listChanged.Load() > 0 })
+	if names := h.toolNames(t); !slices.ContainsFunc(names, func(n string) bool { return len(n) > 9 && n[:9] == "tb.added_" }) {
+		t.Errorf("tools after change = %v, want a tb.added_N", names)
+	}
+}
+
+// Strict clients get names without dots.
+func TestStrictNamesForClaude(t *testing.T) {
+	h := newHarness(t, "claude-code", testServer("tb"))
+	names := h.toolNames(t)
+	if !slices.Contains(names, "tb__echo") || slices.Contains(names, "tb.echo") {
+		t.Fatalf("tools for claude-code = %v, want tb__echo", names)
+	}
+	res, err := h.call("tb__echo", map[string]any{"x": 1})
+	if err != nil || res.IsError {
+		t.Fatalf("call tb__echo: %v %+v", err, res)
+	}
+}
+
+// Calling a tool of a backend that crashed or never started tells the
+// client why, instead of "Tool not found".
+func TestOrphanCallsReportTheBackend(t *testing.T) {
+	h := newHarness(t, "test-client", testServer("tb"), testServer("dead", "-fail-start", "4"))
+	h.toolNames(t)
+
+	_, err := h.call("dead.anything", map[string]any{})
+	if e := rpcCode(t, err); e.Code != CodeServerError || e.Message != "MCP server 'dead' is not running" {
+		t.Errorf("call to a failed backend: %d %q, want -32000 not running", e.Code, e.Message)
+	}
+	_, err = h.call("tb.crash", map[string]any{})
+	if e := rpcCode(t, err); e.Code != CodeServerError || e.Message != "MCP server 'tb' crashed: exit status 3" {
+		t.Errorf("crash mid-call: %d %q", e.Code, e.Message)
+	}
+	// tb's tools left the list, but a client with a cached list still
+	// learns why its call fails.
+	waitFor(t, "tb's tools to leave the list", func() bool { return !slices.Contains(h.toolNames(t), "tb.echo") })
+	_, err = h.call("tb.echo", map[string]any{})
+	e := rpcCode(t, err)
+	var data struct {
+		Server, State string
+		StderrTail    []string `json:"stderr_tail"`
+	}
+	json.Unmarshal(e.Data, &data)
+	if e.Code != CodeServerError || data.Server != "tb" || data.State != "crashed" || len(data.StderrTail) == 0 {
+		t.Errorf("call after crash: %d %q %s, want -32000 from tb, crashed, with stderr", e.Code, e.Message, e.Data)
+	}
+	_, err = h.call("nosuch.tool", map[string]any{})
+	if e := rpcCode(t, err); e.Code != jsonrpc.CodeInvalidParams || e.Message != "Tool not found: nosuch.tool" {
+		t.Errorf("unknown tool: %d %q", e.Code, e.Message)
+	}
+}
