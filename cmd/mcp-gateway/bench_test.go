@@ -1,0 +1,750 @@
+package main
+
+// Benchmarks of the real binary (docs/benchmarks.md): tools/call latency and
+// throughput through the gateway against the same testbackend reached
+// directly, startup time with 1 vs 10 slow-starting backends, and the
+// gateway's memory with 10 backends. Every figure is reported with
+// b.ReportMetric next to its baseline from the same run. Run without -race
+// (TestMain builds the binaries with -race when the tests run with it):
+//
+//	go test ./cmd/mcp-gateway/ -run '^$' -bench . -count 5
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/backends"
+)
+
+// benchStartDelay is the slow start of every backend in BenchmarkStartup.
+const benchStartDelay = 300 * time.Millisecond
+
+// benchInFlight is the concurrency of the throughput benchmark.
+const benchInFlight = 32
+
+// benchBackendTools is how many tools a plain testbackend lists.
+const benchBackendTools = 12
+
+// benchEchoArgs are the arguments of every echo call: small, with a number
+// that must arrive intact.
+const benchEchoArgs = `{"text":"hello","n":12345678901234567890123}`
+
+// benchClient is a minimal line-delimited JSON-RPC client over a child's
+// stdin/stdout: requests are written whole, responses matched by id. The
+// same code drives the testbackend directly and the gateway, so the two
+// paths differ only in what is behind the pipes.
+type benchClient struct {
+	cmd    *exec.Cmd // nil for the in-process gateway
+	stdin  io.WriteCloser
+	stderr *lockedBuffer
+	dead   chan struct{} // closed when the reader goroutine ends
+	wait   func()        // waits for the server to end after stdin is closed
+	waitMu sync.Mutex
+	waited bool
+
+	nextID atomic.Int64
+	wmu    sync.Mutex
+
+	mu      sync.Mutex
+	pending map[int64]chan benchReply
+}
+
+type benchReply struct {
+	line []byte
+	err  json.RawMessage
+}
+
+// benchStart runs bin with args and env and starts reading its stdout. The
+// process is stopped at the end of the benchmark if still running.
+func benchStart(t testing.TB, env []string, bin string, args ...string) *benchClient {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newBenchClient(stdin)
+	c.cmd = cmd
+	c.wait = func() {
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	}
+	cmd.Stderr = c.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go c.readLoop(stdout)
+	t.Cleanup(c.stop)
+	return c
+}
+
+func newBenchClient(stdin io.WriteCloser) *benchClient {
+	return &benchClient{
+		stdin:   stdin,
+		stderr:  &lockedBuffer{},
+		dead:    make(chan struct{}),
+		pending: map[int64]chan benchReply{},
+	}
+}
+
+func (c *benchClient) readLoop(stdout io.Reader) {
+	defer close(c.dead)
+	r := bufio.NewReaderSize(stdout, 64<<10)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+				Error  json.RawMessage `json:"error"`
+			}
+			if json.Unmarshal(line, &m) == nil && m.Method == "" {
+				// A response; notifications and server requests are ignored.
+				if id, err := strconv.ParseInt(string(m.ID), 10, 64); err == nil {
+					c.mu.Lock()
+					ch := c.pending[id]
+					delete(c.pending, id)
+					c.mu.Unlock()
+					if ch != nil {
+						ch <- benchReply{line: line, err: m.Error}
+					}
+				}
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// call sends one request and waits for its response; a JSON-RPC error is
+// returned as an error.
+func (c *benchClient) call(method, params string) ([]byte, error) {
+	id := c.nextID.Add(1)
+	ch := make(chan benchReply, 1)
+	c.mu.Lock()
+	c.pending[id] = ch
+	c.mu.Unlock()
+	msg := make([]byte, 0, 64+len(method)+len(params))
+	msg = append(msg, `{"jsonrpc":"2.0","id":`...)
+	msg = strconv.AppendInt(msg, id, 10)
+	msg = append(msg, `,"method":"`...)
+	msg = append(msg, method...)
+	msg = append(msg, `","params":`...)
+	msg = append(msg, params...)
+	msg = append(msg, "}\n"...)
+	c.wmu.Lock()
+	_, err := c.stdin.Write(msg)
+	c.wmu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", method, err)
+	}
+	select {
+	case r := <-ch:
+		if len(r.err) > 0 && string(r.err) != "null" {
+			return r.line, fmt.Errorf("%s: error %s", method, r.err)
+		}
+		return r.line, nil
+	case <-c.dead:
+		return nil, fmt.Errorf("%s: process output ended (stderr: %s)", method, c.stderr)
+	}
+}
+
+func (c *benchClient) notify(method string) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err := io.WriteString(c.stdin, `{"jsonrpc":"2.0","method":"`+method+`"}`+"\n")
+	return err
+}
+
+// handshake is initialize + notifications/initialized.
+func (c *benchClient) handshake() error {
+	if _, err := c.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`); err != nil {
+		return err
+	}
+	return c.notify("notifications/initialized")
+}
+
+// listTools returns the number of tools in one tools/list (following
+// nextCursor).
+func (c *benchClient) listTools() (int, error) {
+	n, cursor := 0, ""
+	for {
+		params := `{}`
+		if cursor != "" {
+			params = `{"cursor":` + strconv.Quote(cursor) + `}`
+		}
+		line, err := c.call("tools/list", params)
+		if err != nil {
+			return 0, err
+		}
+		var r struct {
+			Result struct {
+				Tools      []json.RawMessage `json:"tools"`
+				NextCursor string            `json:"nextCursor"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(line, &r); err != nil {
+			return 0, err
+		}
+		n += len(r.Result.Tools)
+		if r.Result.NextCursor == "" {
+			return n, nil
+		}
+		cursor = r.Result.NextCursor
+	}
+}
+
+// stop closes stdin and waits for the server to end (killing a process
+// after 10 s).
+func (c *benchClient) stop() {
+	c.waitMu.Lock()
+	defer c.waitMu.Unlock()
+	if c.waited {
+		return
+	}
+	c.waited = true
+	c.stdin.Close()
+	c.wait()
+}
+
+// benchEnv is a clean environment for the processes under test.
+func benchEnv(t testing.TB) []string {
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "NO_COLOR=1"}
+	if tmp := os.Getenv("TMPDIR"); tmp != "" {
+		env = append(env, "TMPDIR="+tmp)
+	}
+	return env
+}
+
+// benchConfig writes a gateway config with n testbackends named tb0..tbN-1,
+// each started with args; answer tools are off so that only backends count.
+func benchConfig(t testing.TB, n int, args ...string) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("gateway: { startup_timeout_ms: 20000, answer_tools: false }\n")
+	if n == 0 {
+		b.WriteString("servers: []\n")
+	} else {
+		b.WriteString("servers:\n")
+	}
+	quoted, _ := json.Marshal(args)
+	for i := range n {
+		fmt.Fprintf(&b, "  - { name: tb%d, command: %q, args: %s }\n", i, backendBin, quoted)
+	}
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// startBenchGateway starts the gateway on cfg and completes the handshake.
+func startBenchGateway(t testing.TB, cfg string) *benchClient {
+	t.Helper()
+	c := benchStart(t, benchEnv(t), gatewayBin, "--stdio", "--config", cfg)
+	if err := c.handshake(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// startBenchBackend starts a testbackend directly and completes the
+// handshake.
+func startBenchBackend(t testing.TB, args ...string) *benchClient {
+	t.Helper()
+	c := benchStart(t, benchEnv(t), backendBin, args...)
+	if err := c.handshake(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// percentile returns the q-quantile (0..1) of d, which it sorts.
+func benchPercentile(d []time.Duration, q float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	slices.Sort(d)
+	i := int(q * float64(len(d)))
+	if i >= len(d) {
+		i = len(d) - 1
+	}
+	return d[i]
+}
+
+func benchMicros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+func benchMillis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// BenchmarkToolsCall measures a tools/call round trip of the echo tool
+// through the gateway against the same call made directly to an identical
+// testbackend, both driven by the same raw client over pipes, in the same
+// run. Both processes stay up for the whole benchmark.
+func BenchmarkToolsCall(b *testing.B) {
+	direct := startBenchBackend(b)
+	gw := startBenchGateway(b, benchConfig(b, 1))
+	if n, err := gw.listTools(); err != nil || n != benchBackendTools {
+		b.Fatalf("gateway tools/list: %d tools, %v", n, err)
+	}
+	paths := [2]struct {
+		name   string
+		c      *benchClient
+		params string
+	}{
+		{"direct", direct, `{"name":"echo","arguments":` + benchEchoArgs + `}`},
+		{"gw", gw, `{"name":"tb0.echo","arguments":` + benchEchoArgs + `}`},
+	}
+	for _, p := range paths {
+		line, err := p.c.call("tools/call", p.params)
+		if err != nil || !bytes.Contains(line, []byte(`12345678901234567890123`)) {
+			b.Fatalf("%s echo: %v %s", p.name, err, line)
+		}
+		for range 300 { // warm up both paths
+			if _, err := p.c.call("tools/call", p.params); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+
+	// One op is one call on each path. The paths alternate in batches (and
+	// alternate which goes first), so machine noise lands on both alike.
+	b.Run("sequential", func(b *testing.B) {
+		const batch = 50
+		var lat [2][]time.Duration
+		lat[0] = make([]time.Duration, 0, b.N)
+		lat[1] = make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		for done, round := 0, 0; done < b.N; round++ {
+			n := min(batch, b.N-done)
+			for k := range 2 {
+				pi := (k + round) % 2
+				p := paths[pi]
+				for range n {
+					t0 := time.Now()
+					if _, err := p.c.call("tools/call", p.params); err != nil {
+						b.Fatal(err)
+					}
+					lat[pi] = append(lat[pi], time.Since(t0))
+				}
+			}
+			done += n
+		}
+		b.StopTimer()
+		d50, d99 := benchPercentile(lat[0], 0.50), benchPercentile(lat[0], 0.99)
+		g50, g99 := benchPercentile(lat[1], 0.50), benchPercentile(lat[1], 0.99)
+		b.ReportMetric(benchMicros(d50), "direct-p50-µs")
+		b.ReportMetric(benchMicros(d99), "direct-p99-µs")
+		b.ReportMetric(benchMicros(g50), "gw-p50-µs")
+		b.ReportMetric(benchMicros(g99), "gw-p99-µs")
+		b.ReportMetric(benchMicros(g50-d50), "added-p50-µs")
+		b.ReportMetric(benchMicros(g99-d99), "added-p99-µs")
+		b.ReportMetric(float64(g50)/float64(d50), "p50-gw/direct")
+	})
+
+	// benchInFlight callers share one connection per path. One op is one
+	// call on each path; the paths alternate in rounds.
+	b.Run(fmt.Sprintf("inflight%d", benchInFlight), func(b *testing.B) {
+		const round = 2000
+		var took [2]time.Duration
+		var calls [2]int
+		b.ResetTimer()
+		for done, r := 0, 0; done < b.N; r++ {
+			n := min(round, b.N-done)
+			for k := range 2 {
+				pi := (k + r) % 2
+				d, err := concurrentCalls(paths[pi].c, paths[pi].params, n, benchInFlight)
+				if err != nil {
+					b.Fatal(err)
+				}
+				took[pi] += d
+				calls[pi] += n
+			}
+			done += n
+		}
+		b.StopTimer()
+		dRate := float64(calls[0]) / took[0].Seconds()
+		gRate := float64(calls[1]) / took[1].Seconds()
+		b.ReportMetric(dRate, "direct-calls/s")
+		b.ReportMetric(gRate, "gw-calls/s")
+		b.ReportMetric(gRate/dRate, "tput-gw/direct")
+	})
+}
+
+// concurrentCalls makes n calls on c from inflight goroutines and returns
+// the wall time.
+func concurrentCalls(c *benchClient, params string, n, inflight int) (time.Duration, error) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var firstErr atomic.Value
+	t0 := time.Now()
+	for range min(inflight, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(n) {
+				if _, err := c.call("tools/call", params); err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	d := time.Since(t0)
+	if err, _ := firstErr.Load().(error); err != nil {
+		return d, err
+	}
+	return d, nil
+}
+
+// BenchmarkStartup measures the time from starting a process until
+// tools/list returns the complete list, every backend with the same slow
+// start (benchStartDelay): the testbackend alone (direct, the floor), the
+// gateway with 1 backend, and the gateway with 10. One op is one start of
+// each, in rotating order; the metrics are medians over the ops (use
+// -benchtime=Nx for N samples).
+func BenchmarkStartup(b *testing.B) {
+	delay := []string{"-start-delay", benchStartDelay.String()}
+	cfg1 := benchConfig(b, 1, delay...)
+	cfg10 := benchConfig(b, 10, delay...)
+	env := benchEnv(b)
+	type variant struct {
+		name string
+		run  func() (time.Duration, error)
+	}
+	gateway := func(cfg string, want int) func() (time.Duration, error) {
+		return func() (time.Duration, error) {
+			t0 := time.Now()
+			c := benchStart(b, env, gatewayBin, "--stdio", "--config", cfg)
+			defer c.stop()
+			if err := c.handshake(); err != nil {
+				return 0, err
+			}
+			// tools/list waits for the backends (SPEC §6); if it ever
+			// answered early, poll until the list is complete.
+			for {
+				n, err := c.listTools()
+				if err != nil {
+					return 0, err
+				}
+				if n == want {
+					return time.Since(t0), nil
+				}
+				if n > want || time.Since(t0) > 20*time.Second {
+					return 0, fmt.Errorf("tools/list: %d tools, want %d (stderr: %s)", n, want, c.stderr)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+	}
+	variants := []variant{
+		{"direct", func() (time.Duration, error) {
+			t0 := time.Now()
+			c := benchStart(b, env, backendBin, delay...)
+			defer c.stop()
+			if err := c.handshake(); err != nil {
+				return 0, err
+			}
+			n, err := c.listTools()
+			if err == nil && n != benchBackendTools {
+				err = fmt.Errorf("direct tools/list: %d tools", n)
+			}
+			return time.Since(t0), err
+		}},
+		{"gw1", gateway(cfg1, benchBackendTools)},
+		{"gw10", gateway(cfg10, 10*benchBackendTools)},
+	}
+	times := make([][]time.Duration, len(variants))
+	b.ResetTimer()
+	for i := range b.N {
+		for k := range variants {
+			vi := (k + i) % len(variants)
+			d, err := variants[vi].run()
+			if err != nil {
+				b.Fatalf("%s: %v", variants[vi].name, err)
+			}
+			times[vi] = append(times[vi], d)
+		}
+	}
+	b.StopTimer()
+	med := make([]time.Duration, len(variants))
+	for k, v := range variants {
+		med[k] = benchPercentile(times[k], 0.5)
+		b.ReportMetric(benchMillis(med[k]), v.name+"-ms")
+	}
+	b.ReportMetric(float64(med[2])/float64(med[1]), "gw10/gw1")
+	b.ReportMetric(float64(med[1])/float64(med[0]), "gw1/direct")
+	b.ReportMetric(benchMillis(med[1]-med[0]), "gw1-added-ms")
+}
+
+// BenchmarkRSS measures the gateway's memory with 10 backends running, after
+// tools/list and a few calls to each, against a gateway with no backends
+// (the baseline) in the same run. The testbackend's and the reaper helper's
+// RSS are reported for context; they are separate processes. Metrics are
+// medians over the ops.
+func BenchmarkRSS(b *testing.B) {
+	cfg0 := benchConfig(b, 0)
+	cfg10 := benchConfig(b, 10)
+	var gw0RSS, gw10RSS, gw10HWM, gw10Anon, backendRSS, reaperRSS, reaperAnon []float64
+	b.ResetTimer()
+	for range b.N {
+		// Baseline: no backends.
+		c0 := startBenchGateway(b, cfg0)
+		if _, err := c0.listTools(); err != nil {
+			b.Fatal(err)
+		}
+		st, err := benchProcStatus(c0.cmd.Process.Pid)
+		if err != nil {
+			b.Fatal(err)
+		}
+		gw0RSS = append(gw0RSS, st.rss)
+		c0.stop()
+
+		c := startBenchGateway(b, cfg10)
+		if n, err := c.listTools(); err != nil || n != 10*benchBackendTools {
+			b.Fatalf("tools/list: %d tools, %v", n, err)
+		}
+		for i := range 10 {
+			for range 10 {
+				if _, err := c.call("tools/call", fmt.Sprintf(`{"name":"tb%d.echo","arguments":%s}`, i, benchEchoArgs)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		pid := c.cmd.Process.Pid
+		st, err = benchProcStatus(pid)
+		if err != nil {
+			b.Fatal(err)
+		}
+		gw10RSS = append(gw10RSS, st.rss)
+		gw10HWM = append(gw10HWM, st.hwm)
+		gw10Anon = append(gw10Anon, st.anon)
+		var sum float64
+		var nb int
+		for _, child := range benchChildren(pid) {
+			exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", child))
+			cst, err := benchProcStatus(child)
+			if err != nil {
+				continue
+			}
+			switch exe {
+			case backendBin:
+				sum += cst.rss
+				nb++
+			case gatewayBin:
+				reaperRSS = append(reaperRSS, cst.rss)
+				reaperAnon = append(reaperAnon, cst.anon)
+			}
+		}
+		if nb != 10 {
+			b.Fatalf("found %d testbackend children of the gateway, want 10", nb)
+		}
+		backendRSS = append(backendRSS, sum/float64(nb))
+		c.stop()
+	}
+	b.StopTimer()
+	med := func(v []float64) float64 {
+		if len(v) == 0 {
+			return 0
+		}
+		s := slices.Clone(v)
+		slices.Sort(s)
+		return s[len(s)/2]
+	}
+	b.ReportMetric(med(gw10RSS), "gw10-RSS-MB")
+	b.ReportMetric(med(gw10HWM), "gw10-HWM-MB")
+	b.ReportMetric(med(gw10Anon), "gw10-anon-MB")
+	b.ReportMetric(med(gw0RSS), "gw0-RSS-MB")
+	b.ReportMetric(med(gw10RSS)/med(gw0RSS), "gw10/gw0")
+	b.ReportMetric(med(backendRSS), "backend-RSS-MB")
+	b.ReportMetric(med(reaperRSS), "reaper-RSS-MB")
+	b.ReportMetric(med(reaperAnon), "reaper-anon-MB")
+}
+
+// benchMem is from /proc/PID/status, in MB (2^20 bytes): VmRSS, VmHWM
+// (peak RSS) and RssAnon (the private part of VmRSS, without the mapped
+// binary).
+type benchMem struct{ rss, hwm, anon float64 }
+
+// procStatus reads VmRSS, VmHWM and RssAnon of pid from /proc/PID/status.
+func benchProcStatus(pid int) (benchMem, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return benchMem{}, err
+	}
+	var st benchMem
+	found := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		key, val, ok := strings.Cut(line, ":")
+		if !ok || (key != "VmRSS" && key != "VmHWM" && key != "RssAnon") {
+			continue
+		}
+		kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(val), " kB"), 64)
+		if err != nil {
+			return st, fmt.Errorf("%s: %q: %w", key, val, err)
+		}
+		switch key {
+		case "VmRSS":
+			st.rss = kb / 1024
+		case "VmHWM":
+			st.hwm = kb / 1024
+		case "RssAnon":
+			st.anon = kb / 1024
+		}
+		found++
+	}
+	if found != 3 {
+		return st, errors.New("VmRSS/VmHWM/RssAnon not found in /proc/PID/status")
+	}
+	return st, nil
+}
+
+// childrenOf lists the processes whose parent is pid.
+func benchChildren(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var kids []int
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
+		s := string(data)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) >= 2 && f[1] == strconv.Itoa(pid) {
+			kids = append(kids, child)
+		}
+	}
+	return kids
+}
+
+// The in-process gateway of BenchmarkToolsCallInProcess starts its reaper
+// helper as os.Executable() __reaper, which is this test binary: serve that
+// here, before TestMain builds anything.
+func init() {
+	if len(os.Args) == 2 && os.Args[1] == reaperArg {
+		if err := backends.RunReaper(os.Stdin); err != nil {
+			os.Exit(exitFailure)
+		}
+		os.Exit(exitOK)
+	}
+}
+
+// startInProcessGateway runs the command (run, as main does) in this
+// process, serving stdio over OS pipes, so that the gateway's own work
+// shows up in -cpuprofile/-memprofile and in allocs/op. Its backends are
+// still real processes.
+func startInProcessGateway(t testing.TB, cfg string) *benchClient {
+	t.Helper()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newBenchClient(inW)
+	lookup := func(k string) (string, bool) {
+		if k == "NO_COLOR" {
+			return "1", true
+		}
+		return "", false
+	}
+	exited := make(chan int, 1)
+	go func() {
+		exited <- run(context.Background(), []string{"--stdio", "--config", cfg},
+			env{stdin: inR, stdout: outW, stderr: c.stderr, lookup: lookup})
+		outW.Close()
+	}()
+	c.wait = func() {
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			t.Errorf("in-process gateway did not return within 10s of stdin closing")
+		}
+		inR.Close()
+	}
+	go func() { c.readLoop(outR); outR.Close() }()
+	t.Cleanup(c.stop)
+	if err := c.handshake(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// BenchmarkToolsCallInProcess is the sequential tools/call round trip with
+// the gateway running inside the benchmark process (its backend is still a
+// testbackend process), for profiling the gateway's own work per call:
+//
+//	go test ./cmd/mcp-gateway/ -run '^$' -bench InProcess -benchmem -cpuprofile cpu.out -memprofile mem.out
+//
+// The direct sub-benchmark is the same client against a testbackend
+// directly: its B/op and allocs/op are the client's share, so gateway minus
+// direct is what the gateway allocates per call.
+func BenchmarkToolsCallInProcess(b *testing.B) {
+	cases := []struct {
+		name, params string
+		start        func(testing.TB) *benchClient
+	}{
+		{"direct", `{"name":"echo","arguments":` + benchEchoArgs + `}`, func(t testing.TB) *benchClient { return startBenchBackend(t) }},
+		{"gateway", `{"name":"tb0.echo","arguments":` + benchEchoArgs + `}`, func(t testing.TB) *benchClient {
+			c := startInProcessGateway(t, benchConfig(t, 1))
+			if n, err := c.listTools(); err != nil || n != benchBackendTools {
+				t.Fatalf("tools/list: %d tools, %v", n, err)
+			}
+			return c
+		}},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			c := tc.start(b)
+			for range 100 {
+				if _, err := c.call("tools/call", tc.params); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if _, err := c.call("tools/call", tc.params); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
