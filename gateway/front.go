@@ -475,7 +475,10 @@ func frontTool(raw json.RawMessage) (*mcp.Tool, error) {
 		Meta:        wire.Meta,
 	}
 	if s := bytes.TrimSpace(wire.OutputSchema); len(s) > 0 && s[0] == '{' {
-		t.OutputSchema = s
+		// json.RawMessage, not the []byte TrimSpace returns: a []byte in
+		// an `any` field is marshalled as a base64 string, which clients
+		// that validate tools/list (the TypeScript SDK) reject, list and all.
+		t.OutputSchema = json.RawMessage(s)
 	}
 	return t, nil
 }

@@ -61,10 +61,15 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (
 	defer g.dropFront(f)
 	f.settle(ctx)
 	if _, ok := f.lookupTool(name); !ok {
-		f.mu.Lock()
-		f.strict = true
-		f.mu.Unlock()
-		f.sync()
+		// Not a plain name of a listed tool, nor of a backend that is not
+		// running (whose error the caller should see): try the strict form
+		// (tb__echo).
+		if _, orphan := f.orphan(name); !orphan {
+			f.mu.Lock()
+			f.strict = true
+			f.mu.Unlock()
+			f.sync()
+		}
 	}
 	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: name, Arguments: args}}
 	res, err := f.callTool(ctx, req)
