@@ -70,7 +70,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) erro
 func (g *Gateway) Serve(ctx context.Context, t mcp.Transport) error {
 	f := g.newFront()
 	defer g.dropFront(f)
-	err := f.server.Run(ctx, t)
+	err := f.server.Run(ctx, fastTransport{t, f})
 	if err == io.EOF || ctx.Err() != nil {
 		return nil
 	}

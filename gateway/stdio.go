@@ -389,11 +389,50 @@ func stdioDecode(fr stdioFrame) (jsonrpc.Message, *stdioReject) {
 	default:
 		return nil, stdioInvalidRequest("not a JSON object", nil)
 	}
-	msg, err := jsonrpc.DecodeMessage(body)
+	msg, err := decodeMessage(body)
 	if err != nil {
 		return nil, stdioInvalidRequest("not a JSON-RPC 2.0 message", stdioRequestID(body))
 	}
 	return msg, nil
+}
+
+// wireMessage is the union of a JSON-RPC request and response on the wire.
+type wireMessage struct {
+	Version string          `json:"jsonrpc"`
+	ID      any             `json:"id"`
+	Method  *string         `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   *jsonrpc.Error  `json:"error"`
+}
+
+// decodeMessage decodes one JSON-RPC message as jsonrpc.DecodeMessage does,
+// with encoding/json: go-sdk's decoder allocates a 32 KiB buffer per call
+// and decodes twice, which dominated the gateway's per-message cost
+// (docs/benchmarks.md).
+func decodeMessage(body []byte) (jsonrpc.Message, error) {
+	var w wireMessage
+	if err := json.Unmarshal(body, &w); err != nil {
+		return nil, err
+	}
+	if w.Version != "2.0" {
+		return nil, fmt.Errorf("invalid message version tag %q", w.Version)
+	}
+	id, err := jsonrpc.MakeID(w.ID)
+	if err != nil {
+		return nil, err
+	}
+	if w.Method != nil {
+		return &jsonrpc.Request{ID: id, Method: *w.Method, Params: w.Params}, nil
+	}
+	if !id.IsValid() {
+		return nil, errors.New("a response needs an id")
+	}
+	resp := &jsonrpc.Response{ID: id, Result: w.Result}
+	if w.Error != nil {
+		resp.Error = w.Error
+	}
+	return resp, nil
 }
 
 // stdioRequestID returns the "id" member of the JSON object body if it is a

@@ -110,7 +110,7 @@ func TestStdioBurst(t *testing.T) {
 	var b strings.Builder
 	b.WriteString(frame(initMsg))
 	b.WriteString(frame(initializedMsg))
-	want := map[string]bool{}
+	want := map[string]bool{"1": true} // initialize's reply may come after a parse error
 	for i := 0; i < 50; i++ {
 		id := strconv.Itoa(100 + i)
 		if i%5 == 0 {
@@ -120,9 +120,6 @@ func TestStdioBurst(t *testing.T) {
 		want[id] = true
 	}
 	p.send(b.String())
-	if got := p.readFramed(); idOf(got) != "1" {
-		t.Fatalf("first reply = %v", got)
-	}
 	parseErrors := 0
 	for len(want) > 0 {
 		got := p.readFramed()
