@@ -74,9 +74,6 @@ func startAnswerGateway(t *testing.T, srv *answertest.Server, o answerOpts) *ans
 		env = append(env, "OPENAI_BASE_URL="+srv.URL)
 	}
 	env = append(env, o.env...)
-	// A -race binary otherwise sleeps a second at exit; races are still
-	// reported when they happen, and stop checks the exit status.
-	env = append(env, "GORACE=atexit_sleep_ms=0")
 	yaml := o.yaml
 	if yaml == "" {
 		yaml = emptyConfig

@@ -128,7 +128,7 @@ type rawSession struct {
 // startRaw starts the gateway on cfg and initializes as clientName.
 func startRaw(t *testing.T, cfg, clientName string, env ...string) *rawSession {
 	t.Helper()
-	p := startGateway(t, beEnv(t, env...), "--stdio", "--config", cfg)
+	p := startGateway(t, baseEnv(t, env...), "--stdio", "--config", cfg)
 	s := &rawSession{t: t, p: p, nextID: 100, waiting: map[string]chan rawMsg{}, answered: map[string]bool{}, eof: make(chan struct{})}
 	go s.readLoop()
 	init := s.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":`+strconv.Quote(clientName)+`,"version":"1"}}`)
@@ -721,7 +721,7 @@ func TestBackendRPCError(t *testing.T) {
 func startSDK(t *testing.T, cfg string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	cmd := exec.Command(gatewayBin, "--stdio", "--config", cfg)
-	cmd.Env = beEnv(t)
+	cmd.Env = baseEnv(t)
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-go", Version: "1"}, opts)
@@ -1085,7 +1085,7 @@ func TestShutdownOnSIGTERM(t *testing.T) {
 func runCLI(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	cmd := exec.Command(gatewayBin, args...)
-	cmd.Env = beEnv(t)
+	cmd.Env = baseEnv(t)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	done := make(chan error, 1)
@@ -1262,14 +1262,4 @@ func beCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), beReadTimeout)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// beEnv is baseEnv for these tests' gateways. Under -race every binary
-// here (gateway, reaper, testbackend) is race-built, and the race runtime
-// sleeps atexit_sleep_ms (1 s by default) before exiting: each shutdown
-// would cost seconds, and a testbackend would outlive the gateway's 500 ms
-// stdin grace on shutdown, unlike the real one. Races are still reported
-// when they happen.
-func beEnv(t *testing.T, extra ...string) []string {
-	return baseEnv(t, append([]string{"GORACE=atexit_sleep_ms=0"}, extra...)...)
 }

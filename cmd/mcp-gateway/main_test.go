@@ -68,9 +68,12 @@ func writeConfig(t *testing.T, yaml string) string {
 }
 
 // baseEnv is a clean environment for the gateway under test: no API key,
-// no debug, no user config.
+// no debug, no user config. GORACE=atexit_sleep_ms=0 spares each
+// race-built process (gateway, reaper, testbackend) the race runtime's 1 s
+// sleep at exit; races are still reported, and fail the tests through the
+// exit status and stderr.
 func baseEnv(t *testing.T, extra ...string) []string {
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "NO_COLOR=1"}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "NO_COLOR=1", "GORACE=atexit_sleep_ms=0"}
 	if tmp := os.Getenv("TMPDIR"); tmp != "" {
 		env = append(env, "TMPDIR="+tmp)
 	}

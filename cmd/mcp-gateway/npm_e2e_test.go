@@ -100,7 +100,7 @@ type tsOutput struct {
 func runTSClient(t *testing.T, cfg string, steps ...map[string]any) tsOutput {
 	t.Helper()
 	env := map[string]string{}
-	for _, kv := range beEnv(t) {
+	for _, kv := range baseEnv(t) {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
