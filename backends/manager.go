@@ -408,13 +408,18 @@ func (m *Manager) Status() []Status {
 		s := Status{
 			Name:       b.cfg.Name,
 			State:      b.state,
-			PID:        b.pid,
 			Tools:      len(b.lists.tools),
 			Restarts:   b.restarts,
 			ServerInfo: b.serverInfo,
 		}
 		if b.pid != 0 {
 			s.StartedAt = b.startedAt
+		}
+		// Only a live process has a PID worth showing: after a crash or a
+		// failed start the old one may linger in the struct until the
+		// supervisor has cleaned up.
+		if b.state == Ready || b.state == Starting {
+			s.PID = b.pid
 		}
 		switch b.state {
 		case Ready, Starting, Stopped, Disabled:
