@@ -196,3 +196,49 @@ func TestOrphanCallsReportTheBackend(t *testing.T) {
 		t.Errorf("unknown tool: %d %q", e.Code, e.Message)
 	}
 }
+
+// Prompts are named like tools; resources and templates keep their URIs and
+// are read from the backend that listed them.
+func TestPromptsAndResourcesForwarded(t *testing.T) {
+	h := newHarness(t, "test-client", testServer("a", "-prompts", "-resources"), testServer("b", "-prompts"))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	prompts, err := h.session.ListPrompts(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range prompts.Prompts {
+		names = append(names, p.Name)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"a.greet", "b.greet"}) {
+		t.Fatalf("prompts = %v, want a.greet and b.greet", names)
+	}
+	got, err := h.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: "b.greet", Arguments: map[string]string{"who": "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Messages) != 1 || got.Messages[0].Content.(*mcp.TextContent).Text != "hello" {
+		t.Errorf("prompts/get = %+v", got)
+	}
+
+	res, err := h.session.ListResources(ctx, nil)
+	if err != nil || len(res.Resources) != 1 || res.Resources[0].URI != "test://r1" {
+		t.Fatalf("resources = %+v, %v", res, err)
+	}
+	tmpl, err := h.session.ListResourceTemplates(ctx, nil)
+	if err != nil || len(tmpl.ResourceTemplates) != 1 || tmpl.ResourceTemplates[0].URITemplate != "test://t/{id}" {
+		t.Fatalf("templates = %+v, %v", tmpl, err)
+	}
+	for _, uri := range []string{"test://r1", "test://t/42"} {
+		read, err := h.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil || len(read.Contents) != 1 || read.Contents[0].Text != "r1 body" {
+			t.Errorf("resources/read %s = %+v, %v", uri, read, err)
+		}
+	}
+	if _, err := h.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://nowhere"}); err == nil {
+		t.Error("reading an unknown URI succeeded")
+	}
+}
