@@ -86,12 +86,15 @@ func (l *loader) applyEnv() {
 		}
 	}
 
-	// DEBUG: 1/true on, 0/false off, anything else on with that file.
-	if v, ok := get("DEBUG"); ok {
+	// DEBUG: 1/true on; 0/false/empty off (set but empty counts here,
+	// unlike the other variables: a client config that writes DEBUG=""
+	// means off); anything else on, with that file.
+	if v, ok := l.env("DEBUG"); ok {
+		v = strings.TrimSpace(v)
 		switch strings.ToLower(v) {
 		case "1", "true":
 			c.Server.Debug = true
-		case "0", "false":
+		case "0", "false", "":
 			c.Server.Debug = false
 		default:
 			c.Server.Debug = true

@@ -109,7 +109,7 @@ func TestDebugEnv(t *testing.T) {
 		// even over the file.
 		{"server: {debug: true}", "false", false, ""},
 		{"server: {debug: true}", "0", false, ""},
-		{"server: {debug: true}", "", true, ""},
+		{"server: {debug: true}", "", false, ""}, // SPEC §3: empty is off
 		{"server: {debug: true, debug_file: /y.log}", "1", true, "/y.log"},
 		{"server: {debug: true, debug_file: /y.log}", "/e.log", true, "/e.log"},
 	}
@@ -119,7 +119,7 @@ func TestDebugEnv(t *testing.T) {
 			if c.Server.Debug != tt.debug || c.Server.DebugFile != tt.file {
 				t.Errorf("debug = %v, file %q; want %v, %q", c.Server.Debug, c.Server.DebugFile, tt.debug, tt.file)
 			}
-			if applied := len(s.Env) == 1 && s.Env[0] == "DEBUG"; applied != (tt.value != "") {
+			if applied := len(s.Env) == 1 && s.Env[0] == "DEBUG"; !applied {
 				t.Errorf("sources.env = %q", s.Env)
 			}
 		})

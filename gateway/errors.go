@@ -1,10 +1,12 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/answer"
@@ -18,15 +20,18 @@ const (
 	CodeToolFailed  = -32001 // backend call timed out; answer tool failed
 )
 
-// errToolNotFound is the -32602 error for an unknown tool name.
-func errToolNotFound(name string) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Tool not found: " + name}
-}
+// What was called, for error messages and data keys.
+const (
+	kindTool     = "Tool"
+	kindPrompt   = "Prompt"
+	kindResource = "Resource"
+)
 
 // rpcError maps an error from a tool, prompt or resource call to the JSON-RPC
 // error the client sees. It is the one place where the gateway's errors
-// become protocol errors; name is the front name of what was called.
-func rpcError(err error, name string, debug bool) *jsonrpc.Error {
+// become protocol errors; kind and name say what was called (the front name,
+// or a resource's URI).
+func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 	var (
 		rpc      *jsonrpc.Error
 		srvErr   *backends.ServerError
@@ -40,7 +45,7 @@ func rpcError(err error, name string, debug bool) *jsonrpc.Error {
 	case errors.As(err, &rpc):
 		return rpc
 	case errors.As(err, &notFound):
-		return errToolNotFound(notFound.name)
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: notFound.Error()}
 	case errors.As(err, &srvErr):
 		tail := srvErr.StderrTail
 		if tail == nil {
@@ -54,12 +59,12 @@ func rpcError(err error, name string, debug bool) *jsonrpc.Error {
 		})
 	case errors.As(err, &timeout):
 		return withData(CodeToolFailed,
-			fmt.Sprintf("Tool '%s' timed out after %s", name, roundDuration(timeout.Timeout)),
+			fmt.Sprintf("%s '%s' timed out after %s", kind, name, roundDuration(timeout.Timeout)),
 			map[string]any{
-				"server":     timeout.Server,
-				"tool":       name,
-				"timeout_ms": timeout.Timeout.Milliseconds(),
-				"reason":     "timeout",
+				"server":              timeout.Server,
+				strings.ToLower(kind): name,
+				"timeout_ms":          timeout.Timeout.Milliseconds(),
+				"reason":              "timeout",
 			})
 	case errors.As(err, &backend):
 		return &jsonrpc.Error{Code: backend.Code, Message: backend.Message, Data: addServer(backend.Data, backend.Server)}
@@ -94,10 +99,11 @@ func errInvalidParams(reason string) *jsonrpc.Error {
 	return withData(jsonrpc.CodeInvalidParams, reason, map[string]any{"reason": reason})
 }
 
-// notFoundError is returned by routing for a name no tool has.
-type notFoundError struct{ name string }
+// notFoundError is returned by routing for a name nothing has; it maps to
+// -32602 "Tool not found: NAME" (or Prompt, Resource).
+type notFoundError struct{ kind, name string }
 
-func (e *notFoundError) Error() string { return "Tool not found: " + e.name }
+func (e *notFoundError) Error() string { return e.kind + " not found: " + e.name }
 
 func withData(code int64, msg string, data any) *jsonrpc.Error {
 	raw, err := json.Marshal(data)
@@ -112,7 +118,7 @@ func withData(code int64, msg string, data any) *jsonrpc.Error {
 // own fields are kept byte for byte.
 func addServer(data json.RawMessage, server string) json.RawMessage {
 	serverJSON, _ := json.Marshal(server)
-	trimmed := trimSpace(data)
+	trimmed := bytes.TrimSpace(data)
 	switch {
 	case len(trimmed) == 0 || string(trimmed) == "null":
 		return json.RawMessage(`{"server":` + string(serverJSON) + `}`)
@@ -135,16 +141,6 @@ func addServer(data json.RawMessage, server string) json.RawMessage {
 		return out
 	}
 	return json.RawMessage(`{"server":` + string(serverJSON) + `,"data":` + string(trimmed) + `}`)
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b
 }
 
 // roundDuration prints 30s rather than 30.000012s.

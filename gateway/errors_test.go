@@ -20,7 +20,7 @@ func TestRPCError(t *testing.T) {
 		wantMsg  string
 		wantData string
 	}{
-		{"not found", &notFoundError{"x.y"}, false, -32602, "Tool not found: x.y", ""},
+		{"not found", &notFoundError{kindTool, "x.y"}, false, -32602, "Tool not found: x.y", ""},
 		{"not running", &backends.ServerError{Server: "x", State: backends.Failed, Reason: "exec: no such file"}, false,
 			-32000, "MCP server 'x' is not running", `{"reason":"exec: no such file","server":"x","state":"failed","stderr_tail":[]}`},
 		{"crashed", fmt.Errorf("call: %w", &backends.ServerError{Server: "x", State: backends.Crashed, Reason: "exit status 3", StderrTail: []string{"boom"}}), false,
@@ -37,13 +37,22 @@ func TestRPCError(t *testing.T) {
 		{"answer failed debug", &answer.APIError{Message: "Rate limit", Status: 429, Type: "rate_limit", Code: "rl", Name: "APIError"}, true,
 			-32001, "answer failed", `{"code":"rl","message":"Rate limit","name":"APIError","status":429,"type":"rate_limit"}`},
 		{"other", errors.New("boom"), false, -32603, "boom", ""},
+		{"prompt not found", &notFoundError{kindPrompt, "x.y"}, false, -32602, "Prompt not found: x.y", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := rpcError(tt.err, "x.y", tt.debug)
+			got := rpcError(tt.err, kindTool, "x.y", tt.debug)
 			if got.Code != tt.wantCode || got.Message != tt.wantMsg || string(got.Data) != tt.wantData {
 				t.Errorf("rpcError = {%d %q %s}, want {%d %q %s}", got.Code, got.Message, got.Data, tt.wantCode, tt.wantMsg, tt.wantData)
 			}
 		})
+	}
+}
+
+func TestRPCErrorNamesWhatTimedOut(t *testing.T) {
+	err := &backends.TimeoutError{Server: "x", Method: "prompts/get", Name: "greet", Timeout: 2 * time.Second}
+	got := rpcError(err, kindPrompt, "x.greet", false)
+	if got.Message != "Prompt 'x.greet' timed out after 2s" || string(got.Data) != `{"prompt":"x.greet","reason":"timeout","server":"x","timeout_ms":2000}` {
+		t.Errorf("prompt timeout = %q %s", got.Message, got.Data)
 	}
 }

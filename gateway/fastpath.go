@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
-	"time"
 
-	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -34,7 +32,8 @@ func (t fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	cctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	return &fastConn{Connection: conn, f: t.f, ctx: cctx, stop: stop, calls: make(map[jsonrpc.ID]context.CancelFunc)}, nil
+	return &fastConn{Connection: conn, f: t.f, ctx: cctx, stop: stop,
+		calls: make(map[jsonrpc.ID]context.CancelFunc), ids: make(map[jsonrpc.ID]bool)}, nil
 }
 
 // fastConn is a client connection whose backend tool calls bypass go-sdk.
@@ -49,6 +48,9 @@ type fastConn struct {
 
 	mu    sync.Mutex
 	calls map[jsonrpc.ID]context.CancelFunc // in-flight fast calls
+	// ids are the client's in-flight request ids on either path: go-sdk
+	// never sees the fast calls, so it cannot reject a duplicate itself.
+	ids map[jsonrpc.ID]bool
 }
 
 // Read returns the next message for go-sdk, after serving any backend tool
@@ -59,18 +61,62 @@ func (c *fastConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if err != nil {
 			return nil, err
 		}
-		if req, ok := msg.(*jsonrpc.Request); ok {
-			switch req.Method {
-			case "tools/call":
-				if req.IsCall() && c.take(req) {
-					continue
-				}
-			case "notifications/cancelled":
-				// Also passed on: go-sdk cancels its own calls.
-				c.cancelled(req.Params)
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok {
+			return msg, nil
+		}
+		if req.IsCall() {
+			if !c.claim(req.ID) {
+				c.reply(req.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "request ID already in use"})
+				continue
 			}
+			if req.Method == "tools/call" && c.take(req) {
+				continue
+			}
+		} else if req.Method == "notifications/cancelled" {
+			// Also passed on: go-sdk cancels its own calls.
+			c.cancelled(req.Params)
 		}
 		return msg, nil
+	}
+}
+
+// Write passes go-sdk's messages on, and frees the id of each response.
+func (c *fastConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.release(resp.ID)
+	}
+	return c.Connection.Write(ctx, msg)
+}
+
+// claim records an incoming request id; it reports false for an id that is
+// already in flight.
+func (c *fastConn) claim(id jsonrpc.ID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ids[id] {
+		return false
+	}
+	c.ids[id] = true
+	return true
+}
+
+func (c *fastConn) release(id jsonrpc.ID) {
+	c.mu.Lock()
+	delete(c.ids, id)
+	c.mu.Unlock()
+}
+
+// reply writes a response of the fast path and frees its id.
+func (c *fastConn) reply(id jsonrpc.ID, result json.RawMessage, rpcErr *jsonrpc.Error) {
+	resp := &jsonrpc.Response{ID: id, Result: result}
+	if rpcErr != nil {
+		resp = &jsonrpc.Response{ID: id, Error: rpcErr}
+	}
+	c.release(id)
+	// A cancelled call's response is dropped by the stdio transport.
+	if err := c.Connection.Write(c.ctx, resp); err != nil {
+		c.f.log.Debug("write tools/call response", "error", err)
 	}
 }
 
@@ -82,8 +128,10 @@ type fastParams struct {
 	Meta      map[string]json.RawMessage `json:"_meta"`
 }
 
-// take starts serving req if it calls a listed backend tool of an
-// initialized session, and reports whether it did.
+// take starts serving req if it is a tools/call of an initialized session
+// for anything but the gateway's own tools, and reports whether it did.
+// Which backend it goes to is decided on the call's goroutine, where waiting
+// for the backends to start cannot hold up the connection.
 func (c *fastConn) take(req *jsonrpc.Request) bool {
 	if c.f.currentSession() == nil {
 		return false // go-sdk answers calls before initialize
@@ -92,25 +140,19 @@ func (c *fastConn) take(req *jsonrpc.Request) bool {
 	if json.Unmarshal(req.Params, &p) != nil {
 		return false // go-sdk answers with its own -32602
 	}
-	r, ok := c.f.lookupTool(p.Name)
-	if !ok || r.kind != backendTool {
+	if c.f.isGatewayTool(p.Name) {
 		return false
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
 	c.mu.Lock()
-	if _, dup := c.calls[req.ID]; dup {
-		c.mu.Unlock()
-		cancel()
-		return false // go-sdk rejects a duplicate id
-	}
 	c.calls[req.ID] = cancel
 	c.mu.Unlock()
 	c.wg.Add(1)
-	go c.serve(ctx, req.ID, p, r)
+	go c.serve(ctx, req.ID, p)
 	return true
 }
 
-func (c *fastConn) serve(ctx context.Context, id jsonrpc.ID, p fastParams, r toolRoute) {
+func (c *fastConn) serve(ctx context.Context, id jsonrpc.ID, p fastParams) {
 	defer c.wg.Done()
 	defer func() {
 		c.mu.Lock()
@@ -118,35 +160,23 @@ func (c *fastConn) serve(ctx context.Context, id jsonrpc.ID, p fastParams, r too
 		delete(c.calls, id)
 		c.mu.Unlock()
 	}()
-	var opts backends.CallOptions
-	for k, v := range p.Meta {
-		if k == "progressToken" {
-			token := v
-			opts.Progress = func(pp *mcp.ProgressNotificationParams) {
-				pp.ProgressToken = token
-				params, err := json.Marshal(pp)
-				if err == nil {
-					_ = c.Connection.Write(ctx, &jsonrpc.Request{Method: "notifications/progress", Params: params})
-				}
-			}
-			continue
-		}
-		if opts.Meta == nil {
-			opts.Meta = make(map[string]any, len(p.Meta))
-		}
-		opts.Meta[k] = v
+	debug := c.f.g.opts.Config.Server.Debug
+	r, ok := c.f.resolve(ctx, p.Name)
+	if !ok || r.kind != backendTool {
+		c.reply(id, nil, rpcError(&notFoundError{kindTool, p.Name}, kindTool, p.Name, debug))
+		return
 	}
-	start := time.Now()
-	raw, err := c.f.g.opts.Backends.CallTool(ctx, r.server, r.own, p.Arguments, opts)
-	c.f.log.Debug("tools/call", "tool", p.Name, "server", r.server, "duration", time.Since(start), "ok", err == nil)
-	resp := &jsonrpc.Response{ID: id, Result: raw}
+	notify := func(pp *mcp.ProgressNotificationParams) {
+		if params, err := json.Marshal(pp); err == nil {
+			_ = c.Connection.Write(ctx, &jsonrpc.Request{Method: "notifications/progress", Params: params})
+		}
+	}
+	raw, err := c.f.callBackend(ctx, p.Name, r, p.Arguments, p.Meta, notify)
 	if err != nil {
-		resp = &jsonrpc.Response{ID: id, Error: rpcError(err, p.Name, c.f.g.opts.Config.Server.Debug)}
+		c.reply(id, nil, rpcError(err, kindTool, p.Name, debug))
+		return
 	}
-	// A cancelled call's response is dropped by the stdio transport.
-	if err := c.Connection.Write(c.ctx, resp); err != nil {
-		c.f.log.Debug("write tools/call response", "tool", p.Name, "error", err)
-	}
+	c.reply(id, raw, nil)
 }
 
 // cancelled cancels a fast call named by a notifications/cancelled.

@@ -1,18 +1,11 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
-	"time"
 
-	"github.com/mcp-gateway/mcp-gateway/answer"
-	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -35,10 +28,10 @@ type front struct {
 	tools    map[string]toolRoute   // front name → route
 	known    map[string]toolRoute   // every backend tool ever listed, for orphans
 	prompts  map[string]promptRoute // front name → route
-	res      map[string]string      // resource URI or template → server
+	res      map[resourceKey]string // resource or template → the server that serves it
 	toolFP   map[string]string      // front name → fingerprint of what is registered
 	promptFP map[string]string
-	resFP    map[string]string
+	resFP    map[resourceKey]string
 	// versions counts changes per list (tools, prompts, resources); seen
 	// is the version the client last listed, and listed whether it ever
 	// did. A list_changed notification is sent only for a list the client
@@ -67,8 +60,15 @@ func listOf(method string) (int, bool) {
 	return 0, false
 }
 
-// changed records a change to a list (f.mu held).
-func (f *front) changed(list int) { f.versions[list]++ }
+// changed records a change to a list, after go-sdk's table changed: a
+// client that lists in between sees the new table under the old version and
+// is notified once more, rather than the old table under the new version and
+// never.
+func (f *front) changed(list int) {
+	f.mu.Lock()
+	f.versions[list]++
+	f.mu.Unlock()
+}
 
 // toolKind says who serves a tool.
 type toolKind int
@@ -94,25 +94,34 @@ type promptRoute struct {
 // what a request goes to.
 func (f *front) route(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "initialize" && f.currentSession() == nil {
+			// A 2026-07-28 client sends no initialize: go-sdk takes its
+			// client info from the first request's _meta.
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.InitializeParams() != nil {
+				f.identify(ss, ss.InitializeParams())
+			}
+		}
 		switch method {
 		case "initialize":
 			res, err := next(ctx, method, req)
 			if err == nil {
-				f.initialized(req)
+				ss, _ := req.GetSession().(*mcp.ServerSession)
+				p, _ := req.GetParams().(*mcp.InitializeParams)
+				f.identify(ss, p)
 			}
 			return res, err
 		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
 			f.settle(ctx)
 			list, _ := listOf(method)
 			f.mu.Lock()
-			f.seen[list] = f.versions[list] // read before listing: a later change still notifies
+			f.seen[list] = f.versions[list] // read before listing: a change during it still notifies
 			f.listed[list] = true
 			f.mu.Unlock()
 			return next(ctx, method, req)
 		case "tools/call":
 			res, err := f.callTool(ctx, req.(*mcp.CallToolRequest))
 			if err != nil {
-				return nil, rpcError(err, req.(*mcp.CallToolRequest).Params.Name, f.g.opts.Config.Server.Debug)
+				return nil, rpcError(err, kindTool, req.(*mcp.CallToolRequest).Params.Name, f.g.opts.Config.Server.Debug)
 			}
 			return res, nil
 		}
@@ -138,13 +147,12 @@ func (f *front) notify(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// initialized records who the client is and picks its naming mode.
-func (f *front) initialized(req mcp.Request) {
+// identify records who the client is and picks its naming mode.
+func (f *front) identify(ss *mcp.ServerSession, p *mcp.InitializeParams) {
 	name := ""
-	if p, ok := req.GetParams().(*mcp.InitializeParams); ok && p != nil && p.ClientInfo != nil {
+	if p != nil && p.ClientInfo != nil {
 		name = p.ClientInfo.Name
 	}
-	ss, _ := req.GetSession().(*mcp.ServerSession)
 	strict := strictMode(f.g.opts.Config.Gateway.StrictNames, name)
 	f.mu.Lock()
 	f.session = ss
@@ -183,319 +191,11 @@ func (f *front) settle(ctx context.Context) {
 		return
 	}
 	f.g.waitBackends(ctx)
+	if ctx.Err() != nil {
+		return // the wait was cut short: the next list or call waits again
+	}
 	f.mu.Lock()
 	f.settled = true
 	f.mu.Unlock()
 	f.sync()
-}
-
-// callTool routes one tools/call.
-func (f *front) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.Result, error) {
-	name := req.Params.Name
-	r, ok := f.lookupTool(name)
-	if !ok {
-		// A client may call before listing (mcp-gateway call does).
-		f.settle(ctx)
-		if r, ok = f.lookupTool(name); !ok {
-			if r, ok = f.orphan(name); !ok {
-				return nil, &notFoundError{name}
-			}
-		}
-	}
-	start := time.Now()
-	res, err := f.dispatch(ctx, req, r)
-	f.log.Debug("tools/call", "tool", name, "server", r.server, "duration", time.Since(start), "ok", err == nil)
-	return res, err
-}
-
-func (f *front) dispatch(ctx context.Context, req *mcp.CallToolRequest, r toolRoute) (mcp.Result, error) {
-	switch r.kind {
-	case answerTool:
-		res, err := f.g.opts.Answer.Call(ctx, r.own, req.Params.Arguments)
-		if err != nil {
-			return nil, err
-		}
-		return answer.CallToolResult(res), nil
-	case metaTool:
-		return f.callMeta(ctx, req, r.own)
-	default:
-		raw, err := f.g.opts.Backends.CallTool(ctx, r.server, r.own, req.Params.Arguments, callOptions(ctx, req))
-		if err != nil {
-			return nil, err
-		}
-		return &rawResult{raw: raw}, nil
-	}
-}
-
-// callOptions carries the client's _meta and progress token to a backend
-// call; the backend's progress comes back under the client's own token.
-func callOptions(ctx context.Context, req *mcp.CallToolRequest) backends.CallOptions {
-	var opts backends.CallOptions
-	if m := req.Params.Meta; len(m) > 0 {
-		opts.Meta = make(map[string]any, len(m))
-		for k, v := range m {
-			if k != "progressToken" {
-				opts.Meta[k] = v
-			}
-		}
-	}
-	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
-		ss := req.Session
-		opts.Progress = func(p *mcp.ProgressNotificationParams) {
-			p.ProgressToken = tok
-			// The request's ctx ends with the call; a late progress
-			// notification is dropped rather than sent after the result.
-			_ = ss.NotifyProgress(ctx, p)
-		}
-	}
-	return opts
-}
-
-// orphan finds the backend a name belongs to when that backend lists no
-// tools now — it crashed, is restarting, or failed to start — so that the
-// call fails with the backend's state and stderr rather than "Tool not
-// found". A name is an orphan when it was listed before, or when it has a
-// configured server's prefix and that server is not ready.
-func (f *front) orphan(name string) (toolRoute, bool) {
-	f.mu.Lock()
-	r, ok := f.known[name]
-	strict := f.strict
-	f.mu.Unlock()
-	if ok || f.g.opts.Backends == nil {
-		return r, ok
-	}
-	n := f.g.namer(strict)
-	for _, st := range f.g.opts.Backends.Status() {
-		if st.State == backends.Ready {
-			continue
-		}
-		prefix := f.g.prefixes()[st.Name]
-		if prefix == "" {
-			continue
-		}
-		if own, ok := strings.CutPrefix(name, n.name(prefix, "")); ok && own != "" {
-			return toolRoute{kind: backendTool, server: st.Name, own: own}, true
-		}
-	}
-	return toolRoute{}, false
-}
-
-func (f *front) lookupTool(name string) (toolRoute, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	r, ok := f.tools[name]
-	return r, ok
-}
-
-// rawResult is a backend's result passed through byte for byte.
-type rawResult struct {
-	mcp.ResultBase
-	raw json.RawMessage
-}
-
-func (r *rawResult) MarshalJSON() ([]byte, error) { return r.raw, nil }
-
-// unreachable is the handler registered with each tool: the route
-// middleware answers every tools/call before go-sdk's own dispatch, because
-// backend results must pass through as raw bytes, which mcp.ToolHandler
-// cannot return.
-func unreachable(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return nil, fmt.Errorf("internal error: tools/call bypassed the gateway's router")
-}
-
-// sync makes the front's tables match the answer tools and the backends'
-// current lists, under this client's names. go-sdk sends list_changed for
-// any difference.
-func (f *front) sync() {
-	f.syncMu.Lock()
-	defer f.syncMu.Unlock()
-	f.mu.Lock()
-	strict := f.strict
-	f.mu.Unlock()
-
-	tools := f.g.toolRoutes(strict)
-	f.syncTools(tools)
-	f.syncPrompts(strict)
-	f.syncResources()
-}
-
-func (f *front) syncTools(all map[string]toolRoute) {
-	listed := all
-	if f.g.opts.Config.Gateway.ToolsMode == "lazy" {
-		listed = lazyListed(all)
-	}
-	fps := make(map[string]string, len(listed))
-	for name, r := range listed {
-		fps[name] = fingerprint(r.tool)
-	}
-	var gone []string
-	f.mu.Lock()
-	old := f.toolFP
-	for name := range old {
-		if _, ok := fps[name]; !ok {
-			gone = append(gone, name)
-		}
-	}
-	if !sameFingerprints(old, fps) {
-		f.changed(toolsList)
-	}
-	f.tools = all
-	f.toolFP = fps
-	if f.known == nil {
-		f.known = make(map[string]toolRoute)
-	}
-	for name, r := range all {
-		if r.kind == backendTool {
-			f.known[name] = r
-		}
-	}
-	f.mu.Unlock()
-
-	if len(gone) > 0 {
-		f.server.RemoveTools(gone...)
-	}
-	for _, name := range sortedKeys(listed) {
-		if old[name] == fps[name] {
-			continue
-		}
-		f.register("tool "+name, func() { f.server.AddTool(listed[name].tool, unreachable) })
-	}
-}
-
-// register calls add, which go-sdk may panic in on data it rejects; a
-// backend's bad definition is logged and skipped, never fatal.
-func (f *front) register(what string, add func()) {
-	defer func() {
-		if r := recover(); r != nil {
-			f.log.Warn("skipped invalid definition from backend", "item", what, "error", r)
-		}
-	}()
-	add()
-}
-
-func sameFingerprints(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
-func fingerprint(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// toolRoutes computes every tool a client with this naming mode can call:
-// the answer tools, then each backend's tools in configuration order.
-func (g *Gateway) toolRoutes(strict bool) map[string]toolRoute {
-	out := make(map[string]toolRoute)
-	var reserved []string
-	if g.opts.Answer != nil {
-		for _, t := range g.opts.Answer.Tools() {
-			out[t.Name] = toolRoute{kind: answerTool, own: t.Name, tool: t}
-			reserved = append(reserved, t.Name)
-		}
-	}
-	if g.opts.Config.Gateway.ToolsMode == "lazy" {
-		for _, t := range metaTools(g.namer(strict)) {
-			out[t.Name] = toolRoute{kind: metaTool, own: t.Name, tool: t}
-			reserved = append(reserved, t.Name)
-		}
-	}
-	if g.opts.Backends == nil {
-		return out
-	}
-	names := newNameTable(g.namer(strict), reserved...)
-	prefixes := g.prefixes()
-	for _, bt := range g.opts.Backends.Tools() {
-		t, err := frontTool(bt.Raw)
-		if err != nil {
-			g.log.Warn("skipped a tool the backend listed", "server", bt.Server, "tool", bt.Name, "error", err)
-			continue
-		}
-		t.Name = names.assign(bt.Server, prefixes[bt.Server], bt.Name)
-		out[t.Name] = toolRoute{kind: backendTool, server: bt.Server, own: bt.Name, tool: t}
-	}
-	for _, c := range names.collisions {
-		g.log.Warn("tool name collision resolved", "server", c.server, "tool", c.own, "wanted", c.wanted, "name", c.got)
-	}
-	return out
-}
-
-func (g *Gateway) namer(strict bool) namer {
-	return namer{sep: g.opts.Config.Gateway.Separator, strict: strict}
-}
-
-// prefixes maps each backend to its configured prefix.
-func (g *Gateway) prefixes() map[string]string {
-	m := make(map[string]string, len(g.opts.Config.Servers))
-	for _, s := range g.opts.Config.Servers {
-		m[s.Name] = s.Prefix
-	}
-	return m
-}
-
-// frontTool decodes a backend's tool definition for listing. The schemas
-// stay raw (byte for byte) unless the input schema lacks "type":"object",
-// which MCP requires and go-sdk enforces; it is then completed.
-func frontTool(raw json.RawMessage) (*mcp.Tool, error) {
-	var wire struct {
-		Name         string               `json:"name"`
-		Title        string               `json:"title,omitempty"`
-		Description  string               `json:"description,omitempty"`
-		InputSchema  json.RawMessage      `json:"inputSchema"`
-		OutputSchema json.RawMessage      `json:"outputSchema,omitempty"`
-		Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
-		Icons        []mcp.Icon           `json:"icons,omitempty"`
-		Meta         map[string]any       `json:"_meta,omitempty"`
-	}
-	if err := json.Unmarshal(raw, &wire); err != nil {
-		return nil, fmt.Errorf("decode tool: %w", err)
-	}
-	t := &mcp.Tool{
-		Title:       wire.Title,
-		Description: wire.Description,
-		InputSchema: objectSchema(wire.InputSchema),
-		Annotations: wire.Annotations,
-		Icons:       wire.Icons,
-		Meta:        wire.Meta,
-	}
-	if s := bytes.TrimSpace(wire.OutputSchema); len(s) > 0 && s[0] == '{' {
-		// json.RawMessage, not the []byte TrimSpace returns: a []byte in
-		// an `any` field is marshalled as a base64 string, which clients
-		// that validate tools/list (the TypeScript SDK) reject, list and all.
-		t.OutputSchema = json.RawMessage(s)
-	}
-	return t, nil
-}
-
-// objectSchema returns s when it is a JSON object with "type":"object", a
-// copy with that member added when it is an object without a type, and
-// {"type":"object"} otherwise.
-func objectSchema(s json.RawMessage) json.RawMessage {
-	s = bytes.TrimSpace(s)
-	var m map[string]json.RawMessage
-	if len(s) == 0 || s[0] != '{' || json.Unmarshal(s, &m) != nil {
-		return json.RawMessage(`{"type":"object"}`)
-	}
-	if string(m["type"]) == `"object"` {
-		return s
-	}
-	m["type"] = json.RawMessage(`"object"`)
-	out, _ := json.Marshal(m)
-	return out
 }

@@ -77,10 +77,6 @@ func (g *Gateway) Serve(ctx context.Context, t mcp.Transport) error {
 	return err
 }
 
-// Server returns a new MCP server for one client connection (for HTTP
-// transports, which create one per session).
-func (g *Gateway) Server() *mcp.Server { return g.newFront().server }
-
 // BackendsChanged refreshes every client's lists after a backend's tools,
 // prompts or resources changed; clients get list_changed notifications.
 // It is the backends.Options.OnChange hook.

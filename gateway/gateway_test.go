@@ -1,10 +1,13 @@
 package gateway
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -240,5 +243,166 @@ func TestPromptsAndResourcesForwarded(t *testing.T) {
 	}
 	if _, err := h.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://nowhere"}); err == nil {
 		t.Error("reading an unknown URI succeeded")
+	}
+}
+
+// rawClient speaks line-delimited JSON to Gateway.ServeStdio over pipes.
+type rawClient struct {
+	t   *testing.T
+	in  *io.PipeWriter
+	out *bufio.Reader
+}
+
+func newRawClient(t *testing.T, mutate func(*config.Config), servers ...config.Server) *rawClient {
+	t.Helper()
+	cfg := config.Defaults()
+	cfg.Gateway.AnswerTools = false
+	cfg.Servers = servers
+	if mutate != nil {
+		mutate(cfg)
+	}
+	var gw *Gateway
+	mgr := backends.New(backends.Options{
+		Servers:        servers,
+		DefaultTimeout: 10 * time.Second,
+		StartupTimeout: 10 * time.Second,
+		OnChange:       func(s string) { gw.BackendsChanged(s) },
+	})
+	gw = New(Options{Config: cfg, Backends: mgr})
+	ctx, cancel := context.WithCancel(context.Background())
+	mgr.Start(ctx)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		gw.ServeStdio(ctx, inR, outW)
+		outW.Close()
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		cancel()
+		go io.Copy(io.Discard, outR) // let pending writes finish
+		<-served
+		mgr.Close()
+	})
+	c := &rawClient{t: t, in: inW, out: bufio.NewReader(outR)}
+	c.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	c.read()
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c.send(`{"jsonrpc":"2.0","id":"list","method":"tools/list"}`)
+	c.read()
+	return c
+}
+
+func (c *rawClient) send(line string) {
+	c.t.Helper()
+	if _, err := io.WriteString(c.in, line+"\n"); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// read returns the next message, failing the test after 20 s.
+func (c *rawClient) read() map[string]json.RawMessage {
+	c.t.Helper()
+	type result struct {
+		line []byte
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		line, err := c.out.ReadBytes('\n')
+		ch <- result{line, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			c.t.Fatalf("read: %v", r.err)
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(r.line, &m); err != nil {
+			c.t.Fatalf("reply %q: %v", r.line, err)
+		}
+		return m
+	case <-time.After(20 * time.Second):
+		c.t.Fatal("no reply within 20 s")
+	}
+	return nil
+}
+
+// A request id already in flight is rejected, whichever path serves the
+// first call; the first call still gets its one answer.
+func TestDuplicateRequestID(t *testing.T) {
+	c := newRawClient(t, nil, testServer("tb"))
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"tb.slow","arguments":{"ms":300}}}`)
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"tb.echo","arguments":{}}}`)
+	first, second := c.read(), c.read()
+	if string(first["id"]) != "3" || !bytes.Contains(first["error"], []byte(`-32600`)) {
+		t.Errorf("first reply = %s, want -32600 for the duplicate", first)
+	}
+	if string(second["id"]) != "3" || !bytes.Contains(second["result"], []byte("slept")) {
+		t.Errorf("second reply = %s, want tb.slow's result", second)
+	}
+	// The id is free again once answered.
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"tb.echo","arguments":{"a":1}}}`)
+	if again := c.read(); again["result"] == nil {
+		t.Errorf("reusing a finished id: %s", again)
+	}
+}
+
+// A progress token too large for a float64 comes back digit for digit.
+func TestProgressTokenExact(t *testing.T) {
+	c := newRawClient(t, nil, testServer("tb"))
+	c.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"tb.progress","arguments":{"steps":2,"ms":1},"_meta":{"progressToken":12345678901234567890}}}`)
+	var progress int
+	for {
+		m := c.read()
+		if string(m["method"]) == `"notifications/progress"` {
+			if !bytes.Contains(m["params"], []byte(`"progressToken":12345678901234567890`)) {
+				t.Errorf("progress params = %s", m["params"])
+			}
+			progress++
+			continue
+		}
+		if string(m["id"]) != "5" || m["result"] == nil {
+			t.Fatalf("reply = %s", m)
+		}
+		break
+	}
+	if progress != 2 {
+		t.Errorf("%d progress notifications before the result, want 2", progress)
+	}
+}
+
+// When the backend that serves a resource goes down, the next one that
+// lists it serves it.
+func TestResourceOwnerFailover(t *testing.T) {
+	h := newHarness(t, "test-client", testServer("a", "-resources"), testServer("b", "-resources"))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := h.session.ListResources(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.call("a.crash", map[string]any{}); err == nil {
+		t.Fatal("a.crash succeeded")
+	}
+	waitFor(t, "b to serve test://r1", func() bool {
+		read, err := h.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://r1"})
+		return err == nil && len(read.Contents) == 1
+	})
+}
+
+// Lazy mode's call_tool forwards like a direct call: a down backend's tool
+// reports the backend, not "Tool not found".
+func TestLazyCallToolOrphan(t *testing.T) {
+	cfg := func(c *config.Config) { c.Gateway.ToolsMode = "lazy" }
+	c := newRawClient(t, cfg, testServer("tb"), testServer("dead", "-fail-start", "4"))
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"gateway.call_tool","arguments":{"name":"dead.x","arguments":{}}}}`)
+	if m := c.read(); !bytes.Contains(m["error"], []byte(`"MCP server 'dead' is not running"`)) {
+		t.Errorf("call_tool to a failed backend = %s", m)
+	}
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"gateway.call_tool","arguments":{"name":"tb.echo","arguments":{"k":12345678901234567890}}}}`)
+	if m := c.read(); !bytes.Contains(m["result"], []byte(`12345678901234567890`)) {
+		t.Errorf("call_tool tb.echo = %s", m)
 	}
 }

@@ -18,9 +18,11 @@ const (
 	metaCall     = "call_tool"
 )
 
-func metaTools(n namer) []*mcp.Tool {
+// metaTools returns the meta tools under this naming mode, keyed by their
+// own (mode-independent) names.
+func metaTools(n namer) map[string]*mcp.Tool {
 	name := func(own string) string { return n.name("gateway", own) }
-	return []*mcp.Tool{{
+	tools := []*mcp.Tool{{
 		Name:        name(metaFind),
 		Description: "Search the gateway's backend tools by words in their name or description; returns each match's name and one-line description. Call with no arguments to list every tool.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"Words to match (all must appear)."},"server":{"type":"string","description":"Only tools of this backend server."}}}`),
@@ -33,6 +35,7 @@ func metaTools(n namer) []*mcp.Tool {
 		Description: "Call a backend tool by the name gateway find_tools returned, with its arguments.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"},"arguments":{"type":"object"}},"required":["name"]}`),
 	}}
+	return map[string]*mcp.Tool{metaFind: tools[0], metaDescribe: tools[1], metaCall: tools[2]}
 }
 
 // lazyListed keeps what lazy mode lists: everything but backend tools.
@@ -46,8 +49,7 @@ func lazyListed(all map[string]toolRoute) map[string]toolRoute {
 	return out
 }
 
-// callMeta serves the meta tools. which is the meta tool's own name with
-// its "gateway" prefix (e.g. "gateway.find_tools").
+// callMeta serves the meta tool whose own name is which (metaFind, ...).
 func (f *front) callMeta(ctx context.Context, req *mcp.CallToolRequest, which string) (mcp.Result, error) {
 	var args struct {
 		Query     string          `json:"query"`
@@ -61,27 +63,26 @@ func (f *front) callMeta(ctx context.Context, req *mcp.CallToolRequest, which st
 		}
 	}
 	f.settle(ctx)
-	switch {
-	case strings.HasSuffix(which, metaFind):
+	switch which {
+	case metaFind:
 		return structured(f.findTools(args.Query, args.Server)), nil
-	case strings.HasSuffix(which, metaDescribe):
+	case metaDescribe:
 		r, ok := f.lookupTool(args.Name)
 		if !ok || r.kind != backendTool {
-			return nil, &notFoundError{args.Name}
+			return nil, &notFoundError{kindTool, args.Name}
 		}
 		return structured(r.tool), nil
-	default:
-		r, ok := f.lookupTool(args.Name)
-		if !ok || r.kind == metaTool {
-			return nil, &notFoundError{args.Name}
-		}
-		inner := *req
-		params := *req.Params
-		params.Name = args.Name
-		params.Arguments = args.Arguments
-		inner.Params = &params
-		return f.dispatch(ctx, &inner, r)
 	}
+	// call_tool: the same routing as a direct call, orphans included.
+	if r, ok := f.resolve(ctx, args.Name); ok && r.kind == metaTool {
+		return nil, &notFoundError{kindTool, args.Name}
+	}
+	inner := *req
+	params := *req.Params
+	params.Name = args.Name
+	params.Arguments = args.Arguments
+	inner.Params = &params
+	return f.callTool(ctx, &inner)
 }
 
 type foundTool struct {

@@ -74,11 +74,11 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (
 	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: name, Arguments: args}}
 	res, err := f.callTool(ctx, req)
 	if err != nil {
-		return nil, rpcError(err, name, g.opts.Config.Server.Debug)
+		return nil, rpcError(err, kindTool, name, g.opts.Config.Server.Debug)
 	}
 	raw, merr := json.Marshal(res)
 	if merr != nil {
-		return nil, rpcError(merr, name, g.opts.Config.Server.Debug)
+		return nil, rpcError(merr, kindTool, name, g.opts.Config.Server.Debug)
 	}
 	return raw, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,9 +40,6 @@ func (f *front) syncPrompts(strict bool) {
 			gone = append(gone, name)
 		}
 	}
-	if !sameFingerprints(old, fps) {
-		f.changed(promptsList)
-	}
 	f.prompts = routes
 	f.promptFP = fps
 	f.mu.Unlock()
@@ -54,6 +52,9 @@ func (f *front) syncPrompts(strict bool) {
 			f.register("prompt "+name, func() { f.server.AddPrompt(defs[name], f.getPrompt) })
 		}
 	}
+	if !maps.Equal(old, fps) {
+		f.changed(promptsList)
+	}
 }
 
 // getPrompt forwards prompts/get to the backend that owns the prompt.
@@ -62,7 +63,7 @@ func (f *front) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.
 	r, ok := f.prompts[req.Params.Name]
 	f.mu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("prompt %q not found", req.Params.Name)
+		return nil, rpcError(&notFoundError{kindPrompt, req.Params.Name}, kindPrompt, req.Params.Name, false)
 	}
 	params := map[string]any{"name": r.own}
 	if len(req.Params.Arguments) > 0 {
@@ -70,7 +71,7 @@ func (f *front) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.
 	}
 	raw, err := f.g.opts.Backends.Request(ctx, r.server, "prompts/get", params, backends.CallOptions{})
 	if err != nil {
-		return nil, rpcError(err, req.Params.Name, f.g.opts.Config.Server.Debug)
+		return nil, rpcError(err, kindPrompt, req.Params.Name, f.g.opts.Config.Server.Debug)
 	}
 	var res mcp.GetPromptResult
 	if err := json.Unmarshal(raw, &res); err != nil {

@@ -4,57 +4,62 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// resourceKey names a resource (by URI) or a resource template (by URI
+// template).
+type resourceKey struct {
+	uri      string
+	template bool
+}
+
 // syncResources mirrors the backends' resources and resource templates.
 // URIs are not renamed; when two backends list the same URI, the first in
-// configuration order serves it.
+// configuration order serves it, and the next one takes over when the first
+// is gone.
 func (f *front) syncResources() {
 	if f.g.opts.Backends == nil {
 		return
 	}
-	owner := make(map[string]string)
-	resources := make(map[string]*mcp.Resource)
-	templates := make(map[string]*mcp.ResourceTemplate)
-	fps := make(map[string]string)
+	owner := make(map[resourceKey]string)
+	resources := make(map[resourceKey]*mcp.Resource)
+	templates := make(map[resourceKey]*mcp.ResourceTemplate)
+	fps := make(map[resourceKey]string)
 	for _, br := range f.g.opts.Backends.Resources() {
-		key := br.URI
-		if br.Template {
-			key = "template:" + br.URI
-		}
+		key := resourceKey{br.URI, br.Template}
 		if prev, dup := owner[key]; dup {
 			f.log.Warn("resource listed by two backends; the first serves it", "uri", br.URI, "server", prev, "ignored", br.Server)
 			continue
 		}
+		var (
+			def any
+			err error
+		)
 		if br.Template {
-			var t mcp.ResourceTemplate
-			if err := json.Unmarshal(br.Raw, &t); err != nil {
-				f.log.Warn("skipped a resource template the backend listed", "server", br.Server, "uri", br.URI, "error", err)
-				continue
-			}
-			templates[key] = &t
-			fps[key] = fingerprint(&t)
+			t := new(mcp.ResourceTemplate)
+			err, def = json.Unmarshal(br.Raw, t), t
+			templates[key] = t
 		} else {
-			var r mcp.Resource
-			if err := json.Unmarshal(br.Raw, &r); err != nil {
-				f.log.Warn("skipped a resource the backend listed", "server", br.Server, "uri", br.URI, "error", err)
-				continue
-			}
-			resources[key] = &r
-			fps[key] = fingerprint(&r)
+			r := new(mcp.Resource)
+			err, def = json.Unmarshal(br.Raw, r), r
+			resources[key] = r
+		}
+		if err != nil {
+			delete(templates, key)
+			delete(resources, key)
+			f.log.Warn("skipped a resource the backend listed", "server", br.Server, "uri", br.URI, "error", err)
+			continue
 		}
 		owner[key] = br.Server
+		fps[key] = fingerprint(def)
 	}
 	f.mu.Lock()
 	old := f.resFP
-	if !sameFingerprints(old, fps) {
-		f.changed(resourcesList)
-	}
-	f.res = owner
-	f.resFP = fps
+	f.res, f.resFP = owner, fps
 	f.mu.Unlock()
 
 	var goneRes, goneTmpl []string
@@ -62,10 +67,10 @@ func (f *front) syncResources() {
 		if _, ok := fps[key]; ok {
 			continue
 		}
-		if uri, ok := cutTemplate(key); ok {
-			goneTmpl = append(goneTmpl, uri)
+		if key.template {
+			goneTmpl = append(goneTmpl, key.uri)
 		} else {
-			goneRes = append(goneRes, key)
+			goneRes = append(goneRes, key.uri)
 		}
 	}
 	if len(goneRes) > 0 {
@@ -74,13 +79,12 @@ func (f *front) syncResources() {
 	if len(goneTmpl) > 0 {
 		f.server.RemoveResourceTemplates(goneTmpl...)
 	}
-	for _, key := range sortedKeys(fps) {
-		if old[key] == fps[key] {
+	for key, fp := range fps {
+		if old[key] == fp {
 			continue
 		}
-		server := owner[key]
 		read := func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			return f.readResource(ctx, server, req)
+			return f.readResource(ctx, key, req)
 		}
 		if t, ok := templates[key]; ok {
 			f.register("resource template "+t.URITemplate, func() { f.server.AddResourceTemplate(t, read) })
@@ -89,22 +93,24 @@ func (f *front) syncResources() {
 			f.register("resource "+r.URI, func() { f.server.AddResource(r, read) })
 		}
 	}
-}
-
-func cutTemplate(key string) (string, bool) {
-	const p = "template:"
-	if len(key) > len(p) && key[:len(p)] == p {
-		return key[len(p):], true
+	if !maps.Equal(old, fps) {
+		f.changed(resourcesList)
 	}
-	return "", false
 }
 
-// readResource forwards resources/read to the backend that listed the
-// resource (or the template that matched its URI).
-func (f *front) readResource(ctx context.Context, server string, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+// readResource forwards resources/read to the backend that serves the
+// resource (or the template that matched its URI) now.
+func (f *front) readResource(ctx context.Context, key resourceKey, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	f.mu.Lock()
+	server, ok := f.res[key]
+	f.mu.Unlock()
+	debug := f.g.opts.Config.Server.Debug
+	if !ok {
+		return nil, rpcError(&notFoundError{kindResource, req.Params.URI}, kindResource, req.Params.URI, debug)
+	}
 	raw, err := f.g.opts.Backends.Request(ctx, server, "resources/read", req.Params, backends.CallOptions{})
 	if err != nil {
-		return nil, rpcError(err, req.Params.URI, f.g.opts.Config.Server.Debug)
+		return nil, rpcError(err, kindResource, req.Params.URI, debug)
 	}
 	var res mcp.ReadResourceResult
 	if err := json.Unmarshal(raw, &res); err != nil {
