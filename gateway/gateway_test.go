@@ -406,3 +406,13 @@ func TestLazyCallToolOrphan(t *testing.T) {
 		t.Errorf("call_tool tb.echo = %s", m)
 	}
 }
+
+// A client that writes its calls and closes stdin still gets the answers.
+func TestEndOfInputWaitsForCallsInFlight(t *testing.T) {
+	c := newRawClient(t, nil, testServer("tb"))
+	c.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"tb.slow","arguments":{"ms":300}}}`)
+	c.in.Close()
+	if m := c.read(); string(m["id"]) != "7" || !bytes.Contains(m["result"], []byte("slept")) {
+		t.Errorf("reply after end of input = %s, want tb.slow's result", m)
+	}
+}

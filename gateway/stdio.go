@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -106,7 +107,16 @@ type stdioConn struct {
 
 	mu       sync.Mutex
 	inflight map[jsonrpc.ID]bool // incoming call id → cancelled; removed when its response is written
+	// responding counts responses being written; drained is closed when
+	// inflight is empty and nothing is being written, while Read drains at
+	// the end of input.
+	responding int
+	drained    chan struct{}
 }
+
+// stdioDrainGrace bounds how long Read holds back the end of input for
+// calls still in flight.
+const stdioDrainGrace = 30 * time.Second
 
 func newStdioConn(r io.Reader, w io.Writer, opts StdioOptions) *stdioConn {
 	max := opts.MaxMessageBytes
@@ -195,6 +205,9 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.logMessage("recv", it.framing, it.msg, it.size)
 			return it.msg, nil
 		case <-c.readerDone:
+			if c.readErr == io.EOF {
+				c.drain(ctx)
+			}
 			return nil, c.readErr
 		case <-c.closed:
 			return nil, io.EOF
@@ -204,15 +217,47 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
+// drain waits, up to stdioDrainGrace, until every call read so far has been
+// answered. A client that writes its requests and closes its end (a script,
+// a pipe) still gets its answers: go-sdk cancels every call in flight once
+// Read reports the end of input. A client that wants the gateway gone sooner
+// sends SIGTERM, which closes the connection and ends the wait.
+func (c *stdioConn) drain(ctx context.Context) {
+	c.mu.Lock()
+	if len(c.inflight) == 0 && c.responding == 0 {
+		c.mu.Unlock()
+		return
+	}
+	c.drained = make(chan struct{})
+	done := c.drained
+	n := len(c.inflight)
+	c.mu.Unlock()
+	c.log.Debug("stdio: end of input; waiting for calls in flight", "calls", n)
+	t := time.NewTimer(stdioDrainGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		c.log.Warn("stdio: end of input; calls still in flight are abandoned", "after", stdioDrainGrace)
+	case <-c.closed:
+	case <-ctx.Done():
+	}
+}
+
 // Write implements mcp.Connection. It is safe for concurrent use; each
 // message is written whole with a single w.Write. A response to a call that
 // the peer has cancelled is dropped, and Write reports success. After Close,
 // Write fails.
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	resp, isResp := msg.(*jsonrpc.Response)
-	if isResp && c.settle(resp.ID) {
-		c.log.Debug("stdio: response dropped, request was cancelled", "id", resp.ID.Raw())
-		return nil
+	if isResp {
+		cancelled := c.settle(resp.ID)
+		// A drain at the end of input waits for this write too.
+		defer c.responded()
+		if cancelled {
+			c.log.Debug("stdio: response dropped, request was cancelled", "id", resp.ID.Raw())
+			return nil
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -321,16 +366,30 @@ func (c *stdioConn) track(msg jsonrpc.Message) {
 }
 
 // settle forgets the incoming call id, whose response is about to be
-// written, and reports whether that call was cancelled.
+// written, and reports whether that call was cancelled. The response counts
+// as being written until responded.
 func (c *stdioConn) settle(id jsonrpc.ID) (cancelled bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.responding++
 	if !id.IsValid() {
 		return false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	cancelled = c.inflight[id]
 	delete(c.inflight, id)
 	return cancelled
+}
+
+// responded marks a response written (or dropped), and ends a drain that
+// was waiting for it.
+func (c *stdioConn) responded() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.responding--
+	if c.responding == 0 && len(c.inflight) == 0 && c.drained != nil {
+		close(c.drained)
+		c.drained = nil
+	}
 }
 
 func (c *stdioConn) logMessage(dir string, framing stdioFraming, msg jsonrpc.Message, n int) {

@@ -415,7 +415,10 @@ func TestStdioTrackingIsBounded(t *testing.T) {
 func TestStdioEOF(t *testing.T) {
 	c := newStdioPipeConn(t, StdioOptions{})
 	c.send(t, stdioReq(1, "ping")+"\n")
-	c.read(t)
+	ping := c.read(t).(*jsonrpc.Request)
+	if err := c.Write(context.Background(), &jsonrpc.Response{ID: ping.ID, Result: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
 	c.in.Close()
 	for range 2 {
 		if _, err := c.Read(context.Background()); err != io.EOF {
@@ -426,6 +429,36 @@ func TestStdioEOF(t *testing.T) {
 	case <-c.readerDone:
 	case <-time.After(5 * time.Second):
 		t.Fatal("reader goroutine still running after EOF")
+	}
+}
+
+// At the end of input, Read holds back io.EOF until the calls read so far
+// are answered, so that a client that closed its end still gets them.
+func TestStdioEOFDrainsCallsInFlight(t *testing.T) {
+	c := newStdioPipeConn(t, StdioOptions{})
+	c.send(t, stdioReq(1, "tools/call")+"\n")
+	call := c.read(t).(*jsonrpc.Request)
+	c.in.Close()
+	got := make(chan error, 1)
+	go func() {
+		_, err := c.Read(context.Background())
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		t.Fatalf("Read returned %v with a call still in flight", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if err := c.Write(context.Background(), &jsonrpc.Response{ID: call.ID, Result: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-got:
+		if err != io.EOF {
+			t.Fatalf("Read after the last answer: %v, want io.EOF", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Read still waiting after the last call was answered")
 	}
 }
 
