@@ -500,6 +500,17 @@ func TestRPCError(t *testing.T) {
 	}
 }
 
+// A backend that echoes the gateway's numeric ids as strings is answered
+// all the same (the handshake and every call would otherwise time out).
+func TestStringIDsEchoed(t *testing.T) {
+	t.Parallel()
+	e := start(t, []config.Server{srv("s", "-string-ids")}, nil)
+	res, err := e.CallTool(context.Background(), "s", "echo", json.RawMessage(`{"n":1}`), backends.CallOptions{})
+	if err != nil || !strings.Contains(string(res), `"n":1`) {
+		t.Errorf("call: %s %v", res, err)
+	}
+}
+
 func TestPromptsResourcesRequest(t *testing.T) {
 	t.Parallel()
 	e := start(t, []config.Server{srv("pr", "-prompts", "-resources"), srv("plain")}, nil)

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -185,14 +186,24 @@ func (c *conn) handleLine(line []byte) {
 }
 
 func (c *conn) handleResponse(msg wireMsg) {
-	id, err := strconv.ParseInt(string(msg.ID), 10, 64)
-	c.mu.Lock()
-	ch, ok := c.pending[id]
-	if ok {
-		delete(c.pending, id)
+	// The gateway's ids are integers; a backend that echoes one as a
+	// string ("5") is answered all the same rather than left to time out.
+	raw := strings.Trim(string(msg.ID), `"`)
+	id, err := strconv.ParseInt(raw, 10, 64)
+	var (
+		ch chan response
+		ok bool
+	)
+	if err == nil {
+		c.mu.Lock()
+		if ch, ok = c.pending[id]; ok {
+			delete(c.pending, id)
+		}
+		c.mu.Unlock()
 	}
-	c.mu.Unlock()
-	if err != nil || !ok {
+	if !ok {
+		// A late answer to a call that timed out or was cancelled, or a
+		// backend that mangles ids.
 		c.log.Debug("ignored a response to an unknown id", "server", c.server, "id", string(msg.ID))
 		return
 	}

@@ -26,6 +26,7 @@
 //	-list-changed-on-init send notifications/tools/list_changed right after
 //	                      notifications/initialized
 //	-ignore-cancel        slow answers even when cancelled (a late response)
+//	-string-ids           echo numeric request ids back as strings ("5" for 5)
 //
 // Tools (arguments in parentheses):
 //
@@ -96,6 +97,7 @@ type server struct {
 	resources    bool
 	listOnInit   bool
 	ignoreCancel bool
+	stringIDs    bool
 
 	calls sync.WaitGroup // tools/call goroutines
 
@@ -132,6 +134,7 @@ func main() {
 	grandchild := fs.Bool("grandchild", false, "start a grandchild")
 	listOnInit := fs.Bool("list-changed-on-init", false, "send tools/list_changed after initialized")
 	ignoreCancel := fs.Bool("ignore-cancel", false, "slow answers even when cancelled")
+	stringIDs := fs.Bool("string-ids", false, "echo numeric request ids back as strings")
 	fs.VisitAll(func(f *flag.Flag) {
 		env := "TESTBACKEND_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 		if v, ok := os.LookupEnv(env); ok {
@@ -172,6 +175,7 @@ func main() {
 		resources:    *resources,
 		listOnInit:   *listOnInit,
 		ignoreCancel: *ignoreCancel,
+		stringIDs:    *stringIDs,
 		out:          bufio.NewWriterSize(os.Stdout, 64<<10),
 		tools:        []string{"echo", "crash", "hang", "slow", "progress", "big", "odd", "change", "sample", "log", "stats", "deaf"},
 		cancels:      map[string]chan struct{}{},
@@ -233,7 +237,16 @@ func (s *server) send(msg string) {
 }
 
 func (s *server) reply(id json.RawMessage, result string) {
-	s.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":` + result + `}`)
+	s.send(`{"jsonrpc":"2.0","id":` + s.echoID(id) + `,"result":` + result + `}`)
+}
+
+// echoID is the id as the reply carries it: as received, or with -string-ids
+// a number turned into a string.
+func (s *server) echoID(id json.RawMessage) string {
+	if s.stringIDs && len(id) > 0 && id[0] != '"' {
+		return `"` + string(id) + `"`
+	}
+	return string(id)
 }
 
 func (s *server) replyError(id json.RawMessage, code int, msg string, data string) {
@@ -241,7 +254,7 @@ func (s *server) replyError(id json.RawMessage, code int, msg string, data strin
 	if data != "" {
 		e += `,"data":` + data
 	}
-	s.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":` + e + `}}`)
+	s.send(`{"jsonrpc":"2.0","id":` + s.echoID(id) + `,"error":` + e + `}}`)
 }
 
 // quote encodes v as JSON without HTML escaping.
