@@ -197,37 +197,26 @@ func (m *Manager) Wait(ctx context.Context) {
 // Tools returns the tools of every ready backend, in configuration order and
 // then the backend's own order. The Raw bytes are shared: don't modify them.
 func (m *Manager) Tools() []Tool {
-	var out []Tool
-	for _, b := range m.backends {
-		b.mu.Lock()
-		if b.state == Ready {
-			out = append(out, b.lists.tools...)
-		}
-		b.mu.Unlock()
-	}
-	return out
+	return readyLists(m, func(l *lists) []Tool { return l.tools })
 }
 
 // Prompts returns the prompts of every ready backend.
 func (m *Manager) Prompts() []Prompt {
-	var out []Prompt
-	for _, b := range m.backends {
-		b.mu.Lock()
-		if b.state == Ready {
-			out = append(out, b.lists.prompts...)
-		}
-		b.mu.Unlock()
-	}
-	return out
+	return readyLists(m, func(l *lists) []Prompt { return l.prompts })
 }
 
 // Resources returns the resources and resource templates of every ready backend.
 func (m *Manager) Resources() []Resource {
-	var out []Resource
+	return readyLists(m, func(l *lists) []Resource { return l.resources })
+}
+
+// readyLists concatenates one list of every ready backend.
+func readyLists[T any](m *Manager, list func(*lists) []T) []T {
+	var out []T
 	for _, b := range m.backends {
 		b.mu.Lock()
 		if b.state == Ready {
-			out = append(out, b.lists.resources...)
+			out = append(out, list(&b.lists)...)
 		}
 		b.mu.Unlock()
 	}

@@ -33,7 +33,7 @@ func (t fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	cctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	return &fastConn{Connection: conn, f: t.f, ctx: cctx, stop: stop,
-		calls: make(map[jsonrpc.ID]context.CancelFunc), ids: make(map[jsonrpc.ID]bool)}, nil
+		calls: make(map[jsonrpc.ID]*fastCall), ids: make(map[jsonrpc.ID]bool)}, nil
 }
 
 // fastConn is a client connection whose backend tool calls bypass go-sdk.
@@ -47,7 +47,7 @@ type fastConn struct {
 	wg   sync.WaitGroup
 
 	mu    sync.Mutex
-	calls map[jsonrpc.ID]context.CancelFunc // in-flight fast calls
+	calls map[jsonrpc.ID]*fastCall // in-flight fast calls
 	// ids are the client's in-flight request ids on either path: go-sdk
 	// never sees the fast calls, so it cannot reject a duplicate itself.
 	ids map[jsonrpc.ID]bool
@@ -67,7 +67,8 @@ func (c *fastConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		if req.IsCall() {
 			if !c.claim(req.ID) {
-				c.reply(req.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "request ID already in use"})
+				// Not claimed: the call in flight keeps the id.
+				_ = c.Connection.Write(c.ctx, &jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "request ID already in use"}})
 				continue
 			}
 			if req.Method == "tools/call" && c.take(req) {
@@ -107,13 +108,25 @@ func (c *fastConn) release(id jsonrpc.ID) {
 	c.mu.Unlock()
 }
 
-// reply writes a response of the fast path and frees its id.
-func (c *fastConn) reply(id jsonrpc.ID, result json.RawMessage, rpcErr *jsonrpc.Error) {
+// fastCall is one call the fast path serves.
+type fastCall struct {
+	cancel context.CancelFunc
+}
+
+// reply ends a fast call: it forgets the call, frees its id and writes the
+// response. The client may reuse the id as soon as it reads the response,
+// so the call is forgotten first.
+func (c *fastConn) reply(id jsonrpc.ID, call *fastCall, result json.RawMessage, rpcErr *jsonrpc.Error) {
 	resp := &jsonrpc.Response{ID: id, Result: result}
 	if rpcErr != nil {
 		resp = &jsonrpc.Response{ID: id, Error: rpcErr}
 	}
-	c.release(id)
+	c.mu.Lock()
+	if c.calls[id] == call {
+		delete(c.calls, id)
+	}
+	delete(c.ids, id)
+	c.mu.Unlock()
 	// A cancelled call's response is dropped by the stdio transport.
 	if err := c.Connection.Write(c.ctx, resp); err != nil {
 		c.f.log.Debug("write tools/call response", "error", err)
@@ -144,26 +157,22 @@ func (c *fastConn) take(req *jsonrpc.Request) bool {
 		return false
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
+	call := &fastCall{cancel: cancel}
 	c.mu.Lock()
-	c.calls[req.ID] = cancel
+	c.calls[req.ID] = call
 	c.mu.Unlock()
 	c.wg.Add(1)
-	go c.serve(ctx, req.ID, p)
+	go c.serve(ctx, req.ID, call, p)
 	return true
 }
 
-func (c *fastConn) serve(ctx context.Context, id jsonrpc.ID, p fastParams) {
+func (c *fastConn) serve(ctx context.Context, id jsonrpc.ID, call *fastCall, p fastParams) {
 	defer c.wg.Done()
-	defer func() {
-		c.mu.Lock()
-		c.calls[id]()
-		delete(c.calls, id)
-		c.mu.Unlock()
-	}()
+	defer call.cancel()
 	debug := c.f.g.opts.Config.Server.Debug
 	r, ok := c.f.resolve(ctx, p.Name)
 	if !ok || r.kind != backendTool {
-		c.reply(id, nil, rpcError(&notFoundError{kindTool, p.Name}, kindTool, p.Name, debug))
+		c.reply(id, call, nil, rpcError(&notFoundError{kindTool, p.Name}, kindTool, p.Name, debug))
 		return
 	}
 	notify := func(pp *mcp.ProgressNotificationParams) {
@@ -173,10 +182,10 @@ func (c *fastConn) serve(ctx context.Context, id jsonrpc.ID, p fastParams) {
 	}
 	raw, err := c.f.callBackend(ctx, p.Name, r, p.Arguments, p.Meta, notify)
 	if err != nil {
-		c.reply(id, nil, rpcError(err, kindTool, p.Name, debug))
+		c.reply(id, call, nil, rpcError(err, kindTool, p.Name, debug))
 		return
 	}
-	c.reply(id, raw, nil)
+	c.reply(id, call, raw, nil)
 }
 
 // cancelled cancels a fast call named by a notifications/cancelled.
@@ -192,8 +201,8 @@ func (c *fastConn) cancelled(params json.RawMessage) {
 		return
 	}
 	c.mu.Lock()
-	if cancel, ok := c.calls[id]; ok {
-		cancel()
+	if call, ok := c.calls[id]; ok {
+		call.cancel()
 	}
 	c.mu.Unlock()
 }

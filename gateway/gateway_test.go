@@ -51,11 +51,17 @@ type harness struct {
 	listChanged atomic.Int32
 }
 
-func newHarness(t *testing.T, clientName string, servers ...config.Server) *harness {
+// newGateway returns a Gateway over real testbackend children (no answer
+// tools), started, and a context that ends when the test does; the backends
+// are stopped after the test's own cleanups.
+func newGateway(t *testing.T, mutate func(*config.Config), servers ...config.Server) (*Gateway, context.Context) {
 	t.Helper()
 	cfg := config.Defaults()
 	cfg.Gateway.AnswerTools = false
 	cfg.Servers = servers
+	if mutate != nil {
+		mutate(cfg)
+	}
 	var gw *Gateway
 	mgr := backends.New(backends.Options{
 		Servers:        servers,
@@ -65,8 +71,15 @@ func newHarness(t *testing.T, clientName string, servers ...config.Server) *harn
 	})
 	gw = New(Options{Config: cfg, Backends: mgr})
 	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { mgr.Close() }) // runs last
+	t.Cleanup(cancel)
 	mgr.Start(ctx)
+	return gw, ctx
+}
 
+func newHarness(t *testing.T, clientName string, servers ...config.Server) *harness {
+	t.Helper()
+	gw, ctx := newGateway(t, nil, servers...)
 	h := &harness{}
 	ct, st := mcp.NewInMemoryTransports()
 	served := make(chan error, 1)
@@ -81,9 +94,7 @@ func newHarness(t *testing.T, clientName string, servers ...config.Server) *harn
 	h.session = cs
 	t.Cleanup(func() {
 		cs.Close()
-		cancel()
 		<-served
-		mgr.Close()
 	})
 	return h
 }
@@ -255,22 +266,7 @@ type rawClient struct {
 
 func newRawClient(t *testing.T, mutate func(*config.Config), servers ...config.Server) *rawClient {
 	t.Helper()
-	cfg := config.Defaults()
-	cfg.Gateway.AnswerTools = false
-	cfg.Servers = servers
-	if mutate != nil {
-		mutate(cfg)
-	}
-	var gw *Gateway
-	mgr := backends.New(backends.Options{
-		Servers:        servers,
-		DefaultTimeout: 10 * time.Second,
-		StartupTimeout: 10 * time.Second,
-		OnChange:       func(s string) { gw.BackendsChanged(s) },
-	})
-	gw = New(Options{Config: cfg, Backends: mgr})
-	ctx, cancel := context.WithCancel(context.Background())
-	mgr.Start(ctx)
+	gw, ctx := newGateway(t, mutate, servers...)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	served := make(chan struct{})
@@ -281,10 +277,8 @@ func newRawClient(t *testing.T, mutate func(*config.Config), servers ...config.S
 	}()
 	t.Cleanup(func() {
 		inW.Close()
-		cancel()
 		go io.Copy(io.Discard, outR) // let pending writes finish
 		<-served
-		mgr.Close()
 	})
 	c := &rawClient{t: t, in: inW, out: bufio.NewReader(outR)}
 	c.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
