@@ -27,6 +27,13 @@
 //	                      notifications/initialized
 //	-ignore-cancel        slow answers even when cancelled (a late response)
 //	-string-ids           echo numeric request ids back as strings ("5" for 5)
+//	-relay -- CMD ARGS... do not serve MCP: start CMD as a child and only copy
+//	                      bytes, stdin -> its stdin and its stdout -> stdout
+//	                      (two io.Copy goroutines, no parsing); its stderr is
+//	                      ours. Stdin EOF closes the child's stdin; the relay
+//	                      exits with the child's status when the child exits.
+//	                      One extra process hop, the floor of any stdio proxy
+//	                      (BenchmarkToolsCall's relay path).
 //
 // Tools (arguments in parentheses):
 //
@@ -135,6 +142,7 @@ func main() {
 	listOnInit := fs.Bool("list-changed-on-init", false, "send tools/list_changed after initialized")
 	ignoreCancel := fs.Bool("ignore-cancel", false, "slow answers even when cancelled")
 	stringIDs := fs.Bool("string-ids", false, "echo numeric request ids back as strings")
+	relayMode := fs.Bool("relay", false, "only relay bytes to and from the command after --")
 	fs.VisitAll(func(f *flag.Flag) {
 		env := "TESTBACKEND_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 		if v, ok := os.LookupEnv(env); ok {
@@ -145,6 +153,9 @@ func main() {
 		}
 	})
 	fs.Parse(os.Args[1:])
+	if *relayMode {
+		os.Exit(relay(fs.Args()))
+	}
 
 	if *ignoreTerm {
 		signal.Ignore(syscall.SIGTERM)
@@ -213,6 +224,50 @@ func main() {
 			os.Exit(0)
 		}
 	}
+}
+
+// relay starts argv as a child and copies bytes between it and our stdio
+// until the child exits; it returns the child's exit status. The child does
+// not inherit TESTBACKEND_RELAY (it would relay again).
+func relay(argv []string) int {
+	if len(argv) == 0 {
+		fmt.Fprintln(os.Stderr, "testbackend: -relay needs a command after --")
+		return 2
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "TESTBACKEND_RELAY=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "testbackend: relay: %v\n", err)
+		return 1
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "testbackend: relay: %v\n", err)
+		return 1
+	}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "testbackend: relay: %v\n", err)
+		return 1
+	}
+	go func() {
+		io.Copy(stdin, os.Stdin)
+		stdin.Close() // our stdin closed: the child sees EOF
+	}()
+	io.Copy(os.Stdout, stdout) // until the child's stdout closes
+	if err := cmd.Wait(); err != nil {
+		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() >= 0 {
+			return ee.ExitCode()
+		}
+		fmt.Fprintf(os.Stderr, "testbackend: relay: %v\n", err)
+		return 1
+	}
+	return 0
 }
 
 // raw writes one line to stdout as is.

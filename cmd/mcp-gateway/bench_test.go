@@ -2,7 +2,8 @@ package main
 
 // Benchmarks of the real binary (docs/benchmarks.md): tools/call latency and
 // throughput through the gateway against the same testbackend reached
-// directly, startup time with 1 vs 10 slow-starting backends, and the
+// directly and through a byte-copying relay process (the floor of an extra
+// hop), startup time with 1 vs 10 slow-starting backends, and the
 // gateway's memory with 10 backends. Every figure is reported with
 // b.ReportMetric next to its baseline from the same run. Run without -race
 // (TestMain builds the binaries with -race when the tests run with it):
@@ -305,27 +306,34 @@ func benchMillis(d time.Duration) float64 { return float64(d) / float64(time.Mil
 // BenchmarkToolsCall measures a tools/call round trip of the echo tool
 // through the gateway against the same call made directly to an identical
 // testbackend, both driven by the same raw client over pipes, in the same
-// run. Both processes stay up for the whole benchmark.
+// run. A third path, relay, reaches a third testbackend through
+// `testbackend -relay`, a process that only copies bytes: it is the cost of
+// the extra process hop alone, the floor of any stdio proxy, so gateway
+// minus relay is the gateway's own work. All processes stay up for the
+// whole benchmark.
 func BenchmarkToolsCall(b *testing.B) {
 	direct := startBenchBackend(b)
 	gw := startBenchGateway(b, benchConfig(b, 1))
 	if n, err := gw.listTools(); err != nil || n != benchBackendTools {
 		b.Fatalf("gateway tools/list: %d tools, %v", n, err)
 	}
-	paths := [2]struct {
+	relay := startBenchBackend(b, "-relay", "--", backendBin)
+	const iDirect, iGW, iRelay = 0, 1, 2
+	paths := [3]struct {
 		name   string
 		c      *benchClient
 		params string
 	}{
-		{"direct", direct, `{"name":"echo","arguments":` + benchEchoArgs + `}`},
-		{"gw", gw, `{"name":"tb0.echo","arguments":` + benchEchoArgs + `}`},
+		iDirect: {"direct", direct, `{"name":"echo","arguments":` + benchEchoArgs + `}`},
+		iGW:     {"gw", gw, `{"name":"tb0.echo","arguments":` + benchEchoArgs + `}`},
+		iRelay:  {"relay", relay, `{"name":"echo","arguments":` + benchEchoArgs + `}`},
 	}
 	for _, p := range paths {
 		line, err := p.c.call("tools/call", p.params)
 		if err != nil || !bytes.Contains(line, []byte(`12345678901234567890123`)) {
 			b.Fatalf("%s echo: %v %s", p.name, err, line)
 		}
-		for range 300 { // warm up both paths
+		for range 300 { // warm up every path
 			if _, err := p.c.call("tools/call", p.params); err != nil {
 				b.Fatal(err)
 			}
@@ -333,17 +341,18 @@ func BenchmarkToolsCall(b *testing.B) {
 	}
 
 	// One op is one call on each path. The paths alternate in batches (and
-	// alternate which goes first), so machine noise lands on both alike.
+	// rotate which goes first), so machine noise lands on all alike.
 	b.Run("sequential", func(b *testing.B) {
 		const batch = 50
-		var lat [2][]time.Duration
-		lat[0] = make([]time.Duration, 0, b.N)
-		lat[1] = make([]time.Duration, 0, b.N)
+		var lat [len(paths)][]time.Duration
+		for i := range lat {
+			lat[i] = make([]time.Duration, 0, b.N)
+		}
 		b.ResetTimer()
 		for done, round := 0, 0; done < b.N; round++ {
 			n := min(batch, b.N-done)
-			for k := range 2 {
-				pi := (k + round) % 2
+			for k := range len(paths) {
+				pi := (k + round) % len(paths)
 				p := paths[pi]
 				for range n {
 					t0 := time.Now()
@@ -356,8 +365,9 @@ func BenchmarkToolsCall(b *testing.B) {
 			done += n
 		}
 		b.StopTimer()
-		d50, d99 := benchPercentile(lat[0], 0.50), benchPercentile(lat[0], 0.99)
-		g50, g99 := benchPercentile(lat[1], 0.50), benchPercentile(lat[1], 0.99)
+		d50, d99 := benchPercentile(lat[iDirect], 0.50), benchPercentile(lat[iDirect], 0.99)
+		g50, g99 := benchPercentile(lat[iGW], 0.50), benchPercentile(lat[iGW], 0.99)
+		r50, r99 := benchPercentile(lat[iRelay], 0.50), benchPercentile(lat[iRelay], 0.99)
 		b.ReportMetric(benchMicros(d50), "direct-p50-µs")
 		b.ReportMetric(benchMicros(d99), "direct-p99-µs")
 		b.ReportMetric(benchMicros(g50), "gw-p50-µs")
@@ -365,19 +375,23 @@ func BenchmarkToolsCall(b *testing.B) {
 		b.ReportMetric(benchMicros(g50-d50), "added-p50-µs")
 		b.ReportMetric(benchMicros(g99-d99), "added-p99-µs")
 		b.ReportMetric(float64(g50)/float64(d50), "p50-gw/direct")
+		b.ReportMetric(benchMicros(r50), "relay-p50-µs")
+		b.ReportMetric(benchMicros(r99), "relay-p99-µs")
+		b.ReportMetric(benchMicros(r50-d50), "relay-added-p50-µs")
+		b.ReportMetric(benchMicros(g50-r50), "gw-over-relay-p50-µs")
 	})
 
 	// benchInFlight callers share one connection per path. One op is one
 	// call on each path; the paths alternate in rounds.
 	b.Run(fmt.Sprintf("inflight%d", benchInFlight), func(b *testing.B) {
 		const round = 2000
-		var took [2]time.Duration
-		var calls [2]int
+		var took [len(paths)]time.Duration
+		var calls [len(paths)]int
 		b.ResetTimer()
 		for done, r := 0, 0; done < b.N; r++ {
 			n := min(round, b.N-done)
-			for k := range 2 {
-				pi := (k + r) % 2
+			for k := range len(paths) {
+				pi := (k + r) % len(paths)
 				d, err := concurrentCalls(paths[pi].c, paths[pi].params, n, benchInFlight)
 				if err != nil {
 					b.Fatal(err)
@@ -388,11 +402,16 @@ func BenchmarkToolsCall(b *testing.B) {
 			done += n
 		}
 		b.StopTimer()
-		dRate := float64(calls[0]) / took[0].Seconds()
-		gRate := float64(calls[1]) / took[1].Seconds()
-		b.ReportMetric(dRate, "direct-calls/s")
-		b.ReportMetric(gRate, "gw-calls/s")
-		b.ReportMetric(gRate/dRate, "tput-gw/direct")
+		var rate [len(paths)]float64
+		for i := range rate {
+			rate[i] = float64(calls[i]) / took[i].Seconds()
+		}
+		b.ReportMetric(rate[iDirect], "direct-calls/s")
+		b.ReportMetric(rate[iGW], "gw-calls/s")
+		b.ReportMetric(rate[iGW]/rate[iDirect], "tput-gw/direct")
+		b.ReportMetric(rate[iRelay], "relay-calls/s")
+		b.ReportMetric(rate[iRelay]/rate[iDirect], "tput-relay/direct")
+		b.ReportMetric(rate[iGW]/rate[iRelay], "tput-gw/relay")
 	})
 }
 
