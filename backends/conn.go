@@ -405,8 +405,21 @@ func (c *conn) closedErr() error {
 
 // notify sends a notification; params must be compact JSON or nil.
 func (c *conn) notify(ctx context.Context, deadline time.Time, method string, params json.RawMessage) error {
+	return c.write(ctx, deadline, encodeMessage(0, method, params))
+}
+
+// encodeMessage encodes a request (id > 0) or a notification (id 0) as one
+// line; params must be compact JSON or nil. The gateway's ids start at 1.
+func encodeMessage(id int64, method string, params json.RawMessage) []byte {
 	var buf bytes.Buffer
-	buf.WriteString(`{"jsonrpc":"2.0","method":`)
+	buf.Grow(64 + len(method) + len(params))
+	buf.WriteString(`{"jsonrpc":"2.0",`)
+	if id > 0 {
+		buf.WriteString(`"id":`)
+		buf.WriteString(strconv.FormatInt(id, 10))
+		buf.WriteByte(',')
+	}
+	buf.WriteString(`"method":`)
 	m, _ := json.Marshal(method)
 	buf.Write(m)
 	if params != nil {
@@ -414,7 +427,7 @@ func (c *conn) notify(ctx context.Context, deadline time.Time, method string, pa
 		buf.Write(params)
 	}
 	buf.WriteString("}\n")
-	return c.write(ctx, deadline, buf.Bytes())
+	return buf.Bytes()
 }
 
 // callOpts are the per-call settings of conn.call.
@@ -472,19 +485,7 @@ func (c *conn) call(ctx context.Context, method string, params json.RawMessage, 
 		}
 	}()
 
-	var buf bytes.Buffer
-	buf.Grow(64 + len(method) + len(params))
-	buf.WriteString(`{"jsonrpc":"2.0","id":`)
-	buf.WriteString(strconv.FormatInt(id, 10))
-	buf.WriteString(`,"method":`)
-	m, _ := json.Marshal(method)
-	buf.Write(m)
-	if params != nil {
-		buf.WriteString(`,"params":`)
-		buf.Write(params)
-	}
-	buf.WriteString("}\n")
-	if err := c.write(ctx, writeDeadline, buf.Bytes()); err != nil {
+	if err := c.write(ctx, writeDeadline, encodeMessage(id, method, params)); err != nil {
 		if errors.Is(err, errCallTimeout) && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
