@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -112,15 +113,6 @@ func newConn(server string, w *os.File, log *slog.Logger, hooks connHooks) *conn
 	}
 }
 
-// wireMsg is any incoming message. Result and Params keep their bytes.
-type wireMsg struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  *jsonrpc.Error  `json:"error"`
-}
-
 // readLoop reads r until EOF or an error and dispatches each message. Lines
 // that are not JSON objects (banners, npm notices) are dropped with a
 // warning. It closes c.eof when it returns.
@@ -162,30 +154,34 @@ func (c *conn) readLoop(r io.Reader) {
 	}
 }
 
+// handleLine decodes one line with the envelope codec the gateway's client
+// side uses (package wire). line is reused after handleLine returns: what
+// outlives it is copied.
 func (c *conn) handleLine(line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return
 	}
-	var msg wireMsg
-	if line[0] != '{' || json.Unmarshal(line, &msg) != nil {
+	if line[0] != '{' {
 		c.log.Warn("dropped a non-JSON line on backend stdout", "server", c.server, "line", truncate(line, 200))
 		return
 	}
-	hasID := len(msg.ID) > 0 && string(msg.ID) != "null"
+	msg, err := wire.Decode(line)
+	if err != nil {
+		c.log.Warn("dropped a line that is not a JSON-RPC message", "server", c.server, "reason", err, "line", truncate(line, 200))
+		return
+	}
 	switch {
-	case msg.Method != "" && hasID:
-		c.handleRequest(msg)
-	case msg.Method != "":
+	case msg.IsCall():
+		c.handleRequest(bytes.Clone(msg.ID), msg.Method, bytes.Clone(msg.Params))
+	case msg.IsNotification():
 		c.handleNotification(msg.Method, msg.Params)
-	case hasID:
-		c.handleResponse(msg)
 	default:
-		c.log.Warn("dropped a JSON line that is not a JSON-RPC message", "server", c.server, "line", truncate(line, 200))
+		c.handleResponse(msg)
 	}
 }
 
-func (c *conn) handleResponse(msg wireMsg) {
+func (c *conn) handleResponse(msg wire.Message) {
 	// The gateway's ids are integers; a backend that echoes one as a
 	// string ("5") is answered all the same rather than left to time out.
 	raw := strings.Trim(string(msg.ID), `"`)
@@ -207,9 +203,12 @@ func (c *conn) handleResponse(msg wireMsg) {
 		c.log.Debug("ignored a response to an unknown id", "server", c.server, "id", string(msg.ID))
 		return
 	}
-	r := response{result: msg.Result, err: msg.Error}
-	if r.err == nil && r.result == nil {
-		r.result = json.RawMessage("null")
+	r := response{result: bytes.Clone(msg.Result)}
+	if msg.Error != nil {
+		r.err = new(jsonrpc.Error)
+		if err := json.Unmarshal(msg.Error, r.err); err != nil {
+			r.err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "invalid error object from the backend"}
+		}
 	}
 	ch <- r // buffered, and only one sender ever gets ch out of pending
 }
@@ -253,8 +252,8 @@ func (c *conn) handleNotification(method string, params json.RawMessage) {
 
 // handleRequest answers a server-to-client request in its own goroutine,
 // which ends when the handler returns; shutdown cancels its context.
-func (c *conn) handleRequest(msg wireMsg) {
-	key := string(msg.ID)
+func (c *conn) handleRequest(id json.RawMessage, method string, params json.RawMessage) {
+	key := string(id)
 	ctx, cancel := context.WithCancel(c.ctx)
 	c.mu.Lock()
 	if c.err != nil {
@@ -278,19 +277,19 @@ func (c *conn) handleRequest(msg wireMsg) {
 			err    error
 		)
 		switch {
-		case msg.Method == "ping":
+		case method == "ping":
 			result = json.RawMessage("{}")
 		case c.hooks.request == nil:
 			err = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found"}
 		default:
-			result, err = c.hooks.request(ctx, msg.Method, msg.Params)
+			result, err = c.hooks.request(ctx, method, params)
 		}
 		if ctx.Err() != nil && c.ctx.Err() == nil {
 			return // the backend cancelled it: no response is sent
 		}
 		var buf bytes.Buffer
 		buf.WriteString(`{"jsonrpc":"2.0","id":`)
-		buf.Write(msg.ID)
+		buf.Write(id)
 		if err == nil {
 			if result == nil {
 				result = json.RawMessage("{}")
@@ -301,7 +300,7 @@ func (c *conn) handleRequest(msg wireMsg) {
 				err = fmt.Errorf("invalid result from the request handler: %w", err)
 				buf.Reset()
 				buf.WriteString(`{"jsonrpc":"2.0","id":`)
-				buf.Write(msg.ID)
+				buf.Write(id)
 			}
 		}
 		if err != nil {
@@ -312,7 +311,7 @@ func (c *conn) handleRequest(msg wireMsg) {
 			buf.WriteString("}\n")
 		}
 		if werr := c.write(ctx, time.Now().Add(10*time.Second), buf.Bytes()); werr != nil {
-			c.log.Debug("could not answer a backend request", "server", c.server, "method", msg.Method, "err", werr)
+			c.log.Debug("could not answer a backend request", "server", c.server, "method", method, "err", werr)
 		}
 	}()
 }
@@ -411,23 +410,12 @@ func (c *conn) notify(ctx context.Context, deadline time.Time, method string, pa
 // encodeMessage encodes a request (id > 0) or a notification (id 0) as one
 // line; params must be compact JSON or nil. The gateway's ids start at 1.
 func encodeMessage(id int64, method string, params json.RawMessage) []byte {
-	var buf bytes.Buffer
-	buf.Grow(64 + len(method) + len(params))
-	buf.WriteString(`{"jsonrpc":"2.0",`)
+	var idJSON json.RawMessage
 	if id > 0 {
-		buf.WriteString(`"id":`)
-		buf.WriteString(strconv.FormatInt(id, 10))
-		buf.WriteByte(',')
+		idJSON = strconv.AppendInt(make([]byte, 0, 20), id, 10)
 	}
-	buf.WriteString(`"method":`)
-	m, _ := json.Marshal(method)
-	buf.Write(m)
-	if params != nil {
-		buf.WriteString(`,"params":`)
-		buf.Write(params)
-	}
-	buf.WriteString("}\n")
-	return buf.Bytes()
+	buf := wire.AppendRequest(make([]byte, 0, 64+len(method)+len(params)), idJSON, method, params)
+	return append(buf, '\n')
 }
 
 // callOpts are the per-call settings of conn.call.

@@ -1,0 +1,346 @@
+// Package wire is mcp-gateway's JSON-RPC 2.0 envelope codec, shared by the
+// client side (package gateway) and the backend side (package backends), so
+// that both read and write messages the same way.
+//
+// It is strict where go-sdk's decoder is strict — member names are
+// case-sensitive, "jsonrpc" must be "2.0", an id is a string or a number —
+// and exact where a proxy must be: ids, params, results and errors are kept
+// as the raw bytes of the message, never decoded into float64, so a reply
+// carries the id exactly as the peer sent it.
+//
+// It lives outside backends/internal because the gateway package needs it
+// too (Go's internal rule would hide it from gateway/); it is not API.
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Message is one decoded JSON-RPC message. Its raw members point into the
+// bytes passed to Decode: copy what must outlive them.
+type Message struct {
+	ID     json.RawMessage // nil when absent; "null" when null
+	Method string
+	Params json.RawMessage
+	Result json.RawMessage
+	Error  json.RawMessage
+
+	HasMethod bool
+}
+
+// IsCall reports whether m is a request that expects a response.
+func (m *Message) IsCall() bool { return m.HasMethod && m.ID != nil }
+
+// IsNotification reports whether m is a request without an id.
+func (m *Message) IsNotification() bool { return m.HasMethod && m.ID == nil }
+
+// IsResponse reports whether m is a response.
+func (m *Message) IsResponse() bool { return !m.HasMethod }
+
+// DecodeError says why bytes are not a JSON-RPC message. ID is the
+// message's id when it is a valid one, so the error reply can carry it;
+// otherwise nil (the reply's id is null).
+type DecodeError struct {
+	Parse  bool // not JSON at all (-32700); otherwise not a JSON-RPC message (-32600)
+	Reason string
+	ID     json.RawMessage
+}
+
+func (e *DecodeError) Error() string { return e.Reason }
+
+// Decode decodes one message. body must be a single JSON value.
+func Decode(body []byte) (Message, error) {
+	var m Message
+	if !utf8.Valid(body) {
+		return m, &DecodeError{Parse: true, Reason: "invalid UTF-8"}
+	}
+	if !json.Valid(body) {
+		return m, &DecodeError{Parse: true, Reason: "invalid JSON"}
+	}
+	b := trimSpace(body)
+	switch b[0] {
+	case '{':
+	case '[':
+		return m, &DecodeError{Reason: "batches are not supported"}
+	default:
+		return m, &DecodeError{Reason: "not a JSON object"}
+	}
+	var version json.RawMessage
+	var method json.RawMessage
+	err := members(b, func(key, value []byte) {
+		switch string(key) {
+		case "jsonrpc":
+			version = value
+		case "id":
+			m.ID = value
+		case "method":
+			method = value
+		case "params":
+			m.Params = value
+		case "result":
+			m.Result = value
+		case "error":
+			m.Error = value
+		}
+	})
+	if err != nil {
+		return m, &DecodeError{Reason: err.Error()}
+	}
+	validID := ValidID(m.ID)
+	fail := func(reason string) (Message, error) {
+		e := &DecodeError{Reason: reason}
+		if validID {
+			e.ID = m.ID
+		}
+		return Message{}, e
+	}
+	if string(version) != `"2.0"` {
+		return fail(`"jsonrpc" must be "2.0"`)
+	}
+	if m.ID != nil && !validID {
+		return fail("id must be a string or a number")
+	}
+	if method != nil {
+		if method[0] != '"' {
+			return fail("method must be a string")
+		}
+		if err := json.Unmarshal(method, &m.Method); err != nil {
+			return fail("method must be a string")
+		}
+		m.HasMethod = true
+		return m, nil
+	}
+	if m.ID == nil {
+		return fail("a response needs an id")
+	}
+	if (m.Result == nil) == (m.Error == nil) {
+		return fail("a response has a result or an error")
+	}
+	return m, nil
+}
+
+// ValidID reports whether raw is a JSON string or number (a usable id).
+func ValidID(raw json.RawMessage) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	c := raw[0]
+	return c == '"' || c == '-' || c >= '0' && c <= '9'
+}
+
+// members calls fn for each member of the JSON object b, which must be
+// valid JSON; keys are unescaped, values are raw and point into b.
+func members(b []byte, fn func(key, value []byte)) error {
+	i := skipWS(b, 1)
+	if i < len(b) && b[i] == '}' {
+		return nil
+	}
+	for i < len(b) {
+		end := skipString(b, i)
+		key := b[i+1 : end-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			var s string
+			if err := json.Unmarshal(b[i:end], &s); err != nil {
+				return errors.New("bad member name")
+			}
+			key = []byte(s)
+		}
+		i = skipWS(b, end)
+		i = skipWS(b, i+1) // ':'
+		vend := skipValue(b, i)
+		fn(key, b[i:vend])
+		i = skipWS(b, vend)
+		if i >= len(b) || b[i] == '}' {
+			return nil
+		}
+		i = skipWS(b, i+1) // ','
+	}
+	return nil
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at b[i] == '"'.
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// skipValue returns the index after the valid JSON value starting at b[i].
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+func trimSpace(b []byte) []byte { return bytes.TrimRight(b[skipWS(b, 0):], " \t\r\n") }
+
+var null = []byte("null")
+
+// AppendRequest appends a request (id non-nil) or a notification (id nil)
+// with compact params (or none) to buf.
+func AppendRequest(buf []byte, id json.RawMessage, method string, params json.RawMessage) []byte {
+	buf = append(buf, `{"jsonrpc":"2.0",`...)
+	if id != nil {
+		buf = append(buf, `"id":`...)
+		buf = append(buf, id...)
+		buf = append(buf, ',')
+	}
+	buf = append(buf, `"method":`...)
+	buf = appendString(buf, method)
+	if params != nil {
+		buf = append(buf, `,"params":`...)
+		buf = append(buf, params...)
+	}
+	return append(buf, '}')
+}
+
+// AppendResult appends a response; a nil id is null. The result, valid
+// JSON, is compacted: values keep their bytes, whitespace between them goes
+// (a line-delimited stream cannot carry a newline).
+func AppendResult(buf []byte, id, result json.RawMessage) []byte {
+	if id == nil {
+		id = null
+	}
+	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
+	buf = append(buf, id...)
+	buf = append(buf, `,"result":`...)
+	buf = AppendCompact(buf, result)
+	return append(buf, '}')
+}
+
+// AppendCompact appends v, valid JSON, without insignificant whitespace;
+// invalid JSON is appended as is.
+func AppendCompact(buf []byte, v json.RawMessage) []byte {
+	b := bytes.NewBuffer(buf)
+	if json.Compact(b, v) != nil {
+		return append(buf, v...)
+	}
+	return b.Bytes()
+}
+
+// AppendError appends an error response; a nil id is null.
+func AppendError(buf []byte, id json.RawMessage, code int64, message string, data json.RawMessage) []byte {
+	if id == nil {
+		id = null
+	}
+	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
+	buf = append(buf, id...)
+	buf = append(buf, `,"error":{"code":`...)
+	buf = strconv.AppendInt(buf, code, 10)
+	buf = append(buf, `,"message":`...)
+	buf = appendString(buf, message)
+	if len(data) > 0 {
+		buf = append(buf, `,"data":`...)
+		buf = append(buf, data...)
+	}
+	return append(buf, `}}`...)
+}
+
+// appendString appends s as a JSON string, without HTML escaping.
+func appendString(buf []byte, s string) []byte {
+	simple := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			simple = false
+			break
+		}
+	}
+	if simple {
+		buf = append(buf, '"')
+		buf = append(buf, s...)
+		return append(buf, '"')
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return append(buf, bytes.TrimRight(b.Bytes(), "\n")...)
+}
+
+// Compact returns v without insignificant whitespace, as one line carries it;
+// v is returned as is when it has no newline. It fails if v is not JSON.
+func Compact(v json.RawMessage) (json.RawMessage, error) {
+	if bytes.ContainsAny(v, "\r\n") {
+		var c bytes.Buffer
+		if err := json.Compact(&c, v); err != nil {
+			return nil, err
+		}
+		return c.Bytes(), nil
+	}
+	if !json.Valid(v) {
+		return nil, errors.New("invalid JSON")
+	}
+	return v, nil
+}
+
+// EachMember calls fn for each member of obj, a JSON object, in order;
+// names are unescaped and compared case-sensitively by the caller, values
+// are raw and point into obj. It fails if obj is not a JSON object.
+func EachMember(obj json.RawMessage, fn func(name string, value json.RawMessage)) error {
+	b := trimSpace(obj)
+	if len(b) == 0 || b[0] != '{' || !json.Valid(b) {
+		return errors.New("not a JSON object")
+	}
+	return members(b, func(key, value []byte) { fn(string(key), value) })
+}
+
+// Member returns the raw value of obj's member name (the last one, if
+// repeated), or nil when obj has none or is not an object.
+func Member(obj json.RawMessage, name string) json.RawMessage {
+	b := trimSpace(obj)
+	if len(b) == 0 || b[0] != '{' {
+		return nil
+	}
+	var out json.RawMessage
+	_ = members(b, func(key, value []byte) {
+		if string(key) == name {
+			out = value
+		}
+	})
+	return out
+}
