@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/answer"
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -58,24 +58,6 @@ func decodeToolCall(params json.RawMessage) (toolCall, error) {
 	return tc, nil
 }
 
-// serveToolCall is the one path of every tools/call a client sends: it
-// returns the raw result, or the error the client sees. notify sends the
-// call's progress to the client (nil: none).
-func (f *front) serveToolCall(ctx context.Context, params json.RawMessage, notify func(*mcp.ProgressNotificationParams)) (json.RawMessage, *jsonrpc.Error) {
-	tc, err := decodeToolCall(params)
-	if err != nil {
-		return nil, rpcError(err, kindTool, "", false)
-	}
-	if !f.initialized(tc.meta) {
-		return nil, errNotInitialized
-	}
-	raw, err := f.callTool(ctx, tc, notify)
-	if err != nil {
-		return nil, rpcError(err, kindTool, tc.name, f.g.opts.Config.Server.Debug)
-	}
-	return raw, nil
-}
-
 // callTool routes one tools/call to whoever serves its tool.
 func (f *front) callTool(ctx context.Context, tc toolCall, notify func(*mcp.ProgressNotificationParams)) (json.RawMessage, error) {
 	if f.isAnswerTool(tc.name) {
@@ -92,7 +74,7 @@ func (f *front) callTool(ctx context.Context, tc toolCall, notify func(*mcp.Prog
 	case metaTool:
 		return f.callMeta(ctx, r.own, tc, notify)
 	}
-	return f.callBackend(ctx, tc.name, r, tc.args, tc.meta, notify)
+	return f.callBackend(ctx, tc.name, r, tc, notify)
 }
 
 func (f *front) isAnswerTool(name string) bool {
@@ -187,56 +169,78 @@ func (g *Gateway) downServers() map[string]bool {
 // not the backend's, and is never forwarded.
 const reservedMeta = "io.modelcontextprotocol/"
 
-// callBackend forwards one tools/call to its backend. The client's _meta goes along except its progressToken
-// (the backends package puts its own) and reserved keys; the backend's
-// progress comes back through notify under the client's token. notify runs
-// on a goroutine of the call, never in the backend's read loop, and every
-// progress notification is out before the call returns, so none can follow
-// the response. When the client does not keep up, progress is dropped
-// rather than queued without bound.
-func (f *front) callBackend(ctx context.Context, name string, r toolRoute, args json.RawMessage, meta map[string]json.RawMessage, notify func(*mcp.ProgressNotificationParams)) (json.RawMessage, error) {
-	if a := bytes.TrimSpace(args); len(a) > 0 && a[0] != '{' && string(a) != "null" {
-		return nil, errInvalidParams("arguments must be a JSON object")
+// callBackend forwards one tools/call to its backend and waits for it.
+func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc toolCall, notify func(*mcp.ProgressNotificationParams)) (json.RawMessage, error) {
+	opts, err := backendOptions(tc, notify)
+	if err != nil {
+		return nil, err
 	}
-	var (
-		opts  backends.CallOptions
-		token json.RawMessage
-	)
-	for k, v := range meta {
+	start := time.Now()
+	raw, err := f.g.opts.Backends.CallTool(ctx, r.server, r.own, tc.args, opts)
+	f.log.Debug("tools/call", "tool", name, "server", r.server, "duration", time.Since(start), "ok", err == nil)
+	return raw, err
+}
+
+// startBackend starts one tools/call to its backend without blocking
+// (backends.Manager.StartToolCall): done gets the raw result, valid only
+// while done runs, or the error. It returns the call's cancel.
+func (f *front) startBackend(name string, r toolRoute, tc toolCall, notify func(*mcp.ProgressNotificationParams), done func(json.RawMessage, error)) (cancel func()) {
+	opts, err := backendOptions(tc, notify)
+	if err != nil {
+		done(nil, err)
+		return func() {}
+	}
+	if f.log.Enabled(context.Background(), slog.LevelDebug) {
+		start, inner := time.Now(), done
+		done = func(raw json.RawMessage, err error) {
+			f.log.Debug("tools/call", "tool", name, "server", r.server, "duration", time.Since(start), "ok", err == nil)
+			inner(raw, err)
+		}
+	}
+	return f.g.opts.Backends.StartToolCall(r.server, r.own, tc.args, opts, done)
+}
+
+// backendOptions are a backend call's options: the client's _meta goes
+// along except its progressToken (the backends package puts its own) and
+// reserved keys; the backend's progress comes back through notify under the
+// client's token. notify runs in the backend's read loop, before the call's
+// response, so no progress follows the response.
+func backendOptions(tc toolCall, notify func(*mcp.ProgressNotificationParams)) (backends.CallOptions, error) {
+	var opts backends.CallOptions
+	if a := bytes.TrimSpace(tc.args); len(a) > 0 && a[0] != '{' && string(a) != "null" {
+		return opts, errInvalidParams("arguments must be a JSON object")
+	}
+	var token json.RawMessage
+	for k, v := range tc.meta {
 		switch {
 		case k == "progressToken":
 			token = v
 		case strings.HasPrefix(k, reservedMeta):
 		default:
 			if opts.Meta == nil {
-				opts.Meta = make(map[string]any, len(meta))
+				opts.Meta = make(map[string]any, len(tc.meta))
 			}
 			opts.Meta[k] = v
 		}
 	}
 	if token != nil && notify != nil {
-		queue := make(chan *mcp.ProgressNotificationParams, 64)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for p := range queue {
-				notify(p)
-			}
-		}()
-		// The backends package calls Progress only while CallTool runs.
-		defer func() { close(queue); <-done }()
+		token = bytes.Clone(token)
 		opts.Progress = func(p *mcp.ProgressNotificationParams) {
 			p.ProgressToken = token
-			select {
-			case queue <- p:
-			default:
-			}
+			notify(p)
 		}
 	}
-	start := time.Now()
-	raw, err := f.g.opts.Backends.CallTool(ctx, r.server, r.own, args, opts)
-	f.log.Debug("tools/call", "tool", name, "server", r.server, "duration", time.Since(start), "ok", err == nil)
-	return raw, err
+	return opts, nil
+}
+
+// inlineRoute returns the route of a backend tool in the current tables:
+// such a call can start without waiting for anything (session.go).
+func (f *front) inlineRoute(name string) (toolRoute, bool) {
+	if f.isAnswerTool(name) {
+		return toolRoute{}, false
+	}
+	r, ok := f.lookupTool(name)
+	return r, ok && r.kind == backendTool
 }
 
 // unreachable is the handler registered with each tool: go-sdk lists the

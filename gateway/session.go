@@ -63,16 +63,16 @@ type session struct {
 	nextSDK int64            // last id given to go-sdk
 	busy    int              // responses being written
 	drained chan struct{}    // closed when calls and busy are both empty, during a drain
-	wg      sync.WaitGroup   // tools/call goroutines
+	wg      sync.WaitGroup   // goroutines of calls that may wait (spawn)
 }
 
 // call is one request in flight.
 type call struct {
-	id        json.RawMessage    // exactly as the client sent it
-	sdkID     int64              // non-zero: go-sdk serves it under this id
-	cancel    context.CancelFunc // the gateway's own calls
-	cancelled bool               // the client sent notifications/cancelled: no response
-	answered  chan struct{}      // if not nil, closed once the response is written
+	id        json.RawMessage // exactly as the client sent it
+	sdkID     int64           // non-zero: go-sdk serves it under this id
+	cancel    func()          // the gateway's own calls; set once started
+	cancelled bool            // the client sent notifications/cancelled: no response
+	answered  chan struct{}   // if not nil, closed once the response is written
 }
 
 func newSession(f *front, s clientStream) *session {
@@ -136,7 +136,7 @@ func (s *session) handle(body []byte) {
 			s.startToolCall(m.ID, m.Params)
 			return
 		}
-		c, ok := s.claim(m.ID, nil)
+		c, ok := s.claim(m.ID, true)
 		if !ok {
 			return
 		}
@@ -213,9 +213,8 @@ func (s *session) deliver(msg jsonrpc.Message) {
 
 // claim records a request in flight. A request id already in flight is
 // answered with -32600 and not claimed: the call in flight keeps its id
-// and its entry. cancel is the gateway's own call's; without one the
-// request goes to go-sdk and gets an id for it.
-func (s *session) claim(id json.RawMessage, cancel context.CancelFunc) (*call, bool) {
+// and its entry. A request for go-sdk (sdk) gets an id for it.
+func (s *session) claim(id json.RawMessage, sdk bool) (*call, bool) {
 	s.mu.Lock()
 	if _, dup := s.calls[string(id)]; dup || s.done {
 		s.mu.Unlock()
@@ -224,33 +223,90 @@ func (s *session) claim(id json.RawMessage, cancel context.CancelFunc) (*call, b
 		}
 		return nil, false
 	}
-	c := &call{id: id, cancel: cancel}
-	if cancel == nil {
+	c := &call{id: id}
+	if sdk {
 		s.nextSDK++
 		c.sdkID = s.nextSDK
 		s.sdk[c.sdkID] = c
-	} else {
-		s.wg.Add(1) // under mu, so never after close's Wait began
 	}
 	s.calls[string(id)] = c
 	s.mu.Unlock()
 	return c, true
 }
 
-// startToolCall serves a tools/call in a goroutine of the session's.
+// startToolCall serves a tools/call. A call to a backend tool in the
+// current tables starts right here, on the reader, and is answered from
+// the backend's read loop: no goroutine of its own, no hand-off (the
+// backend's writes never block, see backends.Manager.StartToolCall).
+// Anything that may wait — the answer and meta tools, a name not in the
+// tables yet (the backends may still be starting) — runs in a goroutine.
 func (s *session) startToolCall(id, params json.RawMessage) {
-	ctx, cancel := context.WithCancel(s.ctx)
-	c, ok := s.claim(id, cancel)
+	c, ok := s.claim(id, false)
 	if !ok {
-		cancel()
 		return
 	}
+	f := s.f
+	tc, err := decodeToolCall(params)
+	switch {
+	case err != nil:
+		s.respond(c, nil, rpcError(err, kindTool, "", false))
+		return
+	case !f.initialized(tc.meta):
+		s.respond(c, nil, errNotInitialized)
+		return
+	}
+	if r, ok := f.inlineRoute(tc.name); ok {
+		cancel := f.startBackend(tc.name, r, tc, s.progress, func(raw json.RawMessage, err error) {
+			if err != nil {
+				s.respond(c, nil, rpcError(err, kindTool, tc.name, f.g.opts.Config.Server.Debug))
+				return
+			}
+			s.respond(c, raw, nil)
+		})
+		s.setCancel(c, cancel)
+		return
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	if !s.spawn(func() {
+		defer cancel()
+		raw, err := f.callTool(ctx, tc, s.progress)
+		if err != nil {
+			s.respond(c, nil, rpcError(err, kindTool, tc.name, f.g.opts.Config.Server.Debug))
+			return
+		}
+		s.respond(c, raw, nil)
+	}) {
+		cancel()
+		s.respond(c, nil, rpcError(context.Canceled, kindTool, tc.name, false))
+		return
+	}
+	s.setCancel(c, cancel)
+}
+
+// spawn runs fn in a goroutine that close waits for; after close it runs
+// nothing and reports false.
+func (s *session) spawn(fn func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return false
+	}
+	s.wg.Add(1) // under mu, so never after close's Wait began
 	go func() {
 		defer s.wg.Done()
-		defer cancel()
-		result, rpcErr := s.f.serveToolCall(ctx, params, s.progress)
-		s.respond(c, result, rpcErr)
+		fn()
 	}()
+	return true
+}
+
+// setCancel records how to cancel a call of the gateway's own, unless it
+// has ended already.
+func (s *session) setCancel(c *call, cancel func()) {
+	s.mu.Lock()
+	if s.calls[string(c.id)] == c {
+		c.cancel = cancel
+	}
+	s.mu.Unlock()
 }
 
 // progress writes a progress notification for a call in flight.
@@ -273,14 +329,18 @@ func (s *session) cancelled(params json.RawMessage) {
 	}
 	s.mu.Lock()
 	c := s.calls[string(id)]
+	var cancel func()
 	if c != nil {
 		c.cancelled = true
+		cancel = c.cancel
 	}
 	s.mu.Unlock()
 	switch {
 	case c == nil:
-	case c.cancel != nil:
-		c.cancel()
+	case c.sdkID == 0:
+		if cancel != nil {
+			cancel()
+		}
 	default:
 		// go-sdk cancels its handler under the id it knows.
 		p, _ := json.Marshal(map[string]any{"requestId": c.sdkID})
@@ -394,8 +454,17 @@ func (s *session) close() {
 	}
 	s.done = true
 	close(s.closed)
+	var cancels []func()
+	for _, c := range s.calls {
+		if c.cancel != nil {
+			cancels = append(cancels, c.cancel)
+		}
+	}
 	s.mu.Unlock()
 	s.stop()
+	for _, cancel := range cancels {
+		cancel()
+	}
 	s.wg.Wait()
 	_ = s.s.Close()
 }

@@ -197,3 +197,52 @@ func TestLazyCallToolMetaExact(t *testing.T) {
 		}
 	}
 }
+
+// A backend that stops reading its stdin holds up only its own calls:
+// pings, cancellations and calls to other backends are answered while
+// calls to it wait, though they are started from the same reader
+// (docs/benchmarks.md, "the inline path").
+func TestStuckBackendStallsNothingElse(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, beConfig(t, tb("stuck"), tb("ok")), "e2e")
+	s.toolsList()
+	// stuck answers, then reads nothing for 8 s.
+	if r := s.callTool("stuck.deaf", `{"ms":8000}`); r.m["result"] == nil {
+		t.Fatalf("stuck.deaf: %s", r)
+	}
+	// Far more than its stdin pipe and read buffer hold.
+	big := strings.Repeat("x", 8<<10)
+	var flood []string
+	for range 64 {
+		flood = append(flood, s.request("tools/call", `{"name":"stuck.echo","arguments":{"s":"`+big+`"}}`))
+	}
+	if r := s.call("ping", `{}`); r.m["result"] == nil {
+		t.Errorf("ping: %s", r)
+	}
+	if r := s.callTool("ok.echo", `{"a":1}`); r.m["result"] == nil {
+		t.Errorf("ok.echo: %s", r)
+	}
+	last := flood[len(flood)-1]
+	s.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + last + `}}`)
+	s.sync() // the cancellation has been read
+	s.mu.Lock()
+	for _, id := range flood {
+		if s.answered[id] {
+			t.Errorf("call %s to the stuck backend was answered before the ping returned: the reader waited for the stuck backend (or it did not stop reading)", id)
+		}
+	}
+	s.mu.Unlock()
+	// Once it reads again, every call but the cancelled one is answered.
+	for _, id := range flood[:len(flood)-1] {
+		if r := s.await(id, beReadTimeout); r.m["result"] == nil {
+			t.Errorf("call %s: %s", id, r)
+		}
+	}
+	s.sync()
+	s.mu.Lock()
+	answered := s.answered[last]
+	s.mu.Unlock()
+	if answered || len(s.repliesTo(last)) > 0 {
+		t.Errorf("the cancelled call %s was answered", last)
+	}
+}

@@ -1,0 +1,140 @@
+package backends
+
+import (
+	"errors"
+	"os"
+)
+
+// Writing to a backend never blocks the caller. The gateway starts a call
+// from the goroutine that reads its client, so a write that waited on a
+// backend's full stdin pipe (a backend that stopped reading) would hold up
+// every other message of the client: pings, cancellations, calls to other
+// backends. A message is therefore written inline only when it surely fits
+// in the pipe; otherwise it is queued for the conn's writer goroutine, which
+// writes everything queued in one write (so many calls in flight batch).
+//
+// Whether a message fits is known without asking the OS: a backend that
+// answered a request has read every byte written before that request's end
+// (a pipe is FIFO), so what is still in the pipe is at most what was written
+// after the end of the latest answered request. Inline writes keep that
+// bound within the pipe's capacity (pipeCapacity), counted in the pipe's
+// units: bytes, or on Linux pages, since each write there may take
+// ceil(n/page) of the pipe's page slots, however few bytes it carries.
+
+// send writes msg, a whole line, to the backend's stdin, inline or through
+// the writer goroutine; end, if not nil, receives msg's end offset in the
+// stream (for the bound above) before any byte of it is written. A message
+// sent after shutdown is dropped.
+func (c *conn) send(msg []byte, end *int64) {
+	c.wmu.Lock()
+	if c.wclosed {
+		c.wmu.Unlock()
+		return
+	}
+	c.sent += (int64(len(msg)) + c.pipeUnit - 1) / c.pipeUnit
+	if end != nil {
+		*end = c.sent
+	}
+	if !c.writing && len(c.queue) == 0 && c.sent-c.consumed <= c.pipeCap {
+		c.writing = true
+		c.wmu.Unlock()
+		err := c.writeAll(msg)
+		c.wmu.Lock()
+		c.writing = false
+		if len(c.queue) > 0 {
+			c.wakeWriter()
+		}
+		c.wmu.Unlock()
+		c.writeFailed(err)
+		return
+	}
+	c.queue = append(c.queue, msg...)
+	if !c.writerUp {
+		c.writerUp = true
+		c.wg.Add(1) // under wmu, before shutdown sets wclosed and wait begins
+		go c.writeLoop()
+	}
+	c.wakeWriter()
+	c.wmu.Unlock()
+}
+
+// consumedUpTo records that the backend has read the stream up to *end
+// (which send set under the same lock).
+func (c *conn) consumedUpTo(end *int64) {
+	c.wmu.Lock()
+	if *end > c.consumed {
+		c.consumed = *end
+	}
+	c.wmu.Unlock()
+}
+
+func (c *conn) wakeWriter() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// writeLoop is the writer goroutine: it writes what is queued, all at once,
+// and may block as long as the backend does not read. It exits at shutdown
+// (a blocked write returns when the owner closes the pipe).
+func (c *conn) writeLoop() {
+	defer c.wg.Done()
+	var spare []byte
+	for {
+		select {
+		case <-c.wake:
+		case <-c.done:
+			return
+		}
+		c.wmu.Lock()
+		if c.writing || len(c.queue) == 0 {
+			c.wmu.Unlock()
+			continue
+		}
+		buf := c.queue
+		c.queue, spare = spare[:0], nil
+		c.writing = true
+		c.wmu.Unlock()
+		err := c.writeAll(buf)
+		c.wmu.Lock()
+		c.writing = false
+		if len(c.queue) > 0 {
+			c.wakeWriter()
+		}
+		if cap(buf) <= 1<<20 {
+			spare = buf // reuse, but don't pin a huge buffer
+		}
+		c.wmu.Unlock()
+		c.writeFailed(err)
+	}
+}
+
+// writeAll writes buf whole. Half a message on the wire would make the rest
+// of the stream unparsable, so a short write closes the backend's stdin: it
+// sees EOF and exits, and the calls in flight fail with its exit.
+func (c *conn) writeAll(buf []byte) error {
+	n, err := c.w.Write(buf)
+	if err != nil && n > 0 && n < len(buf) {
+		c.log.Warn("write to backend stdin cut short; closing its stdin", "server", c.server, "err", err)
+		_ = c.w.Close()
+	}
+	return err
+}
+
+// writeFailed logs a failed write. The calls it concerned end when the
+// backend's exit is seen (shutdown) or at their timeout.
+func (c *conn) writeFailed(err error) {
+	if err == nil {
+		return
+	}
+	select {
+	case <-c.done:
+		return
+	default:
+	}
+	if errors.Is(err, os.ErrClosed) {
+		return
+	}
+	c.log.Debug("write to backend stdin failed", "server", c.server, "err", err)
+}
