@@ -6,6 +6,37 @@ import (
 	"fmt"
 )
 
+// OnReadIdle sets fn (nil: none) to run in a backend's read loop each time
+// it has handled every message it read and is about to read again, so the
+// responses delivered in one burst (StartToolCall's done) can go out to the
+// client in one write. fn must not block for long.
+func (m *Manager) OnReadIdle(fn func()) {
+	if fn == nil {
+		m.idle.Store(nil)
+		return
+	}
+	m.idle.Store(&fn)
+}
+
+// FlushWrites writes the requests StartToolCall held (CallOptions.Batch)
+// to every backend, each backend's in one write when its pipe has room.
+func (m *Manager) FlushWrites() {
+	for _, b := range m.backends {
+		b.mu.Lock()
+		c := b.conn
+		b.mu.Unlock()
+		if c != nil {
+			c.flushHeld()
+		}
+	}
+}
+
+func (m *Manager) readIdle() {
+	if fn := m.idle.Load(); fn != nil {
+		(*fn)()
+	}
+}
+
 // StartToolCall starts a call of a backend's tool and returns at once,
 // without ever blocking on the backend (a backend that stopped reading gets
 // its request queued). done receives the backend's raw result — valid only
@@ -22,7 +53,7 @@ func (m *Manager) StartToolCall(server, tool string, args json.RawMessage, opts 
 		done(nil, err)
 		return func() {}
 	}
-	o := callOpts{timeout: b.timeout}
+	o := callOpts{timeout: b.timeout, batch: opts.Batch}
 	params, err := m.toolParams(tool, args, opts, &o)
 	if err != nil {
 		done(nil, fmt.Errorf("call %s/%s: %w", server, tool, err))

@@ -36,6 +36,9 @@ type connHooks struct {
 	notify func(method string, params json.RawMessage)
 	// request answers a server-to-client request; nil answers -32601.
 	request func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	// idle, if set, runs in the read loop each time it has handled all it
+	// read, before it reads again (Manager.OnReadIdle).
+	idle func()
 }
 
 // conn is a JSON-RPC 2.0 client over a backend's stdin and stdout, one
@@ -56,6 +59,7 @@ type conn struct {
 	wclosed  bool          // set by shutdown: nothing more is sent
 	writing  bool          // a write to w is under way (inline or the writer's)
 	queue    []byte        // messages waiting for the writer goroutine
+	held     []byte        // messages waiting for flushHeld (CallOptions.Batch)
 	writerUp bool          // the writer goroutine runs
 	wake     chan struct{} // wakes the writer goroutine
 	sent     int64         // pipe units sent (written or queued) so far
@@ -126,7 +130,6 @@ func newConn(server string, w *os.File, log *slog.Logger, hooks connHooks) *conn
 		hooks:    hooks,
 		w:        w,
 		wake:     make(chan struct{}, 1),
-
 		pending:  make(map[int64]*pending),
 		progress: make(map[string]*progressSink),
 		handling: make(map[string]context.CancelFunc),
@@ -145,6 +148,9 @@ func (c *conn) readLoop(r io.Reader) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var long []byte // a line longer than br's buffer, being assembled
 	for {
+		if br.Buffered() == 0 && c.hooks.idle != nil {
+			c.hooks.idle() // everything read is handled; the next read may wait
+		}
 		frag, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
 			long = append(long, frag...)
@@ -331,7 +337,7 @@ func (c *conn) handleRequest(id json.RawMessage, method string, params json.RawM
 			buf.Write(b)
 			buf.WriteString("}\n")
 		}
-		c.send(buf.Bytes(), nil)
+		c.send(buf.Bytes(), nil, false)
 	}()
 }
 
@@ -375,7 +381,7 @@ func (c *conn) notify(_ context.Context, _ time.Time, method string, params json
 	if err != nil {
 		return err
 	}
-	c.send(encodeMessage(0, method, params), nil)
+	c.send(encodeMessage(0, method, params), nil, false)
 	return nil
 }
 
@@ -392,6 +398,7 @@ func encodeMessage(id int64, method string, params json.RawMessage) []byte {
 
 // callOpts are the per-call settings of conn.call.
 type callOpts struct {
+	batch    bool          // the request may wait for flushHeld
 	timeout  time.Duration // 0: none
 	progress func(*mcp.ProgressNotificationParams)
 	token    string // progress token already placed in params, if progress is set
@@ -426,7 +433,7 @@ func (c *conn) start(method string, params json.RawMessage, o callOpts, done fun
 		p.timer = time.AfterFunc(o.timeout, func() { p.abort(errCallTimeout, "timeout") })
 	}
 	c.mu.Unlock()
-	c.send(encodeMessage(p.id, method, params), &p.end)
+	c.send(encodeMessage(p.id, method, params), &p.end, o.batch)
 	return func() { p.abort(context.Canceled, "cancelled by the client") }
 }
 
@@ -516,7 +523,7 @@ func (c *conn) shutdown(err error) {
 	c.mu.Unlock()
 	c.wmu.Lock()
 	c.wclosed = true
-	c.queue = nil
+	c.queue, c.held = nil, nil
 	c.wmu.Unlock()
 	close(c.done)
 	c.cancel()

@@ -22,10 +22,11 @@ import (
 // ceil(n/page) of the pipe's page slots, however few bytes it carries.
 
 // send writes msg, a whole line, to the backend's stdin, inline or through
-// the writer goroutine; end, if not nil, receives msg's end offset in the
-// stream (for the bound above) before any byte of it is written. A message
-// sent after shutdown is dropped.
-func (c *conn) send(msg []byte, end *int64) {
+// the writer goroutine; with hold, it may instead keep it for flushHeld.
+// end, if not nil, receives msg's end offset in the stream (for the bound
+// above) before any byte of it is written. A message sent after shutdown
+// is dropped.
+func (c *conn) send(msg []byte, end *int64, hold bool) {
 	c.wmu.Lock()
 	if c.wclosed {
 		c.wmu.Unlock()
@@ -35,27 +36,73 @@ func (c *conn) send(msg []byte, end *int64) {
 	if end != nil {
 		*end = c.sent
 	}
-	if !c.writing && len(c.queue) == 0 && c.sent-c.consumed <= c.pipeCap {
-		c.writing = true
+	switch {
+	case len(c.held) > 0 || hold && c.canWriteInline():
+		// Behind what is held, in order: a cancellation never overtakes
+		// its request.
+		c.held = append(c.held, msg...)
 		c.wmu.Unlock()
-		err := c.writeAll(msg)
-		c.wmu.Lock()
-		c.writing = false
-		if len(c.queue) > 0 {
-			c.wakeWriter()
-		}
+	case c.canWriteInline():
+		c.writeInline(msg)
+	default:
+		c.enqueue(msg)
 		c.wmu.Unlock()
-		c.writeFailed(err)
+	}
+}
+
+// flushHeld writes what send held, inline if it fits, else through the
+// writer goroutine.
+func (c *conn) flushHeld() {
+	c.wmu.Lock()
+	if len(c.held) == 0 {
+		c.wmu.Unlock()
 		return
 	}
-	c.queue = append(c.queue, msg...)
+	buf := c.held
+	c.held = nil
+	if c.canWriteInline() {
+		c.writeInline(buf)
+		return
+	}
+	c.enqueue(buf)
+	c.wmu.Unlock()
+}
+
+// canWriteInline reports whether everything sent so far surely fits in the
+// pipe and no other write is under way or waiting. wmu is held.
+func (c *conn) canWriteInline() bool {
+	return !c.writing && len(c.queue) == 0 && c.sent-c.consumed <= c.pipeCap
+}
+
+// writeInline writes buf on the caller's goroutine; wmu is held on entry
+// and released.
+func (c *conn) writeInline(buf []byte) {
+	c.writing = true
+	c.wmu.Unlock()
+	c.writeFailed(c.writeAll(buf))
+	c.wmu.Lock()
+	c.doneWriting()
+	c.wmu.Unlock()
+}
+
+// enqueue queues buf for the writer goroutine, starting it if need be; wmu
+// is held.
+func (c *conn) enqueue(buf []byte) {
+	c.queue = append(c.queue, buf...)
 	if !c.writerUp {
 		c.writerUp = true
 		c.wg.Add(1) // under wmu, before shutdown sets wclosed and wait begins
 		go c.writeLoop()
 	}
 	c.wakeWriter()
-	c.wmu.Unlock()
+}
+
+// doneWriting ends a write; wmu is held.
+func (c *conn) doneWriting() {
+	c.writing = false
+	if len(c.queue) > 0 {
+		c.wakeWriter()
+	}
 }
 
 // consumedUpTo records that the backend has read the stream up to *end
@@ -98,10 +145,7 @@ func (c *conn) writeLoop() {
 		c.wmu.Unlock()
 		err := c.writeAll(buf)
 		c.wmu.Lock()
-		c.writing = false
-		if len(c.queue) > 0 {
-			c.wakeWriter()
-		}
+		c.doneWriting()
 		if cap(buf) <= 1<<20 {
 			spare = buf // reuse, but don't pin a huge buffer
 		}

@@ -33,7 +33,8 @@ type Manager struct {
 	initParams     json.RawMessage
 	backends       []*backend // configuration order
 	byName         map[string]*backend
-	tokens         atomic.Int64 // progress tokens
+	tokens         atomic.Int64           // progress tokens
+	idle           atomic.Pointer[func()] // OnReadIdle
 
 	// Supervision tunables; New sets the documented values, tests shorten them.
 	backoffBase, backoffMax time.Duration // restart delay: base doubling to max

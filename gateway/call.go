@@ -183,13 +183,16 @@ func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc to
 
 // startBackend starts one tools/call to its backend without blocking
 // (backends.Manager.StartToolCall): done gets the raw result, valid only
-// while done runs, or the error. It returns the call's cancel.
+// while done runs, or the error. It returns the call's cancel. The request
+// may wait for backends.Manager.FlushWrites, which the session's reader
+// calls before it waits for input.
 func (f *front) startBackend(name string, r toolRoute, tc toolCall, notify func(*mcp.ProgressNotificationParams), done func(json.RawMessage, error)) (cancel func()) {
 	opts, err := backendOptions(tc, notify)
 	if err != nil {
 		done(nil, err)
 		return func() {}
 	}
+	opts.Batch = true
 	if f.log.Enabled(context.Background(), slog.LevelDebug) {
 		start, inner := time.Now(), done
 		done = func(raw json.RawMessage, err error) {

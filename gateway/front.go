@@ -17,6 +17,7 @@ type front struct {
 	g      *Gateway
 	log    *slog.Logger
 	server *mcp.Server
+	stream clientStream // the client's connection, if served; guarded by g.mu
 
 	// syncMu serialises sync, so that tables and routes change together.
 	syncMu sync.Mutex

@@ -57,7 +57,29 @@ func New(opts Options) *Gateway {
 	if !opts.Config.Gateway.AnswerTools {
 		opts.Answer = nil
 	}
-	return &Gateway{opts: opts, log: log, fronts: make(map[*front]bool)}
+	g := &Gateway{opts: opts, log: log, fronts: make(map[*front]bool)}
+	if opts.Backends != nil {
+		opts.Backends.OnReadIdle(g.flushClients)
+	}
+	return g
+}
+
+// flushClients writes the responses the backends' read loops buffered
+// (backends.Manager.OnReadIdle): one write per burst, not per response.
+func (g *Gateway) flushClients() {
+	g.mu.Lock()
+	var streams []clientStream
+	for f := range g.fronts {
+		if f.stream != nil {
+			streams = append(streams, f.stream)
+		}
+	}
+	g.mu.Unlock()
+	for _, s := range streams {
+		if err := s.Flush(); err != nil {
+			g.log.Debug("flush to client", "err", err)
+		}
+	}
 }
 
 // ServeStdio serves one client on r and w (the process's stdin and stdout)
@@ -86,6 +108,9 @@ func (g *Gateway) serve(ctx context.Context, cs clientStream) error {
 	f := g.newFront()
 	defer g.dropFront(f)
 	s := newSession(f, cs)
+	g.mu.Lock()
+	f.stream = cs
+	g.mu.Unlock()
 	go s.readLoop()
 	err := f.server.Run(ctx, sdkTransport{s})
 	s.close()

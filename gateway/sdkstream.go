@@ -34,4 +34,10 @@ func (s *sdkStream) Write(data []byte) error {
 	return s.conn.Write(s.ctx, msg)
 }
 
+func (s *sdkStream) Buffer(data []byte) error { return s.Write(data) }
+
+func (s *sdkStream) Flush() error { return nil }
+
+func (s *sdkStream) More() bool { return false }
+
 func (s *sdkStream) Close() error { return s.conn.Close() }

@@ -32,8 +32,16 @@ type clientStream interface {
 	// that is not one, why (answered with -32700). err ends the input:
 	// io.EOF at its end. It is called from one goroutine.
 	Read() (msg []byte, bad string, err error)
-	// Write writes one whole message; it is safe for concurrent use.
+	// More reports whether Read has input buffered and will not wait; it
+	// is called from the reading goroutine.
+	More() bool
+	// Write writes one whole message, after those Buffer holds; it is safe
+	// for concurrent use.
 	Write(msg []byte) error
+	// Buffer queues a message for the next Write or Flush.
+	Buffer(msg []byte) error
+	// Flush writes what Buffer holds.
+	Flush() error
 	// Close makes later Writes fail.
 	Close() error
 }
@@ -96,6 +104,11 @@ func newSession(f *front, s clientStream) *session {
 // more; it exits when the current Read returns.
 func (s *session) readLoop() {
 	for {
+		if !s.s.More() && s.f.g.opts.Backends != nil {
+			// Before waiting for input: the calls of the burst just read
+			// go to their backends, in one write each.
+			s.f.g.opts.Backends.FlushWrites()
+		}
 		msg, bad, err := s.s.Read()
 		if err != nil {
 			if err == io.EOF {
@@ -261,7 +274,7 @@ func (s *session) startToolCall(id, params json.RawMessage) {
 				s.respond(c, nil, rpcError(err, kindTool, tc.name, f.g.opts.Config.Server.Debug))
 				return
 			}
-			s.respond(c, raw, nil)
+			s.respondBuffered(c, raw)
 		})
 		s.setCancel(c, cancel)
 		return
@@ -315,7 +328,8 @@ func (s *session) progress(p *mcp.ProgressNotificationParams) {
 	if err != nil {
 		return
 	}
-	if err := s.s.Write(wire.AppendRequest(nil, nil, "notifications/progress", params)); err != nil {
+	// Progress comes from a backend's read loop, which flushes when idle.
+	if err := s.s.Buffer(wire.AppendRequest(nil, nil, "notifications/progress", params)); err != nil {
 		s.log.Debug("write progress", "err", err)
 	}
 }
@@ -390,6 +404,20 @@ func (s *session) respond(c *call, result json.RawMessage, rpcErr *jsonrpc.Error
 		msg = wire.AppendResult(make([]byte, 0, len(result)+len(c.id)+40), c.id, result)
 	}
 	if err := s.s.Write(msg); err != nil {
+		s.log.Debug("write response", "id", string(c.id), "err", err)
+	}
+}
+
+// respondBuffered answers one of the gateway's own calls from a backend's
+// read loop: the response is buffered, and goes out with the others of the
+// same burst when the read loop is idle (Gateway.flushClients).
+func (s *session) respondBuffered(c *call, result json.RawMessage) {
+	defer s.written()
+	if !s.finish(c) {
+		s.log.Debug("response dropped, request was cancelled", "id", string(c.id))
+		return
+	}
+	if err := s.s.Buffer(wire.AppendResult(make([]byte, 0, len(result)+len(c.id)+40), c.id, result)); err != nil {
 		s.log.Debug("write response", "id", string(c.id), "err", err)
 	}
 }

@@ -47,9 +47,12 @@ type Conn struct {
 	framing  atomic.Uint32 // Framing of the first input; replies follow it
 	closed   atomic.Bool
 
-	mu  sync.Mutex // held while a whole message is written to w
-	buf []byte     // the framed message being written, reused
+	mu   sync.Mutex // held while messages are written to w
+	pend []byte     // framed messages not written yet (Buffer), then the one being written
 }
+
+// maxPending bounds what Buffer holds before it writes anyway.
+const maxPending = 64 << 10
 
 // New returns a Conn reading r and writing w.
 func New(r io.Reader, w io.Writer, opts Options) *Conn {
@@ -80,9 +83,24 @@ func (c *Conn) Read() (msg []byte, bad string, err error) {
 	return fr.Body, fr.Bad, nil
 }
 
-// Write writes one message (without terminator or header) whole. It is safe
-// for concurrent use; after Close it fails with ErrClosed.
-func (c *Conn) Write(msg []byte) error {
+// More reports whether more input is already buffered: Read will not wait.
+// Like Read, it must be called from the reading goroutine.
+func (c *Conn) More() bool { return c.f.Buffered() }
+
+// Write writes one message (without terminator or header) whole, after
+// any messages Buffer holds. It is safe for concurrent use; after Close it
+// fails with ErrClosed.
+func (c *Conn) Write(msg []byte) error { return c.put(msg, true) }
+
+// Buffer queues one message to go out with the next Write or Flush, so that
+// a burst of replies takes one write. The caller must see that Flush
+// follows.
+func (c *Conn) Buffer(msg []byte) error { return c.put(msg, false) }
+
+// Flush writes the messages Buffer holds.
+func (c *Conn) Flush() error { return c.put(nil, true) }
+
+func (c *Conn) put(msg []byte, flush bool) error {
 	framing := FramingLine
 	if !c.lineMode && Framing(c.framing.Load()) == FramingHeader {
 		framing = FramingHeader
@@ -90,28 +108,33 @@ func (c *Conn) Write(msg []byte) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed.Load() {
+		c.pend = c.pend[:0]
 		return ErrClosed
 	}
-	buf := c.buf[:0]
-	if framing == FramingHeader {
-		buf = append(buf, "Content-Length: "...)
-		buf = strconv.AppendInt(buf, int64(len(msg)), 10)
-		buf = append(buf, "\r\n\r\n"...)
-		buf = append(buf, msg...)
-	} else {
-		buf = append(buf, msg...)
-		buf = append(buf, '\n')
+	if msg != nil {
+		if framing == FramingHeader {
+			c.pend = append(c.pend, "Content-Length: "...)
+			c.pend = strconv.AppendInt(c.pend, int64(len(msg)), 10)
+			c.pend = append(c.pend, "\r\n\r\n"...)
+			c.pend = append(c.pend, msg...)
+		} else {
+			c.pend = append(c.pend, msg...)
+			c.pend = append(c.pend, '\n')
+		}
 	}
-	if cap(buf) <= 64<<10 {
-		c.buf = buf // keep small buffers; a huge reply is not pinned
+	if len(c.pend) == 0 || !flush && len(c.pend) < maxPending {
+		return nil
 	}
-	if _, err := c.w.Write(buf); err != nil {
-		return err
-	}
+	_, err := c.w.Write(c.pend)
 	if c.log.Enabled(context.Background(), slog.LevelDebug) {
-		c.log.Debug("stdio: message", "dir", "send", "framing", framing, "bytes", len(buf))
+		c.log.Debug("stdio: message", "dir", "send", "framing", framing, "bytes", len(c.pend))
 	}
-	return nil
+	if cap(c.pend) <= 1<<20 {
+		c.pend = c.pend[:0] // reuse, but don't pin a huge buffer
+	} else {
+		c.pend = nil
+	}
+	return err
 }
 
 // Close makes later Writes fail. It does not close r or w; a Read in

@@ -135,6 +135,10 @@ func (f *Framer) Next() (Frame, error) {
 	}
 }
 
+// Buffered reports whether input is already buffered, so that Next may
+// return without reading.
+func (f *Framer) Buffered() bool { return f.pending != nil || f.br.Buffered() > 0 }
+
 // readHeaderFramed reads the rest of a header block whose first line is
 // first (n bytes of input), then the body.
 func (f *Framer) readHeaderFramed(first []byte, n int) Frame {
