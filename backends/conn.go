@@ -55,17 +55,20 @@ type conn struct {
 	w *os.File // the child's stdin
 
 	// The write side (connwrite.go).
-	wmu      sync.Mutex
-	wclosed  bool          // set by shutdown: nothing more is sent
-	writing  bool          // a write to w is under way (inline or the writer's)
-	queue    []byte        // messages waiting for the writer goroutine
-	held     []byte        // messages waiting for flushHeld (CallOptions.Batch)
-	writerUp bool          // the writer goroutine runs
-	wake     chan struct{} // wakes the writer goroutine
-	sent     int64         // pipe units sent (written or queued) so far
-	consumed int64         // pipe units the backend has surely read
-	pipeCap  int64         // capacity of w's pipe, in units
-	pipeUnit int64         // bytes per unit
+	wmu       sync.Mutex
+	wclosed   bool          // set by shutdown: nothing more is sent
+	writing   bool          // a write to w is under way (inline or the writer's)
+	queue     []byte        // messages waiting for the writer goroutine
+	held      []byte        // messages waiting for flushHeld (CallOptions.Batch)
+	writerUp  bool          // the writer goroutine runs
+	wake      chan struct{} // wakes the writer goroutine
+	sent      int64         // bytes sent (written, queued or held) so far
+	consumed  int64         // bytes the backend has surely read
+	writes    []pipeWrite   // writes not known to be read, oldest first (Linux)
+	slots     int64         // pipe slots they may take
+	pipeBytes int64         // capacity of w's pipe
+	pipePage  int64         // bytes per pipe slot
+	pipeSlots int64         // slots of w's pipe; 0: no slots to count
 
 	mu       sync.Mutex
 	nextID   int64
@@ -121,22 +124,23 @@ type pending struct {
 
 func newConn(server string, w *os.File, log *slog.Logger, hooks connHooks) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
-	unit, capacity := pipeCapacity(w)
+	pc := pipeCapacity(w)
 	return &conn{
-		pipeUnit: unit,
-		pipeCap:  capacity,
-		server:   server,
-		log:      log,
-		hooks:    hooks,
-		w:        w,
-		wake:     make(chan struct{}, 1),
-		pending:  make(map[int64]*pending),
-		progress: make(map[string]*progressSink),
-		handling: make(map[string]context.CancelFunc),
-		eof:      make(chan struct{}),
-		done:     make(chan struct{}),
-		ctx:      ctx,
-		cancel:   cancel,
+		pipeBytes: pc.bytes,
+		pipePage:  pc.page,
+		pipeSlots: pc.slots,
+		server:    server,
+		log:       log,
+		hooks:     hooks,
+		w:         w,
+		wake:      make(chan struct{}, 1),
+		pending:   make(map[int64]*pending),
+		progress:  make(map[string]*progressSink),
+		handling:  make(map[string]context.CancelFunc),
+		eof:       make(chan struct{}),
+		done:      make(chan struct{}),
+		ctx:       ctx,
+		cancel:    cancel,
 	}
 }
 

@@ -17,9 +17,10 @@ import (
 // answered a request has read every byte written before that request's end
 // (a pipe is FIFO), so what is still in the pipe is at most what was written
 // after the end of the latest answered request. Inline writes keep that
-// bound within the pipe's capacity (pipeCapacity), counted in the pipe's
-// units: bytes, or on Linux pages, since each write there may take
-// ceil(n/page) of the pipe's page slots, however few bytes it carries.
+// bound within the pipe's capacity in bytes (pipeCapacity) and, on Linux,
+// in page slots too: there each write may take ceil(n/page) of the pipe's
+// slots, however few bytes it carries, so the slots of every write not
+// known to be read are counted.
 
 // send writes msg, a whole line, to the backend's stdin, inline or through
 // the writer goroutine; with hold, it may instead keep it for flushHeld.
@@ -32,17 +33,17 @@ func (c *conn) send(msg []byte, end *int64, hold bool) {
 		c.wmu.Unlock()
 		return
 	}
-	c.sent += (int64(len(msg)) + c.pipeUnit - 1) / c.pipeUnit
+	c.sent += int64(len(msg))
 	if end != nil {
 		*end = c.sent
 	}
 	switch {
-	case len(c.held) > 0 || hold && c.canWriteInline():
+	case len(c.held) > 0 || hold && c.canWriteInline(len(msg)):
 		// Behind what is held, in order: a cancellation never overtakes
 		// its request.
 		c.held = append(c.held, msg...)
 		c.wmu.Unlock()
-	case c.canWriteInline():
+	case c.canWriteInline(len(msg)):
 		c.writeInline(msg)
 	default:
 		c.enqueue(msg)
@@ -60,7 +61,7 @@ func (c *conn) flushHeld() {
 	}
 	buf := c.held
 	c.held = nil
-	if c.canWriteInline() {
+	if c.canWriteInline(len(buf)) {
 		c.writeInline(buf)
 		return
 	}
@@ -68,16 +69,50 @@ func (c *conn) flushHeld() {
 	c.wmu.Unlock()
 }
 
-// canWriteInline reports whether everything sent so far surely fits in the
-// pipe and no other write is under way or waiting. wmu is held.
-func (c *conn) canWriteInline() bool {
-	return !c.writing && len(c.queue) == 0 && c.sent-c.consumed <= c.pipeCap
+// canWriteInline reports whether n more bytes, written at once after
+// everything sent so far, surely fit in the pipe, with no other write under
+// way or waiting. wmu is held.
+func (c *conn) canWriteInline(n int) bool {
+	if c.writing || len(c.queue) > 0 || c.sent-c.consumed > c.pipeBytes {
+		return false
+	}
+	if c.pipeSlots == 0 {
+		return true
+	}
+	for len(c.writes) > 0 && c.writes[0].end <= c.consumed {
+		c.slots -= c.writes[0].slots
+		c.writes = c.writes[1:]
+	}
+	return c.slots+c.slotsOf(n) <= c.pipeSlots
+}
+
+// slotsOf is how many pipe slots a write of n bytes may take.
+func (c *conn) slotsOf(n int) int64 {
+	return (int64(n) + c.pipePage - 1) / c.pipePage
+}
+
+// startWrite records a write of buf, the bytes sent last but those held,
+// for the slot count; wmu is held.
+func (c *conn) startWrite(buf []byte) {
+	c.writing = true
+	if c.pipeSlots == 0 {
+		return
+	}
+	w := pipeWrite{end: c.sent - int64(len(c.held)), slots: c.slotsOf(len(buf))}
+	c.writes = append(c.writes, w)
+	c.slots += w.slots
+}
+
+// pipeWrite is one write the backend may not have read yet.
+type pipeWrite struct {
+	end   int64 // its end offset in the stream
+	slots int64 // the pipe slots it may take
 }
 
 // writeInline writes buf on the caller's goroutine; wmu is held on entry
 // and released.
 func (c *conn) writeInline(buf []byte) {
-	c.writing = true
+	c.startWrite(buf)
 	c.wmu.Unlock()
 	c.writeFailed(c.writeAll(buf))
 	c.wmu.Lock()
@@ -141,7 +176,7 @@ func (c *conn) writeLoop() {
 		}
 		buf := c.queue
 		c.queue, spare = spare[:0], nil
-		c.writing = true
+		c.startWrite(buf)
 		c.wmu.Unlock()
 		err := c.writeAll(buf)
 		c.wmu.Lock()
@@ -181,4 +216,11 @@ func (c *conn) writeFailed(err error) {
 		return
 	}
 	c.log.Debug("write to backend stdin failed", "server", c.server, "err", err)
+}
+
+// pipeCap is the capacity of a backend's stdin pipe (pipeCapacity).
+type pipeCap struct {
+	bytes int64 // bytes it holds
+	page  int64 // bytes per slot
+	slots int64 // slots it has; 0: no slots to count
 }

@@ -8,12 +8,11 @@ import (
 // fGetPipeSz is F_GETPIPE_SZ (linux/fcntl.h).
 const fGetPipeSz = 1032
 
-// pipeCapacity returns the unit and capacity of the pipe w writes to. A
-// Linux pipe is a ring of page-sized slots, and a write takes up to
-// ceil(n/page) of them, so the unit is a page and the capacity the number
-// of slots, from the size the kernel reports (the least, one page, if it
-// cannot be read).
-func pipeCapacity(w *os.File) (unit, capacity int64) {
+// pipeCapacity returns the capacity of the pipe w writes to. A Linux pipe
+// is a ring of page-sized slots, and a write takes up to ceil(n/page) of
+// them, so slots are counted too; the size is what the kernel reports (the
+// least, one page, if it cannot be read).
+func pipeCapacity(w *os.File) pipeCap {
 	page := int64(os.Getpagesize())
 	size := page
 	if rc, err := w.SyscallConn(); err == nil {
@@ -24,5 +23,5 @@ func pipeCapacity(w *os.File) (unit, capacity int64) {
 			}
 		})
 	}
-	return page, size / page
+	return pipeCap{bytes: size, page: page, slots: size / page}
 }

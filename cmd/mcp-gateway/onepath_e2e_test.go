@@ -8,6 +8,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -244,5 +245,35 @@ func TestStuckBackendStallsNothingElse(t *testing.T) {
 	s.mu.Unlock()
 	if answered || len(s.repliesTo(last)) > 0 {
 		t.Errorf("the cancelled call %s was answered", last)
+	}
+}
+
+// A burst of calls in one write, to two backends, is answered call by
+// call, each exactly once with its own result: the requests of a burst go
+// to each backend in one write, the responses of a burst to the client in
+// one write.
+func TestBurstOfCallsAnsweredOnce(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, beConfig(t, tb("a"), tb("b")), "e2e")
+	s.toolsList()
+	var burst strings.Builder
+	const n = 300
+	for i := range n {
+		server := []string{"a", "b"}[i%2]
+		fmt.Fprintf(&burst, `{"jsonrpc":"2.0","id":"c%d","method":"tools/call","params":{"name":"%s.echo","arguments":{"i":%d}}}`+"\n", i, server, i)
+	}
+	s.write(strings.TrimSuffix(burst.String(), "\n"))
+	waitFor(t, beReadTimeout, "every reply", func() bool { return len(s.strays()) >= n })
+	s.sync()
+	replies := map[string][]rawMsg{}
+	for _, m := range s.strays() {
+		id := rawID(t, m)
+		replies[id] = append(replies[id], m)
+	}
+	for i := range n {
+		r := replies[fmt.Sprintf(`"c%d"`, i)]
+		if len(r) != 1 || !bytes.Contains(r[0].member(t, "result"), []byte(fmt.Sprintf(`"structuredContent":{"i":%d}`, i))) {
+			t.Errorf("replies to c%d: %v", i, r)
+		}
 	}
 }
