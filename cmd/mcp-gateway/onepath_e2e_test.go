@@ -277,3 +277,23 @@ func TestBurstOfCallsAnsweredOnce(t *testing.T) {
 		}
 	}
 }
+
+// Before initialize, a tools/call gets go-sdk's error for any method then;
+// a 2026-07-28 client, which sends no initialize and identifies itself in
+// _meta, is served.
+func TestToolsCallBeforeInitialize(t *testing.T) {
+	t.Parallel()
+	p := startGateway(t, baseEnv(t), "--stdio", "--config", beConfig(t, tb("tb")))
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tb.echo","arguments":{}}}` + "\n")
+	r := p.readLine()
+	if e, _ := r["error"].(map[string]any); e == nil || e["message"] != `method "tools/call" is invalid during session initialization` || errCode(r) != 0 {
+		t.Errorf("tools/call before initialize: %v", r)
+	}
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tb__echo","arguments":{"k":1},"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"claude-code","version":"1"},` +
+		`"io.modelcontextprotocol/clientCapabilities":{}}}}` + "\n")
+	r = p.readLine()
+	if res, _ := r["result"].(map[string]any); idOf(r) != "2" || res == nil || res["structuredContent"] == nil {
+		t.Errorf("2026-07-28 tools/call with strict name, no initialize: %v", r)
+	}
+}
