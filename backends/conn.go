@@ -60,6 +60,7 @@ type conn struct {
 	writing   bool          // a write to w is under way (inline or the writer's)
 	queue     []byte        // messages waiting for the writer goroutine
 	held      []byte        // messages waiting for flushHeld (CallOptions.Batch)
+	spare     []byte        // a buffer for held, reused
 	writerUp  bool          // the writer goroutine runs
 	wake      chan struct{} // wakes the writer goroutine
 	sent      int64         // bytes sent (written, queued or held) so far

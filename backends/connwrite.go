@@ -41,6 +41,9 @@ func (c *conn) send(msg []byte, end *int64, hold bool) {
 	case len(c.held) > 0 || hold && c.canWriteInline(len(msg)):
 		// Behind what is held, in order: a cancellation never overtakes
 		// its request.
+		if c.held == nil {
+			c.held, c.spare = c.spare, nil
+		}
 		c.held = append(c.held, msg...)
 		c.wmu.Unlock()
 	case c.canWriteInline(len(msg)):
@@ -63,9 +66,15 @@ func (c *conn) flushHeld() {
 	c.held = nil
 	if c.canWriteInline(len(buf)) {
 		c.writeInline(buf)
+		c.wmu.Lock()
+		if c.spare == nil && cap(buf) <= 64<<10 {
+			c.spare = buf[:0] // the next burst reuses it
+		}
+		c.wmu.Unlock()
 		return
 	}
 	c.enqueue(buf)
+	c.spare = buf[:0] // copied into the queue
 	c.wmu.Unlock()
 }
 
@@ -79,9 +88,14 @@ func (c *conn) canWriteInline(n int) bool {
 	if c.pipeSlots == 0 {
 		return true
 	}
-	for len(c.writes) > 0 && c.writes[0].end <= c.consumed {
-		c.slots -= c.writes[0].slots
-		c.writes = c.writes[1:]
+	read := 0
+	for read < len(c.writes) && c.writes[read].end <= c.consumed {
+		c.slots -= c.writes[read].slots
+		read++
+	}
+	if read > 0 {
+		// Shift down rather than reslice, so the array is reused.
+		c.writes = c.writes[:copy(c.writes, c.writes[read:])]
 	}
 	return c.slots+c.slotsOf(n) <= c.pipeSlots
 }

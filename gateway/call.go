@@ -34,7 +34,8 @@ func decodeToolCall(params json.RawMessage) (toolCall, error) {
 	err := wire.EachMember(params, func(name string, v json.RawMessage) {
 		switch name {
 		case "name":
-			if json.Unmarshal(v, &tc.name) != nil {
+			var ok bool
+			if tc.name, ok = wire.Unquote(v); !ok {
 				bad = "name must be a string"
 			}
 		case "arguments":

@@ -104,10 +104,8 @@ func newSession(f *front, s clientStream) *session {
 // more; it exits when the current Read returns.
 func (s *session) readLoop() {
 	for {
-		if !s.s.More() && s.f.g.opts.Backends != nil {
-			// Before waiting for input: the calls of the burst just read
-			// go to their backends, in one write each.
-			s.f.g.opts.Backends.FlushWrites()
+		if !s.s.More() {
+			s.flushBackends() // before waiting for input
 		}
 		msg, bad, err := s.s.Read()
 		if err != nil {
@@ -216,8 +214,18 @@ func intID(n int64) jsonrpc.ID {
 	return id
 }
 
-// deliver hands a message to go-sdk's Read.
+// flushBackends writes the calls started since the last flush to their
+// backends, in one write each (backends.CallOptions.Batch). The reader
+// calls it before anything that may wait.
+func (s *session) flushBackends() {
+	if b := s.f.g.opts.Backends; b != nil {
+		b.FlushWrites()
+	}
+}
+
+// deliver hands a message to go-sdk's Read, which may wait.
 func (s *session) deliver(msg jsonrpc.Message) {
+	s.flushBackends()
 	select {
 	case s.toSDK <- msg:
 	case <-s.closed:

@@ -69,26 +69,25 @@ func Decode(body []byte) (Message, error) {
 	default:
 		return m, &DecodeError{Reason: "not a JSON object"}
 	}
-	var version json.RawMessage
-	var method json.RawMessage
-	err := members(b, func(key, value []byte) {
-		switch string(key) {
+	var version, method json.RawMessage
+	for it := (memberIter{b: b}); it.next(); {
+		switch string(it.key) {
 		case "jsonrpc":
-			version = value
+			version = it.value
 		case "id":
-			m.ID = value
+			m.ID = it.value
 		case "method":
-			method = value
+			method = it.value
 		case "params":
-			m.Params = value
+			m.Params = it.value
 		case "result":
-			m.Result = value
+			m.Result = it.value
 		case "error":
-			m.Error = value
+			m.Error = it.value
 		}
-	})
-	if err != nil {
-		return m, &DecodeError{Reason: err.Error()}
+		if it.err != nil {
+			return Message{}, &DecodeError{Reason: it.err.Error()}
+		}
 	}
 	validID := ValidID(m.ID)
 	fail := func(reason string) (Message, error) {
@@ -105,12 +104,11 @@ func Decode(body []byte) (Message, error) {
 		return fail("id must be a string or a number")
 	}
 	if method != nil {
-		if method[0] != '"' {
+		name, ok := Unquote(method)
+		if !ok {
 			return fail("method must be a string")
 		}
-		if err := json.Unmarshal(method, &m.Method); err != nil {
-			return fail("method must be a string")
-		}
+		m.Method = name
 		m.HasMethod = true
 		return m, nil
 	}
@@ -135,31 +133,73 @@ func ValidID(raw json.RawMessage) bool {
 // members calls fn for each member of the JSON object b, which must be
 // valid JSON; keys are unescaped, values are raw and point into b.
 func members(b []byte, fn func(key, value []byte)) error {
-	i := skipWS(b, 1)
-	if i < len(b) && b[i] == '}' {
-		return nil
+	it := memberIter{b: b}
+	for it.next() {
+		fn(it.key, it.value)
 	}
-	for i < len(b) {
-		end := skipString(b, i)
-		key := b[i+1 : end-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			var s string
-			if err := json.Unmarshal(b[i:end], &s); err != nil {
-				return errors.New("bad member name")
-			}
-			key = []byte(s)
+	return it.err
+}
+
+// memberIter walks the members of a JSON object that is valid JSON,
+// without allocating unless a name has escapes.
+type memberIter struct {
+	b          []byte
+	i          int // next position; 0 before the first member
+	key, value []byte
+	err        error
+}
+
+func (it *memberIter) next() bool {
+	b := it.b
+	if it.i == 0 {
+		it.i = skipWS(b, 1) // past '{'
+		if it.i < len(b) && b[it.i] == '}' {
+			return false
 		}
-		i = skipWS(b, end)
-		i = skipWS(b, i+1) // ':'
-		vend := skipValue(b, i)
-		fn(key, b[i:vend])
-		i = skipWS(b, vend)
+	} else {
+		i := skipWS(b, it.i)
 		if i >= len(b) || b[i] == '}' {
-			return nil
+			return false
 		}
-		i = skipWS(b, i+1) // ','
+		it.i = skipWS(b, i+1) // past ','
 	}
-	return nil
+	i := it.i
+	if i >= len(b) || b[i] != '"' {
+		return false
+	}
+	end := skipString(b, i)
+	it.key = b[i+1 : end-1]
+	if bytes.IndexByte(it.key, '\\') >= 0 {
+		var s string
+		if err := json.Unmarshal(b[i:end], &s); err != nil {
+			it.err = errors.New("bad member name")
+			return false
+		}
+		it.key = []byte(s)
+	}
+	i = skipWS(b, end)
+	i = skipWS(b, i+1) // past ':'
+	vend := skipValue(b, i)
+	it.value = b[i:vend]
+	it.i = vend
+	return true
+}
+
+// Unquote returns the string a JSON string value holds, and false if v is
+// not a string. A string without escapes costs one allocation.
+func Unquote(v json.RawMessage) (string, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return "", false
+	}
+	inner := v[1 : len(v)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner), true
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return "", false
+	}
+	return s, true
 }
 
 func skipWS(b []byte, i int) int {
