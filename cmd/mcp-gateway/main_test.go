@@ -9,12 +9,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 )
+
+// exe is the file name of a binary on this OS: name.exe on Windows.
+func exe(name string) string {
+	if runtime.GOOS == "windows" {
+		return name + ".exe"
+	}
+	return name
+}
 
 // Paths of the binaries built once by TestMain.
 var (
@@ -28,8 +37,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	gatewayBin = filepath.Join(dir, "mcp-gateway")
-	backendBin = filepath.Join(dir, "testbackend")
+	gatewayBin = filepath.Join(dir, exe("mcp-gateway"))
+	backendBin = filepath.Join(dir, exe("testbackend"))
 	err = build(gatewayBin, ".")
 	if err == nil {
 		err = build(backendBin, "../../backends/testbackend")
@@ -76,6 +85,16 @@ func baseEnv(t *testing.T, extra ...string) []string {
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "NO_COLOR=1", "GORACE=atexit_sleep_ms=0"}
 	if tmp := os.Getenv("TMPDIR"); tmp != "" {
 		env = append(env, "TMPDIR="+tmp)
+	}
+	if runtime.GOOS == "windows" {
+		// The home directory is USERPROFILE there, and programs need
+		// SystemRoot (and TEMP) to run at all.
+		env = append(env, "USERPROFILE="+env[1][len("HOME="):])
+		for _, k := range []string{"SystemRoot", "TEMP", "TMP", "PATHEXT", "ComSpec"} {
+			if v := os.Getenv(k); v != "" {
+				env = append(env, k+"="+v)
+			}
+		}
 	}
 	return append(env, extra...)
 }
