@@ -59,6 +59,7 @@
 //	stats                 structuredContent {"cancelled":[requestId...],
 //	                      "reasons":[...], "initialized":bool,
 //	                      "capabilities":<client capabilities>,
+//	                      "clientInfo":<the client's clientInfo>,
 //	                      "meta":<the _meta of the last tools/call but this>}
 //
 // stdin EOF ends the process with status 0 (unless -ignore-term).
@@ -121,6 +122,7 @@ type server struct {
 	nextID      int
 	initialized bool
 	clientCaps  json.RawMessage
+	clientInfo  json.RawMessage
 	lastMeta    json.RawMessage
 }
 
@@ -369,10 +371,12 @@ func (s *server) handle(line []byte) {
 	case msg.Method == "initialize":
 		var p struct {
 			Capabilities json.RawMessage `json:"capabilities"`
+			ClientInfo   json.RawMessage `json:"clientInfo"`
 		}
 		json.Unmarshal(msg.Params, &p)
 		s.mu.Lock()
 		s.clientCaps = p.Capabilities
+		s.clientInfo = p.ClientInfo
 		s.mu.Unlock()
 		caps := `"tools":{"listChanged":true}`
 		if s.prompts {
@@ -580,6 +584,7 @@ func (s *server) call(msg message) {
 			"reasons":      s.reasons,
 			"initialized":  s.initialized,
 			"capabilities": s.clientCaps,
+			"clientInfo":   s.clientInfo,
 			"meta":         prevMeta,
 		}
 		if st["cancelled"] == nil {

@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
@@ -68,7 +69,7 @@ func run(ctx context.Context, args []string, e env) int {
 		io.WriteString(e.stdout, usage)
 		return exitOK
 	case inv.version:
-		fmt.Fprintln(e.stdout, "mcp-gateway", version())
+		fmt.Fprintf(e.stdout, "mcp-gateway %s (%s %s/%s)\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return exitOK
 	}
 	app, err := newApp(inv, e)

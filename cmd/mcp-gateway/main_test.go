@@ -27,8 +27,9 @@ func exe(name string) string {
 
 // Paths of the binaries built once by TestMain.
 var (
-	gatewayBin string
-	backendBin string
+	gatewayBin   string
+	backendBin   string
+	builtVersion string // linked into gatewayBin as scripts/release does
 )
 
 func TestMain(m *testing.M) {
@@ -39,7 +40,8 @@ func TestMain(m *testing.M) {
 	}
 	gatewayBin = filepath.Join(dir, exe("mcp-gateway"))
 	backendBin = filepath.Join(dir, exe("testbackend"))
-	err = build(gatewayBin, ".")
+	builtVersion = describe()
+	err = build(gatewayBin, ".", "-ldflags=-X main.buildVersion="+builtVersion)
 	if err == nil {
 		err = build(backendBin, "../../backends/testbackend")
 	}
@@ -53,8 +55,19 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func build(out, pkg string) error {
-	args := []string{"build", "-o", out}
+// describe is the version scripts/release embeds (git describe), or a
+// stand-in outside a git checkout: what the gateway under test is built
+// with, the same way.
+func describe() string {
+	out, err := exec.Command("git", "describe", "--tags", "--always", "--dirty").Output()
+	if v := strings.TrimSpace(string(out)); err == nil && v != "" {
+		return v
+	}
+	return "v0.0.0-e2e"
+}
+
+func build(out, pkg string, flags ...string) error {
+	args := append([]string{"build", "-o", out}, flags...)
 	if raceEnabled {
 		args = append(args, "-race")
 	}
