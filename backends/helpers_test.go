@@ -1,7 +1,6 @@
 package backends_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -286,23 +285,6 @@ func toolNames(tools []backends.Tool) []string {
 		out = append(out, tl.Server+"/"+tl.Name)
 	}
 	return out
-}
-
-// readLine reads one line from r with a timeout.
-func readLine(t *testing.T, r *bufio.Reader, within time.Duration) string {
-	t.Helper()
-	ch := make(chan string, 1)
-	go func() {
-		l, _ := r.ReadString('\n')
-		ch <- strings.TrimSpace(l)
-	}()
-	select {
-	case l := <-ch:
-		return l
-	case <-time.After(within):
-		t.Fatal("timed out reading a line")
-		return ""
-	}
 }
 
 // waitCancelled polls the backend's stats until it has seen a

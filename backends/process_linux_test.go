@@ -195,3 +195,20 @@ func grandchildPID(t *testing.T, s backends.Status) int {
 	t.Fatalf("no grandchild pid in %q", s.StderrTail)
 	return 0
 }
+
+// readLine reads one line from r with a timeout.
+func readLine(t *testing.T, r *bufio.Reader, within time.Duration) string {
+	t.Helper()
+	ch := make(chan string, 1)
+	go func() {
+		l, _ := r.ReadString('\n')
+		ch <- strings.TrimSpace(l)
+	}()
+	select {
+	case l := <-ch:
+		return l
+	case <-time.After(within):
+		t.Fatal("timed out reading a line")
+		return ""
+	}
+}

@@ -874,20 +874,6 @@ func needNode(t *testing.T) string {
 	return p
 }
 
-// exited waits for the gateway process to end and leaves its exit
-// for startGateway's cleanup.
-func (p *proc) exited(d time.Duration) error {
-	p.t.Helper()
-	select {
-	case err := <-p.done:
-		p.done <- err
-		return err
-	case <-time.After(d):
-		p.t.Fatalf("gateway did not exit within %s\nstderr:\n%s", d, p.stderr)
-	}
-	return nil
-}
-
 // ---- sub-commands ----
 
 // runCLI runs the binary to completion and returns stdout, stderr and the
