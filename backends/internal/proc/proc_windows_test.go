@@ -64,19 +64,6 @@ func alive(pid int) bool {
 	return windows.GetExitCodeProcess(h, &code) == nil && code == 259 // STILL_ACTIVE
 }
 
-func waitDead(t *testing.T, within time.Duration, pids ...int) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for _, pid := range pids {
-		for alive(pid) {
-			if time.Now().After(deadline) {
-				t.Fatalf("process %d still alive", pid)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-}
-
 func readPids(t *testing.T, r io.Reader) (child, grandchild int) {
 	t.Helper()
 	line, _ := bufio.NewReader(r).ReadString('\n')

@@ -52,10 +52,14 @@ func RunReaper(r io.Reader) error {
 // StartReaper starts argv (a command that runs RunReaper on its stdin) with
 // environ, in its own process group (so a signal to the gateway's group
 // doesn't take it down first) and without Pdeathsig (it must outlive the
-// gateway to do its job). Empty argv means no reaper: nil, nil.
+// gateway to do its job). Empty argv means no reaper: nil, nil. log (nil:
+// none) gets a warning if the reaper goes away early.
 func StartReaper(argv []string, environ []string, log *slog.Logger) (*Reaper, error) {
 	if len(argv) == 0 {
 		return nil, nil
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = environ
