@@ -11,10 +11,10 @@ import (
 //	"C:\...\cmd.exe" /d /e:on /v:off /s /c ""C:\...\npx.cmd" -y "a b""
 //
 // /d skips AutoRun commands, /v:off keeps "!" literal, /s strips exactly the
-// outer quotes. Each argument is quoted when it holds a space or a character
-// cmd.exe treats specially, with the C runtime's backslash rule before a
-// quote (the batch file passes the arguments on to a program that parses
-// them that way) and an inner quote doubled. "%" cannot be escaped inside
+// outer quotes. Each argument is quoted unless it is only letters, digits,
+// #$*+-./:?@\_ and non-ASCII characters, with the C runtime's backslash
+// rule before a quote (the batch file passes the arguments on to a program
+// that parses them that way) and an inner quote doubled. "%" cannot be escaped inside
 // quotes; it becomes "%%cd:~,%", which cmd.exe expands to "%" (an empty
 // substring of %cd% after a literal "%"), so no variable is expanded.
 // Line breaks and NULs cannot pass through cmd.exe at all: an error.
@@ -34,15 +34,20 @@ func batchCommandLine(shell, script string, args []string) (string, error) {
 	return b.String(), nil
 }
 
-// batchSpecial are the characters that make an argument need quotes in
-// cmd.exe (or split it for the program the batch file runs).
-const batchSpecial = "\t &()[]{}^=;!'+,`~|<>\""
+// batchPlain reports whether c can stand unquoted in a batch file's
+// command line: ASCII letters and digits, a few inert punctuation
+// characters, and anything beyond ASCII. Everything else is quoted, which
+// is safe for all of them; an allowlist cannot miss a special character.
+func batchPlain(c rune) bool {
+	return c > 0x7f || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+		strings.ContainsRune(`#$*+-./:?@\_`, c)
+}
 
 func appendBatchArg(b *strings.Builder, arg string, quote bool) error {
 	if strings.ContainsAny(arg, "\r\n\x00") {
 		return errors.New("an argument with a line break or NUL cannot be passed to a batch file")
 	}
-	quote = quote || arg == "" || strings.ContainsAny(arg, batchSpecial)
+	quote = quote || arg == "" || strings.IndexFunc(arg, func(c rune) bool { return !batchPlain(c) }) >= 0
 	if quote {
 		b.WriteByte('"')
 	}

@@ -19,7 +19,8 @@ func TestBatchCommandLine(t *testing.T) {
 		{[]string{`say "hi"`}, head + ` "say ""hi""""`},
 		{[]string{`C:\dir\ x\`}, head + ` "C:\dir\ x\\""`},
 		{[]string{`a\"b`}, head + ` "a\\""b""`},
-		{[]string{"%PATH%", "100%"}, head + ` %%cd:~,%PATH%%cd:~,% 100%%cd:~,%"`},
+		{[]string{"%PATH%", "100%"}, head + ` "%%cd:~,%PATH%%cd:~,%" "100%%cd:~,%""`},
+		{[]string{"café", "a=b", "--flag=1"}, head + ` café "a=b" "--flag=1""`},
 		{[]string{"!x!"}, head + ` "!x!""`},
 		{[]string{`C:\plain\path`}, head + ` C:\plain\path"`},
 	} {
