@@ -95,14 +95,15 @@ func writeConfig(t *testing.T, yaml string) string {
 // sleep at exit; races are still reported, and fail the tests through the
 // exit status and stderr.
 func baseEnv(t *testing.T, extra ...string) []string {
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "NO_COLOR=1", "GORACE=atexit_sleep_ms=0"}
+	home := t.TempDir()
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "NO_COLOR=1", "GORACE=atexit_sleep_ms=0"}
 	if tmp := os.Getenv("TMPDIR"); tmp != "" {
 		env = append(env, "TMPDIR="+tmp)
 	}
 	if runtime.GOOS == "windows" {
 		// The home directory is USERPROFILE there, and programs need
 		// SystemRoot (and TEMP) to run at all.
-		env = append(env, "USERPROFILE="+env[1][len("HOME="):])
+		env = append(env, "USERPROFILE="+home)
 		for _, k := range []string{"SystemRoot", "TEMP", "TMP", "PATHEXT", "ComSpec"} {
 			if v := os.Getenv(k); v != "" {
 				env = append(env, k+"="+v)

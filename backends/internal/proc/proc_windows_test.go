@@ -17,12 +17,21 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
 )
 
+// testExe is this test binary's absolute path.
+var testExe string
+
 // These run on the Windows runner of the workflow (.github/workflows/ci.yml);
 // the test binary plays every process: PROC_TEST_ECHO prints its arguments
 // as JSON, PROC_TEST_TREE starts a grandchild and prints both pids,
 // PROC_TEST_GATEWAY starts a tree through proc.Start and waits to be
 // killed, PROC_TEST_SLEEP sleeps.
 func TestMain(m *testing.M) {
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	testExe = self
 	switch {
 	case os.Getenv("PROC_TEST_ECHO") == "1":
 		json.NewEncoder(os.Stdout).Encode(os.Args[1:])
@@ -31,7 +40,7 @@ func TestMain(m *testing.M) {
 		time.Sleep(5 * time.Minute)
 		os.Exit(0)
 	case os.Getenv("PROC_TEST_TREE") == "1":
-		gc := exec.Command(os.Args[0])
+		gc := exec.Command(testExe)
 		gc.Env = append(os.Environ(), "PROC_TEST_TREE=", "PROC_TEST_SLEEP=1")
 		if err := gc.Start(); err != nil {
 			fmt.Println(err)
@@ -41,7 +50,7 @@ func TestMain(m *testing.M) {
 		time.Sleep(5 * time.Minute) // ignores stdin EOF
 		os.Exit(0)
 	case os.Getenv("PROC_TEST_GATEWAY") == "1":
-		p, err := proc.Start(proc.Spec{Command: os.Args[0], Env: append(os.Environ(), "PROC_TEST_GATEWAY=", "PROC_TEST_TREE=1")})
+		p, err := proc.Start(proc.Spec{Command: testExe, Env: append(os.Environ(), "PROC_TEST_GATEWAY=", "PROC_TEST_TREE=1")})
 		if err != nil {
 			fmt.Println(err)
 			os.Exit(1)
@@ -77,7 +86,7 @@ func readPids(t *testing.T, r io.Reader) (child, grandchild int) {
 // and checks that awkward arguments arrive unchanged.
 func TestBatchFileArgs(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "echoargs.cmd"), []byte("@\""+os.Args[0]+"\" %*\r\n"), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "echoargs.cmd"), []byte("@\""+testExe+"\" %*\r\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
@@ -101,7 +110,7 @@ func TestBatchFileArgs(t *testing.T) {
 // TestStopTerminatesJob: a child that ignores stdin EOF is terminated with
 // its grandchild.
 func TestStopTerminatesJob(t *testing.T) {
-	p, err := proc.Start(proc.Spec{Command: os.Args[0], Env: append(os.Environ(), "PROC_TEST_TREE=1")})
+	p, err := proc.Start(proc.Spec{Command: testExe, Env: append(os.Environ(), "PROC_TEST_TREE=1")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +126,7 @@ func TestStopTerminatesJob(t *testing.T) {
 // TestJobOnGatewayKill: a gateway killed hard (TerminateProcess) takes its
 // child and grandchild with it: its job handles close.
 func TestJobOnGatewayKill(t *testing.T) {
-	gw := exec.Command(os.Args[0])
+	gw := exec.Command(testExe)
 	gw.Env = append(os.Environ(), "PROC_TEST_GATEWAY=1")
 	out, err := gw.StdoutPipe()
 	if err != nil {
