@@ -27,9 +27,8 @@ func exe(name string) string {
 
 // Paths of the binaries built once by TestMain.
 var (
-	gatewayBin   string
-	backendBin   string
-	builtVersion string // linked into gatewayBin as scripts/release does
+	gatewayBin string // built by scripts/build
+	backendBin string
 )
 
 func TestMain(m *testing.M) {
@@ -40,8 +39,7 @@ func TestMain(m *testing.M) {
 	}
 	gatewayBin = filepath.Join(dir, exe("mcp-gateway"))
 	backendBin = filepath.Join(dir, exe("testbackend"))
-	builtVersion = describe()
-	err = build(gatewayBin, ".", "-ldflags=-X main.buildVersion="+builtVersion)
+	err = buildGateway(gatewayBin)
 	if err == nil {
 		err = build(backendBin, "../../backends/testbackend")
 	}
@@ -55,19 +53,23 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// describe is the version scripts/release embeds (git describe), or a
-// stand-in outside a git checkout: what the gateway under test is built
-// with, the same way.
-func describe() string {
-	out, err := exec.Command("git", "describe", "--tags", "--always", "--dirty").Output()
-	if v := strings.TrimSpace(string(out)); err == nil && v != "" {
-		return v
+// buildGateway builds the gateway as users and releases do, with
+// scripts/build (which links in the version).
+func buildGateway(out string) error {
+	args := []string{"../../scripts/build", out}
+	if raceEnabled {
+		args = append(args, "-race")
 	}
-	return "v0.0.0-e2e"
+	cmd := exec.Command("bash", args...)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("scripts/build: %w", err)
+	}
+	return nil
 }
 
-func build(out, pkg string, flags ...string) error {
-	args := append([]string{"build", "-o", out}, flags...)
+func build(out, pkg string) error {
+	args := []string{"build", "-o", out}
 	if raceEnabled {
 		args = append(args, "-race")
 	}

@@ -30,18 +30,15 @@ func TestVersionOf(t *testing.T) {
 	}
 }
 
-// The built binary names its version (as scripts/release links it in) in
-// --version, in serverInfo.version, and in the clientInfo.version its
-// backends see.
+// The binary built by scripts/build names a version or commit (never
+// "(devel)" or "unknown") in --version, and the same string in
+// serverInfo.version and in the clientInfo.version its backends see.
 func TestVersionEverywhere(t *testing.T) {
 	t.Parallel()
-	want := builtVersion
-	if want == "" || strings.Contains(want, "devel") {
-		t.Fatalf("built with version %q", want)
-	}
 	stdout, _, code := runCLI(t, "--version")
-	if code != 0 || !strings.HasPrefix(stdout, "mcp-gateway "+want+" (go") {
-		t.Errorf("--version: %d %q, want mcp-gateway %s (go...)", code, stdout, want)
+	want, _, _ := strings.Cut(strings.TrimPrefix(stdout, "mcp-gateway "), " (go")
+	if code != 0 || !strings.HasPrefix(stdout, "mcp-gateway ") || want == "" || want == "unknown" || strings.Contains(want, "devel") {
+		t.Fatalf("--version: %d %q, want mcp-gateway VERSION (go...)", code, stdout)
 	}
 	cfg := beConfig(t, tb("tb"))
 	p := startGateway(t, baseEnv(t), "--stdio", "--config", cfg)
