@@ -67,7 +67,7 @@ func startSh(t *testing.T, script string) (*proc.Process, string) {
 		p.Kill()
 		p.CloseFiles()
 	})
-	return p, readLine(t, bufio.NewReader(p.Stdout), 5*time.Second)
+	return p, firstLine(t, p.Stdout, 5*time.Second)
 }
 
 func atoi(t *testing.T, s string) int {
@@ -79,21 +79,19 @@ func atoi(t *testing.T, s string) int {
 	return n
 }
 
-// readLine reads one line from r with a timeout.
-func readLine(t *testing.T, r *bufio.Reader, within time.Duration) string {
+// firstLine reads the first line of a pipe, failing the test if none comes
+// within d.
+func firstLine(t *testing.T, r io.Reader, d time.Duration) string {
 	t.Helper()
-	ch := make(chan string, 1)
-	go func() {
-		l, _ := r.ReadString('\n')
-		ch <- strings.TrimSpace(l)
-	}()
-	select {
-	case l := <-ch:
-		return l
-	case <-time.After(within):
-		t.Fatal("timed out reading a line")
-		return ""
+	if f, ok := r.(*os.File); ok {
+		f.SetReadDeadline(time.Now().Add(d))
+		defer f.SetReadDeadline(time.Time{})
 	}
+	l, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading a line: %v (got %q)", err, l)
+	}
+	return strings.TrimSpace(l)
 }
 
 func TestStartGroupAndExit(t *testing.T) {
@@ -182,14 +180,14 @@ func TestRunReaper(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		return cmd, atoi(t, readLine(t, bufio.NewReader(out), 5*time.Second))
+		t.Cleanup(func() {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			cmd.Wait()
+		})
+		return cmd, atoi(t, firstLine(t, out, 5*time.Second))
 	}
 	a, agc := start()
 	b, bgc := start()
-	defer func() {
-		syscall.Kill(-b.Process.Pid, syscall.SIGKILL)
-		b.Wait()
-	}()
 	r, w := io.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- proc.RunReaper(r) }()
@@ -198,8 +196,8 @@ func TestRunReaper(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	waitDead(t, 2*time.Second, a.Process.Pid, agc) // a zombie until a.Wait counts as dead
 	a.Wait()
-	waitDead(t, 2*time.Second, a.Process.Pid, agc)
 	if !alive(b.Process.Pid) || !alive(bgc) {
 		t.Error("unregistered group was killed")
 	}
@@ -221,11 +219,13 @@ func TestReaperOnGatewaySIGKILL(t *testing.T) {
 	if err := gw.Start(); err != nil {
 		t.Fatal(err)
 	}
-	line := readLine(t, bufio.NewReader(out), 10*time.Second)
-	var pid, grandchild int
-	if _, err := fmt.Sscanf(line, "pid %d %d", &pid, &grandchild); err != nil {
+	t.Cleanup(func() {
 		gw.Process.Kill()
 		gw.Wait()
+	})
+	line := firstLine(t, out, 10*time.Second)
+	var pid, grandchild int
+	if _, err := fmt.Sscanf(line, "pid %d %d", &pid, &grandchild); err != nil {
 		t.Fatalf("gateway said %q", line)
 	}
 	if !alive(pid) || !alive(grandchild) {
