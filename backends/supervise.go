@@ -6,12 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// refusedPrefix starts the reason of a backend that refused initialize with
+// CodeRecursive: it is Skipped.
+const refusedPrefix = "a nested gateway refused to start: "
 
 // errRemote is the reason a url server is reported as failed.
 const errRemote = "remote servers are not supported yet"
@@ -25,6 +31,7 @@ type backend struct {
 	timeout time.Duration // per call
 	log     *slog.Logger
 	stderr  tail
+	skipped bool // set by New: Options.Self matched; never started
 
 	settled    chan struct{} // closed once the first start attempt has concluded
 	settleOnce sync.Once
@@ -112,6 +119,15 @@ func (b *backend) run(ctx context.Context, startupDeadline time.Time) {
 			}
 			if wasReady {
 				b.m.notify.changed(b.cfg.Name)
+			}
+			return
+		}
+		if attempt == 0 && !wasReady && strings.HasPrefix(reason, refusedPrefix) {
+			b.setState(Skipped, reason)
+			b.settle()
+			b.log.Warn("not starting a server that would run this gateway again", "server", b.cfg.Name, "reason", reason)
+			if teardown != nil {
+				teardown()
 			}
 			return
 		}
@@ -246,6 +262,11 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 	hctx, cancel := context.WithDeadline(ctx, startupDeadline)
 	l, info, err := b.handshake(hctx, c)
 	cancel()
+	if we := (*jsonrpc.Error)(nil); errors.As(err, &we) && we.Code == CodeRecursive {
+		// A nested gateway reached through a wrapper found itself in
+		// ChainEnv; it has started nothing.
+		return false, refusedPrefix + we.Message, teardown
+	}
 	if err != nil {
 		select {
 		case r := <-crashed:
