@@ -45,6 +45,12 @@ func (r rawEntry) entry(v varContext) Entry {
 		Enabled:   r.enabled,
 		Tools:     config.ToolFilter{Include: r.include, Exclude: r.exclude},
 	}
+	for k, h := range r.envHeaders {
+		if s.Headers == nil {
+			s.Headers = map[string]string{}
+		}
+		s.Headers[k] = h
+	}
 	for _, a := range r.args {
 		s.Args = append(s.Args, tr(a))
 	}

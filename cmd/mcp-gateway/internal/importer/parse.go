@@ -26,11 +26,14 @@ type rawEntry struct {
 	url       string
 	transport string
 	headers   map[string]string
-	enabled   bool
-	timeoutMS int
-	include   []string
-	exclude   []string
-	notes     []string
+	// envHeaders are headers whose values are already the gateway's
+	// ${VAR} references (Codex's bearer_token_env_var, env_http_headers).
+	envHeaders map[string]string
+	enabled    bool
+	timeoutMS  int
+	include    []string
+	exclude    []string
+	notes      []string
 }
 
 // parseJSON reads a JSON client file (comments and trailing commas, which
@@ -125,6 +128,8 @@ func parseJSONServers(path string, data []byte, keys []string, raw json.RawMessa
 				var en bool
 				err = json.Unmarshal(v, &en)
 				e.enabled = e.enabled && en
+			case "disabledTools": // Windsurf
+				e.exclude, err = jsonStrings(v)
 			case "envFile":
 				var s string
 				_ = json.Unmarshal(v, &s)
@@ -135,7 +140,7 @@ func parseJSONServers(path string, data []byte, keys []string, raw json.RawMessa
 			if err != nil {
 				want := "a string"
 				switch f {
-				case "args":
+				case "args", "disabledTools":
 					want = "a list of strings"
 				case "env", "envs", "headers":
 					want = "a mapping of names to strings"
@@ -269,10 +274,10 @@ func parseTOML(path string, data []byte) ([]rawEntry, error) {
 			e.timeoutMS = int(s.ToolTimeoutSec * 1000)
 		}
 		if s.BearerTokenEnvVar != "" {
-			e.headers = withHeader(e.headers, "Authorization", "Bearer ${"+s.BearerTokenEnvVar+"}")
+			e.envHeaders = withHeader(e.envHeaders, "Authorization", "Bearer ${"+s.BearerTokenEnvVar+"}")
 		}
 		for _, h := range slices.Sorted(maps.Keys(s.EnvHTTPHeaders)) {
-			e.headers = withHeader(e.headers, h, "${"+s.EnvHTTPHeaders[h]+"}")
+			e.envHeaders = withHeader(e.envHeaders, h, "${"+s.EnvHTTPHeaders[h]+"}")
 		}
 		if len(s.EnvVars) > 0 {
 			e.notes = append(e.notes, "env_vars "+strings.Join(s.EnvVars, ", ")+": mcp-gateway passes its whole environment to servers")

@@ -1,0 +1,271 @@
+package importer
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/config"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// layout is where each fixture goes for a client on Linux: testdata file →
+// path under HOME ("~/") or the project directory ("./").
+var layout = map[string][][2]string{
+	"claude-desktop": {{"claude_desktop_config.json", "~/.config/Claude/claude_desktop_config.json"}},
+	"claude-code":    {{".claude.json", "~/.claude.json"}, {".mcp.json", "./.mcp.json"}},
+	"cursor":         {{"mcp.json", "~/.cursor/mcp.json"}, {"project-mcp.json", "./.cursor/mcp.json"}},
+	"vscode":         {{"mcp.json", "~/.config/Code/User/mcp.json"}, {"workspace-mcp.json", "./.vscode/mcp.json"}},
+	"windsurf":       {{"mcp_config.json", "~/.codeium/windsurf/mcp_config.json"}},
+	"codex":          {{"config.toml", "~/.codex/config.toml"}},
+}
+
+// world is a home and a project directory holding one client's fixtures,
+// and a stand-in for this gateway's executable.
+type world struct {
+	home, dir, exe string
+}
+
+func newWorld(t *testing.T) world {
+	t.Helper()
+	root := t.TempDir()
+	w := world{home: filepath.Join(root, "home"), dir: filepath.Join(root, "project"), exe: filepath.Join(root, "bin", "mcp-gateway")}
+	for _, d := range []string{w.home, w.dir, filepath.Dir(w.exe)} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(w.exe, []byte("#!/bin/sh\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// fill replaces the fixtures' placeholders with the world's paths; unfill
+// does the reverse, for golden files.
+func (w world) fill(s string) string {
+	return strings.NewReplacer("@GATEWAY@", w.exe, "@HOME@", w.home, "@DIR@", w.dir).Replace(s)
+}
+
+func (w world) unfill(s string) string {
+	return strings.NewReplacer(w.exe, "@GATEWAY@", w.dir, "@DIR@", w.home, "@HOME@").Replace(s)
+}
+
+func (w world) place(t *testing.T, client string) {
+	t.Helper()
+	for _, l := range layout[client] {
+		data, err := os.ReadFile(filepath.Join("testdata", client, l[0]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(w.dir, strings.TrimPrefix(l[1], "./"))
+		if rest, ok := strings.CutPrefix(l[1], "~/"); ok {
+			dst = filepath.Join(w.home, rest)
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, []byte(w.fill(string(data))), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func (w world) options(from string) Options {
+	return Options{
+		From: from, Home: w.home, Dir: w.dir, GOOS: "linux",
+		Env:  func(string) (string, bool) { return "", false },
+		Self: backends.Self{Executable: w.exe, Home: w.home, Dir: w.dir, Config: filepath.Join(w.home, ".config", "mcp-gateway", "config.yaml")},
+	}
+}
+
+// loadYAML loads data with config.Load, as the gateway would.
+func loadYAML(t *testing.T, data []byte) *config.Config {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "imported.yaml")
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := config.Load(config.LoadOptions{Path: p})
+	if err != nil {
+		t.Fatalf("imported YAML does not load: %v\n%s", err, data)
+	}
+	return cfg
+}
+
+// TestGolden imports each client's fixtures from their documented places
+// and compares the YAML with testdata/CLIENT/golden.yaml; the YAML must
+// load with config.Load, with every imported server in it.
+func TestGolden(t *testing.T) {
+	for _, c := range Clients {
+		t.Run(c.Name, func(t *testing.T) {
+			w := newWorld(t)
+			w.place(t, c.Name)
+			res, err := Import(w.options(c.Name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := res.YAML()
+			golden := filepath.Join("testdata", c.Name, "golden.yaml")
+			if *update {
+				if err := os.WriteFile(golden, []byte(w.unfill(string(got))), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.unfill(string(got)) != string(want) {
+				t.Errorf("YAML differs from %s (go test -update to accept):\n%s", golden, w.unfill(string(got)))
+			}
+			cfg := loadYAML(t, got)
+			if len(cfg.Servers) != len(res.Entries) || len(res.Entries) == 0 {
+				t.Fatalf("loaded %d servers, imported %d", len(cfg.Servers), len(res.Entries))
+			}
+			for i, s := range cfg.Servers {
+				e := res.Entries[i].Server
+				if s.Name != e.Name || s.Command != e.Command || (s.URL != e.URL && !strings.Contains(e.URL, "${")) || s.Enabled != e.Enabled || len(s.Args) != len(e.Args) || len(s.Env) != len(e.Env) || len(s.Headers) != len(e.Headers) {
+					t.Errorf("server %d: loaded %+v, imported %+v", i, s, e)
+				}
+			}
+		})
+	}
+}
+
+// The gateway's own entry is never imported.
+func TestSelfNotImported(t *testing.T) {
+	for _, client := range []string{"claude-desktop", "codex"} {
+		w := newWorld(t)
+		w.place(t, client)
+		res, err := Import(w.options(client))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0].Why, "runs mcp-gateway itself") {
+			t.Errorf("%s: skipped = %+v", client, res.Skipped)
+		}
+		for _, e := range res.Entries {
+			if e.Server.Command == w.exe {
+				t.Errorf("%s: the gateway's entry %q was imported", client, e.Key)
+			}
+		}
+	}
+}
+
+// Names are sanitised, and collisions get a suffix.
+func TestNames(t *testing.T) {
+	es := []Entry{{Key: "my.files"}, {Key: "my_files"}, {Key: "a b"}, {Key: "..."}, {Key: "a_b"}, {Key: "my_files"}}
+	got := strings.Join(uniqueNames(es), " ")
+	if want := "my_files_2 my_files a_b_2 server a_b my_files_3"; got != want {
+		t.Errorf("names = %q, want %q", got, want)
+	}
+}
+
+// --replace-client leaves one gateway entry, keeps the other keys, and
+// backs the file up first.
+func TestReplaceClient(t *testing.T) {
+	for _, c := range Clients {
+		t.Run(c.Name, func(t *testing.T) {
+			w := newWorld(t)
+			w.place(t, c.Name)
+			res, err := Import(w.options(c.Name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			originals := map[string][]byte{}
+			for _, f := range res.Files {
+				originals[f], _ = os.ReadFile(f)
+			}
+			cfgPath := filepath.Join(w.home, "gw.yaml")
+			now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+			backups, err := ReplaceClient(res, w.exe, cfgPath, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(backups) != len(res.Files) {
+				t.Fatalf("backups %v for files %v", backups, res.Files)
+			}
+			for i, f := range res.Files {
+				if backups[i] != f+".bak-20261123T100000Z" {
+					t.Errorf("backup %q", backups[i])
+				}
+				b, _ := os.ReadFile(backups[i])
+				if !bytes.Equal(b, originals[f]) {
+					t.Errorf("backup of %s differs from the original", f)
+				}
+			}
+			// Imported again: nothing but the gateway, which is skipped.
+			again, err := Import(w.options(c.Name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(again.Entries) != 0 || len(again.Skipped) != 1 || again.Skipped[0].Entry.Key != GatewayEntry {
+				t.Errorf("after replace: entries %+v, skipped %+v", again.Entries, again.Skipped)
+			}
+			first, _ := os.ReadFile(res.Files[0])
+			for _, keep := range map[string]string{"claude-desktop": "globalShortcut", "claude-code": "/some/other/project", "vscode": "perplexity-key", "codex": "[profiles.fast]"} {
+				if c.Name == "claude-desktop" && keep == "globalShortcut" || c.Name == "claude-code" && keep == "/some/other/project" || c.Name == "vscode" && keep == "perplexity-key" || c.Name == "codex" && keep == "[profiles.fast]" {
+					if !bytes.Contains(first, []byte(keep)) {
+						t.Errorf("%s lost %q:\n%s", res.Files[0], keep, first)
+					}
+				}
+			}
+			// A second replace in the same second must not overwrite the backup.
+			if _, err := ReplaceClient(again, w.exe, cfgPath, now); err == nil {
+				t.Error("a second backup with the same name was allowed")
+			}
+		})
+	}
+}
+
+// Missing files and bad syntax are clear errors naming the file and line.
+func TestErrors(t *testing.T) {
+	w := newWorld(t)
+	if _, err := Import(w.options("claude-desktop")); err == nil || !strings.Contains(err.Error(), "no Claude Desktop configuration found") {
+		t.Errorf("missing: %v", err)
+	}
+	if _, err := Import(w.options(filepath.Join(w.dir, "nope.json"))); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("missing path: %v", err)
+	}
+	cases := map[string]struct{ data, want string }{
+		"bad.json":   {"{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",,}\n  }\n}\n", "bad.json:3: invalid JSON"},
+		"args.json":  {"{\"mcpServers\": {\"a\": {\"command\": \"x\", \"args\": \"-y\"}}}", "mcpServers.a.args: must be a list of strings"},
+		"list.json":  {"[1]", "must be a JSON object"},
+		"bad.toml":   {"[mcp_servers.a]\ncommand = \"x\"\nargs = [\n", "bad.toml:3: invalid TOML"},
+		"map.json":   {"{\"mcpServers\": [1]}", "mcpServers: must be a mapping"},
+		"typed.toml": {"[mcp_servers.a]\ncommand = 3\n", "invalid TOML"},
+	}
+	for name, c := range cases {
+		p := filepath.Join(w.dir, name)
+		if err := os.WriteFile(p, []byte(c.data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Import(w.options(p))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", name, err, c.want)
+		}
+	}
+}
+
+func TestWriteConfigRefusesOverwrite(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "sub", "gw.yaml")
+	if err := WriteConfig(p, []byte("a"), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteConfig(p, []byte("b"), false); err == nil || !strings.Contains(err.Error(), "--force") {
+		t.Errorf("overwrite without force: %v", err)
+	}
+	if err := WriteConfig(p, []byte("c"), true); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "c" {
+		t.Errorf("content %q", b)
+	}
+}
