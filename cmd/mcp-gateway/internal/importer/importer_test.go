@@ -269,3 +269,18 @@ func TestWriteConfigRefusesOverwrite(t *testing.T) {
 		t.Errorf("content %q", b)
 	}
 }
+
+func TestStripJSONC(t *testing.T) {
+	for in, want := range map[string]string{
+		"{\"a\": 1, // c\n}":        "{\"a\": 1      \n}",
+		"[1, 2,]":                   "[1, 2 ]",
+		"{/* x\ny */\"u\": \"//\"}": "{    \n    \"u\": \"//\"}",
+		"{,}":                       "{,}",
+		"[1,,]":                     "[1,,]",
+		`{"a": "\",}"}`:             `{"a": "\",}"}`,
+	} {
+		if got := string(stripJSONC([]byte(in))); got != want {
+			t.Errorf("stripJSONC(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

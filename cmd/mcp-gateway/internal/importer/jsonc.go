@@ -7,6 +7,7 @@ func stripJSONC(data []byte) []byte {
 	out := make([]byte, len(data))
 	copy(out, data)
 	inString, lastComma := false, -1
+	prev := byte(0) // the last significant byte outside comments
 	for i := 0; i < len(out); i++ {
 		c := out[i]
 		switch {
@@ -14,7 +15,7 @@ func stripJSONC(data []byte) []byte {
 			if c == '\\' {
 				i++
 			} else if c == '"' {
-				inString = false
+				inString, prev = false, '"'
 			}
 		case c == '"':
 			inString, lastComma = true, -1
@@ -35,15 +36,20 @@ func stripJSONC(data []byte) []byte {
 				}
 			}
 		case c == ',':
-			lastComma = i
+			// Only a comma after a value can be trailing: "{,}" stays invalid.
+			lastComma = -1
+			if prev != '{' && prev != '[' && prev != ',' && prev != ':' && prev != 0 {
+				lastComma = i
+			}
+			prev = c
 		case c == '}' || c == ']':
 			if lastComma >= 0 {
 				out[lastComma] = ' '
 			}
-			lastComma = -1
+			lastComma, prev = -1, c
 		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
 		default:
-			lastComma = -1
+			lastComma, prev = -1, c
 		}
 	}
 	return out
