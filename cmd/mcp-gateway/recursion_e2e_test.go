@@ -163,7 +163,7 @@ func TestRecursionDefaultConfig(t *testing.T) {
 			map[string]any{"name": "tb", "command": backendBin, "args": []string{"-pid-dir", pids}},
 		},
 	})
-	env := append(baseEnv(t), "HOME="+home) // the last HOME wins
+	env := append(baseEnv(t), "HOME="+home, "USERPROFILE="+home) // the last one wins
 	errs := map[string]string{}
 	states := statusErrs(t, env, errs)
 	if states["me"] != "skipped" || states["tb"] != "ready" || !strings.HasPrefix(errs["me"], "runs this mcp-gateway again") {

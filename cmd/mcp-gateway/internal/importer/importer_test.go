@@ -2,9 +2,11 @@ package importer
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +37,11 @@ type world struct {
 func newWorld(t *testing.T) world {
 	t.Helper()
 	root := t.TempDir()
-	w := world{home: filepath.Join(root, "home"), dir: filepath.Join(root, "project"), exe: filepath.Join(root, "bin", "mcp-gateway")}
+	exe := "mcp-gateway"
+	if runtime.GOOS == "windows" {
+		exe += ".exe" // what exec.LookPath finds there
+	}
+	w := world{home: filepath.Join(root, "home"), dir: filepath.Join(root, "project"), exe: filepath.Join(root, "bin", exe)}
 	for _, d := range []string{w.home, w.dir, filepath.Dir(w.exe)} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
@@ -47,14 +53,16 @@ func newWorld(t *testing.T) world {
 	return w
 }
 
-// fill replaces the fixtures' placeholders with the world's paths; unfill
-// does the reverse, for golden files.
+// fill replaces the fixtures' placeholders with the world's paths, escaped
+// for a JSON or TOML string (Windows' backslashes); unfill does the
+// reverse on the YAML, for golden files, with "/" for the separator.
 func (w world) fill(s string) string {
-	return strings.NewReplacer("@GATEWAY@", w.exe, "@HOME@", w.home, "@DIR@", w.dir).Replace(s)
+	esc := func(p string) string { b, _ := json.Marshal(p); return string(b[1 : len(b)-1]) }
+	return strings.NewReplacer("@GATEWAY@", esc(w.exe), "@HOME@", esc(w.home), "@DIR@", esc(w.dir)).Replace(s)
 }
 
 func (w world) unfill(s string) string {
-	return strings.NewReplacer(w.exe, "@GATEWAY@", w.dir, "@DIR@", w.home, "@HOME@").Replace(s)
+	return filepath.ToSlash(strings.NewReplacer(w.exe, "@GATEWAY@", w.dir, "@DIR@", w.home, "@HOME@").Replace(s))
 }
 
 func (w world) place(t *testing.T, client string) {
