@@ -93,6 +93,18 @@ func (w world) options(from string) Options {
 	}
 }
 
+// imported places a client's fixtures in a new world and imports them.
+func imported(t *testing.T, client string) (world, *Result) {
+	t.Helper()
+	w := newWorld(t)
+	w.place(t, client)
+	res, err := Import(w.options(client))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, res
+}
+
 // loadYAML loads data with config.Load, as the gateway would.
 func loadYAML(t *testing.T, data []byte) *config.Config {
 	t.Helper()
@@ -113,12 +125,7 @@ func loadYAML(t *testing.T, data []byte) *config.Config {
 func TestGolden(t *testing.T) {
 	for _, c := range Clients {
 		t.Run(c.Name, func(t *testing.T) {
-			w := newWorld(t)
-			w.place(t, c.Name)
-			res, err := Import(w.options(c.Name))
-			if err != nil {
-				t.Fatal(err)
-			}
+			w, res := imported(t, c.Name)
 			got := res.YAML()
 			golden := filepath.Join("testdata", c.Name, "golden.yaml")
 			if *update {
@@ -150,12 +157,7 @@ func TestGolden(t *testing.T) {
 // The gateway's own entry is never imported.
 func TestSelfNotImported(t *testing.T) {
 	for _, client := range []string{"claude-desktop", "codex"} {
-		w := newWorld(t)
-		w.place(t, client)
-		res, err := Import(w.options(client))
-		if err != nil {
-			t.Fatal(err)
-		}
+		w, res := imported(t, client)
 		if len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0].Why, "runs mcp-gateway itself") {
 			t.Errorf("%s: skipped = %+v", client, res.Skipped)
 		}
@@ -181,12 +183,7 @@ func TestNames(t *testing.T) {
 func TestReplaceClient(t *testing.T) {
 	for _, c := range Clients {
 		t.Run(c.Name, func(t *testing.T) {
-			w := newWorld(t)
-			w.place(t, c.Name)
-			res, err := Import(w.options(c.Name))
-			if err != nil {
-				t.Fatal(err)
-			}
+			w, res := imported(t, c.Name)
 			originals := map[string][]byte{}
 			for _, f := range res.Files {
 				originals[f], _ = os.ReadFile(f)
@@ -218,12 +215,9 @@ func TestReplaceClient(t *testing.T) {
 				t.Errorf("after replace: entries %+v, skipped %+v", again.Entries, again.Skipped)
 			}
 			first, _ := os.ReadFile(res.Files[0])
-			for _, keep := range map[string]string{"claude-desktop": "globalShortcut", "claude-code": "/some/other/project", "vscode": "perplexity-key", "codex": "[profiles.fast]"} {
-				if c.Name == "claude-desktop" && keep == "globalShortcut" || c.Name == "claude-code" && keep == "/some/other/project" || c.Name == "vscode" && keep == "perplexity-key" || c.Name == "codex" && keep == "[profiles.fast]" {
-					if !bytes.Contains(first, []byte(keep)) {
-						t.Errorf("%s lost %q:\n%s", res.Files[0], keep, first)
-					}
-				}
+			keep := map[string]string{"claude-desktop": "globalShortcut", "claude-code": "/some/other/project", "vscode": "perplexity-key", "codex": "[profiles.fast]"}[c.Name]
+			if keep != "" && !bytes.Contains(first, []byte(keep)) {
+				t.Errorf("%s lost %q:\n%s", res.Files[0], keep, first)
 			}
 			// A second replace in the same second must not overwrite the backup.
 			if _, err := ReplaceClient(again, w.exe, cfgPath, now); err == nil {
