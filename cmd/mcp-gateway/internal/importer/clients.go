@@ -107,8 +107,9 @@ func detect(path string, data []byte) *Client {
 	case parent == ".vscode" || parent == "user" && base == "mcp.json":
 		return vscode
 	}
-	// A VS Code file has "servers" and no "mcpServers".
-	if hasTopKey(data, "servers") && !hasTopKey(data, "mcpServers") {
+	// A VS Code file has "servers" and no "mcpServers", or, for
+	// settings.json, "mcp".
+	if (hasTopKey(data, "servers") || hasTopKey(data, "mcp")) && !hasTopKey(data, "mcpServers") {
 		return vscode
 	}
 	return genericJSON

@@ -286,3 +286,34 @@ func TestStripJSONC(t *testing.T) {
 		}
 	}
 }
+
+// A path is read in its client's format, told by its name or contents.
+func TestDetect(t *testing.T) {
+	w := newWorld(t)
+	for name, c := range map[string]struct {
+		data   string
+		client string
+		names  string
+	}{
+		"settings.json": {"{\n // user settings\n \"editor.fontSize\": 14,\n \"mcp\": {\"servers\": {\"a\": {\"command\": \"x\"}}},\n}", "vscode", "a"},
+		"servers.json":  {`{"servers": {"b": {"type": "stdio", "command": "x"}}}`, "vscode", "b"},
+		"any.json":      {`{"mcpServers": {"c": {"command": "x"}}}`, "file", "c"},
+		"cfg.toml":      {"[mcp_servers.d]\ncommand = \"x\"\n", "codex", "d"},
+	} {
+		p := filepath.Join(w.dir, name)
+		if err := os.WriteFile(p, []byte(c.data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Import(w.options(p))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var names []string
+		for _, e := range res.Entries {
+			names = append(names, e.Name)
+		}
+		if res.Client.Name != c.client || strings.Join(names, " ") != c.names {
+			t.Errorf("%s: client %s, servers %v; want %s, %s", name, res.Client.Name, names, c.client, c.names)
+		}
+	}
+}
