@@ -79,7 +79,10 @@ type Error struct {
 	File string
 	Line int
 	Msg  string
+	Err  error // the cause, for errors.Is (os.ErrNotExist); may be nil
 }
+
+func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
 	if e.Line > 0 {
@@ -211,7 +214,7 @@ func readFile(p string) ([]byte, error) {
 	st, err := os.Stat(p)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s: no such file: %w", p, os.ErrNotExist)
+			return nil, &Error{File: p, Msg: "no such file", Err: err}
 		}
 		return nil, err
 	}
