@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -14,10 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// refusedPrefix starts the reason of a backend that refused initialize with
-// CodeRecursive: it is Skipped.
-const refusedPrefix = "a nested gateway refused to start: "
 
 // errRemote is the reason a url server is reported as failed.
 const errRemote = "remote servers are not supported yet"
@@ -32,6 +27,9 @@ type backend struct {
 	log     *slog.Logger
 	stderr  tail
 	skipped bool // set by New: Options.Self matched; never started
+	// refused is set by runOnce (on the supervisor goroutine) when the child
+	// answered initialize with CodeRecursive: it is Skipped, not Failed.
+	refused bool
 
 	settled    chan struct{} // closed once the first start attempt has concluded
 	settleOnce sync.Once
@@ -122,19 +120,16 @@ func (b *backend) run(ctx context.Context, startupDeadline time.Time) {
 			}
 			return
 		}
-		if attempt == 0 && !wasReady && strings.HasPrefix(reason, refusedPrefix) {
-			b.setState(Skipped, reason)
-			b.settle()
-			b.log.Warn("not starting a server that would run this gateway again", "server", b.cfg.Name, "reason", reason)
-			if teardown != nil {
-				teardown()
-			}
-			return
-		}
 		if attempt == 0 && !wasReady {
-			b.setState(Failed, reason)
-			b.settle()
-			b.log.Error("backend failed to start", "server", b.cfg.Name, "reason", reason, "stderr_tail", b.stderr.snapshot())
+			if b.refused {
+				b.setState(Skipped, reason)
+				b.settle()
+				b.log.Warn("not starting a server that would run this gateway again", "server", b.cfg.Name, "reason", reason)
+			} else {
+				b.setState(Failed, reason)
+				b.settle()
+				b.log.Error("backend failed to start", "server", b.cfg.Name, "reason", reason, "stderr_tail", b.stderr.snapshot())
+			}
 			if teardown != nil {
 				teardown()
 			}
@@ -265,7 +260,8 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 	if we := (*jsonrpc.Error)(nil); errors.As(err, &we) && we.Code == CodeRecursive {
 		// A nested gateway reached through a wrapper found itself in
 		// ChainEnv; it has started nothing.
-		return false, refusedPrefix + we.Message, teardown
+		b.refused = true
+		return false, "a nested gateway refused to start: " + we.Message, teardown
 	}
 	if err != nil {
 		select {

@@ -63,10 +63,6 @@ func (r rawEntry) entry(v varContext) Entry {
 	if s.Transport == "stdio" && s.Command == "" || s.Transport != "stdio" && s.Transport != "" && s.URL == "" {
 		s.Transport = ""
 	}
-	if s.Command == "" && s.URL == "" {
-		e.Notes = append(e.Notes, "has neither command nor url: imported disabled")
-		s.Enabled = false
-	}
 	e.Server = s
 	return e
 }

@@ -161,19 +161,40 @@ func (r *Result) read(opts Options, c *Client, loc location, data []byte) error 
 			r.Skipped = append(r.Skipped, Skip{e, "runs mcp-gateway itself (" + m.Config + ")"})
 			continue
 		}
+		if looksLikeGateway(e.Server) {
+			e.Notes = append(e.Notes, "this runs an mcp-gateway other than this executable: one that leads back to this configuration is skipped at run time (docs/clients.md)")
+		}
 		r.Entries = append(r.Entries, e)
 	}
 	return nil
+}
+
+// looksLikeGateway reports whether the entry seems to run some mcp-gateway
+// through a wrapper or another copy, which Self.Match cannot tell.
+func looksLikeGateway(s config.Server) bool {
+	if strings.TrimSuffix(strings.ToLower(filepath.Base(s.Command)), ".exe") == "mcp-gateway" {
+		return true
+	}
+	// npx [-y] mcp-gateway[@version], or a scoped package .../mcp-gateway
+	return slices.ContainsFunc(s.Args, func(a string) bool {
+		base := a[strings.LastIndex(a, "/")+1:]
+		return base == "mcp-gateway" || strings.HasPrefix(base, "mcp-gateway@")
+	})
 }
 
 // finish gives every entry a unique gateway name and drops, into Skipped,
 // the entries that config.Load would reject, so that the YAML always loads.
 func (r *Result) finish() *Result {
 	names := uniqueNames(r.Entries)
+	for i := range r.Entries {
+		r.Entries[i].Name, r.Entries[i].Server.Name = names[i], names[i]
+	}
+	if check(r.Entries) == nil {
+		return r // the common case: one load for all
+	}
 	var kept []Entry
-	for i, e := range r.Entries {
-		e.Name, e.Server.Name = names[i], names[i]
-		if err := check(e); err != nil {
+	for _, e := range r.Entries {
+		if err := check([]Entry{e}); err != nil {
 			r.Skipped = append(r.Skipped, Skip{e, err.Error()})
 			continue
 		}
@@ -183,9 +204,9 @@ func (r *Result) finish() *Result {
 	return r
 }
 
-// check loads the entry alone with config.Load, with an empty environment.
-func check(e Entry) error {
-	one := Result{Client: genericJSON, Entries: []Entry{e}}
+// check loads the entries' YAML with config.Load, in an empty environment.
+func check(es []Entry) error {
+	one := Result{Client: genericJSON, Entries: es}
 	dir, err := os.MkdirTemp("", "mcp-gateway-import-")
 	if err != nil {
 		return err
@@ -199,7 +220,11 @@ func check(e Entry) error {
 	if errs := config.Errors(err); len(errs) > 0 {
 		var msgs []string
 		for _, e := range errs {
-			msgs = append(msgs, e.Key+": "+e.Msg)
+			key := strings.TrimPrefix(strings.TrimPrefix(e.Key, "servers[0]"), ".")
+			if key != "" {
+				key += ": "
+			}
+			msgs = append(msgs, key+e.Msg)
 		}
 		return errors.New(strings.Join(msgs, "; "))
 	}

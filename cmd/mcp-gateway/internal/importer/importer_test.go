@@ -317,3 +317,27 @@ func TestDetect(t *testing.T) {
 		}
 	}
 }
+
+// An entry the gateway could not load is left out with the reason; the
+// others are imported.
+func TestUnloadableEntrySkipped(t *testing.T) {
+	w := newWorld(t)
+	p := filepath.Join(w.dir, "mixed.json")
+	data := `{"mcpServers": {"ok": {"command": "x"}, "ftp": {"url": "ftp://files.example.com"}, "empty": {"args": ["a"]}}}`
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Import(w.options(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Entries) != 1 || res.Entries[0].Name != "ok" || len(res.Skipped) != 2 {
+		t.Fatalf("entries %+v, skipped %+v", res.Entries, res.Skipped)
+	}
+	for _, s := range res.Skipped {
+		if !strings.HasPrefix(s.Why, "url: ") && !strings.Contains(s.Why, "needs command") {
+			t.Errorf("%s: reason %q", s.Entry.Key, s.Why)
+		}
+	}
+	loadYAML(t, res.YAML())
+}
