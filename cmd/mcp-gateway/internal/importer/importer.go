@@ -65,6 +65,11 @@ type Result struct {
 	// Maps are the server maps read, in order (the first is where
 	// --replace-client puts the gateway entry).
 	Maps []Source
+
+	// off are the names Claude Code turned off for this project in
+	// ~/.claude.json: servers (disabledMcpServers) and .mcp.json servers
+	// (disabledMcpjsonServers).
+	off claudeCodeOff
 }
 
 // Skip is an entry that was not imported, and why.
@@ -151,12 +156,19 @@ func (r *Result) read(opts Options, c *Client, loc location, data []byte) error 
 		return err
 	}
 	r.Files = append(r.Files, loc.path)
+	if c == claudeCode {
+		r.off.add(data, opts.Dir)
+	}
 	vars := varContext{client: c, home: opts.Home, workspace: loc.workspace}
 	for _, raw := range raws {
 		if !slices.ContainsFunc(r.Maps, func(s Source) bool { return s.File == raw.source.File && dotted(s.Path) == dotted(raw.source.Path) }) {
 			r.Maps = append(r.Maps, raw.source)
 		}
 		e := raw.entry(vars)
+		if why := r.off.why(raw); why != "" && e.Server.Enabled {
+			e.Server.Enabled = false
+			e.Notes = append(e.Notes, why)
+		}
 		if m := opts.Self.Match(e.Server); m.Gateway {
 			r.Skipped = append(r.Skipped, Skip{e, "runs mcp-gateway itself (" + m.Config + ")"})
 			continue

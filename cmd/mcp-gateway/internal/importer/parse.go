@@ -340,3 +340,42 @@ func dotted(keys []string) string {
 	}
 	return strings.Join(parts, ".")
 }
+
+// claudeCodeOff are the servers Claude Code turned off for a project.
+type claudeCodeOff struct {
+	servers, mcpJSON []string
+}
+
+// add reads projects.<dir>.disabledMcpServers and disabledMcpjsonServers
+// from a ~/.claude.json.
+func (o *claudeCodeOff) add(data []byte, dir string) {
+	var top struct {
+		Projects map[string]struct {
+			DisabledMcpServers     []string `json:"disabledMcpServers"`
+			DisabledMcpjsonServers []string `json:"disabledMcpjsonServers"`
+		} `json:"projects"`
+	}
+	if dir == "" || json.Unmarshal(stripJSONC(data), &top) != nil {
+		return
+	}
+	for p, v := range top.Projects {
+		if filepath.Clean(p) == filepath.Clean(dir) {
+			o.servers = append(o.servers, v.DisabledMcpServers...)
+			o.mcpJSON = append(o.mcpJSON, v.DisabledMcpjsonServers...)
+		}
+	}
+}
+
+// why says why Claude Code does not run e in this project, or "".
+func (o *claudeCodeOff) why(e rawEntry) string {
+	if filepath.Base(e.source.File) == ".mcp.json" {
+		if slices.Contains(o.mcpJSON, e.key) {
+			return "Claude Code has it in disabledMcpjsonServers for this project: imported disabled"
+		}
+		return ""
+	}
+	if slices.Contains(o.servers, e.key) {
+		return "Claude Code has it in disabledMcpServers for this project: imported disabled"
+	}
+	return ""
+}
