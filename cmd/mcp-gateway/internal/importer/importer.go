@@ -62,8 +62,7 @@ type Result struct {
 	// Skipped are the entries not imported: those that run this gateway
 	// (backends.Self.Match), and those the gateway could not load.
 	Skipped []Skip
-	// Maps are the server maps read, in order (the first is where
-	// --replace-client puts the gateway entry).
+	// Maps are the server maps with entries, in the order read.
 	Maps []Source
 
 	// off are the names Claude Code turned off for this project in

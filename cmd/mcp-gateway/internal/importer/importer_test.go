@@ -341,3 +341,38 @@ func TestUnloadableEntrySkipped(t *testing.T) {
 	}
 	loadYAML(t, res.YAML())
 }
+
+// The gateway entry goes into the user-level file even when its servers
+// all came from the project's file, which is emptied.
+func TestReplaceClientIntoUserFile(t *testing.T) {
+	w := newWorld(t)
+	user := filepath.Join(w.home, ".cursor", "mcp.json")
+	project := filepath.Join(w.dir, ".cursor", "mcp.json")
+	for p, data := range map[string]string{user: `{"other": 1}`, project: `{"mcpServers": {"a": {"command": "x"}}}`} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := Import(w.options("cursor"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReplaceClient(res, w.exe, "/gw.yaml", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	var u, p struct {
+		Other      int
+		MCPServers map[string]map[string]any `json:"mcpServers"`
+	}
+	ub, _ := os.ReadFile(user)
+	pb, _ := os.ReadFile(project)
+	if json.Unmarshal(ub, &u) != nil || json.Unmarshal(pb, &p) != nil {
+		t.Fatalf("not JSON:\n%s\n%s", ub, pb)
+	}
+	if u.Other != 1 || len(u.MCPServers) != 1 || u.MCPServers[GatewayEntry]["command"] != w.exe || p.MCPServers == nil || len(p.MCPServers) != 0 {
+		t.Errorf("user file:\n%s\nproject file:\n%s", ub, pb)
+	}
+}

@@ -20,36 +20,42 @@ import (
 const GatewayEntry = "gateway"
 
 // ReplaceClient rewrites the client's files so that the client runs only
-// this gateway: the first server map read (the user-level one) becomes a
-// single entry named "gateway" running exe --stdio --config configPath, and
-// every other server map read is emptied. Each file is first copied to
+// this gateway: the top-level server map of the first file read (the
+// user-level one) becomes a single entry named "gateway" running
+// exe --stdio --config configPath, and every other server map read is
+// emptied. Each file is first copied to
 // FILE.bak-<UTC time>; the rest of a file (other keys, their order) is kept,
 // except that comments in a JSON file are dropped (the backup keeps them).
 // It returns the backups made.
 func ReplaceClient(r *Result, exe, configPath string, now time.Time) ([]string, error) {
-	maps := r.Maps
-	if len(maps) == 0 {
-		if len(r.Files) == 0 {
-			return nil, errors.New("no client file was read")
+	if len(r.Files) == 0 {
+		return nil, errors.New("no client file was read")
+	}
+	// The gateway goes into the first (user-level) file, at its top-level
+	// server map (or VS Code settings' mcp.servers, when that is where the
+	// servers were), even when that map was empty or missing.
+	primary := r.Files[0]
+	put := []string{r.Client.ServersKey}
+	for _, m := range r.Maps {
+		if m.File == primary && m.Path[0] != "projects" {
+			put = m.Path
+			break
 		}
-		maps = []Source{{File: r.Files[0], Path: []string{r.Client.ServersKey}}}
 	}
 	type edit struct {
 		paths [][]string // server maps to empty
 		put   []string   // the map that gets the gateway entry, if in this file
 	}
-	edits := map[string]*edit{}
-	var order []string
-	for i, m := range maps {
+	edits := map[string]*edit{primary: {put: put}}
+	order := []string{primary}
+	for _, m := range r.Maps {
 		ed := edits[m.File]
 		if ed == nil {
 			ed = &edit{}
 			edits[m.File] = ed
 			order = append(order, m.File)
 		}
-		if i == 0 {
-			ed.put = m.Path
-		} else {
+		if m.File != primary || dotted(m.Path) != dotted(put) {
 			ed.paths = append(ed.paths, m.Path)
 		}
 	}
