@@ -114,7 +114,7 @@ func Import(opts Options) (*Result, error) {
 		}
 		c = detect(p, data)
 		r := &Result{Client: c}
-		if err := r.read(opts, c, location{path: p}, data); err != nil {
+		if err := r.read(opts, c, location{path: p, workspace: workspaceOf(p)}, data); err != nil {
 			return nil, err
 		}
 		return r.finish(), nil
@@ -140,6 +140,19 @@ func Import(opts Options) (*Result, error) {
 		return nil, fmt.Errorf("no %s configuration found (looked for %s)", c.Title, joinOr(paths))
 	}
 	return r.finish(), nil
+}
+
+// workspaceOf is the project directory of a project file given as a path
+// (.vscode/mcp.json, .cursor/mcp.json, .mcp.json), or "".
+func workspaceOf(p string) string {
+	dir := filepath.Dir(p)
+	switch {
+	case filepath.Base(p) == ".mcp.json":
+		return dir
+	case slices.Contains([]string{".vscode", ".cursor", ".codex"}, filepath.Base(dir)):
+		return filepath.Dir(dir)
+	}
+	return ""
 }
 
 // read parses one file and adds its entries.

@@ -295,12 +295,16 @@ func TestDetect(t *testing.T) {
 		client string
 		names  string
 	}{
-		"settings.json": {"{\n // user settings\n \"editor.fontSize\": 14,\n \"mcp\": {\"servers\": {\"a\": {\"command\": \"x\"}}},\n}", "vscode", "a"},
-		"servers.json":  {`{"servers": {"b": {"type": "stdio", "command": "x"}}}`, "vscode", "b"},
-		"any.json":      {`{"mcpServers": {"c": {"command": "x"}}}`, "file", "c"},
-		"cfg.toml":      {"[mcp_servers.d]\ncommand = \"x\"\n", "codex", "d"},
+		"settings.json":    {"{\n // user settings\n \"editor.fontSize\": 14,\n \"mcp\": {\"servers\": {\"a\": {\"command\": \"x\"}}},\n}", "vscode", "a"},
+		"servers.json":     {`{"servers": {"b": {"type": "stdio", "command": "x"}}}`, "vscode", "b"},
+		"any.json":         {`{"mcpServers": {"c": {"command": "x"}}}`, "file", "c"},
+		"cfg.toml":         {"[mcp_servers.d]\ncommand = \"x\"\n", "codex", "d"},
+		".vscode/mcp.json": {`{"servers": {"e": {"command": "x", "args": ["${workspaceFolder}"]}}}`, "vscode", "e"},
 	} {
 		p := filepath.Join(w.dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(p, []byte(c.data), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -314,6 +318,9 @@ func TestDetect(t *testing.T) {
 		}
 		if res.Client.Name != c.client || strings.Join(names, " ") != c.names {
 			t.Errorf("%s: client %s, servers %v; want %s, %s", name, res.Client.Name, names, c.client, c.names)
+		}
+		if a := res.Entries[0].Server.Args; len(a) > 0 && a[0] != w.dir {
+			t.Errorf("%s: ${workspaceFolder} became %q, want %q", name, a[0], w.dir)
 		}
 	}
 }
