@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -128,5 +129,29 @@ func TestImportErrors(t *testing.T) {
 		if code != 2 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, want 2 and %q\n%s", c.args, code, c.want, errOut)
 		}
+	}
+}
+
+// `--from claude-desktop` finds the file where Claude Desktop keeps it on
+// this OS.
+func TestImportNamedClient(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	var where string
+	switch runtime.GOOS {
+	case "darwin":
+		where = filepath.Join(home, "Library", "Application Support", "Claude")
+	case "windows":
+		where = filepath.Join(home, "AppData", "Roaming", "Claude")
+	default:
+		where = filepath.Join(home, ".config", "Claude")
+	}
+	writeJSONFile(t, where, "claude_desktop_config.json", map[string]any{
+		"mcpServers": map[string]any{"tb": map[string]any{"command": backendBin}},
+	})
+	env := append(baseEnv(t), "HOME="+home, "USERPROFILE="+home, "APPDATA="+filepath.Join(home, "AppData", "Roaming"))
+	out, errOut, code := runCLIEnv(t, env, "import", "--from", "claude-desktop")
+	if code != 0 || !strings.Contains(out, "name: tb") || !strings.Contains(out, "claude_desktop_config.json: mcpServers.tb") {
+		t.Errorf("exit %d\n%s\n%s", code, out, errOut)
 	}
 }
