@@ -69,6 +69,12 @@ type Options struct {
 	// (grandchildren included) when the gateway dies, even by SIGKILL.
 	// Ignored on Windows, where each backend's Job Object does that.
 	Reaper []string
+
+	// Self, when set, is this gateway: an enabled server that would run it
+	// again (Self.Match's Loop) is not started but reported as Skipped, and
+	// every child inherits ChainEnv (Self.Environ), so that a nested gateway
+	// reached through a wrapper can tell it is a recursion.
+	Self *Self
 }
 
 // State is a backend's supervision state.
@@ -82,6 +88,7 @@ const (
 	Failed     State = "failed" // could not start, or gave up restarting
 	Stopped    State = "stopped"
 	Disabled   State = "disabled" // enabled: false
+	Skipped    State = "skipped"  // would run this gateway again (Options.Self, CodeRecursive)
 )
 
 // Status describes one backend for `mcp-gateway status` and GET /status.

@@ -74,6 +74,9 @@ func New(opts Options) *Manager {
 	if m.environ == nil {
 		m.environ = os.Environ()
 	}
+	if opts.Self != nil {
+		m.environ = opts.Self.Environ(m.environ)
+	}
 	if m.startupTimeout <= 0 {
 		m.startupTimeout = defaultStartupTimeout
 	}
@@ -92,6 +95,12 @@ func New(opts Options) *Manager {
 		if !s.Enabled {
 			b.state, b.reason = Disabled, "disabled"
 			b.settle()
+		} else if m.opts.Self != nil {
+			if match := m.opts.Self.Match(s); match.Loop {
+				b.state, b.reason, b.skipped = Skipped, match.Reason(), true
+				b.settle()
+				m.log.Warn("not starting a server that would run this gateway again", "server", s.Name, "config", match.Config)
+			}
 		}
 		m.backends = append(m.backends, b)
 		m.byName[s.Name] = b
@@ -158,7 +167,7 @@ func (m *Manager) Start(ctx context.Context) {
 	m.cancel = cancel
 	deadline := m.startedAt.Add(m.startupTimeout)
 	for _, b := range m.backends {
-		if !b.cfg.Enabled {
+		if !b.cfg.Enabled || b.skipped {
 			continue
 		}
 		b.mu.Lock()
@@ -402,7 +411,7 @@ func (m *Manager) Status() []Status {
 			Restarts:   b.restarts,
 			ServerInfo: b.serverInfo,
 		}
-		if b.pid != 0 {
+		if b.pid != 0 && b.state != Skipped {
 			s.StartedAt = b.startedAt
 		}
 		// Only a live process has a PID worth showing: after a crash or a
@@ -440,7 +449,7 @@ func (m *Manager) Close() error {
 		}
 		m.wg.Wait()
 		for _, b := range m.backends {
-			if b.cfg.Enabled {
+			if b.cfg.Enabled && !b.skipped {
 				b.setState(Stopped, "stopped")
 			}
 			b.settle()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -26,6 +27,10 @@ type backend struct {
 	timeout time.Duration // per call
 	log     *slog.Logger
 	stderr  tail
+	skipped bool // set by New: Options.Self matched; never started
+	// refused is set by runOnce (on the supervisor goroutine) when the child
+	// answered initialize with CodeRecursive: it is Skipped, not Failed.
+	refused bool
 
 	settled    chan struct{} // closed once the first start attempt has concluded
 	settleOnce sync.Once
@@ -117,9 +122,15 @@ func (b *backend) run(ctx context.Context, startupDeadline time.Time) {
 			return
 		}
 		if attempt == 0 && !wasReady {
-			b.setState(Failed, reason)
-			b.settle()
-			b.log.Error("backend failed to start", "server", b.cfg.Name, "reason", reason, "stderr_tail", b.stderr.snapshot())
+			if b.refused {
+				b.setState(Skipped, reason)
+				b.settle()
+				b.log.Warn("not starting a server that would run this gateway again", "server", b.cfg.Name, "reason", reason)
+			} else {
+				b.setState(Failed, reason)
+				b.settle()
+				b.log.Error("backend failed to start", "server", b.cfg.Name, "reason", reason, "stderr_tail", b.stderr.snapshot())
+			}
 			if teardown != nil {
 				teardown()
 			}
@@ -247,6 +258,12 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 	hctx, cancel := context.WithDeadline(ctx, startupDeadline)
 	l, info, err := b.handshake(hctx, c)
 	cancel()
+	if we := (*jsonrpc.Error)(nil); errors.As(err, &we) && we.Code == CodeRecursive {
+		// A nested gateway reached through a wrapper found itself in
+		// ChainEnv; it has started nothing.
+		b.refused = true
+		return false, "a nested gateway refused to start: " + we.Message, teardown
+	}
 	if err != nil {
 		select {
 		case r := <-crashed:

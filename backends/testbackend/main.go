@@ -27,6 +27,8 @@
 //	                      notifications/initialized
 //	-ignore-cancel        slow answers even when cancelled (a late response)
 //	-string-ids           echo numeric request ids back as strings ("5" for 5)
+//	-pid-dir DIR          create the empty file DIR/<pid> at start (tests
+//	                      count how many times a backend was started)
 //	-relay -- CMD ARGS... do not serve MCP: start CMD as a child and only copy
 //	                      bytes, stdin -> its stdin and its stdout -> stdout
 //	                      (two io.Copy goroutines, no parsing); its stderr is
@@ -75,6 +77,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -145,6 +148,7 @@ func main() {
 	ignoreCancel := fs.Bool("ignore-cancel", false, "slow answers even when cancelled")
 	stringIDs := fs.Bool("string-ids", false, "echo numeric request ids back as strings")
 	relayMode := fs.Bool("relay", false, "only relay bytes to and from the command after --")
+	pidDir := fs.String("pid-dir", "", "create DIR/<pid> at start")
 	fs.VisitAll(func(f *flag.Flag) {
 		env := "TESTBACKEND_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 		if v, ok := os.LookupEnv(env); ok {
@@ -159,6 +163,12 @@ func main() {
 		os.Exit(relay(fs.Args()))
 	}
 
+	if *pidDir != "" {
+		if err := os.WriteFile(filepath.Join(*pidDir, strconv.Itoa(os.Getpid())), nil, 0o600); err != nil {
+			fmt.Fprintf(os.Stderr, "testbackend: %v\n", err)
+			os.Exit(2)
+		}
+	}
 	if *ignoreTerm {
 		signal.Ignore(syscall.SIGTERM)
 	}

@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -880,32 +879,7 @@ func needNode(t *testing.T) string {
 // exit code.
 func runCLI(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(gatewayBin, args...)
-	cmd.Env = baseEnv(t)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	done := make(chan error, 1)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("%v did not finish within 60s\nstderr:\n%s", args, stderr.String())
-	}
-	code := 0
-	if err != nil {
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
-			t.Fatalf("%v: %v", args, err)
-		}
-		code = ee.ExitCode()
-	}
-	return stdout.String(), stderr.String(), code
+	return runCLIEnv(t, baseEnv(t), args...)
 }
 
 func TestSubcommands(t *testing.T) {

@@ -9,6 +9,7 @@
 //	mcp-gateway tools [--config PATH] [--json]
 //	mcp-gateway call NAME [JSON_ARGS] [--config PATH]
 //	mcp-gateway status [--config PATH] [--json]
+//	mcp-gateway import --from CLIENT|PATH [--write PATH [--force] [--replace-client]]
 //	mcp-gateway --help | --version
 package main
 
@@ -71,6 +72,8 @@ func run(ctx context.Context, args []string, e env) int {
 	case inv.version:
 		fmt.Fprintf(e.stdout, "mcp-gateway %s (%s %s/%s)\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return exitOK
+	case inv.command == "import":
+		return runImport(inv, e)
 	}
 	app, err := newApp(inv, e)
 	if err != nil {
