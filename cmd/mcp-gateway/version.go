@@ -2,6 +2,9 @@ package main
 
 import "runtime/debug"
 
+// unknownVersion is the version of a binary that recorded none.
+const unknownVersion = "unknown"
+
 // buildVersion is set at link time by scripts/release
 // (-ldflags "-X main.buildVersion=v1.2.3"), from git describe.
 var buildVersion string
@@ -25,7 +28,7 @@ func versionOf(linked string, bi *debug.BuildInfo) string {
 		return linked
 	}
 	if bi == nil {
-		return "unknown"
+		return unknownVersion
 	}
 	if v := bi.Main.Version; v != "" && v != "(devel)" {
 		return v
@@ -41,7 +44,7 @@ func versionOf(linked string, bi *debug.BuildInfo) string {
 		}
 	}
 	if rev == "" {
-		return "unknown"
+		return unknownVersion
 	}
 	if len(rev) > 12 {
 		rev = rev[:12]
