@@ -1,7 +1,8 @@
 // Package backends starts the backend MCP servers declared in the
 // configuration, supervises them, and forwards requests to them.
 //
-// Each stdio backend is a child process in its own process group, spoken to
+// Each stdio backend is a child process in its own process group (a Job
+// Object on Windows; see docs/platforms.md), spoken to
 // with a small JSON-RPC client of this package rather than the go-sdk client:
 // a proxy must pass results through byte for byte (structuredContent with
 // 19-digit integers, unknown content types, _meta), survive banner lines on a
@@ -66,6 +67,7 @@ type Options struct {
 	// RunReaper on its stdin, e.g. {os.Executable(), "__reaper"}; nil means
 	// none. Started once by Start, it SIGKILLs the backends' process groups
 	// (grandchildren included) when the gateway dies, even by SIGKILL.
+	// Ignored on Windows, where each backend's Job Object does that.
 	Reaper []string
 
 	// Self, when set, is this gateway: an enabled server that would run it

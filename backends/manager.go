@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,8 +47,8 @@ type Manager struct {
 	closed    bool
 	startedAt time.Time
 	cancel    context.CancelFunc
-	notify    *notifier // nil without OnChange or before Start
-	reaper    *reaper   // nil without Options.Reaper
+	notify    *notifier    // nil without OnChange or before Start
+	reaper    *proc.Reaper // nil without Options.Reaper
 
 	wg        sync.WaitGroup // supervisors
 	closeOnce sync.Once
@@ -156,7 +157,7 @@ func (m *Manager) Start(ctx context.Context) {
 		m.notify = newNotifier(m.opts.OnChange)
 	}
 	if len(m.opts.Reaper) > 0 {
-		r, err := startReaper(m.opts.Reaper, m.environ, m.log)
+		r, err := proc.StartReaper(m.opts.Reaper, m.environ, m.log)
 		if err != nil {
 			m.log.Warn("backends' own children may outlive a killed gateway", "err", err)
 		}
@@ -457,7 +458,7 @@ func (m *Manager) Close() error {
 		n, r := m.notify, m.reaper
 		m.mu.Unlock()
 		n.close()
-		err = r.close()
+		err = r.Close()
 	})
 	return err
 }

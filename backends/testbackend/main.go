@@ -61,6 +61,7 @@
 //	stats                 structuredContent {"cancelled":[requestId...],
 //	                      "reasons":[...], "initialized":bool,
 //	                      "capabilities":<client capabilities>,
+//	                      "clientInfo":<the client's clientInfo>,
 //	                      "meta":<the _meta of the last tools/call but this>}
 //
 // stdin EOF ends the process with status 0 (unless -ignore-term).
@@ -124,6 +125,7 @@ type server struct {
 	nextID      int
 	initialized bool
 	clientCaps  json.RawMessage
+	clientInfo  json.RawMessage
 	lastMeta    json.RawMessage
 }
 
@@ -379,10 +381,12 @@ func (s *server) handle(line []byte) {
 	case msg.Method == "initialize":
 		var p struct {
 			Capabilities json.RawMessage `json:"capabilities"`
+			ClientInfo   json.RawMessage `json:"clientInfo"`
 		}
 		json.Unmarshal(msg.Params, &p)
 		s.mu.Lock()
 		s.clientCaps = p.Capabilities
+		s.clientInfo = p.ClientInfo
 		s.mu.Unlock()
 		caps := `"tools":{"listChanged":true}`
 		if s.prompts {
@@ -590,6 +594,7 @@ func (s *server) call(msg message) {
 			"reasons":      s.reasons,
 			"initialized":  s.initialized,
 			"capabilities": s.clientCaps,
+			"clientInfo":   s.clientInfo,
 			"meta":         prevMeta,
 		}
 		if st["cancelled"] == nil {
