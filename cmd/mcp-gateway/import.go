@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
-	"github.com/mcp-gateway/mcp-gateway/cmd/mcp-gateway/internal/importer"
+	"github.com/mcp-gateway/mcp-gateway/config/importer"
 	"github.com/mcp-gateway/mcp-gateway/config"
 )
 
