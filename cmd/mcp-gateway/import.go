@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
-	"github.com/mcp-gateway/mcp-gateway/config/importer"
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/config/importer"
 )
 
 // runImport is `mcp-gateway import`: a client's MCP servers as gateway
