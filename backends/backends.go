@@ -1,7 +1,8 @@
 // Package backends starts the backend MCP servers declared in the
 // configuration, supervises them, and forwards requests to them.
 //
-// Each stdio backend is a child process in its own process group, spoken to
+// Each stdio backend is a child process in its own process group (a Job
+// Object on Windows; see docs/platforms.md), spoken to
 // with a small JSON-RPC client of this package rather than the go-sdk client:
 // a proxy must pass results through byte for byte (structuredContent with
 // 19-digit integers, unknown content types, _meta), survive banner lines on a
@@ -66,7 +67,14 @@ type Options struct {
 	// RunReaper on its stdin, e.g. {os.Executable(), "__reaper"}; nil means
 	// none. Started once by Start, it SIGKILLs the backends' process groups
 	// (grandchildren included) when the gateway dies, even by SIGKILL.
+	// Ignored on Windows, where each backend's Job Object does that.
 	Reaper []string
+
+	// Self, when set, is this gateway: an enabled server that would run it
+	// again (Self.Match's Loop) is not started but reported as Skipped, and
+	// every child inherits ChainEnv (Self.Environ), so that a nested gateway
+	// reached through a wrapper can tell it is a recursion.
+	Self *Self
 }
 
 // State is a backend's supervision state.
@@ -80,6 +88,7 @@ const (
 	Failed     State = "failed" // could not start, or gave up restarting
 	Stopped    State = "stopped"
 	Disabled   State = "disabled" // enabled: false
+	Skipped    State = "skipped"  // would run this gateway again (Options.Self, CodeRecursive)
 )
 
 // Status describes one backend for `mcp-gateway status` and GET /status.

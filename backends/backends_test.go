@@ -1,19 +1,15 @@
 package backends_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -602,55 +598,6 @@ func TestNotificationMessageLogged(t *testing.T) {
 	}
 }
 
-func TestCloseStopsEverything(t *testing.T) {
-	t.Parallel()
-	e := start(t, []config.Server{srv("g", "-grandchild"), srv("stubborn", "-ignore-term", "-grandchild")}, nil)
-	pg := e.status(t, "g").PID
-	ps := e.status(t, "stubborn").PID
-	gpid := grandchildPID(t, e.status(t, "g"))
-	if pids, _ := groupMembers(pg); !slices.Contains(pids, gpid) || !slices.Contains(pids, pg) {
-		t.Fatalf("group %d: %v (grandchild %d)", pg, pids, gpid)
-	}
-	inflight := make(chan error, 1)
-	go func() {
-		_, err := e.CallTool(context.Background(), "g", "hang", nil, backends.CallOptions{})
-		inflight <- err
-	}()
-	time.Sleep(20 * time.Millisecond)
-	t0 := time.Now()
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("Close took %s (stop grace 200ms; one backend ignores stdin EOF and SIGTERM)", time.Since(t0))
-	var se *backends.ServerError
-	if err := <-inflight; !errors.As(err, &se) || se.State != backends.Stopped {
-		t.Errorf("in-flight call: %v", err)
-	}
-	for _, pgid := range []int{pg, ps} {
-		if pids, zombie := groupMembers(pgid); len(pids) > 0 || zombie {
-			t.Errorf("group %d left: %v (zombie %v)", pgid, pids, zombie)
-		}
-	}
-	if z := zombieChildren(); len(z) > 0 {
-		t.Errorf("zombie children: %v", z)
-	}
-	for _, s := range e.Status() {
-		if s.State != backends.Stopped || s.PID != 0 {
-			t.Errorf("after Close: %+v", s)
-		}
-	}
-	if len(e.Tools()) != 0 {
-		t.Error("tools after Close")
-	}
-	_, err := e.CallTool(context.Background(), "g", "echo", nil, backends.CallOptions{})
-	if !errors.As(err, &se) || se.State != backends.Stopped {
-		t.Errorf("call after Close: %v", err)
-	}
-	if err := e.Close(); err != nil { // idempotent
-		t.Error(err)
-	}
-}
-
 func TestCloseDuringStartupAndBackoff(t *testing.T) {
 	t.Parallel()
 	s := srv("r")
@@ -681,69 +628,6 @@ func TestCloseDuringStartupAndBackoff(t *testing.T) {
 		t.Errorf("state %s", st.State)
 	}
 	m.Wait(context.Background())
-}
-
-func TestRunReaper(t *testing.T) {
-	t.Parallel()
-	// A process group of its own (sh and its sleep), registered, then
-	// unregistered one: closing the input kills only the registered one.
-	start := func() *exec.Cmd {
-		cmd := exec.Command("sh", "-c", "sleep 300 & wait")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return cmd
-	}
-	a, b := start(), start()
-	defer func() {
-		syscall.Kill(-b.Process.Pid, syscall.SIGKILL)
-		b.Wait()
-	}()
-	r, w := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- backends.RunReaper(r) }()
-	fmt.Fprintf(w, "add %d\nadd %d\ngarbage\nadd 1\nadd -1\ndel %d\n", a.Process.Pid, b.Process.Pid, b.Process.Pid)
-	w.Close()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	a.Wait()
-	waitGone(t, a.Process.Pid, 2*time.Second)
-	if pids, _ := groupMembers(b.Process.Pid); len(pids) == 0 {
-		t.Error("unregistered group was killed")
-	}
-}
-
-// TestReaperOnGatewaySIGKILL runs the test binary as a gateway with a
-// backend that has a grandchild, SIGKILLs it, and checks that the backend's
-// whole process group dies (Pdeathsig alone would leave the grandchild).
-func TestReaperOnGatewaySIGKILL(t *testing.T) {
-	t.Parallel()
-	gw := exec.Command(os.Args[0], "-test.run=^$")
-	gw.Env = append(os.Environ(), "BACKENDS_TEST_GATEWAY=-grandchild", "BACKENDS_TEST_BACKEND="+testbackend)
-	gw.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := gw.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw.Stderr = os.Stderr
-	if err := gw.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line := readLine(t, bufio.NewReader(out), 10*time.Second)
-	var pid int
-	if _, err := fmt.Sscanf(line, "pid %d", &pid); err != nil {
-		gw.Process.Kill()
-		gw.Wait()
-		t.Fatalf("gateway said %q", line)
-	}
-	if pids, _ := groupMembers(pid); len(pids) < 2 {
-		t.Errorf("backend group %d: %v, want the backend and its grandchild", pid, pids)
-	}
-	gw.Process.Kill()
-	gw.Wait()
-	waitGone(t, pid, 3*time.Second)
 }
 
 func TestManagerWithReaperCloses(t *testing.T) {

@@ -1,7 +1,6 @@
 package backends_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -41,6 +39,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	testbackend = filepath.Join(dir, "testbackend")
+	if runtime.GOOS == "windows" {
+		testbackend += ".exe"
+	}
 	if out, err := exec.Command("go", "build", "-o", testbackend, "./testbackend").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build testbackend: %v\n%s", err, out)
 		os.RemoveAll(dir)
@@ -284,116 +285,6 @@ func toolNames(tools []backends.Tool) []string {
 		out = append(out, tl.Server+"/"+tl.Name)
 	}
 	return out
-}
-
-// groupMembers lists the live pids in process group pgid, and whether a
-// zombie of ours is in it. (An orphaned grandchild's zombie belongs to
-// whoever adopted it, pid 1 or a subreaper; it is not counted.)
-func groupMembers(pgid int) (pids []int, zombie bool) {
-	ents, _ := os.ReadDir("/proc")
-	for _, ent := range ents {
-		pid, err := strconv.Atoi(ent.Name())
-		if err != nil {
-			continue
-		}
-		st, err := readStat(pid)
-		if err != nil || st.pgrp != pgid {
-			continue
-		}
-		if st.state == "Z" {
-			zombie = zombie || st.ppid == os.Getpid()
-			continue
-		}
-		pids = append(pids, pid)
-	}
-	return pids, zombie
-}
-
-type procStat struct {
-	state      string
-	ppid, pgrp int
-}
-
-func readStat(pid int) (procStat, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return procStat{}, err
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return procStat{}, fmt.Errorf("bad stat")
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 3 {
-		return procStat{}, fmt.Errorf("bad stat")
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	pgrp, _ := strconv.Atoi(f[2])
-	return procStat{state: f[0], ppid: ppid, pgrp: pgrp}, nil
-}
-
-// zombieChildren lists this process's children that are zombies.
-func zombieChildren() []int {
-	var out []int
-	me := os.Getpid()
-	ents, _ := os.ReadDir("/proc")
-	for _, ent := range ents {
-		pid, err := strconv.Atoi(ent.Name())
-		if err != nil {
-			continue
-		}
-		if st, err := readStat(pid); err == nil && st.ppid == me && st.state == "Z" {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// waitGone polls until no process is left in group pgid.
-func waitGone(t *testing.T, pgid int, within time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		pids, _ := groupMembers(pgid)
-		if len(pids) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("process group %d still has %v", pgid, pids)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// grandchildPID finds "grandchild pid N" in a server's stderr tail.
-func grandchildPID(t *testing.T, s backends.Status) int {
-	t.Helper()
-	for _, l := range s.StderrTail {
-		if n, ok := strings.CutPrefix(l, "grandchild pid "); ok {
-			pid, _ := strconv.Atoi(n)
-			return pid
-		}
-	}
-	t.Fatalf("no grandchild pid in %q", s.StderrTail)
-	return 0
-}
-
-// readLine reads one line from r with a timeout.
-func readLine(t *testing.T, r *bufio.Reader, within time.Duration) string {
-	t.Helper()
-	ch := make(chan string, 1)
-	go func() {
-		l, _ := r.ReadString('\n')
-		ch <- strings.TrimSpace(l)
-	}()
-	select {
-	case l := <-ch:
-		return l
-	case <-time.After(within):
-		t.Fatal("timed out reading a line")
-		return ""
-	}
 }
 
 // waitCancelled polls the backend's stats until it has seen a

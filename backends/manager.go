@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -47,8 +48,8 @@ type Manager struct {
 	closed    bool
 	startedAt time.Time
 	cancel    context.CancelFunc
-	notify    *notifier // nil without OnChange or before Start
-	reaper    *reaper   // nil without Options.Reaper
+	notify    *notifier    // nil without OnChange or before Start
+	reaper    *proc.Reaper // nil without Options.Reaper
 
 	wg        sync.WaitGroup // supervisors
 	closeOnce sync.Once
@@ -74,6 +75,9 @@ func New(opts Options) *Manager {
 	if m.environ == nil {
 		m.environ = os.Environ()
 	}
+	if opts.Self != nil {
+		m.environ = opts.Self.Environ(m.environ)
+	}
 	if m.startupTimeout <= 0 {
 		m.startupTimeout = defaultStartupTimeout
 	}
@@ -92,6 +96,12 @@ func New(opts Options) *Manager {
 		if !s.Enabled {
 			b.state, b.reason = Disabled, "disabled"
 			b.settle()
+		} else if m.opts.Self != nil {
+			if match := m.opts.Self.Match(s); match.Loop {
+				b.state, b.reason, b.skipped = Skipped, match.Reason(), true
+				b.settle()
+				m.log.Warn("not starting a server that would run this gateway again", "server", s.Name, "config", match.Config)
+			}
 		}
 		m.backends = append(m.backends, b)
 		m.byName[s.Name] = b
@@ -148,7 +158,7 @@ func (m *Manager) Start(ctx context.Context) {
 		m.notify = newNotifier(m.opts.OnChange)
 	}
 	if len(m.opts.Reaper) > 0 {
-		r, err := startReaper(m.opts.Reaper, m.environ, m.log)
+		r, err := proc.StartReaper(m.opts.Reaper, m.environ, m.log)
 		if err != nil {
 			m.log.Warn("backends' own children may outlive a killed gateway", "err", err)
 		}
@@ -158,7 +168,7 @@ func (m *Manager) Start(ctx context.Context) {
 	m.cancel = cancel
 	deadline := m.startedAt.Add(m.startupTimeout)
 	for _, b := range m.backends {
-		if !b.cfg.Enabled {
+		if !b.cfg.Enabled || b.skipped {
 			continue
 		}
 		b.mu.Lock()
@@ -379,7 +389,7 @@ func (m *Manager) Status() []Status {
 			Restarts:   b.restarts,
 			ServerInfo: b.serverInfo,
 		}
-		if b.pid != 0 {
+		if b.pid != 0 && b.state != Skipped {
 			s.StartedAt = b.startedAt
 		}
 		// Only a live process has a PID worth showing: after a crash or a
@@ -417,7 +427,7 @@ func (m *Manager) Close() error {
 		}
 		m.wg.Wait()
 		for _, b := range m.backends {
-			if b.cfg.Enabled {
+			if b.cfg.Enabled && !b.skipped {
 				b.setState(Stopped, "stopped")
 			}
 			b.settle()
@@ -426,7 +436,7 @@ func (m *Manager) Close() error {
 		n, r := m.notify, m.reaper
 		m.mu.Unlock()
 		n.close()
-		err = r.close()
+		err = r.Close()
 	})
 	return err
 }

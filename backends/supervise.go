@@ -9,7 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -25,6 +27,10 @@ type backend struct {
 	timeout time.Duration // per call
 	log     *slog.Logger
 	stderr  tail
+	skipped bool // set by New: Options.Self matched; never started
+	// refused is set by runOnce (on the supervisor goroutine) when the child
+	// answered initialize with CodeRecursive: it is Skipped, not Failed.
+	refused bool
 
 	settled    chan struct{} // closed once the first start attempt has concluded
 	settleOnce sync.Once
@@ -116,9 +122,15 @@ func (b *backend) run(ctx context.Context, startupDeadline time.Time) {
 			return
 		}
 		if attempt == 0 && !wasReady {
-			b.setState(Failed, reason)
-			b.settle()
-			b.log.Error("backend failed to start", "server", b.cfg.Name, "reason", reason, "stderr_tail", b.stderr.snapshot())
+			if b.refused {
+				b.setState(Skipped, reason)
+				b.settle()
+				b.log.Warn("not starting a server that would run this gateway again", "server", b.cfg.Name, "reason", reason)
+			} else {
+				b.setState(Failed, reason)
+				b.settle()
+				b.log.Error("backend failed to start", "server", b.cfg.Name, "reason", reason, "stderr_tail", b.stderr.snapshot())
+			}
 			if teardown != nil {
 				teardown()
 			}
@@ -181,19 +193,19 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 	if err != nil {
 		return false, fmt.Sprintf("start %s: %v", b.cfg.Command, err), nil
 	}
-	b.m.reaper.add(p.pid)
+	b.m.reaper.Add(p)
 	b.mu.Lock()
-	b.pid, b.startedAt = p.pid, time.Now()
+	b.pid, b.startedAt = p.Pid, time.Now()
 	b.mu.Unlock()
-	b.log.Debug("backend process started", "server", name, "pid", p.pid)
+	b.log.Debug("backend process started", "server", name, "pid", p.Pid)
 
 	stderrDone := make(chan struct{})
 	go func() {
 		defer close(stderrDone)
-		drainStderr(p.stderr, name, b.log, &b.stderr)
+		drainStderr(p.Stderr, name, b.log, &b.stderr)
 	}()
-	c := newConn(name, p.stdin, b.log, b.hooks())
-	go c.readLoop(p.stdout)
+	c := newConn(name, p.Stdin, b.log, b.hooks())
+	go c.readLoop(p.Stdout)
 
 	crashed := make(chan string, 1) // the crash reason, once
 	stopWatch := make(chan struct{})
@@ -210,7 +222,7 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 		<-watchDone
 		var crash bool
 		select {
-		case <-p.exited:
+		case <-p.Exited():
 			crash = true
 		default:
 		}
@@ -219,9 +231,9 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 			<-refreshDone
 		}
 		if crash {
-			p.kill() // whatever it left behind in its group
+			p.Kill() // whatever it left behind in its group
 		} else {
-			p.stop(b.m.stopGrace)
+			p.Stop(b.m.stopGrace)
 		}
 		// The group is gone: give the readers a moment to reach EOF, then
 		// cut them loose (a process outside the group may hold the pipes).
@@ -233,11 +245,11 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 			}
 		}
 		t.Stop()
-		p.closeFiles()
+		p.CloseFiles()
 		<-c.eof
 		<-stderrDone
 		c.wait()
-		b.m.reaper.del(p.pid)
+		b.m.reaper.Del(p)
 		b.mu.Lock()
 		b.pid = 0
 		b.mu.Unlock()
@@ -246,6 +258,12 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 	hctx, cancel := context.WithDeadline(ctx, startupDeadline)
 	l, info, err := b.handshake(hctx, c)
 	cancel()
+	if we := (*jsonrpc.Error)(nil); errors.As(err, &we) && we.Code == CodeRecursive {
+		// A nested gateway reached through a wrapper found itself in
+		// ChainEnv; it has started nothing.
+		b.refused = true
+		return false, "a nested gateway refused to start: " + we.Message, teardown
+	}
 	if err != nil {
 		select {
 		case r := <-crashed:
@@ -263,7 +281,7 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 	b.conn, b.lists, b.serverInfo = c, l, info
 	b.mu.Unlock()
 	b.settle()
-	b.log.Info("backend ready", "server", name, "pid", p.pid, "tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources))
+	b.log.Info("backend ready", "server", name, "pid", p.Pid, "tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources))
 	b.m.notify.changed(name)
 
 	refreshing = true
@@ -289,17 +307,17 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 // stderr tail holds the last words. It then fails every call in flight with
 // a *ServerError (Crashed) and reports the reason on crashed. Closing stop
 // ends it without a report (a deliberate stop).
-func (b *backend) watch(p *process, c *conn, stderrDone, stop <-chan struct{}, crashed chan<- string) {
+func (b *backend) watch(p *proc.Process, c *conn, stderrDone, stop <-chan struct{}, crashed chan<- string) {
 	select {
 	case <-c.eof:
 		t := time.NewTimer(500 * time.Millisecond)
 		select {
-		case <-p.exited:
+		case <-p.Exited():
 		case <-t.C:
 		case <-stop:
 		}
 		t.Stop()
-	case <-p.exited:
+	case <-p.Exited():
 		t := time.NewTimer(100 * time.Millisecond)
 		select {
 		case <-c.eof:
@@ -324,8 +342,8 @@ func (b *backend) watch(p *process, c *conn, stderrDone, stop <-chan struct{}, c
 	default:
 	}
 	select {
-	case <-p.exited:
-		reason = p.exitReason()
+	case <-p.Exited():
+		reason = p.ExitReason()
 	default:
 	}
 	t := time.NewTimer(100 * time.Millisecond)

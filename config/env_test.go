@@ -1,6 +1,7 @@
 package config
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -103,7 +104,7 @@ func TestDebugEnv(t *testing.T) {
 		{"", "False", false, ""},
 		{"", "", false, ""},
 		{"", "/tmp/gw-debug.log", true, "/tmp/gw-debug.log"},
-		{"", "~/gw.log", true, "/home/me/gw.log"},
+		{"", "~/gw.log", true, filepath.FromSlash("/home/me/gw.log")},
 		{"", "debug.log", true, "debug.log"},
 		// The original turned debug on for DEBUG=false; here it is off,
 		// even over the file.
@@ -135,7 +136,7 @@ func TestFlags(t *testing.T) {
 	}{
 		{Flags{}, false, "", ""},
 		{Flags{Debug: true}, true, "", "--debug"},
-		{Flags{DebugFile: "~/d.log"}, true, "/home/me/d.log", "--debug"},
+		{Flags{DebugFile: "~/d.log"}, true, filepath.FromSlash("/home/me/d.log"), "--debug"},
 		{Flags{Debug: true, DebugFile: "/d.log"}, true, "/d.log", "--debug"},
 	}
 	for _, tt := range tests {

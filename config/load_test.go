@@ -222,7 +222,7 @@ func TestArraysAndNullReplace(t *testing.T) {
 			return c.Gateway.HTTP.AllowedOrigins != nil && len(c.Gateway.HTTP.AllowedOrigins) == 0
 		}},
 		{"null string", "server: {debug_file: null}", func(c *Config) bool { return c.Server.DebugFile == "" }},
-		{"tilde string", "server: {debug_file: ~/dbg.log}", func(c *Config) bool { return c.Server.DebugFile == "/home/me/dbg.log" }},
+		{"tilde string", "server: {debug_file: ~/dbg.log}", func(c *Config) bool { return c.Server.DebugFile == filepath.FromSlash("/home/me/dbg.log") }},
 		{"null bool", "gateway: {answer_tools: null}", func(c *Config) bool { return !c.Gateway.AnswerTools }},
 		{"null section keeps defaults", "gateway:\nserver:\n", func(c *Config) bool {
 			return c.Gateway.Separator == "." && c.Gateway.AnswerTools

@@ -111,7 +111,7 @@ func TestClientFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.Gateway.StrictNames != "true" || c.Gateway.ToolsMode != "lazy" || len(c.Servers) != 4 || c.Servers[0].Cwd != "/home/me/work" {
+		if c.Gateway.StrictNames != "true" || c.Gateway.ToolsMode != "lazy" || len(c.Servers) != 4 || c.Servers[0].Cwd != filepath.FromSlash("/home/me/work") {
 			t.Errorf("config = %+v", c)
 		}
 	})

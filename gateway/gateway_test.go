@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -32,6 +33,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	testbackendBin = filepath.Join(dir, "testbackend")
+	if runtime.GOOS == "windows" {
+		testbackendBin += ".exe"
+	}
 	cmd := exec.Command("go", "build", "-o", testbackendBin, "../backends/testbackend")
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {

@@ -502,6 +502,7 @@ func (s *session) close() {
 		cancel()
 	}
 	s.wg.Wait()
+	_ = s.s.Flush() // responses buffered by a backend's read loop that has not gone idle yet
 	_ = s.s.Close()
 }
 

@@ -27,6 +27,8 @@
 //	                      notifications/initialized
 //	-ignore-cancel        slow answers even when cancelled (a late response)
 //	-string-ids           echo numeric request ids back as strings ("5" for 5)
+//	-pid-dir DIR          create the empty file DIR/<pid> at start (tests
+//	                      count how many times a backend was started)
 //	-relay -- CMD ARGS... do not serve MCP: start CMD as a child and only copy
 //	                      bytes, stdin -> its stdin and its stdout -> stdout
 //	                      (two io.Copy goroutines, no parsing); its stderr is
@@ -59,6 +61,7 @@
 //	stats                 structuredContent {"cancelled":[requestId...],
 //	                      "reasons":[...], "initialized":bool,
 //	                      "capabilities":<client capabilities>,
+//	                      "clientInfo":<the client's clientInfo>,
 //	                      "meta":<the _meta of the last tools/call but this>}
 //
 // stdin EOF ends the process with status 0 (unless -ignore-term).
@@ -74,6 +77,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -121,6 +125,7 @@ type server struct {
 	nextID      int
 	initialized bool
 	clientCaps  json.RawMessage
+	clientInfo  json.RawMessage
 	lastMeta    json.RawMessage
 }
 
@@ -143,6 +148,7 @@ func main() {
 	ignoreCancel := fs.Bool("ignore-cancel", false, "slow answers even when cancelled")
 	stringIDs := fs.Bool("string-ids", false, "echo numeric request ids back as strings")
 	relayMode := fs.Bool("relay", false, "only relay bytes to and from the command after --")
+	pidDir := fs.String("pid-dir", "", "create DIR/<pid> at start")
 	fs.VisitAll(func(f *flag.Flag) {
 		env := "TESTBACKEND_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 		if v, ok := os.LookupEnv(env); ok {
@@ -157,6 +163,12 @@ func main() {
 		os.Exit(relay(fs.Args()))
 	}
 
+	if *pidDir != "" {
+		if err := os.WriteFile(filepath.Join(*pidDir, strconv.Itoa(os.Getpid())), nil, 0o600); err != nil {
+			fmt.Fprintf(os.Stderr, "testbackend: %v\n", err)
+			os.Exit(2)
+		}
+	}
 	if *ignoreTerm {
 		signal.Ignore(syscall.SIGTERM)
 	}
@@ -369,10 +381,12 @@ func (s *server) handle(line []byte) {
 	case msg.Method == "initialize":
 		var p struct {
 			Capabilities json.RawMessage `json:"capabilities"`
+			ClientInfo   json.RawMessage `json:"clientInfo"`
 		}
 		json.Unmarshal(msg.Params, &p)
 		s.mu.Lock()
 		s.clientCaps = p.Capabilities
+		s.clientInfo = p.ClientInfo
 		s.mu.Unlock()
 		caps := `"tools":{"listChanged":true}`
 		if s.prompts {
@@ -580,6 +594,7 @@ func (s *server) call(msg message) {
 			"reasons":      s.reasons,
 			"initialized":  s.initialized,
 			"capabilities": s.clientCaps,
+			"clientInfo":   s.clientInfo,
 			"meta":         prevMeta,
 		}
 		if st["cancelled"] == nil {

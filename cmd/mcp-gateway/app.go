@@ -21,6 +21,7 @@ import (
 type app struct {
 	inv      *invocation
 	env      env
+	self     backends.Self
 	cfg      *config.Config
 	sources  *config.Sources
 	logs     *logSetup
@@ -47,6 +48,11 @@ func newApp(inv *invocation, e env) (*app, error) {
 		return nil, err
 	}
 	a := &app{inv: inv, env: e, cfg: cfg, sources: sources, logs: logs, log: logs.logger}
+	a.self = backends.NewSelf(inv.configPath, home, e.lookup)
+	servers := cfg.Servers
+	if a.self.Recursive() {
+		servers = nil // run refuses; nothing is started or matched
+	}
 	for _, w := range sources.Warnings {
 		a.log.Warn("config: " + w)
 	}
@@ -65,12 +71,13 @@ func newApp(inv *invocation, e env) (*app, error) {
 		reaper = []string{exe, reaperArg}
 	}
 	a.backends = backends.New(backends.Options{
-		Servers:        cfg.Servers,
+		Servers:        servers,
 		Logger:         a.log.With("component", "backends"),
 		DefaultTimeout: cfg.CallTimeout(config.Server{}),
 		StartupTimeout: cfg.StartupTimeout(),
 		ClientInfo:     &mcp.Implementation{Name: "mcp-gateway", Version: version()},
 		Reaper:         reaper,
+		Self:           &a.self,
 		OnChange:       func(server string) { a.gw.BackendsChanged(server) },
 		OnRequest: func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
 			return a.gw.HandleBackendRequest(ctx, server, method, params)
@@ -100,6 +107,9 @@ func (a *app) run(ctx context.Context) error {
 		if err := config.WriteShowConfig(a.env.stderr, version(), a.cfg, a.sources); err != nil {
 			return err
 		}
+	}
+	if a.inv.command != "show-config" && a.self.Recursive() {
+		return a.refuse(ctx)
 	}
 	switch a.inv.command {
 	case "show-config":

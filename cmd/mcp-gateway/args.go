@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"runtime/debug"
 	"strings"
 )
 
@@ -14,6 +13,8 @@ Usage:
   mcp-gateway tools [--config PATH] [--json]             start the backends, list every tool a client sees
   mcp-gateway call NAME [JSON_ARGS] [--config PATH]      call one tool through the gateway, print the result
   mcp-gateway status [--config PATH] [--json]            start every backend; state, start time, tools, errors
+  mcp-gateway import --from CLIENT|PATH [--write PATH [--force] [--replace-client]]
+                                                         gateway YAML from a client's MCP servers (docs/clients.md)
   mcp-gateway --help | --version
 
 Flags:
@@ -21,6 +22,9 @@ Flags:
   --debug [PATH]   debug logs on stderr, and also to PATH when given
   --show-config    print the effective configuration to stderr (with --stdio, then serve)
   --json           machine-readable output for tools and status
+  --from CLIENT    claude-desktop, claude-code, cursor, vscode, windsurf, codex, or a file
+  --write PATH     write the imported YAML to PATH (--force to overwrite)
+  --replace-client back up the client's file, then leave one entry in it: this gateway on PATH
 
 Environment: OPENAI_API_KEY, OPENAI_BASE_URL, DEFAULT_TIMEOUT, MCP_LINE_MODE, DEBUG, ...
 (see docs/configuration.md). Logs go to stderr; stdout carries protocol only.
@@ -28,7 +32,7 @@ Environment: OPENAI_API_KEY, OPENAI_BASE_URL, DEFAULT_TIMEOUT, MCP_LINE_MODE, DE
 
 // invocation is a parsed command line.
 type invocation struct {
-	command    string // "serve", "tools", "call", "status", "show-config"
+	command    string // "serve", "tools", "call", "status", "import", "show-config"
 	stdio      bool
 	transport  string
 	configPath string
@@ -41,6 +45,11 @@ type invocation struct {
 	listen     string
 	callName   string
 	callArgs   string
+	// import
+	from          string
+	write         string
+	force         bool
+	replaceClient bool
 }
 
 // usageError is a bad command line (exit 2).
@@ -95,6 +104,14 @@ func parseArgs(args []string) (*invocation, error) {
 			inv.showConfig = true
 		case "--json":
 			inv.json = true
+		case "--from":
+			inv.from, err = value()
+		case "--write":
+			inv.write, err = value()
+		case "--force":
+			inv.force = true
+		case "--replace-client":
+			inv.replaceClient = true
 		default:
 			if strings.HasPrefix(a, "-") && a != "-" {
 				return nil, usagef("unknown flag %s", a)
@@ -116,6 +133,16 @@ func parseArgs(args []string) (*invocation, error) {
 			if len(rest) > 0 {
 				return nil, usagef("%s takes no arguments (got %q)", inv.command, rest[0])
 			}
+		case "import":
+			if len(rest) > 0 {
+				return nil, usagef("import takes no arguments (got %q); the client goes in --from", rest[0])
+			}
+			if inv.from == "" {
+				return nil, usagef("import needs --from CLIENT or --from PATH (clients: claude-desktop, claude-code, cursor, vscode, windsurf, codex)")
+			}
+			if inv.replaceClient && inv.write == "" {
+				return nil, usagef("--replace-client needs --write PATH: the client's new entry runs the gateway on that file")
+			}
 		case "call":
 			if len(rest) == 0 {
 				return nil, usagef("call needs a tool name: mcp-gateway call NAME [JSON_ARGS]")
@@ -132,6 +159,9 @@ func parseArgs(args []string) (*invocation, error) {
 		}
 		if inv.stdio {
 			return nil, usagef("--stdio cannot be combined with %s", inv.command)
+		}
+		if inv.command != "import" && (inv.from != "" || inv.write != "" || inv.force || inv.replaceClient) {
+			return nil, usagef("--from, --write, --force and --replace-client belong to import")
 		}
 		return inv, nil
 	}
@@ -154,26 +184,8 @@ func parseArgs(args []string) (*invocation, error) {
 
 func isCommand(s string) bool {
 	switch s {
-	case "tools", "call", "status":
+	case "tools", "call", "status", "import":
 		return true
 	}
 	return false
-}
-
-// version reports the module version from the build information.
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "(unknown)"
-	}
-	v := bi.Main.Version
-	if v == "" {
-		v = "(devel)"
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " " + s.Value[:12]
-		}
-	}
-	return v + " " + bi.GoVersion
 }

@@ -11,16 +11,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -445,7 +442,7 @@ func TestBackendCrashAndRestart(t *testing.T) {
 	never.Restart = "never"
 	s := startRaw(t, beConfig(t, crashme, never, tb("other")), "e2e")
 	wantTools(t, s.toolsList(), "tb.echo", "never.echo", "other.echo")
-	child := findDescendant(t, s.p.cmd.Process.Pid, "crashme")
+	childGone := childGoneCheck(t, s.p.cmd.Process.Pid, "crashme")
 
 	mark := s.noteMark()
 	slowID := s.request("tools/call", `{"name":"tb.progress","arguments":{"steps":600,"ms":100},"_meta":{"progressToken":"p"}}`)
@@ -474,7 +471,9 @@ func TestBackendCrashAndRestart(t *testing.T) {
 		t.Errorf("other.echo = %v", sc)
 	}
 	// The crashed child was reaped by the gateway: not even a zombie.
-	waitFor(t, 10*time.Second, "crashed child reaped", func() bool { return !child.exists() })
+	if childGone != nil {
+		waitFor(t, 10*time.Second, "crashed child reaped", childGone)
+	}
 
 	// restart: on-failure (after ~1 s): list_changed, and the tools are back.
 	deadline := time.Now().Add(beReadTimeout)
@@ -874,242 +873,13 @@ func needNode(t *testing.T) string {
 	return p
 }
 
-// ---- process trees ----
-
-// procInfo is a process as /proc shows it.
-type procInfo struct {
-	pid, ppid int
-	start     string // starttime: tells a reused pid apart
-	state     byte
-	cmdline   string
-}
-
-func readProc(pid int) (procInfo, bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return procInfo{}, false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return procInfo{}, false
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return procInfo{}, false
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	p := procInfo{pid: pid, ppid: ppid, state: f[0][0], start: f[19]}
-	if c, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil {
-		p.cmdline = strings.TrimSpace(strings.ReplaceAll(string(c), "\x00", " "))
-	}
-	return p, true
-}
-
-// exists: the same process is still in the process table (a zombie counts).
-func (p procInfo) exists() bool {
-	q, ok := readProc(p.pid)
-	return ok && q.start == p.start
-}
-
-// alive: exists and is not a zombie.
-func (p procInfo) alive() bool {
-	q, ok := readProc(p.pid)
-	return ok && q.start == p.start && q.state != 'Z'
-}
-
-func (p procInfo) String() string { return fmt.Sprintf("%d (%s)", p.pid, p.cmdline) }
-
-// descendants returns every live process below root.
-func descendants(root int) []procInfo {
-	ents, _ := os.ReadDir("/proc")
-	children := map[int][]procInfo{}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if p, ok := readProc(pid); ok && p.state != 'Z' {
-			children[p.ppid] = append(children[p.ppid], p)
-		}
-	}
-	var out []procInfo
-	queue := []int{root}
-	for len(queue) > 0 {
-		pid := queue[0]
-		queue = queue[1:]
-		for _, c := range children[pid] {
-			out = append(out, c)
-			queue = append(queue, c.pid)
-		}
-	}
-	return out
-}
-
-// findDescendant returns the descendant of root whose command line contains
-// what.
-func findDescendant(t *testing.T, root int, what string) procInfo {
-	t.Helper()
-	for _, p := range descendants(root) {
-		if strings.Contains(p.cmdline, what) {
-			return p
-		}
-	}
-	t.Fatalf("no process %q below %d: %v", what, root, descendants(root))
-	return procInfo{}
-}
-
-// killLeftovers SIGKILLs whatever of procs is still alive (cleanup after a
-// failed assertion) and reaps those that became our children.
-func killLeftovers(procs []procInfo) {
-	for _, p := range procs {
-		if p.alive() {
-			syscall.Kill(p.pid, syscall.SIGKILL)
-		}
-	}
-	time.Sleep(50 * time.Millisecond)
-	reapOurs(procs)
-}
-
-// reapOurs reaps the processes of procs that were re-parented to the test
-// process (it is a child subreaper, see becomeSubreaper) and are zombies.
-func reapOurs(procs []procInfo) {
-	for _, p := range procs {
-		if q, ok := readProc(p.pid); ok && q.start == p.start && q.ppid == os.Getpid() && q.state == 'Z' {
-			var ws syscall.WaitStatus
-			syscall.Wait4(p.pid, &ws, syscall.WNOHANG, nil)
-		}
-	}
-}
-
-var subreaperOnce sync.Once
-
-// becomeSubreaper makes the test process the child subreaper of everything
-// it starts: an orphan is re-parented here instead of to init. A child of
-// the gateway that the gateway never reaped then shows up as our zombie
-// once the gateway is gone, which is how "no zombie" is checked.
-func becomeSubreaper(t *testing.T) {
-	t.Helper()
-	var err error
-	subreaperOnce.Do(func() {
-		const prSetChildSubreaper = 36
-		if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
-			err = e
-		}
-	})
-	if err != nil {
-		t.Fatalf("prctl(PR_SET_CHILD_SUBREAPER): %v", err)
-	}
-}
-
-// exited waits for the gateway process to end and leaves its exit
-// for startGateway's cleanup.
-func (p *proc) exited(d time.Duration) error {
-	p.t.Helper()
-	select {
-	case err := <-p.done:
-		p.done <- err
-		return err
-	case <-time.After(d):
-		p.t.Fatalf("gateway did not exit within %s\nstderr:\n%s", d, p.stderr)
-	}
-	return nil
-}
-
-// shutdownTree starts a gateway whose backends have grandchildren (one of
-// them ignores SIGTERM and stdin EOF), records the process tree, stops the
-// gateway with stop, and checks that nothing is left: no process alive, and
-// no child of the gateway left unreaped.
-func shutdownTree(t *testing.T, stop func(p *proc)) {
-	becomeSubreaper(t)
-	s := startRaw(t, beConfig(t,
-		tb("gc", "-grandchild"),
-		tb("stubborn", "-grandchild", "-ignore-term"),
-		tb("plain"),
-	), "e2e")
-	wantTools(t, s.toolsList(), "gc.echo", "stubborn.echo", "plain.echo")
-	gw := s.p.cmd.Process.Pid
-	tree := descendants(gw)
-	t.Cleanup(func() { killLeftovers(tree) })
-	var sleeps, direct int
-	for _, p := range tree {
-		if strings.HasPrefix(p.cmdline, "sleep") {
-			sleeps++
-		}
-		if p.ppid == gw {
-			direct++
-		}
-	}
-	if sleeps != 2 || direct < 3 {
-		t.Fatalf("process tree below the gateway: %v", tree)
-	}
-	stop(s.p)
-	if err := s.p.exited(20 * time.Second); err != nil {
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
-			t.Errorf("gateway exit: %v", err)
-		}
-	}
-	waitFor(t, 5*time.Second, "no process left", func() bool {
-		for _, p := range tree {
-			if p.alive() {
-				return false
-			}
-		}
-		return true
-	})
-	for _, p := range tree {
-		if p.ppid == gw && p.exists() {
-			t.Errorf("child %v of the gateway was not reaped", p)
-		}
-	}
-	reapOurs(tree)
-}
-
-// stdin EOF: the gateway closes each child's stdin, then SIGTERMs and
-// SIGKILLs the groups; nothing is left and every child was reaped.
-func TestShutdownOnStdinEOF(t *testing.T) {
-	t.Parallel()
-	shutdownTree(t, func(p *proc) { p.stdin.Close() })
-}
-
-func TestShutdownOnSIGTERM(t *testing.T) {
-	t.Parallel()
-	shutdownTree(t, func(p *proc) { p.cmd.Process.Signal(syscall.SIGTERM) })
-}
-
 // ---- sub-commands ----
 
 // runCLI runs the binary to completion and returns stdout, stderr and the
 // exit code.
 func runCLI(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(gatewayBin, args...)
-	cmd.Env = baseEnv(t)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	done := make(chan error, 1)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("%v did not finish within 60s\nstderr:\n%s", args, stderr.String())
-	}
-	code := 0
-	if err != nil {
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
-			t.Fatalf("%v: %v", args, err)
-		}
-		code = ee.ExitCode()
-	}
-	return stdout.String(), stderr.String(), code
+	return runCLIEnv(t, baseEnv(t), args...)
 }
 
 func TestSubcommands(t *testing.T) {

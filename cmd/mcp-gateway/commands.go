@@ -32,14 +32,21 @@ func (a *app) tools(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintf(a.env.stdout, "\n%d tools", len(tools))
-	var notReady []string
+	var notReady, skipped []string
 	for _, s := range a.backends.Status() {
-		if s.State != backends.Ready && s.State != backends.Disabled {
+		switch s.State {
+		case backends.Ready, backends.Disabled:
+		case backends.Skipped:
+			skipped = append(skipped, s.Name)
+		default:
 			notReady = append(notReady, fmt.Sprintf("%s (%s)", s.Name, s.State))
 		}
 	}
 	if len(notReady) > 0 {
 		fmt.Fprintf(a.env.stdout, "; not ready: %s (see mcp-gateway status)", strings.Join(notReady, ", "))
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(a.env.stdout, "; skipped: %s (would run this gateway again)", strings.Join(skipped, ", "))
 	}
 	fmt.Fprintln(a.env.stdout)
 	return nil
@@ -70,7 +77,7 @@ func (a *app) status(ctx context.Context) error {
 		return err
 	}
 	for _, s := range st {
-		if s.Error != "" && len(s.StderrTail) > 0 {
+		if s.Error != "" && s.State != backends.Skipped && len(s.StderrTail) > 0 {
 			fmt.Fprintf(a.env.stdout, "\n%s stderr (last lines):\n", s.Name)
 			for _, l := range s.StderrTail {
 				fmt.Fprintf(a.env.stdout, "  %s\n", l)

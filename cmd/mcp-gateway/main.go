@@ -9,6 +9,7 @@
 //	mcp-gateway tools [--config PATH] [--json]
 //	mcp-gateway call NAME [JSON_ARGS] [--config PATH]
 //	mcp-gateway status [--config PATH] [--json]
+//	mcp-gateway import --from CLIENT|PATH [--write PATH [--force] [--replace-client]]
 //	mcp-gateway --help | --version
 package main
 
@@ -19,6 +20,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
@@ -68,8 +70,14 @@ func run(ctx context.Context, args []string, e env) int {
 		io.WriteString(e.stdout, usage)
 		return exitOK
 	case inv.version:
-		fmt.Fprintln(e.stdout, "mcp-gateway", version())
+		v := version()
+		fmt.Fprintf(e.stdout, "mcp-gateway %s (%s %s/%s)\n", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		if v == unknownVersion {
+			fmt.Fprintln(e.stderr, "mcp-gateway: built without version or VCS information (-buildvcs=false, or outside a git checkout); scripts/build links the version in")
+		}
 		return exitOK
+	case inv.command == "import":
+		return runImport(inv, e)
 	}
 	app, err := newApp(inv, e)
 	if err != nil {

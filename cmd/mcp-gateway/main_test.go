@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,9 +17,17 @@ import (
 	"time"
 )
 
+// exe is the file name of a binary on this OS: name.exe on Windows.
+func exe(name string) string {
+	if runtime.GOOS == "windows" {
+		return name + ".exe"
+	}
+	return name
+}
+
 // Paths of the binaries built once by TestMain.
 var (
-	gatewayBin string
+	gatewayBin string // built by scripts/build
 	backendBin string
 )
 
@@ -28,9 +37,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	gatewayBin = filepath.Join(dir, "mcp-gateway")
-	backendBin = filepath.Join(dir, "testbackend")
-	err = build(gatewayBin, ".")
+	gatewayBin = filepath.Join(dir, exe("mcp-gateway"))
+	backendBin = filepath.Join(dir, exe("testbackend"))
+	err = buildGateway(gatewayBin)
 	if err == nil {
 		err = build(backendBin, "../../backends/testbackend")
 	}
@@ -42,6 +51,21 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// buildGateway builds the gateway as users and releases do, with
+// scripts/build (which links in the version).
+func buildGateway(out string) error {
+	args := []string{"../../scripts/build", out}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command("bash", args...)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("scripts/build: %w", err)
+	}
+	return nil
 }
 
 func build(out, pkg string) error {
@@ -73,9 +97,20 @@ func writeConfig(t *testing.T, yaml string) string {
 // sleep at exit; races are still reported, and fail the tests through the
 // exit status and stderr.
 func baseEnv(t *testing.T, extra ...string) []string {
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "NO_COLOR=1", "GORACE=atexit_sleep_ms=0"}
+	home := t.TempDir()
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "NO_COLOR=1", "GORACE=atexit_sleep_ms=0"}
 	if tmp := os.Getenv("TMPDIR"); tmp != "" {
 		env = append(env, "TMPDIR="+tmp)
+	}
+	if runtime.GOOS == "windows" {
+		// The home directory is USERPROFILE there, and programs need
+		// SystemRoot (and TEMP) to run at all.
+		env = append(env, "USERPROFILE="+home)
+		for _, k := range []string{"SystemRoot", "TEMP", "TMP", "PATHEXT", "ComSpec"} {
+			if v := os.Getenv(k); v != "" {
+				env = append(env, k+"="+v)
+			}
+		}
 	}
 	return append(env, extra...)
 }

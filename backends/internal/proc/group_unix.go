@@ -1,0 +1,58 @@
+//go:build unix
+
+package proc
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+// group is the child's process group (pgid == the child's pid).
+type group struct {
+	pgid   int
+	leader *os.Process
+}
+
+// command resolves name the usual way: exec.LookPath on the gateway's PATH,
+// and a relative path with a slash relative to dir (os/exec does that).
+func command(name string, args []string, _ string) (*exec.Cmd, error) {
+	return exec.Command(name, args...), nil
+}
+
+// start starts cmd as the leader of a new process group.
+func start(cmd *exec.Cmd) (group, error) {
+	cmd.SysProcAttr = sysProcAttr()
+	if err := cmd.Start(); err != nil {
+		return group{}, err
+	}
+	return group{pgid: cmd.Process.Pid, leader: cmd.Process}, nil
+}
+
+// signal sends sig to the whole process group.
+func (g group) signal(sig syscall.Signal) {
+	if err := syscall.Kill(-g.pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		_ = g.leader.Signal(sig) // fall back to the direct child
+	}
+}
+
+// empty reports whether no process is left in the group.
+func (g group) empty() bool {
+	return errors.Is(syscall.Kill(-g.pgid, 0), syscall.ESRCH)
+}
+
+// terminate sends SIGTERM to the group and, unless wait reports it gone,
+// SIGKILL.
+func (g group) terminate(wait func() bool) {
+	g.signal(syscall.SIGTERM)
+	if !wait() {
+		g.signal(syscall.SIGKILL)
+	}
+}
+
+// kill sends SIGKILL to the group.
+func (g group) kill() { g.signal(syscall.SIGKILL) }
+
+// close has nothing to release on Unix.
+func (g group) close() {}

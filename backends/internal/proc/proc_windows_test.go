@@ -1,0 +1,146 @@
+package proc_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/windows"
+
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
+)
+
+// testExe is this test binary's absolute path.
+var testExe string
+
+// These run on the Windows runner of the workflow (.github/workflows/ci.yml);
+// the test binary plays every process: PROC_TEST_ECHO prints its arguments
+// as JSON, PROC_TEST_TREE starts a grandchild and prints both pids,
+// PROC_TEST_GATEWAY starts a tree through proc.Start and waits to be
+// killed, PROC_TEST_SLEEP sleeps.
+func TestMain(m *testing.M) {
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	testExe = self
+	switch {
+	case os.Getenv("PROC_TEST_ECHO") == "1":
+		json.NewEncoder(os.Stdout).Encode(os.Args[1:])
+		os.Exit(0)
+	case os.Getenv("PROC_TEST_SLEEP") == "1":
+		time.Sleep(5 * time.Minute)
+		os.Exit(0)
+	case os.Getenv("PROC_TEST_TREE") == "1":
+		gc := exec.Command(testExe)
+		gc.Env = append(os.Environ(), "PROC_TEST_TREE=", "PROC_TEST_SLEEP=1")
+		if err := gc.Start(); err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		fmt.Printf("%d %d\n", os.Getpid(), gc.Process.Pid)
+		time.Sleep(5 * time.Minute) // ignores stdin EOF
+		os.Exit(0)
+	case os.Getenv("PROC_TEST_GATEWAY") == "1":
+		p, err := proc.Start(proc.Spec{Command: testExe, Env: append(os.Environ(), "PROC_TEST_GATEWAY=", "PROC_TEST_TREE=1")})
+		if err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		line, _ := bufio.NewReader(p.Stdout).ReadString('\n')
+		fmt.Print(line)
+		select {}
+	}
+	os.Exit(m.Run())
+}
+
+// alive reports whether pid is a running process.
+func alive(pid int) bool {
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
+	if err != nil {
+		return false
+	}
+	defer windows.CloseHandle(h)
+	var code uint32
+	return windows.GetExitCodeProcess(h, &code) == nil && code == 259 // STILL_ACTIVE
+}
+
+func readPids(t *testing.T, r io.Reader) (child, grandchild int) {
+	t.Helper()
+	line, _ := bufio.NewReader(r).ReadString('\n')
+	if _, err := fmt.Sscanf(line, "%d %d", &child, &grandchild); err != nil {
+		t.Fatalf("tree said %q", line)
+	}
+	return child, grandchild
+}
+
+// TestBatchFileArgs runs a .cmd wrapper by its bare name, as "npx" is run,
+// and checks that awkward arguments arrive unchanged.
+func TestBatchFileArgs(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "echoargs.cmd"), []byte("@\""+testExe+"\" %*\r\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	args := []string{"plain", "a b", "", `say "hi"`, "x&y|z", "100%", "%PATH%", "!x!", `C:\dir x\`, "(a)^b"}
+	p, err := proc.Start(proc.Spec{Command: "echoargs", Args: args, Env: append(os.Environ(), "PROC_TEST_ECHO=1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.CloseFiles()
+	var got []string
+	err = json.NewDecoder(p.Stdout).Decode(&got)
+	p.Stop(time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, args) {
+		t.Errorf("got  %q\nwant %q", got, args)
+	}
+}
+
+// TestStopTerminatesJob: a child that ignores stdin EOF is terminated with
+// its grandchild.
+func TestStopTerminatesJob(t *testing.T) {
+	p, err := proc.Start(proc.Spec{Command: testExe, Env: append(os.Environ(), "PROC_TEST_TREE=1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.CloseFiles()
+	child, grandchild := readPids(t, p.Stdout)
+	if child != p.Pid || !alive(grandchild) {
+		t.Fatalf("child %d (want %d), grandchild %d alive %v", child, p.Pid, grandchild, alive(grandchild))
+	}
+	p.Stop(200 * time.Millisecond)
+	waitDead(t, 3*time.Second, child, grandchild)
+}
+
+// TestJobOnGatewayKill: a gateway killed hard (TerminateProcess) takes its
+// child and grandchild with it: its job handles close.
+func TestJobOnGatewayKill(t *testing.T) {
+	gw := exec.Command(testExe)
+	gw.Env = append(os.Environ(), "PROC_TEST_GATEWAY=1")
+	out, err := gw.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw.Stderr = os.Stderr
+	if err := gw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	child, grandchild := readPids(t, out)
+	if !alive(child) || !alive(grandchild) {
+		t.Fatal("tree not running")
+	}
+	gw.Process.Kill()
+	gw.Wait()
+	waitDead(t, 3*time.Second, child, grandchild)
+}

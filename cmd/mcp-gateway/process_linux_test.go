@@ -1,0 +1,286 @@
+//go:build linux
+
+package main
+
+// Process trees as /proc shows them: what the gateway leaves behind when it
+// stops or is killed. The same guarantees on macOS and Windows are tested
+// in backends/internal/proc.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// procInfo is a process as /proc shows it.
+type procInfo struct {
+	pid, ppid int
+	start     string // starttime: tells a reused pid apart
+	state     byte
+	cmdline   string
+}
+
+func readProc(pid int) (procInfo, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return procInfo{}, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return procInfo{}, false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return procInfo{}, false
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	p := procInfo{pid: pid, ppid: ppid, state: f[0][0], start: f[19]}
+	if c, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil {
+		p.cmdline = strings.TrimSpace(strings.ReplaceAll(string(c), "\x00", " "))
+	}
+	return p, true
+}
+
+// exists: the same process is still in the process table (a zombie counts).
+func (p procInfo) exists() bool {
+	q, ok := readProc(p.pid)
+	return ok && q.start == p.start
+}
+
+// alive: exists and is not a zombie.
+func (p procInfo) alive() bool {
+	q, ok := readProc(p.pid)
+	return ok && q.start == p.start && q.state != 'Z'
+}
+
+func (p procInfo) String() string { return fmt.Sprintf("%d (%s)", p.pid, p.cmdline) }
+
+// descendants returns every live process below root.
+func descendants(root int) []procInfo {
+	ents, _ := os.ReadDir("/proc")
+	children := map[int][]procInfo{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if p, ok := readProc(pid); ok && p.state != 'Z' {
+			children[p.ppid] = append(children[p.ppid], p)
+		}
+	}
+	var out []procInfo
+	queue := []int{root}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		for _, c := range children[pid] {
+			out = append(out, c)
+			queue = append(queue, c.pid)
+		}
+	}
+	return out
+}
+
+// findDescendant returns the descendant of root whose command line contains
+// what.
+func findDescendant(t *testing.T, root int, what string) procInfo {
+	t.Helper()
+	for _, p := range descendants(root) {
+		if strings.Contains(p.cmdline, what) {
+			return p
+		}
+	}
+	t.Fatalf("no process %q below %d: %v", what, root, descendants(root))
+	return procInfo{}
+}
+
+// killLeftovers SIGKILLs whatever of procs is still alive (cleanup after a
+// failed assertion) and reaps those that became our children.
+func killLeftovers(procs []procInfo) {
+	for _, p := range procs {
+		if p.alive() {
+			syscall.Kill(p.pid, syscall.SIGKILL)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	reapOurs(procs)
+}
+
+// reapOurs reaps the processes of procs that were re-parented to the test
+// process (it is a child subreaper, see becomeSubreaper) and are zombies.
+func reapOurs(procs []procInfo) {
+	for _, p := range procs {
+		if q, ok := readProc(p.pid); ok && q.start == p.start && q.ppid == os.Getpid() && q.state == 'Z' {
+			var ws syscall.WaitStatus
+			syscall.Wait4(p.pid, &ws, syscall.WNOHANG, nil)
+		}
+	}
+}
+
+var subreaperOnce sync.Once
+
+// becomeSubreaper makes the test process the child subreaper of everything
+// it starts: an orphan is re-parented here instead of to init. A child of
+// the gateway that the gateway never reaped then shows up as our zombie
+// once the gateway is gone, which is how "no zombie" is checked.
+func becomeSubreaper(t *testing.T) {
+	t.Helper()
+	var err error
+	subreaperOnce.Do(func() {
+		const prSetChildSubreaper = 36
+		if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
+			err = e
+		}
+	})
+	if err != nil {
+		t.Fatalf("prctl(PR_SET_CHILD_SUBREAPER): %v", err)
+	}
+}
+
+// exited waits for the gateway process to end and leaves its exit
+// for startGateway's cleanup.
+func (p *proc) exited(d time.Duration) error {
+	p.t.Helper()
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return err
+	case <-time.After(d):
+		p.t.Fatalf("gateway did not exit within %s\nstderr:\n%s", d, p.stderr)
+	}
+	return nil
+}
+
+// shutdownTree starts a gateway whose backends have grandchildren (one of
+// them ignores SIGTERM and stdin EOF), records the process tree, stops the
+// gateway with stop, and checks that nothing is left: no process alive, and
+// no child of the gateway left unreaped.
+func shutdownTree(t *testing.T, stop func(p *proc)) {
+	becomeSubreaper(t)
+	s := startRaw(t, beConfig(t,
+		tb("gc", "-grandchild"),
+		tb("stubborn", "-grandchild", "-ignore-term"),
+		tb("plain"),
+	), "e2e")
+	wantTools(t, s.toolsList(), "gc.echo", "stubborn.echo", "plain.echo")
+	gw := s.p.cmd.Process.Pid
+	tree := descendants(gw)
+	t.Cleanup(func() { killLeftovers(tree) })
+	var sleeps, direct int
+	for _, p := range tree {
+		if strings.HasPrefix(p.cmdline, "sleep") {
+			sleeps++
+		}
+		if p.ppid == gw {
+			direct++
+		}
+	}
+	if sleeps != 2 || direct < 3 {
+		t.Fatalf("process tree below the gateway: %v", tree)
+	}
+	stop(s.p)
+	if err := s.p.exited(20 * time.Second); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Errorf("gateway exit: %v", err)
+		}
+	}
+	waitFor(t, 5*time.Second, "no process left", func() bool {
+		for _, p := range tree {
+			if p.alive() {
+				return false
+			}
+		}
+		return true
+	})
+	for _, p := range tree {
+		if p.ppid == gw && p.exists() {
+			t.Errorf("child %v of the gateway was not reaped", p)
+		}
+	}
+	reapOurs(tree)
+}
+
+// stdin EOF: the gateway closes each child's stdin, then SIGTERMs and
+// SIGKILLs the groups; nothing is left and every child was reaped.
+func TestShutdownOnStdinEOF(t *testing.T) {
+	t.Parallel()
+	shutdownTree(t, func(p *proc) { p.stdin.Close() })
+}
+
+func TestShutdownOnSIGTERM(t *testing.T) {
+	t.Parallel()
+	shutdownTree(t, func(p *proc) { p.cmd.Process.Signal(syscall.SIGTERM) })
+}
+
+// childGoneCheck finds the descendant of root whose command line contains
+// what and returns a check that it no longer exists (reaped, not a zombie).
+func childGoneCheck(t *testing.T, root int, what string) func() bool {
+	child := findDescendant(t, root, what)
+	return func() bool { return !child.exists() }
+}
+
+// kill -9 of the gateway leaves no process behind: the reaper SIGKILLs every
+// backend's process group — npx's sh and node grandchildren, and
+// testbackend's "sleep 300", included.
+func TestKillNineLeavesNoProcess(t *testing.T) {
+	t.Parallel()
+	root := npmPeers(t)
+	mem := beServer{Name: "memory", Command: "npx", Args: []string{"--no-install", "mcp-server-memory"}, Cwd: root,
+		Env: map[string]string{"MEMORY_FILE_PATH": filepath.Join(t.TempDir(), "memory.jsonl")}}
+	s := startRaw(t, beConfig(t,
+		mem,
+		nodeServer(root, "everything", "server-everything", "stdio"),
+		tb("tb", "-grandchild"),
+	), "e2e")
+	wantTools(t, s.toolsList(), "memory.read_graph", "everything.echo", "tb.echo")
+	gw := s.p.cmd.Process.Pid
+	tree := descendants(gw)
+	t.Cleanup(func() { killLeftovers(tree) })
+	for _, want := range []string{reaperArg, "sleep 300", "mcp-server-memory", "server-everything", backendBin} {
+		if !slices.ContainsFunc(tree, func(p procInfo) bool { return strings.Contains(p.cmdline, want) }) {
+			t.Errorf("no %q below the gateway: %v", want, tree)
+		}
+	}
+	var deep int // grandchildren and below
+	for _, p := range tree {
+		if p.ppid != gw {
+			deep++
+		}
+	}
+	if deep < 3 { // npx's sh and node, testbackend's sleep
+		t.Errorf("want grandchildren below the gateway: %v", tree)
+	}
+
+	if err := s.p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	s.p.exited(10 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var left []procInfo
+		for _, p := range tree {
+			if p.alive() {
+				left = append(left, p)
+			}
+		}
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("alive 10 s after kill -9 of the gateway: %v", left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	reapOurs(tree)
+}

@@ -1,0 +1,27 @@
+//go:build unix
+
+package main
+
+import (
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestStdioExitsOnSIGTERM(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		p := startGateway(t, baseEnv(t), "--stdio", "--config", writeConfig(t, emptyConfig))
+		p.send(initMsg + "\n")
+		p.readLine()
+		p.cmd.Process.Signal(sig)
+		select {
+		case err := <-p.done:
+			if err != nil {
+				t.Errorf("%v: exit status %v, want 0", sig, err)
+			}
+			p.done <- err
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%v: gateway still running after 5s", sig)
+		}
+	}
+}

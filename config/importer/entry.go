@@ -1,0 +1,68 @@
+package importer
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/mcp-gateway/mcp-gateway/config"
+)
+
+// transports maps a client's "type" to the gateway's; config.Load accepts
+// the same spellings.
+var transports = map[string]string{
+	"stdio": "stdio", "http": "http", "streamable-http": "http", "streamableHttp": "http", "sse": "sse",
+}
+
+// entry translates the raw entry's values for the gateway.
+func (r rawEntry) entry(v varContext) Entry {
+	e := Entry{Key: r.key, Source: r.source, Notes: slices.Clone(r.notes)}
+	tr := func(s string) string {
+		out, notes := v.translate(s)
+		for _, n := range notes {
+			if !slices.Contains(e.Notes, n) {
+				e.Notes = append(e.Notes, n)
+			}
+		}
+		return out
+	}
+	trMap := func(m map[string]string) map[string]string {
+		if len(m) == 0 {
+			return nil
+		}
+		out := make(map[string]string, len(m))
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			out[k] = tr(m[k])
+		}
+		return out
+	}
+	s := config.Server{
+		Command:   tr(r.command),
+		Cwd:       tr(r.cwd),
+		URL:       tr(r.url),
+		Env:       trMap(r.env),
+		Headers:   trMap(r.headers),
+		TimeoutMS: r.timeoutMS,
+		Enabled:   r.enabled,
+		Tools:     config.ToolFilter{Include: r.include, Exclude: r.exclude},
+	}
+	for k, h := range r.envHeaders {
+		if s.Headers == nil {
+			s.Headers = map[string]string{}
+		}
+		s.Headers[k] = h
+	}
+	for _, a := range r.args {
+		s.Args = append(s.Args, tr(a))
+	}
+	if t, ok := transports[r.transport]; ok {
+		s.Transport = t
+	} else if r.transport != "" {
+		e.Notes = append(e.Notes, "type "+r.transport+" is not one mcp-gateway knows: left out")
+	}
+	// A type that contradicts the entry would make config.Load fail.
+	if s.Transport == "stdio" && s.Command == "" || s.Transport != "stdio" && s.Transport != "" && s.URL == "" {
+		s.Transport = ""
+	}
+	e.Server = s
+	return e
+}

@@ -1,0 +1,385 @@
+package importer
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/config"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// layout is where each fixture goes for a client on Linux: testdata file →
+// path under HOME ("~/") or the project directory ("./").
+var layout = map[string][][2]string{
+	"claude-desktop": {{"claude_desktop_config.json", "~/.config/Claude/claude_desktop_config.json"}},
+	"claude-code":    {{".claude.json", "~/.claude.json"}, {".mcp.json", "./.mcp.json"}},
+	"cursor":         {{"mcp.json", "~/.cursor/mcp.json"}, {"project-mcp.json", "./.cursor/mcp.json"}},
+	"vscode":         {{"mcp.json", "~/.config/Code/User/mcp.json"}, {"workspace-mcp.json", "./.vscode/mcp.json"}},
+	"windsurf":       {{"mcp_config.json", "~/.codeium/windsurf/mcp_config.json"}},
+	"codex":          {{"config.toml", "~/.codex/config.toml"}},
+}
+
+// world is a home and a project directory holding one client's fixtures,
+// and a stand-in for this gateway's executable.
+type world struct {
+	home, dir, exe string
+}
+
+func newWorld(t *testing.T) world {
+	t.Helper()
+	root := t.TempDir()
+	exe := "mcp-gateway"
+	if runtime.GOOS == "windows" {
+		exe += ".exe" // what exec.LookPath finds there
+	}
+	w := world{home: filepath.Join(root, "home"), dir: filepath.Join(root, "project"), exe: filepath.Join(root, "bin", exe)}
+	for _, d := range []string{w.home, w.dir, filepath.Dir(w.exe)} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(w.exe, []byte("#!/bin/sh\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// fill replaces the fixtures' placeholders with the world's paths, escaped
+// for a JSON or TOML string (Windows' backslashes); unfill does the
+// reverse on the YAML, for golden files, with "/" for the separator.
+func (w world) fill(s string) string {
+	esc := func(p string) string { b, _ := json.Marshal(p); return string(b[1 : len(b)-1]) }
+	return strings.NewReplacer("@GATEWAY@", esc(w.exe), "@HOME@", esc(w.home), "@DIR@", esc(w.dir)).Replace(s)
+}
+
+func (w world) unfill(s string) string {
+	return filepath.ToSlash(strings.NewReplacer(w.exe, "@GATEWAY@", w.dir, "@DIR@", w.home, "@HOME@").Replace(s))
+}
+
+func (w world) place(t *testing.T, client string) {
+	t.Helper()
+	for _, l := range layout[client] {
+		data, err := os.ReadFile(filepath.Join("testdata", client, l[0]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(w.dir, strings.TrimPrefix(l[1], "./"))
+		if rest, ok := strings.CutPrefix(l[1], "~/"); ok {
+			dst = filepath.Join(w.home, rest)
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, []byte(w.fill(string(data))), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func (w world) options(from string) Options {
+	return Options{
+		From: from, Home: w.home, Dir: w.dir, GOOS: "linux",
+		Env:  func(string) (string, bool) { return "", false },
+		Self: backends.Self{Executable: w.exe, Home: w.home, Dir: w.dir, Config: filepath.Join(w.home, ".config", "mcp-gateway", "config.yaml")},
+	}
+}
+
+// imported places a client's fixtures in a new world and imports them.
+func imported(t *testing.T, client string) (world, *Result) {
+	t.Helper()
+	w := newWorld(t)
+	w.place(t, client)
+	res, err := Import(w.options(client))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, res
+}
+
+// loadYAML loads data with config.Load, as the gateway would.
+func loadYAML(t *testing.T, data []byte) *config.Config {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "imported.yaml")
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := config.Load(config.LoadOptions{Path: p})
+	if err != nil {
+		t.Fatalf("imported YAML does not load: %v\n%s", err, data)
+	}
+	return cfg
+}
+
+// TestGolden imports each client's fixtures from their documented places
+// and compares the YAML with testdata/CLIENT/golden.yaml; the YAML must
+// load with config.Load, with every imported server in it.
+func TestGolden(t *testing.T) {
+	for _, c := range Clients {
+		t.Run(c.Name, func(t *testing.T) {
+			w, res := imported(t, c.Name)
+			got := res.YAML()
+			golden := filepath.Join("testdata", c.Name, "golden.yaml")
+			if *update {
+				if err := os.WriteFile(golden, []byte(w.unfill(string(got))), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.unfill(string(got)) != string(want) {
+				t.Errorf("YAML differs from %s (go test -update to accept):\n%s", golden, w.unfill(string(got)))
+			}
+			cfg := loadYAML(t, got)
+			if len(cfg.Servers) != len(res.Entries) || len(res.Entries) == 0 {
+				t.Fatalf("loaded %d servers, imported %d", len(cfg.Servers), len(res.Entries))
+			}
+			for i, s := range cfg.Servers {
+				e := res.Entries[i].Server
+				if s.Name != e.Name || s.Command != e.Command || (s.URL != e.URL && !strings.Contains(e.URL, "${")) || s.Enabled != e.Enabled || len(s.Args) != len(e.Args) || len(s.Env) != len(e.Env) || len(s.Headers) != len(e.Headers) {
+					t.Errorf("server %d: loaded %+v, imported %+v", i, s, e)
+				}
+			}
+		})
+	}
+}
+
+// The gateway's own entry is never imported.
+func TestSelfNotImported(t *testing.T) {
+	for _, client := range []string{"claude-desktop", "codex"} {
+		w, res := imported(t, client)
+		if len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0].Why, "runs mcp-gateway itself") {
+			t.Errorf("%s: skipped = %+v", client, res.Skipped)
+		}
+		for _, e := range res.Entries {
+			if e.Server.Command == w.exe {
+				t.Errorf("%s: the gateway's entry %q was imported", client, e.Key)
+			}
+		}
+	}
+}
+
+// Names are sanitised, and collisions get a suffix.
+func TestNames(t *testing.T) {
+	es := []Entry{{Key: "my.files"}, {Key: "my_files"}, {Key: "a b"}, {Key: "..."}, {Key: "a_b"}, {Key: "my_files"}}
+	got := strings.Join(uniqueNames(es), " ")
+	if want := "my_files_2 my_files a_b_2 server a_b my_files_3"; got != want {
+		t.Errorf("names = %q, want %q", got, want)
+	}
+}
+
+// --replace-client leaves one gateway entry, keeps the other keys, and
+// backs the file up first.
+func TestReplaceClient(t *testing.T) {
+	for _, c := range Clients {
+		t.Run(c.Name, func(t *testing.T) {
+			w, res := imported(t, c.Name)
+			originals := map[string][]byte{}
+			for _, f := range res.Files {
+				originals[f], _ = os.ReadFile(f)
+			}
+			cfgPath := filepath.Join(w.home, "gw.yaml")
+			now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+			backups, err := ReplaceClient(res, w.exe, cfgPath, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(backups) != len(res.Files) {
+				t.Fatalf("backups %v for files %v", backups, res.Files)
+			}
+			for i, f := range res.Files {
+				if backups[i] != f+".bak-20261123T100000Z" {
+					t.Errorf("backup %q", backups[i])
+				}
+				b, _ := os.ReadFile(backups[i])
+				if !bytes.Equal(b, originals[f]) {
+					t.Errorf("backup of %s differs from the original", f)
+				}
+			}
+			// Imported again: nothing but the gateway, which is skipped.
+			again, err := Import(w.options(c.Name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(again.Entries) != 0 || len(again.Skipped) != 1 || again.Skipped[0].Entry.Key != GatewayEntry {
+				t.Errorf("after replace: entries %+v, skipped %+v", again.Entries, again.Skipped)
+			}
+			first, _ := os.ReadFile(res.Files[0])
+			keep := map[string]string{"claude-desktop": "globalShortcut", "claude-code": "/some/other/project", "vscode": "perplexity-key", "codex": "[profiles.fast]"}[c.Name]
+			if keep != "" && !bytes.Contains(first, []byte(keep)) {
+				t.Errorf("%s lost %q:\n%s", res.Files[0], keep, first)
+			}
+			// A second replace in the same second must not overwrite the backup.
+			if _, err := ReplaceClient(again, w.exe, cfgPath, now); err == nil {
+				t.Error("a second backup with the same name was allowed")
+			}
+		})
+	}
+}
+
+// Missing files and bad syntax are clear errors naming the file and line.
+func TestErrors(t *testing.T) {
+	w := newWorld(t)
+	if _, err := Import(w.options("claude-desktop")); err == nil || !strings.Contains(err.Error(), "no Claude Desktop configuration found") {
+		t.Errorf("missing: %v", err)
+	}
+	if _, err := Import(w.options(filepath.Join(w.dir, "nope.json"))); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("missing path: %v", err)
+	}
+	cases := map[string]struct{ data, want string }{
+		"bad.json":   {"{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",,}\n  }\n}\n", "bad.json:3: invalid JSON"},
+		"args.json":  {"{\"mcpServers\": {\"a\": {\"command\": \"x\", \"args\": \"-y\"}}}", "mcpServers.a.args: must be a list of strings"},
+		"list.json":  {"[1]", "must be a JSON object"},
+		"bad.toml":   {"[mcp_servers.a]\ncommand = \"x\"\nargs = [\n", "bad.toml:3: invalid TOML"},
+		"map.json":   {"{\"mcpServers\": [1]}", "mcpServers: must be a mapping"},
+		"typed.toml": {"[mcp_servers.a]\ncommand = 3\n", "invalid TOML"},
+	}
+	for name, c := range cases {
+		p := filepath.Join(w.dir, name)
+		if err := os.WriteFile(p, []byte(c.data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Import(w.options(p))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", name, err, c.want)
+		}
+	}
+}
+
+func TestWriteConfigRefusesOverwrite(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "sub", "gw.yaml")
+	if err := WriteConfig(p, []byte("a"), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteConfig(p, []byte("b"), false); err == nil || !strings.Contains(err.Error(), "--force") {
+		t.Errorf("overwrite without force: %v", err)
+	}
+	if err := WriteConfig(p, []byte("c"), true); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "c" {
+		t.Errorf("content %q", b)
+	}
+}
+
+func TestStripJSONC(t *testing.T) {
+	for in, want := range map[string]string{
+		"{\"a\": 1, // c\n}":        "{\"a\": 1      \n}",
+		"[1, 2,]":                   "[1, 2 ]",
+		"{/* x\ny */\"u\": \"//\"}": "{    \n    \"u\": \"//\"}",
+		"{,}":                       "{,}",
+		"[1,,]":                     "[1,,]",
+		`{"a": "\",}"}`:             `{"a": "\",}"}`,
+	} {
+		if got := string(stripJSONC([]byte(in))); got != want {
+			t.Errorf("stripJSONC(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A path is read in its client's format, told by its name or contents.
+func TestDetect(t *testing.T) {
+	w := newWorld(t)
+	for name, c := range map[string]struct {
+		data   string
+		client string
+		names  string
+	}{
+		"settings.json":    {"{\n // user settings\n \"editor.fontSize\": 14,\n \"mcp\": {\"servers\": {\"a\": {\"command\": \"x\"}}},\n}", "vscode", "a"},
+		"servers.json":     {`{"servers": {"b": {"type": "stdio", "command": "x"}}}`, "vscode", "b"},
+		"any.json":         {`{"mcpServers": {"c": {"command": "x"}}}`, "file", "c"},
+		"cfg.toml":         {"[mcp_servers.d]\ncommand = \"x\"\n", "codex", "d"},
+		".vscode/mcp.json": {`{"servers": {"e": {"command": "x", "args": ["${workspaceFolder}"]}}}`, "vscode", "e"},
+	} {
+		p := filepath.Join(w.dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(c.data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Import(w.options(p))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var names []string
+		for _, e := range res.Entries {
+			names = append(names, e.Name)
+		}
+		if res.Client.Name != c.client || strings.Join(names, " ") != c.names {
+			t.Errorf("%s: client %s, servers %v; want %s, %s", name, res.Client.Name, names, c.client, c.names)
+		}
+		if a := res.Entries[0].Server.Args; len(a) > 0 && a[0] != w.dir {
+			t.Errorf("%s: ${workspaceFolder} became %q, want %q", name, a[0], w.dir)
+		}
+	}
+}
+
+// An entry the gateway could not load is left out with the reason; the
+// others are imported.
+func TestUnloadableEntrySkipped(t *testing.T) {
+	w := newWorld(t)
+	p := filepath.Join(w.dir, "mixed.json")
+	data := `{"mcpServers": {"ok": {"command": "x"}, "ftp": {"url": "ftp://files.example.com"}, "empty": {"args": ["a"]}}}`
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Import(w.options(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Entries) != 1 || res.Entries[0].Name != "ok" || len(res.Skipped) != 2 {
+		t.Fatalf("entries %+v, skipped %+v", res.Entries, res.Skipped)
+	}
+	for _, s := range res.Skipped {
+		if !strings.HasPrefix(s.Why, "url: ") && !strings.Contains(s.Why, "needs command") {
+			t.Errorf("%s: reason %q", s.Entry.Key, s.Why)
+		}
+	}
+	loadYAML(t, res.YAML())
+}
+
+// The gateway entry goes into the user-level file even when its servers
+// all came from the project's file, which is emptied.
+func TestReplaceClientIntoUserFile(t *testing.T) {
+	w := newWorld(t)
+	user := filepath.Join(w.home, ".cursor", "mcp.json")
+	project := filepath.Join(w.dir, ".cursor", "mcp.json")
+	for p, data := range map[string]string{user: `{"other": 1}`, project: `{"mcpServers": {"a": {"command": "x"}}}`} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := Import(w.options("cursor"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReplaceClient(res, w.exe, "/gw.yaml", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	var u, p struct {
+		Other      int
+		MCPServers map[string]map[string]any `json:"mcpServers"`
+	}
+	ub, _ := os.ReadFile(user)
+	pb, _ := os.ReadFile(project)
+	if json.Unmarshal(ub, &u) != nil || json.Unmarshal(pb, &p) != nil {
+		t.Fatalf("not JSON:\n%s\n%s", ub, pb)
+	}
+	if u.Other != 1 || len(u.MCPServers) != 1 || u.MCPServers[GatewayEntry]["command"] != w.exe || p.MCPServers == nil || len(p.MCPServers) != 0 {
+		t.Errorf("user file:\n%s\nproject file:\n%s", ub, pb)
+	}
+}

@@ -1,0 +1,117 @@
+package importer
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// YAML renders the result as a gateway configuration: one `servers:` list
+// entry per imported server, each with a comment naming the file and key it
+// came from and what could not be carried over.
+func (r *Result) YAML() []byte {
+	var head []string
+	head = append(head, "mcp-gateway configuration imported from "+r.Client.Title+" by `mcp-gateway import`.")
+	for _, f := range r.Files {
+		head = append(head, "read: "+f)
+	}
+	for _, s := range r.Skipped {
+		head = append(head, fmt.Sprintf("not imported: %s.%s: %s", s.Entry.Source, s.Entry.Key, s.Why))
+	}
+	list := &yaml.Node{Kind: yaml.SequenceNode}
+	for _, e := range r.Entries {
+		list.Content = append(list.Content, entryNode(e))
+	}
+	key := str("servers")
+	key.HeadComment = strings.Join(head, "\n")
+	if len(r.Entries) == 0 {
+		list.Style = yaml.FlowStyle
+	}
+	doc := &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Content: []*yaml.Node{key, list}}}}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(doc); err != nil {
+		panic(err) // nodes of plain strings always encode
+	}
+	enc.Close()
+	return buf.Bytes()
+}
+
+// entryNode is one server's mapping, its comment first.
+func entryNode(e Entry) *yaml.Node {
+	s := e.Server
+	m := &yaml.Node{Kind: yaml.MappingNode}
+	add := func(k string, v *yaml.Node) { m.Content = append(m.Content, str(k), v) }
+	add("name", str(e.Name))
+	comment := []string{"from " + e.Source.String() + "." + quoteKey(e.Key)}
+	comment = append(comment, e.Notes...)
+	m.HeadComment = strings.Join(comment, "\n")
+	if s.Command != "" {
+		add("command", str(s.Command))
+	}
+	if s.Args != nil {
+		seq := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+		for _, a := range s.Args {
+			seq.Content = append(seq.Content, str(a))
+		}
+		add("args", seq)
+	}
+	if len(s.Env) > 0 {
+		add("env", strMap(s.Env))
+	}
+	if s.Cwd != "" {
+		add("cwd", str(s.Cwd))
+	}
+	if s.URL != "" {
+		add("url", str(s.URL))
+	}
+	if s.Transport != "" {
+		add("type", str(s.Transport))
+	}
+	if len(s.Headers) > 0 {
+		add("headers", strMap(s.Headers))
+	}
+	if s.TimeoutMS > 0 {
+		add("timeout_ms", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(s.TimeoutMS)})
+	}
+	if !s.Enabled {
+		add("enabled", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "false"})
+	}
+	if len(s.Tools.Include) > 0 || len(s.Tools.Exclude) > 0 {
+		t := &yaml.Node{Kind: yaml.MappingNode}
+		for _, k := range []string{"include", "exclude"} {
+			globs := s.Tools.Include
+			if k == "exclude" {
+				globs = s.Tools.Exclude
+			}
+			if len(globs) == 0 {
+				continue
+			}
+			seq := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+			for _, g := range globs {
+				seq.Content = append(seq.Content, str(g))
+			}
+			t.Content = append(t.Content, str(k), seq)
+		}
+		add("tools", t)
+	}
+	return m
+}
+
+func str(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
+
+func strMap(m map[string]string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.MappingNode}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		n.Content = append(n.Content, str(k), str(m[k]))
+	}
+	return n
+}
+
+func quoteKey(k string) string { return dotted([]string{k}) }
