@@ -211,15 +211,24 @@ func skipWS(b []byte, i int) int {
 
 // skipString returns the index after the string starting at b[i] == '"'.
 func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return len(b)
+		}
+		j += k
+		// The quote ends the string unless an odd number of backslashes
+		// escapes it.
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		j++
+		if n%2 == 0 {
+			return j
 		}
 	}
-	return len(b)
 }
 
 // skipValue returns the index after the valid JSON value starting at b[i].
@@ -293,14 +302,30 @@ func AppendResult(buf []byte, id, result json.RawMessage) []byte {
 	return append(buf, '}')
 }
 
-// AppendCompact appends v, valid JSON, without insignificant whitespace;
-// invalid JSON is appended as is.
+// AppendCompact appends v, which must be valid JSON (Decode checked it),
+// without insignificant whitespace; strings are copied as they are.
 func AppendCompact(buf []byte, v json.RawMessage) []byte {
-	b := bytes.NewBuffer(buf)
-	if json.Compact(b, v) != nil {
+	if !bytes.ContainsAny(v, " \t\r\n") {
 		return append(buf, v...)
 	}
-	return b.Bytes()
+	for i := 0; i < len(v); {
+		switch v[i] {
+		case ' ', '\t', '\r', '\n':
+			i++
+		case '"':
+			j := skipString(v, i)
+			buf = append(buf, v[i:j]...)
+			i = j
+		default:
+			j := i + 1
+			for j < len(v) && v[j] != '"' && v[j] != ' ' && v[j] != '\t' && v[j] != '\r' && v[j] != '\n' {
+				j++
+			}
+			buf = append(buf, v[i:j]...)
+			i = j
+		}
+	}
+	return buf
 }
 
 // AppendError appends an error response; a nil id is null.

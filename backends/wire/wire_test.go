@@ -81,3 +81,35 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestAppendCompact(t *testing.T) {
+	for _, v := range []string{
+		`{"a":1}`,
+		"{ \"a\" : [ 1 , 2.50 ] ,\n\t\"s\": \"x y\\\" z\\\\\" , \"e\":\"\\\\\" }",
+		`"just a string with \" and spaces"`,
+		` [ ] `,
+		`{"k":"caf\u00e9 <&>","n":1E+400}`,
+	} {
+		var want bytes.Buffer
+		if err := json.Compact(&want, []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendCompact([]byte("x"), json.RawMessage(v)); string(got) != "x"+want.String() {
+			t.Errorf("AppendCompact(%q) = %q, want %q", v, got, "x"+want.String())
+		}
+	}
+}
+
+func FuzzAppendCompact(f *testing.F) {
+	f.Add([]byte("{ \"a\" : \"b \\\" c\" }"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !json.Valid(b) {
+			return
+		}
+		var want bytes.Buffer
+		_ = json.Compact(&want, b)
+		if got := AppendCompact(nil, b); !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("AppendCompact(%q) = %q, want %q", b, got, want.Bytes())
+		}
+	})
+}
