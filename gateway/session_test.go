@@ -274,3 +274,40 @@ func framed(body string) string {
 func splitReader(data []byte, k int) io.Reader {
 	return io.MultiReader(bytes.NewReader(data[:k]), bytes.NewReader(data[k:]))
 }
+
+// Closing the session while the reader is still starting calls — inline
+// ones and ones that run in a goroutine (lazy call_tool) — neither races
+// (a goroutine started after close's wait began) nor hangs; run with -race.
+func TestCloseWhileCallsStart(t *testing.T) {
+	for round := range 3 {
+		cfg := func(c *config.Config) { c.Gateway.ToolsMode = "lazy" }
+		gw, parent := newGateway(t, cfg, testServer("tb"))
+		ctx, cancel := context.WithCancel(parent)
+		inR, inW := io.Pipe()
+		served := make(chan error, 1)
+		go func() { served <- gw.ServeStdio(ctx, inR, io.Discard) }()
+		go func() {
+			io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
+			io.WriteString(inW, `{"jsonrpc":"2.0","id":"l","method":"tools/list"}`+"\n")
+			for i := 1; ; i++ {
+				var msg string
+				if i%2 == 0 {
+					msg = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"tb.slow","arguments":{"ms":20}}}`, i)
+				} else {
+					msg = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"gateway.call_tool","arguments":{"name":"tb.slow","arguments":{"ms":20}}}}`, i)
+				}
+				if _, err := io.WriteString(inW, msg+"\n"); err != nil {
+					return
+				}
+			}
+		}()
+		time.Sleep(time.Duration(50+round*50) * time.Millisecond)
+		cancel()
+		select {
+		case <-served:
+		case <-time.After(10 * time.Second):
+			t.Fatal("ServeStdio did not return after its context ended")
+		}
+		inR.CloseWithError(io.ErrClosedPipe)
+	}
+}
