@@ -1,0 +1,138 @@
+package config
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the want sections of testdata/golden/*.txt")
+
+// TestGolden freezes every message a user sees from Load and --show-config.
+// Each testdata/golden/*.txt holds sections "-- NAME --": the file
+// (config.yaml or config.json), optionally "env" (NAME=value lines) and
+// "flags" (debug, debug-file PATH, listen ADDR, show-config), and "want":
+// the joined errors, or "ok" and the warnings (and the --show-config
+// document when asked for), with the temporary directory removed from paths.
+// go test ./config -run Golden -update rewrites the want sections.
+func TestGolden(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "golden", "*.txt"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden files: %v", err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			names, sections := splitSections(string(data))
+			got := runGolden(t, sections)
+			if *update {
+				var b strings.Builder
+				for _, n := range names {
+					if n == "want" {
+						continue
+					}
+					b.WriteString("-- " + n + " --\n" + sections[n])
+				}
+				b.WriteString("-- want --\n" + got)
+				if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if want := sections["want"]; got != want {
+				t.Errorf("got:\n%s\nwant:\n%s", got, want)
+			}
+		})
+	}
+}
+
+// splitSections splits a golden file into its "-- NAME --" sections.
+func splitSections(s string) (names []string, sections map[string]string) {
+	sections = map[string]string{}
+	cur := ""
+	for _, line := range strings.SplitAfter(s, "\n") {
+		if t := strings.TrimSpace(line); strings.HasPrefix(t, "-- ") && strings.HasSuffix(t, " --") {
+			cur = strings.TrimSuffix(strings.TrimPrefix(t, "-- "), " --")
+			names = append(names, cur)
+			sections[cur] = ""
+			continue
+		}
+		if cur != "" {
+			sections[cur] += line
+		}
+	}
+	return names, sections
+}
+
+// runGolden loads the case's file and renders the outcome.
+func runGolden(t *testing.T, sections map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	opts := LoadOptions{Home: "/home/me"}
+	var keys []string
+	for k := range sections {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if strings.HasPrefix(k, "config.") {
+			opts.Path = filepath.Join(dir, k)
+			if err := os.WriteFile(opts.Path, []byte(sections[k]), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if opts.Path == "" {
+		opts.Home = dir // no file: the default path, which does not exist
+	}
+	env := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(sections["env"]), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			env[k] = v
+		}
+	}
+	opts.Env = mapEnv(env)
+	show := false
+	for _, line := range strings.Split(strings.TrimSpace(sections["flags"]), "\n") {
+		name, arg, _ := strings.Cut(line, " ")
+		switch name {
+		case "debug":
+			opts.Flags.Debug = true
+		case "debug-file":
+			opts.Flags.DebugFile = arg
+		case "listen":
+			opts.Flags.Listen = arg
+		case "show-config":
+			show = true
+		case "":
+		default:
+			t.Fatalf("unknown flag line %q", line)
+		}
+	}
+	c, s, err := Load(opts)
+	var b strings.Builder
+	if err != nil {
+		checkOnlyErrors(t, err)
+		b.WriteString(err.Error() + "\n")
+	} else {
+		b.WriteString("ok\n")
+		for _, w := range s.Warnings {
+			b.WriteString("warning: " + w + "\n")
+		}
+		if show {
+			var buf bytes.Buffer
+			if err := WriteShowConfig(&buf, "golden", c, s); err != nil {
+				t.Fatal(err)
+			}
+			b.Write(buf.Bytes())
+		}
+	}
+	return strings.ReplaceAll(b.String(), dir+string(filepath.Separator), "")
+}
