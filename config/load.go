@@ -231,21 +231,25 @@ func (e pathErr) Unwrap() error { return e.pe.Err }
 // origin says where an effective value came from, for error messages.
 type origin struct {
 	line int    // > 0: the file, at this line
+	key  string // with line: the key as written ("servers[0].timeout")
 	env  string // the environment variable
 	flag string // the command-line flag
 }
 
 // loader carries one Load call's state.
 type loader struct {
-	env     func(string) (string, bool)
-	home    string
-	file    string
-	cfg     *Config
-	src     *Sources
-	errs    []*Error
-	origin  map[string]origin // dotted key → where its value came from
-	steps   int               // node visits, bounding alias expansion
-	tooDeep bool
+	env    func(string) (string, bool)
+	home   string
+	file   string
+	cfg    *Config
+	src    *Sources
+	errs   []*Error
+	origin map[string]origin // dotted key → where its value came from
+	// serverSections are the `servers:` and `mcpServers:` entries, which
+	// are decoded after the rest of the file.
+	serverSections []entry
+	steps          int // node visits, bounding alias expansion
+	tooDeep        bool
 }
 
 // errAt records an error for key, placed where the key's value came from.
