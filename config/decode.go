@@ -15,7 +15,7 @@ import (
 // struct tags: a struct is a mapping whose keys are its fields' json names
 // (the names --show-config prints) and the other spellings in an `alias`
 // tag; an embedded struct's keys are its container's. Why not yaml.v3's
-// Decode is in docs/design-config.md.
+// Decode is in docs/config-decoding.md.
 
 // clientKeys are top-level keys of client configuration files (Claude
 // Desktop, Cursor, VS Code, Claude Code) that the gateway does not use. They

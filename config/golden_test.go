@@ -2,9 +2,11 @@ package config
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -135,4 +137,46 @@ func runGolden(t *testing.T, sections map[string]string) string {
 		}
 	}
 	return strings.ReplaceAll(b.String(), dir+string(filepath.Separator), "")
+}
+
+// TestShowConfigReadsBack checks that the names --show-config prints are the
+// names the file takes (both come from the same struct tags): the effective
+// configuration, printed and read back as a file, is the same configuration.
+func TestShowConfigReadsBack(t *testing.T) {
+	c1, s1 := mustLoad(t, `openai: {api_key_env: MY_KEY, base_url: "https://proxy.example.com/v1"}
+request: {timeout_ms: 1000, max_retries: 1}
+model_profiles: {answer: {model: m, reasoning_effort: low, verbosity: high}, answer_quick: {model: q}}
+policy: {max_citations: 4, system: {source: file, path: /p.md, merge: append}}
+search: {defaults: {recency_days: 2, max_results: 3, domains: [a.example]}}
+server: {debug: true, debug_file: /d.log, show_config_on_start: true}
+gateway:
+  {separator: _, strict_names: "false", tools_mode: lazy, default_timeout_ms: 5, startup_timeout_ms: 6,
+   answer_tools: false, line_mode: true, http: {listen: "127.0.0.1:1", allowed_origins: ["*"], auth_token_env: T, stateless: true}}
+servers:
+  - {name: a, command: c, args: [x], env: {MODE: m}, cwd: /w, timeout_ms: 7, enabled: false, prefix: p, type: stdio,
+     tools: {include: [i], exclude: [e]}, restart: never}
+  - {name: b, url: "https://h.example/mcp", headers: {X-Mode: m}, type: sse}
+`, nil, Flags{})
+	var buf bytes.Buffer
+	if err := WriteShowConfig(&buf, "dev", c1, s1); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Effective map[string]any `json:"effective"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	delete(doc.Effective["openai"].(map[string]any), "api_key")
+	text, err := json.Marshal(doc.Effective)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, _ := mustLoad(t, string(text), nil, Flags{})
+	for i := range c1.Servers {
+		c1.Servers[i].Source, c2.Servers[i].Source = "", ""
+	}
+	if !reflect.DeepEqual(c1, c2) {
+		t.Errorf("read back:\n got %+v\nwant %+v\nfrom %s", c2, c1, text)
+	}
 }
