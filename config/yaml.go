@@ -134,26 +134,33 @@ func (l *loader) mapping(n *yaml.Node, key string) (entries []entry, ok bool) {
 		return nil, false
 	}
 	seen := map[string]bool{}
-	var merged []entry
+	var merged []entry // from merge keys: one mapping, or a list where earlier ones win
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := l.resolve(n.Content[i]), n.Content[i+1]
-		if k == nil {
+		switch {
+		case k == nil:
 			return nil, false
-		}
-		if k.Kind != yaml.ScalarNode || k.ShortTag() == "!!null" {
+		case k.Kind != yaml.ScalarNode || k.ShortTag() == "!!null":
 			l.errLine(k.Line, key, "keys must be strings, not %s", kindName(k))
-			continue
-		}
-		if k.ShortTag() == "!!merge" {
-			merged = append(merged, l.mergeEntries(v, key)...)
-			continue
-		}
-		if seen[k.Value] {
+		case k.ShortTag() == "!!merge":
+			sources := []*yaml.Node{l.resolve(v)}
+			if sources[0] != nil && sources[0].Kind == yaml.SequenceNode {
+				sources = sources[0].Content
+			}
+			for _, s := range sources {
+				if s = l.resolve(s); s != nil && s.Kind != yaml.MappingNode {
+					l.errLine(s.Line, join(key, "<<"), "a merge key takes a mapping or a list of mappings")
+				} else if s != nil {
+					es, _ := l.mapping(s, key)
+					merged = append(merged, es...)
+				}
+			}
+		case seen[k.Value]:
 			l.errLine(k.Line, join(key, k.Value), "duplicate key")
-			continue
+		default:
+			seen[k.Value] = true
+			entries = append(entries, entry{key: k.Value, line: k.Line, val: v})
 		}
-		seen[k.Value] = true
-		entries = append(entries, entry{key: k.Value, line: k.Line, val: v})
 	}
 	for _, e := range merged {
 		if !seen[e.key] {
@@ -162,45 +169,6 @@ func (l *loader) mapping(n *yaml.Node, key string) (entries []entry, ok bool) {
 		}
 	}
 	return entries, true
-}
-
-// mergeEntries returns the entries a merge key (<<) brings in: one mapping,
-// or a list of mappings where earlier ones win.
-func (l *loader) mergeEntries(v *yaml.Node, key string) []entry {
-	v = l.resolve(v)
-	if v == nil {
-		return nil
-	}
-	var sources []*yaml.Node
-	switch v.Kind {
-	case yaml.MappingNode:
-		sources = []*yaml.Node{v}
-	case yaml.SequenceNode:
-		sources = v.Content
-	default:
-		l.errLine(v.Line, join(key, "<<"), "a merge key takes a mapping or a list of mappings")
-		return nil
-	}
-	var out []entry
-	seen := map[string]bool{}
-	for _, s := range sources {
-		s = l.resolve(s)
-		if s == nil {
-			return nil
-		}
-		if s.Kind != yaml.MappingNode {
-			l.errLine(s.Line, join(key, "<<"), "a merge key takes a mapping or a list of mappings")
-			continue
-		}
-		es, _ := l.mapping(s, key)
-		for _, e := range es {
-			if !seen[e.key] {
-				seen[e.key] = true
-				out = append(out, e)
-			}
-		}
-	}
-	return out
 }
 
 // join appends a mapping key to a dotted path.
