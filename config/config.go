@@ -33,8 +33,8 @@ import (
 	"time"
 )
 
-// Config is the effective configuration. The JSON tags are the names shown by
-// --show-config; the YAML names are the same.
+// Config is the effective configuration. The json tags name both the keys of
+// the file and what --show-config prints (docs/config-decoding.md).
 type Config struct {
 	OpenAI        OpenAI             `json:"openai"`
 	Request       Request            `json:"request"`
