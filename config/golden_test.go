@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -178,5 +179,26 @@ servers:
 	}
 	if !reflect.DeepEqual(c1, c2) {
 		t.Errorf("read back:\n got %+v\nwant %+v\nfrom %s", c2, c1, text)
+	}
+}
+
+// TestFileMessages freezes the messages about the file itself.
+func TestFileMessages(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("#\n"), maxFileSize/2+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	nope := filepath.Join(dir, "nope.yaml")
+	_, statErr := os.Stat(nope) // the system's own words: "no such file or directory"
+	for path, want := range map[string]string{
+		nope: nope + ": " + errors.Unwrap(statErr).Error(),
+		dir:  dir + ": is a directory, not a configuration file",
+		big:  big + ": file is larger than 4194304 bytes",
+	} {
+		_, _, err := Load(LoadOptions{Path: path})
+		if err == nil || err.Error() != want {
+			t.Errorf("Load(%s) = %v, want %s", path, err, want)
+		}
 	}
 }
