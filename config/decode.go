@@ -109,8 +109,8 @@ type field struct {
 	index []int
 }
 
-// keysOf lists the keys of struct type t: by every spelling, and the json
-// names in field order (the candidates for "did you mean").
+// keysOf lists the keys of struct type t by every spelling, and every
+// spelling in field order (the candidates for "did you mean").
 func keysOf(t reflect.Type) (byName map[string]field, names []string) {
 	byName = map[string]field{}
 	var walk func(t reflect.Type, index []int)
@@ -126,10 +126,10 @@ func keysOf(t reflect.Type) (byName map[string]field, names []string) {
 			if !f.IsExported() || name == "" || name == "-" {
 				continue
 			}
-			names = append(names, name)
 			for _, n := range append([]string{name}, strings.Split(f.Tag.Get("alias"), ",")...) {
 				if n != "" {
 					byName[n] = field{name: name, index: idx}
+					names = append(names, n)
 				}
 			}
 		}
