@@ -170,9 +170,19 @@ func (l *loader) fields(n *yaml.Node, path string, v reflect.Value, foreign map[
 			continue
 		}
 		given[f.name] = e.key
-		l.decode(e, key, join(path, f.name), v.FieldByIndex(f.index))
+		if l.decode(e, key, join(path, f.name), v.FieldByIndex(f.index)) {
+			if c, ok := v.Addr().Interface().(keyChecker); ok {
+				c.checkKey(l, f.name, key, e.line)
+			}
+		}
 	}
 	return true
+}
+
+// keyChecker is a struct whose values are checked as each key is read, so
+// that the messages come in the file's order.
+type keyChecker interface {
+	checkKey(l *loader, field, key string, line int)
 }
 
 // decode applies e's value to v, whose Go type says what the file may hold

@@ -107,6 +107,44 @@ func (l *loader) servers() {
 type serverEntry struct {
 	Server
 	Disabled bool `json:"disabled"`
+	item     serverItem
+}
+
+// checkKey checks a key of a server entry as it is read.
+func (e *serverEntry) checkKey(l *loader, field, key string, line int) {
+	s := &e.Server
+	switch field {
+	case "name":
+		if !e.item.isList && s.Name != e.item.name {
+			l.errLine(line, key, "is %q but the entry's key is %q; remove name or make them equal", s.Name, e.item.name)
+		}
+	case "prefix":
+		if !prefixChars.MatchString(s.Prefix) {
+			l.errLine(line, key, "may hold only letters, digits, '_', '-' and '.'")
+		}
+	case "restart":
+		if s.Restart != "on-failure" && s.Restart != "never" {
+			l.errLine(line, key, "must be on-failure or never, not %q", truncate(s.Restart, 40))
+		}
+	case "timeout_ms":
+		if strings.HasSuffix(key, ".timeout") && s.TimeoutMS > 0 && s.TimeoutMS < 1000 {
+			l.warn(line, key, "is in milliseconds: %d ms is very short; write timeout_ms", s.TimeoutMS)
+		}
+	}
+}
+
+// checkKey checks the glob patterns of tools.include or tools.exclude as
+// they are read.
+func (t *ToolFilter) checkKey(l *loader, field, key string, line int) {
+	globs := t.Include
+	if field == "exclude" {
+		globs = t.Exclude
+	}
+	for i, g := range globs {
+		if _, err := path.Match(g, ""); err != nil || g == "" {
+			l.errLine(line, fmt.Sprintf("%s[%d]", key, i), "%q is not a valid glob pattern (path.Match syntax)", g)
+		}
+	}
 }
 
 // server decodes one entry, then checks it. Errors are recorded; ok is false
@@ -118,7 +156,7 @@ func (l *loader) server(it serverItem) (s Server, ok bool) {
 		l.errLine(it.line, p, "must be a mapping with command or url, not null")
 		return s, false
 	}
-	e := serverEntry{Server: Server{Enabled: true, Restart: "on-failure", Tools: ToolFilter{Include: []string{}, Exclude: []string{}}}}
+	e := serverEntry{item: it, Server: Server{Enabled: true, Restart: "on-failure", Tools: ToolFilter{Include: []string{}, Exclude: []string{}}}}
 	if !l.fields(it.node, p, reflect.ValueOf(&e).Elem(), clientServerKeys) {
 		return s, false
 	}
@@ -129,9 +167,6 @@ func (l *loader) server(it serverItem) (s Server, ok bool) {
 	// Name and prefix.
 	name, named := at("name")
 	if !it.isList {
-		if named && s.Name != it.name {
-			l.errLine(name.line, name.key, "is %q but the entry's key is %q; remove name or make them equal", s.Name, it.name)
-		}
 		s.Name = it.name
 	}
 	if !named {
@@ -143,32 +178,10 @@ func (l *loader) server(it serverItem) (s Server, ok bool) {
 	case !serverName.MatchString(s.Name):
 		l.errLine(name.line, join(p, "name"), "%q may hold only letters, digits, '_' and '-'", truncate(s.Name, 40))
 	}
-	if o, ok := at("prefix"); !ok {
+	if _, ok := at("prefix"); !ok {
 		s.Prefix = s.Name
-	} else if !prefixChars.MatchString(s.Prefix) {
-		l.errLine(o.line, o.key, "may hold only letters, digits, '_', '-' and '.'")
 	}
 	s.Source = fmt.Sprintf("%s:%d", l.file, it.line)
-
-	if o, ok := at("restart"); ok && s.Restart != "on-failure" && s.Restart != "never" {
-		l.errLine(o.line, o.key, "must be on-failure or never, not %q", truncate(s.Restart, 40))
-	}
-	for _, f := range []string{"tools.include", "tools.exclude"} {
-		o, _ := at(f)
-		globs := s.Tools.Include
-		if f == "tools.exclude" {
-			globs = s.Tools.Exclude
-		}
-		for i, g := range globs {
-			if _, err := path.Match(g, ""); err != nil || g == "" {
-				l.errLine(o.line, fmt.Sprintf("%s[%d]", o.key, i), "%q is not a valid glob pattern (path.Match syntax)", g)
-			}
-		}
-	}
-	timeout, _ := at("timeout_ms")
-	if strings.HasSuffix(timeout.key, ".timeout") && s.TimeoutMS > 0 && s.TimeoutMS < 1000 {
-		l.warn(timeout.line, timeout.key, "is in milliseconds: %d ms is very short; write timeout_ms", s.TimeoutMS)
-	}
 
 	// Expansion of ${VAR} (and "~/" for paths), placed at each value's key.
 	x := func(field string, v string) string {
@@ -214,7 +227,7 @@ func (l *loader) server(it serverItem) (s Server, ok bool) {
 			l.errLine(url.line, url.key, "%s", msg)
 		}
 	}
-	if s.TimeoutMS < 0 || s.TimeoutMS > maxTimeoutMS {
+	if timeout, _ := at("timeout_ms"); s.TimeoutMS < 0 || s.TimeoutMS > maxTimeoutMS {
 		l.errLine(timeout.line, timeout.key, "must be between 0 (the gateway default) and %d ms", maxTimeoutMS)
 	}
 	if typ, o := s.Transport, l.origin[join(p, "type")]; typ != "" {
