@@ -33,8 +33,8 @@ import (
 	"time"
 )
 
-// Config is the effective configuration. The JSON tags are the names shown by
-// --show-config; the YAML names are the same.
+// Config is the effective configuration. The json tags name both the keys of
+// the file and what --show-config prints (docs/config-decoding.md).
 type Config struct {
 	OpenAI        OpenAI             `json:"openai"`
 	Request       Request            `json:"request"`
@@ -134,12 +134,15 @@ type HTTP struct {
 
 // Server is one backend MCP server. Exactly one of Command and URL is set.
 type Server struct {
-	Name    string            `json:"name"`
-	Command string            `json:"command,omitempty"`
-	Args    []string          `json:"args,omitempty"`
-	Env     map[string]string `json:"env,omitempty"` // ${VAR} already expanded from the gateway's environment
-	Cwd     string            `json:"cwd,omitempty"`
-	URL     string            `json:"url,omitempty"`
+	Name    string   `json:"name"`
+	Command string   `json:"command,omitempty"`
+	Args    []string `json:"args,omitempty"`
+	// Env is ${VAR}-expanded from the gateway's environment. A file may
+	// also write it `envs` (seed MCP Gateway).
+	Env map[string]string `json:"env,omitempty" alias:"envs"`
+	Cwd string            `json:"cwd,omitempty"`
+	// URL may also be written `serverUrl` (Windsurf) or `httpUrl` (Gemini CLI).
+	URL string `json:"url,omitempty" alias:"serverUrl,httpUrl"`
 	// Transport is the `type` the entry declared, normalized: "stdio",
 	// "http" (also written streamable-http or streamableHttp) or "sse";
 	// "" when not given (command means stdio; url means Streamable HTTP,
@@ -147,7 +150,8 @@ type Server struct {
 	Transport string            `json:"type,omitempty"`
 	Headers   map[string]string `json:"headers,omitempty"` // ${VAR} already expanded
 	// TimeoutMS is the per-call timeout; 0 means Gateway.DefaultTimeoutMS.
-	TimeoutMS int  `json:"timeout_ms,omitempty"`
+	// A file may also write it `timeout` (in milliseconds too).
+	TimeoutMS int  `json:"timeout_ms,omitempty" alias:"timeout"`
 	Enabled   bool `json:"enabled"`
 	// Prefix is what the gateway puts before the separator; it defaults to
 	// Name, and "" exposes the backend's own names unprefixed.

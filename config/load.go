@@ -94,29 +94,17 @@ func (e *Error) Error() string {
 // Errors returns the *Error values in err, which Load returns either alone
 // or joined with errors.Join. It returns nil when err holds none.
 func Errors(err error) []*Error {
-	var out []*Error
-	var walk func(error)
-	walk = func(err error) {
-		if err == nil {
-			return
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []*Error
+		for _, e := range j.Unwrap() {
+			out = append(out, Errors(e)...)
 		}
-		if e, ok := err.(*Error); ok {
-			out = append(out, e)
-			return
-		}
-		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			for _, e := range j.Unwrap() {
-				walk(e)
-			}
-			return
-		}
-		var e *Error
-		if errors.As(err, &e) {
-			out = append(out, e)
-		}
+		return out
 	}
-	walk(err)
-	return out
+	if e := (*Error)(nil); errors.As(err, &e) {
+		return []*Error{e}
+	}
+	return nil
 }
 
 // DefaultPath is the configuration file read when --config is not given:
@@ -231,21 +219,25 @@ func (e pathErr) Unwrap() error { return e.pe.Err }
 // origin says where an effective value came from, for error messages.
 type origin struct {
 	line int    // > 0: the file, at this line
+	key  string // with line: the key as written ("servers[0].timeout")
 	env  string // the environment variable
 	flag string // the command-line flag
 }
 
 // loader carries one Load call's state.
 type loader struct {
-	env     func(string) (string, bool)
-	home    string
-	file    string
-	cfg     *Config
-	src     *Sources
-	errs    []*Error
-	origin  map[string]origin // dotted key → where its value came from
-	steps   int               // node visits, bounding alias expansion
-	tooDeep bool
+	env    func(string) (string, bool)
+	home   string
+	file   string
+	cfg    *Config
+	src    *Sources
+	errs   []*Error
+	origin map[string]origin // dotted key → where its value came from
+	// serverSections are the `servers:` and `mcpServers:` entries, which
+	// are decoded after the rest of the file.
+	serverSections []entry
+	steps          int // node visits, bounding alias expansion
+	tooDeep        bool
 }
 
 // errAt records an error for key, placed where the key's value came from.
@@ -269,18 +261,10 @@ func (l *loader) errLine(line int, key, format string, args ...any) {
 	l.errs = append(l.errs, &Error{File: l.file, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)})
 }
 
-// warn records a warning in the file at line.
+// warn records a warning in the file at line, formatted as an Error is.
 func (l *loader) warn(line int, key, format string, args ...any) {
-	var b strings.Builder
-	if l.file != "" {
-		fmt.Fprintf(&b, "%s:%d: ", l.file, line)
-	}
-	if key != "" {
-		b.WriteString(key)
-		b.WriteString(": ")
-	}
-	fmt.Fprintf(&b, format, args...)
-	l.src.Warnings = append(l.src.Warnings, b.String())
+	w := Error{File: l.file, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)}
+	l.src.Warnings = append(l.src.Warnings, w.Error())
 }
 
 // joined returns the errors sorted by line (errors without a line last, in

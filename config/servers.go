@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"path"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,17 +16,6 @@ var serverName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // prefixChars is the syntax of an explicit prefix ("" is allowed).
 var prefixChars = regexp.MustCompile(`^[A-Za-z0-9_.-]*$`)
-
-var serverKeys = []string{"name", "command", "args", "env", "envs", "cwd", "url", "headers", "timeout_ms", "enabled", "disabled", "prefix", "tools", "restart", "type"}
-
-// serverAliases are other clients' spellings of gateway keys.
-var serverAliases = map[string]string{
-	"envs":      "env", // seed MCP Gateway
-	"serverUrl": "url", // Windsurf
-	"httpUrl":   "url", // Gemini CLI
-	"timeout":   "timeout_ms",
-	"disabled":  "enabled",
-}
 
 // clientServerKeys are per-server keys of other clients that the gateway
 // does not use; they are skipped with a warning.
@@ -60,7 +50,7 @@ type serverItem struct {
 // servers parses the `servers:` and `mcpServers:` sections into
 // l.cfg.Servers: list entries in file order, then map entries (mcpServers,
 // or a VS Code style `servers:` mapping) sorted by name.
-func (l *loader) servers(list, mcp []entry) {
+func (l *loader) servers() {
 	var items, mapped []serverItem
 	collect := func(e entry, allowList bool) {
 		n := l.resolve(e.val)
@@ -86,11 +76,12 @@ func (l *loader) servers(list, mcp []entry) {
 			l.errLine(n.Line, e.key, "must be a mapping of names to servers, not %s", kindName(n))
 		}
 	}
-	for _, e := range list {
-		collect(e, true)
-	}
-	for _, e := range mcp {
-		collect(e, false)
+	for _, name := range []string{"servers", "mcpServers"} {
+		for _, e := range l.serverSections {
+			if e.key == name {
+				collect(e, name == "servers")
+			}
+		}
 	}
 	slices.SortStableFunc(mapped, func(a, b serverItem) int { return strings.Compare(a.name, b.name) })
 	items = append(items, mapped...)
@@ -111,8 +102,53 @@ func (l *loader) servers(list, mcp []entry) {
 	}
 }
 
-// server parses one entry. Errors are recorded; ok is false when the entry
-// is unusable.
+// serverEntry is a server entry as written: Server's keys (and their
+// aliases), and `disabled`, as some clients write it.
+type serverEntry struct {
+	Server
+	Disabled bool `json:"disabled"`
+	item     serverItem
+}
+
+// checkKey checks a key of a server entry as it is read.
+func (e *serverEntry) checkKey(l *loader, field, key string, line int) {
+	s := &e.Server
+	switch field {
+	case "name":
+		if !e.item.isList && s.Name != e.item.name {
+			l.errLine(line, key, "is %q but the entry's key is %q; remove name or make them equal", s.Name, e.item.name)
+		}
+	case "prefix":
+		if !prefixChars.MatchString(s.Prefix) {
+			l.errLine(line, key, "may hold only letters, digits, '_', '-' and '.'")
+		}
+	case "restart":
+		if s.Restart != "on-failure" && s.Restart != "never" {
+			l.errLine(line, key, "must be on-failure or never, not %q", truncate(s.Restart, 40))
+		}
+	case "timeout_ms":
+		if strings.HasSuffix(key, ".timeout") && s.TimeoutMS > 0 && s.TimeoutMS < 1000 {
+			l.warn(line, key, "is in milliseconds: %d ms is very short; write timeout_ms", s.TimeoutMS)
+		}
+	}
+}
+
+// checkKey checks the glob patterns of tools.include or tools.exclude as
+// they are read.
+func (t *ToolFilter) checkKey(l *loader, field, key string, line int) {
+	globs := t.Include
+	if field == "exclude" {
+		globs = t.Exclude
+	}
+	for i, g := range globs {
+		if _, err := path.Match(g, ""); err != nil || g == "" {
+			l.errLine(line, fmt.Sprintf("%s[%d]", key, i), "%q is not a valid glob pattern (path.Match syntax)", g)
+		}
+	}
+}
+
+// server decodes one entry, then checks it. Errors are recorded; ok is false
+// when the entry is unusable.
 func (l *loader) server(it serverItem) (s Server, ok bool) {
 	nerr := len(l.errs)
 	p := it.path
@@ -120,154 +156,57 @@ func (l *loader) server(it serverItem) (s Server, ok bool) {
 		l.errLine(it.line, p, "must be a mapping with command or url, not null")
 		return s, false
 	}
-	es, ok := l.mapping(it.node, p)
-	if !ok {
+	e := serverEntry{item: it, Server: Server{Enabled: true, Restart: "on-failure", Tools: ToolFilter{Include: []string{}, Exclude: []string{}}}}
+	if !l.fields(it.node, p, reflect.ValueOf(&e).Elem(), clientServerKeys) {
 		return s, false
 	}
-	s = Server{Name: it.name, Enabled: true, Restart: "on-failure", Tools: ToolFilter{Include: []string{}, Exclude: []string{}}}
-	var (
-		nameLine, timeoutLine     int
-		prefix                    *string
-		given                     = map[string]string{} // canonical key → key as written
-		envLines, headerLines     map[string]int
-		enabled, disabled         = true, false
-		typ                       string
-		typLine, cmdLine, urlLine int
-	)
-	for _, x := range es {
-		k := join(p, x.key)
-		canon := x.key
-		if a, ok := serverAliases[x.key]; ok {
-			canon = a
-		}
-		if why, ok := clientServerKeys[x.key]; ok {
-			l.warn(x.line, k, "ignored by mcp-gateway (%s)", why)
-			continue
-		}
-		if !slices.Contains(serverKeys, canon) {
-			l.unknown(x, p, serverKeys)
-			continue
-		}
-		if prev, dup := given[canon]; dup && x.key != "disabled" && prev != "disabled" {
-			l.errLine(x.line, k, "%s and %s both given; use one", prev, x.key)
-			continue
-		}
-		given[canon] = x.key
-		switch x.key {
-		case "name":
-			var name string
-			if !l.str(x, k, &name) {
-				continue
-			}
-			nameLine = x.line
-			if it.isList {
-				s.Name = name
-			} else if name != it.name {
-				l.errLine(x.line, k, "is %q but the entry's key is %q; remove name or make them equal", name, it.name)
-			}
-		case "command":
-			l.str(x, k, &s.Command)
-			cmdLine = x.line
-		case "args":
-			l.strList(x, k, &s.Args)
-		case "env", "envs":
-			s.Env, envLines, _ = l.strMap(x, k)
-		case "cwd":
-			l.str(x, k, &s.Cwd)
-		case "url", "serverUrl", "httpUrl":
-			l.str(x, k, &s.URL)
-			urlLine = x.line
-		case "headers":
-			s.Headers, headerLines, _ = l.strMap(x, k)
-		case "timeout_ms", "timeout":
-			if l.int(x, k, &s.TimeoutMS) {
-				timeoutLine = x.line
-				if x.key == "timeout" && s.TimeoutMS > 0 && s.TimeoutMS < 1000 {
-					l.warn(x.line, k, "is in milliseconds: %d ms is very short; write timeout_ms", s.TimeoutMS)
-				}
-			}
-		case "enabled":
-			l.bool(x, k, &enabled)
-		case "disabled":
-			l.bool(x, k, &disabled)
-		case "prefix":
-			var v string
-			if l.str(x, k, &v) {
-				prefix = &v
-				if !prefixChars.MatchString(v) {
-					l.errLine(x.line, k, "may hold only letters, digits, '_', '-' and '.'")
-				}
-			}
-		case "tools":
-			l.section(x, k, []string{"include", "exclude"}, func(y entry, k string) bool {
-				var dst *[]string
-				switch y.key {
-				case "include":
-					dst = &s.Tools.Include
-				case "exclude":
-					dst = &s.Tools.Exclude
-				default:
-					return false
-				}
-				if l.strList(y, k, dst) {
-					for i, g := range *dst {
-						if _, err := path.Match(g, ""); err != nil || g == "" {
-							l.errLine(y.line, fmt.Sprintf("%s[%d]", k, i), "%q is not a valid glob pattern (path.Match syntax)", g)
-						}
-					}
-				}
-				return true
-			})
-		case "restart":
-			if l.str(x, k, &s.Restart) && s.Restart != "on-failure" && s.Restart != "never" {
-				l.errLine(x.line, k, "must be on-failure or never, not %q", truncate(s.Restart, 40))
-			}
-		case "type":
-			if l.str(x, k, &typ) {
-				typLine = x.line
-			}
-		}
-	}
-	s.Enabled = enabled && !disabled
+	s = e.Server
+	s.Enabled = s.Enabled && !e.Disabled
+	at := func(field string) (origin, bool) { o, ok := l.origin[join(p, field)]; return o, ok }
 
-	// Name.
+	// Name and prefix.
+	name, named := at("name")
+	if !it.isList {
+		s.Name = it.name
+	}
+	if !named {
+		name.line = it.line
+	}
 	switch {
 	case s.Name == "" && it.isList:
 		l.errLine(it.line, join(p, "name"), "required")
 	case !serverName.MatchString(s.Name):
-		line := nameLine
-		if line == 0 {
-			line = it.line
-		}
-		l.errLine(line, join(p, "name"), "%q may hold only letters, digits, '_' and '-'", truncate(s.Name, 40))
+		l.errLine(name.line, join(p, "name"), "%q may hold only letters, digits, '_' and '-'", truncate(s.Name, 40))
 	}
-	if prefix != nil {
-		s.Prefix = *prefix
-	} else {
+	if _, ok := at("prefix"); !ok {
 		s.Prefix = s.Name
 	}
 	s.Source = fmt.Sprintf("%s:%d", l.file, it.line)
 
-	// Expansion of ${VAR} (and "~/" for paths).
-	x := func(field string, v string, line int) string {
-		return l.expand(s.Name, field, join(p, field), v, line)
+	// Expansion of ${VAR} (and "~/" for paths), placed at each value's key.
+	x := func(field string, v string) string {
+		o, _ := at(field)
+		return l.expand(s.Name, field, join(p, field), v, o.line)
 	}
-	s.Command = expandHome(x("command", s.Command, cmdLine), l.home)
-	s.Cwd = expandHome(x("cwd", s.Cwd, it.line), l.home)
-	s.URL = x("url", s.URL, urlLine)
+	s.Command = expandHome(x("command", s.Command), l.home)
+	s.Cwd = expandHome(x("cwd", s.Cwd), l.home)
+	s.URL = x("url", s.URL)
+	args, _ := at("args")
 	for i, a := range s.Args {
-		s.Args[i] = l.expand(s.Name, fmt.Sprintf("args[%d]", i), fmt.Sprintf("%s.args[%d]", p, i), a, it.line)
+		s.Args[i] = l.expand(s.Name, fmt.Sprintf("args[%d]", i), fmt.Sprintf("%s.args[%d]", p, i), a, args.line)
 	}
 	for _, k := range sortedKeys(s.Env) {
-		s.Env[k] = x("env."+k, s.Env[k], envLines[k])
+		s.Env[k] = x("env."+k, s.Env[k])
 		if k == "" || strings.ContainsAny(k, "=\x00") {
-			l.errLine(envLines[k], join(p, "env"), "%q is not a valid environment variable name", k)
+			o, _ := at("env." + k)
+			l.errLine(o.line, join(p, "env"), "%q is not a valid environment variable name", k)
 		}
 	}
 	for _, k := range sortedKeys(s.Headers) {
-		s.Headers[k] = x("headers."+k, s.Headers[k], headerLines[k])
+		s.Headers[k] = x("headers."+k, s.Headers[k])
 		if k == "" || strings.ContainsAny(k, " :\r\n\x00") || strings.ContainsAny(s.Headers[k], "\r\n\x00") {
-			l.errLine(headerLines[k], join(p, "headers."+k), "is not a valid HTTP header")
+			o, _ := at("headers." + k)
+			l.errLine(o.line, join(p, "headers."+k), "is not a valid HTTP header")
 		}
 	}
 	if len(s.Env) == 0 {
@@ -278,34 +217,30 @@ func (l *loader) server(it serverItem) (s Server, ok bool) {
 	}
 
 	// Command or URL, and the declared transport.
-	switch {
+	switch url, _ := at("url"); {
 	case s.Command != "" && s.URL != "":
 		l.errLine(it.line, p, "has both command and url; give exactly one")
 	case s.Command == "" && s.URL == "":
 		l.errLine(it.line, p, "needs command (a local server) or url (a remote one)")
 	case s.URL != "":
 		if msg := checkHTTPURL(s.URL); msg != "" {
-			l.errLine(urlLine, join(p, given["url"]), "%s", msg)
+			l.errLine(url.line, url.key, "%s", msg)
 		}
 	}
-	if s.TimeoutMS < 0 || s.TimeoutMS > maxTimeoutMS {
-		l.errLine(timeoutLine, join(p, given["timeout_ms"]), "must be between 0 (the gateway default) and %d ms", maxTimeoutMS)
+	if timeout, _ := at("timeout_ms"); s.TimeoutMS < 0 || s.TimeoutMS > maxTimeoutMS {
+		l.errLine(timeout.line, timeout.key, "must be between 0 (the gateway default) and %d ms", maxTimeoutMS)
 	}
-	if typ != "" {
+	if typ, o := s.Transport, l.origin[join(p, "type")]; typ != "" {
 		t, ok := transports[typ]
 		switch {
 		case !ok:
-			l.errLine(typLine, join(p, "type"), "must be stdio, http, sse, streamable-http or streamableHttp, not %q", truncate(typ, 40))
+			l.errLine(o.line, o.key, "must be stdio, http, sse, streamable-http or streamableHttp, not %q", truncate(typ, 40))
 		case t == "stdio" && s.URL != "" && s.Command == "":
-			l.errLine(typLine, join(p, "type"), "is stdio but the entry has a url; stdio needs command")
+			l.errLine(o.line, o.key, "is stdio but the entry has a url; stdio needs command")
 		case t != "stdio" && s.Command != "" && s.URL == "":
-			l.errLine(typLine, join(p, "type"), "is %s but the entry has a command; %s needs url", typ, typ)
-		default:
-			s.Transport = t
+			l.errLine(o.line, o.key, "is %s but the entry has a command; %s needs url", typ, typ)
 		}
-	}
-	if s.Args == nil && given["args"] != "" {
-		s.Args = []string{}
+		s.Transport = t
 	}
 	return s, len(l.errs) == nerr
 }

@@ -46,15 +46,10 @@ func WriteShowConfig(w io.Writer, version string, c *Config, s *Sources) error {
 	if c.APIKey != "" {
 		key = "set"
 	}
-	eff := showEffective{
-		OpenAI:        showOpenAI{APIKeyEnv: c.OpenAI.APIKeyEnv, BaseURL: redactURL(c.OpenAI.BaseURL), APIKey: key},
-		Request:       c.Request,
-		ModelProfiles: c.ModelProfiles,
-		Policy:        c.Policy,
-		Search:        c.Search,
-		Server:        c.Server,
-		Gateway:       c.Gateway,
-		Servers:       make([]Server, 0, len(c.Servers)),
+	eff := *c
+	eff.Servers = make([]Server, 0, len(c.Servers))
+	for _, sv := range c.Servers {
+		eff.Servers = append(eff.Servers, c.masked(sv))
 	}
 	if eff.ModelProfiles == nil {
 		eff.ModelProfiles = map[string]Profile{}
@@ -65,13 +60,14 @@ func WriteShowConfig(w io.Writer, version string, c *Config, s *Sources) error {
 	if eff.Gateway.HTTP.AllowedOrigins == nil {
 		eff.Gateway.HTTP.AllowedOrigins = []string{}
 	}
-	for _, sv := range c.Servers {
-		eff.Servers = append(eff.Servers, c.masked(sv))
-	}
+	doc := showDoc{Version: version, Sources: src, Effective: showEffective{
+		OpenAI: showOpenAI{APIKeyEnv: c.OpenAI.APIKeyEnv, BaseURL: redactURL(c.OpenAI.BaseURL), APIKey: key},
+		Config: &eff,
+	}}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(showDoc{Version: version, Sources: src, Effective: eff}); err != nil {
+	if err := enc.Encode(doc); err != nil {
 		return fmt.Errorf("config: writing --show-config: %w", err)
 	}
 	return nil
@@ -83,21 +79,17 @@ type showDoc struct {
 	Effective showEffective `json:"effective"`
 }
 
+// showEffective is the configuration with "openai" replaced: its field,
+// shallower than the embedded Config's, wins, and comes first as before.
+type showEffective struct {
+	OpenAI showOpenAI `json:"openai"`
+	*Config
+}
+
 type showOpenAI struct {
 	APIKeyEnv string `json:"api_key_env"`
 	BaseURL   string `json:"base_url"`
 	APIKey    string `json:"api_key"` // "set" or "unset"
-}
-
-type showEffective struct {
-	OpenAI        showOpenAI         `json:"openai"`
-	Request       Request            `json:"request"`
-	ModelProfiles map[string]Profile `json:"model_profiles"`
-	Policy        Policy             `json:"policy"`
-	Search        Search             `json:"search"`
-	Server        ServerOptions      `json:"server"`
-	Gateway       Gateway            `json:"gateway"`
-	Servers       []Server           `json:"servers"`
 }
 
 // masked returns a copy of s fit to print (see WriteShowConfig).

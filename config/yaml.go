@@ -134,26 +134,33 @@ func (l *loader) mapping(n *yaml.Node, key string) (entries []entry, ok bool) {
 		return nil, false
 	}
 	seen := map[string]bool{}
-	var merged []entry
+	var merged []entry // from merge keys: one mapping, or a list where earlier ones win
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := l.resolve(n.Content[i]), n.Content[i+1]
-		if k == nil {
+		switch {
+		case k == nil:
 			return nil, false
-		}
-		if k.Kind != yaml.ScalarNode || k.ShortTag() == "!!null" {
+		case k.Kind != yaml.ScalarNode || k.ShortTag() == "!!null":
 			l.errLine(k.Line, key, "keys must be strings, not %s", kindName(k))
-			continue
-		}
-		if k.ShortTag() == "!!merge" {
-			merged = append(merged, l.mergeEntries(v, key)...)
-			continue
-		}
-		if seen[k.Value] {
+		case k.ShortTag() == "!!merge":
+			sources := []*yaml.Node{l.resolve(v)}
+			if sources[0] != nil && sources[0].Kind == yaml.SequenceNode {
+				sources = sources[0].Content
+			}
+			for _, s := range sources {
+				if s = l.resolve(s); s != nil && s.Kind != yaml.MappingNode {
+					l.errLine(s.Line, join(key, "<<"), "a merge key takes a mapping or a list of mappings")
+				} else if s != nil {
+					es, _ := l.mapping(s, key)
+					merged = append(merged, es...)
+				}
+			}
+		case seen[k.Value]:
 			l.errLine(k.Line, join(key, k.Value), "duplicate key")
-			continue
+		default:
+			seen[k.Value] = true
+			entries = append(entries, entry{key: k.Value, line: k.Line, val: v})
 		}
-		seen[k.Value] = true
-		entries = append(entries, entry{key: k.Value, line: k.Line, val: v})
 	}
 	for _, e := range merged {
 		if !seen[e.key] {
@@ -162,45 +169,6 @@ func (l *loader) mapping(n *yaml.Node, key string) (entries []entry, ok bool) {
 		}
 	}
 	return entries, true
-}
-
-// mergeEntries returns the entries a merge key (<<) brings in: one mapping,
-// or a list of mappings where earlier ones win.
-func (l *loader) mergeEntries(v *yaml.Node, key string) []entry {
-	v = l.resolve(v)
-	if v == nil {
-		return nil
-	}
-	var sources []*yaml.Node
-	switch v.Kind {
-	case yaml.MappingNode:
-		sources = []*yaml.Node{v}
-	case yaml.SequenceNode:
-		sources = v.Content
-	default:
-		l.errLine(v.Line, join(key, "<<"), "a merge key takes a mapping or a list of mappings")
-		return nil
-	}
-	var out []entry
-	seen := map[string]bool{}
-	for _, s := range sources {
-		s = l.resolve(s)
-		if s == nil {
-			return nil
-		}
-		if s.Kind != yaml.MappingNode {
-			l.errLine(s.Line, join(key, "<<"), "a merge key takes a mapping or a list of mappings")
-			continue
-		}
-		es, _ := l.mapping(s, key)
-		for _, e := range es {
-			if !seen[e.key] {
-				seen[e.key] = true
-				out = append(out, e)
-			}
-		}
-	}
-	return out
 }
 
 // join appends a mapping key to a dotted path.
@@ -218,149 +186,6 @@ func (l *loader) unknown(e entry, path string, known []string) {
 		msg += " (did you mean " + s + "?)"
 	}
 	l.errLine(e.line, join(path, e.key), "%s", msg)
-}
-
-// scalar returns the scalar n, or reports that key must be what.
-func (l *loader) scalar(n *yaml.Node, key, what string) (*yaml.Node, bool) {
-	n = l.resolve(n)
-	if n == nil {
-		return nil, false
-	}
-	if n.Kind != yaml.ScalarNode {
-		l.errLine(n.Line, key, "must be %s, not %s", what, kindName(n))
-		return nil, false
-	}
-	return n, true
-}
-
-// str decodes a string. Numbers and booleans are taken as written; null is "".
-func (l *loader) str(e entry, key string, dst *string) bool {
-	n, ok := l.scalar(e.val, key, "a string")
-	if !ok {
-		return false
-	}
-	l.origin[key] = origin{line: e.line}
-	if isNull(n) {
-		*dst = ""
-		return true
-	}
-	*dst = n.Value
-	return true
-}
-
-// int decodes an integer; null is 0.
-func (l *loader) int(e entry, key string, dst *int) bool {
-	n, ok := l.scalar(e.val, key, "an integer")
-	if !ok {
-		return false
-	}
-	l.origin[key] = origin{line: e.line}
-	if isNull(n) {
-		*dst = 0
-		return true
-	}
-	switch n.ShortTag() {
-	case "!!int":
-		var v int64
-		if err := n.Decode(&v); err != nil || v > math.MaxInt32 || v < math.MinInt32 {
-			l.errLine(n.Line, key, "integer %s is out of range", truncate(n.Value, 40))
-			return false
-		}
-		*dst = int(v)
-		return true
-	case "!!float":
-		var f float64
-		if err := n.Decode(&f); err == nil && f == math.Trunc(f) && f <= math.MaxInt32 && f >= math.MinInt32 {
-			*dst = int(f)
-			return true
-		}
-	}
-	l.errLine(n.Line, key, "must be an integer, not %s", kindName(n))
-	return false
-}
-
-// bool decodes a boolean; null is false.
-func (l *loader) bool(e entry, key string, dst *bool) bool {
-	n, ok := l.scalar(e.val, key, "true or false")
-	if !ok {
-		return false
-	}
-	l.origin[key] = origin{line: e.line}
-	if isNull(n) {
-		*dst = false
-		return true
-	}
-	if n.ShortTag() == "!!bool" {
-		var b bool
-		if err := n.Decode(&b); err == nil {
-			*dst = b
-			return true
-		}
-	}
-	l.errLine(n.Line, key, "must be true or false, not %s", kindName(n))
-	return false
-}
-
-// strList decodes a list of strings; null is the empty list.
-func (l *loader) strList(e entry, key string, dst *[]string) bool {
-	n := l.resolve(e.val)
-	if n == nil {
-		return false
-	}
-	l.origin[key] = origin{line: e.line}
-	if isNull(n) {
-		*dst = []string{}
-		return true
-	}
-	if n.Kind != yaml.SequenceNode {
-		l.errLine(n.Line, key, "must be a list of strings, not %s", kindName(n))
-		return false
-	}
-	out := make([]string, 0, len(n.Content))
-	for i, c := range n.Content {
-		c = l.resolve(c)
-		if c == nil {
-			return false
-		}
-		if c.Kind != yaml.ScalarNode || isNull(c) {
-			l.errLine(c.Line, fmt.Sprintf("%s[%d]", key, i), "must be a list of strings; this item is %s", kindName(c))
-			return false
-		}
-		out = append(out, c.Value)
-	}
-	*dst = out
-	return true
-}
-
-// strMap decodes a mapping of strings to strings; null is the empty map.
-// lines receives each key's line.
-func (l *loader) strMap(e entry, key string) (m map[string]string, lines map[string]int, ok bool) {
-	n := l.resolve(e.val)
-	if n == nil {
-		return nil, nil, false
-	}
-	if n.Kind != yaml.MappingNode && !isNull(n) {
-		l.errLine(n.Line, key, "must be a mapping of strings, not %s", kindName(n))
-		return nil, nil, false
-	}
-	es, ok := l.mapping(n, key)
-	if !ok {
-		return nil, nil, false
-	}
-	m, lines = map[string]string{}, map[string]int{}
-	for _, x := range es {
-		c, ok := l.scalar(x.val, join(key, x.key), "a string")
-		if !ok {
-			return nil, nil, false
-		}
-		if isNull(c) {
-			m[x.key] = ""
-		} else {
-			m[x.key] = c.Value
-		}
-		lines[x.key] = x.line
-	}
-	return m, lines, true
 }
 
 // suggest returns the known key closest to key, or "".
