@@ -139,6 +139,10 @@ type CallOptions struct {
 	// Meta is the client's _meta for the request (progressToken removed);
 	// it is forwarded as is.
 	Meta map[string]any
+	// Batch lets StartToolCall leave the request in a buffer until
+	// Manager.FlushWrites, so that a caller starting many calls in a row
+	// (a burst of client requests) writes them to each backend at once.
+	Batch bool
 }
 
 // ServerError reports a backend that is not running, crashed, or failed to

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -35,6 +36,9 @@ type connHooks struct {
 	notify func(method string, params json.RawMessage)
 	// request answers a server-to-client request; nil answers -32601.
 	request func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	// idle, if set, runs in the read loop each time it has handled all it
+	// read, before it reads again (Manager.OnReadIdle).
+	idle func()
 }
 
 // conn is a JSON-RPC 2.0 client over a backend's stdin and stdout, one
@@ -48,12 +52,28 @@ type conn struct {
 	log    *slog.Logger
 	hooks  connHooks
 
-	w    *os.File      // the child's stdin
-	wsem chan struct{} // one writer at a time; a channel so waiting can time out
+	w *os.File // the child's stdin
+
+	// The write side (connwrite.go).
+	wmu       sync.Mutex
+	wclosed   bool          // set by shutdown: nothing more is sent
+	writing   bool          // a write to w is under way (inline or the writer's)
+	queue     []byte        // messages waiting for the writer goroutine
+	held      []byte        // messages waiting for flushHeld (CallOptions.Batch)
+	spare     []byte        // a buffer for held, reused
+	writerUp  bool          // the writer goroutine runs
+	wake      chan struct{} // wakes the writer goroutine
+	sent      int64         // bytes sent (written, queued or held) so far
+	consumed  int64         // bytes the backend has surely read
+	writes    []pipeWrite   // writes not known to be read, oldest first (Linux)
+	slots     int64         // pipe slots they may take
+	pipeBytes int64         // capacity of w's pipe
+	pipePage  int64         // bytes per pipe slot
+	pipeSlots int64         // slots of w's pipe; 0: no slots to count
 
 	mu       sync.Mutex
 	nextID   int64
-	pending  map[int64]chan response
+	pending  map[int64]*pending
 	progress map[string]*progressSink
 	handling map[string]context.CancelFunc // server-to-client requests in flight, by raw id
 	err      error                         // set by shutdown
@@ -64,7 +84,7 @@ type conn struct {
 
 	ctx    context.Context // cancelled by shutdown; parent of request handlers
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // request handlers and cancellation writers
+	wg     sync.WaitGroup // request handlers and the writer goroutine
 }
 
 // progressSink delivers a call's progress; closing it (when the call
@@ -89,36 +109,40 @@ func (p *progressSink) close() {
 	p.mu.Unlock()
 }
 
-type response struct {
-	result json.RawMessage
-	err    *jsonrpc.Error
+// pending is one request awaiting the backend's response. It ends exactly
+// once (finish): with the response, at its timeout, when cancelled, or at
+// shutdown.
+type pending struct {
+	c     *conn
+	id    int64
+	end   int64 // the request's end offset in the stream (connwrite.go)
+	done  func(json.RawMessage, error)
+	sink  *progressSink
+	token string
+	timer *time.Timer
+	ended bool // guarded by c.mu
 }
 
 func newConn(server string, w *os.File, log *slog.Logger, hooks connHooks) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
+	pc := pipeCapacity(w)
 	return &conn{
-		server:   server,
-		log:      log,
-		hooks:    hooks,
-		w:        w,
-		wsem:     make(chan struct{}, 1),
-		pending:  make(map[int64]chan response),
-		progress: make(map[string]*progressSink),
-		handling: make(map[string]context.CancelFunc),
-		eof:      make(chan struct{}),
-		done:     make(chan struct{}),
-		ctx:      ctx,
-		cancel:   cancel,
+		pipeBytes: pc.bytes,
+		pipePage:  pc.page,
+		pipeSlots: pc.slots,
+		server:    server,
+		log:       log,
+		hooks:     hooks,
+		w:         w,
+		wake:      make(chan struct{}, 1),
+		pending:   make(map[int64]*pending),
+		progress:  make(map[string]*progressSink),
+		handling:  make(map[string]context.CancelFunc),
+		eof:       make(chan struct{}),
+		done:      make(chan struct{}),
+		ctx:       ctx,
+		cancel:    cancel,
 	}
-}
-
-// wireMsg is any incoming message. Result and Params keep their bytes.
-type wireMsg struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  *jsonrpc.Error  `json:"error"`
 }
 
 // readLoop reads r until EOF or an error and dispatches each message. Lines
@@ -129,6 +153,9 @@ func (c *conn) readLoop(r io.Reader) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var long []byte // a line longer than br's buffer, being assembled
 	for {
+		if br.Buffered() == 0 && c.hooks.idle != nil {
+			c.hooks.idle() // everything read is handled; the next read may wait
+		}
 		frag, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
 			long = append(long, frag...)
@@ -162,56 +189,60 @@ func (c *conn) readLoop(r io.Reader) {
 	}
 }
 
+// handleLine decodes one line with the envelope codec the gateway's client
+// side uses (package wire). line is reused after handleLine returns: what
+// outlives it is copied.
 func (c *conn) handleLine(line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return
 	}
-	var msg wireMsg
-	if line[0] != '{' || json.Unmarshal(line, &msg) != nil {
+	if line[0] != '{' {
 		c.log.Warn("dropped a non-JSON line on backend stdout", "server", c.server, "line", truncate(line, 200))
 		return
 	}
-	hasID := len(msg.ID) > 0 && string(msg.ID) != "null"
+	msg, err := wire.Decode(line)
+	if err != nil {
+		c.log.Warn("dropped a line that is not a JSON-RPC message", "server", c.server, "reason", err, "line", truncate(line, 200))
+		return
+	}
 	switch {
-	case msg.Method != "" && hasID:
-		c.handleRequest(msg)
-	case msg.Method != "":
+	case msg.IsCall():
+		c.handleRequest(bytes.Clone(msg.ID), msg.Method, bytes.Clone(msg.Params))
+	case msg.IsNotification():
 		c.handleNotification(msg.Method, msg.Params)
-	case hasID:
-		c.handleResponse(msg)
 	default:
-		c.log.Warn("dropped a JSON line that is not a JSON-RPC message", "server", c.server, "line", truncate(line, 200))
+		c.handleResponse(msg)
 	}
 }
 
-func (c *conn) handleResponse(msg wireMsg) {
+func (c *conn) handleResponse(msg wire.Message) {
 	// The gateway's ids are integers; a backend that echoes one as a
 	// string ("5") is answered all the same rather than left to time out.
 	raw := strings.Trim(string(msg.ID), `"`)
 	id, err := strconv.ParseInt(raw, 10, 64)
-	var (
-		ch chan response
-		ok bool
-	)
+	var p *pending
 	if err == nil {
 		c.mu.Lock()
-		if ch, ok = c.pending[id]; ok {
-			delete(c.pending, id)
-		}
+		p = c.pending[id]
 		c.mu.Unlock()
 	}
-	if !ok {
+	if p == nil {
 		// A late answer to a call that timed out or was cancelled, or a
 		// backend that mangles ids.
 		c.log.Debug("ignored a response to an unknown id", "server", c.server, "id", string(msg.ID))
 		return
 	}
-	r := response{result: msg.Result, err: msg.Error}
-	if r.err == nil && r.result == nil {
-		r.result = json.RawMessage("null")
+	c.consumedUpTo(&p.end)
+	if msg.Error != nil {
+		e := new(jsonrpc.Error)
+		if err := json.Unmarshal(msg.Error, e); err != nil {
+			e = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "invalid error object from the backend"}
+		}
+		p.finish(nil, e)
+		return
 	}
-	ch <- r // buffered, and only one sender ever gets ch out of pending
+	p.finish(msg.Result, nil) // the result points into the read buffer: done copies what it keeps
 }
 
 func (c *conn) handleNotification(method string, params json.RawMessage) {
@@ -253,8 +284,8 @@ func (c *conn) handleNotification(method string, params json.RawMessage) {
 
 // handleRequest answers a server-to-client request in its own goroutine,
 // which ends when the handler returns; shutdown cancels its context.
-func (c *conn) handleRequest(msg wireMsg) {
-	key := string(msg.ID)
+func (c *conn) handleRequest(id json.RawMessage, method string, params json.RawMessage) {
+	key := string(id)
 	ctx, cancel := context.WithCancel(c.ctx)
 	c.mu.Lock()
 	if c.err != nil {
@@ -278,19 +309,19 @@ func (c *conn) handleRequest(msg wireMsg) {
 			err    error
 		)
 		switch {
-		case msg.Method == "ping":
+		case method == "ping":
 			result = json.RawMessage("{}")
 		case c.hooks.request == nil:
 			err = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found"}
 		default:
-			result, err = c.hooks.request(ctx, msg.Method, msg.Params)
+			result, err = c.hooks.request(ctx, method, params)
 		}
 		if ctx.Err() != nil && c.ctx.Err() == nil {
 			return // the backend cancelled it: no response is sent
 		}
 		var buf bytes.Buffer
 		buf.WriteString(`{"jsonrpc":"2.0","id":`)
-		buf.Write(msg.ID)
+		buf.Write(id)
 		if err == nil {
 			if result == nil {
 				result = json.RawMessage("{}")
@@ -301,7 +332,7 @@ func (c *conn) handleRequest(msg wireMsg) {
 				err = fmt.Errorf("invalid result from the request handler: %w", err)
 				buf.Reset()
 				buf.WriteString(`{"jsonrpc":"2.0","id":`)
-				buf.Write(msg.ID)
+				buf.Write(id)
 			}
 		}
 		if err != nil {
@@ -311,9 +342,7 @@ func (c *conn) handleRequest(msg wireMsg) {
 			buf.Write(b)
 			buf.WriteString("}\n")
 		}
-		if werr := c.write(ctx, time.Now().Add(10*time.Second), buf.Bytes()); werr != nil {
-			c.log.Debug("could not answer a backend request", "server", c.server, "method", msg.Method, "err", werr)
-		}
+		c.send(buf.Bytes(), nil, false)
 	}()
 }
 
@@ -348,218 +377,143 @@ func writeCompact(buf *bytes.Buffer, prefix string, v json.RawMessage) error {
 	return nil
 }
 
-// write writes one whole message. Waiting for the stream and the write
-// itself stop at deadline (zero: none) or when stop is done; a message cut
-// short by the deadline would corrupt the stream, so it breaks the conn.
-func (c *conn) write(ctx context.Context, deadline time.Time, msg []byte) error {
-	var timeout <-chan time.Time
-	if !deadline.IsZero() {
-		t := time.NewTimer(time.Until(deadline))
-		defer t.Stop()
-		timeout = t.C
-	}
-	select {
-	case c.wsem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-c.done:
-		return c.closedErr()
-	case <-timeout:
-		return errCallTimeout
-	}
-	defer func() { <-c.wsem }()
-	select {
-	case <-c.done:
-		return c.closedErr()
-	default:
-	}
-	_ = c.w.SetWriteDeadline(deadline)
-	n, err := c.w.Write(msg)
-	if err != nil {
-		if n > 0 {
-			// Half a message is on the wire: nothing after it can be parsed.
-			c.log.Warn("write to backend stdin cut short; closing its stdin", "server", c.server, "err", err)
-			_ = c.w.Close()
-		}
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return errCallTimeout
-		}
-		select {
-		case <-c.done:
-			return c.closedErr()
-		default:
-		}
-		return fmt.Errorf("write to %s: %w", c.server, err)
-	}
-	return nil
-}
-
-func (c *conn) closedErr() error {
+// notify sends a notification; params must be compact JSON or nil. It
+// never blocks (connwrite.go); it fails only after shutdown.
+func (c *conn) notify(_ context.Context, _ time.Time, method string, params json.RawMessage) error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil {
-		return c.err
+	err := c.err
+	c.mu.Unlock()
+	if err != nil {
+		return err
 	}
-	return errors.New("connection closed")
-}
-
-// notify sends a notification; params must be compact JSON or nil.
-func (c *conn) notify(ctx context.Context, deadline time.Time, method string, params json.RawMessage) error {
-	return c.write(ctx, deadline, encodeMessage(0, method, params))
+	c.send(encodeMessage(0, method, params), nil, false)
+	return nil
 }
 
 // encodeMessage encodes a request (id > 0) or a notification (id 0) as one
 // line; params must be compact JSON or nil. The gateway's ids start at 1.
 func encodeMessage(id int64, method string, params json.RawMessage) []byte {
-	var buf bytes.Buffer
-	buf.Grow(64 + len(method) + len(params))
-	buf.WriteString(`{"jsonrpc":"2.0",`)
+	var idJSON json.RawMessage
 	if id > 0 {
-		buf.WriteString(`"id":`)
-		buf.WriteString(strconv.FormatInt(id, 10))
-		buf.WriteByte(',')
+		idJSON = strconv.AppendInt(make([]byte, 0, 20), id, 10)
 	}
-	buf.WriteString(`"method":`)
-	m, _ := json.Marshal(method)
-	buf.Write(m)
-	if params != nil {
-		buf.WriteString(`,"params":`)
-		buf.Write(params)
-	}
-	buf.WriteString("}\n")
-	return buf.Bytes()
+	buf := wire.AppendRequest(make([]byte, 0, 64+len(method)+len(params)), idJSON, method, params)
+	return append(buf, '\n')
 }
 
 // callOpts are the per-call settings of conn.call.
 type callOpts struct {
+	batch    bool          // the request may wait for flushHeld
 	timeout  time.Duration // 0: none
 	progress func(*mcp.ProgressNotificationParams)
 	token    string // progress token already placed in params, if progress is set
 }
 
-// call sends a request and waits for its response, the timeout, ctx, or
-// shutdown. params must be compact JSON (or nil). On timeout or ctx
-// cancellation the backend is sent notifications/cancelled and call returns
-// errCallTimeout or ctx.Err() at once. A JSON-RPC error is returned as
-// *jsonrpc.Error; after shutdown, the shutdown error.
-func (c *conn) call(ctx context.Context, method string, params json.RawMessage, o callOpts) (json.RawMessage, error) {
-	var (
-		deadline time.Time
-		timeout  <-chan time.Time
-	)
-	if o.timeout > 0 {
-		deadline = time.Now().Add(o.timeout)
-		t := time.NewTimer(o.timeout)
-		defer t.Stop()
-		timeout = t.C
-	}
-	writeDeadline := deadline // ctx's deadline bounds the write too
-	if d, ok := ctx.Deadline(); ok && (writeDeadline.IsZero() || d.Before(writeDeadline)) {
-		writeDeadline = d
-	}
-	ch := make(chan response, 1)
+// start sends a request and returns at once; done receives the raw result
+// or the error, exactly once: the response (its result points into the
+// read buffer and is valid only during done; a JSON-RPC error is a
+// *jsonrpc.Error), errCallTimeout at o.timeout (the backend is sent
+// notifications/cancelled), context.Canceled when the returned cancel is
+// called (likewise), or the shutdown error. done may run before start
+// returns, in the backend's read loop, or on a timer's goroutine; it must
+// not block for long. params must be compact JSON (or nil).
+func (c *conn) start(method string, params json.RawMessage, o callOpts, done func(json.RawMessage, error)) (cancel func()) {
+	p := &pending{c: c, done: done}
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
-		return nil, err
+		done(nil, err)
+		return func() {}
 	}
 	c.nextID++
-	id := c.nextID
-	c.pending[id] = ch
-	var sink *progressSink
+	p.id = c.nextID
+	c.pending[p.id] = p
 	if o.progress != nil {
-		sink = &progressSink{fn: o.progress}
-		c.progress[o.token] = sink
+		p.sink = &progressSink{fn: o.progress}
+		p.token = o.token
+		c.progress[o.token] = p.sink
+	}
+	if o.timeout > 0 {
+		p.timer = time.AfterFunc(o.timeout, func() { p.abort(errCallTimeout, "timeout") })
 	}
 	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		delete(c.pending, id)
-		if sink != nil {
-			delete(c.progress, o.token)
-		}
-		c.mu.Unlock()
-		if sink != nil {
-			sink.close()
-		}
-	}()
+	c.send(encodeMessage(p.id, method, params), &p.end, o.batch)
+	return func() { p.abort(context.Canceled, "cancelled by the client") }
+}
 
-	if err := c.write(ctx, writeDeadline, encodeMessage(id, method, params)); err != nil {
-		if errors.Is(err, errCallTimeout) && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		// Nothing (or, if the write was cut short, nothing usable) reached
-		// the backend: there is nothing to cancel.
-		if err == errCallTimeout || ctx.Err() != nil {
-			return nil, err
-		}
-		// A broken pipe usually means the child just died: report that.
-		t := time.NewTimer(time.Second)
-		defer t.Stop()
-		select {
-		case <-c.done:
-			return nil, c.closedErr()
-		case <-timeout:
-			return nil, errCallTimeout
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-t.C:
-			return nil, err
-		}
+// abort ends the call with err and tells the backend, if it was still
+// pending.
+func (p *pending) abort(err error, reason string) {
+	if !p.finish(nil, err) {
+		return
 	}
+	params, _ := json.Marshal(struct {
+		RequestID int64  `json:"requestId"`
+		Reason    string `json:"reason"`
+	}{p.id, reason})
+	_ = p.c.notify(context.Background(), time.Time{}, "notifications/cancelled", params)
+}
 
+// finish ends the call once, and reports whether this was the time.
+func (p *pending) finish(result json.RawMessage, err error) bool {
+	c := p.c
+	c.mu.Lock()
+	if p.ended {
+		c.mu.Unlock()
+		return false
+	}
+	p.ended = true
+	delete(c.pending, p.id)
+	if p.sink != nil {
+		delete(c.progress, p.token)
+	}
+	if p.timer != nil {
+		p.timer.Stop()
+	}
+	c.mu.Unlock()
+	if p.sink != nil {
+		p.sink.close() // waits for a delivery in progress: no progress after done
+	}
+	if err != nil {
+		p.done(nil, err)
+	} else {
+		p.done(result, nil)
+	}
+	return true
+}
+
+// call sends a request and waits for its response, the timeout, ctx, or
+// shutdown (see start); it returns a copy of the result. On ctx's end the
+// backend is sent notifications/cancelled and ctx's error is returned.
+func (c *conn) call(ctx context.Context, method string, params json.RawMessage, o callOpts) (json.RawMessage, error) {
+	return await(ctx, func(done func(json.RawMessage, error)) func() {
+		return c.start(method, params, o, done)
+	})
+}
+
+// await runs an asynchronous call to its end, or until ctx ends (then it
+// cancels the call and returns ctx's error). It copies the result.
+func await(ctx context.Context, start func(done func(json.RawMessage, error)) (cancel func())) (json.RawMessage, error) {
+	type outcome struct {
+		res json.RawMessage
+		err error
+	}
+	ch := make(chan outcome, 1)
+	cancel := start(func(res json.RawMessage, err error) { ch <- outcome{bytes.Clone(res), err} })
 	select {
 	case r := <-ch:
-		if r.err != nil {
-			return nil, r.err
-		}
-		return r.result, nil
-	case <-c.done:
-		// A response read just before shutdown still counts.
-		select {
-		case r := <-ch:
-			if r.err != nil {
-				return nil, r.err
-			}
-			return r.result, nil
-		default:
-		}
-		return nil, c.closedErr()
-	case <-timeout:
-		c.cancelAsync(id, "timeout")
-		return nil, errCallTimeout
+		return r.res, r.err
 	case <-ctx.Done():
-		c.cancelAsync(id, "cancelled by the client")
+		cancel()
 		return nil, ctx.Err()
 	}
 }
 
-// cancelAsync sends notifications/cancelled for request id without making
-// the caller wait for the write.
-func (c *conn) cancelAsync(id int64, reason string) {
-	c.mu.Lock()
-	if c.err != nil {
-		c.mu.Unlock()
-		return
-	}
-	c.wg.Add(1)
-	c.mu.Unlock()
-	params, _ := json.Marshal(struct {
-		RequestID int64  `json:"requestId"`
-		Reason    string `json:"reason"`
-	}{id, reason})
-	go func() {
-		defer c.wg.Done()
-		if err := c.notify(c.ctx, time.Now().Add(10*time.Second), "notifications/cancelled", params); err != nil {
-			c.log.Debug("could not send notifications/cancelled", "server", c.server, "id", id, "err", err)
-		}
-	}()
-}
-
 // shutdown ends the session: every pending and later call fails with err,
-// request handlers are cancelled. It does not close the pipes (the process
-// owner does) and may be called more than once; the first error wins.
+// queued writes are dropped, request handlers are cancelled. It does not
+// close the pipes (the process owner does) and may be called more than
+// once; the first error wins.
 func (c *conn) shutdown(err error) {
 	c.mu.Lock()
 	if c.err != nil {
@@ -567,13 +521,24 @@ func (c *conn) shutdown(err error) {
 		return
 	}
 	c.err = err
+	calls := make([]*pending, 0, len(c.pending))
+	for _, p := range c.pending {
+		calls = append(calls, p)
+	}
 	c.mu.Unlock()
+	c.wmu.Lock()
+	c.wclosed = true
+	c.queue, c.held = nil, nil
+	c.wmu.Unlock()
 	close(c.done)
 	c.cancel()
+	for _, p := range calls {
+		p.finish(nil, err)
+	}
 }
 
-// wait waits for the conn's goroutines (request handlers, cancellation
-// writers) after shutdown and after the child's stdin was closed.
+// wait waits for the conn's goroutines (request handlers, the writer)
+// after shutdown and after the child's stdin was closed.
 func (c *conn) wait() { c.wg.Wait() }
 
 func truncate(b []byte, n int) string {

@@ -34,7 +34,8 @@ type Manager struct {
 	initParams     json.RawMessage
 	backends       []*backend // configuration order
 	byName         map[string]*backend
-	tokens         atomic.Int64 // progress tokens
+	tokens         atomic.Int64           // progress tokens
+	idle           atomic.Pointer[func()] // OnReadIdle
 
 	// Supervision tunables; New sets the documented values, tests shorten them.
 	backoffBase, backoffMax time.Duration // restart delay: base doubling to max
@@ -240,34 +241,11 @@ func readyLists[T any](m *Manager, list func(*lists) []T) []T {
 // deadline. When ctx is cancelled the backend is sent notifications/cancelled
 // and ctx's error is returned. Errors: *ServerError, *TimeoutError, *RPCError.
 // args must be a JSON object (or empty, and then no arguments are sent).
+// It is StartToolCall, waited for.
 func (m *Manager) CallTool(ctx context.Context, server, tool string, args json.RawMessage, opts CallOptions) (json.RawMessage, error) {
-	b, c, err := m.session(server)
-	if err != nil {
-		return nil, err
-	}
-	o := callOpts{timeout: b.timeout}
-	var buf bytes.Buffer
-	buf.Grow(32 + len(tool) + len(args))
-	buf.WriteString(`{"name":`)
-	if err := writeJSON(&buf, tool); err != nil {
-		return nil, err
-	}
-	if len(bytes.TrimSpace(args)) > 0 {
-		if err := writeCompact(&buf, `,"arguments":`, args); err != nil {
-			return nil, fmt.Errorf("call %s/%s: arguments: %w", server, tool, err)
-		}
-	}
-	if opts.Progress != nil || len(opts.Meta) > 0 {
-		meta, err := m.meta(nil, opts, &o)
-		if err != nil {
-			return nil, fmt.Errorf("call %s/%s: _meta: %w", server, tool, err)
-		}
-		buf.WriteString(`,"_meta":`)
-		buf.Write(meta)
-	}
-	buf.WriteByte('}')
-	res, err := c.call(ctx, "tools/call", buf.Bytes(), o)
-	return res, b.callError(err, "tools/call", tool)
+	return await(ctx, func(done func(json.RawMessage, error)) func() {
+		return m.StartToolCall(server, tool, args, opts, done)
+	})
 }
 
 // Request forwards any other request (prompts/get, resources/read,

@@ -366,7 +366,7 @@ func (b *backend) watch(p *proc.Process, c *conn, stderrDone, stop <-chan struct
 
 // hooks connect a session to the Manager's callbacks.
 func (b *backend) hooks() connHooks {
-	h := connHooks{notify: b.onNotification}
+	h := connHooks{notify: b.onNotification, idle: b.m.readIdle}
 	if fn := b.m.opts.OnRequest; fn != nil {
 		h.request = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 			return fn(ctx, b.cfg.Name, method, params)

@@ -5,73 +5,101 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/answer"
 	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// callTool routes one tools/call that go-sdk dispatched: the answer and
-// meta tools, and backend calls the fast path did not take (lazy
-// gateway.call_tool, calls before initialize).
-func (f *front) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.Result, error) {
-	name := req.Params.Name
-	if f.isAnswerTool(name) {
-		// The answer tools need no backend: never wait for them to start.
-		return f.callAnswer(ctx, name, req.Params.Arguments)
+// toolCall is what serving a tools/call needs of its params; the
+// arguments and _meta values stay raw, byte for byte.
+type toolCall struct {
+	name string
+	args json.RawMessage
+	meta map[string]json.RawMessage
+}
+
+// decodeToolCall reads tools/call params, with member names compared
+// case-sensitively as go-sdk does.
+func decodeToolCall(params json.RawMessage) (toolCall, error) {
+	var tc toolCall
+	if p := bytes.TrimSpace(params); len(p) == 0 || string(p) == "null" {
+		return tc, errInvalidParams("params: missing")
 	}
-	r, ok := f.resolve(ctx, name)
+	var bad string
+	err := wire.EachMember(params, func(name string, v json.RawMessage) {
+		switch name {
+		case "name":
+			var ok bool
+			if tc.name, ok = wire.Unquote(v); !ok {
+				bad = "name must be a string"
+			}
+		case "arguments":
+			tc.args = v
+		case "_meta":
+			if string(v) == "null" {
+				return
+			}
+			tc.meta = make(map[string]json.RawMessage)
+			if wire.EachMember(v, func(k string, mv json.RawMessage) { tc.meta[k] = mv }) != nil {
+				bad = "_meta must be an object"
+			}
+		}
+	})
+	switch {
+	case err != nil:
+		return tc, errInvalidParams("params must be an object")
+	case bad != "":
+		return tc, errInvalidParams(bad)
+	}
+	return tc, nil
+}
+
+// callTool routes one tools/call to whoever serves its tool.
+func (f *front) callTool(ctx context.Context, tc toolCall, notify func(*mcp.ProgressNotificationParams)) (json.RawMessage, error) {
+	if f.isAnswerTool(tc.name) {
+		// The answer tools need no backend: never wait for them to start.
+		return f.callAnswer(ctx, tc.name, tc.args)
+	}
+	r, ok := f.resolve(ctx, tc.name)
 	if !ok {
-		return nil, &notFoundError{kindTool, name}
+		return nil, &notFoundError{kindTool, tc.name}
 	}
 	switch r.kind {
 	case answerTool:
-		return f.callAnswer(ctx, r.own, req.Params.Arguments)
+		return f.callAnswer(ctx, r.own, tc.args)
 	case metaTool:
-		return f.callMeta(ctx, req, r.own)
+		return f.callMeta(ctx, r.own, tc, notify)
 	}
-	var notify func(*mcp.ProgressNotificationParams)
-	if ss := req.Session; ss != nil {
-		notify = func(p *mcp.ProgressNotificationParams) { _ = ss.NotifyProgress(ctx, p) }
-	}
-	raw, err := f.callBackend(ctx, name, r, req.Params.Arguments, rawMeta(req.Params.Meta), notify)
-	if err != nil {
-		return nil, err
-	}
-	return &rawResult{raw: raw}, nil
+	return f.callBackend(ctx, tc.name, r, tc, notify)
 }
 
 func (f *front) isAnswerTool(name string) bool {
 	return f.g.opts.Answer != nil && answer.IsTool(name)
 }
 
-// isGatewayTool reports whether name is one of the gateway's own tools (an
-// answer tool, or a meta tool in lazy mode) under either naming mode.
-func (f *front) isGatewayTool(name string) bool {
-	if f.isAnswerTool(name) {
-		return true
-	}
-	if f.g.opts.Config.Gateway.ToolsMode != "lazy" {
-		return false
-	}
-	for _, strict := range []bool{false, true} {
-		for _, t := range metaTools(f.g.namer(strict)) {
-			if t.Name == name {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func (f *front) callAnswer(ctx context.Context, name string, args json.RawMessage) (mcp.Result, error) {
+func (f *front) callAnswer(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
 	res, err := f.g.opts.Answer.Call(ctx, name, args)
 	if err != nil {
 		return nil, err
 	}
-	return answer.CallToolResult(res), nil
+	return marshalResult(answer.CallToolResult(res))
+}
+
+// marshalResult encodes a result of the gateway's own as go-sdk would: no
+// HTML escaping.
+func marshalResult(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // resolve finds what a tool name routes to: the current tables, else, once
@@ -142,85 +170,87 @@ func (g *Gateway) downServers() map[string]bool {
 // not the backend's, and is never forwarded.
 const reservedMeta = "io.modelcontextprotocol/"
 
-// callBackend forwards one tools/call to its backend, for the fast and the
-// slow path alike. The client's _meta goes along except its progressToken
-// (the backends package puts its own) and reserved keys; the backend's
-// progress comes back through notify under the client's token. notify runs
-// on a goroutine of the call, never in the backend's read loop, and every
-// progress notification is out before the call returns, so none can follow
-// the response. When the client does not keep up, progress is dropped
-// rather than queued without bound.
-func (f *front) callBackend(ctx context.Context, name string, r toolRoute, args json.RawMessage, meta map[string]json.RawMessage, notify func(*mcp.ProgressNotificationParams)) (json.RawMessage, error) {
-	if a := bytes.TrimSpace(args); len(a) > 0 && a[0] != '{' && string(a) != "null" {
-		return nil, errInvalidParams("arguments must be a JSON object")
+// callBackend forwards one tools/call to its backend and waits for it.
+func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc toolCall, notify func(*mcp.ProgressNotificationParams)) (json.RawMessage, error) {
+	opts, err := backendOptions(tc, notify)
+	if err != nil {
+		return nil, err
 	}
-	var (
-		opts  backends.CallOptions
-		token json.RawMessage
-	)
-	for k, v := range meta {
+	start := time.Now()
+	raw, err := f.g.opts.Backends.CallTool(ctx, r.server, r.own, tc.args, opts)
+	f.log.Debug("tools/call", "tool", name, "server", r.server, "duration", time.Since(start), "ok", err == nil)
+	return raw, err
+}
+
+// startBackend starts one tools/call to its backend without blocking
+// (backends.Manager.StartToolCall): done gets the raw result, valid only
+// while done runs, or the error. It returns the call's cancel. The request
+// may wait for backends.Manager.FlushWrites, which the session's reader
+// calls before it waits for input.
+func (f *front) startBackend(name string, r toolRoute, tc toolCall, notify func(*mcp.ProgressNotificationParams), done func(json.RawMessage, error)) (cancel func()) {
+	opts, err := backendOptions(tc, notify)
+	if err != nil {
+		done(nil, err)
+		return func() {}
+	}
+	opts.Batch = true
+	if f.log.Enabled(context.Background(), slog.LevelDebug) {
+		start, inner := time.Now(), done
+		done = func(raw json.RawMessage, err error) {
+			f.log.Debug("tools/call", "tool", name, "server", r.server, "duration", time.Since(start), "ok", err == nil)
+			inner(raw, err)
+		}
+	}
+	return f.g.opts.Backends.StartToolCall(r.server, r.own, tc.args, opts, done)
+}
+
+// backendOptions are a backend call's options: the client's _meta goes
+// along except its progressToken (the backends package puts its own) and
+// reserved keys; the backend's progress comes back through notify under the
+// client's token. notify runs in the backend's read loop, before the call's
+// response, so no progress follows the response.
+func backendOptions(tc toolCall, notify func(*mcp.ProgressNotificationParams)) (backends.CallOptions, error) {
+	var opts backends.CallOptions
+	if a := bytes.TrimSpace(tc.args); len(a) > 0 && a[0] != '{' && string(a) != "null" {
+		return opts, errInvalidParams("arguments must be a JSON object")
+	}
+	var token json.RawMessage
+	for k, v := range tc.meta {
 		switch {
 		case k == "progressToken":
 			token = v
 		case strings.HasPrefix(k, reservedMeta):
 		default:
 			if opts.Meta == nil {
-				opts.Meta = make(map[string]any, len(meta))
+				opts.Meta = make(map[string]any, len(tc.meta))
 			}
 			opts.Meta[k] = v
 		}
 	}
 	if token != nil && notify != nil {
-		queue := make(chan *mcp.ProgressNotificationParams, 64)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for p := range queue {
-				notify(p)
-			}
-		}()
-		// The backends package calls Progress only while CallTool runs.
-		defer func() { close(queue); <-done }()
+		token = bytes.Clone(token)
 		opts.Progress = func(p *mcp.ProgressNotificationParams) {
 			p.ProgressToken = token
-			select {
-			case queue <- p:
-			default:
-			}
+			notify(p)
 		}
 	}
-	start := time.Now()
-	raw, err := f.g.opts.Backends.CallTool(ctx, r.server, r.own, args, opts)
-	f.log.Debug("tools/call", "tool", name, "server", r.server, "duration", time.Since(start), "ok", err == nil)
-	return raw, err
+	return opts, nil
 }
 
-// rawMeta turns go-sdk's decoded _meta back into JSON values.
-func rawMeta(m map[string]any) map[string]json.RawMessage {
-	if len(m) == 0 {
-		return nil
+// inlineRoute returns the route of a backend tool in the current tables:
+// such a call can start without waiting for anything (session.go).
+func (f *front) inlineRoute(name string) (toolRoute, bool) {
+	if f.isAnswerTool(name) {
+		return toolRoute{}, false
 	}
-	out := make(map[string]json.RawMessage, len(m))
-	for k, v := range m {
-		if b, err := json.Marshal(v); err == nil {
-			out[k] = b
-		}
-	}
-	return out
+	r, ok := f.lookupTool(name)
+	return r, ok && r.kind == backendTool
 }
 
-// rawResult is a backend's result passed through byte for byte.
-type rawResult struct {
-	mcp.ResultBase
-	raw json.RawMessage
-}
-
-func (r *rawResult) MarshalJSON() ([]byte, error) { return r.raw, nil }
-
-// unreachable is the handler registered with each tool: the route
-// middleware answers every tools/call before go-sdk's own dispatch, because
+// unreachable is the handler registered with each tool: go-sdk lists the
+// tools, but the session serves every tools/call (session.go), because
 // backend results must pass through as raw bytes, which mcp.ToolHandler
 // cannot return.
 func unreachable(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return nil, fmt.Errorf("internal error: tools/call bypassed the gateway's router")
+	return nil, fmt.Errorf("internal error: tools/call bypassed the gateway's session")
 }

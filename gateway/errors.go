@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/answer"
 	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -88,11 +89,51 @@ func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 		}
 		return withData(CodeToolFailed, "answer failed", data)
 	case errors.Is(err, context.Canceled):
-		// The client cancelled; the stdio transport drops this response.
+		// The client cancelled; the session drops this response.
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Request cancelled"}
 	default:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 	}
+}
+
+// The errors of the envelope, before any method is looked at.
+var errDuplicateID = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "request ID already in use"}
+
+// errParse answers input that is not JSON (or not a message at all).
+func errParse(reason string) *jsonrpc.Error {
+	return withData(jsonrpc.CodeParseError, "Parse error", map[string]string{"reason": reason})
+}
+
+// errInvalidRequest answers JSON that is not a JSON-RPC 2.0 request.
+func errInvalidRequest(reason string) *jsonrpc.Error {
+	return withData(jsonrpc.CodeInvalidRequest, "Invalid Request", map[string]string{"reason": reason})
+}
+
+// errNotInitialized answers a tools/call before initialize, in go-sdk's
+// words (and its code, 0) for any other method then.
+var errNotInitialized = &jsonrpc.Error{Code: 0, Message: `method "tools/call" is invalid during session initialization`}
+
+// appendError appends an error response with the client's exact id (nil:
+// null).
+func appendError(buf []byte, id json.RawMessage, e *jsonrpc.Error) []byte {
+	return wire.AppendError(buf, id, e.Code, e.Message, e.Data)
+}
+
+// wireError converts an error go-sdk answers with as go-sdk does on the
+// wire.
+func wireError(err error) *jsonrpc.Error {
+	if err == nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
+	}
+	if we, ok := err.(*jsonrpc.Error); ok {
+		return we
+	}
+	out := &jsonrpc.Error{Message: err.Error()}
+	var wrapped *jsonrpc.Error
+	if errors.As(err, &wrapped) {
+		out.Code = wrapped.Code
+	}
+	return out
 }
 
 func errInvalidParams(reason string) *jsonrpc.Error {

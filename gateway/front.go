@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"sync"
@@ -16,22 +17,26 @@ type front struct {
 	g      *Gateway
 	log    *slog.Logger
 	server *mcp.Server
+	stream clientStream // the client's connection, if served; guarded by g.mu
 
 	// syncMu serialises sync, so that tables and routes change together.
 	syncMu sync.Mutex
 
-	mu       sync.Mutex
-	session  *mcp.ServerSession
-	client   string // clientInfo.name
-	strict   bool
-	settled  bool                   // backends had settled at the last sync
-	tools    map[string]toolRoute   // front name → route
-	known    map[string]toolRoute   // every backend tool ever listed, for orphans
-	prompts  map[string]promptRoute // front name → route
-	res      map[resourceKey]string // resource or template → the server that serves it
-	toolFP   map[string]string      // front name → fingerprint of what is registered
-	promptFP map[string]string
-	resFP    map[resourceKey]string
+	mu      sync.Mutex
+	session *mcp.ServerSession
+	// identified is set once the client is known: by initialize, or by
+	// the _meta of a 2026-07-28 client's request.
+	identified bool
+	client     string // clientInfo.name
+	strict     bool
+	settled    bool                   // backends had settled at the last sync
+	tools      map[string]toolRoute   // front name → route
+	known      map[string]toolRoute   // every backend tool ever listed, for orphans
+	prompts    map[string]promptRoute // front name → route
+	res        map[resourceKey]string // resource or template → the server that serves it
+	toolFP     map[string]string      // front name → fingerprint of what is registered
+	promptFP   map[string]string
+	resFP      map[resourceKey]string
 	// versions counts changes per list (tools, prompts, resources); seen
 	// is the version the client last listed, and listed whether it ever
 	// did. A list_changed notification is sent only for a list the client
@@ -118,12 +123,6 @@ func (f *front) route(next mcp.MethodHandler) mcp.MethodHandler {
 			f.listed[list] = true
 			f.mu.Unlock()
 			return next(ctx, method, req)
-		case "tools/call":
-			res, err := f.callTool(ctx, req.(*mcp.CallToolRequest))
-			if err != nil {
-				return nil, rpcError(err, kindTool, req.(*mcp.CallToolRequest).Params.Name, f.g.opts.Config.Server.Debug)
-			}
-			return res, nil
 		}
 		return next(ctx, method, req)
 	}
@@ -156,10 +155,31 @@ func (f *front) identify(ss *mcp.ServerSession, p *mcp.InitializeParams) {
 	strict := strictMode(f.g.opts.Config.Gateway.StrictNames, name)
 	f.mu.Lock()
 	f.session = ss
+	f.identified = true
 	f.client = name
 	f.strict = strict
 	f.mu.Unlock()
 	f.log.Info("client connected", "client", name, "strict_names", strict)
+}
+
+// initialized reports whether a tools/call may be served: the client sent
+// initialize, or it speaks protocol 2026-07-28 or later, which has no
+// initialize and identifies the client in every request's _meta.
+func (f *front) initialized(meta map[string]json.RawMessage) bool {
+	f.mu.Lock()
+	ok := f.identified
+	f.mu.Unlock()
+	if ok {
+		return true
+	}
+	var version string
+	if json.Unmarshal(meta[mcp.MetaKeyProtocolVersion], &version) != nil || version < "2026-07-28" {
+		return false
+	}
+	var info mcp.Implementation
+	_ = json.Unmarshal(meta[mcp.MetaKeyClientInfo], &info)
+	f.identify(nil, &mcp.InitializeParams{ProtocolVersion: version, ClientInfo: &info})
+	return true
 }
 
 func (f *front) currentSession() *mcp.ServerSession {

@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/answer"
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/gateway/internal/stdio"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -56,21 +57,63 @@ func New(opts Options) *Gateway {
 	if !opts.Config.Gateway.AnswerTools {
 		opts.Answer = nil
 	}
-	return &Gateway{opts: opts, log: log, fronts: make(map[*front]bool)}
+	g := &Gateway{opts: opts, log: log, fronts: make(map[*front]bool)}
+	if opts.Backends != nil {
+		opts.Backends.OnReadIdle(g.flushClients)
+	}
+	return g
+}
+
+// flushClients writes the responses the backends' read loops buffered
+// (backends.Manager.OnReadIdle): one write per burst, not per response.
+func (g *Gateway) flushClients() {
+	g.mu.Lock()
+	var streams []clientStream
+	for f := range g.fronts {
+		if f.stream != nil {
+			streams = append(streams, f.stream)
+		}
+	}
+	g.mu.Unlock()
+	for _, s := range streams {
+		if err := s.Flush(); err != nil {
+			g.log.Debug("flush to client", "err", err)
+		}
+	}
 }
 
 // ServeStdio serves one client on r and w (the process's stdin and stdout)
-// until r ends, the client goes away, or ctx is done.
+// until r ends, the client goes away, or ctx is done. At the end of input
+// the calls already read are still answered (for up to 30 s). It does not
+// close r or w.
 func (g *Gateway) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
-	t := NewStdioTransport(r, w, StdioOptions{LineMode: g.opts.Config.Gateway.LineMode, Logger: g.log})
-	return g.Serve(ctx, t)
+	return g.serve(ctx, stdio.New(r, w, stdio.Options{LineMode: g.opts.Config.Gateway.LineMode, Logger: g.log}))
 }
 
-// Serve serves one client on t until the session ends or ctx is done.
+// Serve serves one client on an MCP transport until the session ends or
+// ctx is done. Its messages take the same path as ServeStdio's, but ids are
+// only as exact as go-sdk's message types keep them; ServeStdio keeps them
+// byte for byte.
 func (g *Gateway) Serve(ctx context.Context, t mcp.Transport) error {
+	conn, err := t.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	return g.serve(ctx, &sdkStream{ctx: ctx, conn: conn})
+}
+
+// serve runs a session on one client stream: go-sdk handles what the
+// session passes on.
+func (g *Gateway) serve(ctx context.Context, cs clientStream) error {
 	f := g.newFront()
 	defer g.dropFront(f)
-	err := f.server.Run(ctx, fastTransport{t, f})
+	s := newSession(f, cs)
+	g.mu.Lock()
+	f.stream = cs
+	g.mu.Unlock()
+	go s.readLoop()
+	err := f.server.Run(ctx, sdkTransport{s})
+	s.close()
 	if err == io.EOF || ctx.Err() != nil {
 		return nil
 	}

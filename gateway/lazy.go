@@ -50,14 +50,15 @@ func lazyListed(all map[string]toolRoute) map[string]toolRoute {
 }
 
 // callMeta serves the meta tool whose own name is which (metaFind, ...).
-func (f *front) callMeta(ctx context.Context, req *mcp.CallToolRequest, which string) (mcp.Result, error) {
+// call_tool forwards the client's _meta and progress like a direct call.
+func (f *front) callMeta(ctx context.Context, which string, tc toolCall, notify func(*mcp.ProgressNotificationParams)) (json.RawMessage, error) {
 	var args struct {
 		Query     string          `json:"query"`
 		Server    string          `json:"server"`
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	}
-	if a := bytes.TrimSpace(req.Params.Arguments); len(a) > 0 {
+	if a := bytes.TrimSpace(tc.args); len(a) > 0 {
 		if err := json.Unmarshal(a, &args); err != nil {
 			return nil, errInvalidParams("arguments: " + err.Error())
 		}
@@ -65,24 +66,19 @@ func (f *front) callMeta(ctx context.Context, req *mcp.CallToolRequest, which st
 	f.settle(ctx)
 	switch which {
 	case metaFind:
-		return structured(f.findTools(args.Query, args.Server)), nil
+		return marshalResult(structured(f.findTools(args.Query, args.Server)))
 	case metaDescribe:
 		r, ok := f.lookupTool(args.Name)
 		if !ok || r.kind != backendTool {
 			return nil, &notFoundError{kindTool, args.Name}
 		}
-		return structured(r.tool), nil
+		return marshalResult(structured(r.tool))
 	}
 	// call_tool: the same routing as a direct call, orphans included.
 	if r, ok := f.resolve(ctx, args.Name); ok && r.kind == metaTool {
 		return nil, &notFoundError{kindTool, args.Name}
 	}
-	inner := *req
-	params := *req.Params
-	params.Name = args.Name
-	params.Arguments = args.Arguments
-	inner.Params = &params
-	return f.callTool(ctx, &inner)
+	return f.callTool(ctx, toolCall{name: args.Name, args: args.Arguments, meta: tc.meta}, notify)
 }
 
 type foundTool struct {

@@ -71,14 +71,9 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (
 			f.sync()
 		}
 	}
-	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: name, Arguments: args}}
-	res, err := f.callTool(ctx, req)
+	raw, err := f.callTool(ctx, toolCall{name: name, args: args}, nil)
 	if err != nil {
 		return nil, rpcError(err, kindTool, name, g.opts.Config.Server.Debug)
-	}
-	raw, merr := json.Marshal(res)
-	if merr != nil {
-		return nil, rpcError(merr, kindTool, name, g.opts.Config.Server.Debug)
 	}
 	return raw, nil
 }

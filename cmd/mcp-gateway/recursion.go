@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"strings"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
@@ -24,31 +23,6 @@ func (a *app) refuse(ctx context.Context) error {
 	if a.inv.command != "serve" {
 		return usagef("%s", msg)
 	}
-	t := gateway.NewStdioTransport(a.env.stdin, a.env.stdout, gateway.StdioOptions{Logger: a.log})
-	conn, err := t.Connect(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
 	data, _ := json.Marshal(map[string]any{"reason": "recursive_gateway", "config": a.self.Config, "chain": a.self.Chain})
-	for {
-		m, err := conn.Read(ctx)
-		if err == io.EOF || ctx.Err() != nil {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		req, ok := m.(*jsonrpc.Request)
-		if !ok || !req.IsCall() {
-			continue
-		}
-		resp := &jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: backends.CodeRecursive, Message: msg, Data: data}}
-		if err := conn.Write(ctx, resp); err != nil {
-			return err
-		}
-		if req.Method == "initialize" {
-			return nil
-		}
-	}
+	return gateway.RefuseStdio(ctx, a.env.stdin, a.env.stdout, &jsonrpc.Error{Code: backends.CodeRecursive, Message: msg, Data: data}, a.log)
 }

@@ -1,4 +1,4 @@
-package gateway
+package stdio
 
 import (
 	"bufio"
@@ -9,46 +9,46 @@ import (
 	"strconv"
 )
 
-// stdioFraming says how an input message was delimited, and so how replies
+// Framing says how an input message was delimited, and so how replies
 // are written.
-type stdioFraming uint32
+type Framing uint32
 
 const (
-	stdioFramingNone   stdioFraming = iota // nothing received yet
-	stdioFramingLine                       // one line of JSON ending in "\n"
-	stdioFramingHeader                     // "Content-Length: N\r\n\r\n" + N bytes
+	FramingNone   Framing = iota // nothing received yet
+	FramingLine                  // one line of JSON ending in "\n"
+	FramingHeader                // "Content-Length: N\r\n\r\n" + N bytes
 )
 
-func (f stdioFraming) String() string {
+func (f Framing) String() string {
 	switch f {
-	case stdioFramingLine:
+	case FramingLine:
 		return "line"
-	case stdioFramingHeader:
+	case FramingHeader:
 		return "framed"
 	}
 	return "none"
 }
 
-// stdioFrame is one unit of input: either the bytes of one message (not yet
+// Frame is one unit of input: either the bytes of one message (not yet
 // checked to be JSON) or a piece of input that could not be delimited.
-type stdioFrame struct {
-	framing stdioFraming
-	body    []byte // the message; nil when bad is set
-	size    int    // input bytes this frame covered, terminators and headers included
-	skipped int    // input bytes before this frame that belonged to no message (blank lines, resynchronisation)
-	bad     string // non-empty: why the input was rejected (answered with -32700)
+type Frame struct {
+	Framing Framing
+	Body    []byte // the message; nil when bad is set
+	Size    int    // input bytes this frame covered, terminators and headers included
+	Skipped int    // input bytes before this frame that belonged to no message (blank lines, resynchronisation)
+	Bad     string // non-empty: why the input was rejected (answered with -32700)
 }
 
-// stdioFramerBufSize is the framer's read buffer. Lines and bodies longer
+// framerBufSize is the framer's read buffer. Lines and bodies longer
 // than this are assembled in memory only up to the message limit.
-const stdioFramerBufSize = 64 << 10
+const framerBufSize = 64 << 10
 
 var (
-	stdioBOM           = []byte{0xEF, 0xBB, 0xBF}
-	stdioContentLength = []byte("content-length:")
+	bom           = []byte{0xEF, 0xBB, 0xBF}
+	contentLength = []byte("content-length:")
 )
 
-// stdioFramer splits a byte stream into messages. Each message is either a
+// Framer splits a byte stream into messages. Each message is either a
 // Content-Length framed body or one line of JSON; both kinds may be mixed
 // and split across reads in any way. A UTF-8 BOM at the start of the stream,
 // of a line or of a framed body is skipped.
@@ -79,8 +79,8 @@ var (
 // Content-Length over the limit is not a resynchronisation: exactly that
 // many bytes are discarded.
 //
-// A stdioFramer is not safe for concurrent use.
-type stdioFramer struct {
+// A Framer is not safe for concurrent use.
+type Framer struct {
 	br  *bufio.Reader
 	max int
 
@@ -90,17 +90,17 @@ type stdioFramer struct {
 	err     error  // sticky input error, returned once pending input is used up
 }
 
-func newStdioFramer(r io.Reader, max, bufSize int) *stdioFramer {
+func NewFramer(r io.Reader, max, bufSize int) *Framer {
 	if bufSize <= 0 {
-		bufSize = stdioFramerBufSize
+		bufSize = framerBufSize
 	}
-	return &stdioFramer{br: bufio.NewReaderSize(r, bufSize), max: max}
+	return &Framer{br: bufio.NewReaderSize(r, bufSize), max: max}
 }
 
-// next returns the next frame. Blank lines are skipped. The error is non-nil
+// Next returns the next frame. Blank lines are skipped. The error is non-nil
 // only when the input is exhausted: io.EOF at its end, or the reader's error.
 // A frame's body is owned by the caller.
-func (f *stdioFramer) next() (stdioFrame, error) {
+func (f *Framer) Next() (Frame, error) {
 	if !f.started {
 		f.started = true
 		f.skipBOM()
@@ -113,32 +113,36 @@ func (f *stdioFramer) next() (stdioFrame, error) {
 	for {
 		line, n, tooLong, err := f.readLine()
 		if err != nil {
-			return stdioFrame{}, err
+			return Frame{}, err
 		}
 		if tooLong {
-			return stdioFrame{framing: stdioFramingLine, size: n, skipped: skipped,
-				bad: fmt.Sprintf("line exceeds the %d-byte limit", f.max)}, nil
+			return Frame{Framing: FramingLine, Size: n, Skipped: skipped,
+				Bad: fmt.Sprintf("line exceeds the %d-byte limit", f.max)}, nil
 		}
 		// A BOM may also open a later message (a client that re-opens its
 		// writer per message); it is never part of the JSON.
-		content := stdioTrimSpace(bytes.TrimPrefix(stdioTrimSpace(line), stdioBOM))
+		content := trimSpace(bytes.TrimPrefix(trimSpace(line), bom))
 		if len(content) == 0 {
 			skipped += n
 			continue
 		}
-		if stdioIsHeader(content) {
+		if isHeader(content) {
 			fr := f.readHeaderFramed(content, n)
-			fr.skipped = skipped
+			fr.Skipped = skipped
 			return fr, nil
 		}
-		return stdioFrame{framing: stdioFramingLine, body: bytes.Clone(content), size: n, skipped: skipped}, nil
+		return Frame{Framing: FramingLine, Body: bytes.Clone(content), Size: n, Skipped: skipped}, nil
 	}
 }
 
+// Buffered reports whether input is already buffered, so that Next may
+// return without reading.
+func (f *Framer) Buffered() bool { return f.pending != nil || f.br.Buffered() > 0 }
+
 // readHeaderFramed reads the rest of a header block whose first line is
 // first (n bytes of input), then the body.
-func (f *stdioFramer) readHeaderFramed(first []byte, n int) stdioFrame {
-	fr := stdioFrame{framing: stdioFramingHeader, size: n}
+func (f *Framer) readHeaderFramed(first []byte, n int) Frame {
+	fr := Frame{Framing: FramingHeader, Size: n}
 	var (
 		length   int64
 		seen     bool
@@ -146,10 +150,10 @@ func (f *stdioFramer) readHeaderFramed(first []byte, n int) stdioFrame {
 	)
 	header := func(h []byte) {
 		name, value, _ := bytes.Cut(h, []byte(":"))
-		if !bytes.EqualFold(name, stdioContentLength[:len(stdioContentLength)-1]) {
+		if !bytes.EqualFold(name, contentLength[:len(contentLength)-1]) {
 			return
 		}
-		v, ok := stdioParseLength(stdioTrimSpace(value))
+		v, ok := parseLength(trimSpace(value))
 		switch {
 		case !ok:
 			badValue = "invalid Content-Length"
@@ -164,52 +168,52 @@ func (f *stdioFramer) readHeaderFramed(first []byte, n int) stdioFrame {
 	for {
 		line, m, tooLong, err := f.readLine()
 		if err != nil {
-			fr.bad = "input ended inside a header block"
+			fr.Bad = "input ended inside a header block"
 			return fr
 		}
-		fr.size += m
+		fr.Size += m
 		if tooLong {
 			badValue = "header line too long"
 			continue
 		}
-		content := stdioTrimSpace(line)
+		content := trimSpace(line)
 		if len(content) == 0 {
 			break
 		}
-		if !stdioIsHeader(content) {
+		if !isHeader(content) {
 			// Not a header: this block is broken, and the line may well be
 			// the next message. Read it again.
 			f.pending = bytes.Clone(line)
-			fr.size -= m
-			fr.bad = "header block not ended by an empty line"
+			fr.Size -= m
+			fr.Bad = "header block not ended by an empty line"
 			return fr
 		}
 		header(content)
 	}
 	switch {
 	case badValue != "":
-		fr.bad = badValue
+		fr.Bad = badValue
 		f.resync = true
 	case !seen:
-		fr.bad = "missing Content-Length"
+		fr.Bad = "missing Content-Length"
 		f.resync = true
 	case length > int64(f.max):
-		fr.bad = fmt.Sprintf("Content-Length %d exceeds the %d-byte limit", length, f.max)
-		d, err := stdioDiscard(f.br, length)
-		fr.size += int(min(d, int64(^uint(0)>>1)))
+		fr.Bad = fmt.Sprintf("Content-Length %d exceeds the %d-byte limit", length, f.max)
+		d, err := discard(f.br, length)
+		fr.Size += int(min(d, int64(^uint(0)>>1)))
 		if err != nil {
 			f.setErr(err)
 		}
 	default:
 		body := make([]byte, length)
 		k, err := io.ReadFull(f.br, body)
-		fr.size += k
+		fr.Size += k
 		if err != nil {
 			f.setErr(err)
-			fr.bad = "input ended inside a body"
+			fr.Bad = "input ended inside a body"
 			return fr
 		}
-		fr.body = bytes.TrimPrefix(body, stdioBOM)
+		fr.Body = bytes.TrimPrefix(body, bom)
 	}
 	return fr
 }
@@ -219,7 +223,7 @@ func (f *stdioFramer) readHeaderFramed(first []byte, n int) stdioFrame {
 // n, the number of bytes consumed. If the line, less its terminator, is longer
 // than f.max, it is consumed without being kept and tooLong is set. err is
 // non-nil only when no byte was read.
-func (f *stdioFramer) readLine() (line []byte, n int, tooLong bool, err error) {
+func (f *Framer) readLine() (line []byte, n int, tooLong bool, err error) {
 	if f.pending != nil {
 		line, f.pending = f.pending, nil
 		return line, len(line), false, nil
@@ -253,16 +257,16 @@ func (f *stdioFramer) readLine() (line []byte, n int, tooLong bool, err error) {
 		}
 		break
 	}
-	if !tooLong && len(stdioTrimEOL(line)) > f.max {
+	if !tooLong && len(trimEOL(line)) > f.max {
 		tooLong, line = true, nil
 	}
 	return line, n, tooLong, nil
 }
 
 // skipToMessage discards input up to the next plausible message start after
-// an unusable header block (see stdioFramer) and returns the number of bytes
+// an unusable header block (see Framer) and returns the number of bytes
 // discarded.
-func (f *stdioFramer) skipToMessage() int {
+func (f *Framer) skipToMessage() int {
 	skipped := 0
 	lineStart := false // the presumed body's first line is never a message start
 	boundary := true   // a Content-Length header may start here
@@ -277,8 +281,8 @@ func (f *stdioFramer) skipToMessage() int {
 			break
 		}
 		if boundary && c|0x20 == 'c' {
-			p, _ = f.br.Peek(len(stdioContentLength))
-			if bytes.EqualFold(p, stdioContentLength) {
+			p, _ = f.br.Peek(len(contentLength))
+			if bytes.EqualFold(p, contentLength) {
 				break
 			}
 		}
@@ -298,22 +302,22 @@ func (f *stdioFramer) skipToMessage() int {
 	return skipped
 }
 
-func (f *stdioFramer) skipBOM() {
+func (f *Framer) skipBOM() {
 	p, err := f.br.Peek(1)
-	if err != nil || p[0] != stdioBOM[0] {
+	if err != nil || p[0] != bom[0] {
 		if err != nil && err != bufio.ErrBufferFull {
 			f.setErr(err)
 		}
 		return
 	}
-	if p, _ = f.br.Peek(len(stdioBOM)); bytes.Equal(p, stdioBOM) {
-		f.br.Discard(len(stdioBOM))
+	if p, _ = f.br.Peek(len(bom)); bytes.Equal(p, bom) {
+		f.br.Discard(len(bom))
 	}
 }
 
 // setErr records the first input error; a truncated read counts as the end
 // of input.
-func (f *stdioFramer) setErr(err error) {
+func (f *Framer) setErr(err error) {
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		err = io.EOF
 	}
@@ -322,8 +326,8 @@ func (f *stdioFramer) setErr(err error) {
 	}
 }
 
-// stdioDiscard discards n bytes of br without holding them.
-func stdioDiscard(br *bufio.Reader, n int64) (int64, error) {
+// discard discards n bytes of br without holding them.
+func discard(br *bufio.Reader, n int64) (int64, error) {
 	var done int64
 	for done < n {
 		step := int(min(n-done, 1<<30))
@@ -336,8 +340,8 @@ func stdioDiscard(br *bufio.Reader, n int64) (int64, error) {
 	return done, nil
 }
 
-// stdioParseLength parses a Content-Length value: decimal digits only.
-func stdioParseLength(v []byte) (int64, bool) {
+// parseLength parses a Content-Length value: decimal digits only.
+func parseLength(v []byte) (int64, bool) {
 	if len(v) == 0 {
 		return 0, false
 	}
@@ -350,9 +354,9 @@ func stdioParseLength(v []byte) (int64, bool) {
 	return n, err == nil
 }
 
-// stdioIsHeader reports whether line (trimmed, non-empty) is a header line:
+// isHeader reports whether line (trimmed, non-empty) is a header line:
 // a token followed by ':', and not the start of a JSON value.
-func stdioIsHeader(line []byte) bool {
+func isHeader(line []byte) bool {
 	switch c := line[0]; {
 	case c == '{' || c == '[' || c == '"' || c == '-' || (c >= '0' && c <= '9'):
 		return false
@@ -361,15 +365,15 @@ func stdioIsHeader(line []byte) bool {
 		if c == ':' {
 			return i > 0
 		}
-		if !stdioIsTokenChar(c) {
+		if !isTokenChar(c) {
 			return false
 		}
 	}
 	return false
 }
 
-// stdioIsTokenChar reports whether c may appear in an HTTP header name.
-func stdioIsTokenChar(c byte) bool {
+// isTokenChar reports whether c may appear in an HTTP header name.
+func isTokenChar(c byte) bool {
 	switch {
 	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
 		return true
@@ -377,21 +381,21 @@ func stdioIsTokenChar(c byte) bool {
 	return bytes.IndexByte([]byte("!#$%&'*+-.^_`|~"), c) >= 0
 }
 
-func stdioIsSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
-// stdioTrimSpace trims JSON whitespace from both ends of b.
-func stdioTrimSpace(b []byte) []byte {
-	for len(b) > 0 && stdioIsSpace(b[0]) {
+// trimSpace trims JSON whitespace from both ends of b.
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && isSpace(b[0]) {
 		b = b[1:]
 	}
-	for len(b) > 0 && stdioIsSpace(b[len(b)-1]) {
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
 		b = b[:len(b)-1]
 	}
 	return b
 }
 
-// stdioTrimEOL removes one trailing "\n" or "\r\n".
-func stdioTrimEOL(b []byte) []byte {
+// trimEOL removes one trailing "\n" or "\r\n".
+func trimEOL(b []byte) []byte {
 	b, _ = bytes.CutSuffix(b, []byte("\n"))
 	b, _ = bytes.CutSuffix(b, []byte("\r"))
 	return b

@@ -1,6 +1,8 @@
-package gateway
+package stdio
 
 import (
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -12,12 +14,12 @@ import (
 	"testing"
 )
 
-// FuzzStdioFramer feeds the framer arbitrary bytes in arbitrary splits: it
+// FuzzFramer feeds the framer arbitrary bytes in arbitrary splits: it
 // must not panic or hang, must consume input on every frame, and must keep
 // every message under the limit. Then, from the same inputs, it builds a
 // random sequence of valid messages in random framings, splits it at random
 // points and checks that exactly those messages come out, in order.
-func FuzzStdioFramer(f *testing.F) {
+func FuzzFramer(f *testing.F) {
 	for _, tc := range stdioFramerCases {
 		f.Add([]byte(tc.in), []byte{})
 		f.Add([]byte(tc.in), []byte{1})
@@ -31,27 +33,29 @@ func FuzzStdioFramer(f *testing.F) {
 		}
 
 		// Arbitrary input.
-		fr := newStdioFramer(&stdioChunkReader{data: data, sizes: sizes}, max, 16)
+		fr := NewFramer(&chunkReader{data: data, sizes: sizes}, max, 16)
 		consumed := 0
 		for frames := 0; ; frames++ {
 			if frames > len(data) {
 				t.Fatalf("more frames (%d) than input bytes (%d)", frames, len(data))
 			}
-			x, err := fr.next()
+			x, err := fr.Next()
 			if err != nil {
 				if err != io.EOF {
 					t.Fatalf("next: %v", err)
 				}
 				break
 			}
-			if len(x.body) > max {
-				t.Fatalf("body of %d bytes over the %d-byte limit", len(x.body), max)
+			if len(x.Body) > max {
+				t.Fatalf("body of %d bytes over the %d-byte limit", len(x.Body), max)
 			}
-			if x.size <= 0 && x.bad == "" {
-				t.Fatalf("message frame of %d bytes", x.size)
+			if x.Size <= 0 && x.Bad == "" {
+				t.Fatalf("message frame of %d bytes", x.Size)
 			}
-			consumed += x.size + x.skipped
-			stdioDecode(x) // must not panic
+			consumed += x.Size + x.Skipped
+			if x.Body != nil {
+				_, _ = wire.Decode(x.Body) // must not panic
+			}
 		}
 		if consumed > len(data) {
 			t.Fatalf("frames cover %d bytes of %d", consumed, len(data))
@@ -62,26 +66,26 @@ func FuzzStdioFramer(f *testing.F) {
 		h.Write(data)
 		h.Write(splits)
 		rng := rand.New(rand.NewPCG(h.Sum64(), uint64(len(data))))
-		stream, want := stdioRandomStream(rng)
-		got := stdioFrames(t, &stdioChunkReader{data: stream, sizes: sizes}, 1<<10, 16)
+		stream, want := randomStream(rng)
+		got := frames(t, &chunkReader{data: stream, sizes: sizes}, 1<<10, 16)
 		if !slices.Equal(got, want) {
 			t.Fatalf("stream %q:\n got  %q\n want %q", stream, got, want)
 		}
 	})
 }
 
-// stdioRandomStream returns a stream of 0 to 8 valid messages in random
-// framings, and the frames stdioFrames should report for it.
-func stdioRandomStream(rng *rand.Rand) ([]byte, []string) {
+// randomStream returns a stream of 0 to 8 valid messages in random
+// framings, and the frames frames should report for it.
+func randomStream(rng *rand.Rand) ([]byte, []string) {
 	var (
 		buf  bytes.Buffer
 		want []string
 	)
 	if rng.IntN(4) == 0 {
-		buf.Write(stdioBOM)
+		buf.Write(bom)
 	}
 	for i := range rng.IntN(9) {
-		body := stdioRandomBody(rng, i)
+		body := randomBody(rng, i)
 		for range rng.IntN(3) { // blank lines between messages
 			buf.WriteString([]string{"\n", "\r\n", " \t\n"}[rng.IntN(3)])
 		}
@@ -115,9 +119,9 @@ func stdioRandomStream(rng *rand.Rand) ([]byte, []string) {
 	return buf.Bytes(), want
 }
 
-// stdioRandomBody returns a JSON-RPC request, possibly pretty-printed, with
+// randomBody returns a JSON-RPC request, possibly pretty-printed, with
 // a random string (ASCII, multibyte, escapes) in it.
-func stdioRandomBody(rng *rand.Rand, id int) []byte {
+func randomBody(rng *rand.Rand, id int) []byte {
 	alphabet := []rune("aZ09 :{}[]\",\\\n\r\tーの意味é😀")
 	var s strings.Builder
 	for range rng.IntN(40) {
@@ -143,12 +147,12 @@ func stdioRandomBody(rng *rand.Rand, id int) []byte {
 func TestFramerRandomStreams(t *testing.T) {
 	for seed := range uint64(300) {
 		rng := rand.New(rand.NewPCG(seed, 1))
-		stream, want := stdioRandomStream(rng)
+		stream, want := randomStream(rng)
 		sizes := make([]int, 1+rng.IntN(5))
 		for i := range sizes {
 			sizes[i] = 1 + rng.IntN(40)
 		}
-		got := stdioFrames(t, &stdioChunkReader{data: stream, sizes: sizes}, 1<<10, 16)
+		got := frames(t, &chunkReader{data: stream, sizes: sizes}, 1<<10, 16)
 		if !slices.Equal(got, want) {
 			t.Fatalf("seed %d, stream %q:\n got  %q\n want %q", seed, stream, got, want)
 		}

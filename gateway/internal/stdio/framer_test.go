@@ -1,4 +1,4 @@
-package gateway
+package stdio
 
 import (
 	"bytes"
@@ -11,15 +11,15 @@ import (
 	"testing/iotest"
 )
 
-// stdioChunkReader returns its data in the given chunk sizes (cycling; a
+// chunkReader returns its data in the given chunk sizes (cycling; a
 // size of 0 is read as 1), never more than asked for.
-type stdioChunkReader struct {
+type chunkReader struct {
 	data  []byte
 	sizes []int
 	i     int
 }
 
-func (r *stdioChunkReader) Read(p []byte) (int, error) {
+func (r *chunkReader) Read(p []byte) (int, error) {
 	if len(r.data) == 0 {
 		return 0, io.EOF
 	}
@@ -34,20 +34,20 @@ func (r *stdioChunkReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// stdioSplitReader returns data in two reads, split at k.
-func stdioSplitReader(data []byte, k int) io.Reader {
+// splitReader returns data in two reads, split at k.
+func splitReader(data []byte, k int) io.Reader {
 	return io.MultiReader(bytes.NewReader(data[:k]), bytes.NewReader(data[k:]))
 }
 
-// stdioFrames runs a framer over r and describes each frame: "L body" or
+// frames runs a framer over r and describes each frame: "L body" or
 // "F body" for a message, "!L" or "!F" for bad input. It fails the test if
 // the framer does not end with io.EOF within a bound of frames.
-func stdioFrames(t testing.TB, r io.Reader, max, bufSize int) []string {
+func frames(t testing.TB, r io.Reader, max, bufSize int) []string {
 	t.Helper()
-	f := newStdioFramer(r, max, bufSize)
+	f := NewFramer(r, max, bufSize)
 	var out []string
 	for range 10000 {
-		fr, err := f.next()
+		fr, err := f.Next()
 		if err != nil {
 			if err != io.EOF {
 				t.Fatalf("next: %v", err)
@@ -55,26 +55,26 @@ func stdioFrames(t testing.TB, r io.Reader, max, bufSize int) []string {
 			return out
 		}
 		kind := "L"
-		if fr.framing == stdioFramingHeader {
+		if fr.Framing == FramingHeader {
 			kind = "F"
 		}
-		if fr.bad != "" {
-			if fr.body != nil {
-				t.Fatalf("bad frame %q has a body", fr.bad)
+		if fr.Bad != "" {
+			if fr.Body != nil {
+				t.Fatalf("bad frame %q has a body", fr.Bad)
 			}
 			out = append(out, "!"+kind)
 		} else {
-			if len(fr.body) > max {
-				t.Fatalf("frame of %d bytes exceeds max %d", len(fr.body), max)
+			if len(fr.Body) > max {
+				t.Fatalf("frame of %d bytes exceeds max %d", len(fr.Body), max)
 			}
-			out = append(out, kind+" "+string(fr.body))
+			out = append(out, kind+" "+string(fr.Body))
 		}
 	}
 	t.Fatal("framer did not reach EOF")
 	return nil
 }
 
-func stdioFramed(body string) string {
+func framed(body string) string {
 	return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body)
 }
 
@@ -93,39 +93,39 @@ var stdioFramerCases = []struct {
 	{"line CRLF", stdioA + "\r\n", 0, []string{"L " + stdioA}},
 	{"last line without newline", stdioA + "\n" + stdioB, 0, []string{"L " + stdioA, "L " + stdioB}},
 	{"line with surrounding blanks", "  \t" + stdioA + " \r\n", 0, []string{"L " + stdioA}},
-	{"framed", stdioFramed(stdioA), 0, []string{"F " + stdioA}},
-	{"framed twice back to back", stdioFramed(stdioA) + stdioFramed(stdioB), 0, []string{"F " + stdioA, "F " + stdioB}},
+	{"framed", framed(stdioA), 0, []string{"F " + stdioA}},
+	{"framed twice back to back", framed(stdioA) + framed(stdioB), 0, []string{"F " + stdioA, "F " + stdioB}},
 	{"header name case", "content-LENGTH: 7\r\n\r\n" + stdioA, 0, []string{"F " + stdioA}},
 	{"LF-only headers", "Content-Length: 7\n\n" + stdioA + "Content-Length:11\n\n" + stdioB, 0, []string{"F " + stdioA, "F " + stdioB}},
 	{"extra headers", "Content-Type: application/vscode-jsonrpc; charset=utf-8\r\nContent-Length: 7\r\nX-Other: 1\r\n\r\n" + stdioA, 0, []string{"F " + stdioA}},
 	{"header value blanks", "Content-Length: \t7 \r\n\r\n" + stdioA, 0, []string{"F " + stdioA}},
 	{"repeated equal length", "Content-Length: 7\r\nContent-Length: 7\r\n\r\n" + stdioA, 0, []string{"F " + stdioA}},
 	{"BOM then line", "\xEF\xBB\xBF" + stdioA + "\n", 0, []string{"L " + stdioA}},
-	{"BOM then framed", "\xEF\xBB\xBF" + stdioFramed(stdioA), 0, []string{"F " + stdioA}},
+	{"BOM then framed", "\xEF\xBB\xBF" + framed(stdioA), 0, []string{"F " + stdioA}},
 	{"BOM before a later line is skipped", stdioA + "\n\xEF\xBB\xBF" + stdioB + "\n", 0, []string{"L " + stdioA, "L " + stdioB}},
-	{"BOM inside a framed body is skipped", stdioFramed("\xEF\xBB\xBF" + stdioA), 0, []string{"F " + stdioA}},
-	{"mixed", stdioFramed(stdioA) + stdioB + "\n" + stdioFramed(stdioB) + stdioA + "\n", 0,
+	{"BOM inside a framed body is skipped", framed("\xEF\xBB\xBF" + stdioA), 0, []string{"F " + stdioA}},
+	{"mixed", framed(stdioA) + stdioB + "\n" + framed(stdioB) + stdioA + "\n", 0,
 		[]string{"F " + stdioA, "L " + stdioB, "F " + stdioB, "L " + stdioA}},
-	{"framed body then CRLF", stdioFramed(stdioA) + "\r\n" + stdioB + "\n", 0, []string{"F " + stdioA, "L " + stdioB}},
-	{"blank lines", "\n\r\n \t \n" + stdioA + "\n\n\n" + stdioFramed(stdioB) + "\n\n", 0, []string{"L " + stdioA, "F " + stdioB}},
+	{"framed body then CRLF", framed(stdioA) + "\r\n" + stdioB + "\n", 0, []string{"F " + stdioA, "L " + stdioB}},
+	{"blank lines", "\n\r\n \t \n" + stdioA + "\n\n\n" + framed(stdioB) + "\n\n", 0, []string{"L " + stdioA, "F " + stdioB}},
 	{"only blank lines", "\n\r\n  \n", 0, nil},
 	{"empty", "", 0, nil},
 	{"garbage line is passed on", "hello world\n" + stdioA + "\n", 0, []string{"L hello world", "L " + stdioA}},
-	{"pretty-printed framed body", stdioFramed("{\n  \"a\": 1\n}\n"), 0, []string{"F {\n  \"a\": 1\n}\n"}},
-	{"UTF-8 body counted in bytes", stdioFramed(`{"q":"HTTP 404 の意味は？"}`) + stdioA + "\n", 0,
+	{"pretty-printed framed body", framed("{\n  \"a\": 1\n}\n"), 0, []string{"F {\n  \"a\": 1\n}\n"}},
+	{"UTF-8 body counted in bytes", framed(`{"q":"HTTP 404 の意味は？"}`) + stdioA + "\n", 0,
 		[]string{`F {"q":"HTTP 404 の意味は？"}`, "L " + stdioA}},
 	{"zero length", "Content-Length: 0\r\n\r\n" + stdioA + "\n", 0, []string{"F ", "L " + stdioA}},
 
 	// Bad header blocks: one bad frame, then resynchronisation.
-	{"non-numeric length, next framed", "Content-Length: abc\r\n\r\n" + `{"x":1}` + stdioFramed(stdioA), 0, []string{"!F", "F " + stdioA}},
+	{"non-numeric length, next framed", "Content-Length: abc\r\n\r\n" + `{"x":1}` + framed(stdioA), 0, []string{"!F", "F " + stdioA}},
 	{"negative length, next line", "Content-Length: -5\r\n\r\n" + `{"x":1}` + "\n" + stdioA + "\n", 0, []string{"!F", "L " + stdioA}},
 	{"plus sign", "Content-Length: +7\r\n\r\n" + stdioA + "\r\n" + stdioB + "\n", 0, []string{"!F", "L " + stdioB}},
-	{"overflowing length", "Content-Length: 99999999999999999999999\r\n\r\n" + stdioA + stdioFramed(stdioB), 0, []string{"!F", "F " + stdioB}},
+	{"overflowing length", "Content-Length: 99999999999999999999999\r\n\r\n" + stdioA + framed(stdioB), 0, []string{"!F", "F " + stdioB}},
 	{"missing length", "Content-Type: text/plain\r\n\r\n" + `{"x":1}` + "\n" + stdioA + "\n", 0, []string{"!F", "L " + stdioA}},
 	{"conflicting lengths", "Content-Length: 7\r\nContent-Length: 8\r\n\r\n" + stdioA + "\n" + stdioB + "\n", 0, []string{"!F", "L " + stdioB}},
-	{"empty length", "Content-Length:\r\n\r\n" + stdioFramed(stdioA), 0, []string{"!F", "F " + stdioA}},
-	{"bad length, next header right away", "Content-Length: x\r\n\r\n" + stdioFramed(stdioA), 0, []string{"!F", "F " + stdioA}},
-	{"bad length, next header after blanks", "Content-Length: x\r\n\r\n{\"x\":1} \r\n\r\n" + stdioFramed(stdioA), 0, []string{"!F", "F " + stdioA}},
+	{"empty length", "Content-Length:\r\n\r\n" + framed(stdioA), 0, []string{"!F", "F " + stdioA}},
+	{"bad length, next header right away", "Content-Length: x\r\n\r\n" + framed(stdioA), 0, []string{"!F", "F " + stdioA}},
+	{"bad length, next header after blanks", "Content-Length: x\r\n\r\n{\"x\":1} \r\n\r\n" + framed(stdioA), 0, []string{"!F", "F " + stdioA}},
 	{"bad length, lowercase next header", "Content-Length: x\r\n\r\n{\"x\":1}content-length: 7\r\n\r\n" + stdioA, 0, []string{"!F", "F " + stdioA}},
 	{"bad length, header text inside a string is skipped", "Content-Length: x\r\n\r\n" + `{"q":"Content-Length: 5"}` + "\n" + stdioA + "\n", 0, []string{"!F", "L " + stdioA}},
 	{"bad length, multi-line body skipped", "Content-Length: x\r\n\r\n{\n  \"a\": [\n  1]\n}\n" + stdioA + "\n", 0, []string{"!F", "L " + stdioA}},
@@ -136,9 +136,9 @@ var stdioFramerCases = []struct {
 	{"input ends in body", "Content-Length: 70\r\n\r\n" + stdioA, 0, []string{"!F"}},
 
 	// Limits.
-	{"oversized length, body skipped", stdioFramed(strings.Repeat("x", 65)) + stdioA + "\n" + stdioFramed(stdioB), 64,
+	{"oversized length, body skipped", framed(strings.Repeat("x", 65)) + stdioA + "\n" + framed(stdioB), 64,
 		[]string{"!F", "L " + stdioA, "F " + stdioB}},
-	{"length at the limit", stdioFramed(`{"s":"` + strings.Repeat("x", 56) + `"}`), 64, []string{"F " + `{"s":"` + strings.Repeat("x", 56) + `"}`}},
+	{"length at the limit", framed(`{"s":"` + strings.Repeat("x", 56) + `"}`), 64, []string{"F " + `{"s":"` + strings.Repeat("x", 56) + `"}`}},
 	{"oversized length, input ends", "Content-Length: 1000\r\n\r\n" + stdioA, 64, []string{"!F"}},
 	{"over-long line", `{"s":"` + strings.Repeat("x", 200) + "\"}\n" + stdioA + "\n", 64, []string{"!L", "L " + stdioA}},
 	{"over-long line at end of input", stdioA + "\n" + strings.Repeat("x", 200), 64, []string{"L " + stdioA, "!L"}},
@@ -160,7 +160,7 @@ func TestFramerCases(t *testing.T) {
 			in := []byte(tc.in)
 			check := func(how string, r io.Reader, bufSize int) {
 				t.Helper()
-				got := stdioFrames(t, r, max, bufSize)
+				got := frames(t, r, max, bufSize)
 				if !slices.Equal(got, tc.want) {
 					t.Fatalf("%s:\n got  %q\n want %q", how, got, tc.want)
 				}
@@ -170,9 +170,9 @@ func TestFramerCases(t *testing.T) {
 				check("one byte at a time", iotest.OneByteReader(bytes.NewReader(in)), bufSize)
 				check("with EOF on last data", iotest.DataErrReader(bytes.NewReader(in)), bufSize)
 				for k := 1; k < len(in); k++ {
-					check(fmt.Sprintf("split at %d", k), stdioSplitReader(in, k), bufSize)
+					check(fmt.Sprintf("split at %d", k), splitReader(in, k), bufSize)
 				}
-				check("chunks of 3 and 5", &stdioChunkReader{data: in, sizes: []int{3, 5}}, bufSize)
+				check("chunks of 3 and 5", &chunkReader{data: in, sizes: []int{3, 5}}, bufSize)
 			}
 		})
 	}
@@ -184,25 +184,25 @@ func TestFramerOversizedBodyIsStreamed(t *testing.T) {
 	const size = 8 << 20
 	r := io.MultiReader(
 		strings.NewReader(fmt.Sprintf("Content-Length: %d\r\n\r\n", size)),
-		io.LimitReader(stdioZeros{}, size),
+		io.LimitReader(zeros{}, size),
 		strings.NewReader(stdioA+"\n"),
 	)
-	f := newStdioFramer(r, 1<<10, 0)
-	fr, err := f.next()
-	if err != nil || fr.bad == "" || fr.size < size {
+	f := NewFramer(r, 1<<10, 0)
+	fr, err := f.Next()
+	if err != nil || fr.Bad == "" || fr.Size < size {
 		t.Fatalf("first frame = %+v, %v; want a bad frame covering the body", fr, err)
 	}
-	if fr, err = f.next(); err != nil || string(fr.body) != stdioA {
-		t.Fatalf("second frame = %q, %v; want %s", fr.body, err, stdioA)
+	if fr, err = f.Next(); err != nil || string(fr.Body) != stdioA {
+		t.Fatalf("second frame = %q, %v; want %s", fr.Body, err, stdioA)
 	}
-	if _, err := f.next(); err != io.EOF {
+	if _, err := f.Next(); err != io.EOF {
 		t.Fatalf("third next: %v, want EOF", err)
 	}
 }
 
-type stdioZeros struct{}
+type zeros struct{}
 
-func (stdioZeros) Read(p []byte) (int, error) {
+func (zeros) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
 }
@@ -211,16 +211,16 @@ func (stdioZeros) Read(p []byte) (int, error) {
 func TestFramerLongLineIsStreamed(t *testing.T) {
 	const size = 8 << 20
 	r := io.MultiReader(
-		io.LimitReader(stdioZeros{}, size),
+		io.LimitReader(zeros{}, size),
 		strings.NewReader("\n"+stdioA+"\n"),
 	)
-	f := newStdioFramer(r, 1<<10, 0)
-	fr, err := f.next()
-	if err != nil || fr.bad == "" || fr.size != size+1 || fr.framing != stdioFramingLine {
+	f := NewFramer(r, 1<<10, 0)
+	fr, err := f.Next()
+	if err != nil || fr.Bad == "" || fr.Size != size+1 || fr.Framing != FramingLine {
 		t.Fatalf("first frame = %+v, %v; want a bad line of %d bytes", fr, err, size+1)
 	}
-	if fr, err = f.next(); err != nil || string(fr.body) != stdioA {
-		t.Fatalf("second frame = %q, %v; want %s", fr.body, err, stdioA)
+	if fr, err = f.Next(); err != nil || string(fr.Body) != stdioA {
+		t.Fatalf("second frame = %q, %v; want %s", fr.Body, err, stdioA)
 	}
 }
 
@@ -228,30 +228,30 @@ func TestFramerLongLineIsStreamed(t *testing.T) {
 func TestFramerReadError(t *testing.T) {
 	boom := errors.New("boom")
 	r := io.MultiReader(strings.NewReader(stdioA+"\n"+stdioB), iotest.ErrReader(boom))
-	f := newStdioFramer(r, 64, 0)
+	f := NewFramer(r, 64, 0)
 	for _, want := range []string{stdioA, stdioB} {
-		fr, err := f.next()
-		if err != nil || string(fr.body) != want {
-			t.Fatalf("next = %q, %v; want %s", fr.body, err, want)
+		fr, err := f.Next()
+		if err != nil || string(fr.Body) != want {
+			t.Fatalf("next = %q, %v; want %s", fr.Body, err, want)
 		}
 	}
-	if _, err := f.next(); err != boom {
+	if _, err := f.Next(); err != boom {
 		t.Fatalf("next: %v, want %v", err, boom)
 	}
-	if _, err := f.next(); err != boom {
+	if _, err := f.Next(); err != boom {
 		t.Fatalf("next again: %v, want %v", err, boom)
 	}
 }
 
 func TestFramerSizes(t *testing.T) {
-	in := "\n" + stdioFramed(stdioA) + "\r\n" + stdioB + "\n"
-	f := newStdioFramer(strings.NewReader(in), 64, 0)
-	fr, _ := f.next()
-	if want := len(stdioFramed(stdioA)); fr.size != want || fr.skipped != 1 {
-		t.Errorf("framed: size %d skipped %d, want %d and 1", fr.size, fr.skipped, want)
+	in := "\n" + framed(stdioA) + "\r\n" + stdioB + "\n"
+	f := NewFramer(strings.NewReader(in), 64, 0)
+	fr, _ := f.Next()
+	if want := len(framed(stdioA)); fr.Size != want || fr.Skipped != 1 {
+		t.Errorf("framed: size %d skipped %d, want %d and 1", fr.Size, fr.Skipped, want)
 	}
-	fr, _ = f.next()
-	if want := len(stdioB) + 1; fr.size != want || fr.skipped != 2 {
-		t.Errorf("line: size %d skipped %d, want %d and 2", fr.size, fr.skipped, want)
+	fr, _ = f.Next()
+	if want := len(stdioB) + 1; fr.Size != want || fr.Skipped != 2 {
+		t.Errorf("line: size %d skipped %d, want %d and 2", fr.Size, fr.Skipped, want)
 	}
 }

@@ -1,0 +1,91 @@
+package backends
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// OnReadIdle sets fn (nil: none) to run in a backend's read loop each time
+// it has handled every message it read and is about to read again, so the
+// responses delivered in one burst (StartToolCall's done) can go out to the
+// client in one write. fn must not block for long.
+func (m *Manager) OnReadIdle(fn func()) {
+	if fn == nil {
+		m.idle.Store(nil)
+		return
+	}
+	m.idle.Store(&fn)
+}
+
+// FlushWrites writes the requests StartToolCall held (CallOptions.Batch)
+// to every backend, each backend's in one write when its pipe has room.
+func (m *Manager) FlushWrites() {
+	for _, b := range m.backends {
+		b.mu.Lock()
+		c := b.conn
+		b.mu.Unlock()
+		if c != nil {
+			c.flushHeld()
+		}
+	}
+}
+
+func (m *Manager) readIdle() {
+	if fn := m.idle.Load(); fn != nil {
+		(*fn)()
+	}
+}
+
+// StartToolCall starts a call of a backend's tool and returns at once,
+// without ever blocking on the backend (a backend that stopped reading gets
+// its request queued). done receives the backend's raw result — valid only
+// while done runs: done copies what it keeps — or the error (*ServerError,
+// *TimeoutError, *RPCError, or context.Canceled after cancel), exactly
+// once. done may run before StartToolCall returns, in the backend's read
+// loop or on a timer's goroutine, so it must not block for long; progress
+// (opts.Progress) runs in the read loop too, always before done. cancel
+// ends the call with context.Canceled and sends the backend
+// notifications/cancelled; after the call ended it does nothing.
+func (m *Manager) StartToolCall(server, tool string, args json.RawMessage, opts CallOptions, done func(json.RawMessage, error)) (cancel func()) {
+	b, c, err := m.session(server)
+	if err != nil {
+		done(nil, err)
+		return func() {}
+	}
+	o := callOpts{timeout: b.timeout, batch: opts.Batch}
+	params, err := m.toolParams(tool, args, opts, &o)
+	if err != nil {
+		done(nil, fmt.Errorf("call %s/%s: %w", server, tool, err))
+		return func() {}
+	}
+	return c.start("tools/call", params, o, func(res json.RawMessage, err error) {
+		done(res, b.callError(err, "tools/call", tool))
+	})
+}
+
+// toolParams encodes tools/call params: the name, the arguments as given
+// (compacted), and _meta.
+func (m *Manager) toolParams(tool string, args json.RawMessage, opts CallOptions, o *callOpts) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	buf.Grow(32 + len(tool) + len(args))
+	buf.WriteString(`{"name":`)
+	if err := writeJSON(&buf, tool); err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(args)) > 0 {
+		if err := writeCompact(&buf, `,"arguments":`, args); err != nil {
+			return nil, fmt.Errorf("arguments: %w", err)
+		}
+	}
+	if opts.Progress != nil || len(opts.Meta) > 0 {
+		meta, err := m.meta(nil, opts, o)
+		if err != nil {
+			return nil, fmt.Errorf("_meta: %w", err)
+		}
+		buf.WriteString(`,"_meta":`)
+		buf.Write(meta)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}

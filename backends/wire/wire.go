@@ -1,0 +1,411 @@
+// Package wire is mcp-gateway's JSON-RPC 2.0 envelope codec, shared by the
+// client side (package gateway) and the backend side (package backends), so
+// that both read and write messages the same way.
+//
+// It is strict where go-sdk's decoder is strict — member names are
+// case-sensitive, "jsonrpc" must be "2.0", an id is a string or a number —
+// and exact where a proxy must be: ids, params, results and errors are kept
+// as the raw bytes of the message, never decoded into float64, so a reply
+// carries the id exactly as the peer sent it.
+//
+// It lives outside backends/internal because the gateway package needs it
+// too (Go's internal rule would hide it from gateway/); it is not API.
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Message is one decoded JSON-RPC message. Its raw members point into the
+// bytes passed to Decode: copy what must outlive them.
+type Message struct {
+	ID     json.RawMessage // nil when absent; "null" when null
+	Method string
+	Params json.RawMessage
+	Result json.RawMessage
+	Error  json.RawMessage
+
+	HasMethod bool
+}
+
+// IsCall reports whether m is a request that expects a response.
+func (m *Message) IsCall() bool { return m.HasMethod && m.ID != nil }
+
+// IsNotification reports whether m is a request without an id.
+func (m *Message) IsNotification() bool { return m.HasMethod && m.ID == nil }
+
+// IsResponse reports whether m is a response.
+func (m *Message) IsResponse() bool { return !m.HasMethod }
+
+// DecodeError says why bytes are not a JSON-RPC message. ID is the
+// message's id when it is a valid one, so the error reply can carry it;
+// otherwise nil (the reply's id is null).
+type DecodeError struct {
+	Parse  bool // not JSON at all (-32700); otherwise not a JSON-RPC message (-32600)
+	Reason string
+	ID     json.RawMessage
+}
+
+func (e *DecodeError) Error() string { return e.Reason }
+
+// Decode decodes one message. body must be a single JSON value.
+func Decode(body []byte) (Message, error) {
+	var m Message
+	if !utf8.Valid(body) {
+		return m, &DecodeError{Parse: true, Reason: "invalid UTF-8"}
+	}
+	if !json.Valid(body) {
+		return m, &DecodeError{Parse: true, Reason: "invalid JSON"}
+	}
+	b := trimSpace(body)
+	switch b[0] {
+	case '{':
+	case '[':
+		return m, &DecodeError{Reason: "batches are not supported"}
+	default:
+		return m, &DecodeError{Reason: "not a JSON object"}
+	}
+	var version, method json.RawMessage
+	for it := (memberIter{b: b}); it.next(); {
+		switch string(it.key) {
+		case "jsonrpc":
+			version = it.value
+		case "id":
+			m.ID = it.value
+		case "method":
+			method = it.value
+		case "params":
+			m.Params = it.value
+		case "result":
+			m.Result = it.value
+		case "error":
+			m.Error = it.value
+		}
+		if it.err != nil {
+			return Message{}, &DecodeError{Reason: it.err.Error()}
+		}
+	}
+	validID := ValidID(m.ID)
+	fail := func(reason string) (Message, error) {
+		e := &DecodeError{Reason: reason}
+		if validID {
+			e.ID = m.ID
+		}
+		return Message{}, e
+	}
+	if string(version) != `"2.0"` {
+		return fail(`"jsonrpc" must be "2.0"`)
+	}
+	if m.ID != nil && !validID {
+		return fail("id must be a string or a number")
+	}
+	if method != nil {
+		name, ok := Unquote(method)
+		if !ok {
+			return fail("method must be a string")
+		}
+		m.Method = name
+		m.HasMethod = true
+		return m, nil
+	}
+	if m.ID == nil {
+		return fail("a response needs an id")
+	}
+	if (m.Result == nil) == (m.Error == nil) {
+		return fail("a response has a result or an error")
+	}
+	return m, nil
+}
+
+// ValidID reports whether raw is a JSON string or number (a usable id).
+func ValidID(raw json.RawMessage) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	c := raw[0]
+	return c == '"' || c == '-' || c >= '0' && c <= '9'
+}
+
+// members calls fn for each member of the JSON object b, which must be
+// valid JSON; keys are unescaped, values are raw and point into b.
+func members(b []byte, fn func(key, value []byte)) error {
+	it := memberIter{b: b}
+	for it.next() {
+		fn(it.key, it.value)
+	}
+	return it.err
+}
+
+// memberIter walks the members of a JSON object that is valid JSON,
+// without allocating unless a name has escapes.
+type memberIter struct {
+	b          []byte
+	i          int // next position; 0 before the first member
+	key, value []byte
+	err        error
+}
+
+func (it *memberIter) next() bool {
+	b := it.b
+	if it.i == 0 {
+		it.i = skipWS(b, 1) // past '{'
+		if it.i < len(b) && b[it.i] == '}' {
+			return false
+		}
+	} else {
+		i := skipWS(b, it.i)
+		if i >= len(b) || b[i] == '}' {
+			return false
+		}
+		it.i = skipWS(b, i+1) // past ','
+	}
+	i := it.i
+	if i >= len(b) || b[i] != '"' {
+		return false
+	}
+	end := skipString(b, i)
+	it.key = b[i+1 : end-1]
+	if bytes.IndexByte(it.key, '\\') >= 0 {
+		var s string
+		if err := json.Unmarshal(b[i:end], &s); err != nil {
+			it.err = errors.New("bad member name")
+			return false
+		}
+		it.key = []byte(s)
+	}
+	i = skipWS(b, end)
+	i = skipWS(b, i+1) // past ':'
+	vend := skipValue(b, i)
+	it.value = b[i:vend]
+	it.i = vend
+	return true
+}
+
+// Unquote returns the string a JSON string value holds, and false if v is
+// not a string. A string without escapes costs one allocation.
+func Unquote(v json.RawMessage) (string, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return "", false
+	}
+	inner := v[1 : len(v)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner), true
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at b[i] == '"'.
+func skipString(b []byte, i int) int {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return len(b)
+		}
+		j += k
+		// The quote ends the string unless an odd number of backslashes
+		// escapes it.
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		j++
+		if n%2 == 0 {
+			return j
+		}
+	}
+}
+
+// skipValue returns the index after the valid JSON value starting at b[i].
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+func trimSpace(b []byte) []byte { return bytes.TrimRight(b[skipWS(b, 0):], " \t\r\n") }
+
+var null = []byte("null")
+
+// AppendRequest appends a request (id non-nil) or a notification (id nil)
+// with compact params (or none) to buf.
+func AppendRequest(buf []byte, id json.RawMessage, method string, params json.RawMessage) []byte {
+	buf = append(buf, `{"jsonrpc":"2.0",`...)
+	if id != nil {
+		buf = append(buf, `"id":`...)
+		buf = append(buf, id...)
+		buf = append(buf, ',')
+	}
+	buf = append(buf, `"method":`...)
+	buf = appendString(buf, method)
+	if params != nil {
+		buf = append(buf, `,"params":`...)
+		buf = append(buf, params...)
+	}
+	return append(buf, '}')
+}
+
+// AppendResult appends a response; a nil id is null. The result, valid
+// JSON, is compacted: values keep their bytes, whitespace between them goes
+// (a line-delimited stream cannot carry a newline).
+func AppendResult(buf []byte, id, result json.RawMessage) []byte {
+	if id == nil {
+		id = null
+	}
+	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
+	buf = append(buf, id...)
+	buf = append(buf, `,"result":`...)
+	buf = AppendCompact(buf, result)
+	return append(buf, '}')
+}
+
+// AppendCompact appends v, which must be valid JSON (Decode checked it),
+// without insignificant whitespace; strings are copied as they are.
+func AppendCompact(buf []byte, v json.RawMessage) []byte {
+	if !bytes.ContainsAny(v, " \t\r\n") {
+		return append(buf, v...)
+	}
+	for i := 0; i < len(v); {
+		switch v[i] {
+		case ' ', '\t', '\r', '\n':
+			i++
+		case '"':
+			j := skipString(v, i)
+			buf = append(buf, v[i:j]...)
+			i = j
+		default:
+			j := i + 1
+			for j < len(v) && v[j] != '"' && v[j] != ' ' && v[j] != '\t' && v[j] != '\r' && v[j] != '\n' {
+				j++
+			}
+			buf = append(buf, v[i:j]...)
+			i = j
+		}
+	}
+	return buf
+}
+
+// AppendError appends an error response; a nil id is null.
+func AppendError(buf []byte, id json.RawMessage, code int64, message string, data json.RawMessage) []byte {
+	if id == nil {
+		id = null
+	}
+	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
+	buf = append(buf, id...)
+	buf = append(buf, `,"error":{"code":`...)
+	buf = strconv.AppendInt(buf, code, 10)
+	buf = append(buf, `,"message":`...)
+	buf = appendString(buf, message)
+	if len(data) > 0 {
+		buf = append(buf, `,"data":`...)
+		buf = append(buf, data...)
+	}
+	return append(buf, `}}`...)
+}
+
+// appendString appends s as a JSON string, without HTML escaping.
+func appendString(buf []byte, s string) []byte {
+	simple := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			simple = false
+			break
+		}
+	}
+	if simple {
+		buf = append(buf, '"')
+		buf = append(buf, s...)
+		return append(buf, '"')
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return append(buf, bytes.TrimRight(b.Bytes(), "\n")...)
+}
+
+// Compact returns v without insignificant whitespace, as one line carries it;
+// v is returned as is when it has no newline. It fails if v is not JSON.
+func Compact(v json.RawMessage) (json.RawMessage, error) {
+	if bytes.ContainsAny(v, "\r\n") {
+		var c bytes.Buffer
+		if err := json.Compact(&c, v); err != nil {
+			return nil, err
+		}
+		return c.Bytes(), nil
+	}
+	if !json.Valid(v) {
+		return nil, errors.New("invalid JSON")
+	}
+	return v, nil
+}
+
+// EachMember calls fn for each member of obj, a JSON object, in order;
+// names are unescaped and compared case-sensitively by the caller, values
+// are raw and point into obj. It fails if obj is not a JSON object.
+func EachMember(obj json.RawMessage, fn func(name string, value json.RawMessage)) error {
+	b := trimSpace(obj)
+	if len(b) == 0 || b[0] != '{' || !json.Valid(b) {
+		return errors.New("not a JSON object")
+	}
+	return members(b, func(key, value []byte) { fn(string(key), value) })
+}
+
+// Member returns the raw value of obj's member name (the last one, if
+// repeated), or nil when obj has none or is not an object.
+func Member(obj json.RawMessage, name string) json.RawMessage {
+	b := trimSpace(obj)
+	if len(b) == 0 || b[0] != '{' {
+		return nil
+	}
+	var out json.RawMessage
+	_ = members(b, func(key, value []byte) {
+		if string(key) == name {
+			out = value
+		}
+	})
+	return out
+}

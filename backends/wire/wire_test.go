@@ -1,0 +1,115 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+func TestDecode(t *testing.T) {
+	cases := []struct {
+		in           string
+		id, method   string
+		parse, fails bool
+		errID        string
+	}{
+		{in: `{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, id: "9007199254740993", method: "ping"},
+		{in: ` { "method" : "a\"b" , "jsonrpc":"2.0", "id" : 1e30, "params":{"x":[1,{"y":"}"}]} } `, id: "1e30", method: `a"b`},
+		{in: `{"jsonrpc":"2.0","id":"x\u0041","result":{}}`, id: `"x\u0041"`},
+		{in: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, method: "notifications/initialized"},
+		{in: `{"jsonrpc":"2.0","ID":7,"METHOD":"ping"}`, fails: true},
+		{in: `{"JSONRPC":"2.0","id":7,"method":"ping"}`, fails: true, errID: "7"},
+		{in: `{"jsonrpc":"2.0","id":null,"method":"ping"}`, fails: true},
+		{in: `{"jsonrpc":"2.0","id":true,"method":"ping"}`, fails: true},
+		{in: `{"jsonrpc":"2.0","id":8,"method":5}`, fails: true, errID: "8"},
+		{in: `{"jsonrpc":"2.0","id":8}`, fails: true, errID: "8"},
+		{in: `{"jsonrpc":"2.0","result":{}}`, fails: true},
+		{in: `[]`, fails: true},
+		{in: `{"jsonrpc":`, fails: true, parse: true},
+		{in: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}", fails: true, parse: true},
+		{in: `{"jsonrpc":"2.0","i\u0064":3,"method":"ping"}`, id: "3", method: "ping"},
+	}
+	for _, c := range cases {
+		m, err := Decode([]byte(c.in))
+		if c.fails {
+			de, ok := err.(*DecodeError)
+			if !ok || de.Parse != c.parse || string(de.ID) != c.errID {
+				t.Errorf("%s: err %#v, want a DecodeError (parse %v, id %q)", c.in, err, c.parse, c.errID)
+			}
+			continue
+		}
+		if err != nil || string(m.ID) != c.id || m.Method != c.method {
+			t.Errorf("%s: %+v %v, want id %s method %q", c.in, m, err, c.id, c.method)
+		}
+	}
+}
+
+func TestAppend(t *testing.T) {
+	got := AppendRequest(nil, json.RawMessage("1.5"), "<m>", json.RawMessage(`{"a":1}`))
+	if string(got) != `{"jsonrpc":"2.0","id":1.5,"method":"<m>","params":{"a":1}}` {
+		t.Errorf("request: %s", got)
+	}
+	got = AppendResult(nil, nil, json.RawMessage("{ \"a\" :\n 1.50 }"))
+	if string(got) != `{"jsonrpc":"2.0","id":null,"result":{"a":1.50}}` {
+		t.Errorf("result: %s", got)
+	}
+	got = AppendError(nil, json.RawMessage(`"x"`), -32600, "bad \"id\"", json.RawMessage(`{"k":1}`))
+	if string(got) != `{"jsonrpc":"2.0","id":"x","error":{"code":-32600,"message":"bad \"id\"","data":{"k":1}}}` {
+		t.Errorf("error: %s", got)
+	}
+	if !json.Valid(got) || bytes.Contains(got, []byte("\n")) {
+		t.Errorf("not one line of JSON: %s", got)
+	}
+}
+
+func TestMember(t *testing.T) {
+	obj := json.RawMessage(`{"requestId": 12345678901234567890, "RequestId": 1, "x":{"requestId":2}}`)
+	if got := Member(obj, "requestId"); string(got) != "12345678901234567890" {
+		t.Errorf("Member = %s", got)
+	}
+	if Member(json.RawMessage(`[1]`), "a") != nil {
+		t.Error("Member of an array")
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":[1,"}"]}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := Decode(b)
+		if err == nil && m.ID != nil && !ValidID(m.ID) {
+			t.Fatalf("invalid id %q accepted", m.ID)
+		}
+	})
+}
+
+func TestAppendCompact(t *testing.T) {
+	for _, v := range []string{
+		`{"a":1}`,
+		"{ \"a\" : [ 1 , 2.50 ] ,\n\t\"s\": \"x y\\\" z\\\\\" , \"e\":\"\\\\\" }",
+		`"just a string with \" and spaces"`,
+		` [ ] `,
+		`{"k":"caf\u00e9 <&>","n":1E+400}`,
+	} {
+		var want bytes.Buffer
+		if err := json.Compact(&want, []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendCompact([]byte("x"), json.RawMessage(v)); string(got) != "x"+want.String() {
+			t.Errorf("AppendCompact(%q) = %q, want %q", v, got, "x"+want.String())
+		}
+	}
+}
+
+func FuzzAppendCompact(f *testing.F) {
+	f.Add([]byte("{ \"a\" : \"b \\\" c\" }"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !json.Valid(b) {
+			return
+		}
+		var want bytes.Buffer
+		_ = json.Compact(&want, b)
+		if got := AppendCompact(nil, b); !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("AppendCompact(%q) = %q, want %q", b, got, want.Bytes())
+		}
+	})
+}

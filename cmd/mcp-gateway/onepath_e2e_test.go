@@ -1,0 +1,299 @@
+package main
+
+// End-to-end tests of the one tools/call path (docs/errors.md): request ids
+// come back exactly as the client sent them, on every path; the envelope is
+// decoded as strictly as go-sdk decodes it; cancellation, duplicates and
+// _meta behave the same whoever serves the call.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rawID returns a message's id member exactly as written, or "" without one.
+func rawID(t *testing.T, m rawMsg) string {
+	t.Helper()
+	return string(m.member(t, "id"))
+}
+
+// repliesTo returns the responses nobody waited for whose id is id, byte for
+// byte.
+func (s *rawSession) repliesTo(id string) []rawMsg {
+	s.t.Helper()
+	var out []rawMsg
+	for _, m := range s.strays() {
+		if m.m == nil {
+			continue
+		}
+		if rawID(s.t, m) == id {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// waitReplies waits until n responses with this exact id have arrived.
+func (s *rawSession) waitReplies(id string, n int) []rawMsg {
+	s.t.Helper()
+	waitFor(s.t, beReadTimeout, "a reply to id "+id, func() bool { return len(s.repliesTo(id)) >= n })
+	return s.repliesTo(id)
+}
+
+// sync makes sure that everything the gateway wrote before answering a
+// fresh ping has been read.
+func (s *rawSession) sync() {
+	s.t.Helper()
+	if r := s.call("ping", `{}`); r.m["result"] == nil {
+		s.t.Fatalf("ping: %s", r)
+	}
+}
+
+// Ids that a float64 cannot hold, or that are not integers, are answered
+// with exactly the bytes the client sent — by the gateway's own tools/call
+// path and by go-sdk's (ping) alike — and each request gets one response.
+func TestIDsExactAsSent(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
+	s.toolsList()
+	ids := []string{"9007199254740993", "9223372036854775808", "1e30", "1.5", "-0", `"x\u0041"`}
+	for _, id := range ids {
+		s.write(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
+		if r := s.waitReplies(id, 1); r[0].m["result"] == nil {
+			t.Errorf("ping id %s: %s", id, r[0])
+		}
+		s.write(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"tb.echo","arguments":{"id":` + id + `}}}`)
+		r := s.waitReplies(id, 2)
+		if !bytes.Contains(r[1].member(t, "result"), []byte(`"structuredContent":{"id":`+id+`}`)) {
+			t.Errorf("tools/call id %s: %s", id, r[1])
+		}
+	}
+	// 99.4 is not 99: both calls are served, each answered once.
+	s.write(`{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"tb.slow","arguments":{"ms":300}}}`)
+	s.write(`{"jsonrpc":"2.0","id":99.4,"method":"tools/call","params":{"name":"tb.echo","arguments":{}}}`)
+	if r := s.waitReplies("99.4", 1); r[0].m["result"] == nil {
+		t.Errorf("id 99.4: %s", r[0])
+	}
+	if r := s.waitReplies("99", 1); !bytes.Contains(r[0].member(t, "result"), []byte("slept")) {
+		t.Errorf("id 99: %s", r[0])
+	}
+	s.sync()
+	for _, id := range append(ids, "99", "99.4") {
+		want := 2
+		if strings.HasPrefix(id, "99") {
+			want = 1
+		}
+		if got := s.repliesTo(id); len(got) != want {
+			t.Errorf("id %s: %d replies, want %d: %v", id, len(got), want, got)
+		}
+	}
+}
+
+// "id": null is not a valid request id: the request is answered with
+// -32600 and id null (JSON-RPC 2.0, section 5), not silently dropped; ids
+// that are neither strings nor numbers likewise.
+func TestNullAndBadIDsAnswered(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":null,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"tb.echo"}}`,
+		`{"jsonrpc":"2.0","id":true,"method":"ping"}`,
+	} {
+		mark := len(s.repliesTo("null"))
+		s.write(msg)
+		r := s.waitReplies("null", mark+1)[mark]
+		if code, _, _ := r.rpcErr(t); code != -32600 {
+			t.Errorf("%s: reply %s, want -32600", msg, r)
+		}
+	}
+	s.sync()
+	if n := len(s.repliesTo("null")); n != 3 {
+		t.Errorf("%d replies with id null, want 3", n)
+	}
+}
+
+// Member names are case-sensitive, as go-sdk decodes them: "ID" and
+// "METHOD" are not "id" and "method".
+func TestEnvelopeKeysCaseSensitive(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","ID":7,"METHOD":"ping"}`,
+		`{"ID":7,"METHOD":"ping"}`,
+		`{"JSONRPC":"2.0","id":8,"method":"ping"}`,
+	} {
+		mark := len(s.repliesTo("null")) + len(s.repliesTo("8"))
+		s.write(msg)
+		waitFor(t, beReadTimeout, "a reply to "+msg, func() bool { return len(s.repliesTo("null"))+len(s.repliesTo("8")) > mark })
+	}
+	s.sync()
+	if n := len(s.repliesTo("7")); n != 0 {
+		t.Errorf("%d replies with id 7, want none: %v", n, s.repliesTo("7"))
+	}
+	for _, r := range append(s.repliesTo("null"), s.repliesTo("8")...) {
+		if code, _, _ := r.rpcErr(t); code != -32600 {
+			t.Errorf("reply %s, want -32600", r)
+		}
+	}
+}
+
+// A duplicate of an id in flight is rejected without touching the original;
+// the client's cancellation of the original then suppresses its response
+// (docs/errors.md): the duplicate's -32600 is the only reply with that id.
+func TestDuplicateIDThenCancelOriginal(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
+	s.toolsList()
+	s.write(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tb.slow","arguments":{"ms":1500}}}`)
+	s.write(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tb.echo","arguments":{}}}`)
+	dup := s.waitReplies("1", 1)[0]
+	if code, msg, _ := dup.rpcErr(t); code != -32600 || msg != "request ID already in use" {
+		t.Errorf("duplicate: %s", dup)
+	}
+	s.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"stop"}}`)
+	waitFor(t, 10*time.Second, "the backend saw the cancellation", func() bool {
+		return len(cancelled(s.structured("tb.stats", `{}`))) == 1
+	})
+	time.Sleep(300 * time.Millisecond) // a response would be on its way by now
+	s.sync()
+	if r := s.repliesTo("1"); len(r) != 1 {
+		t.Errorf("replies with id 1: %v, want only the duplicate's error", r)
+	}
+}
+
+// In lazy mode, gateway.call_tool forwards the client's progress token and
+// _meta digit for digit, like a direct call.
+func TestLazyCallToolMetaExact(t *testing.T) {
+	t.Parallel()
+	cfg := map[string]any{
+		"gateway": map[string]any{"startup_timeout_ms": 25000, "answer_tools": false, "tools_mode": "lazy"},
+		"servers": []beServer{tb("tb")},
+	}
+	b, _ := json.Marshal(cfg)
+	s := startRaw(t, writeConfig(t, string(b)), "e2e")
+	s.toolsList()
+	mark := s.noteMark()
+	r := s.call("tools/call", `{"name":"gateway.call_tool","arguments":{"name":"tb.progress","arguments":{"steps":2,"ms":1}},"_meta":{"progressToken":12345678901234567890}}`)
+	if r.m["result"] == nil {
+		t.Fatalf("call_tool tb.progress: %s", r)
+	}
+	notes := s.notesSince(mark, "notifications/progress")
+	if len(notes) != 2 {
+		t.Errorf("%d progress notifications before the result, want 2", len(notes))
+	}
+	for _, n := range notes {
+		if !bytes.Contains(n.raw, []byte(`"progressToken":12345678901234567890`)) {
+			t.Errorf("progress = %s, want token 12345678901234567890", n)
+		}
+	}
+	s.call("tools/call", `{"name":"gateway.call_tool","arguments":{"name":"tb.echo","arguments":{}},"_meta":{"example.com/n":12345678901234567890123,"example.com/f":1.50}}`)
+	stats := s.callTool("tb.stats", `{}`).member(t, "result")
+	for _, want := range []string{`"example.com/n":12345678901234567890123`, `"example.com/f":1.50`} {
+		if !bytes.Contains(stats, []byte(want)) {
+			t.Errorf("backend saw _meta %s, want %s", stats, want)
+		}
+	}
+}
+
+// A backend that stops reading its stdin holds up only its own calls:
+// pings, cancellations and calls to other backends are answered while
+// calls to it wait, though they are started from the same reader
+// (docs/benchmarks.md, "the inline path").
+func TestStuckBackendStallsNothingElse(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, beConfig(t, tb("stuck"), tb("ok")), "e2e")
+	s.toolsList()
+	// stuck answers, then reads nothing for 8 s.
+	if r := s.callTool("stuck.deaf", `{"ms":8000}`); r.m["result"] == nil {
+		t.Fatalf("stuck.deaf: %s", r)
+	}
+	// Far more than its stdin pipe and read buffer hold.
+	big := strings.Repeat("x", 8<<10)
+	var flood []string
+	for range 64 {
+		flood = append(flood, s.request("tools/call", `{"name":"stuck.echo","arguments":{"s":"`+big+`"}}`))
+	}
+	if r := s.call("ping", `{}`); r.m["result"] == nil {
+		t.Errorf("ping: %s", r)
+	}
+	if r := s.callTool("ok.echo", `{"a":1}`); r.m["result"] == nil {
+		t.Errorf("ok.echo: %s", r)
+	}
+	last := flood[len(flood)-1]
+	s.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + last + `}}`)
+	s.sync() // the cancellation has been read
+	s.mu.Lock()
+	for _, id := range flood {
+		if s.answered[id] {
+			t.Errorf("call %s to the stuck backend was answered before the ping returned: the reader waited for the stuck backend (or it did not stop reading)", id)
+		}
+	}
+	s.mu.Unlock()
+	// Once it reads again, every call but the cancelled one is answered.
+	for _, id := range flood[:len(flood)-1] {
+		if r := s.await(id, beReadTimeout); r.m["result"] == nil {
+			t.Errorf("call %s: %s", id, r)
+		}
+	}
+	s.sync()
+	s.mu.Lock()
+	answered := s.answered[last]
+	s.mu.Unlock()
+	if answered || len(s.repliesTo(last)) > 0 {
+		t.Errorf("the cancelled call %s was answered", last)
+	}
+}
+
+// A burst of calls in one write, to two backends, is answered call by
+// call, each exactly once with its own result: the requests of a burst go
+// to each backend in one write, the responses of a burst to the client in
+// one write.
+func TestBurstOfCallsAnsweredOnce(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, beConfig(t, tb("a"), tb("b")), "e2e")
+	s.toolsList()
+	var burst strings.Builder
+	const n = 300
+	for i := range n {
+		server := []string{"a", "b"}[i%2]
+		fmt.Fprintf(&burst, `{"jsonrpc":"2.0","id":"c%d","method":"tools/call","params":{"name":"%s.echo","arguments":{"i":%d}}}`+"\n", i, server, i)
+	}
+	s.write(strings.TrimSuffix(burst.String(), "\n"))
+	waitFor(t, beReadTimeout, "every reply", func() bool { return len(s.strays()) >= n })
+	s.sync()
+	replies := map[string][]rawMsg{}
+	for _, m := range s.strays() {
+		id := rawID(t, m)
+		replies[id] = append(replies[id], m)
+	}
+	for i := range n {
+		r := replies[fmt.Sprintf(`"c%d"`, i)]
+		if len(r) != 1 || !bytes.Contains(r[0].member(t, "result"), []byte(fmt.Sprintf(`"structuredContent":{"i":%d}`, i))) {
+			t.Errorf("replies to c%d: %v", i, r)
+		}
+	}
+}
+
+// Before initialize, a tools/call gets go-sdk's error for any method then;
+// a 2026-07-28 client, which sends no initialize and identifies itself in
+// _meta, is served.
+func TestToolsCallBeforeInitialize(t *testing.T) {
+	t.Parallel()
+	p := startGateway(t, baseEnv(t), "--stdio", "--config", beConfig(t, tb("tb")))
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tb.echo","arguments":{}}}` + "\n")
+	r := p.readLine()
+	if e, _ := r["error"].(map[string]any); e == nil || e["message"] != `method "tools/call" is invalid during session initialization` || errCode(r) != 0 {
+		t.Errorf("tools/call before initialize: %v", r)
+	}
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tb__echo","arguments":{"k":1},"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"claude-code","version":"1"},` +
+		`"io.modelcontextprotocol/clientCapabilities":{}}}}` + "\n")
+	r = p.readLine()
+	if res, _ := r["result"].(map[string]any); idOf(r) != "2" || res == nil || res["structuredContent"] == nil {
+		t.Errorf("2026-07-28 tools/call with strict name, no initialize: %v", r)
+	}
+}

@@ -1,0 +1,145 @@
+// Package stdio is the gateway's stdio transport: it splits the client's
+// byte stream into messages (Framer) and writes whole replies framed the way
+// the client frames its input (Conn). It knows nothing of JSON-RPC beyond
+// where one message ends: decoding, routing and every error reply belong to
+// the gateway's session, which other transports share.
+package stdio
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// DefaultMaxMessageBytes is the largest message a Conn accepts.
+const DefaultMaxMessageBytes = 16 << 20
+
+// Options configure a Conn.
+type Options struct {
+	// LineMode forces line-delimited replies (MCP_LINE_MODE=1); otherwise
+	// replies follow the framing of the first message received.
+	LineMode bool
+	// MaxMessageBytes caps one message; 0 means DefaultMaxMessageBytes.
+	MaxMessageBytes int
+	Logger          *slog.Logger
+}
+
+// ErrClosed is returned by Write after Close.
+var ErrClosed = errors.New("stdio: connection closed")
+
+// Conn is one client on a byte stream (the gateway's stdin and stdout). It
+// accepts Content-Length framed messages and line-delimited JSON in any mix
+// and any split across reads (see Framer). Replies are framed like the first
+// input received (Content-Length framed or one line each) unless LineMode is
+// set; anything written before any input arrives is line-delimited. Each
+// reply is written whole with one Write, never interleaved with another.
+//
+// Conn does not close r or w.
+type Conn struct {
+	f        *Framer
+	w        io.Writer
+	lineMode bool
+	log      *slog.Logger
+	framing  atomic.Uint32 // Framing of the first input; replies follow it
+	closed   atomic.Bool
+
+	mu   sync.Mutex // held while messages are written to w
+	pend []byte     // framed messages not written yet (Buffer), then the one being written
+}
+
+// maxPending bounds what Buffer holds before it writes anyway.
+const maxPending = 64 << 10
+
+// New returns a Conn reading r and writing w.
+func New(r io.Reader, w io.Writer, opts Options) *Conn {
+	max := opts.MaxMessageBytes
+	if max <= 0 {
+		max = DefaultMaxMessageBytes
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Conn{f: NewFramer(r, max, 0), w: w, lineMode: opts.LineMode, log: log}
+}
+
+// Read returns the next message's bytes (owned by the caller), or, for a
+// piece of input that is not one (bad framing, over the size limit), why.
+// err is non-nil only at the end of input (io.EOF) or when r failed. Read
+// must be called from one goroutine at a time.
+func (c *Conn) Read() (msg []byte, bad string, err error) {
+	fr, err := c.f.Next()
+	if err != nil {
+		return nil, "", err
+	}
+	c.framing.CompareAndSwap(uint32(FramingNone), uint32(fr.Framing))
+	if c.log.Enabled(context.Background(), slog.LevelDebug) {
+		c.log.Debug("stdio: message", "dir", "recv", "framing", fr.Framing, "bytes", fr.Size)
+	}
+	return fr.Body, fr.Bad, nil
+}
+
+// More reports whether more input is already buffered: Read will not wait.
+// Like Read, it must be called from the reading goroutine.
+func (c *Conn) More() bool { return c.f.Buffered() }
+
+// Write writes one message (without terminator or header) whole, after
+// any messages Buffer holds. It is safe for concurrent use; after Close it
+// fails with ErrClosed.
+func (c *Conn) Write(msg []byte) error { return c.put(msg, true) }
+
+// Buffer queues one message to go out with the next Write or Flush, so that
+// a burst of replies takes one write. The caller must see that Flush
+// follows.
+func (c *Conn) Buffer(msg []byte) error { return c.put(msg, false) }
+
+// Flush writes the messages Buffer holds.
+func (c *Conn) Flush() error { return c.put(nil, true) }
+
+func (c *Conn) put(msg []byte, flush bool) error {
+	framing := FramingLine
+	if !c.lineMode && Framing(c.framing.Load()) == FramingHeader {
+		framing = FramingHeader
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed.Load() {
+		c.pend = c.pend[:0]
+		return ErrClosed
+	}
+	if msg != nil {
+		if framing == FramingHeader {
+			c.pend = append(c.pend, "Content-Length: "...)
+			c.pend = strconv.AppendInt(c.pend, int64(len(msg)), 10)
+			c.pend = append(c.pend, "\r\n\r\n"...)
+			c.pend = append(c.pend, msg...)
+		} else {
+			c.pend = append(c.pend, msg...)
+			c.pend = append(c.pend, '\n')
+		}
+	}
+	if len(c.pend) == 0 || !flush && len(c.pend) < maxPending {
+		return nil
+	}
+	_, err := c.w.Write(c.pend)
+	if c.log.Enabled(context.Background(), slog.LevelDebug) {
+		c.log.Debug("stdio: message", "dir", "send", "framing", framing, "bytes", len(c.pend))
+	}
+	if cap(c.pend) <= 1<<20 {
+		c.pend = c.pend[:0] // reuse, but don't pin a huge buffer
+	} else {
+		c.pend = nil
+	}
+	return err
+}
+
+// Close makes later Writes fail. It does not close r or w; a Read in
+// progress returns when r does.
+func (c *Conn) Close() error {
+	c.closed.Store(true)
+	return nil
+}

@@ -1,0 +1,507 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The session is the one owner of a client connection's requests. It reads
+// every message, decodes its envelope once (package wire, ids kept as the
+// client's exact bytes), keeps the one table of requests in flight, and
+// serves every tools/call itself — backend tools, answer tools, lazy mode's
+// meta tools, and the error before initialize. Everything else (initialize,
+// lists, ping, list_changed, sampling, elicitation, roots) goes to go-sdk,
+// under ids of the session's own, mapped back to the client's on the way
+// out. It depends on no transport: a transport only moves whole messages
+// (clientStream).
+
+// clientStream is a client connection as the session sees it: whole
+// messages in and out. The stdio transport is one.
+type clientStream interface {
+	// Read returns the next message (owned by the caller), or, for input
+	// that is not one, why (answered with -32700). err ends the input:
+	// io.EOF at its end. It is called from one goroutine.
+	Read() (msg []byte, bad string, err error)
+	// More reports whether Read has input buffered and will not wait; it
+	// is called from the reading goroutine.
+	More() bool
+	// Write writes one whole message, after those Buffer holds; it is safe
+	// for concurrent use.
+	Write(msg []byte) error
+	// Buffer queues a message for the next Write or Flush.
+	Buffer(msg []byte) error
+	// Flush writes what Buffer holds.
+	Flush() error
+	// Close makes later Writes fail.
+	Close() error
+}
+
+// drainGrace bounds how long the end of input is held back for calls still
+// in flight.
+const drainGrace = 30 * time.Second
+
+// session serves one client connection.
+type session struct {
+	f   *front
+	s   clientStream
+	log *slog.Logger
+
+	ctx  context.Context // ends when the session closes; parent of every call
+	stop context.CancelFunc
+
+	toSDK   chan jsonrpc.Message // reader → go-sdk's Read, unbuffered
+	inputOK chan struct{}        // closed when the input has ended and the calls in flight are answered
+	readErr error                // why the input ended; set before inputOK is closed
+	closed  chan struct{}
+
+	mu      sync.Mutex
+	done    bool             // set by close: no call starts after it
+	calls   map[string]*call // the one table of requests in flight, by the id's exact bytes
+	sdk     map[int64]*call  // the requests go-sdk serves, by the id go-sdk knows them by
+	nextSDK int64            // last id given to go-sdk
+	busy    int              // responses being written
+	drained chan struct{}    // closed when calls and busy are both empty, during a drain
+	wg      sync.WaitGroup   // goroutines of calls that may wait (spawn)
+}
+
+// call is one request in flight.
+type call struct {
+	id        json.RawMessage // exactly as the client sent it
+	sdkID     int64           // non-zero: go-sdk serves it under this id
+	cancel    func()          // the gateway's own calls; set once started
+	cancelled bool            // the client sent notifications/cancelled: no response
+	answered  chan struct{}   // if not nil, closed once the response is written
+}
+
+func newSession(f *front, s clientStream) *session {
+	ctx, stop := context.WithCancel(context.Background())
+	return &session{
+		f:       f,
+		s:       s,
+		log:     f.log,
+		ctx:     ctx,
+		stop:    stop,
+		toSDK:   make(chan jsonrpc.Message),
+		inputOK: make(chan struct{}),
+		closed:  make(chan struct{}),
+		calls:   make(map[string]*call),
+		sdk:     make(map[int64]*call),
+	}
+}
+
+// readLoop reads the client until the end of input, then waits for the
+// calls in flight (drain) and tells go-sdk. After close it delivers nothing
+// more; it exits when the current Read returns.
+func (s *session) readLoop() {
+	for {
+		if !s.s.More() {
+			s.flushBackends() // before waiting for input
+		}
+		msg, bad, err := s.s.Read()
+		if err != nil {
+			if err == io.EOF {
+				s.log.Debug("end of input")
+				s.drain()
+			} else {
+				s.log.Warn("read failed", "err", err)
+			}
+			s.readErr = err
+			close(s.inputOK)
+			return
+		}
+		if s.isClosed() {
+			return
+		}
+		if bad != "" {
+			s.reject(&wire.DecodeError{Parse: true, Reason: bad})
+			continue
+		}
+		s.handle(msg)
+	}
+}
+
+// handle routes one message.
+func (s *session) handle(body []byte) {
+	m, err := wire.Decode(body)
+	if err != nil {
+		var de *wire.DecodeError
+		if !errors.As(err, &de) {
+			de = &wire.DecodeError{Reason: err.Error()}
+		}
+		s.reject(de)
+		return
+	}
+	switch {
+	case m.IsCall():
+		if m.Method == "tools/call" {
+			s.startToolCall(m.ID, m.Params)
+			return
+		}
+		c, ok := s.claim(m.ID, true)
+		if !ok {
+			return
+		}
+		if m.Method == "initialize" {
+			// Nothing is served until the session is initialized: a
+			// client may send its first calls right behind initialize.
+			c.answered = make(chan struct{})
+		}
+		s.deliver(&jsonrpc.Request{ID: intID(c.sdkID), Method: m.Method, Params: m.Params})
+		if c.answered != nil {
+			select {
+			case <-c.answered:
+			case <-s.closed:
+			}
+		}
+	case m.IsNotification():
+		if m.Method == methodCancelled {
+			s.cancelled(m.Params)
+			return
+		}
+		s.deliver(&jsonrpc.Request{Method: m.Method, Params: m.Params})
+	default:
+		// The client's answer to a request of go-sdk's (sampling, roots...).
+		id, ok := sdkRequestID(m.ID)
+		if !ok {
+			s.log.Debug("dropped a response to an unknown id", "id", string(m.ID))
+			return
+		}
+		resp := &jsonrpc.Response{ID: id, Result: m.Result}
+		if m.Error != nil {
+			var e jsonrpc.Error
+			if err := json.Unmarshal(m.Error, &e); err != nil {
+				e = jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "invalid error object"}
+			}
+			resp.Error = &e
+		}
+		s.deliver(resp)
+	}
+}
+
+const methodCancelled = "notifications/cancelled"
+
+// sdkRequestID reads the id of a response to one of go-sdk's requests,
+// which go-sdk numbered itself.
+func sdkRequestID(raw json.RawMessage) (jsonrpc.ID, bool) {
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return jsonrpc.ID{}, false
+		}
+		id, _ := jsonrpc.MakeID(s)
+		return id, true
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return jsonrpc.ID{}, false
+	}
+	return intID(n), true
+}
+
+// intID is a go-sdk id for n, which is well below 2^53.
+func intID(n int64) jsonrpc.ID {
+	id, _ := jsonrpc.MakeID(float64(n))
+	return id
+}
+
+// flushBackends writes the calls started since the last flush to their
+// backends, in one write each (backends.CallOptions.Batch). The reader
+// calls it before anything that may wait.
+func (s *session) flushBackends() {
+	if b := s.f.g.opts.Backends; b != nil {
+		b.FlushWrites()
+	}
+}
+
+// deliver hands a message to go-sdk's Read, which may wait.
+func (s *session) deliver(msg jsonrpc.Message) {
+	s.flushBackends()
+	select {
+	case s.toSDK <- msg:
+	case <-s.closed:
+	}
+}
+
+// claim records a request in flight. A request id already in flight is
+// answered with -32600 and not claimed: the call in flight keeps its id
+// and its entry. A request for go-sdk (sdk) gets an id for it.
+func (s *session) claim(id json.RawMessage, sdk bool) (*call, bool) {
+	s.mu.Lock()
+	if _, dup := s.calls[string(id)]; dup || s.done {
+		s.mu.Unlock()
+		if dup {
+			s.writeError(id, errDuplicateID)
+		}
+		return nil, false
+	}
+	c := &call{id: id}
+	if sdk {
+		s.nextSDK++
+		c.sdkID = s.nextSDK
+		s.sdk[c.sdkID] = c
+	}
+	s.calls[string(id)] = c
+	s.mu.Unlock()
+	return c, true
+}
+
+// startToolCall serves a tools/call. A call to a backend tool in the
+// current tables starts right here, on the reader, and is answered from
+// the backend's read loop: no goroutine of its own, no hand-off (the
+// backend's writes never block, see backends.Manager.StartToolCall).
+// Anything that may wait — the answer and meta tools, a name not in the
+// tables yet (the backends may still be starting) — runs in a goroutine.
+func (s *session) startToolCall(id, params json.RawMessage) {
+	c, ok := s.claim(id, false)
+	if !ok {
+		return
+	}
+	f := s.f
+	tc, err := decodeToolCall(params)
+	switch {
+	case err != nil:
+		s.respond(c, nil, rpcError(err, kindTool, "", false))
+		return
+	case !f.initialized(tc.meta):
+		s.respond(c, nil, errNotInitialized)
+		return
+	}
+	if r, ok := f.inlineRoute(tc.name); ok {
+		cancel := f.startBackend(tc.name, r, tc, s.progress, func(raw json.RawMessage, err error) {
+			if err != nil {
+				s.respond(c, nil, rpcError(err, kindTool, tc.name, f.g.opts.Config.Server.Debug))
+				return
+			}
+			s.respondBuffered(c, raw)
+		})
+		s.setCancel(c, cancel)
+		return
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	if !s.spawn(func() {
+		defer cancel()
+		raw, err := f.callTool(ctx, tc, s.progress)
+		if err != nil {
+			s.respond(c, nil, rpcError(err, kindTool, tc.name, f.g.opts.Config.Server.Debug))
+			return
+		}
+		s.respond(c, raw, nil)
+	}) {
+		cancel()
+		s.respond(c, nil, rpcError(context.Canceled, kindTool, tc.name, false))
+		return
+	}
+	s.setCancel(c, cancel)
+}
+
+// spawn runs fn in a goroutine that close waits for; after close it runs
+// nothing and reports false.
+func (s *session) spawn(fn func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return false
+	}
+	s.wg.Add(1) // under mu, so never after close's Wait began
+	go func() {
+		defer s.wg.Done()
+		fn()
+	}()
+	return true
+}
+
+// setCancel records how to cancel a call of the gateway's own, unless it
+// has ended already.
+func (s *session) setCancel(c *call, cancel func()) {
+	s.mu.Lock()
+	if s.calls[string(c.id)] == c {
+		c.cancel = cancel
+	}
+	s.mu.Unlock()
+}
+
+// progress writes a progress notification for a call in flight.
+func (s *session) progress(p *mcp.ProgressNotificationParams) {
+	params, err := json.Marshal(p)
+	if err != nil {
+		return
+	}
+	// Progress comes from a backend's read loop, which flushes when idle.
+	if err := s.s.Buffer(wire.AppendRequest(nil, nil, "notifications/progress", params)); err != nil {
+		s.log.Debug("write progress", "err", err)
+	}
+}
+
+// cancelled handles notifications/cancelled: the call is cancelled and its
+// response, whenever it comes, is not sent.
+func (s *session) cancelled(params json.RawMessage) {
+	id := wire.Member(params, "requestId")
+	if !wire.ValidID(id) {
+		return
+	}
+	s.mu.Lock()
+	c := s.calls[string(id)]
+	var cancel func()
+	if c != nil {
+		c.cancelled = true
+		cancel = c.cancel
+	}
+	s.mu.Unlock()
+	switch {
+	case c == nil:
+	case c.sdkID == 0:
+		if cancel != nil {
+			cancel()
+		}
+	default:
+		// go-sdk cancels its handler under the id it knows.
+		p, _ := json.Marshal(map[string]any{"requestId": c.sdkID})
+		s.deliver(&jsonrpc.Request{Method: methodCancelled, Params: p})
+	}
+}
+
+// finish forgets a call whose response is about to be written and reports
+// whether to write it. The client may reuse the id as soon as it reads the
+// response, so the call is forgotten first; the response counts as being
+// written until written is called.
+func (s *session) finish(c *call) (send bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.calls[string(c.id)] == c {
+		delete(s.calls, string(c.id))
+	}
+	if c.sdkID != 0 {
+		delete(s.sdk, c.sdkID)
+	}
+	s.busy++
+	return !c.cancelled
+}
+
+// written ends a response's write, and a drain waiting for it.
+func (s *session) written() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.busy--
+	if s.busy == 0 && len(s.calls) == 0 && s.drained != nil {
+		close(s.drained)
+		s.drained = nil
+	}
+}
+
+// respond answers one of the gateway's own calls.
+func (s *session) respond(c *call, result json.RawMessage, rpcErr *jsonrpc.Error) {
+	defer s.written()
+	if !s.finish(c) {
+		s.log.Debug("response dropped, request was cancelled", "id", string(c.id))
+		return
+	}
+	var msg []byte
+	if rpcErr != nil {
+		msg = appendError(nil, c.id, rpcErr)
+	} else {
+		msg = wire.AppendResult(make([]byte, 0, len(result)+len(c.id)+40), c.id, result)
+	}
+	if err := s.s.Write(msg); err != nil {
+		s.log.Debug("write response", "id", string(c.id), "err", err)
+	}
+}
+
+// respondBuffered answers one of the gateway's own calls from a backend's
+// read loop: the response is buffered, and goes out with the others of the
+// same burst when the read loop is idle (Gateway.flushClients).
+func (s *session) respondBuffered(c *call, result json.RawMessage) {
+	defer s.written()
+	if !s.finish(c) {
+		s.log.Debug("response dropped, request was cancelled", "id", string(c.id))
+		return
+	}
+	if err := s.s.Buffer(wire.AppendResult(make([]byte, 0, len(result)+len(c.id)+40), c.id, result)); err != nil {
+		s.log.Debug("write response", "id", string(c.id), "err", err)
+	}
+}
+
+// writeError writes an error response that answers no call in flight.
+func (s *session) writeError(id json.RawMessage, e *jsonrpc.Error) {
+	if err := s.s.Write(appendError(nil, id, e)); err != nil {
+		s.log.Debug("write error reply", "err", err)
+	}
+}
+
+// reject answers input that is not a JSON-RPC message.
+func (s *session) reject(de *wire.DecodeError) {
+	e := errInvalidRequest(de.Reason)
+	if de.Parse {
+		e = errParse(de.Reason)
+	}
+	s.log.Warn("bad input", "code", e.Code, "reason", de.Reason)
+	s.writeError(de.ID, e)
+}
+
+// drain waits, up to drainGrace, until every request read so far has been
+// answered. A client that writes its requests and closes its end (a
+// script, a pipe) still gets its answers. Closing the session ends the wait.
+func (s *session) drain() {
+	s.mu.Lock()
+	if len(s.calls) == 0 && s.busy == 0 {
+		s.mu.Unlock()
+		return
+	}
+	s.drained = make(chan struct{})
+	done := s.drained
+	n := len(s.calls)
+	s.mu.Unlock()
+	s.log.Debug("end of input; waiting for calls in flight", "calls", n)
+	t := time.NewTimer(drainGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		s.log.Warn("end of input; calls still in flight are abandoned", "after", drainGrace)
+	case <-s.closed:
+	}
+}
+
+func (s *session) isClosed() bool {
+	select {
+	case <-s.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// close ends the session: no call starts after it, the calls in flight are
+// cancelled and waited for, and later writes fail. It is idempotent.
+func (s *session) close() {
+	s.mu.Lock()
+	if s.done {
+		s.mu.Unlock()
+		return
+	}
+	s.done = true
+	close(s.closed)
+	var cancels []func()
+	for _, c := range s.calls {
+		if c.cancel != nil {
+			cancels = append(cancels, c.cancel)
+		}
+	}
+	s.mu.Unlock()
+	s.stop()
+	for _, cancel := range cancels {
+		cancel()
+	}
+	s.wg.Wait()
+	_ = s.s.Flush() // responses buffered by a backend's read loop that has not gone idle yet
+	_ = s.s.Close()
+}
