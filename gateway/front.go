@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -24,8 +25,7 @@ type front struct {
 
 	mu      sync.Mutex
 	session *mcp.ServerSession
-	// identified is set once the client is known: by initialize, or by
-	// the _meta of a 2026-07-28 client's request.
+	// identified is set once the client sent initialize.
 	identified bool
 	client     string // clientInfo.name
 	strict     bool
@@ -99,13 +99,6 @@ type promptRoute struct {
 // what a request goes to.
 func (f *front) route(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method != "initialize" && f.currentSession() == nil {
-			// A 2026-07-28 client sends no initialize: go-sdk takes its
-			// client info from the first request's _meta.
-			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.InitializeParams() != nil {
-				f.identify(ss, ss.InitializeParams())
-			}
-		}
 		switch method {
 		case "initialize":
 			res, err := next(ctx, method, req)
@@ -162,24 +155,23 @@ func (f *front) identify(ss *mcp.ServerSession, p *mcp.InitializeParams) {
 	f.log.Info("client connected", "client", name, "strict_names", strict)
 }
 
-// initialized reports whether a tools/call may be served: the client sent
-// initialize, or it speaks protocol 2026-07-28 or later, which has no
-// initialize and identifies the client in every request's _meta.
-func (f *front) initialized(meta map[string]json.RawMessage) bool {
+// notReady says why a tools/call may not be served yet, or nil: the
+// client must have sent initialize. A request of a revision without
+// initialize (2026-07-28, which names its version in _meta) is refused
+// with the versions the gateway serves, as go-sdk refuses its other
+// methods (servedVersions).
+func (f *front) notReady(meta map[string]json.RawMessage) *jsonrpc.Error {
 	f.mu.Lock()
 	ok := f.identified
 	f.mu.Unlock()
 	if ok {
-		return true
+		return nil
 	}
 	var version string
-	if json.Unmarshal(meta[mcp.MetaKeyProtocolVersion], &version) != nil || version < "2026-07-28" {
-		return false
+	if json.Unmarshal(meta[mcp.MetaKeyProtocolVersion], &version) == nil && version != "" {
+		return errUnsupportedVersion(version)
 	}
-	var info mcp.Implementation
-	_ = json.Unmarshal(meta[mcp.MetaKeyClientInfo], &info)
-	f.identify(nil, &mcp.InitializeParams{ProtocolVersion: version, ClientInfo: &info})
-	return true
+	return errNotInitialized
 }
 
 func (f *front) currentSession() *mcp.ServerSession {

@@ -143,7 +143,8 @@ func (g *Gateway) frontList() []*front {
 func (g *Gateway) newFront() *front {
 	f := &front{g: g, log: g.log}
 	f.server = mcp.NewServer(&mcp.Implementation{Name: "mcp-gateway", Version: g.opts.Version}, &mcp.ServerOptions{
-		Logger: g.sdkLogger(),
+		Logger:                    g.sdkLogger(),
+		SupportedProtocolVersions: servedVersions(),
 		// Backends may add tools, prompts and resources at any time, so
 		// all three are declared up front, with list_changed.
 		Capabilities: &mcp.ServerCapabilities{

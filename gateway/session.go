@@ -143,8 +143,12 @@ func (s *session) handle(body []byte) {
 	}
 	switch {
 	case m.IsCall():
-		if m.Method == "tools/call" {
+		switch m.Method {
+		case "tools/call":
 			s.startToolCall(m.ID, m.Params)
+			return
+		case methodDiscover:
+			s.writeError(m.ID, errNoDiscover)
 			return
 		}
 		c, ok := s.claim(m.ID, true)
@@ -268,12 +272,12 @@ func (s *session) startToolCall(id, params json.RawMessage) {
 	}
 	f := s.f
 	tc, err := decodeToolCall(params)
-	switch {
-	case err != nil:
+	if err != nil {
 		s.respond(c, nil, rpcError(err, kindTool, "", false))
 		return
-	case !f.initialized(tc.meta):
-		s.respond(c, nil, errNotInitialized)
+	}
+	if e := f.notReady(tc.meta); e != nil {
+		s.respond(c, nil, e)
 		return
 	}
 	if r, ok := f.inlineRoute(tc.name); ok {
