@@ -29,7 +29,8 @@ type front struct {
 	identified bool
 	client     string // clientInfo.name
 	strict     bool
-	settled    bool                   // backends had settled at the last sync
+	settled    bool                   // backends have settled: changes re-sync the tables
+	built      bool                   // the tables were built once the backends settled
 	tools      map[string]toolRoute   // front name → route
 	known      map[string]toolRoute   // every backend tool ever listed, for orphans
 	prompts    map[string]promptRoute // front name → route
@@ -108,6 +109,10 @@ func (f *front) route(next mcp.MethodHandler) mcp.MethodHandler {
 				f.identify(ss, p)
 			}
 			return res, err
+		case "prompts/get", "resources/read", "completion/complete":
+			// Served from the tables, which a client need not have
+			// listed first.
+			f.settle(ctx)
 		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
 			f.settle(ctx)
 			list, _ := listOf(method)
@@ -194,12 +199,15 @@ func (f *front) refresh() {
 }
 
 // settle waits for the backends to finish starting (once) and builds the
-// tables, so that the first list a client sees is complete.
+// tables, so that the first list a client sees is complete. Every caller
+// that finds the first build unfinished waits for the backends and syncs
+// itself (sync is serialised and idempotent): returning as soon as another
+// caller had begun would answer from tables still being built.
 func (f *front) settle(ctx context.Context) {
 	f.mu.Lock()
-	settled := f.settled
+	built := f.built
 	f.mu.Unlock()
-	if settled {
+	if built {
 		return
 	}
 	f.g.waitBackends(ctx)
@@ -207,7 +215,10 @@ func (f *front) settle(ctx context.Context) {
 		return // the wait was cut short: the next list or call waits again
 	}
 	f.mu.Lock()
-	f.settled = true
+	f.settled = true // from here on, backend changes re-sync (refresh)
 	f.mu.Unlock()
 	f.sync()
+	f.mu.Lock()
+	f.built = true
+	f.mu.Unlock()
 }

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startRace starts the gateway with two slow-starting testbackends that
+// serve prompts and resources, initializes, and sends msgs in one write —
+// once both backends are ready if ready is set, else while they start; it
+// returns the replies by id.
+func startRace(t *testing.T, ready bool, msgs ...string) map[string]map[string]any {
+	t.Helper()
+	a := tb("a", "-start-delay", "300ms", "-prompts", "-resources")
+	b := tb("b", "-start-delay", "300ms", "-prompts") // no resources: they would collide with a's
+	p := startGateway(t, baseEnv(t), "--stdio", "--config", beConfig(t, a, b))
+	p.send(initMsg + "\n")
+	if r := p.readLine(); r["result"] == nil {
+		t.Fatalf("initialize: %v", r)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ready && strings.Count(p.stderr.String(), "backend ready") < 2; {
+		if time.Now().After(deadline) {
+			t.Fatalf("backends not ready:\n%s", p.stderr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" + strings.Join(msgs, "\n") + "\n")
+	out := make(map[string]map[string]any)
+	for len(out) < len(msgs) {
+		r := p.readLine()
+		if _, ok := r["id"]; ok {
+			out[strings.Trim(idOf(r), `"`)] = r
+		}
+	}
+	return out
+}
+
+func req(id, method, params string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":%q,"params":%s}`, id, method, params)
+}
+
+func resultLen(r map[string]any, member string) int {
+	res, _ := r["result"].(map[string]any)
+	list, _ := res[member].([]any)
+	return len(list)
+}
+
+// The first lists, sent together while the backends start or right after,
+// are all complete, and a tools/call sent with them finds its tool.
+func TestStartParallelListsComplete(t *testing.T) {
+	t.Parallel()
+	for i := range 6 {
+		r := startRace(t, i%2 == 0,
+			req("t", "tools/list", `{}`),
+			req("p", "prompts/list", `{}`),
+			req("r", "resources/list", `{}`),
+			req("rt", "resources/templates/list", `{}`),
+			req("c", "tools/call", `{"name":"b.echo","arguments":{"k":1}}`),
+		)
+		if n := resultLen(r["t"], "tools"); n < 2*6 {
+			t.Errorf("run %d: %d tools: %v", i, n, r["t"])
+		}
+		if n := resultLen(r["p"], "prompts"); n != 2 {
+			t.Errorf("run %d: %d prompts: %v", i, n, r["p"])
+		}
+		if n := resultLen(r["r"], "resources"); n != 1 {
+			t.Errorf("run %d: %d resources: %v", i, n, r["r"])
+		}
+		if n := resultLen(r["rt"], "resourceTemplates"); n != 1 {
+			t.Errorf("run %d: %d resource templates: %v", i, n, r["rt"])
+		}
+		if res, _ := r["c"]["result"].(map[string]any); res == nil || res["isError"] == true {
+			t.Errorf("run %d: tools/call with the first list: %v", i, r["c"])
+		}
+	}
+}
+
+// prompts/get and resources/read work before the client listed anything.
+func TestStartGetAndReadBeforeList(t *testing.T) {
+	t.Parallel()
+	r := startRace(t, true,
+		req("g", "prompts/get", `{"name":"a.greet","arguments":{"who":"x"}}`),
+		req("rd", "resources/read", `{"uri":"test://r1"}`),
+		req("rt", "resources/read", `{"uri":"test://t/7"}`),
+	)
+	for id, r := range r {
+		if r["result"] == nil {
+			t.Errorf("%s before any list: %v", id, r)
+		}
+	}
+}
