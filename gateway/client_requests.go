@@ -12,45 +12,29 @@ import (
 
 // HandleBackendRequest forwards a backend's server-to-client request
 // (sampling, elicitation, roots) to a connected client that declared the
-// capability. It is the backends.Options.OnRequest hook.
+// capability, unchanged, and returns the client's answer unchanged
+// (outgoing.go). It is the backends.Options.OnRequest hook.
 func (g *Gateway) HandleBackendRequest(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
-	var ss *mcp.ServerSession
-	for _, f := range g.frontList() {
-		if s := f.currentSession(); s != nil && clientSupports(s, method) {
-			ss = s
-			break
-		}
-	}
-	if ss == nil {
-		return nil, fmt.Errorf("no connected client supports %s", method)
-	}
-	g.log.Debug("forwarding backend request to client", "server", server, "method", method)
-	var (
-		res any
-		err error
-	)
 	switch method {
-	case "sampling/createMessage":
-		var p mcp.CreateMessageParams
-		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, fmt.Errorf("decode %s params: %w", method, err)
-		}
-		res, err = ss.CreateMessage(ctx, &p)
-	case "elicitation/create":
-		var p mcp.ElicitParams
-		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, fmt.Errorf("decode %s params: %w", method, err)
-		}
-		res, err = ss.Elicit(ctx, &p)
-	case "roots/list":
-		res, err = ss.ListRoots(ctx, &mcp.ListRootsParams{})
+	case "sampling/createMessage", "elicitation/create", "roots/list":
 	default:
 		return nil, fmt.Errorf("method %s is not forwarded", method)
 	}
-	if err != nil {
-		return nil, err
+	var to *session
+	for _, f := range g.frontList() {
+		g.mu.Lock()
+		s := f.sess
+		g.mu.Unlock()
+		if ss := f.currentSession(); ss != nil && s != nil && clientSupports(ss, method) {
+			to = s
+			break
+		}
 	}
-	return json.Marshal(res)
+	if to == nil {
+		return nil, fmt.Errorf("no connected client supports %s", method)
+	}
+	g.log.Debug("forwarding backend request to client", "server", server, "method", method)
+	return to.request(ctx, method, params)
 }
 
 // clientSupports reports whether the client declared the capability a

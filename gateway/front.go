@@ -19,6 +19,7 @@ type front struct {
 	log    *slog.Logger
 	server *mcp.Server
 	stream clientStream // the client's connection, if served; guarded by g.mu
+	sess   *session     // its session; guarded by g.mu
 
 	// syncMu serialises sync, so that tables and routes change together.
 	syncMu sync.Mutex

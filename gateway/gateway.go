@@ -109,7 +109,7 @@ func (g *Gateway) serve(ctx context.Context, cs clientStream) error {
 	defer g.dropFront(f)
 	s := newSession(f, cs)
 	g.mu.Lock()
-	f.stream = cs
+	f.stream, f.sess = cs, s
 	g.mu.Unlock()
 	go s.readLoop()
 	err := f.server.Run(ctx, sdkTransport{s})

@@ -65,13 +65,15 @@ type session struct {
 	closed  chan struct{}
 
 	mu      sync.Mutex
-	done    bool             // set by close: no call starts after it
-	calls   map[string]*call // the one table of requests in flight, by the id's exact bytes
-	sdk     map[int64]*call  // the requests go-sdk serves, by the id go-sdk knows them by
-	nextSDK int64            // last id given to go-sdk
-	busy    int              // responses being written
-	drained chan struct{}    // closed when calls and busy are both empty, during a drain
-	wg      sync.WaitGroup   // goroutines of calls that may wait (spawn)
+	done    bool                     // set by close: no call starts after it
+	calls   map[string]*call         // the one table of requests in flight, by the id's exact bytes
+	sdk     map[int64]*call          // the requests go-sdk serves, by the id go-sdk knows them by
+	nextSDK int64                    // last id given to go-sdk
+	out     map[string]chan outReply // the session's own requests to the client, by id (outgoing.go)
+	nextOut int64
+	busy    int            // responses being written
+	drained chan struct{}  // closed when calls and busy are both empty, during a drain
+	wg      sync.WaitGroup // goroutines of calls that may wait (spawn)
 }
 
 // call is one request in flight.
@@ -96,6 +98,7 @@ func newSession(f *front, s clientStream) *session {
 		closed:  make(chan struct{}),
 		calls:   make(map[string]*call),
 		sdk:     make(map[int64]*call),
+		out:     make(map[string]chan outReply),
 	}
 }
 
@@ -174,7 +177,10 @@ func (s *session) handle(body []byte) {
 		}
 		s.deliver(&jsonrpc.Request{Method: m.Method, Params: m.Params})
 	default:
-		// The client's answer to a request of go-sdk's (sampling, roots...).
+		if s.reply(&m) {
+			return // the answer to a backend's request (outgoing.go)
+		}
+		// The client's answer to a request of go-sdk's.
 		id, ok := sdkRequestID(m.ID)
 		if !ok {
 			s.log.Debug("dropped a response to an unknown id", "id", string(m.ID))

@@ -26,8 +26,6 @@ import (
 // docs/transparency.md. A feature listed here that turns out identical
 // fails the test, so the list stays true.
 var knownDifferences = map[string]string{
-	"elicitation":              "the requested schema goes through go-sdk's types: properties are re-encoded in alphabetical order and the answer is filled with the schema's defaults",
-	"elicitation request":      "the requested schema goes through go-sdk's types: properties are re-encoded in alphabetical order",
 	"tools/list":               "the gateway's tool table is go-sdk's, which lists by name",
 	"prompts/list":             "the gateway's prompt table is go-sdk's, which lists by name and drops required:false",
 	"resources/templates/list": "the gateway's template table is go-sdk's, which lists by URI template",
