@@ -110,7 +110,7 @@ func (f *front) route(next mcp.MethodHandler) mcp.MethodHandler {
 				f.identify(ss, p)
 			}
 			return res, err
-		case "prompts/get", "resources/read", "completion/complete":
+		case "prompts/get", "resources/read":
 			// Served from the tables, which a client need not have
 			// listed first.
 			f.settle(ctx)

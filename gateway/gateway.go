@@ -151,6 +151,8 @@ func (g *Gateway) newFront() *front {
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+			// Served by the session (completion.go).
+			Completions: &mcp.CompletionCapabilities{},
 		},
 	})
 	f.server.AddReceivingMiddleware(f.route)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
@@ -152,6 +153,9 @@ func (s *session) handle(body []byte) {
 			return
 		case methodDiscover:
 			s.writeError(m.ID, errNoDiscover)
+			return
+		case methodComplete:
+			s.startRequest(m.ID, m.Method, m.Params, s.f.complete)
 			return
 		}
 		c, ok := s.claim(m.ID, true)
@@ -309,6 +313,34 @@ func (s *session) startToolCall(id, params json.RawMessage) {
 	}) {
 		cancel()
 		s.respond(c, nil, rpcError(context.Canceled, kindTool, tc.name, false))
+		return
+	}
+	s.setCancel(c, cancel)
+}
+
+// startRequest serves a request other than tools/call that the session
+// forwards raw (completion/complete) in a goroutine of its own.
+func (s *session) startRequest(id json.RawMessage, method string, params json.RawMessage, serve func(context.Context, json.RawMessage) (json.RawMessage, error)) {
+	c, ok := s.claim(id, false)
+	if !ok {
+		return
+	}
+	if s.f.notReady(nil) != nil {
+		s.respond(c, nil, &jsonrpc.Error{Message: fmt.Sprintf("method %q is invalid during session initialization", method)})
+		return
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	if !s.spawn(func() {
+		defer cancel()
+		raw, err := serve(ctx, params)
+		if err != nil {
+			s.respond(c, nil, rpcError(err, "", "", false))
+			return
+		}
+		s.respond(c, raw, nil)
+	}) {
+		cancel()
+		s.respond(c, nil, rpcError(context.Canceled, "", "", false))
 		return
 	}
 	s.setCancel(c, cancel)

@@ -30,7 +30,6 @@ var knownDifferences = map[string]string{
 	"prompts/list":             "the gateway's prompt table is go-sdk's, which lists by name and drops required:false",
 	"resources/templates/list": "the gateway's template table is go-sdk's, which lists by URI template",
 	"tool definition echo":     "go-sdk's Tool type has no execution member (tasks are not proxied), so the gateway's tools/list drops it",
-	"completion/complete":      "completion is not proxied yet",
 	"instructions":             "backend instructions are not aggregated yet",
 }
 
