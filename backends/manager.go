@@ -377,6 +377,20 @@ func (b *backend) callError(err error, method, name string) error {
 	return err // *ServerError, ctx's error, or a write error naming the server
 }
 
+// Logging returns the ready backends that declared the logging capability,
+// in configuration order.
+func (m *Manager) Logging() []string {
+	var out []string
+	for _, b := range m.backends {
+		b.mu.Lock()
+		if b.state == Ready && b.caps.logging {
+			out = append(out, b.cfg.Name)
+		}
+		b.mu.Unlock()
+	}
+	return out
+}
+
 // Status returns every configured backend's status, in configuration order.
 func (m *Manager) Status() []Status {
 	out := make([]Status, 0, len(m.backends))

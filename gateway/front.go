@@ -110,6 +110,12 @@ func (f *front) route(next mcp.MethodHandler) mcp.MethodHandler {
 				f.identify(ss, p)
 			}
 			return res, err
+		case "logging/setLevel":
+			res, err := next(ctx, method, req)
+			if err == nil {
+				f.setBackendLevel(ctx, req)
+			}
+			return res, err
 		case "prompts/get", "resources/read":
 			// Served from the tables, which a client need not have
 			// listed first.

@@ -42,6 +42,8 @@ type Gateway struct {
 
 	mu     sync.Mutex
 	fronts map[*front]bool
+
+	logs logLimiter // backends' log messages forwarded to clients
 }
 
 // New returns a Gateway. It does no I/O; the backends are started by their

@@ -62,7 +62,8 @@
 //	                      "reasons":[...], "initialized":bool,
 //	                      "capabilities":<client capabilities>,
 //	                      "clientInfo":<the client's clientInfo>,
-//	                      "meta":<the _meta of the last tools/call but this>}
+//	                      "meta":<the _meta of the last tools/call but this>,
+//	                      "logLevel":<the level of the last logging/setLevel>}
 //
 // stdin EOF ends the process with status 0 (unless -ignore-term).
 package main
@@ -125,6 +126,7 @@ type server struct {
 	nextID      int
 	initialized bool
 	clientCaps  json.RawMessage
+	logLevel    string // the level of the last logging/setLevel
 	clientInfo  json.RawMessage
 	lastMeta    json.RawMessage
 }
@@ -388,7 +390,7 @@ func (s *server) handle(line []byte) {
 		s.clientCaps = p.Capabilities
 		s.clientInfo = p.ClientInfo
 		s.mu.Unlock()
-		caps := `"tools":{"listChanged":true}`
+		caps := `"tools":{"listChanged":true},"logging":{}`
 		if s.prompts {
 			caps += `,"prompts":{}`
 		}
@@ -397,6 +399,15 @@ func (s *server) handle(line []byte) {
 		}
 		s.reply(msg.ID, `{"protocolVersion":"2025-11-25","capabilities":{`+caps+`},"serverInfo":{"name":`+quote(s.name)+`,"version":"1.0.0"}}`)
 	case msg.Method == "ping":
+		s.reply(msg.ID, `{}`)
+	case msg.Method == "logging/setLevel":
+		var p struct {
+			Level string `json:"level"`
+		}
+		json.Unmarshal(msg.Params, &p)
+		s.mu.Lock()
+		s.logLevel = p.Level
+		s.mu.Unlock()
 		s.reply(msg.ID, `{}`)
 	case msg.Method == "tools/list":
 		s.listTools(msg)
@@ -596,6 +607,7 @@ func (s *server) call(msg message) {
 			"capabilities": s.clientCaps,
 			"clientInfo":   s.clientInfo,
 			"meta":         prevMeta,
+			"logLevel":     s.logLevel,
 		}
 		if st["cancelled"] == nil {
 			st["cancelled"] = []json.RawMessage{}
