@@ -179,6 +179,9 @@ func (s *session) handle(body []byte) {
 			s.cancelled(m.Params)
 			return
 		}
+		if m.Method == methodRootsChanged {
+			s.f.rootsChanged(m.Params)
+		}
 		s.deliver(&jsonrpc.Request{Method: m.Method, Params: m.Params})
 	default:
 		if s.reply(&m) {
@@ -202,7 +205,10 @@ func (s *session) handle(body []byte) {
 	}
 }
 
-const methodCancelled = "notifications/cancelled"
+const (
+	methodCancelled    = "notifications/cancelled"
+	methodRootsChanged = "notifications/roots/list_changed"
+)
 
 // sdkRequestID reads the id of a response to one of go-sdk's requests,
 // which go-sdk numbered itself.

@@ -63,7 +63,8 @@
 //	                      "capabilities":<client capabilities>,
 //	                      "clientInfo":<the client's clientInfo>,
 //	                      "meta":<the _meta of the last tools/call but this>,
-//	                      "logLevel":<the level of the last logging/setLevel>}
+//	                      "logLevel":<the level of the last logging/setLevel>,
+//	                      "notifications":{method: count} of other notifications}
 //
 // stdin EOF ends the process with status 0 (unless -ignore-term).
 package main
@@ -126,7 +127,8 @@ type server struct {
 	nextID      int
 	initialized bool
 	clientCaps  json.RawMessage
-	logLevel    string // the level of the last logging/setLevel
+	logLevel    string         // the level of the last logging/setLevel
+	notes       map[string]int // notifications received, by method
 	clientInfo  json.RawMessage
 	lastMeta    json.RawMessage
 }
@@ -380,6 +382,12 @@ func (s *server) handle(line []byte) {
 		}
 		s.mu.Unlock()
 	case !hasID: // other notifications
+		s.mu.Lock()
+		if s.notes == nil {
+			s.notes = make(map[string]int)
+		}
+		s.notes[msg.Method]++
+		s.mu.Unlock()
 	case msg.Method == "initialize":
 		var p struct {
 			Capabilities json.RawMessage `json:"capabilities"`
@@ -601,13 +609,14 @@ func (s *server) call(msg message) {
 	case p.Name == "stats":
 		s.mu.Lock()
 		st := map[string]any{
-			"cancelled":    s.cancelled,
-			"reasons":      s.reasons,
-			"initialized":  s.initialized,
-			"capabilities": s.clientCaps,
-			"clientInfo":   s.clientInfo,
-			"meta":         prevMeta,
-			"logLevel":     s.logLevel,
+			"cancelled":     s.cancelled,
+			"reasons":       s.reasons,
+			"initialized":   s.initialized,
+			"capabilities":  s.clientCaps,
+			"clientInfo":    s.clientInfo,
+			"meta":          prevMeta,
+			"logLevel":      s.logLevel,
+			"notifications": s.notes,
 		}
 		if st["cancelled"] == nil {
 			st["cancelled"] = []json.RawMessage{}
