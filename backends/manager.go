@@ -395,10 +395,20 @@ func (m *Manager) Notify(method string, params json.RawMessage) {
 // Logging returns the ready backends that declared the logging capability,
 // in configuration order.
 func (m *Manager) Logging() []string {
+	return m.declaring(func(c serverCaps) bool { return c.logging })
+}
+
+// ResourceServers returns the ready backends that declared the resources
+// capability, in configuration order.
+func (m *Manager) ResourceServers() []string {
+	return m.declaring(func(c serverCaps) bool { return c.resources })
+}
+
+func (m *Manager) declaring(has func(serverCaps) bool) []string {
 	var out []string
 	for _, b := range m.backends {
 		b.mu.Lock()
-		if b.state == Ready && b.caps.logging {
+		if b.state == Ready && has(b.caps) {
 			out = append(out, b.cfg.Name)
 		}
 		b.mu.Unlock()

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -116,10 +117,20 @@ func (f *front) route(next mcp.MethodHandler) mcp.MethodHandler {
 				f.setBackendLevel(ctx, req)
 			}
 			return res, err
-		case "prompts/get", "resources/read":
-			// Served from the tables, which a client need not have
-			// listed first.
-			f.settle(ctx)
+		case "resources/read":
+			f.settle(ctx) // a client need not have listed first
+			res, err := next(ctx, method, req)
+			var je *jsonrpc.Error
+			if errors.As(err, &je) && je.Code == jsonrpc.CodeInvalidParams && je.Message == "Resource not found" {
+				// go-sdk's: no listed resource or template matched.
+				p, _ := req.GetParams().(*mcp.ReadResourceParams)
+				if res, err := f.readUnlisted(ctx, p, err); err == nil {
+					return res, nil
+				}
+			}
+			return res, err
+		case "prompts/get":
+			f.settle(ctx) // a client need not have listed first
 		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
 			f.settle(ctx)
 			list, _ := listOf(method)

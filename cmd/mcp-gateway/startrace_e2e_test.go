@@ -91,3 +91,22 @@ func TestStartGetAndReadBeforeList(t *testing.T) {
 		}
 	}
 }
+
+// A resource the server serves but does not list (nor any listed template
+// matches) is read from the backends that declare resources; a URI none
+// serves gets the not-found error.
+func TestReadUnlistedResource(t *testing.T) {
+	t.Parallel()
+	r := startRace(t, true,
+		req("u", "resources/read", `{"uri":"other://unlisted"}`),
+	)
+	if res, _ := r["u"]["result"].(map[string]any); res == nil || len(res["contents"].([]any)) != 1 {
+		t.Errorf("unlisted resource: %v", r["u"])
+	}
+	p := startGateway(t, baseEnv(t), "--stdio", "--config", beConfig(t, tb("plain")))
+	p.send(initMsg + "\n" + req("n", "resources/read", `{"uri":"other://unlisted"}`) + "\n")
+	p.readLine()
+	if r := p.readLine(); errCode(r) != -32602 {
+		t.Errorf("no backend serves it: %v", r)
+	}
+}
