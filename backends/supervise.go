@@ -385,10 +385,12 @@ func (b *backend) onNotification(method string, params json.RawMessage) {
 		kind = listPrompts
 	case "notifications/resources/list_changed":
 		kind = listResources
-	case "notifications/message":
-		b.logMessage(params)
-		if fn := b.m.opts.OnLog; fn != nil {
-			fn(b.cfg.Name, params)
+	case "notifications/message", "notifications/resources/updated":
+		if method == "notifications/message" {
+			b.logMessage(params)
+		}
+		if fn := b.m.opts.OnNotification; fn != nil {
+			fn(b.cfg.Name, method, params)
 		}
 		return
 	default:

@@ -39,6 +39,7 @@ type front struct {
 	res        map[resourceKey]string // resource or template → the server that serves it
 	toolFP     map[string]string      // front name → fingerprint of what is registered
 	promptFP   map[string]string
+	subs       map[string]bool // resource URIs the client subscribed to (subscribe.go)
 	resFP      map[resourceKey]string
 	// versions counts changes per list (tools, prompts, resources); seen
 	// is the version the client last listed, and listed whether it ever

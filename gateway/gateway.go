@@ -147,12 +147,14 @@ func (g *Gateway) newFront() *front {
 	f.server = mcp.NewServer(&mcp.Implementation{Name: "mcp-gateway", Version: g.opts.Version}, &mcp.ServerOptions{
 		Logger:                    g.sdkLogger(),
 		SupportedProtocolVersions: servedVersions(),
+		SubscribeHandler:          f.subscribe,
+		UnsubscribeHandler:        f.unsubscribe,
 		// Backends may add tools, prompts and resources at any time, so
 		// all three are declared up front, with list_changed.
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
-			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 			// Served by the session (completion.go).
 			Completions: &mcp.CompletionCapabilities{},
 		},

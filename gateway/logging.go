@@ -59,8 +59,8 @@ func (l *logLimiter) allow(server string, now time.Time) (ok bool, dropped int) 
 }
 
 // BackendLog forwards a backend's notifications/message to the connected
-// clients. It is the backends.Options.OnLog hook, called from the
-// backend's read loop: the message is buffered and goes out when that loop
+// clients. It is called from the backend's read loop
+// (BackendNotification): the message is buffered and goes out when that loop
 // is idle.
 func (g *Gateway) BackendLog(server string, params json.RawMessage) {
 	ok, dropped := g.logs.allow(server, time.Now())

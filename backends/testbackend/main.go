@@ -19,7 +19,9 @@
 //	-extra-tools N        add tools extra_000 .. extra_N-1 (echo-like)
 //	-page-size N          page tools/list N tools at a time (0: all at once)
 //	-prompts              declare prompts; one prompt "greet"
-//	-resources            declare resources; resource test://r1, template test://t/{id}
+//	-resources            declare resources; resource test://r1, template test://t/{id};
+//	                      resources/subscribe is answered, then the URI is
+//	                      reported updated (notifications/resources/updated)
 //	-ignore-term          ignore SIGTERM and stdin EOF (only SIGKILL ends it)
 //	-grandchild           start a grandchild ("sleep 300") in its process group;
 //	                      its pid is written to stderr as "grandchild pid N"
@@ -403,7 +405,7 @@ func (s *server) handle(line []byte) {
 			caps += `,"prompts":{}`
 		}
 		if s.resources {
-			caps += `,"resources":{}`
+			caps += `,"resources":{"subscribe":true}`
 		}
 		s.reply(msg.ID, `{"protocolVersion":"2025-11-25","capabilities":{`+caps+`},"serverInfo":{"name":`+quote(s.name)+`,"version":"1.0.0"}}`)
 	case msg.Method == "ping":
@@ -427,6 +429,16 @@ func (s *server) handle(line []byte) {
 		s.reply(msg.ID, `{"resources":[{"uri":"test://r1","name":"r1"}]}`)
 	case msg.Method == "resources/templates/list" && s.resources:
 		s.reply(msg.ID, `{"resourceTemplates":[{"uriTemplate":"test://t/{id}","name":"t"}]}`)
+	case msg.Method == "resources/subscribe" && s.resources:
+		// Answered, then the resource is "updated" at once.
+		var p struct {
+			URI string `json:"uri"`
+		}
+		json.Unmarshal(msg.Params, &p)
+		s.reply(msg.ID, `{}`)
+		s.send(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":` + quote(p.URI) + `}}`)
+	case msg.Method == "resources/unsubscribe" && s.resources:
+		s.reply(msg.ID, `{}`)
 	case msg.Method == "resources/read" && s.resources:
 		s.reply(msg.ID, `{"contents":[{"uri":"test://r1","text":"r1 body"}]}`)
 	case msg.Method == "tools/call" && bytes.Contains(msg.Params, []byte(`"name":"deaf"`)):

@@ -82,7 +82,9 @@ func newApp(inv *invocation, e env) (*app, error) {
 		OnRequest: func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
 			return a.gw.HandleBackendRequest(ctx, server, method, params)
 		},
-		OnLog: func(server string, params json.RawMessage) { a.gw.BackendLog(server, params) },
+		OnNotification: func(server, method string, params json.RawMessage) {
+			a.gw.BackendNotification(server, method, params)
+		},
 	})
 	a.gw = gateway.New(gateway.Options{
 		Config:   cfg,

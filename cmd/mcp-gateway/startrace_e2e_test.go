@@ -110,3 +110,37 @@ func TestReadUnlistedResource(t *testing.T) {
 		t.Errorf("no backend serves it: %v", r)
 	}
 }
+
+// resources/subscribe reaches the backend that lists the URI, and its
+// notifications/resources/updated reaches the subscribed client.
+func TestResourceSubscription(t *testing.T) {
+	t.Parallel()
+	p := startGateway(t, baseEnv(t), "--stdio", "--config", beConfig(t, tb("plain"), tb("res", "-resources")))
+	p.send(initMsg + "\n" + `{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
+	init := p.readLine()
+	caps, _ := init["result"].(map[string]any)["capabilities"].(map[string]any)
+	if res, _ := caps["resources"].(map[string]any); res["subscribe"] != true {
+		t.Errorf("capabilities: %v", caps)
+	}
+	p.send(req("s", "resources/subscribe", `{"uri":"test://r1"}`) + "\n")
+	var gotResult, gotUpdate bool
+	for !gotResult || !gotUpdate {
+		r := p.readLine()
+		switch {
+		case idOf(r) == `"s"`:
+			gotResult = r["result"] != nil
+			if !gotResult {
+				t.Fatalf("subscribe: %v", r)
+			}
+		case r["method"] == "notifications/resources/updated":
+			if params, _ := r["params"].(map[string]any); params["uri"] != "test://r1" {
+				t.Errorf("update: %v", r)
+			}
+			gotUpdate = true
+		}
+	}
+	p.send(req("u", "resources/unsubscribe", `{"uri":"test://r1"}`) + "\n")
+	if r := p.readLine(); r["result"] == nil {
+		t.Errorf("unsubscribe: %v", r)
+	}
+}
