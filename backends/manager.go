@@ -205,6 +205,26 @@ func (m *Manager) Wait(ctx context.Context) {
 	}
 }
 
+// WaitServer is Wait for one backend: it blocks until server is ready or
+// its first start has concluded, the startup timeout since Start passes, or
+// ctx is done. It returns at once for an unknown server or before Start.
+func (m *Manager) WaitServer(ctx context.Context, server string) {
+	m.mu.Lock()
+	started, deadline := m.started, m.startedAt.Add(m.startupTimeout)
+	m.mu.Unlock()
+	b := m.byName[server]
+	if !started || b == nil {
+		return
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-b.settled:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
 // Tools returns the tools of every ready backend, in configuration order and
 // then the backend's own order. The Raw bytes are shared: don't modify them.
 func (m *Manager) Tools() []Tool {

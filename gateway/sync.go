@@ -18,6 +18,7 @@ func (f *front) sync() {
 	defer f.syncMu.Unlock()
 	f.mu.Lock()
 	strict := f.strict
+	f.synced = true
 	f.mu.Unlock()
 
 	tools := f.g.toolRoutes(strict)
@@ -37,7 +38,7 @@ func (f *front) syncTools(all map[string]toolRoute) {
 	}
 	var down map[string]bool
 	if f.g.opts.Backends != nil {
-		down = f.g.downServers()
+		down = f.g.notReady()
 	}
 	f.mu.Lock()
 	old := f.toolFP
