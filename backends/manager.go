@@ -23,6 +23,7 @@ import (
 const (
 	defaultCallTimeout    = 30 * time.Second
 	defaultStartupTimeout = 30 * time.Second
+	defaultStartLimit     = 10 * time.Minute
 )
 
 // Manager owns every backend. Its methods are safe for concurrent use.
@@ -31,6 +32,7 @@ type Manager struct {
 	log            *slog.Logger
 	environ        []string
 	startupTimeout time.Duration
+	startLimit     time.Duration
 	initParams     json.RawMessage
 	backends       []*backend // configuration order
 	byName         map[string]*backend
@@ -62,6 +64,7 @@ func New(opts Options) *Manager {
 		log:            opts.Logger,
 		environ:        opts.Environ,
 		startupTimeout: opts.StartupTimeout,
+		startLimit:     opts.StartLimit,
 		byName:         make(map[string]*backend),
 		backoffBase:    time.Second,
 		backoffMax:     30 * time.Second,
@@ -80,6 +83,9 @@ func New(opts Options) *Manager {
 	}
 	if m.startupTimeout <= 0 {
 		m.startupTimeout = defaultStartupTimeout
+	}
+	if m.startLimit <= 0 {
+		m.startLimit = defaultStartLimit
 	}
 	m.initParams = initializeParams(opts)
 	for _, s := range opts.Servers {
@@ -166,7 +172,6 @@ func (m *Manager) Start(ctx context.Context) {
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.cancel = cancel
-	deadline := m.startedAt.Add(m.startupTimeout)
 	for _, b := range m.backends {
 		if !b.cfg.Enabled || b.skipped {
 			continue
@@ -177,7 +182,7 @@ func (m *Manager) Start(ctx context.Context) {
 		m.wg.Add(1)
 		go func() {
 			defer m.wg.Done()
-			b.run(runCtx, deadline)
+			b.run(runCtx)
 		}()
 	}
 }

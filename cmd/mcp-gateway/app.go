@@ -75,6 +75,7 @@ func newApp(inv *invocation, e env) (*app, error) {
 		Logger:         a.log.With("component", "backends"),
 		DefaultTimeout: cfg.CallTimeout(config.Server{}),
 		StartupTimeout: cfg.StartupTimeout(),
+		StartLimit:     cfg.StartLimit(),
 		ClientInfo:     &mcp.Implementation{Name: "mcp-gateway", Version: version()},
 		Reaper:         reaper,
 		Self:           &a.self,

@@ -5,6 +5,8 @@ package main
 // still comes up.
 
 import (
+	"fmt"
+	"regexp"
 	"testing"
 	"time"
 )
@@ -31,4 +33,35 @@ func TestCallDoesNotWaitForOtherBackends(t *testing.T) {
 		t.Errorf("tools/list answered after %s, before the slow backend was up", time.Since(t0))
 	}
 	wantTools(t, names, "fast.echo", "slow.echo")
+}
+
+// TestSlowStartComesUpLater: a backend slower than startup_timeout_ms is
+// not killed: tools/list answers without it at the timeout, `status` shows
+// it starting with the elapsed time, and when it is ready its tools appear
+// with notifications/tools/list_changed.
+func TestSlowStartComesUpLater(t *testing.T) {
+	t.Parallel()
+	cfg := writeConfig(t, fmt.Sprintf(`{
+  "gateway": {"startup_timeout_ms": 800, "answer_tools": false},
+  "servers": [
+    {"name": "fast", "command": %[1]q},
+    {"name": "slow", "command": %[1]q, "args": ["-start-delay", "3s"]}
+  ]
+}`, backendBin))
+
+	out, errOut, _ := runCLI(t, "status", "--config", cfg)
+	if !regexp.MustCompile(`(?m)^slow\s+starting \(\d+(\.\d+)?s\)`).MatchString(out) {
+		t.Errorf("status does not show slow as starting with the elapsed time:\n%s\nstderr:\n%s", out, errOut)
+	}
+
+	s := startRaw(t, cfg, "e2e")
+	names := s.toolsList()
+	wantTools(t, names, "fast.echo")
+	wantNoTools(t, names, "slow.echo")
+	mark := s.noteMark()
+	s.waitNote(mark, "notifications/tools/list_changed", beReadTimeout)
+	wantTools(t, s.toolsList(), "fast.echo", "slow.echo")
+	if sc := s.structured("slow.echo", `{"late":true}`); sc["late"] != true {
+		t.Errorf("slow.echo = %v", sc)
+	}
 }
