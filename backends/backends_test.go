@@ -750,3 +750,43 @@ func BenchmarkStart(b *testing.B) {
 		})
 	}
 }
+
+// TestApply: a new configuration adds, removes and restarts backends; an
+// untouched one keeps its process, and OnChange names every change.
+func TestApply(t *testing.T) {
+	t.Parallel()
+	e := start(t, []config.Server{srv("keep"), srv("gone"), srv("change")}, nil)
+	keepPID := e.status(t, "keep").PID
+	changePID := e.status(t, "change").PID
+
+	ch := e.Apply([]config.Server{srv("keep"), srv("change", "-extra-tools", "1"), srv("new")})
+	if !slices.Equal(ch.Added, []string{"new"}) || !slices.Equal(ch.Removed, []string{"gone"}) || !slices.Equal(ch.Restarted, []string{"change"}) {
+		t.Errorf("changes %+v", ch)
+	}
+	for _, name := range []string{"gone", "change", "new"} {
+		e.changes.wait(t, name)
+	}
+	e.waitState(t, "new", backends.Ready)
+	e.waitState(t, "change", backends.Ready)
+	if st := e.status(t, "keep"); st.PID != keepPID || st.State != backends.Ready {
+		t.Errorf("keep was disturbed: %+v (pid was %d)", st, keepPID)
+	}
+	if st := e.status(t, "change"); st.PID == changePID {
+		t.Errorf("change was not restarted: %+v", st)
+	}
+	var names []string
+	for _, s := range e.Status() {
+		names = append(names, s.Name)
+	}
+	if !slices.Equal(names, []string{"keep", "change", "new"}) {
+		t.Errorf("servers %v", names)
+	}
+	e.call(t, "change", "extra_000", `{}`)
+	e.call(t, "new", "echo", `{}`)
+	if _, err := e.CallTool(context.Background(), "gone", "echo", nil, backends.CallOptions{}); err == nil {
+		t.Error("a call to the removed backend succeeded")
+	}
+	if ch := e.Apply([]config.Server{srv("keep"), srv("change", "-extra-tools", "1"), srv("new")}); !ch.Empty() {
+		t.Errorf("the same configuration again changed %+v", ch)
+	}
+}

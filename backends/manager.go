@@ -34,8 +34,9 @@ type Manager struct {
 	startupTimeout time.Duration
 	startLimit     time.Duration
 	initParams     json.RawMessage
-	backends       []*backend // configuration order
-	byName         map[string]*backend
+	// set is the current backends; Apply swaps it whole, so readers (the
+	// call path among them) take no lock.
+	set atomic.Pointer[backendSet]
 	tokens         atomic.Int64           // progress tokens
 	idle           atomic.Pointer[func()] // OnReadIdle
 
@@ -45,11 +46,14 @@ type Manager struct {
 	maxCrashes              int           // ...this many give up (Failed)
 	stopGrace               time.Duration // each of Close's two polite waits
 
+	applyMu sync.Mutex // one Apply at a time
+
 	mu        sync.Mutex
 	started   bool
 	closed    bool
 	startedAt time.Time
 	cancel    context.CancelFunc
+	runCtx    context.Context // parent of every supervisor's context
 	notify    *notifier    // nil without OnChange or before Start
 	reaper    *proc.Reaper // nil without Options.Reaper
 
@@ -65,7 +69,6 @@ func New(opts Options) *Manager {
 		environ:        opts.Environ,
 		startupTimeout: opts.StartupTimeout,
 		startLimit:     opts.StartLimit,
-		byName:         make(map[string]*backend),
 		backoffBase:    time.Second,
 		backoffMax:     30 * time.Second,
 		crashWindow:    60 * time.Second,
@@ -88,31 +91,73 @@ func New(opts Options) *Manager {
 		m.startLimit = defaultStartLimit
 	}
 	m.initParams = initializeParams(opts)
+	set := &backendSet{byName: make(map[string]*backend)}
 	for _, s := range opts.Servers {
-		b := &backend{
-			m:       m,
-			cfg:     s,
-			timeout: callTimeout(s, opts.DefaultTimeout),
-			log:     m.log,
-			settled: make(chan struct{}),
-			refresh: make(chan struct{}, 1),
-			state:   Stopped,
-			reason:  "not started",
-		}
-		if !s.Enabled {
-			b.state, b.reason = Disabled, "disabled"
-			b.settle()
-		} else if m.opts.Self != nil {
-			if match := m.opts.Self.Match(s); match.Loop {
-				b.state, b.reason, b.skipped = Skipped, match.Reason(), true
-				b.settle()
-				m.log.Warn("not starting a server that would run this gateway again", "server", s.Name, "config", match.Config)
-			}
-		}
-		m.backends = append(m.backends, b)
-		m.byName[s.Name] = b
+		set.add(m.newBackend(s))
 	}
+	m.set.Store(set)
 	return m
+}
+
+// backendSet is one configuration's backends; it is never modified once
+// stored in Manager.set.
+type backendSet struct {
+	list   []*backend // configuration order
+	byName map[string]*backend
+}
+
+func (s *backendSet) add(b *backend) {
+	s.list = append(s.list, b)
+	s.byName[b.cfg.Name] = b
+}
+
+func (m *Manager) backends() []*backend { return m.set.Load().list }
+
+// newBackend returns the backend of one configured server, not started.
+func (m *Manager) newBackend(s config.Server) *backend {
+	b := &backend{
+		m:       m,
+		cfg:     s,
+		timeout: callTimeout(s, m.opts.DefaultTimeout),
+		log:     m.log,
+		settled: make(chan struct{}),
+		refresh: make(chan struct{}, 1),
+		done:    make(chan struct{}),
+		state:   Stopped,
+		reason:  "not started",
+	}
+	if !s.Enabled {
+		b.state, b.reason = Disabled, "disabled"
+		b.settle()
+	} else if m.opts.Self != nil {
+		if match := m.opts.Self.Match(s); match.Loop {
+			b.state, b.reason, b.skipped = Skipped, match.Reason(), true
+			b.settle()
+			m.log.Warn("not starting a server that would run this gateway again", "server", s.Name, "config", match.Config)
+		}
+	}
+	return b
+}
+
+// startLocked starts b's supervisor under the Manager's run context;
+// m.mu is held.
+func (m *Manager) startLocked(b *backend) {
+	if !b.cfg.Enabled || b.skipped {
+		close(b.done)
+		return
+	}
+	ctx, cancel := context.WithCancel(m.runCtx)
+	b.stop = cancel
+	b.mu.Lock()
+	b.state, b.reason = Starting, ""
+	b.mu.Unlock()
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		defer close(b.done)
+		defer cancel()
+		b.run(ctx)
+	}()
 }
 
 func callTimeout(s config.Server, def time.Duration) time.Duration {
@@ -170,20 +215,9 @@ func (m *Manager) Start(ctx context.Context) {
 		}
 		m.reaper = r
 	}
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	m.cancel = cancel
-	for _, b := range m.backends {
-		if !b.cfg.Enabled || b.skipped {
-			continue
-		}
-		b.mu.Lock()
-		b.state, b.reason = Starting, ""
-		b.mu.Unlock()
-		m.wg.Add(1)
-		go func() {
-			defer m.wg.Done()
-			b.run(runCtx)
-		}()
+	m.runCtx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	for _, b := range m.backends() {
+		m.startLocked(b)
 	}
 }
 
@@ -199,7 +233,7 @@ func (m *Manager) Wait(ctx context.Context) {
 	}
 	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
-	for _, b := range m.backends {
+	for _, b := range m.backends() {
 		select {
 		case <-b.settled:
 		case <-t.C:
@@ -217,7 +251,7 @@ func (m *Manager) WaitServer(ctx context.Context, server string) {
 	m.mu.Lock()
 	started, deadline := m.started, m.startedAt.Add(m.startupTimeout)
 	m.mu.Unlock()
-	b := m.byName[server]
+	b := m.set.Load().byName[server]
 	if !started || b == nil {
 		return
 	}
@@ -249,7 +283,7 @@ func (m *Manager) Resources() []Resource {
 // readyLists concatenates one list of every ready backend.
 func readyLists[T any](m *Manager, list func(*lists) []T) []T {
 	var out []T
-	for _, b := range m.backends {
+	for _, b := range m.backends() {
 		b.mu.Lock()
 		if b.state == Ready {
 			out = append(out, list(&b.lists)...)
@@ -331,7 +365,7 @@ func (m *Manager) Request(ctx context.Context, server, method string, params any
 
 // session finds a ready backend's session.
 func (m *Manager) session(server string) (*backend, *conn, error) {
-	b := m.byName[server]
+	b := m.set.Load().byName[server]
 	if b == nil {
 		return nil, nil, &ServerError{Server: server, Reason: "no such server"}
 	}
@@ -404,8 +438,9 @@ func (b *backend) callError(err error, method, name string) error {
 
 // Status returns every configured backend's status, in configuration order.
 func (m *Manager) Status() []Status {
-	out := make([]Status, 0, len(m.backends))
-	for _, b := range m.backends {
+	list := m.backends()
+	out := make([]Status, 0, len(list))
+	for _, b := range list {
 		b.mu.Lock()
 		s := Status{
 			Name:       b.cfg.Name,
@@ -451,7 +486,7 @@ func (m *Manager) Close() error {
 			cancel()
 		}
 		m.wg.Wait()
-		for _, b := range m.backends {
+		for _, b := range m.backends() {
 			if b.cfg.Enabled && !b.skipped {
 				b.setState(Stopped, "stopped")
 			}

@@ -212,3 +212,19 @@ func readLine(t *testing.T, r *bufio.Reader, within time.Duration) string {
 		return ""
 	}
 }
+
+// TestApplyRemovedTreeGone: a backend that a new configuration removes is
+// stopped with its whole process group, grandchild included, and reaped.
+func TestApplyRemovedTreeGone(t *testing.T) {
+	t.Parallel()
+	e := start(t, []config.Server{srv("keep"), srv("gone", "-grandchild")}, nil)
+	pg := e.status(t, "gone").PID
+	gpid := grandchildPID(t, e.status(t, "gone"))
+	e.Apply([]config.Server{srv("keep")})
+	if pids, zombie := groupMembers(pg); len(pids) > 0 || zombie {
+		t.Errorf("group %d of the removed backend left: %v (zombie %v; grandchild %d)", pg, pids, zombie, gpid)
+	}
+	if z := zombieChildren(); len(z) > 0 {
+		t.Errorf("zombie children: %v", z)
+	}
+}

@@ -35,6 +35,11 @@ type backend struct {
 	settled    chan struct{} // closed once the first start attempt has concluded
 	settleOnce sync.Once
 	refresh    chan struct{} // capacity 1: a list_changed arrived
+	// stop ends the supervisor (Apply removing or replacing the backend);
+	// set by startLocked. done is closed when the supervisor has ended
+	// and the process tree is reaped (at once for one never started).
+	stop context.CancelFunc
+	done chan struct{}
 
 	mu         sync.Mutex
 	state      State
