@@ -36,9 +36,9 @@ type Manager struct {
 	initParams     json.RawMessage
 	// set is the current backends; Apply swaps it whole, so readers (the
 	// call path among them) take no lock.
-	set atomic.Pointer[backendSet]
-	tokens         atomic.Int64           // progress tokens
-	idle           atomic.Pointer[func()] // OnReadIdle
+	set    atomic.Pointer[backendSet]
+	tokens atomic.Int64           // progress tokens
+	idle   atomic.Pointer[func()] // OnReadIdle
 
 	// Supervision tunables; New sets the documented values, tests shorten them.
 	backoffBase, backoffMax time.Duration // restart delay: base doubling to max
@@ -54,8 +54,8 @@ type Manager struct {
 	startedAt time.Time
 	cancel    context.CancelFunc
 	runCtx    context.Context // parent of every supervisor's context
-	notify    *notifier    // nil without OnChange or before Start
-	reaper    *proc.Reaper // nil without Options.Reaper
+	notify    *notifier       // nil without OnChange or before Start
+	reaper    *proc.Reaper    // nil without Options.Reaper
 
 	wg        sync.WaitGroup // supervisors
 	closeOnce sync.Once
