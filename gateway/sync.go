@@ -147,11 +147,7 @@ func (g *Gateway) namer(strict bool) namer {
 
 // prefixes maps each backend to its configured prefix.
 func (g *Gateway) prefixes() map[string]string {
-	m := make(map[string]string, len(g.opts.Config.Servers))
-	for _, s := range g.opts.Config.Servers {
-		m[s.Name] = s.Prefix
-	}
-	return m
+	return *g.prefix.Load()
 }
 
 // frontTool decodes a backend's tool definition for listing. The schemas
