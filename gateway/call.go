@@ -64,7 +64,7 @@ func decodeToolCall(params json.RawMessage) (toolCall, error) {
 func (f *front) callTool(ctx context.Context, tc toolCall, notify func(*mcp.ProgressNotificationParams)) (json.RawMessage, error) {
 	if f.isAnswerTool(tc.name) {
 		// The answer tools need no backend: never wait for them to start.
-		return f.callAnswer(ctx, tc.name, tc.args)
+		return f.callAnswer(ctx, tc.name, tc, notify)
 	}
 	r, ok := f.resolve(ctx, tc.name)
 	if !ok {
@@ -72,7 +72,7 @@ func (f *front) callTool(ctx context.Context, tc toolCall, notify func(*mcp.Prog
 	}
 	switch r.kind {
 	case answerTool:
-		return f.callAnswer(ctx, r.own, tc.args)
+		return f.callAnswer(ctx, r.own, tc, notify)
 	case metaTool:
 		return f.callMeta(ctx, r.own, tc, notify)
 	}
@@ -83,8 +83,12 @@ func (f *front) isAnswerTool(name string) bool {
 	return f.g.opts.Answer != nil && answer.IsTool(name)
 }
 
-func (f *front) callAnswer(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-	res, err := f.g.opts.Answer.Call(ctx, name, args)
+// callAnswer runs an answer tool; a client that sent a progressToken gets
+// progress while it runs (startProgress).
+func (f *front) callAnswer(ctx context.Context, name string, tc toolCall, notify func(*mcp.ProgressNotificationParams)) (json.RawMessage, error) {
+	step, stop := f.startProgress(tc, notify)
+	res, err := f.g.opts.Answer.CallWith(ctx, name, tc.args, answer.CallOptions{Step: step})
+	stop()
 	if err != nil {
 		return nil, err
 	}

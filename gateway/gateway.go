@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/answer"
 	"github.com/mcp-gateway/mcp-gateway/backends"
@@ -33,6 +34,9 @@ type Options struct {
 	Backends *backends.Manager
 	// Version is reported as serverInfo.version.
 	Version string
+	// ProgressInterval is how often an answer tool called with a
+	// progressToken reports progress; zero means 5 s.
+	ProgressInterval time.Duration
 }
 
 // Gateway routes MCP requests from clients to the answer tools and the
