@@ -228,7 +228,7 @@ func Defaults() *Config {
 		Request: Request{TimeoutMS: 300000, MaxRetries: 3},
 		ModelProfiles: map[string]Profile{
 			ProfileAnswer:         {Model: "gpt-5.5", ReasoningEffort: "medium", Verbosity: "medium"},
-			ProfileAnswerDetailed: {Model: "gpt-5.5", ReasoningEffort: "high"},
+			ProfileAnswerDetailed: {ReasoningEffort: "high"},
 			ProfileAnswerQuick:    {ReasoningEffort: "low", Verbosity: "low"},
 		},
 		Policy: Policy{
