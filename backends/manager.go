@@ -143,11 +143,12 @@ func (m *Manager) newBackend(s config.Server) *backend {
 // m.mu is held.
 func (m *Manager) startLocked(b *backend) {
 	if !b.cfg.Enabled || b.skipped {
+		b.began = time.Now()
 		close(b.done)
 		return
 	}
 	ctx, cancel := context.WithCancel(m.runCtx)
-	b.stop = cancel
+	b.stop, b.began = cancel, time.Now()
 	b.mu.Lock()
 	b.state, b.reason = Starting, ""
 	b.mu.Unlock()
@@ -248,11 +249,14 @@ func (m *Manager) Wait(ctx context.Context) {
 // its first start has concluded, the startup timeout since Start passes, or
 // ctx is done. It returns at once for an unknown server or before Start.
 func (m *Manager) WaitServer(ctx context.Context, server string) {
-	m.mu.Lock()
-	started, deadline := m.started, m.startedAt.Add(m.startupTimeout)
-	m.mu.Unlock()
 	b := m.set.Load().byName[server]
-	if !started || b == nil {
+	if b == nil {
+		return
+	}
+	m.mu.Lock()
+	started, deadline := m.started, b.began.Add(m.startupTimeout) // began: Start, or the Apply that added it
+	m.mu.Unlock()
+	if !started {
 		return
 	}
 	t := time.NewTimer(time.Until(deadline))

@@ -38,8 +38,9 @@ type backend struct {
 	// stop ends the supervisor (Apply removing or replacing the backend);
 	// set by startLocked. done is closed when the supervisor has ended
 	// and the process tree is reaped (at once for one never started).
-	stop context.CancelFunc
-	done chan struct{}
+	stop  context.CancelFunc
+	done  chan struct{}
+	began time.Time // when startLocked ran; guarded by Manager.mu
 
 	mu         sync.Mutex
 	state      State
@@ -185,6 +186,7 @@ func (b *backend) run(ctx context.Context) {
 		}
 		b.mu.Lock()
 		b.restarts++
+		b.state, b.reason = Starting, "" // status: starting, with the time since the process started
 		b.mu.Unlock()
 	}
 }
