@@ -1,10 +1,8 @@
 package gateway
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -36,25 +34,9 @@ func TestAnswerProgressSteps(t *testing.T) {
 		Answer:           answer.New(answer.Options{Config: cfg, HTTPClient: srv.Client()}),
 		ProgressInterval: 50 * time.Millisecond,
 	})
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		gw.ServeStdio(ctx, inR, outW)
-		outW.Close()
-	}()
-	t.Cleanup(func() {
-		cancel()
-		inW.Close()
-		go io.Copy(io.Discard, outR)
-		<-served
-	})
-	c := &rawClient{t: t, in: inW, out: bufio.NewReader(outR)}
-	c.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-	c.read()
-	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	t.Cleanup(cancel)
+	c := serveRaw(t, ctx, gw)
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"answer","arguments":{"query":"q"},"_meta":{"progressToken":7}}}`)
 	var msgs []string
 	for {
