@@ -42,10 +42,10 @@ func TestCallDoesNotWaitForOtherBackends(t *testing.T) {
 func TestSlowStartComesUpLater(t *testing.T) {
 	t.Parallel()
 	cfg := writeConfig(t, fmt.Sprintf(`{
-  "gateway": {"startup_timeout_ms": 800, "answer_tools": false},
+  "gateway": {"startup_timeout_ms": 2000, "answer_tools": false},
   "servers": [
     {"name": "fast", "command": %[1]q},
-    {"name": "slow", "command": %[1]q, "args": ["-start-delay", "3s"]}
+    {"name": "slow", "command": %[1]q, "args": ["-start-delay", "6s"]}
   ]
 }`, backendBin))
 
