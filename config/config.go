@@ -221,7 +221,7 @@ func (c *Config) StartLimit() time.Duration {
 	return time.Duration(c.Gateway.StartLimitMS) * time.Millisecond
 }
 
-// Defaults returns the built-in configuration (SPEC §3).
+// Defaults returns the built-in configuration (docs/configuration.md).
 func Defaults() *Config {
 	return &Config{
 		OpenAI:  OpenAI{APIKeyEnv: "OPENAI_API_KEY", BaseURL: "https://api.openai.com/v1"},
