@@ -150,8 +150,21 @@ func readStat(pid int) (procStat, error) {
 	return procStat{state: f[0], ppid: ppid, pgrp: pgrp}, nil
 }
 
-// zombieChildren lists this process's children that are zombies.
+// zombieChildren returns the test process's children that stay zombies
+// for a second: a child of a parallel test that just exited is a zombie
+// for the moment its supervisor takes to reap it, an unreaped one forever.
 func zombieChildren() []int {
+	deadline := time.Now().Add(time.Second)
+	for {
+		z := zombiesNow()
+		if len(z) == 0 || time.Now().After(deadline) {
+			return z
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func zombiesNow() []int {
 	var out []int
 	me := os.Getpid()
 	ents, _ := os.ReadDir("/proc")
