@@ -7,6 +7,7 @@ package main
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -63,5 +64,23 @@ func TestSlowStartComesUpLater(t *testing.T) {
 	wantTools(t, s.toolsList(), "fast.echo", "slow.echo")
 	if sc := s.structured("slow.echo", `{"late":true}`); sc["late"] != true {
 		t.Errorf("slow.echo = %v", sc)
+	}
+}
+
+// TestFailedStartRetried: under restart: on-failure (the default) a backend
+// whose start fails is retried with the crash backoff (1 s, then 2 s, ...).
+func TestFailedStartRetried(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, beConfig(t, tb("ok"), tb("broken", "-fail-start", "7")), "e2e")
+	wantTools(t, s.toolsList(), "ok.echo")
+	deadline := time.Now().Add(beReadTimeout)
+	for strings.Count(s.p.stderr.String(), "restarting backend") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the failed start was not retried twice:\n%s", s.p.stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(s.p.stderr.String(), "server=broken in=2s") {
+		t.Errorf("the second retry does not back off to 2 s:\n%s", s.p.stderr)
 	}
 }
