@@ -336,12 +336,14 @@ func TestBackendToolsListFiltersAndFailures(t *testing.T) {
 	t.Parallel()
 	flt := tb("flt")
 	flt.Tools = &beFilter{Include: []string{"e*", "s*"}, Exclude: []string{"slow"}}
+	broken := tb("broken", "-fail-start", "7")
+	broken.Restart = "never" // on-failure would retry it (TestFailedStartRetried)
 	cfg := beConfig(t,
 		tb("tb"),
 		flt,
 		tb("late", "-start-delay", "1500ms"),
 		tb("chatty", "-banner", "3", "-chatty-stdout", "-stderr-lines", "2"),
-		tb("broken", "-fail-start", "7"),
+		broken,
 	)
 	s := startRaw(t, cfg, "e2e")
 	names := s.toolsList()
@@ -886,7 +888,9 @@ func TestSubcommands(t *testing.T) {
 	t.Parallel()
 	hang := tb("slowpoke")
 	hang.TimeoutMS = 500
-	cfg := beConfig(t, tb("tb"), hang, tb("broken", "-fail-start", "7"))
+	broken := tb("broken", "-fail-start", "7")
+	broken.Restart = "never"
+	cfg := beConfig(t, tb("tb"), hang, broken)
 
 	t.Run("tools table", func(t *testing.T) {
 		t.Parallel()
