@@ -31,8 +31,8 @@ type front struct {
 	identified bool
 	client     string // clientInfo.name
 	strict     bool
-	settled    bool                   // backends have settled: changes re-sync the tables
-	built      bool                   // the tables were built once the backends settled
+	settled    bool                   // the tables were built once the backends had settled
+	synced     bool                   // the tables were built once: keep them current
 	tools      map[string]toolRoute   // front name → route
 	known      map[string]toolRoute   // every backend tool ever listed, for orphans
 	prompts    map[string]promptRoute // front name → route
@@ -205,14 +205,12 @@ func (f *front) currentSession() *mcp.ServerSession {
 }
 
 // refresh re-syncs the tables after a backend changed. Before the client's
-// first list (or call) there is nothing to refresh: settle builds the
-// tables then, and the client is spared a burst of list_changed
-// notifications while the backends start.
+// first list or call there is nothing to refresh: that builds the tables.
 func (f *front) refresh() {
 	f.mu.Lock()
-	settled := f.settled
+	synced := f.synced
 	f.mu.Unlock()
-	if settled {
+	if synced {
 		f.sync()
 	}
 }
@@ -224,20 +222,17 @@ func (f *front) refresh() {
 // caller had begun would answer from tables still being built.
 func (f *front) settle(ctx context.Context) {
 	f.mu.Lock()
-	built := f.built
+	settled := f.settled
 	f.mu.Unlock()
-	if built {
+	if settled {
 		return
 	}
 	f.g.waitBackends(ctx)
 	if ctx.Err() != nil {
 		return // the wait was cut short: the next list or call waits again
 	}
-	f.mu.Lock()
-	f.settled = true // from here on, backend changes re-sync (refresh)
-	f.mu.Unlock()
 	f.sync()
 	f.mu.Lock()
-	f.built = true
+	f.settled = true
 	f.mu.Unlock()
 }
