@@ -16,7 +16,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 )
@@ -37,12 +36,7 @@ var knownDifferences = map[string]string{
 // command and returns its features.
 func transparencyRun(t *testing.T, sdk, prefix, command string, args ...string) map[string]json.RawMessage {
 	t.Helper()
-	env := map[string]string{}
-	for _, kv := range baseEnv(t) {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
-	plan, _ := json.Marshal(map[string]any{"sdk": sdk, "command": command, "args": args, "env": env, "prefix": prefix})
+	plan, _ := json.Marshal(map[string]any{"sdk": sdk, "command": command, "args": args, "env": baseEnvMap(t), "prefix": prefix})
 	planPath := filepath.Join(t.TempDir(), "plan.json")
 	if err := os.WriteFile(planPath, plan, 0o600); err != nil {
 		t.Fatal(err)
