@@ -179,6 +179,8 @@ func (g *Gateway) newFront() *front {
 			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 			// Served by the session (completion.go).
 			Completions: &mcp.CompletionCapabilities{},
+			// Proxied to and from the backends (logging.go).
+			Logging: &mcp.LoggingCapabilities{}, //lint:ignore SA1019 current in the versions the gateway serves (docs/transparency.md)
 		},
 	})
 	f.server.AddReceivingMiddleware(f.route)
