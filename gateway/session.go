@@ -276,11 +276,19 @@ func (s *session) startToolCall(id, params json.RawMessage) {
 		s.respond(c, nil, errNotInitialized)
 		return
 	}
+	record := f.recorder(tc.name) // nil unless metrics are on
 	if r, ok := f.inlineRoute(tc.name); ok {
 		cancel := f.startBackend(tc.name, r, tc, s.progress, func(raw json.RawMessage, err error) {
 			if err != nil {
-				s.respond(c, nil, rpcError(err, kindTool, tc.name, f.g.opts.Config.Server.Debug))
+				e := rpcError(err, kindTool, tc.name, f.g.opts.Config.Server.Debug)
+				if record != nil {
+					record(nil, e)
+				}
+				s.respond(c, nil, e)
 				return
+			}
+			if record != nil {
+				record(raw, nil)
 			}
 			s.respondBuffered(c, raw)
 		})
@@ -292,8 +300,15 @@ func (s *session) startToolCall(id, params json.RawMessage) {
 		defer cancel()
 		raw, err := f.callTool(ctx, tc, s.progress)
 		if err != nil {
-			s.respond(c, nil, rpcError(err, kindTool, tc.name, f.g.opts.Config.Server.Debug))
+			e := rpcError(err, kindTool, tc.name, f.g.opts.Config.Server.Debug)
+			if record != nil {
+				record(nil, e)
+			}
+			s.respond(c, nil, e)
 			return
+		}
+		if record != nil {
+			record(raw, nil)
 		}
 		s.respond(c, raw, nil)
 	}) {
