@@ -123,6 +123,7 @@ func (g *Gateway) serveState(ctx context.Context, cs clientStream, state *mcp.Se
 	s := newSession(f, cs)
 	g.mu.Lock()
 	f.stream = cs
+	f.sess = s
 	g.mu.Unlock()
 	go s.readLoop()
 	err := f.run(ctx, sdkTransport{s}, state)
