@@ -578,3 +578,43 @@ func TestHTTPSamplingGoesToTheCaller(t *testing.T) {
 		t.Errorf("sampling requests per session: %d, %d; want 1, 2", asked[0].Load(), asked[1].Load())
 	}
 }
+
+// TestHTTPTypeScriptClients: the TypeScript SDK's
+// StreamableHTTPClientTransport and SSEClientTransport through the real
+// binary (testdata/http_client.mjs).
+func TestHTTPTypeScriptClients(t *testing.T) {
+	root := npmPeers(t)
+	g := startHTTP(t, httpConfig(t, nil, tb("tb")))
+	for _, c := range []struct{ kind, path string }{{"streamable", "/mcp"}, {"sse", "/sse"}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*beReadTimeout)
+		cmd := exec.CommandContext(ctx, "node", testdataPath(t, "http_client.mjs"), c.kind, g.base+c.path)
+		cmd.Dir = root
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.kind, err, stderr.String())
+		}
+		var res struct {
+			Tools     []string
+			Echo      map[string]any
+			Progress  []float64
+			SessionID *string
+		}
+		if err := json.Unmarshal(out, &res); err != nil {
+			t.Fatalf("%s: %v: %s", c.kind, err, out)
+		}
+		wantTools(t, res.Tools, "tb.echo", "tb.progress")
+		if res.Echo["kind"] != c.kind || res.Echo["n"] != 42.0 {
+			t.Errorf("%s: echo %v", c.kind, res.Echo)
+		}
+		if len(res.Progress) != 2 {
+			t.Errorf("%s: progress %v, want 2 notifications", c.kind, res.Progress)
+		}
+		if c.kind == "streamable" && (res.SessionID == nil || *res.SessionID == "") {
+			t.Errorf("streamable: no session id")
+		}
+	}
+	waitFor(t, beReadTimeout, "the sessions to end", func() bool { return strings.Contains(getStatus(t, g), `"sessions": 0`) })
+}
