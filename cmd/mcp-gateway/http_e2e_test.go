@@ -25,7 +25,7 @@ import (
 
 // httpGW is the gateway binary serving --transport http on a free port.
 type httpGW struct {
-	t      *testing.T
+	t      testing.TB
 	cmd    *exec.Cmd
 	base   string // http://127.0.0.1:PORT
 	stderr *lockedBuffer
@@ -39,8 +39,13 @@ var listenAddr = regexp.MustCompile(`serving on http .*addr=(\S+)`)
 // on Windows) at the end of the test; on Unix a non-zero exit fails it.
 func startHTTP(t *testing.T, cfg string, env ...string) *httpGW {
 	t.Helper()
+	return startHTTPEnv(t, cfg, baseEnv(t, env...))
+}
+
+func startHTTPEnv(t testing.TB, cfg string, env []string) *httpGW {
+	t.Helper()
 	cmd := exec.Command(gatewayBin, "--transport", "http", "--listen", "127.0.0.1:0", "--config", cfg)
-	cmd.Env = baseEnv(t, env...)
+	cmd.Env = env
 	g := &httpGW{t: t, cmd: cmd, stderr: &lockedBuffer{}, done: make(chan error, 1)}
 	cmd.Stderr = g.stderr
 	if err := cmd.Start(); err != nil {
