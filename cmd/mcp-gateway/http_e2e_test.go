@@ -623,3 +623,79 @@ func TestHTTPTypeScriptClients(t *testing.T) {
 	}
 	waitFor(t, beReadTimeout, "the sessions to end", func() bool { return strings.Contains(getStatus(t, g), `"sessions": 0`) })
 }
+
+// sseEvent is one event of a text/event-stream.
+type sseEvent struct{ id, data string }
+
+// readEvents reads events from an event stream until n have arrived.
+func readEvents(t *testing.T, r io.Reader, n int) []sseEvent {
+	t.Helper()
+	var out []sseEvent
+	var cur sseEvent
+	buf := make([]byte, 0, 4096)
+	tmp := make([]byte, 4096)
+	for len(out) < n {
+		k, err := r.Read(tmp)
+		buf = append(buf, tmp[:k]...)
+		for {
+			i := bytes.IndexByte(buf, '\n')
+			if i < 0 {
+				break
+			}
+			line := strings.TrimRight(string(buf[:i]), "\r")
+			buf = buf[i+1:]
+			switch {
+			case strings.HasPrefix(line, "id: "):
+				cur.id = line[4:]
+			case strings.HasPrefix(line, "data: "):
+				cur.data = line[6:]
+			case line == "" && cur.data != "":
+				out = append(out, cur)
+				cur = sseEvent{}
+			}
+		}
+		if err != nil {
+			if len(out) < n {
+				t.Fatalf("event stream ended after %d of %d events: %v", len(out), n, err)
+			}
+			break
+		}
+	}
+	return out
+}
+
+// TestHTTPResumeWithLastEventID: a client that loses its event stream
+// reconnects with Last-Event-ID and gets the events it missed, once.
+func TestHTTPResumeWithLastEventID(t *testing.T) {
+	g := startHTTP(t, httpConfig(t, nil, tb("tb")))
+	resp := postMCP(t, g.base+"/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, nil)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	readEvents(t, resp.Body, 1)
+	if r := postMCP(t, g.base+"/mcp", sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil); r.StatusCode != http.StatusAccepted {
+		t.Fatalf("initialized: %d", r.StatusCode)
+	}
+	get := func(last string) *http.Response {
+		hdr := map[string]string{"Accept": "text/event-stream", "Mcp-Session-Id": sid}
+		if last != "" {
+			hdr["Last-Event-ID"] = last
+		}
+		return getURL(t, g.base+"/mcp", hdr)
+	}
+	stream := get("")
+	if stream.StatusCode != 200 {
+		t.Fatalf("GET: %d", stream.StatusCode)
+	}
+	call := postMCP(t, g.base+"/mcp", sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tb.progress","arguments":{"steps":3,"ms":150},"_meta":{"progressToken":"p"}}}`, nil)
+	first := readEvents(t, stream.Body, 1)
+	stream.Body.Close() // the connection drops after one progress event
+	if first[0].id == "" || !strings.Contains(first[0].data, `"progress":1`) {
+		t.Fatalf("first event: %+v", first[0])
+	}
+	if done := readEvents(t, call.Body, 1); !strings.Contains(done[0].data, `"id":2`) {
+		t.Fatalf("call response: %+v", done[0])
+	}
+	rest := readEvents(t, get(first[0].id).Body, 2)
+	if !strings.Contains(rest[0].data, `"progress":2`) || !strings.Contains(rest[1].data, `"progress":3`) {
+		t.Errorf("replayed: %+v", rest)
+	}
+}
