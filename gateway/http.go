@@ -133,8 +133,7 @@ func (h *HTTPFront) ServeMCP(w http.ResponseWriter, r *http.Request) {
 		}
 	case http.MethodGet:
 		if h.opts.Stateless {
-			w.Header().Set("Allow", "POST")
-			http.Error(w, "Method Not Allowed: this gateway is stateless", http.StatusMethodNotAllowed)
+			onlyMethod(w, r, http.MethodPost) // nothing to stream without a session
 			return
 		}
 		if _, s := accepts(r); !s {
@@ -143,8 +142,7 @@ func (h *HTTPFront) ServeMCP(w http.ResponseWriter, r *http.Request) {
 		}
 	case http.MethodDelete:
 		if h.opts.Stateless {
-			w.Header().Set("Allow", "POST")
-			http.Error(w, "Method Not Allowed: this gateway is stateless", http.StatusMethodNotAllowed)
+			onlyMethod(w, r, http.MethodPost) // no session to end
 			return
 		}
 	default:
@@ -249,9 +247,7 @@ func (h *HTTPFront) serveStateless(w http.ResponseWriter, r *http.Request) {
 // ServeSSE serves GET /sse, the 2024-11-05 transport's event stream: the
 // session lives as long as the request. Its client posts to /messages.
 func (h *HTTPFront) ServeSSE(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet {
-		w.Header().Set("Allow", "GET")
-		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+	if !onlyMethod(w, r, http.MethodGet) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -287,9 +283,7 @@ func (h *HTTPFront) ServeSSE(w http.ResponseWriter, r *http.Request) {
 
 // ServeMessages serves POST /messages?sessionid=ID for SSE sessions.
 func (h *HTTPFront) ServeMessages(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
-		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+	if !onlyMethod(w, r, http.MethodPost) {
 		return
 	}
 	if !jsonContent(w, r) {
@@ -346,4 +340,14 @@ func bodyError(w http.ResponseWriter, err error) {
 		return
 	}
 	http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
+}
+
+// onlyMethod answers 405 to a request whose method is not m.
+func onlyMethod(w http.ResponseWriter, r *http.Request, m string) bool {
+	if r.Method == m {
+		return true
+	}
+	w.Header().Set("Allow", m)
+	http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+	return false
 }

@@ -27,9 +27,7 @@ type RESTTool struct {
 
 // ServeTools serves GET /mcp/tools.
 func (g *Gateway) ServeTools(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet {
-		w.Header().Set("Allow", "GET")
-		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+	if !onlyMethod(w, r, http.MethodGet) {
 		return
 	}
 	timeouts := make(map[string]int64)
@@ -65,9 +63,7 @@ type restCall struct {
 
 // ServeCall serves POST /mcp/call.
 func (g *Gateway) ServeCall(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
-		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+	if !onlyMethod(w, r, http.MethodPost) {
 		return
 	}
 	var body restCall
