@@ -76,6 +76,20 @@ const defaultBaseURL = "https://api.openai.com/v1"
 // request.timeout_ms; a timed-out or cancelled attempt is not retried, and
 // cancelling ctx aborts the request in flight at once.
 func (s *Service) Call(ctx context.Context, tool string, args json.RawMessage) (*Result, error) {
+	return s.CallWith(ctx, tool, args, CallOptions{})
+}
+
+// CallOptions are optional settings of one call.
+type CallOptions struct {
+	// Step, when set, is told what the call is doing each time that
+	// changes, for progress notifications: "asking gpt-5.5 (attempt 1 of
+	// 4)", "waiting 2s to retry after HTTP 503". It never carries the
+	// query. It must not block.
+	Step func(string)
+}
+
+// CallWith is Call with options.
+func (s *Service) CallWith(ctx context.Context, tool string, args json.RawMessage, opts CallOptions) (*Result, error) {
 	cfg := s.opts.Config
 	if !IsTool(tool) {
 		return nil, &ArgumentError{Reason: "unknown tool: " + tool}
@@ -125,7 +139,11 @@ func (s *Service) Call(ctx context.Context, tool string, args json.RawMessage) (
 		option.WithMaxRetries(0), // the one retry layer is send's
 	)
 	start := s.now()
-	resp, err := s.send(ctx, &svc, params, a.Query)
+	step := opts.Step
+	if step == nil {
+		step = func(string) {}
+	}
+	resp, err := s.send(ctx, &svc, params, a.Query, profile.Model, step)
 	if err != nil {
 		return nil, err
 	}

@@ -27,7 +27,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends"
 )
 
-// Exit codes (SPEC §2).
+// Exit codes (README, Commands).
 const (
 	exitOK      = 0
 	exitFailure = 1
