@@ -254,10 +254,8 @@ func (h *HTTPFront) ServeSSE(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-cache")
 	id := rand.Text()
 	t := &mcp.SSEServerTransport{Endpoint: "/messages?sessionid=" + id, Response: w}
-	conn, err := t.Connect(r.Context())
-	if err != nil {
-		return // the client is gone
-	}
+	// Registered before Connect, which sends the client the endpoint: the
+	// client may post to it at once.
 	h.mu.Lock()
 	h.sse[id] = t
 	h.mu.Unlock()
@@ -266,6 +264,10 @@ func (h *HTTPFront) ServeSSE(w http.ResponseWriter, r *http.Request) {
 		delete(h.sse, id)
 		h.mu.Unlock()
 	}()
+	conn, err := t.Connect(r.Context())
+	if err != nil {
+		return // the client is gone
+	}
 	ctx, cancel := context.WithCancel(h.ctx)
 	defer cancel()
 	ended := make(chan struct{})
