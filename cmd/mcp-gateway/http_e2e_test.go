@@ -669,7 +669,14 @@ func TestHTTPResumeWithLastEventID(t *testing.T) {
 	if done := readEvents(t, call.Body, 1); !strings.Contains(done[0].data, `"id":2`) {
 		t.Fatalf("call response: %+v", done[0])
 	}
-	rest := readEvents(t, get(first[0].id).Body, 2)
+	// Until the server notices the dropped connection, the stream still
+	// has a reader and a resume is refused: retry, as clients do.
+	var resumed *http.Response
+	waitFor(t, beReadTimeout, "a resumed stream", func() bool {
+		resumed = get(first[0].id)
+		return resumed.StatusCode == http.StatusOK
+	})
+	rest := readEvents(t, resumed.Body, 2)
 	if !strings.Contains(rest[0].data, `"progress":2`) || !strings.Contains(rest[1].data, `"progress":3`) {
 		t.Errorf("replayed: %+v", rest)
 	}
