@@ -235,16 +235,15 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 		} else {
 			p.Stop(b.m.stopGrace)
 		}
-		// The group is gone: give the readers a moment to reach EOF, then
-		// cut them loose (a process outside the group may hold the pipes).
-		t := time.NewTimer(100 * time.Millisecond)
-		for _, ch := range []chan struct{}{c.eof, stderrDone} {
-			select {
-			case <-ch:
-			case <-t.C:
+		// The group is gone: give the readers a moment to reach EOF. A
+		// descendant that left the group (setsid) may still hold the pipes:
+		// end it, and cut the readers loose whatever it does.
+		if !waitClosed(100*time.Millisecond, c.eof, stderrDone) {
+			if n := p.KillEscaped(); n > 0 {
+				b.log.Warn("killed processes that left the backend's process group and held its pipes", "server", name, "count", n)
+				waitClosed(100*time.Millisecond, c.eof, stderrDone)
 			}
 		}
-		t.Stop()
 		p.CloseFiles()
 		<-c.eof
 		<-stderrDone
@@ -515,4 +514,19 @@ func (b *backend) handshake(ctx context.Context, c *conn) (lists, *mcp.Implement
 	b.caps = caps
 	b.mu.Unlock()
 	return l, ir.ServerInfo, nil
+}
+
+// waitClosed waits up to d, in all, for every channel of chs to be closed,
+// and reports whether they were.
+func waitClosed(d time.Duration, chs ...<-chan struct{}) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for _, ch := range chs {
+		select {
+		case <-ch:
+		case <-t.C:
+			return false
+		}
+	}
+	return true
 }

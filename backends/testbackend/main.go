@@ -23,6 +23,10 @@
 //	-ignore-term          ignore SIGTERM and stdin EOF (only SIGKILL ends it)
 //	-grandchild           start a grandchild ("sleep 300") in its process group;
 //	                      its pid is written to stderr as "grandchild pid N"
+//	-escape               start a grandchild ("sleep 300") in a new session
+//	                      (setsid, Unix only) that holds our stdout and
+//	                      stderr; its pid is written to stderr as
+//	                      "escapee pid N"
 //	-list-changed-on-init send notifications/tools/list_changed right after
 //	                      notifications/initialized
 //	-ignore-cancel        slow answers even when cancelled (a late response)
@@ -144,6 +148,7 @@ func main() {
 	resources := fs.Bool("resources", false, "declare resources")
 	ignoreTerm := fs.Bool("ignore-term", false, "ignore SIGTERM and stdin EOF")
 	grandchild := fs.Bool("grandchild", false, "start a grandchild")
+	escape := fs.Bool("escape", false, "start a grandchild in its own session holding our stdout and stderr")
 	listOnInit := fs.Bool("list-changed-on-init", false, "send tools/list_changed after initialized")
 	ignoreCancel := fs.Bool("ignore-cancel", false, "slow answers even when cancelled")
 	stringIDs := fs.Bool("string-ids", false, "echo numeric request ids back as strings")
@@ -182,6 +187,14 @@ func main() {
 			os.Exit(1)
 		}
 		fmt.Fprintf(os.Stderr, "grandchild pid %d\n", cmd.Process.Pid)
+	}
+	if *escape {
+		pid, err := startEscapee()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "escapee: %v\n", err)
+			os.Exit(1)
+		}
+		fmt.Fprintf(os.Stderr, "escapee pid %d\n", pid)
 	}
 	if *failStart != 0 {
 		fmt.Fprintf(os.Stderr, "failing at start with %d\n", *failStart)
