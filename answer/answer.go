@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
@@ -76,6 +78,26 @@ const defaultBaseURL = "https://api.openai.com/v1"
 // request.timeout_ms; a timed-out or cancelled attempt is not retried, and
 // cancelling ctx aborts the request in flight at once.
 func (s *Service) Call(ctx context.Context, tool string, args json.RawMessage) (*Result, error) {
+	res, err := s.call(ctx, tool, args)
+	var ae *APIError
+	if errors.As(err, &ae) {
+		ae.Message = s.clientSafe(ae.Message)
+	}
+	return res, err
+}
+
+// clientSafe is an upstream message as the client may see it: an error body
+// may quote the key (a 401's "Incorrect API key provided: …"), a bearer
+// token or escape sequences; see docs/errors.md.
+func (s *Service) clientSafe(msg string) string {
+	var key string
+	if s.opts.Config != nil {
+		key = s.opts.Config.APIKey
+	}
+	return safetext.Strip(safetext.Redact(msg, key), false)
+}
+
+func (s *Service) call(ctx context.Context, tool string, args json.RawMessage) (*Result, error) {
 	cfg := s.opts.Config
 	if !IsTool(tool) {
 		return nil, &ArgumentError{Reason: "unknown tool: " + tool}
@@ -202,6 +224,7 @@ func (s *Service) debug(msg string, args ...any) {
 // error body may echo either). Queries shorter than 4 characters are too
 // common as substrings to redact.
 func (s *Service) redact(text, query string) string {
+	text = safetext.Strip(text, false)
 	if s.opts.Config != nil && s.opts.Config.APIKey != "" {
 		text = strings.ReplaceAll(text, s.opts.Config.APIKey, "[redacted key]")
 	}

@@ -15,6 +15,9 @@
 //	-banner N             write N non-JSON lines to stdout at start
 //	-chatty-stdout        write a non-JSON line to stdout before every message
 //	-stderr-lines N       write N lines to stderr at start
+//	-stderr-text S        write S and a newline to stderr at start (escape
+//	                      sequences, forged log records)
+//	-describe S           append S to every tool's description
 //	-chatty-stderr N      write N lines to stderr per request received
 //	-extra-tools N        add tools extra_000 .. extra_N-1 (echo-like)
 //	-page-size N          page tools/list N tools at a time (0: all at once)
@@ -59,7 +62,8 @@
 //	sample                sends sampling/createMessage to the client and
 //	                      answers with the client's result as structuredContent
 //	                      (or an isError result carrying the client's error)
-//	log (level, data)     sends notifications/message, answers "logged"
+//	log (level, data,     sends notifications/message (count times, default
+//	     count)           once), answers "logged"
 //	deaf (ms)             answers "deaf", then stops reading stdin for ms (a
 //	                      stuck child whose stdin pipe fills up)
 //	stats                 structuredContent {"cancelled":[requestId...],
@@ -113,6 +117,7 @@ type server struct {
 	listOnInit   bool
 	ignoreCancel bool
 	stringIDs    bool
+	describe     string
 
 	calls sync.WaitGroup // tools/call goroutines
 
@@ -141,6 +146,8 @@ func main() {
 	banner := fs.Int("banner", 0, "non-JSON lines on stdout at start")
 	chattyStdout := fs.Bool("chatty-stdout", false, "a non-JSON stdout line before every message")
 	stderrLines := fs.Int("stderr-lines", 0, "stderr lines at start")
+	stderrText := fs.String("stderr-text", "", "write this line to stderr at start")
+	describe := fs.String("describe", "", "append this to every tool's description")
 	chattyStderr := fs.Int("chatty-stderr", 0, "stderr lines per request")
 	extraTools := fs.Int("extra-tools", 0, "extra tools")
 	pageSize := fs.Int("page-size", 0, "tools/list page size")
@@ -177,6 +184,9 @@ func main() {
 	if *ignoreTerm {
 		signal.Ignore(syscall.SIGTERM)
 	}
+	if *stderrText != "" {
+		fmt.Fprintln(os.Stderr, *stderrText)
+	}
 	for i := range *stderrLines {
 		fmt.Fprintf(os.Stderr, "stderr line %d\n", i)
 	}
@@ -207,6 +217,7 @@ func main() {
 		chattyStdout: *chattyStdout,
 		chattyStderr: *chattyStderr,
 		pageSize:     *pageSize,
+		describe:     *describe,
 		prompts:      *prompts,
 		resources:    *resources,
 		listOnInit:   *listOnInit,
@@ -470,7 +481,7 @@ func (s *server) listTools(msg message) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(`{"name":` + quote(n) + `,"description":"testbackend tool ` + n + `","inputSchema":{"type":"object"}}`)
+		b.WriteString(`{"name":` + quote(n) + `,"description":` + quote("testbackend tool "+n+s.describe) + `,"inputSchema":{"type":"object"}}`)
 	}
 	b.WriteString(`]`)
 	if end < len(names) {
@@ -499,6 +510,7 @@ func (s *server) call(msg message) {
 		IsError bool            `json:"isError"`
 		Level   string          `json:"level"`
 		Data    json.RawMessage `json:"data"`
+		Count   int             `json:"count"`
 	}
 	if len(p.Arguments) > 0 {
 		json.Unmarshal(p.Arguments, &args)
@@ -598,7 +610,9 @@ func (s *server) call(msg message) {
 		if len(data) == 0 {
 			data = json.RawMessage(`"hello from testbackend"`)
 		}
-		s.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":` + quote(level) + `,"logger":"tb","data":` + string(data) + `}}`)
+		for range max(args.Count, 1) {
+			s.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":` + quote(level) + `,"logger":"tb","data":` + string(data) + `}}`)
+		}
 		s.reply(msg.ID, text("logged"))
 	case p.Name == "stats":
 		s.mu.Lock()

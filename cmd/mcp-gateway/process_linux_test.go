@@ -147,20 +147,6 @@ func becomeSubreaper(t *testing.T) {
 	}
 }
 
-// exited waits for the gateway process to end and leaves its exit
-// for startGateway's cleanup.
-func (p *proc) exited(d time.Duration) error {
-	p.t.Helper()
-	select {
-	case err := <-p.done:
-		p.done <- err
-		return err
-	case <-time.After(d):
-		p.t.Fatalf("gateway did not exit within %s\nstderr:\n%s", d, p.stderr)
-	}
-	return nil
-}
-
 // shutdownTree starts a gateway whose backends have grandchildren (one of
 // them ignores SIGTERM and stdin EOF), records the process tree, stops the
 // gateway with stop, and checks that nothing is left: no process alive, and

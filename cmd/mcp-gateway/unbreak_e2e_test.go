@@ -1,0 +1,80 @@
+package main
+
+// Regression tests of the adversarial findings of docs/errors.md and
+// docs/configuration.md ("Limits"): what a hostile or broken backend or
+// client must not be able to do to the gateway or to the terminal.
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// evil is backend-controlled text that would clear the screen, set the
+// window title, and forge a log record of its own.
+const evil = "\x1b[2J\x1b]0;pwned\x07ok\ntime=00:00:00 level=ERROR msg=forged"
+
+// Escape sequences and control characters in a backend's descriptions and
+// stderr never reach the terminal: not in `tools`, not in `status`'s stderr
+// tail, not in the gateway's log lines.
+func TestNoTerminalInjection(t *testing.T) {
+	t.Parallel()
+	cfg := beConfig(t,
+		tb("desc", "-describe", evil),
+		tb("noisy", "-stderr-text", evil, "-fail-start", "3"),
+	)
+	out, errOut, _ := runCLI(t, "tools", "--config", cfg)
+	st, stErr, _ := runCLI(t, "status", "--config", cfg)
+	for what, text := range map[string]string{"tools stdout": out, "tools stderr": errOut, "status stdout": st, "status stderr": stErr} {
+		if strings.ContainsAny(text, "\x1b\x07\r") {
+			t.Errorf("%s holds control characters: %q", what, text)
+		}
+		for _, line := range strings.Split(text, "\n") {
+			if strings.HasPrefix(line, "time=00:00:00") {
+				t.Errorf("%s has a forged line: %q", what, line)
+			}
+		}
+	}
+	if !strings.Contains(out, "testbackend tool echoo") && !strings.Contains(out, "testbackend tool echo") {
+		t.Errorf("tools lacks the description:\n%s", out)
+	}
+	if !strings.Contains(st, "\n  ok\n  time=00:00:00 level=ERROR msg=forged\n") {
+		t.Errorf("status lacks the stripped stderr line:\n%s", st)
+	}
+}
+
+// A backend that sends 20,000 log notifications in one burst: the gateway's
+// stderr gets at most the burst allowance and a count of what was dropped,
+// and the call is still answered; the count of what was dropped is
+// reported at the latest when the backend stops.
+func TestBackendLogFloodRateLimited(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
+	r := s.callTool("tb.log", `{"count":20000,"data":"flood line"}`)
+	if r.m["result"] == nil {
+		t.Fatalf("log call: %s", r)
+	}
+	s.p.stdin.Close()
+	s.p.exited(10 * time.Second)
+	errOut := s.p.stderr.String()
+	n := strings.Count(errOut, "flood line")
+	if n < 1000 || n > 1300 {
+		t.Errorf("%d flood lines on stderr, want about the burst (1000) of 20000", n)
+	}
+	dropped := 0
+	for _, m := range regexp.MustCompile(`records dropped.* dropped=(\d+)`).FindAllStringSubmatch(errOut, -1) {
+		k, _ := strconv.Atoi(m[1])
+		dropped += k
+	}
+	if n+dropped != 20000 {
+		t.Errorf("%d logged + %d counted as dropped, want 20000:\n%s", n, dropped, lastLines(errOut, 5))
+	}
+}
+
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
+	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(l[max(0, len(l)-n):], "\n")
+}
