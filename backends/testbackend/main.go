@@ -70,7 +70,8 @@
 //	                      "reasons":[...], "initialized":bool,
 //	                      "capabilities":<client capabilities>,
 //	                      "clientInfo":<the client's clientInfo>,
-//	                      "meta":<the _meta of the last tools/call but this>}
+//	                      "meta":<the _meta of the last tools/call but this>,
+//	                      "environ":[NAME=value...] (its environment)}
 //
 // stdin EOF ends the process with status 0 (unless -ignore-term).
 package main
@@ -623,6 +624,7 @@ func (s *server) call(msg message) {
 			"capabilities": s.clientCaps,
 			"clientInfo":   s.clientInfo,
 			"meta":         prevMeta,
+			"environ":      os.Environ(),
 		}
 		if st["cancelled"] == nil {
 			st["cancelled"] = []json.RawMessage{}

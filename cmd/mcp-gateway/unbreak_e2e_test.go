@@ -78,3 +78,45 @@ func lastLines(s string, n int) string {
 	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(l[max(0, len(l)-n):], "\n")
 }
+
+// A backend gets the allowlist of the gateway's environment plus its own
+// env: not OPENAI_API_KEY or cloud credentials; the proxy, locale and the
+// self-recursion marker pass. inherit_env: true gives it everything.
+func TestBackendEnvironmentAllowlist(t *testing.T) {
+	t.Parallel()
+	least := tb("least")
+	least.Env = map[string]string{"OWN": "mine", "FORWARDED": "${GW_FORWARD}"}
+	all := tb("all")
+	all.Inherit = true
+	s := startRaw(t, beConfig(t, least, all), "e2e",
+		"OPENAI_API_KEY=sk-e2e-secret-0000", "AWS_SECRET_ACCESS_KEY=aws-e2e-secret", "GW_FORWARD=fwd",
+		"HTTPS_PROXY=http://proxy.example:3128", "no_proxy=localhost", "LC_ALL=C.UTF-8", "XDG_CONFIG_HOME=/x")
+	environ := func(server string) map[string]string {
+		m := map[string]string{}
+		for _, kv := range s.structured(server+".stats", `{}`)["environ"].([]any) {
+			k, v, _ := strings.Cut(kv.(string), "=")
+			m[k] = v
+		}
+		return m
+	}
+	got := environ("least")
+	for _, k := range []string{"OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "GW_FORWARD", "GORACE"} {
+		if _, ok := got[k]; ok {
+			t.Errorf("least-privilege backend got %s", k)
+		}
+	}
+	for k, v := range map[string]string{"OWN": "mine", "FORWARDED": "fwd", "HTTPS_PROXY": "http://proxy.example:3128",
+		"no_proxy": "localhost", "LC_ALL": "C.UTF-8", "XDG_CONFIG_HOME": "/x"} {
+		if got[k] != v {
+			t.Errorf("least-privilege backend: %s = %q, want %q", k, got[k], v)
+		}
+	}
+	for _, k := range []string{"PATH", "HOME", "MCP_GATEWAY_CHAIN"} {
+		if got[k] == "" {
+			t.Errorf("least-privilege backend lacks %s", k)
+		}
+	}
+	if all := environ("all"); all["OPENAI_API_KEY"] != "sk-e2e-secret-0000" || all["AWS_SECRET_ACCESS_KEY"] != "aws-e2e-secret" {
+		t.Errorf("inherit_env: true lost the gateway's environment: %v", all)
+	}
+}
