@@ -34,6 +34,10 @@
 //	                      notifications/initialized
 //	-ignore-cancel        slow answers even when cancelled (a late response)
 //	-string-ids           echo numeric request ids back as strings ("5" for 5)
+//	-exit-file PATH       when stdin ends, write "eof" to PATH before exiting;
+//	                      on SIGTERM write "term" and exit 0 (a stateful
+//	                      server saving its data: tests check the gateway
+//	                      stopped it gracefully, not by SIGKILL)
 //	-pid-dir DIR          create the empty file DIR/<pid> at start (tests
 //	                      count how many times a backend was started)
 //	-relay -- CMD ARGS... do not serve MCP: start CMD as a child and only copy
@@ -162,6 +166,7 @@ func main() {
 	stringIDs := fs.Bool("string-ids", false, "echo numeric request ids back as strings")
 	relayMode := fs.Bool("relay", false, "only relay bytes to and from the command after --")
 	pidDir := fs.String("pid-dir", "", "create DIR/<pid> at start")
+	exitFile := fs.String("exit-file", "", "write how we were stopped (eof, term) to this file")
 	fs.VisitAll(func(f *flag.Flag) {
 		env := "TESTBACKEND_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 		if v, ok := os.LookupEnv(env); ok {
@@ -184,6 +189,14 @@ func main() {
 	}
 	if *ignoreTerm {
 		signal.Ignore(syscall.SIGTERM)
+	} else if *exitFile != "" {
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		go func() {
+			<-term
+			os.WriteFile(*exitFile, []byte("term"), 0o600)
+			os.Exit(0)
+		}()
 	}
 	if *stderrText != "" {
 		fmt.Fprintln(os.Stderr, *stderrText)
@@ -257,6 +270,9 @@ func main() {
 			select {
 			case <-done:
 			case <-time.After(100 * time.Millisecond):
+			}
+			if *exitFile != "" {
+				os.WriteFile(*exitFile, []byte("eof"), 0o600)
 			}
 			os.Exit(0)
 		}

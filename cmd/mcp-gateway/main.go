@@ -21,7 +21,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"syscall"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 )
@@ -44,7 +43,8 @@ func main() {
 		}
 		os.Exit(exitOK)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ignoreSIGPIPE()
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	code := run(ctx, os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, lookup: os.LookupEnv, subreaper: true})
 	stop()
 	os.Exit(code)
