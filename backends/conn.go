@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -78,9 +79,11 @@ type conn struct {
 	handling map[string]context.CancelFunc // server-to-client requests in flight, by raw id
 	err      error                         // set by shutdown
 
-	eof       chan struct{} // closed when readLoop has returned
-	eofReason string        // why readLoop stopped before EOF; read after eof
-	done      chan struct{} // closed by shutdown
+	eof chan struct{} // closed when readLoop has returned
+
+	warnedUTF8 bool          // readLoop's: invalid UTF-8 was reported once
+	eofReason  string        // why readLoop stopped before EOF; read after eof
+	done       chan struct{} // closed by shutdown
 
 	ctx    context.Context // cancelled by shutdown; parent of request handlers
 	cancel context.CancelFunc
@@ -200,6 +203,16 @@ func (c *conn) handleLine(line []byte) {
 	if line[0] != '{' {
 		c.log.Warn("dropped a non-JSON line on backend stdout", "server", c.server, "line", truncate(line, 200))
 		return
+	}
+	if !utf8.Valid(line) {
+		// The client's decoder may be strict (the gateway's own is, on
+		// client input): each run of invalid bytes becomes U+FFFD, which keeps
+		// the JSON valid (such bytes can only stand inside a string).
+		line = bytes.ToValidUTF8(line, []byte("\uFFFD"))
+		if !c.warnedUTF8 {
+			c.warnedUTF8 = true
+			c.log.Warn("backend wrote invalid UTF-8; replaced with U+FFFD", "server", c.server)
+		}
 	}
 	msg, err := wire.Decode(line)
 	if err != nil {

@@ -61,7 +61,8 @@
 //	big (bytes)           text content of exactly bytes 'x' characters
 //	odd (isError)         the fixed result Odd (or OddError with isError true):
 //	                      an unknown content type, 19+ digit integers, _meta,
-//	                      odd spacing; forwarded results must be byte-identical
+//	                      odd spacing; forwarded results must be byte-identical;
+//	                      with badUTF8 true, a text with bytes that are not UTF-8
 //	change                adds tool added_N, sends tools/list_changed, answers
 //	sample                sends sampling/createMessage to the client and
 //	                      answers with the client's result as structuredContent
@@ -528,6 +529,7 @@ func (s *server) call(msg message) {
 		Level   string          `json:"level"`
 		Data    json.RawMessage `json:"data"`
 		Count   int             `json:"count"`
+		BadUTF8 bool            `json:"badUTF8"`
 	}
 	if len(p.Arguments) > 0 {
 		json.Unmarshal(p.Arguments, &args)
@@ -587,6 +589,10 @@ func (s *server) call(msg message) {
 		s.reply(msg.ID, text("done"))
 	case p.Name == "big":
 		s.reply(msg.ID, text(strings.Repeat("x", args.Bytes)))
+	case p.Name == "odd" && args.BadUTF8:
+		// Raw bytes that are not UTF-8 inside a JSON string (the text is
+		// "ok \xff\xfe end").
+		s.reply(msg.ID, "{\"content\":[{\"type\":\"text\",\"text\":\"ok \xff\xfe end\"}]}")
 	case p.Name == "odd":
 		if args.IsError {
 			s.reply(msg.ID, OddError)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // evil is backend-controlled text that would clear the screen, set the
@@ -118,5 +119,36 @@ func TestBackendEnvironmentAllowlist(t *testing.T) {
 	}
 	if all := environ("all"); all["OPENAI_API_KEY"] != "sk-e2e-secret-0000" || all["AWS_SECRET_ACCESS_KEY"] != "aws-e2e-secret" {
 		t.Errorf("inherit_env: true lost the gateway's environment: %v", all)
+	}
+}
+
+// "Content-Length: 1000000000000" is answered at once with -32700 and the
+// next message is served, not swallowed until stdin closes.
+func TestHugeContentLengthAnsweredAndResynchronised(t *testing.T) {
+	t.Parallel()
+	p := startGateway(t, baseEnv(t), "--stdio", "--config", writeConfig(t, emptyConfig))
+	p.send(frame(initMsg))
+	p.readFramed()
+	p.send("Content-Length: 1000000000000\r\n\r\n" + frame(pingMsg))
+	if r := p.readFramed(); errCode(r) != -32700 {
+		t.Fatalf("first reply = %v, want -32700", r)
+	}
+	if r := p.readFramed(); idOf(r) != "99" || r["result"] == nil {
+		t.Fatalf("second reply = %v, want the ping's", r)
+	}
+}
+
+// A backend result with bytes that are not UTF-8 reaches the client as
+// valid UTF-8 (U+FFFD for each run of bad bytes), not raw: a strict client
+// decoder would otherwise lose the whole session.
+func TestBackendInvalidUTF8Repaired(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
+	r := s.callTool("tb.odd", `{"badUTF8":true}`)
+	if !utf8.Valid(r.raw) {
+		t.Fatalf("reply is not UTF-8: %q", r.raw)
+	}
+	if !strings.Contains(string(r.raw), "ok \ufffd end") {
+		t.Errorf("reply = %s, want the text with U+FFFD", r.raw)
 	}
 }
