@@ -371,7 +371,18 @@ func (b *backend) hooks() connHooks {
 	h := connHooks{notify: b.onNotification, idle: b.m.readIdle}
 	if fn := b.m.opts.OnRequest; fn != nil {
 		h.request = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-			return fn(ctx, b.cfg.Name, method, params)
+			// A client that never answers must not park the request
+			// forever: it gets the backend's call timeout.
+			if b.timeout <= 0 {
+				return fn(ctx, b.cfg.Name, method, params)
+			}
+			tctx, cancel := context.WithTimeout(ctx, b.timeout)
+			defer cancel()
+			res, err := fn(tctx, b.cfg.Name, method, params)
+			if err != nil && ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
+				err = &jsonrpc.Error{Code: -32001, Message: fmt.Sprintf("the client did not answer %s within %s", method, b.timeout)} // as a timed-out call
+			}
+			return res, err
 		}
 	}
 	return h

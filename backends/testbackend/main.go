@@ -69,14 +69,18 @@
 //	                      (or an isError result carrying the client's error)
 //	log (level, data,     sends notifications/message (count times, default
 //	     count)           once), answers "logged"
-//	deaf (ms)             answers "deaf", then stops reading stdin for ms (a
-//	                      stuck child whose stdin pipe fills up)
+//	deaf (ms, flood,      answers "deaf", sends flood requests of method
+//	      method)         (default ping; ids "f-N"), then stops reading
+//	                      stdin for ms (a stuck child whose stdin pipe
+//	                      fills up)
 //	stats                 structuredContent {"cancelled":[requestId...],
 //	                      "reasons":[...], "initialized":bool,
 //	                      "capabilities":<client capabilities>,
 //	                      "clientInfo":<the client's clientInfo>,
 //	                      "meta":<the _meta of the last tools/call but this>,
-//	                      "environ":[NAME=value...] (its environment)}
+//	                      "environ":[NAME=value...] (its environment),
+//	                      "floodReplies":{"<code>":n} (answers to deaf's
+//	                      flood requests by error code, "0" for results)}
 //
 // stdin EOF ends the process with status 0 (unless -ignore-term).
 package main
@@ -130,18 +134,21 @@ type server struct {
 	wmu sync.Mutex // stdout
 	out *bufio.Writer
 
-	mu          sync.Mutex
-	tools       []string // names, in order
-	added       int
-	cancelled   []json.RawMessage
-	reasons     []string
-	cancels     map[string]chan struct{} // by request id
-	waiting     map[string]chan message  // our requests to the client, by id
-	nextID      int
-	initialized bool
-	clientCaps  json.RawMessage
-	clientInfo  json.RawMessage
-	lastMeta    json.RawMessage
+	mu        sync.Mutex
+	tools     []string // names, in order
+	added     int
+	cancelled []json.RawMessage
+	// floodReplies counts the answers to deaf's flood requests by error
+	// code ("0": a result)
+	floodReplies map[string]int
+	reasons      []string
+	cancels      map[string]chan struct{} // by request id
+	waiting      map[string]chan message  // our requests to the client, by id
+	nextID       int
+	initialized  bool
+	clientCaps   json.RawMessage
+	clientInfo   json.RawMessage
+	lastMeta     json.RawMessage
 }
 
 func main() {
@@ -242,6 +249,7 @@ func main() {
 		tools:        []string{"echo", "crash", "hang", "slow", "progress", "big", "odd", "change", "sample", "log", "stats", "deaf"},
 		cancels:      map[string]chan struct{}{},
 		waiting:      map[string]chan message{},
+		floodReplies: map[string]int{},
 	}
 	for i := range *extraTools {
 		s.tools = append(s.tools, fmt.Sprintf("extra_%03d", i))
@@ -394,6 +402,13 @@ func (s *server) handle(line []byte) {
 		s.mu.Lock()
 		ch := s.waiting[string(msg.ID)]
 		delete(s.waiting, string(msg.ID))
+		if ch == nil { // an answer to a flood request: count it by code
+			var e struct {
+				Code int `json:"code"`
+			}
+			json.Unmarshal(msg.Error, &e)
+			s.floodReplies[strconv.Itoa(e.Code)]++
+		}
 		s.mu.Unlock()
 		if ch != nil {
 			ch <- msg
@@ -455,11 +470,24 @@ func (s *server) handle(line []byte) {
 	case msg.Method == "tools/call" && bytes.Contains(msg.Params, []byte(`"name":"deaf"`)):
 		var p struct {
 			Arguments struct {
-				MS int `json:"ms"`
+				MS     int    `json:"ms"`
+				Flood  int    `json:"flood"`
+				Method string `json:"method"`
 			} `json:"arguments"`
 		}
 		json.Unmarshal(msg.Params, &p)
 		s.reply(msg.ID, text("deaf"))
+		method := p.Arguments.Method
+		if method == "" {
+			method = "ping"
+		}
+		params := `{}`
+		if method == "sampling/createMessage" {
+			params = `{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10}`
+		}
+		for i := range p.Arguments.Flood {
+			s.send(`{"jsonrpc":"2.0","id":"f-` + strconv.Itoa(i) + `","method":` + quote(method) + `,"params":` + params + `}`)
+		}
 		time.Sleep(time.Duration(p.Arguments.MS) * time.Millisecond) // in the read loop
 	case msg.Method == "tools/call":
 		s.calls.Add(1)
@@ -647,6 +675,7 @@ func (s *server) call(msg message) {
 			"clientInfo":   s.clientInfo,
 			"meta":         prevMeta,
 			"environ":      os.Environ(),
+			"floodReplies": s.floodReplies,
 		}
 		if st["cancelled"] == nil {
 			st["cancelled"] = []json.RawMessage{}

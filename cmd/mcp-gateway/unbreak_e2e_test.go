@@ -5,6 +5,8 @@ package main
 // client must not be able to do to the gateway or to the terminal.
 
 import (
+	"encoding/json"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -150,5 +152,42 @@ func TestBackendInvalidUTF8Repaired(t *testing.T) {
 	}
 	if !strings.Contains(string(r.raw), "ok \ufffd end") {
 		t.Errorf("reply = %s, want the text with U+FFFD", r.raw)
+	}
+}
+
+// 5,000 sampling requests from a backend to a client that never answers:
+// 64 are forwarded and time out after the backend's call timeout (answered
+// -32001); the rest are refused at once (-32000). Nothing is parked for
+// ever (the finding: 20,000 goroutines and 295 MB).
+func TestBackendRequestFloodBoundedAndTimedOut(t *testing.T) {
+	t.Parallel()
+	srv := tb("tb")
+	srv.TimeoutMS = 1000
+	p := startGateway(t, baseEnv(t), "--stdio", "--config", beConfig(t, srv))
+	s := &rawSession{t: t, p: p, nextID: 100, waiting: map[string]chan rawMsg{}, answered: map[string]bool{}, eof: make(chan struct{})}
+	go s.readLoop()
+	if r := s.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"e2e","version":"1"}}`); r.m["result"] == nil {
+		t.Fatalf("initialize: %s", r)
+	}
+	s.write(initializedMsg)
+	const n = 5000 // their refusals fit the reply backlog while the backend floods without reading
+	if r := s.callTool("tb.deaf", fmt.Sprintf(`{"flood":%d,"method":"sampling/createMessage"}`, n)); r.m["result"] == nil {
+		t.Fatalf("deaf: %s", r)
+	}
+	replies := map[string]int64{}
+	waitFor(t, 20*time.Second, "every flood request answered", func() bool {
+		m, _ := s.structured("tb.stats", `{}`)["floodReplies"].(map[string]any)
+		var total int64
+		for k, v := range m {
+			replies[k], _ = v.(json.Number).Int64()
+			total += replies[k]
+		}
+		return total == n
+	})
+	if replies["-32001"] != 64 || replies["-32000"] != n-64 {
+		t.Errorf("answers by code = %v, want 64 timeouts (-32001) and %d refusals (-32000)", replies, n-64)
+	}
+	if got := len(s.notesSince(0, "sampling/createMessage")); got != 64 {
+		t.Errorf("%d sampling requests reached the client, want 64", got)
 	}
 }
