@@ -5,8 +5,11 @@ package main
 // client must not be able to do to the gateway or to the terminal.
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -189,5 +192,64 @@ func TestBackendRequestFloodBoundedAndTimedOut(t *testing.T) {
 	}
 	if got := len(s.notesSince(0, "sampling/createMessage")); got != 64 {
 		t.Errorf("%d sampling requests reached the client, want 64", got)
+	}
+}
+
+// A client that never reads the gateway's stderr: 20,000 bad lines, each
+// answered on stdout and logged on stderr (far more than a pipe holds),
+// and then a ping, which is still answered — logging never blocks the
+// stdin reader. The gateway also exits promptly at the end of input.
+func TestUnreadStderrStallsNothing(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(gatewayBin, "--stdio", "--config", writeConfig(t, emptyConfig))
+	cmd.Env = baseEnv(t)
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errR.Close() // open and never read until the end
+	cmd.Stderr = errW
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	errW.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-done })
+	go func() {
+		var b strings.Builder
+		for i := range 20000 {
+			fmt.Fprintf(&b, "not json %d %s\n", i, strings.Repeat("x", 100))
+		}
+		b.WriteString(pingMsg + "\n")
+		stdin.Write([]byte(b.String()))
+	}()
+	got := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), `"id":99`) {
+				got <- true
+				return
+			}
+		}
+		got <- false
+	}()
+	select {
+	case ok := <-got:
+		if !ok {
+			t.Fatal("stdout ended without the ping's reply")
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the ping was not answered while stderr was not read")
+	}
+	stdin.Close()
+	select {
+	case err := <-done:
+		done <- err
+	case <-time.After(10 * time.Second):
+		t.Fatal("the gateway did not exit at the end of input while stderr was not read")
 	}
 }
