@@ -78,7 +78,22 @@ const defaultBaseURL = "https://api.openai.com/v1"
 // request.timeout_ms; a timed-out or cancelled attempt is not retried, and
 // cancelling ctx aborts the request in flight at once.
 func (s *Service) Call(ctx context.Context, tool string, args json.RawMessage) (*Result, error) {
-	res, err := s.call(ctx, tool, args)
+	return s.CallWith(ctx, tool, args, CallOptions{})
+}
+
+// CallOptions are optional settings of one call.
+type CallOptions struct {
+	// Step, when set, is told what the call is doing each time that
+	// changes, for progress notifications: "asking gpt-5.5 (attempt 1 of
+	// 4)", "waiting 2s to retry after HTTP 503". It never carries the
+	// query. It must not block.
+	Step func(string)
+}
+
+// CallWith is Call with options. An *APIError's message is made safe for
+// the client (clientSafe).
+func (s *Service) CallWith(ctx context.Context, tool string, args json.RawMessage, opts CallOptions) (*Result, error) {
+	res, err := s.callWith(ctx, tool, args, opts)
 	var ae *APIError
 	if errors.As(err, &ae) {
 		ae.Message = s.clientSafe(ae.Message)
@@ -97,7 +112,7 @@ func (s *Service) clientSafe(msg string) string {
 	return safetext.Strip(safetext.Redact(msg, key), false)
 }
 
-func (s *Service) call(ctx context.Context, tool string, args json.RawMessage) (*Result, error) {
+func (s *Service) callWith(ctx context.Context, tool string, args json.RawMessage, opts CallOptions) (*Result, error) {
 	cfg := s.opts.Config
 	if !IsTool(tool) {
 		return nil, &ArgumentError{Reason: "unknown tool: " + tool}
@@ -147,7 +162,11 @@ func (s *Service) call(ctx context.Context, tool string, args json.RawMessage) (
 		option.WithMaxRetries(0), // the one retry layer is send's
 	)
 	start := s.now()
-	resp, err := s.send(ctx, &svc, params, a.Query)
+	step := opts.Step
+	if step == nil {
+		step = func(string) {}
+	}
+	resp, err := s.send(ctx, &svc, params, a.Query, profile.Model, step)
 	if err != nil {
 		return nil, err
 	}

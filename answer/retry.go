@@ -122,11 +122,13 @@ func (b *prefixBody) Read(p []byte) (int, error) {
 
 // send makes the request with up to cfg.Request.MaxRetries retries. It
 // returns the response, ctx's error when ctx ended, or an *APIError.
-func (s *Service) send(ctx context.Context, svc *responses.ResponseService, params responses.ResponseNewParams, query string) (*responses.Response, error) {
+// step is told what is happening (CallOptions.Step).
+func (s *Service) send(ctx context.Context, svc *responses.ResponseService, params responses.ResponseNewParams, query, model string, step func(string)) (*responses.Response, error) {
 	cfg := s.opts.Config
 	maxRetries := max(cfg.Request.MaxRetries, 0)
 	timeout := time.Duration(cfg.Request.TimeoutMS) * time.Millisecond
 	for attempt := 1; ; attempt++ {
+		step(fmt.Sprintf("asking %s (attempt %d of %d)", model, attempt, maxRetries+1))
 		resp, info, timedOut, err := s.attempt(ctx, svc, params, timeout)
 		if err == nil {
 			return resp, nil
@@ -162,6 +164,7 @@ func (s *Service) send(ctx context.Context, svc *responses.ResponseService, para
 			delay = s.retry.backoff(attempt)
 		}
 		s.debug("retrying", "attempt", attempt, "of", maxRetries+1, "delay", delay)
+		step(fmt.Sprintf("waiting %s to retry after %s", delay.Round(100*time.Millisecond), retryCause(aerr)))
 		if err := sleep(ctx, delay); err != nil {
 			s.debug("cancelled", "attempt", attempt, "reason", err.Error())
 			return nil, err
@@ -280,4 +283,13 @@ func truncateRunes(s string, n int) string {
 		i++
 	}
 	return s
+}
+
+// retryCause names why an attempt failed, for a progress message: the HTTP
+// status, or the error's name.
+func retryCause(e *APIError) string {
+	if e.Status != 0 {
+		return fmt.Sprintf("HTTP %d", e.Status)
+	}
+	return e.Name
 }

@@ -7,14 +7,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Tool descriptions, verbatim from seed 001 §3.1.
+// Tool descriptions: a fixed contract, verbatim; prompts and clients depend on these texts.
 const (
 	descAnswer         = "Search the web when needed and provide balanced, well-sourced answers. This is the standard general-purpose tool."
 	descAnswerDetailed = "Perform comprehensive analysis with thorough research and detailed explanations. Best for complex questions requiring deep investigation."
 	descAnswerQuick    = "Provide fast, concise answers optimized for speed. Best for simple lookups or urgent questions."
 )
 
-// Input schemas, verbatim from seed 001 §3.1 (key order preserved).
+// Input schemas: a fixed contract, verbatim (key order preserved).
 const (
 	schemaFull  = `{"type":"object","properties":{"query":{"type":"string"},"recency_days":{"type":"number"},"max_results":{"type":"number"},"domains":{"type":"array","items":{"type":"string"}}},"required":["query"]}`
 	schemaQuick = `{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`
@@ -33,9 +33,9 @@ func IsTool(name string) bool {
 	return false
 }
 
-// Tools returns the three tool definitions exactly as seed 001 §3.1 gives
+// Tools returns the three tool definitions exactly as the contract gives
 // them (names, descriptions, input schemas), each with an outputSchema for
-// Result. The schemas are json.RawMessage values with the seed's key order.
+// Result. The schemas are json.RawMessage values with the contract's key order.
 // Each call returns fresh values that the caller may modify.
 func (s *Service) Tools() []*mcp.Tool {
 	mk := func(name, desc, in string) *mcp.Tool {

@@ -8,10 +8,11 @@
 // 19-digit integers, unknown content types, _meta), survive banner lines on a
 // child's stdout, and see a crash the moment it happens.
 //
-// Supervision: a backend that fails its first start is Failed and is not
-// retried; one that crashes after it was ready is restarted (restart:
-// on-failure) after 1 s, doubling to 30 s, until 5 crashes fall within 60 s
-// (Failed), or stays Crashed (restart: never).
+// Supervision: a backend that crashes, or fails to start, is restarted
+// (restart: on-failure) after 1 s, doubling to 30 s, until 5 failures fall
+// within 60 s (Failed); under restart: never it stays Crashed (Failed when
+// its first start failed). A start may take up to Options.StartLimit; the
+// startup timeout only bounds how long the first lists wait for it.
 //
 // The scriptable MCP server in ./testbackend is the test double for this
 // package and for the gateway's tests; its flags are documented in its
@@ -38,9 +39,14 @@ type Options struct {
 	// DefaultTimeout is the per-call timeout for servers without timeout_ms;
 	// zero means 30 s.
 	DefaultTimeout time.Duration
-	// StartupTimeout bounds Wait and each backend's handshake (initialize
-	// and the first lists), counted from Start; zero means 30 s.
+	// StartupTimeout bounds Wait and WaitServer, counted from Start: how
+	// long a first list waits for backends still starting. It stops the
+	// waiting, not the backend. Zero means 30 s.
 	StartupTimeout time.Duration
+	// StartLimit bounds each start of a backend (process, initialize and
+	// the first lists); a start that takes longer fails. Zero means 10 min,
+	// enough for a first `npx -y` download.
+	StartLimit time.Duration
 	// Environ is the gateway's environment that children inherit (before
 	// their own env); nil means os.Environ().
 	Environ []string

@@ -102,9 +102,10 @@ func TestSlowStartAndWait(t *testing.T) {
 func TestStartFailureIsolated(t *testing.T) {
 	t.Parallel()
 	bad := srv("bad", "-fail-start", "7")
-	bad.Restart = "on-failure" // a failed first start is not retried
+	bad.Restart = "never" // a failed first start is not retried
 	missing := srv("missing")
 	missing.Command = "/nonexistent/mcp-server"
+	missing.Restart = "never"
 	e := start(t, []config.Server{bad, missing, srv("good")}, nil)
 	st := e.status(t, "bad")
 	if st.State != backends.Failed || !strings.Contains(st.Error, "exit status 7") {
@@ -131,20 +132,52 @@ func TestStartFailureIsolated(t *testing.T) {
 	}
 }
 
-func TestStartupTimeout(t *testing.T) {
+// TestFailedStartRetried: under restart: on-failure a start that fails is
+// retried with the crash backoff until the crash limit gives up.
+func TestFailedStartRetried(t *testing.T) {
+	t.Parallel()
+	bad := srv("bad", "-fail-start", "7")
+	bad.Restart = "on-failure"
+	e := start(t, []config.Server{bad}, nil)
+	st := e.waitState(t, "bad", backends.Failed)
+	if !strings.Contains(st.Error, "gave up after 5 crashes") || !strings.Contains(st.Error, "exit status 7") || st.Restarts != 4 {
+		t.Errorf("bad: %+v", st)
+	}
+}
+
+// TestStartupTimeoutStopsOnlyTheWait: the startup timeout bounds Wait; the
+// slow backend keeps starting and becomes ready later, with OnChange.
+func TestStartupTimeoutStopsOnlyTheWait(t *testing.T) {
 	t.Parallel()
 	t0 := time.Now()
-	e := start(t, []config.Server{srv("late", "-start-delay", "20s"), srv("ok")}, func(o *backends.Options) {
+	e := start(t, []config.Server{srv("late", "-start-delay", "1500ms"), srv("ok")}, func(o *backends.Options) {
 		o.StartupTimeout = 300 * time.Millisecond
 	})
-	if d := time.Since(t0); d > 2*time.Second {
+	if d := time.Since(t0); d > 1200*time.Millisecond {
 		t.Errorf("Wait took %s", d)
 	}
-	st := e.waitState(t, "late", backends.Failed)
-	if !strings.Contains(st.Error, "initialize: startup timed out after 300ms") {
-		t.Errorf("reason %q", st.Error)
+	if st := e.status(t, "late"); st.State != backends.Starting || st.PID == 0 {
+		t.Errorf("late after the startup timeout: %+v", st)
 	}
 	e.waitState(t, "ok", backends.Ready)
+	e.changes.wait(t, "late")
+	e.call(t, "late", "echo", `{}`)
+}
+
+// TestStartLimit: a start slower than StartLimit fails (and, under restart:
+// never, stays Failed).
+func TestStartLimit(t *testing.T) {
+	t.Parallel()
+	late := srv("late", "-start-delay", "20s")
+	late.Restart = "never"
+	e := start(t, []config.Server{late}, func(o *backends.Options) {
+		o.StartupTimeout = 100 * time.Millisecond
+		o.StartLimit = 300 * time.Millisecond
+	})
+	st := e.waitState(t, "late", backends.Failed)
+	if !strings.Contains(st.Error, "initialize: start timed out after 300ms (gateway.start_limit_ms)") {
+		t.Errorf("reason %q", st.Error)
+	}
 }
 
 func TestRemoteAndDisabled(t *testing.T) {
@@ -715,5 +748,45 @@ func BenchmarkStart(b *testing.B) {
 				m.Close()
 			}
 		})
+	}
+}
+
+// TestApply: a new configuration adds, removes and restarts backends; an
+// untouched one keeps its process, and OnChange names every change.
+func TestApply(t *testing.T) {
+	t.Parallel()
+	e := start(t, []config.Server{srv("keep"), srv("gone"), srv("change")}, nil)
+	keepPID := e.status(t, "keep").PID
+	changePID := e.status(t, "change").PID
+
+	ch := e.Apply([]config.Server{srv("keep"), srv("change", "-extra-tools", "1"), srv("new")})
+	if !slices.Equal(ch.Added, []string{"new"}) || !slices.Equal(ch.Removed, []string{"gone"}) || !slices.Equal(ch.Restarted, []string{"change"}) {
+		t.Errorf("changes %+v", ch)
+	}
+	for _, name := range []string{"gone", "change", "new"} {
+		e.changes.wait(t, name)
+	}
+	e.waitState(t, "new", backends.Ready)
+	e.waitState(t, "change", backends.Ready)
+	if st := e.status(t, "keep"); st.PID != keepPID || st.State != backends.Ready {
+		t.Errorf("keep was disturbed: %+v (pid was %d)", st, keepPID)
+	}
+	if st := e.status(t, "change"); st.PID == changePID {
+		t.Errorf("change was not restarted: %+v", st)
+	}
+	var names []string
+	for _, s := range e.Status() {
+		names = append(names, s.Name)
+	}
+	if !slices.Equal(names, []string{"keep", "change", "new"}) {
+		t.Errorf("servers %v", names)
+	}
+	e.call(t, "change", "extra_000", `{}`)
+	e.call(t, "new", "echo", `{}`)
+	if _, err := e.CallTool(context.Background(), "gone", "echo", nil, backends.CallOptions{}); err == nil {
+		t.Error("a call to the removed backend succeeded")
+	}
+	if ch := e.Apply([]config.Server{srv("keep"), srv("change", "-extra-tools", "1"), srv("new")}); !ch.Empty() {
+		t.Errorf("the same configuration again changed %+v", ch)
 	}
 }

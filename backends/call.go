@@ -21,7 +21,7 @@ func (m *Manager) OnReadIdle(fn func()) {
 // FlushWrites writes the requests StartToolCall held (CallOptions.Batch)
 // to every backend, each backend's in one write when its pipe has room.
 func (m *Manager) FlushWrites() {
-	for _, b := range m.backends {
+	for _, b := range m.backends() {
 		b.mu.Lock()
 		c := b.conn
 		b.mu.Unlock()

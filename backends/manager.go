@@ -23,6 +23,7 @@ import (
 const (
 	defaultCallTimeout    = 30 * time.Second
 	defaultStartupTimeout = 30 * time.Second
+	defaultStartLimit     = 10 * time.Minute
 )
 
 // Manager owns every backend. Its methods are safe for concurrent use.
@@ -31,11 +32,13 @@ type Manager struct {
 	log            *slog.Logger
 	environ        []string
 	startupTimeout time.Duration
+	startLimit     time.Duration
 	initParams     json.RawMessage
-	backends       []*backend // configuration order
-	byName         map[string]*backend
-	tokens         atomic.Int64           // progress tokens
-	idle           atomic.Pointer[func()] // OnReadIdle
+	// set is the current backends; Apply swaps it whole, so readers (the
+	// call path among them) take no lock.
+	set    atomic.Pointer[backendSet]
+	tokens atomic.Int64           // progress tokens
+	idle   atomic.Pointer[func()] // OnReadIdle
 
 	// Supervision tunables; New sets the documented values, tests shorten them.
 	backoffBase, backoffMax time.Duration // restart delay: base doubling to max
@@ -43,13 +46,16 @@ type Manager struct {
 	maxCrashes              int           // ...this many give up (Failed)
 	stopGrace               time.Duration // each of Close's two polite waits
 
+	applyMu sync.Mutex // one Apply at a time
+
 	mu        sync.Mutex
 	started   bool
 	closed    bool
 	startedAt time.Time
 	cancel    context.CancelFunc
-	notify    *notifier    // nil without OnChange or before Start
-	reaper    *proc.Reaper // nil without Options.Reaper
+	runCtx    context.Context // parent of every supervisor's context
+	notify    *notifier       // nil without OnChange or before Start
+	reaper    *proc.Reaper    // nil without Options.Reaper
 
 	wg        sync.WaitGroup // supervisors
 	closeOnce sync.Once
@@ -62,7 +68,7 @@ func New(opts Options) *Manager {
 		log:            opts.Logger,
 		environ:        opts.Environ,
 		startupTimeout: opts.StartupTimeout,
-		byName:         make(map[string]*backend),
+		startLimit:     opts.StartLimit,
 		backoffBase:    time.Second,
 		backoffMax:     30 * time.Second,
 		crashWindow:    60 * time.Second,
@@ -81,32 +87,78 @@ func New(opts Options) *Manager {
 	if m.startupTimeout <= 0 {
 		m.startupTimeout = defaultStartupTimeout
 	}
-	m.initParams = initializeParams(opts)
-	for _, s := range opts.Servers {
-		b := &backend{
-			m:       m,
-			cfg:     s,
-			timeout: callTimeout(s, opts.DefaultTimeout),
-			log:     m.log,
-			settled: make(chan struct{}),
-			refresh: make(chan struct{}, 1),
-			state:   Stopped,
-			reason:  "not started",
-		}
-		if !s.Enabled {
-			b.state, b.reason = Disabled, "disabled"
-			b.settle()
-		} else if m.opts.Self != nil {
-			if match := m.opts.Self.Match(s); match.Loop {
-				b.state, b.reason, b.skipped = Skipped, match.Reason(), true
-				b.settle()
-				m.log.Warn("not starting a server that would run this gateway again", "server", s.Name, "config", match.Config)
-			}
-		}
-		m.backends = append(m.backends, b)
-		m.byName[s.Name] = b
+	if m.startLimit <= 0 {
+		m.startLimit = defaultStartLimit
 	}
+	m.initParams = initializeParams(opts)
+	set := &backendSet{byName: make(map[string]*backend)}
+	for _, s := range opts.Servers {
+		set.add(m.newBackend(s))
+	}
+	m.set.Store(set)
 	return m
+}
+
+// backendSet is one configuration's backends; it is never modified once
+// stored in Manager.set.
+type backendSet struct {
+	list   []*backend // configuration order
+	byName map[string]*backend
+}
+
+func (s *backendSet) add(b *backend) {
+	s.list = append(s.list, b)
+	s.byName[b.cfg.Name] = b
+}
+
+func (m *Manager) backends() []*backend { return m.set.Load().list }
+
+// newBackend returns the backend of one configured server, not started.
+func (m *Manager) newBackend(s config.Server) *backend {
+	b := &backend{
+		m:       m,
+		cfg:     s,
+		timeout: callTimeout(s, m.opts.DefaultTimeout),
+		log:     m.log,
+		settled: make(chan struct{}),
+		refresh: make(chan struct{}, 1),
+		done:    make(chan struct{}),
+		state:   Stopped,
+		reason:  "not started",
+	}
+	if !s.Enabled {
+		b.state, b.reason = Disabled, "disabled"
+		b.settle()
+	} else if m.opts.Self != nil {
+		if match := m.opts.Self.Match(s); match.Loop {
+			b.state, b.reason, b.skipped = Skipped, match.Reason(), true
+			b.settle()
+			m.log.Warn("not starting a server that would run this gateway again", "server", s.Name, "config", match.Config)
+		}
+	}
+	return b
+}
+
+// startLocked starts b's supervisor under the Manager's run context;
+// m.mu is held.
+func (m *Manager) startLocked(b *backend) {
+	if !b.cfg.Enabled || b.skipped {
+		b.began = time.Now()
+		close(b.done)
+		return
+	}
+	ctx, cancel := context.WithCancel(m.runCtx)
+	b.stop, b.began = cancel, time.Now()
+	b.mu.Lock()
+	b.state, b.reason = Starting, ""
+	b.mu.Unlock()
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		defer close(b.done)
+		defer cancel()
+		b.run(ctx)
+	}()
 }
 
 func callTimeout(s config.Server, def time.Duration) time.Duration {
@@ -169,21 +221,9 @@ func (m *Manager) Start(ctx context.Context) {
 		}
 		m.reaper = r
 	}
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	m.cancel = cancel
-	deadline := m.startedAt.Add(m.startupTimeout)
-	for _, b := range m.backends {
-		if !b.cfg.Enabled || b.skipped {
-			continue
-		}
-		b.mu.Lock()
-		b.state, b.reason = Starting, ""
-		b.mu.Unlock()
-		m.wg.Add(1)
-		go func() {
-			defer m.wg.Done()
-			b.run(runCtx, deadline)
-		}()
+	m.runCtx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	for _, b := range m.backends() {
+		m.startLocked(b)
 	}
 }
 
@@ -199,7 +239,7 @@ func (m *Manager) Wait(ctx context.Context) {
 	}
 	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
-	for _, b := range m.backends {
+	for _, b := range m.backends() {
 		select {
 		case <-b.settled:
 		case <-t.C:
@@ -207,6 +247,29 @@ func (m *Manager) Wait(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
+	}
+}
+
+// WaitServer is Wait for one backend: it blocks until server is ready or
+// its first start has concluded, the startup timeout since Start passes, or
+// ctx is done. It returns at once for an unknown server or before Start.
+func (m *Manager) WaitServer(ctx context.Context, server string) {
+	b := m.set.Load().byName[server]
+	if b == nil {
+		return
+	}
+	m.mu.Lock()
+	started, deadline := m.started, b.began.Add(m.startupTimeout) // began: Start, or the Apply that added it
+	m.mu.Unlock()
+	if !started {
+		return
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-b.settled:
+	case <-t.C:
+	case <-ctx.Done():
 	}
 }
 
@@ -229,7 +292,7 @@ func (m *Manager) Resources() []Resource {
 // readyLists concatenates one list of every ready backend.
 func readyLists[T any](m *Manager, list func(*lists) []T) []T {
 	var out []T
-	for _, b := range m.backends {
+	for _, b := range m.backends() {
 		b.mu.Lock()
 		if b.state == Ready {
 			out = append(out, list(&b.lists)...)
@@ -311,7 +374,7 @@ func (m *Manager) Request(ctx context.Context, server, method string, params any
 
 // session finds a ready backend's session.
 func (m *Manager) session(server string) (*backend, *conn, error) {
-	b := m.byName[server]
+	b := m.set.Load().byName[server]
 	if b == nil {
 		return nil, nil, &ServerError{Server: server, Reason: "no such server"}
 	}
@@ -384,8 +447,9 @@ func (b *backend) callError(err error, method, name string) error {
 
 // Status returns every configured backend's status, in configuration order.
 func (m *Manager) Status() []Status {
-	out := make([]Status, 0, len(m.backends))
-	for _, b := range m.backends {
+	list := m.backends()
+	out := make([]Status, 0, len(list))
+	for _, b := range list {
 		b.mu.Lock()
 		s := Status{
 			Name:       b.cfg.Name,
@@ -431,7 +495,7 @@ func (m *Manager) Close() error {
 			cancel()
 		}
 		m.wg.Wait()
-		for _, b := range m.backends {
+		for _, b := range m.backends() {
 			if b.cfg.Enabled && !b.skipped {
 				b.setState(Stopped, "stopped")
 			}

@@ -150,8 +150,21 @@ func readStat(pid int) (procStat, error) {
 	return procStat{state: f[0], ppid: ppid, pgrp: pgrp}, nil
 }
 
-// zombieChildren lists this process's children that are zombies.
+// zombieChildren returns the test process's children that stay zombies
+// for a second: a child of a parallel test that just exited is a zombie
+// for the moment its supervisor takes to reap it, an unreaped one forever.
 func zombieChildren() []int {
+	deadline := time.Now().Add(time.Second)
+	for {
+		z := zombiesNow()
+		if len(z) == 0 || time.Now().After(deadline) {
+			return z
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func zombiesNow() []int {
 	var out []int
 	me := os.Getpid()
 	ents, _ := os.ReadDir("/proc")
@@ -210,5 +223,21 @@ func readLine(t *testing.T, r *bufio.Reader, within time.Duration) string {
 	case <-time.After(within):
 		t.Fatal("timed out reading a line")
 		return ""
+	}
+}
+
+// TestApplyRemovedTreeGone: a backend that a new configuration removes is
+// stopped with its whole process group, grandchild included, and reaped.
+func TestApplyRemovedTreeGone(t *testing.T) {
+	t.Parallel()
+	e := start(t, []config.Server{srv("keep"), srv("gone", "-grandchild")}, nil)
+	pg := e.status(t, "gone").PID
+	gpid := grandchildPID(t, e.status(t, "gone"))
+	e.Apply([]config.Server{srv("keep")})
+	if pids, zombie := groupMembers(pg); len(pids) > 0 || zombie {
+		t.Errorf("group %d of the removed backend left: %v (zombie %v; grandchild %d)", pg, pids, zombie, gpid)
+	}
+	if z := zombieChildren(); len(z) > 0 {
+		t.Errorf("zombie children: %v", z)
 	}
 }

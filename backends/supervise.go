@@ -37,6 +37,12 @@ type backend struct {
 	settled    chan struct{} // closed once the first start attempt has concluded
 	settleOnce sync.Once
 	refresh    chan struct{} // capacity 1: a list_changed arrived
+	// stop ends the supervisor (Apply removing or replacing the backend);
+	// set by startLocked. done is closed when the supervisor has ended
+	// and the process tree is reaped (at once for one never started).
+	stop  context.CancelFunc
+	done  chan struct{}
+	began time.Time // when startLocked ran; guarded by Manager.mu
 
 	mu         sync.Mutex
 	state      State
@@ -97,7 +103,7 @@ func (b *backend) notRunningLocked() *ServerError {
 }
 
 // run supervises the backend until ctx is done (Close) or it gives up.
-func (b *backend) run(ctx context.Context, startupDeadline time.Time) {
+func (b *backend) run(ctx context.Context) {
 	defer b.settle()
 	if b.cfg.URL != "" {
 		// The seam for remote (Streamable HTTP / SSE) backends: they will get
@@ -108,10 +114,7 @@ func (b *backend) run(ctx context.Context, startupDeadline time.Time) {
 	}
 	var crashes []time.Time
 	for attempt := 0; ; attempt++ {
-		if attempt > 0 {
-			startupDeadline = time.Now().Add(b.m.startupTimeout)
-		}
-		wasReady, reason, teardown := b.runOnce(ctx, startupDeadline)
+		wasReady, reason, teardown := b.runOnce(ctx, time.Now().Add(b.m.startLimit))
 		if ctx.Err() != nil {
 			// Close: the session is failed with Stopped by teardown.
 			wasReady := b.setState(Stopped, "stopped")
@@ -123,22 +126,27 @@ func (b *backend) run(ctx context.Context, startupDeadline time.Time) {
 			}
 			return
 		}
-		if attempt == 0 && !wasReady {
-			if b.refused {
-				b.setState(Skipped, reason)
-				b.settle()
-				b.log.Warn("not starting a server that would run this gateway again", "server", b.cfg.Name, "reason", reason)
-			} else {
-				b.setState(Failed, reason)
-				b.settle()
-				b.log.Error("backend failed to start", "server", b.cfg.Name, "reason", reason, "stderr_tail", b.stderr.snapshot())
-			}
+		if b.refused {
+			b.setState(Skipped, reason)
+			b.settle()
+			b.log.Warn("not starting a server that would run this gateway again", "server", b.cfg.Name, "reason", reason)
 			if teardown != nil {
 				teardown()
 			}
 			return
 		}
-		// A crash, or a restart attempt that did not get ready.
+		if attempt == 0 && !wasReady {
+			b.log.Error("backend failed to start", "server", b.cfg.Name, "reason", reason, "stderr_tail", b.stderr.snapshot())
+			if b.cfg.Restart == "never" {
+				b.setState(Failed, reason)
+				b.settle()
+				if teardown != nil {
+					teardown()
+				}
+				return
+			}
+		}
+		// A crash, or a start that did not get ready: retried like a crash.
 		if b.cfg.Restart == "never" {
 			b.setState(Crashed, reason)
 			if teardown != nil {
@@ -165,6 +173,7 @@ func (b *backend) run(ctx context.Context, startupDeadline time.Time) {
 			delay = min(b.m.backoffBase<<n, b.m.backoffMax)
 		}
 		b.setState(Restarting, reason)
+		b.settle() // the first start has concluded: lists stop waiting for it
 		if teardown != nil {
 			teardown()
 		}
@@ -179,6 +188,7 @@ func (b *backend) run(ctx context.Context, startupDeadline time.Time) {
 		}
 		b.mu.Lock()
 		b.restarts++
+		b.state, b.reason = Starting, "" // status: starting, with the time since the process started
 		b.mu.Unlock()
 	}
 }
@@ -489,7 +499,7 @@ func (b *backend) handshake(ctx context.Context, c *conn) (lists, *mcp.Implement
 		case errors.As(err, &se):
 			return lists{}, nil, fmt.Errorf("%s: %s", step, se.Reason)
 		case errors.Is(err, context.DeadlineExceeded):
-			return lists{}, nil, fmt.Errorf("%s: startup timed out after %s", step, b.m.startupTimeout)
+			return lists{}, nil, fmt.Errorf("%s: start timed out after %s (gateway.start_limit_ms)", step, b.m.startLimit)
 		}
 		return lists{}, nil, fmt.Errorf("%s: %w", step, err)
 	}

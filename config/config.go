@@ -118,8 +118,11 @@ type Gateway struct {
 	ToolsMode        string `json:"tools_mode"`   // full | lazy
 	DefaultTimeoutMS int    `json:"default_timeout_ms"`
 	StartupTimeoutMS int    `json:"startup_timeout_ms"`
-	AnswerTools      bool   `json:"answer_tools"`
-	HTTP             HTTP   `json:"http"`
+	// StartLimitMS bounds a backend's start (process, initialize and first
+	// lists); past startup_timeout_ms it keeps starting in the background.
+	StartLimitMS int  `json:"start_limit_ms"`
+	AnswerTools  bool `json:"answer_tools"`
+	HTTP         HTTP `json:"http"`
 	// LineMode forces line-delimited replies on stdio (MCP_LINE_MODE=1).
 	LineMode bool `json:"line_mode"`
 }
@@ -216,14 +219,20 @@ func (c *Config) StartupTimeout() time.Duration {
 	return time.Duration(c.Gateway.StartupTimeoutMS) * time.Millisecond
 }
 
-// Defaults returns the built-in configuration (SPEC §3).
+// StartLimit bounds one start of a backend; a slower one is stopped and,
+// under restart: on-failure, tried again.
+func (c *Config) StartLimit() time.Duration {
+	return time.Duration(c.Gateway.StartLimitMS) * time.Millisecond
+}
+
+// Defaults returns the built-in configuration (docs/configuration.md).
 func Defaults() *Config {
 	return &Config{
 		OpenAI:  OpenAI{APIKeyEnv: "OPENAI_API_KEY", BaseURL: "https://api.openai.com/v1"},
 		Request: Request{TimeoutMS: 300000, MaxRetries: 3},
 		ModelProfiles: map[string]Profile{
 			ProfileAnswer:         {Model: "gpt-5.5", ReasoningEffort: "medium", Verbosity: "medium"},
-			ProfileAnswerDetailed: {Model: "gpt-5.5", ReasoningEffort: "high"},
+			ProfileAnswerDetailed: {ReasoningEffort: "high"},
 			ProfileAnswerQuick:    {ReasoningEffort: "low", Verbosity: "low"},
 		},
 		Policy: Policy{
@@ -237,6 +246,7 @@ func Defaults() *Config {
 			ToolsMode:        "full",
 			DefaultTimeoutMS: 30000,
 			StartupTimeoutMS: 30000,
+			StartLimitMS:     600000,
 			AnswerTools:      true,
 			HTTP:             HTTP{Listen: "127.0.0.1:8000", AllowedOrigins: []string{}},
 		},

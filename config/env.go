@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// applyEnv overlays the environment variables of SPEC §3. A variable that
+// applyEnv overlays the environment variables of docs/configuration.md. A variable that
 // is unset or empty changes nothing. A malformed value is an *Error naming
 // the variable; an out-of-range one is reported by validate, also naming it.
 func (l *loader) applyEnv() {

@@ -110,7 +110,7 @@ func TestDebugEnv(t *testing.T) {
 		// even over the file.
 		{"server: {debug: true}", "false", false, ""},
 		{"server: {debug: true}", "0", false, ""},
-		{"server: {debug: true}", "", false, ""}, // SPEC §3: empty is off
+		{"server: {debug: true}", "", false, ""}, // docs/configuration.md: empty is off
 		{"server: {debug: true, debug_file: /y.log}", "1", true, "/y.log"},
 		{"server: {debug: true, debug_file: /y.log}", "/e.log", true, "/e.log"},
 	}

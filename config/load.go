@@ -44,6 +44,10 @@ type Sources struct {
 	YAML     *string  `json:"yaml"` // the file read, or null
 	Env      []string `json:"env"`  // the variables that were applied, sorted (the API key's variable by name only)
 	CLI      []string `json:"cli"`  // the flags that changed something, e.g. "--debug"
+	// Profiles says, for each answer tool's profile, each field's effective
+	// value and where it came from: "gpt-5.5 (default)", "o3
+	// (config.yaml:4)", "gpt-5.5 (from answer: env MODEL_ANSWER)".
+	Profiles map[string]map[string]string `json:"profiles,omitempty"`
 	// Warnings are problems that did not stop the load: a client-config key
 	// the gateway does not use, an unset ${VAR}, and the like. Each names
 	// the file, line and key, never a secret value.
@@ -171,6 +175,7 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 	}
 	slices.Sort(l.src.Env)
 	l.src.Env = slices.Compact(l.src.Env)
+	l.src.Profiles = l.profileSources()
 	return l.cfg, l.src, nil
 }
 

@@ -192,8 +192,11 @@ gateway: {http: {stateless: true}}
 	if got, want := c.ModelProfiles["answer"], (Profile{Model: "gpt-5.5", ReasoningEffort: "medium", Verbosity: "high"}); got != want {
 		t.Errorf("answer = %+v, want %+v", got, want)
 	}
-	if got, want := c.ModelProfiles["answer_detailed"], (Profile{Model: "gpt-5.5", ReasoningEffort: "high", Verbosity: "low"}); got != want {
+	if got, want := c.ModelProfiles["answer_detailed"], (Profile{ReasoningEffort: "high", Verbosity: "low"}); got != want {
 		t.Errorf("answer_detailed = %+v, want %+v", got, want)
+	}
+	if got, want := c.Profile("answer_detailed"), (Profile{Model: "gpt-5.5", ReasoningEffort: "high", Verbosity: "low"}); got != want {
+		t.Errorf("Profile(answer_detailed) = %+v, want %+v", got, want)
 	}
 	if got, want := c.Profile("answer_quick"), (Profile{Model: "gpt-5.5", ReasoningEffort: "low", Verbosity: "low"}); got != want {
 		t.Errorf("Profile(answer_quick) = %+v, want %+v", got, want)

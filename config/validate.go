@@ -84,6 +84,7 @@ func (l *loader) validate() {
 	oneOf("gateway.tools_mode", g.ToolsMode, "full", "lazy")
 	between("gateway.default_timeout_ms", g.DefaultTimeoutMS, 1, maxTimeoutMS)
 	between("gateway.startup_timeout_ms", g.StartupTimeoutMS, 1, maxTimeoutMS)
+	between("gateway.start_limit_ms", g.StartLimitMS, 1, maxTimeoutMS)
 	if msg := checkListen(g.HTTP.Listen); msg != "" {
 		l.errAt("gateway.http.listen", "%s", msg)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -63,7 +64,7 @@ func decodeToolCall(params json.RawMessage) (toolCall, error) {
 func (f *front) callTool(ctx context.Context, tc toolCall, notify func(*mcp.ProgressNotificationParams)) (json.RawMessage, error) {
 	if f.isAnswerTool(tc.name) {
 		// The answer tools need no backend: never wait for them to start.
-		return f.callAnswer(ctx, tc.name, tc.args)
+		return f.callAnswer(ctx, tc.name, tc, notify)
 	}
 	r, ok := f.resolve(ctx, tc.name)
 	if !ok {
@@ -71,7 +72,7 @@ func (f *front) callTool(ctx context.Context, tc toolCall, notify func(*mcp.Prog
 	}
 	switch r.kind {
 	case answerTool:
-		return f.callAnswer(ctx, r.own, tc.args)
+		return f.callAnswer(ctx, r.own, tc, notify)
 	case metaTool:
 		return f.callMeta(ctx, r.own, tc, notify)
 	}
@@ -82,8 +83,12 @@ func (f *front) isAnswerTool(name string) bool {
 	return f.g.opts.Answer != nil && answer.IsTool(name)
 }
 
-func (f *front) callAnswer(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-	res, err := f.g.opts.Answer.Call(ctx, name, args)
+// callAnswer runs an answer tool; a client that sent a progressToken gets
+// progress while it runs (startProgress).
+func (f *front) callAnswer(ctx context.Context, name string, tc toolCall, notify func(*mcp.ProgressNotificationParams)) (json.RawMessage, error) {
+	step, stop := f.startProgress(tc, notify)
+	res, err := f.g.opts.Answer.CallWith(ctx, name, tc.args, answer.CallOptions{Step: step})
+	stop()
 	if err != nil {
 		return nil, err
 	}
@@ -102,14 +107,29 @@ func marshalResult(v any) (json.RawMessage, error) {
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
-// resolve finds what a tool name routes to: the current tables, else, once
-// the backends have settled, the tables again or an orphan of a backend that
-// is down.
+// resolve finds what a tool name routes to: the current tables; else the
+// tables rebuilt from the backends ready now, so that a tool of a ready
+// backend never waits for another one still starting; else, after waiting
+// (within the startup timeout) for the backend the name's prefix names, or
+// for all of them when no prefix matches, the tables again or an orphan of
+// a backend that is down. A client may call before listing (mcp-gateway
+// call does).
 func (f *front) resolve(ctx context.Context, name string) (toolRoute, bool) {
 	if r, ok := f.lookupTool(name); ok {
 		return r, true
 	}
-	f.settle(ctx) // a client may call before listing (mcp-gateway call does)
+	f.sync()
+	if r, ok := f.lookupTool(name); ok {
+		return r, true
+	}
+	if f.g.opts.Backends != nil {
+		if server, _, ok := f.prefixOwner(name, f.g.notReady(backends.Starting)); ok {
+			f.g.opts.Backends.WaitServer(ctx, server)
+			f.sync()
+		} else {
+			f.settle(ctx)
+		}
+	}
 	if r, ok := f.lookupTool(name); ok {
 		return r, true
 	}
@@ -132,36 +152,49 @@ func (f *front) orphan(name string) (toolRoute, bool) {
 	if f.g.opts.Backends == nil {
 		return toolRoute{}, false
 	}
-	down := f.g.downServers()
+	down := f.g.notReady()
 	f.mu.Lock()
 	r, ok := f.known[name]
-	strict := f.strict
 	f.mu.Unlock()
 	if ok && down[r.server] {
 		return r, true
 	}
-	n := f.g.namer(strict)
-	for server := range down {
-		prefix := f.g.prefixes()[server]
-		if prefix == "" {
-			continue
-		}
-		if own, ok := strings.CutPrefix(name, n.name(prefix, "")); ok && own != "" {
-			return toolRoute{kind: backendTool, server: server, own: own}, true
-		}
+	if server, own, ok := f.prefixOwner(name, down); ok {
+		return toolRoute{kind: backendTool, server: server, own: own}, true
 	}
 	return toolRoute{}, false
 }
 
-// downServers is the set of configured backends that are not ready.
-func (g *Gateway) downServers() map[string]bool {
-	down := make(map[string]bool)
-	for _, st := range g.opts.Backends.Status() {
-		if st.State != backends.Ready {
-			down[st.Name] = true
+// prefixOwner finds the server among these whose prefix (under this
+// client's naming mode) a tool name carries, and the name without it.
+func (f *front) prefixOwner(name string, among map[string]bool) (server, own string, ok bool) {
+	f.mu.Lock()
+	strict := f.strict
+	f.mu.Unlock()
+	n := f.g.namer(strict)
+	prefixes := f.g.prefixes()
+	for server := range among {
+		prefix := prefixes[server]
+		if prefix == "" {
+			continue
+		}
+		if own, ok := strings.CutPrefix(name, n.name(prefix, "")); ok && own != "" {
+			return server, own, true
 		}
 	}
-	return down
+	return "", "", false
+}
+
+// notReady is the set of configured backends that are not ready, or, given
+// states, of those in one of them.
+func (g *Gateway) notReady(states ...backends.State) map[string]bool {
+	out := make(map[string]bool)
+	for _, st := range g.opts.Backends.Status() {
+		if st.State != backends.Ready && (len(states) == 0 || slices.Contains(states, st.State)) {
+			out[st.Name] = true
+		}
+	}
+	return out
 }
 
 // reservedMeta is the _meta key prefix MCP reserves for the protocol

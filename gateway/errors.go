@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// Error codes of the gateway (SPEC §6, error table) beyond JSON-RPC's own.
+// Error codes of the gateway (docs/errors.md) beyond JSON-RPC's own.
 const (
 	CodeServerError = -32000 // backend not running, crashed, failed to start
 	CodeToolFailed  = -32001 // backend call timed out; answer tool failed

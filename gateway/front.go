@@ -29,7 +29,8 @@ type front struct {
 	identified bool
 	client     string // clientInfo.name
 	strict     bool
-	settled    bool                   // backends had settled at the last sync
+	settled    bool                   // a list waited for the backends to settle
+	synced     bool                   // the tables were built once: keep them current
 	tools      map[string]toolRoute   // front name → route
 	known      map[string]toolRoute   // every backend tool ever listed, for orphans
 	prompts    map[string]promptRoute // front name → route
@@ -189,14 +190,12 @@ func (f *front) currentSession() *mcp.ServerSession {
 }
 
 // refresh re-syncs the tables after a backend changed. Before the client's
-// first list (or call) there is nothing to refresh: settle builds the
-// tables then, and the client is spared a burst of list_changed
-// notifications while the backends start.
+// first list or call there is nothing to refresh: that builds the tables.
 func (f *front) refresh() {
 	f.mu.Lock()
-	settled := f.settled
+	synced := f.synced
 	f.mu.Unlock()
-	if settled {
+	if synced {
 		f.sync()
 	}
 }

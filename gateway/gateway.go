@@ -13,6 +13,8 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/answer"
 	"github.com/mcp-gateway/mcp-gateway/backends"
@@ -32,6 +34,9 @@ type Options struct {
 	Backends *backends.Manager
 	// Version is reported as serverInfo.version.
 	Version string
+	// ProgressInterval is how often an answer tool called with a
+	// progressToken reports progress; zero means 5 s.
+	ProgressInterval time.Duration
 }
 
 // Gateway routes MCP requests from clients to the answer tools and the
@@ -40,8 +45,24 @@ type Gateway struct {
 	opts Options
 	log  *slog.Logger
 
+	// prefix maps each configured server to its prefix; SetServers
+	// replaces it when the configuration is reloaded.
+	prefix atomic.Pointer[map[string]string]
+
 	mu     sync.Mutex
 	fronts map[*front]bool
+}
+
+// SetServers records the servers of a reloaded configuration (their
+// prefixes); call it before backends.Manager.Apply, so that the new
+// backends' tools get their names. The other settings of Options.Config
+// cannot change while the gateway runs.
+func (g *Gateway) SetServers(servers []config.Server) {
+	m := make(map[string]string, len(servers))
+	for _, s := range servers {
+		m[s.Name] = s.Prefix
+	}
+	g.prefix.Store(&m)
 }
 
 // New returns a Gateway. It does no I/O; the backends are started by their
@@ -58,6 +79,7 @@ func New(opts Options) *Gateway {
 		opts.Answer = nil
 	}
 	g := &Gateway{opts: opts, log: log, fronts: make(map[*front]bool)}
+	g.SetServers(opts.Config.Servers)
 	if opts.Backends != nil {
 		opts.Backends.OnReadIdle(g.flushClients)
 	}

@@ -271,6 +271,13 @@ type rawClient struct {
 func newRawClient(t *testing.T, mutate func(*config.Config), servers ...config.Server) *rawClient {
 	t.Helper()
 	gw, ctx := newGateway(t, mutate, servers...)
+	return serveRaw(t, ctx, gw)
+}
+
+// serveRaw serves gw over pipes until the test ends, initializes as a
+// client and lists the tools.
+func serveRaw(t *testing.T, ctx context.Context, gw *Gateway) *rawClient {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	served := make(chan struct{})

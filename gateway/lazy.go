@@ -9,7 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Lazy tool listing (gateway.tools_mode: lazy, SPEC §8): tools/list shows
+// Lazy tool listing (gateway.tools_mode: lazy, docs/configuration.md): tools/list shows
 // the answer tools and three meta tools; the backends' tools stay callable
 // by name and are found and described through the meta tools.
 const (

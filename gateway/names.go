@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Name limits (SPEC §6). The MCP limit is 128 characters; the strict clients
+// Name limits (docs/design.md). The MCP limit is 128 characters; the strict clients
 // accept ^[A-Za-z0-9_-]{1,64}$ only.
 const (
 	maxName       = 128

@@ -18,6 +18,7 @@ func (f *front) sync() {
 	defer f.syncMu.Unlock()
 	f.mu.Lock()
 	strict := f.strict
+	f.synced = true
 	f.mu.Unlock()
 
 	tools := f.g.toolRoutes(strict)
@@ -37,7 +38,7 @@ func (f *front) syncTools(all map[string]toolRoute) {
 	}
 	var down map[string]bool
 	if f.g.opts.Backends != nil {
-		down = f.g.downServers()
+		down = f.g.notReady()
 	}
 	f.mu.Lock()
 	old := f.toolFP
@@ -146,11 +147,7 @@ func (g *Gateway) namer(strict bool) namer {
 
 // prefixes maps each backend to its configured prefix.
 func (g *Gateway) prefixes() map[string]string {
-	m := make(map[string]string, len(g.opts.Config.Servers))
-	for _, s := range g.opts.Config.Servers {
-		m[s.Name] = s.Prefix
-	}
-	return m
+	return *g.prefix.Load()
 }
 
 // frontTool decodes a backend's tool definition for listing. The schemas

@@ -925,7 +925,7 @@ func TestAnswerDebugFalse(t *testing.T) {
 }
 
 // DEBUG=1: error data adds status, type, code and name, and stderr has the
-// debug lines of SPEC §5.9, but never the key or the query text.
+// debug lines the answer tools log, but never the key or the query text.
 func TestAnswerDebugOn(t *testing.T) {
 	srv := newFake(t, badRequest())
 	s := startAnswerGateway(t, srv, answerOpts{env: []string{"DEBUG=1"}})

@@ -21,6 +21,7 @@ import (
 type app struct {
 	inv      *invocation
 	env      env
+	load     config.LoadOptions // how cfg was loaded; a reload loads the same way
 	self     backends.Self
 	cfg      *config.Config
 	sources  *config.Sources
@@ -34,12 +35,13 @@ type app struct {
 // Its errors are configuration errors (exit 2).
 func newApp(inv *invocation, e env) (*app, error) {
 	home, _ := os.UserHomeDir()
-	cfg, sources, err := config.Load(config.LoadOptions{
+	load := config.LoadOptions{
 		Path:  inv.configPath,
 		Home:  home,
 		Env:   e.lookup,
 		Flags: config.Flags{Debug: inv.debug, DebugFile: inv.debugFile, Listen: inv.listen},
-	})
+	}
+	cfg, sources, err := config.Load(load)
 	if err != nil {
 		return nil, err
 	}
@@ -47,12 +49,9 @@ func newApp(inv *invocation, e env) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &app{inv: inv, env: e, cfg: cfg, sources: sources, logs: logs, log: logs.logger}
+	a := &app{inv: inv, env: e, load: load, cfg: cfg, sources: sources, logs: logs, log: logs.logger}
 	a.self = backends.NewSelf(inv.configPath, home, e.lookup)
-	servers := cfg.Servers
-	if a.self.Recursive() {
-		servers = nil // run refuses; nothing is started or matched
-	}
+	servers := a.servers(cfg)
 	for _, w := range sources.Warnings {
 		a.log.Warn("config: " + w)
 	}
@@ -75,6 +74,7 @@ func newApp(inv *invocation, e env) (*app, error) {
 		Logger:         a.log.With("component", "backends"),
 		DefaultTimeout: cfg.CallTimeout(config.Server{}),
 		StartupTimeout: cfg.StartupTimeout(),
+		StartLimit:     cfg.StartLimit(),
 		ClientInfo:     &mcp.Implementation{Name: "mcp-gateway", Version: version()},
 		Reaper:         reaper,
 		Subreaper:      e.subreaper,
@@ -92,6 +92,15 @@ func newApp(inv *invocation, e env) (*app, error) {
 		Version:  version(),
 	})
 	return a, nil
+}
+
+// servers are the backends of cfg that this gateway runs: none when it
+// would be a recursion (run refuses; nothing is started or matched).
+func (a *app) servers(cfg *config.Config) []config.Server {
+	if a.self.Recursive() {
+		return nil
+	}
+	return cfg.Servers
 }
 
 // close stops the backends (no child outlives the gateway) and closes the
@@ -131,7 +140,9 @@ func (a *app) run(ctx context.Context) error {
 func (a *app) serve(ctx context.Context) error {
 	a.log.Info("mcp-gateway serving on stdio", "version", version(), "backends", len(a.cfg.Servers), "answer_tools", a.cfg.Gateway.AnswerTools)
 	a.backends.Start(ctx)
+	stopReload := a.startReload(ctx)
 	err := a.gw.ServeStdio(ctx, a.env.stdin, a.env.stdout)
+	stopReload()
 	a.log.Info("mcp-gateway shutting down", "reason", shutdownReason(ctx, err))
 	return err
 }

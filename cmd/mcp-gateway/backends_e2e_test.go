@@ -1,6 +1,6 @@
 package main
 
-// End-to-end tests of the backends behind the real binary (SPEC §6): the
+// End-to-end tests of the backends behind the real binary (docs/design.md): the
 // scriptable testbackend (backends/testbackend) is configured as one or more
 // servers, and the gateway is driven over stdio, with raw JSON lines (to see
 // exact bytes, ids and notifications) or with the go-sdk client (sampling,
@@ -337,12 +337,14 @@ func TestBackendToolsListFiltersAndFailures(t *testing.T) {
 	t.Parallel()
 	flt := tb("flt")
 	flt.Tools = &beFilter{Include: []string{"e*", "s*"}, Exclude: []string{"slow"}}
+	broken := tb("broken", "-fail-start", "7")
+	broken.Restart = "never" // on-failure would retry it (TestFailedStartRetried)
 	cfg := beConfig(t,
 		tb("tb"),
 		flt,
 		tb("late", "-start-delay", "1500ms"),
 		tb("chatty", "-banner", "3", "-chatty-stdout", "-stderr-lines", "2"),
-		tb("broken", "-fail-start", "7"),
+		broken,
 	)
 	s := startRaw(t, cfg, "e2e")
 	names := s.toolsList()
@@ -385,7 +387,7 @@ func TestBackendToolsListFiltersAndFailures(t *testing.T) {
 	}
 }
 
-// wantNotRunning checks a -32000 error of SPEC §6.
+// wantNotRunning checks a -32000 error of docs/errors.md.
 func wantNotRunning(t *testing.T, code int, msg string, data map[string]any, server, state, reason, tailLine string) {
 	t.Helper()
 	if code != -32000 {
@@ -498,7 +500,7 @@ func TestBackendCrashAndRestart(t *testing.T) {
 	wantNoTools(t, s.toolsList(), "never.echo")
 }
 
-// A hung tool times out at the deadline with -32001 and the data of SPEC §6;
+// A hung tool times out at the deadline with -32001 and the data of docs/errors.md;
 // the backend is told (notifications/cancelled), kept, and works next.
 // timeout_ms of the server and DEFAULT_TIMEOUT both apply.
 func TestBackendTimeout(t *testing.T) {
@@ -887,7 +889,9 @@ func TestSubcommands(t *testing.T) {
 	t.Parallel()
 	hang := tb("slowpoke")
 	hang.TimeoutMS = 500
-	cfg := beConfig(t, tb("tb"), hang, tb("broken", "-fail-start", "7"))
+	broken := tb("broken", "-fail-start", "7")
+	broken.Restart = "never"
+	cfg := beConfig(t, tb("tb"), hang, broken)
 
 	t.Run("tools table", func(t *testing.T) {
 		t.Parallel()

@@ -465,7 +465,7 @@ func BenchmarkStartup(b *testing.B) {
 			if err := c.handshake(); err != nil {
 				return 0, err
 			}
-			// tools/list waits for the backends (SPEC §6); if it ever
+			// tools/list waits for the backends (docs/design.md); if it ever
 			// answered early, poll until the list is complete.
 			for {
 				n, err := c.listTools()

@@ -72,7 +72,13 @@ func (a *app) status(ctx context.Context) error {
 		if s.PID != 0 {
 			pid = fmt.Sprint(s.PID)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", s.Name, s.State, pid, started, s.Tools, s.Restarts, oneLine(s.Error, 70))
+		state := string(s.State)
+		if s.State == backends.Starting && !s.StartedAt.IsZero() {
+			// Still starting after the startup timeout: it keeps starting
+			// up to gateway.start_limit_ms.
+			state += fmt.Sprintf(" (%.1fs)", time.Since(s.StartedAt).Seconds())
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", s.Name, state, pid, started, s.Tools, s.Restarts, oneLine(s.Error, 70))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

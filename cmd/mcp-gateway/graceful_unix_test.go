@@ -16,7 +16,7 @@ import (
 // Every way a client can leave stops the backends gracefully: a stateful
 // backend (testbackend -exit-file) sees its stdin end (or SIGTERM) and has
 // the chance to save, instead of the SIGKILL a dead gateway's Pdeathsig
-// gives it. The ways: SIGHUP (the client's terminal or session went away),
+// gives it. The ways: SIGHUP (a reload, never a kill; the gateway goes on),
 // a closed stdout (EPIPE on the next write: SIGPIPE must not kill the
 // gateway), and the client exiting in the middle of a call (stdin and
 // stdout both gone while a call waits on a backend).
@@ -73,7 +73,16 @@ func TestGracefulStopOnEveryClientExit(t *testing.T) {
 
 			switch how {
 			case "sighup":
+				// A reload, never a kill: the backend keeps running and
+				// answering, then stdin EOF stops everything gracefully.
 				cmd.Process.Signal(syscall.SIGHUP)
+				time.Sleep(300 * time.Millisecond)
+				send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"state.echo","arguments":{}}}`)
+				readID("3")
+				if b, _ := os.ReadFile(exitFile); len(b) > 0 {
+					t.Errorf("SIGHUP stopped the backend (%q)", b)
+				}
+				stdin.Close()
 			case "stdout-closed":
 				outR.Close()
 				send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)

@@ -25,7 +25,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends"
 )
 
-// Exit codes (SPEC §2).
+// Exit codes (README, Commands).
 const (
 	exitOK      = 0
 	exitFailure = 1
@@ -44,6 +44,7 @@ func main() {
 		os.Exit(exitOK)
 	}
 	ignoreSIGPIPE()
+	holdSIGHUP()
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	code := run(ctx, os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, lookup: os.LookupEnv, subreaper: true})
 	stop()

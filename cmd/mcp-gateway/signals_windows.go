@@ -10,5 +10,8 @@ import (
 // SIGTERM.
 var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
 
+// holdSIGHUP: Windows has no SIGHUP.
+func holdSIGHUP() {}
+
 // ignoreSIGPIPE: Windows has no SIGPIPE; a write to a closed pipe fails.
 func ignoreSIGPIPE() {}

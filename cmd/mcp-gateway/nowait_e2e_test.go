@@ -1,0 +1,86 @@
+package main
+
+// End-to-end tests of "never in the way" (docs/configuration.md, "Startup"):
+// a call never waits on a backend it does not concern, and a slow start
+// still comes up.
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestCallDoesNotWaitForOtherBackends: with one fast backend and one that
+// takes 8 s to start, a call to the fast one right after initialize is
+// answered while the slow one is still starting; tools/list then waits for
+// the slow one (within startup_timeout_ms) and lists both.
+func TestCallDoesNotWaitForOtherBackends(t *testing.T) {
+	t.Parallel()
+	cfg := beConfig(t, tb("fast"), tb("slow", "-start-delay", "8s"))
+	t0 := time.Now()
+	s := startRaw(t, cfg, "e2e")
+	if sc := s.structured("fast.echo", `{"n":1}`); sc["n"] == nil {
+		t.Errorf("fast.echo = %v", sc)
+	}
+	d := time.Since(t0)
+	t.Logf("initialize + call to the fast backend: %s", d)
+	if d > 4*time.Second {
+		t.Errorf("a call to the ready backend took %s: it waited for the slow one (8 s)", d)
+	}
+	names := s.toolsList()
+	if time.Since(t0) < 7*time.Second {
+		t.Errorf("tools/list answered after %s, before the slow backend was up", time.Since(t0))
+	}
+	wantTools(t, names, "fast.echo", "slow.echo")
+}
+
+// TestSlowStartComesUpLater: a backend slower than startup_timeout_ms is
+// not killed: tools/list answers without it at the timeout, `status` shows
+// it starting with the elapsed time, and when it is ready its tools appear
+// with notifications/tools/list_changed.
+func TestSlowStartComesUpLater(t *testing.T) {
+	t.Parallel()
+	cfg := writeConfig(t, fmt.Sprintf(`{
+  "gateway": {"startup_timeout_ms": 2000, "answer_tools": false},
+  "servers": [
+    {"name": "fast", "command": %[1]q},
+    {"name": "slow", "command": %[1]q, "args": ["-start-delay", "6s"]}
+  ]
+}`, backendBin))
+
+	out, errOut, _ := runCLI(t, "status", "--config", cfg)
+	if !regexp.MustCompile(`(?m)^slow\s+starting \(\d+(\.\d+)?s\)`).MatchString(out) {
+		t.Errorf("status does not show slow as starting with the elapsed time:\n%s\nstderr:\n%s", out, errOut)
+	}
+
+	s := startRaw(t, cfg, "e2e")
+	names := s.toolsList()
+	wantTools(t, names, "fast.echo")
+	wantNoTools(t, names, "slow.echo")
+	mark := s.noteMark()
+	s.waitNote(mark, "notifications/tools/list_changed", beReadTimeout)
+	wantTools(t, s.toolsList(), "fast.echo", "slow.echo")
+	if sc := s.structured("slow.echo", `{"late":true}`); sc["late"] != true {
+		t.Errorf("slow.echo = %v", sc)
+	}
+}
+
+// TestFailedStartRetried: under restart: on-failure (the default) a backend
+// whose start fails is retried with the crash backoff (1 s, then 2 s, ...).
+func TestFailedStartRetried(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, beConfig(t, tb("ok"), tb("broken", "-fail-start", "7")), "e2e")
+	wantTools(t, s.toolsList(), "ok.echo")
+	deadline := time.Now().Add(beReadTimeout)
+	for strings.Count(s.p.stderr.String(), "restarting backend") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the failed start was not retried twice:\n%s", s.p.stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(s.p.stderr.String(), "server=broken in=2s") {
+		t.Errorf("the second retry does not back off to 2 s:\n%s", s.p.stderr)
+	}
+}

@@ -1,0 +1,106 @@
+package main
+
+// End-to-end test of the answer tools' progress notifications
+// (docs/errors.md, "Long answers").
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/answer/answertest"
+)
+
+// slowly delays a reply by d (or until the request is cancelled).
+func slowly(d time.Duration, reply answertest.Reply) answertest.Reply {
+	return func(w http.ResponseWriter, r *answertest.Request) {
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+			return
+		}
+		reply(w, r)
+	}
+}
+
+// TestAnswerProgress: a 12 s answer called with a progressToken sends
+// notifications/progress at least every 5 s until the result, each with
+// the client's token, increasing progress and the elapsed time; a call
+// without a token gets none.
+func TestAnswerProgress(t *testing.T) {
+	t.Parallel()
+	srv := newFake(t,
+		slowly(12*time.Second, answertest.Respond("gpt-5.5", answertest.Message("slow answer"))),
+		slowly(200*time.Millisecond, answertest.Respond("gpt-5.5", answertest.Message("quick answer"))),
+	)
+	s := startAnswerGateway(t, srv, answerOpts{})
+	t0 := time.Now()
+	s.write(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"answer","arguments":` + queryArgs("q") + `,"_meta":{"progressToken":"tok-1"}}}`)
+	var times []time.Duration
+	var last float64
+	for {
+		m := s.readMessage()
+		if m["method"] == "notifications/progress" {
+			p, _ := m["params"].(map[string]any)
+			if p["progressToken"] != "tok-1" {
+				t.Errorf("progress token %v", p["progressToken"])
+			}
+			v := toFloat(p["progress"])
+			if v <= last {
+				t.Errorf("progress %v after %v: not increasing", v, last)
+			}
+			last = v
+			if msg, _ := p["message"].(string); !strings.Contains(msg, "s elapsed") {
+				t.Errorf("progress message %q", msg)
+			}
+			times = append(times, time.Since(t0))
+			continue
+		}
+		if idOf(m) == "7" {
+			if m["result"] == nil {
+				t.Fatalf("answer: %v", m)
+			}
+			times = append(times, time.Since(t0))
+			break
+		}
+	}
+	t.Logf("progress at %v", times)
+	if len(times) < 3 {
+		t.Errorf("%d progress notifications in a 12 s answer, want at least 2", len(times)-1)
+	}
+	prev := time.Duration(0)
+	for _, at := range times {
+		if gap := at - prev; gap > 6*time.Second {
+			t.Errorf("a gap of %s without progress (want at most 5 s)", gap)
+		}
+		prev = at
+	}
+
+	// Without a token: no progress.
+	s.write(callMsg(8, "answer", queryArgs("q2")))
+	for {
+		m := s.readMessage()
+		if m["method"] == "notifications/progress" {
+			b, _ := json.Marshal(m)
+			t.Errorf("progress without a progressToken: %s", b)
+			continue
+		}
+		if idOf(m) == "8" {
+			break
+		}
+	}
+}
+
+// toFloat reads a decoded JSON number (json.Number or float64).
+func toFloat(v any) float64 {
+	switch n := v.(type) {
+	case json.Number:
+		f, _ := n.Float64()
+		return f
+	case float64:
+		return n
+	}
+	return 0
+}

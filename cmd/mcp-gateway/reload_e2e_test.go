@@ -1,0 +1,122 @@
+package main
+
+// End-to-end tests of live configuration (docs/configuration.md#live-reload).
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// reloadConfig is a config of testbackend servers, each counting its
+// starts in pidDir/<name> (testbackend -pid-dir).
+func reloadConfig(t *testing.T, pidDir string, extra string, servers ...beServer) []byte {
+	t.Helper()
+	for i := range servers {
+		dir := filepath.Join(pidDir, servers[i].Name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		servers[i].Args = append(servers[i].Args, "-pid-dir", dir)
+	}
+	gw := map[string]any{"startup_timeout_ms": 25000, "answer_tools": false}
+	if extra != "" {
+		gw["separator"] = extra
+	}
+	b, err := json.MarshalIndent(map[string]any{"gateway": gw, "servers": servers}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// saveAsEditors writes data to path as many editors save: a temporary file
+// renamed over the original.
+func saveAsEditors(t *testing.T, path string, data []byte) {
+	t.Helper()
+	tmp := path + ".swp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLiveReload: editing the YAML under a running session swaps backends:
+// an added server starts, a removed one stops, a changed one restarts, an
+// untouched one keeps its process, and the client gets list_changed. An
+// invalid edit is logged with file, line and key and changes nothing; a
+// setting that cannot change live says so.
+func TestLiveReload(t *testing.T) {
+	t.Parallel()
+	pids := t.TempDir()
+	cfg := writeConfig(t, "")
+	if err := os.WriteFile(cfg, reloadConfig(t, pids, "", tb("keep"), tb("gone"), tb("change")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startRaw(t, cfg, "e2e")
+	wantTools(t, s.toolsList(), "keep.echo", "gone.echo", "change.echo")
+
+	mark := s.noteMark()
+	saveAsEditors(t, cfg, reloadConfig(t, pids, "", tb("keep"), tb("change", "-extra-tools", "1"), tb("new")))
+	s.waitNote(mark, "notifications/tools/list_changed", beReadTimeout)
+	deadline := time.Now().Add(beReadTimeout)
+	var names []string
+	for {
+		names = s.toolsList()
+		if strings.Contains(strings.Join(names, " "), "new.echo") && strings.Contains(strings.Join(names, " "), "change.extra_000") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tools after the edit: %v\nstderr:\n%s", names, s.p.stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	wantNoTools(t, names, "gone.echo")
+	if sc := s.structured("new.echo", `{"n":1}`); sc["n"] == nil {
+		t.Errorf("new.echo = %v", sc)
+	}
+	if code, _, _ := s.callTool("gone.echo", `{}`).rpcErr(t); code != -32602 {
+		t.Errorf("gone.echo after removal: code %d", code)
+	}
+	if n := starts(t, filepath.Join(pids, "keep")); n != 1 {
+		t.Errorf("keep started %d times: an untouched server was disturbed", n)
+	}
+	if n := starts(t, filepath.Join(pids, "change")); n != 2 {
+		t.Errorf("change started %d times, want 2", n)
+	}
+
+	// An invalid edit: logged with file, line and key; nothing changes.
+	bad := strings.Replace(string(reloadConfig(t, pids, "", tb("keep"))), `"name": "keep"`, `"name": "keep", "restart": "sometimes"`, 1)
+	saveAsEditors(t, cfg, []byte(bad))
+	waitStderr(t, s, "configuration not reloaded")
+	if !strings.Contains(s.p.stderr.String(), cfg+":") || !strings.Contains(s.p.stderr.String(), "servers[0].restart") {
+		t.Errorf("the error does not name file, line and key:\n%s", s.p.stderr)
+	}
+	if sc := s.structured("new.echo", `{"n":2}`); sc["n"] == nil {
+		t.Errorf("new.echo after an invalid edit = %v", sc)
+	}
+
+	// A setting that cannot change live says so; the servers still apply.
+	saveAsEditors(t, cfg, reloadConfig(t, pids, "_", tb("keep"), tb("change", "-extra-tools", "1"), tb("new")))
+	waitStderr(t, s, "key=gateway.separator")
+	if n := starts(t, filepath.Join(pids, "keep")); n != 1 {
+		t.Errorf("keep started %d times", n)
+	}
+}
+
+// waitStderr waits until the gateway's stderr holds text.
+func waitStderr(t *testing.T, s *rawSession, text string) {
+	t.Helper()
+	deadline := time.Now().Add(beReadTimeout)
+	for !strings.Contains(s.p.stderr.String(), text) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in stderr:\n%s", text, s.p.stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,69 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/answer"
+	"github.com/mcp-gateway/mcp-gateway/answer/answertest"
+	"github.com/mcp-gateway/mcp-gateway/config"
+)
+
+// TestAnswerProgressSteps: with a short interval, an answer that is
+// retried reports each step (the attempt, the retry wait) in its progress
+// messages, and stops at the result.
+func TestAnswerProgressSteps(t *testing.T) {
+	t.Parallel()
+	srv := answertest.New(
+		answertest.Error(http.StatusServiceUnavailable, "server_error", "", "busy"),
+		func(w http.ResponseWriter, r *answertest.Request) {
+			time.Sleep(400 * time.Millisecond)
+			answertest.Respond("gpt-5.5", answertest.Message("ok"))(w, r)
+		},
+	)
+	t.Cleanup(srv.Close)
+	cfg := config.Defaults()
+	cfg.APIKey = "sk-test"
+	cfg.OpenAI.BaseURL = srv.URL
+	gw := New(Options{
+		Config:           cfg,
+		Answer:           answer.New(answer.Options{Config: cfg, HTTPClient: srv.Client()}),
+		ProgressInterval: 50 * time.Millisecond,
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	c := serveRaw(t, ctx, gw)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"answer","arguments":{"query":"q"},"_meta":{"progressToken":7}}}`)
+	var msgs []string
+	for {
+		m := c.read()
+		if string(m["method"]) == `"notifications/progress"` {
+			var p struct {
+				Token   json.RawMessage `json:"progressToken"`
+				Message string          `json:"message"`
+			}
+			json.Unmarshal(m["params"], &p)
+			if string(p.Token) != "7" {
+				t.Errorf("token %s", p.Token)
+			}
+			msgs = append(msgs, p.Message)
+			continue
+		}
+		if string(m["id"]) == "1" {
+			if m["result"] == nil {
+				t.Fatalf("answer failed: %s", m["error"])
+			}
+			break
+		}
+	}
+	all := strings.Join(msgs, "\n")
+	for _, want := range []string{"s elapsed; waiting ", " to retry after HTTP 503", "s elapsed; asking gpt-5.5 (attempt 2 of 4)"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no %q in the progress messages:\n%s", want, all)
+		}
+	}
+}
