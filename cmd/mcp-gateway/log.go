@@ -35,7 +35,17 @@ func newLogger(stderr io.Writer, lookup func(string) (string, bool), debug bool,
 	}))
 	ls := &logSetup{sink: sink}
 	if debug && debugFile != "" {
+		// The debug file may hold backends' output: it is the user's alone
+		// (an existing file's wider mode is narrowed), and a symbolic link
+		// is refused rather than followed to a file someone else chose.
+		if fi, err := os.Lstat(debugFile); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			sink.Close(0)
+			return nil, fmt.Errorf("open debug file: %s is a symbolic link", debugFile)
+		}
 		f, err := os.OpenFile(debugFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err == nil {
+			err = f.Chmod(0o600)
+		}
 		if err != nil {
 			sink.Close(0)
 			return nil, fmt.Errorf("open debug file: %w", err)

@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -251,5 +253,53 @@ func TestUnreadStderrStallsNothing(t *testing.T) {
 		done <- err
 	case <-time.After(10 * time.Second):
 		t.Fatal("the gateway did not exit at the end of input while stderr was not read")
+	}
+}
+
+// Requests the session's state does not allow get a JSON-RPC code, not
+// go-sdk's 0: a list before initialize, and a second initialize.
+func TestSessionStateErrorsHaveACode(t *testing.T) {
+	t.Parallel()
+	p := startGateway(t, baseEnv(t), "--stdio", "--config", writeConfig(t, emptyConfig))
+	p.send(`{"jsonrpc":"2.0","id":5,"method":"tools/list"}` + "\n")
+	if r := p.readLine(); errCode(r) != -32600 {
+		t.Errorf("tools/list before initialize: %v, want -32600", r)
+	}
+	p.send(initMsg + "\n")
+	p.readLine()
+	p.send(strings.Replace(initMsg, `"id":1`, `"id":6`, 1) + "\n")
+	if r := p.readLine(); errCode(r) != -32600 {
+		t.Errorf("second initialize: %v, want -32600", r)
+	}
+}
+
+// --debug PATH: an existing file's 0644 becomes 0600, and a symbolic link
+// is refused (exit 2) rather than followed.
+func TestDebugFileModeAndSymlink(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("file modes and symbolic links are Unix notions here")
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "debug.log")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, emptyConfig)
+	if _, errOut, code := runCLI(t, "status", "--config", cfg, "--debug="+file); code != 0 {
+		t.Fatalf("status --debug: exit %d\n%s", code, errOut)
+	}
+	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("debug file mode = %v, %v; want 0600", fi.Mode().Perm(), err)
+	}
+	link := filepath.Join(dir, "link.log")
+	if err := os.Symlink(filepath.Join(dir, "target.log"), link); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := runCLI(t, "status", "--config", cfg, "--debug="+link); code != 2 || !strings.Contains(errOut, "symbolic link") {
+		t.Errorf("status --debug SYMLINK: exit %d, %q; want 2 and a clear error", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "target.log")); err == nil {
+		t.Error("the symbolic link was followed")
 	}
 }
