@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
@@ -203,7 +206,11 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 	name := b.cfg.Name
 	p, err := startProcess(b.cfg, b.m.environ)
 	if err != nil {
-		return false, fmt.Sprintf("start %s: %v", b.cfg.Command, err), nil
+		reason := fmt.Sprintf("start %s: %v", b.cfg.Command, err)
+		if strings.ContainsAny(b.cfg.Command, " \t") && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, exec.ErrNotFound)) {
+			reason += " (command is one program; put its arguments in args)"
+		}
+		return false, reason, nil
 	}
 	b.m.reaper.Add(p)
 	b.mu.Lock()

@@ -303,3 +303,14 @@ func TestDebugFileModeAndSymlink(t *testing.T) {
 		t.Error("the symbolic link was followed")
 	}
 }
+
+// A command with its arguments in one string fails with a hint to use
+// args, not a bare "no such file or directory".
+func TestCommandWithSpacesSuggestsArgs(t *testing.T) {
+	t.Parallel()
+	bad := beServer{Name: "spaced", Command: backendBin + " -name x"}
+	out, errOut, _ := runCLI(t, "status", "--config", beConfig(t, bad))
+	if !strings.Contains(out+errOut, "put its arguments in args") {
+		t.Errorf("status does not suggest args:\n%s\n%s", out, errOut)
+	}
+}
