@@ -72,6 +72,8 @@ type session struct {
 	busy    int              // responses being written
 	drained chan struct{}    // closed when calls and busy are both empty, during a drain
 	wg      sync.WaitGroup   // goroutines of calls that may wait (spawn)
+
+	gone clientGone // the client cannot be written to: the session ends
 }
 
 // call is one request in flight.
@@ -87,9 +89,8 @@ type call struct {
 
 func newSession(f *front, s clientStream) *session {
 	ctx, stop := context.WithCancel(context.Background())
-	return &session{
+	ss := &session{
 		f:       f,
-		s:       s,
 		log:     f.log,
 		ctx:     ctx,
 		stop:    stop,
@@ -99,6 +100,9 @@ func newSession(f *front, s clientStream) *session {
 		calls:   make(map[string]*call),
 		sdk:     make(map[int64]*call),
 	}
+	ss.gone.ch = make(chan struct{})
+	ss.s = goneStream{clientStream: s, onFail: ss.writeFailed}
+	return ss
 }
 
 // readLoop reads the client until the end of input, then waits for the
@@ -505,11 +509,15 @@ func (s *session) drain() {
 	s.log.Debug("end of input; waiting for calls in flight", "calls", n)
 	t := time.NewTimer(drainGrace)
 	defer t.Stop()
+	stop := make(chan struct{})
+	defer close(stop)
+	go s.drainWaitGone(stop) // a client that left entirely is not waited for
 	select {
 	case <-done:
 	case <-t.C:
 		s.log.Warn("end of input; calls still in flight are abandoned", "after", drainGrace)
 	case <-s.closed:
+	case <-s.gone.ch:
 	}
 }
 

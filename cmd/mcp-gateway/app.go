@@ -78,6 +78,7 @@ func newApp(inv *invocation, e env) (*app, error) {
 		StartLimit:     cfg.StartLimit(),
 		ClientInfo:     &mcp.Implementation{Name: "mcp-gateway", Version: version()},
 		Reaper:         reaper,
+		Subreaper:      e.subreaper,
 		Self:           &a.self,
 		OnChange:       func(server string) { a.gw.BackendsChanged(server) },
 		OnRequest: func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
