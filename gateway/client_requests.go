@@ -11,16 +11,12 @@ import (
 )
 
 // HandleBackendRequest forwards a backend's server-to-client request
-// (sampling, elicitation, roots) to a connected client that declared the
-// capability. It is the backends.Options.OnRequest hook.
+// (sampling, elicitation, roots) to the client whose call the backend is
+// serving: a client that declared the capability and has a call to that
+// backend in flight; failing that, any client that declared it. It is the
+// backends.Options.OnRequest hook.
 func (g *Gateway) HandleBackendRequest(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
-	var ss *mcp.ServerSession
-	for _, f := range g.frontList() {
-		if s := f.currentSession(); s != nil && clientSupports(s, method) {
-			ss = s
-			break
-		}
-	}
+	ss := g.clientFor(server, method)
 	if ss == nil {
 		return nil, fmt.Errorf("no connected client supports %s", method)
 	}
@@ -72,4 +68,35 @@ func clientSupports(ss *mcp.ServerSession, method string) bool {
 		return p.Capabilities.RootsV2 != nil || p.Capabilities.Roots.ListChanged
 	}
 	return false
+}
+
+// clientFor picks the client session a backend's request goes to. A
+// backend's request carries no reference to the call it serves, so the
+// call is found by the backend: many clients calling the same backend at
+// once cannot be told apart, and the first found gets it.
+func (g *Gateway) clientFor(server, method string) *mcp.ServerSession {
+	g.mu.Lock()
+	type served struct {
+		f *front
+		s *session
+	}
+	fronts := make([]served, 0, len(g.fronts))
+	for f := range g.fronts {
+		fronts = append(fronts, served{f, f.sess})
+	}
+	g.mu.Unlock()
+	var fallback *mcp.ServerSession
+	for _, x := range fronts {
+		ss := x.f.currentSession()
+		if ss == nil || !clientSupports(ss, method) {
+			continue
+		}
+		if x.s != nil && x.s.callsTo(server) {
+			return ss
+		}
+		if fallback == nil {
+			fallback = ss
+		}
+	}
+	return fallback
 }

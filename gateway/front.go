@@ -18,6 +18,7 @@ type front struct {
 	log    *slog.Logger
 	server *mcp.Server
 	stream clientStream // the client's connection, if served; guarded by g.mu
+	sess   *session     // its session, if served; guarded by g.mu
 
 	// syncMu serialises sync, so that tables and routes change together.
 	syncMu sync.Mutex
@@ -124,6 +125,10 @@ func (f *front) route(next mcp.MethodHandler) mcp.MethodHandler {
 			f.listed[list] = true
 			f.mu.Unlock()
 			return next(ctx, method, req)
+		case "prompts/get", "resources/read", "resources/subscribe", "resources/unsubscribe":
+			// A client may get or read without listing first (a stateless
+			// HTTP request always does): the tables must exist.
+			f.settle(ctx)
 		}
 		return next(ctx, method, req)
 	}

@@ -29,6 +29,7 @@ type app struct {
 	log      *slog.Logger
 	backends *backends.Manager
 	gw       *gateway.Gateway
+	metrics  *metrics // --transport http only
 }
 
 // newApp loads the configuration and wires the gateway. It starts nothing.
@@ -84,12 +85,18 @@ func newApp(inv *invocation, e env) (*app, error) {
 			return a.gw.HandleBackendRequest(ctx, server, method, params)
 		},
 	})
+	var onCall func(gateway.CallRecord)
+	if inv.command == "serve-http" {
+		a.metrics = newMetrics(a.backends)
+		onCall = a.metrics.observe
+	}
 	a.gw = gateway.New(gateway.Options{
 		Config:   cfg,
 		Logger:   a.log,
 		Answer:   answers,
 		Backends: a.backends,
 		Version:  version(),
+		OnCall:   onCall,
 	})
 	return a, nil
 }
@@ -126,6 +133,8 @@ func (a *app) run(ctx context.Context) error {
 		return nil
 	case "serve":
 		return a.serve(ctx)
+	case "serve-http":
+		return a.serveHTTP(ctx)
 	case "tools":
 		return a.tools(ctx)
 	case "call":

@@ -5,6 +5,7 @@
 // Usage:
 //
 //	mcp-gateway --stdio [--config PATH] [--debug [PATH]]
+//	mcp-gateway --transport http [--listen ADDR] [--config PATH]
 //	mcp-gateway --show-config [--config PATH]
 //	mcp-gateway tools [--config PATH] [--json]
 //	mcp-gateway call NAME [JSON_ARGS] [--config PATH]
