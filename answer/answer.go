@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
@@ -88,8 +90,29 @@ type CallOptions struct {
 	Step func(string)
 }
 
-// CallWith is Call with options.
+// CallWith is Call with options. An *APIError's message is made safe for
+// the client (clientSafe).
 func (s *Service) CallWith(ctx context.Context, tool string, args json.RawMessage, opts CallOptions) (*Result, error) {
+	res, err := s.callWith(ctx, tool, args, opts)
+	var ae *APIError
+	if errors.As(err, &ae) {
+		ae.Message = s.clientSafe(ae.Message)
+	}
+	return res, err
+}
+
+// clientSafe is an upstream message as the client may see it: an error body
+// may quote the key (a 401's "Incorrect API key provided: …"), a bearer
+// token or escape sequences; see docs/errors.md.
+func (s *Service) clientSafe(msg string) string {
+	var key string
+	if s.opts.Config != nil {
+		key = s.opts.Config.APIKey
+	}
+	return safetext.Strip(safetext.Redact(msg, key), false)
+}
+
+func (s *Service) callWith(ctx context.Context, tool string, args json.RawMessage, opts CallOptions) (*Result, error) {
 	cfg := s.opts.Config
 	if !IsTool(tool) {
 		return nil, &ArgumentError{Reason: "unknown tool: " + tool}
@@ -220,6 +243,7 @@ func (s *Service) debug(msg string, args ...any) {
 // error body may echo either). Queries shorter than 4 characters are too
 // common as substrings to redact.
 func (s *Service) redact(text, query string) string {
+	text = safetext.Strip(text, false)
 	if s.opts.Config != nil && s.opts.Config.APIKey != "" {
 		text = strings.ReplaceAll(text, s.opts.Config.APIKey, "[redacted key]")
 	}

@@ -79,6 +79,13 @@ type Options struct {
 	// (grandchildren included) when the gateway dies, even by SIGKILL.
 	// Ignored on Windows, where each backend's Job Object does that.
 	Reaper []string
+	// Subreaper makes the gateway process the child subreaper of its
+	// descendants (Linux; ignored elsewhere): a backend's descendant that
+	// left its process group and whose parent died is re-parented to the
+	// gateway, and Close ends every such orphan still alive. Set it only in
+	// a process that starts no other children of its own (the command, not
+	// a test binary).
+	Subreaper bool
 
 	// Self, when set, is this gateway: an enabled server that would run it
 	// again (Self.Match's Loop) is not started but reported as Skipped, and

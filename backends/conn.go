@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -55,21 +56,24 @@ type conn struct {
 	w *os.File // the child's stdin
 
 	// The write side (connwrite.go).
-	wmu       sync.Mutex
-	wclosed   bool          // set by shutdown: nothing more is sent
-	writing   bool          // a write to w is under way (inline or the writer's)
-	queue     []byte        // messages waiting for the writer goroutine
-	held      []byte        // messages waiting for flushHeld (CallOptions.Batch)
-	spare     []byte        // a buffer for held, reused
-	writerUp  bool          // the writer goroutine runs
-	wake      chan struct{} // wakes the writer goroutine
-	sent      int64         // bytes sent (written, queued or held) so far
-	consumed  int64         // bytes the backend has surely read
-	writes    []pipeWrite   // writes not known to be read, oldest first (Linux)
-	slots     int64         // pipe slots they may take
-	pipeBytes int64         // capacity of w's pipe
-	pipePage  int64         // bytes per pipe slot
-	pipeSlots int64         // slots of w's pipe; 0: no slots to count
+	wmu     sync.Mutex
+	wclosed bool // set by shutdown: nothing more is sent
+	// droppedReplies counts replies to the backend's requests dropped
+	// over maxReplyBacklog (wmu).
+	droppedReplies int
+	writing        bool          // a write to w is under way (inline or the writer's)
+	queue          []byte        // messages waiting for the writer goroutine
+	held           []byte        // messages waiting for flushHeld (CallOptions.Batch)
+	spare          []byte        // a buffer for held, reused
+	writerUp       bool          // the writer goroutine runs
+	wake           chan struct{} // wakes the writer goroutine
+	sent           int64         // bytes sent (written, queued or held) so far
+	consumed       int64         // bytes the backend has surely read
+	writes         []pipeWrite   // writes not known to be read, oldest first (Linux)
+	slots          int64         // pipe slots they may take
+	pipeBytes      int64         // capacity of w's pipe
+	pipePage       int64         // bytes per pipe slot
+	pipeSlots      int64         // slots of w's pipe; 0: no slots to count
 
 	mu       sync.Mutex
 	nextID   int64
@@ -78,9 +82,11 @@ type conn struct {
 	handling map[string]context.CancelFunc // server-to-client requests in flight, by raw id
 	err      error                         // set by shutdown
 
-	eof       chan struct{} // closed when readLoop has returned
-	eofReason string        // why readLoop stopped before EOF; read after eof
-	done      chan struct{} // closed by shutdown
+	eof chan struct{} // closed when readLoop has returned
+
+	warnedUTF8 bool          // readLoop's: invalid UTF-8 was reported once
+	eofReason  string        // why readLoop stopped before EOF; read after eof
+	done       chan struct{} // closed by shutdown
 
 	ctx    context.Context // cancelled by shutdown; parent of request handlers
 	cancel context.CancelFunc
@@ -201,6 +207,16 @@ func (c *conn) handleLine(line []byte) {
 		c.log.Warn("dropped a non-JSON line on backend stdout", "server", c.server, "line", truncate(line, 200))
 		return
 	}
+	if !utf8.Valid(line) {
+		// The client's decoder may be strict (the gateway's own is, on
+		// client input): each run of invalid bytes becomes U+FFFD, which keeps
+		// the JSON valid (such bytes can only stand inside a string).
+		line = bytes.ToValidUTF8(line, []byte("\uFFFD"))
+		if !c.warnedUTF8 {
+			c.warnedUTF8 = true
+			c.log.Warn("backend wrote invalid UTF-8; replaced with U+FFFD", "server", c.server)
+		}
+	}
 	msg, err := wire.Decode(line)
 	if err != nil {
 		c.log.Warn("dropped a line that is not a JSON-RPC message", "server", c.server, "reason", err, "line", truncate(line, 200))
@@ -284,13 +300,36 @@ func (c *conn) handleNotification(method string, params json.RawMessage) {
 
 // handleRequest answers a server-to-client request in its own goroutine,
 // which ends when the handler returns; shutdown cancels its context.
+// Bounds on what a backend's own requests may cost (docs/configuration.md,
+// "Limits"): at most maxBackendRequests are handled at once (beyond, each
+// is answered with an error at once); ping is answered on the read loop
+// without a goroutine; and while the backend reads nothing, replies to its
+// requests wait in memory up to maxReplyBacklog bytes and are dropped
+// beyond (a backend flooding requests it does not read the answers to).
+const (
+	maxBackendRequests = 64
+	maxReplyBacklog    = 1 << 20
+	codeTooMany        = -32000 // JSON-RPC's server-error range
+)
+
 func (c *conn) handleRequest(id json.RawMessage, method string, params json.RawMessage) {
+	if method == "ping" {
+		c.reply(id, json.RawMessage("{}"), nil)
+		return
+	}
 	key := string(id)
 	ctx, cancel := context.WithCancel(c.ctx)
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
 		cancel()
+		return
+	}
+	if len(c.handling) >= maxBackendRequests {
+		c.mu.Unlock()
+		cancel()
+		c.reply(id, nil, &jsonrpc.Error{Code: codeTooMany,
+			Message: fmt.Sprintf("too many requests in flight from this server (limit %d)", maxBackendRequests)})
 		return
 	}
 	c.handling[key] = cancel
@@ -308,42 +347,44 @@ func (c *conn) handleRequest(id json.RawMessage, method string, params json.RawM
 			result json.RawMessage
 			err    error
 		)
-		switch {
-		case method == "ping":
-			result = json.RawMessage("{}")
-		case c.hooks.request == nil:
+		if c.hooks.request == nil {
 			err = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found"}
-		default:
+		} else {
 			result, err = c.hooks.request(ctx, method, params)
 		}
 		if ctx.Err() != nil && c.ctx.Err() == nil {
 			return // the backend cancelled it: no response is sent
 		}
-		var buf bytes.Buffer
-		buf.WriteString(`{"jsonrpc":"2.0","id":`)
-		buf.Write(id)
-		if err == nil {
-			if result == nil {
-				result = json.RawMessage("{}")
-			}
-			if err = writeCompact(&buf, `,"result":`, result); err == nil {
-				buf.WriteString("}\n")
-			} else {
-				err = fmt.Errorf("invalid result from the request handler: %w", err)
-				buf.Reset()
-				buf.WriteString(`{"jsonrpc":"2.0","id":`)
-				buf.Write(id)
-			}
-		}
-		if err != nil {
-			werr := wireErrorOf(err)
-			b, _ := json.Marshal(werr)
-			buf.WriteString(`,"error":`)
-			buf.Write(b)
-			buf.WriteString("}\n")
-		}
-		c.send(buf.Bytes(), nil, false)
+		c.reply(id, result, err)
 	}()
+}
+
+// reply answers the backend's request id with result or err.
+func (c *conn) reply(id, result json.RawMessage, err error) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"jsonrpc":"2.0","id":`)
+	buf.Write(id)
+	if err == nil {
+		if result == nil {
+			result = json.RawMessage("{}")
+		}
+		if err = writeCompact(&buf, `,"result":`, result); err == nil {
+			buf.WriteString("}\n")
+		} else {
+			err = fmt.Errorf("invalid result from the request handler: %w", err)
+			buf.Reset()
+			buf.WriteString(`{"jsonrpc":"2.0","id":`)
+			buf.Write(id)
+		}
+	}
+	if err != nil {
+		werr := wireErrorOf(err)
+		b, _ := json.Marshal(werr)
+		buf.WriteString(`,"error":`)
+		buf.Write(b)
+		buf.WriteString("}\n")
+	}
+	c.sendReply(buf.Bytes())
 }
 
 // wireErrorOf turns a request handler's error into a JSON-RPC error,

@@ -54,6 +54,26 @@ func (c *conn) send(msg []byte, end *int64, hold bool) {
 	}
 }
 
+// sendReply sends a reply to one of the backend's own requests, unless more
+// than maxReplyBacklog bytes already wait for a backend that reads nothing:
+// then it is dropped, counted, and warned about once.
+func (c *conn) sendReply(msg []byte) {
+	c.wmu.Lock()
+	over := len(c.queue)+len(msg) > maxReplyBacklog
+	if over {
+		c.droppedReplies++
+	}
+	first := over && c.droppedReplies == 1
+	c.wmu.Unlock()
+	if over {
+		if first {
+			c.log.Warn("backend reads nothing while it sends requests; dropping replies to them", "server", c.server, "backlog_limit", maxReplyBacklog)
+		}
+		return
+	}
+	c.send(msg, nil, false)
+}
+
 // flushHeld writes what send held, inline if it fits, else through the
 // writer goroutine.
 func (c *conn) flushHeld() {

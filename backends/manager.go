@@ -209,6 +209,11 @@ func (m *Manager) Start(ctx context.Context) {
 	if m.opts.OnChange != nil {
 		m.notify = newNotifier(m.opts.OnChange)
 	}
+	if m.opts.Subreaper {
+		if err := proc.BecomeSubreaper(); err != nil {
+			m.log.Warn("backends' descendants that leave their process group may outlive the gateway", "err", err)
+		}
+	}
 	if len(m.opts.Reaper) > 0 {
 		r, err := proc.StartReaper(m.opts.Reaper, m.environ, m.log)
 		if err != nil {
@@ -540,6 +545,11 @@ func (m *Manager) Close() error {
 		m.mu.Unlock()
 		n.close()
 		err = r.Close()
+		if m.opts.Subreaper {
+			if k := proc.EndOrphans(); k > 0 {
+				m.log.Warn("killed orphaned descendants of backends", "count", k)
+			}
+		}
 	})
 	return err
 }

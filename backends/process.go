@@ -1,16 +1,19 @@
 package backends
 
 import (
+	"runtime"
 	"sort"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
 	"github.com/mcp-gateway/mcp-gateway/config"
 )
 
-// startProcess starts s.Command with environ plus s.Env, in s.Cwd, as a
-// process group of its own (a Job Object on Windows): see proc.Start and
-// docs/platforms.md for what ends it and its children.
+// startProcess starts s.Command with the allowed part of environ
+// (childEnviron) plus s.Env, in s.Cwd, as a process group of its own (a Job
+// Object on Windows): see proc.Start and docs/platforms.md for what ends it
+// and its children.
 func startProcess(s config.Server, environ []string) (*proc.Process, error) {
+	environ = childEnviron(environ, s.InheritEnv, runtime.GOOS)
 	env := make([]string, 0, len(environ)+len(s.Env))
 	env = append(env, environ...)
 	keys := make([]string, 0, len(s.Env))

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+
+	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 )
 
 // stderrTailLines is how many of a backend's last stderr lines are kept for
@@ -47,16 +49,18 @@ func (t *tail) snapshot() []string {
 	return append(out, t.lines[:t.next]...)
 }
 
-// drainStderr reads r to EOF, logging each line at info with server=NAME and
-// keeping it in t. It never stops reading early, so a chatty child never
+// drainStderr reads r to EOF, logging each line at info with server=NAME
+// (through lim) and keeping it in t. It never stops reading early, so a chatty child never
 // blocks on a full pipe.
-func drainStderr(r io.Reader, server string, log *slog.Logger, t *tail) {
+func drainStderr(r io.Reader, server string, log *slog.Logger, t *tail, lim *logLimiter) {
 	br := bufio.NewReaderSize(r, maxStderrLine)
 	for {
 		line, isPrefix, err := br.ReadLine()
 		if len(line) > 0 { // blank lines are skipped
-			s := string(line)
-			log.Info(s, "server", server, "stream", "stderr")
+			// Escape sequences and control characters stripped: a line
+			// must not clear the terminal or forge a log record.
+			s := safetext.Strip(string(line), false)
+			logLimited(lim, log, slog.LevelInfo, s, server, "stream", "stderr")
 			t.add(s)
 		}
 		for isPrefix && err == nil { // drop the rest of an over-long line

@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -27,7 +31,8 @@ type backend struct {
 	timeout time.Duration // per call
 	log     *slog.Logger
 	stderr  tail
-	skipped bool // set by New: Options.Self matched; never started
+	logs    logLimiter // stderr lines and notifications/message
+	skipped bool       // set by New: Options.Self matched; never started
 	// refused is set by runOnce (on the supervisor goroutine) when the child
 	// answered initialize with CodeRecursive: it is Skipped, not Failed.
 	refused bool
@@ -201,7 +206,11 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 	name := b.cfg.Name
 	p, err := startProcess(b.cfg, b.m.environ)
 	if err != nil {
-		return false, fmt.Sprintf("start %s: %v", b.cfg.Command, err), nil
+		reason := fmt.Sprintf("start %s: %v", b.cfg.Command, err)
+		if strings.ContainsAny(b.cfg.Command, " \t") && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, exec.ErrNotFound)) {
+			reason += " (command is one program; put its arguments in args)"
+		}
+		return false, reason, nil
 	}
 	b.m.reaper.Add(p)
 	b.mu.Lock()
@@ -212,7 +221,7 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 	stderrDone := make(chan struct{})
 	go func() {
 		defer close(stderrDone)
-		drainStderr(p.Stderr, name, b.log, &b.stderr)
+		drainStderr(p.Stderr, name, b.log, &b.stderr, &b.logs)
 	}()
 	c := newConn(name, p.Stdin, b.log, b.hooks())
 	go c.readLoop(p.Stdout)
@@ -245,20 +254,20 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 		} else {
 			p.Stop(b.m.stopGrace)
 		}
-		// The group is gone: give the readers a moment to reach EOF, then
-		// cut them loose (a process outside the group may hold the pipes).
-		t := time.NewTimer(100 * time.Millisecond)
-		for _, ch := range []chan struct{}{c.eof, stderrDone} {
-			select {
-			case <-ch:
-			case <-t.C:
+		// The group is gone: give the readers a moment to reach EOF. A
+		// descendant that left the group (setsid) may still hold the pipes:
+		// end it, and cut the readers loose whatever it does.
+		if !waitClosed(100*time.Millisecond, c.eof, stderrDone) {
+			if n := p.KillEscaped(); n > 0 {
+				b.log.Warn("killed processes that left the backend's process group and held its pipes", "server", name, "count", n)
+				waitClosed(100*time.Millisecond, c.eof, stderrDone)
 			}
 		}
-		t.Stop()
 		p.CloseFiles()
 		<-c.eof
 		<-stderrDone
 		c.wait()
+		b.logs.flush(b.log, name)
 		b.m.reaper.Del(p)
 		b.mu.Lock()
 		b.pid = 0
@@ -379,7 +388,18 @@ func (b *backend) hooks() connHooks {
 	h := connHooks{notify: b.onNotification, idle: b.m.readIdle}
 	if fn := b.m.opts.OnRequest; fn != nil {
 		h.request = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-			return fn(ctx, b.cfg.Name, method, params)
+			// A client that never answers must not park the request
+			// forever: it gets the backend's call timeout.
+			if b.timeout <= 0 {
+				return fn(ctx, b.cfg.Name, method, params)
+			}
+			tctx, cancel := context.WithTimeout(ctx, b.timeout)
+			defer cancel()
+			res, err := fn(tctx, b.cfg.Name, method, params)
+			if err != nil && ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
+				err = &jsonrpc.Error{Code: -32001, Message: fmt.Sprintf("the client did not answer %s within %s", method, b.timeout)} // as a timed-out call
+			}
+			return res, err
 		}
 	}
 	return h
@@ -437,7 +457,7 @@ func (b *backend) logMessage(params json.RawMessage) {
 	if json.Unmarshal(p.Data, &s) == nil {
 		msg = s
 	}
-	b.log.Log(context.Background(), level, msg, "server", b.cfg.Name, "logger", p.Logger, "source", "notifications/message")
+	logLimited(&b.logs, b.log, level, safetext.Strip(msg, false), b.cfg.Name, "logger", safetext.Strip(p.Logger, false), "source", "notifications/message")
 }
 
 // refreshLoop refetches the lists a list_changed named, while c is the
@@ -531,4 +551,19 @@ func (b *backend) handshake(ctx context.Context, c *conn) (lists, *mcp.Implement
 	b.caps = caps
 	b.mu.Unlock()
 	return l, ir.ServerInfo, nil
+}
+
+// waitClosed waits up to d, in all, for every channel of chs to be closed,
+// and reports whether they were.
+func waitClosed(d time.Duration, chs ...<-chan struct{}) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for _, ch := range chs {
+		select {
+		case <-ch:
+		case <-t.C:
+			return false
+		}
+	}
+	return true
 }

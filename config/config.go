@@ -161,6 +161,10 @@ type Server struct {
 	Prefix  string     `json:"prefix"`
 	Tools   ToolFilter `json:"tools"`
 	Restart string     `json:"restart"` // on-failure | never
+	// InheritEnv passes the gateway's whole environment to the server (the
+	// behaviour before the allowlist); false gives it only the allowlist of
+	// docs/configuration.md ("The environment of a server") plus Env.
+	InheritEnv bool `json:"inherit_env,omitempty"`
 
 	// Source locates the server's entry in the file, for error messages
 	// ("config.yaml:12"); empty for servers not from a file.

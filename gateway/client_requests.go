@@ -11,25 +11,18 @@ import (
 )
 
 // HandleBackendRequest forwards a backend's server-to-client request
-// (sampling, elicitation, roots) to a connected client that declared the
-// capability, unchanged, and returns the client's answer unchanged
-// (outgoing.go). It is the backends.Options.OnRequest hook.
+// (sampling, elicitation, roots) to the client whose call the backend is
+// serving: a client that declared the capability and has a call to that
+// backend in flight; failing that, any client that declared it. The
+// request and the client's answer pass unchanged (outgoing.go). It is the
+// backends.Options.OnRequest hook.
 func (g *Gateway) HandleBackendRequest(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
 	switch method {
 	case "sampling/createMessage", "elicitation/create", "roots/list":
 	default:
 		return nil, fmt.Errorf("method %s is not forwarded", method)
 	}
-	var to *session
-	for _, f := range g.frontList() {
-		g.mu.Lock()
-		s := f.sess
-		g.mu.Unlock()
-		if ss := f.currentSession(); ss != nil && s != nil && clientSupports(ss, method) {
-			to = s
-			break
-		}
-	}
+	to := g.clientFor(server, method)
 	if to == nil {
 		return nil, fmt.Errorf("no connected client supports %s", method)
 	}
@@ -56,4 +49,35 @@ func clientSupports(ss *mcp.ServerSession, method string) bool {
 		return p.Capabilities.RootsV2 != nil || p.Capabilities.Roots.ListChanged
 	}
 	return false
+}
+
+// clientFor picks the client session a backend's request goes to. A
+// backend's request carries no reference to the call it serves, so the
+// call is found by the backend: many clients calling the same backend at
+// once cannot be told apart, and the first found gets it.
+func (g *Gateway) clientFor(server, method string) *session {
+	g.mu.Lock()
+	type served struct {
+		f *front
+		s *session
+	}
+	fronts := make([]served, 0, len(g.fronts))
+	for f := range g.fronts {
+		fronts = append(fronts, served{f, f.sess})
+	}
+	g.mu.Unlock()
+	var fallback *session
+	for _, x := range fronts {
+		ss := x.f.currentSession()
+		if ss == nil || x.s == nil || !clientSupports(ss, method) {
+			continue
+		}
+		if x.s.callsTo(server) {
+			return x.s
+		}
+		if fallback == nil {
+			fallback = x.s
+		}
+	}
+	return fallback
 }

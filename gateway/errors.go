@@ -110,8 +110,9 @@ func errInvalidRequest(reason string) *jsonrpc.Error {
 }
 
 // errNotInitialized answers a tools/call before initialize, in go-sdk's
-// words (and its code, 0) for any other method then.
-var errNotInitialized = &jsonrpc.Error{Code: 0, Message: `method "tools/call" is invalid during session initialization`}
+// words for any other method then, with -32600 (wireError gives go-sdk's
+// own the same code).
+var errNotInitialized = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: `method "tools/call" is invalid during session initialization`}
 
 // appendError appends an error response with the client's exact id (nil:
 // null).
@@ -132,6 +133,15 @@ func wireError(err error) *jsonrpc.Error {
 	var wrapped *jsonrpc.Error
 	if errors.As(err, &wrapped) {
 		out.Code = wrapped.Code
+	}
+	if out.Code == 0 {
+		// go-sdk answers a request the session's state does not allow (any
+		// method before initialize, a second initialize) with a plain
+		// error, which it sends with code 0; JSON-RPC has no code 0.
+		out.Code = jsonrpc.CodeInternalError
+		if strings.Contains(out.Message, "during session initialization") || strings.Contains(out.Message, `"initialize"`) {
+			out.Code = jsonrpc.CodeInvalidRequest
+		}
 	}
 	return out
 }

@@ -20,7 +20,7 @@ type front struct {
 	log    *slog.Logger
 	server *mcp.Server
 	stream clientStream // the client's connection, if served; guarded by g.mu
-	sess   *session     // its session; guarded by g.mu
+	sess   *session     // its session, if served; guarded by g.mu
 
 	// syncMu serialises sync, so that tables and routes change together.
 	syncMu sync.Mutex
@@ -130,8 +130,6 @@ func (f *front) route(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 			}
 			return res, err
-		case "prompts/get":
-			f.settle(ctx) // a client need not have listed first
 		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
 			f.settle(ctx)
 			list, _ := listOf(method)
@@ -140,6 +138,10 @@ func (f *front) route(next mcp.MethodHandler) mcp.MethodHandler {
 			f.listed[list] = true
 			f.mu.Unlock()
 			return next(ctx, method, req)
+		case "prompts/get", "resources/subscribe", "resources/unsubscribe":
+			// A client may get or read without listing first (a stateless
+			// HTTP request always does): the tables must exist.
+			f.settle(ctx)
 		}
 		return next(ctx, method, req)
 	}

@@ -34,6 +34,9 @@ type Options struct {
 	Backends *backends.Manager
 	// Version is reported as serverInfo.version.
 	Version string
+	// OnCall, if set, is told of every finished tools/call (metrics). It
+	// runs on the call path: it must be fast and must not block.
+	OnCall func(CallRecord)
 	// ProgressInterval is how often an answer tool called with a
 	// progressToken reports progress; zero means 5 s.
 	ProgressInterval time.Duration
@@ -129,19 +132,48 @@ func (g *Gateway) Serve(ctx context.Context, t mcp.Transport) error {
 // serve runs a session on one client stream: go-sdk handles what the
 // session passes on.
 func (g *Gateway) serve(ctx context.Context, cs clientStream) error {
+	return g.serveState(ctx, cs, nil)
+}
+
+// serveState is serve for a session that starts in a known state: a
+// stateless HTTP request is served as if initialize had happened (state's
+// InitializeParams), since it carries none of its own.
+func (g *Gateway) serveState(ctx context.Context, cs clientStream, state *mcp.ServerSessionState) error {
 	f := g.newFront()
 	defer g.dropFront(f)
+	if state != nil && state.InitializeParams != nil {
+		f.identify(nil, state.InitializeParams)
+	}
 	s := newSession(f, cs)
 	g.mu.Lock()
-	f.stream, f.sess = cs, s
+	f.stream = cs
+	f.sess = s
 	g.mu.Unlock()
 	go s.readLoop()
-	err := f.server.Run(ctx, sdkTransport{s})
+	err := f.run(ctx, sdkTransport{s}, state)
 	s.close()
 	if err == io.EOF || ctx.Err() != nil {
 		return nil
 	}
 	return err
+}
+
+// run is mcp.Server.Run with a session state.
+func (f *front) run(ctx context.Context, t mcp.Transport, state *mcp.ServerSessionState) error {
+	ss, err := f.server.Connect(ctx, t, &mcp.ServerSessionOptions{State: state})
+	if err != nil {
+		return err
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		ss.Close()
+		<-closed
+		return ctx.Err()
+	case err := <-closed:
+		return err
+	}
 }
 
 // BackendsChanged refreshes every client's lists after a backend's tools,

@@ -71,9 +71,15 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (
 			f.sync()
 		}
 	}
+	record := f.recorder(name)
 	raw, err := f.callTool(ctx, toolCall{name: name, args: args}, nil)
+	var e *jsonrpc.Error
 	if err != nil {
-		return nil, rpcError(err, kindTool, name, g.opts.Config.Server.Debug)
+		e = rpcError(err, kindTool, name, g.opts.Config.Server.Debug)
+		raw = nil
 	}
-	return raw, nil
+	if record != nil {
+		record(raw, e)
+	}
+	return raw, e
 }

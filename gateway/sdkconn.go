@@ -26,6 +26,8 @@ func (c sdkConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return nil, c.s.readErr
 	case <-c.s.closed:
 		return nil, io.EOF
+	case <-c.s.gone.ch:
+		return nil, io.EOF
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,6 +18,9 @@ type sdkStream struct {
 func (s *sdkStream) Read() ([]byte, string, error) {
 	msg, err := s.conn.Read(s.ctx)
 	if err != nil {
+		if s.ctx.Err() != nil {
+			err = io.EOF // the session was ended on purpose (an HTTP session's end, shutdown)
+		}
 		return nil, "", err
 	}
 	data, err := jsonrpc.EncodeMessage(msg)

@@ -75,6 +75,8 @@ type session struct {
 	busy    int            // responses being written
 	drained chan struct{}  // closed when calls and busy are both empty, during a drain
 	wg      sync.WaitGroup // goroutines of calls that may wait (spawn)
+
+	gone clientGone // the client cannot be written to: the session ends
 }
 
 // call is one request in flight.
@@ -82,15 +84,16 @@ type call struct {
 	id        json.RawMessage // exactly as the client sent it
 	sdkID     int64           // non-zero: go-sdk serves it under this id
 	cancel    func()          // the gateway's own calls; set once started
+	server    string          // the backend a tools/call went to, if known when it started
+	tool      string          // the tool a tools/call called; set once started
 	cancelled bool            // the client sent notifications/cancelled: no response
 	answered  chan struct{}   // if not nil, closed once the response is written
 }
 
 func newSession(f *front, s clientStream) *session {
 	ctx, stop := context.WithCancel(context.Background())
-	return &session{
+	ss := &session{
 		f:       f,
-		s:       s,
 		log:     f.log,
 		ctx:     ctx,
 		stop:    stop,
@@ -101,6 +104,9 @@ func newSession(f *front, s clientStream) *session {
 		sdk:     make(map[int64]*call),
 		out:     make(map[string]chan outReply),
 	}
+	ss.gone.ch = make(chan struct{})
+	ss.s = goneStream{clientStream: s, onFail: ss.writeFailed}
+	return ss
 }
 
 // readLoop reads the client until the end of input, then waits for the
@@ -296,15 +302,23 @@ func (s *session) startToolCall(id, params json.RawMessage) {
 		s.respond(c, nil, e)
 		return
 	}
+	record := f.recorder(tc.name) // nil unless metrics are on
 	if r, ok := f.inlineRoute(tc.name); ok {
 		cancel := f.startBackend(tc.name, r, tc, s.progress, func(raw json.RawMessage, err error) {
 			if err != nil {
-				s.respond(c, nil, rpcError(err, kindTool, tc.name, f.g.opts.Config.Server.Debug))
+				e := rpcError(err, kindTool, tc.name, f.g.opts.Config.Server.Debug)
+				if record != nil {
+					record(nil, e)
+				}
+				s.respond(c, nil, e)
 				return
+			}
+			if record != nil {
+				record(raw, nil)
 			}
 			s.respondBuffered(c, raw)
 		})
-		s.setCancel(c, cancel)
+		s.setCancel(c, cancel, tc.name, r.server)
 		return
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
@@ -312,8 +326,15 @@ func (s *session) startToolCall(id, params json.RawMessage) {
 		defer cancel()
 		raw, err := f.callTool(ctx, tc, s.progress)
 		if err != nil {
-			s.respond(c, nil, rpcError(err, kindTool, tc.name, f.g.opts.Config.Server.Debug))
+			e := rpcError(err, kindTool, tc.name, f.g.opts.Config.Server.Debug)
+			if record != nil {
+				record(nil, e)
+			}
+			s.respond(c, nil, e)
 			return
+		}
+		if record != nil {
+			record(raw, nil)
 		}
 		s.respond(c, raw, nil)
 	}) {
@@ -321,7 +342,7 @@ func (s *session) startToolCall(id, params json.RawMessage) {
 		s.respond(c, nil, rpcError(context.Canceled, kindTool, tc.name, false))
 		return
 	}
-	s.setCancel(c, cancel)
+	s.setCancel(c, cancel, tc.name, "")
 }
 
 // startRequest serves a request other than tools/call that the session
@@ -349,7 +370,7 @@ func (s *session) startRequest(id json.RawMessage, method string, params json.Ra
 		s.respond(c, nil, rpcError(context.Canceled, "", "", false))
 		return
 	}
-	s.setCancel(c, cancel)
+	s.setCancel(c, cancel, "", "")
 }
 
 // spawn runs fn in a goroutine that close waits for; after close it runs
@@ -368,14 +389,39 @@ func (s *session) spawn(fn func()) bool {
 	return true
 }
 
-// setCancel records how to cancel a call of the gateway's own, unless it
-// has ended already.
-func (s *session) setCancel(c *call, cancel func()) {
+// setCancel records how to cancel a call of the gateway's own, and the
+// backend it went to, unless it has ended already.
+func (s *session) setCancel(c *call, cancel func(), tool, server string) {
 	s.mu.Lock()
 	if s.calls[string(c.id)] == c {
 		c.cancel = cancel
+		c.tool = tool
+		c.server = server
 	}
 	s.mu.Unlock()
+}
+
+// callsTo reports whether a tools/call to server is in flight. A call
+// that started before the tables were built is resolved now.
+func (s *session) callsTo(server string) bool {
+	var unresolved []string
+	s.mu.Lock()
+	for _, c := range s.calls {
+		if c.server == server {
+			s.mu.Unlock()
+			return true
+		}
+		if c.server == "" && c.tool != "" {
+			unresolved = append(unresolved, c.tool)
+		}
+	}
+	s.mu.Unlock()
+	for _, tool := range unresolved {
+		if r, ok := s.f.lookupTool(tool); ok && r.server == server {
+			return true
+		}
+	}
+	return false
 }
 
 // progress writes a progress notification for a call in flight.
@@ -511,11 +557,15 @@ func (s *session) drain() {
 	s.log.Debug("end of input; waiting for calls in flight", "calls", n)
 	t := time.NewTimer(drainGrace)
 	defer t.Stop()
+	stop := make(chan struct{})
+	defer close(stop)
+	go s.drainWaitGone(stop) // a client that left entirely is not waited for
 	select {
 	case <-done:
 	case <-t.C:
 		s.log.Warn("end of input; calls still in flight are abandoned", "after", drainGrace)
 	case <-s.closed:
+	case <-s.gone.ch:
 	}
 }
 

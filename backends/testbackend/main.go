@@ -15,6 +15,9 @@
 //	-banner N             write N non-JSON lines to stdout at start
 //	-chatty-stdout        write a non-JSON line to stdout before every message
 //	-stderr-lines N       write N lines to stderr at start
+//	-stderr-text S        write S and a newline to stderr at start (escape
+//	                      sequences, forged log records)
+//	-describe S           append S to every tool's description
 //	-chatty-stderr N      write N lines to stderr per request received
 //	-extra-tools N        add tools extra_000 .. extra_N-1 (echo-like)
 //	-page-size N          page tools/list N tools at a time (0: all at once)
@@ -25,10 +28,18 @@
 //	-ignore-term          ignore SIGTERM and stdin EOF (only SIGKILL ends it)
 //	-grandchild           start a grandchild ("sleep 300") in its process group;
 //	                      its pid is written to stderr as "grandchild pid N"
+//	-escape               start a grandchild ("sleep 300") in a new session
+//	                      (setsid, Unix only) that holds our stdout and
+//	                      stderr; its pid is written to stderr as
+//	                      "escapee pid N"
 //	-list-changed-on-init send notifications/tools/list_changed right after
 //	                      notifications/initialized
 //	-ignore-cancel        slow answers even when cancelled (a late response)
 //	-string-ids           echo numeric request ids back as strings ("5" for 5)
+//	-exit-file PATH       when stdin ends, write "eof" to PATH before exiting;
+//	                      on SIGTERM write "term" and exit 0 (a stateful
+//	                      server saving its data: tests check the gateway
+//	                      stopped it gracefully, not by SIGKILL)
 //	-pid-dir DIR          create the empty file DIR/<pid> at start (tests
 //	                      count how many times a backend was started)
 //	-relay -- CMD ARGS... do not serve MCP: start CMD as a child and only copy
@@ -52,19 +63,26 @@
 //	big (bytes)           text content of exactly bytes 'x' characters
 //	odd (isError)         the fixed result Odd (or OddError with isError true):
 //	                      an unknown content type, 19+ digit integers, _meta,
-//	                      odd spacing; forwarded results must be byte-identical
+//	                      odd spacing; forwarded results must be byte-identical;
+//	                      with badUTF8 true, a text with bytes that are not UTF-8
 //	change                adds tool added_N, sends tools/list_changed, answers
 //	sample                sends sampling/createMessage to the client and
 //	                      answers with the client's result as structuredContent
 //	                      (or an isError result carrying the client's error)
-//	log (level, data)     sends notifications/message, answers "logged"
-//	deaf (ms)             answers "deaf", then stops reading stdin for ms (a
-//	                      stuck child whose stdin pipe fills up)
+//	log (level, data,     sends notifications/message (count times, default
+//	     count)           once), answers "logged"
+//	deaf (ms, flood,      answers "deaf", sends flood requests of method
+//	      method)         (default ping; ids "f-N"), then stops reading
+//	                      stdin for ms (a stuck child whose stdin pipe
+//	                      fills up)
 //	stats                 structuredContent {"cancelled":[requestId...],
 //	                      "reasons":[...], "initialized":bool,
 //	                      "capabilities":<client capabilities>,
 //	                      "clientInfo":<the client's clientInfo>,
 //	                      "meta":<the _meta of the last tools/call but this>,
+//	                      "environ":[NAME=value...] (its environment),
+//	                      "floodReplies":{"<code>":n} (answers to deaf's
+//	                      flood requests by error code, "0" for results),
 //	                      "logLevel":<the level of the last logging/setLevel>,
 //	                      "notifications":{method: count} of other notifications}
 //
@@ -113,26 +131,30 @@ type server struct {
 	listOnInit   bool
 	ignoreCancel bool
 	stringIDs    bool
+	describe     string
 
 	calls sync.WaitGroup // tools/call goroutines
 
 	wmu sync.Mutex // stdout
 	out *bufio.Writer
 
-	mu          sync.Mutex
-	tools       []string // names, in order
-	added       int
-	cancelled   []json.RawMessage
-	reasons     []string
-	cancels     map[string]chan struct{} // by request id
-	waiting     map[string]chan message  // our requests to the client, by id
-	nextID      int
-	initialized bool
-	clientCaps  json.RawMessage
-	logLevel    string         // the level of the last logging/setLevel
-	notes       map[string]int // notifications received, by method
-	clientInfo  json.RawMessage
-	lastMeta    json.RawMessage
+	mu        sync.Mutex
+	tools     []string // names, in order
+	added     int
+	cancelled []json.RawMessage
+	// floodReplies counts the answers to deaf's flood requests by error
+	// code ("0": a result)
+	floodReplies map[string]int
+	reasons      []string
+	cancels      map[string]chan struct{} // by request id
+	waiting      map[string]chan message  // our requests to the client, by id
+	nextID       int
+	initialized  bool
+	clientCaps   json.RawMessage
+	clientInfo   json.RawMessage
+	lastMeta     json.RawMessage
+	logLevel     string         // the level of the last logging/setLevel
+	notes        map[string]int // notifications received, by method
 }
 
 func main() {
@@ -143,6 +165,8 @@ func main() {
 	banner := fs.Int("banner", 0, "non-JSON lines on stdout at start")
 	chattyStdout := fs.Bool("chatty-stdout", false, "a non-JSON stdout line before every message")
 	stderrLines := fs.Int("stderr-lines", 0, "stderr lines at start")
+	stderrText := fs.String("stderr-text", "", "write this line to stderr at start")
+	describe := fs.String("describe", "", "append this to every tool's description")
 	chattyStderr := fs.Int("chatty-stderr", 0, "stderr lines per request")
 	extraTools := fs.Int("extra-tools", 0, "extra tools")
 	pageSize := fs.Int("page-size", 0, "tools/list page size")
@@ -150,11 +174,13 @@ func main() {
 	resources := fs.Bool("resources", false, "declare resources")
 	ignoreTerm := fs.Bool("ignore-term", false, "ignore SIGTERM and stdin EOF")
 	grandchild := fs.Bool("grandchild", false, "start a grandchild")
+	escape := fs.Bool("escape", false, "start a grandchild in its own session holding our stdout and stderr")
 	listOnInit := fs.Bool("list-changed-on-init", false, "send tools/list_changed after initialized")
 	ignoreCancel := fs.Bool("ignore-cancel", false, "slow answers even when cancelled")
 	stringIDs := fs.Bool("string-ids", false, "echo numeric request ids back as strings")
 	relayMode := fs.Bool("relay", false, "only relay bytes to and from the command after --")
 	pidDir := fs.String("pid-dir", "", "create DIR/<pid> at start")
+	exitFile := fs.String("exit-file", "", "write how we were stopped (eof, term) to this file")
 	fs.VisitAll(func(f *flag.Flag) {
 		env := "TESTBACKEND_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 		if v, ok := os.LookupEnv(env); ok {
@@ -177,6 +203,17 @@ func main() {
 	}
 	if *ignoreTerm {
 		signal.Ignore(syscall.SIGTERM)
+	} else if *exitFile != "" {
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		go func() {
+			<-term
+			os.WriteFile(*exitFile, []byte("term"), 0o600)
+			os.Exit(0)
+		}()
+	}
+	if *stderrText != "" {
+		fmt.Fprintln(os.Stderr, *stderrText)
 	}
 	for i := range *stderrLines {
 		fmt.Fprintf(os.Stderr, "stderr line %d\n", i)
@@ -189,6 +226,14 @@ func main() {
 		}
 		fmt.Fprintf(os.Stderr, "grandchild pid %d\n", cmd.Process.Pid)
 	}
+	if *escape {
+		pid, err := startEscapee()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "escapee: %v\n", err)
+			os.Exit(1)
+		}
+		fmt.Fprintf(os.Stderr, "escapee pid %d\n", pid)
+	}
 	if *failStart != 0 {
 		fmt.Fprintf(os.Stderr, "failing at start with %d\n", *failStart)
 		os.Exit(*failStart)
@@ -200,6 +245,7 @@ func main() {
 		chattyStdout: *chattyStdout,
 		chattyStderr: *chattyStderr,
 		pageSize:     *pageSize,
+		describe:     *describe,
 		prompts:      *prompts,
 		resources:    *resources,
 		listOnInit:   *listOnInit,
@@ -209,6 +255,7 @@ func main() {
 		tools:        []string{"echo", "crash", "hang", "slow", "progress", "big", "odd", "change", "sample", "log", "stats", "deaf"},
 		cancels:      map[string]chan struct{}{},
 		waiting:      map[string]chan message{},
+		floodReplies: map[string]int{},
 	}
 	for i := range *extraTools {
 		s.tools = append(s.tools, fmt.Sprintf("extra_%03d", i))
@@ -238,6 +285,9 @@ func main() {
 			select {
 			case <-done:
 			case <-time.After(100 * time.Millisecond):
+			}
+			if *exitFile != "" {
+				os.WriteFile(*exitFile, []byte("eof"), 0o600)
 			}
 			os.Exit(0)
 		}
@@ -358,6 +408,13 @@ func (s *server) handle(line []byte) {
 		s.mu.Lock()
 		ch := s.waiting[string(msg.ID)]
 		delete(s.waiting, string(msg.ID))
+		if ch == nil { // an answer to a flood request: count it by code
+			var e struct {
+				Code int `json:"code"`
+			}
+			json.Unmarshal(msg.Error, &e)
+			s.floodReplies[strconv.Itoa(e.Code)]++
+		}
 		s.mu.Unlock()
 		if ch != nil {
 			ch <- msg
@@ -444,11 +501,24 @@ func (s *server) handle(line []byte) {
 	case msg.Method == "tools/call" && bytes.Contains(msg.Params, []byte(`"name":"deaf"`)):
 		var p struct {
 			Arguments struct {
-				MS int `json:"ms"`
+				MS     int    `json:"ms"`
+				Flood  int    `json:"flood"`
+				Method string `json:"method"`
 			} `json:"arguments"`
 		}
 		json.Unmarshal(msg.Params, &p)
 		s.reply(msg.ID, text("deaf"))
+		method := p.Arguments.Method
+		if method == "" {
+			method = "ping"
+		}
+		params := `{}`
+		if method == "sampling/createMessage" {
+			params = `{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10}`
+		}
+		for i := range p.Arguments.Flood {
+			s.send(`{"jsonrpc":"2.0","id":"f-` + strconv.Itoa(i) + `","method":` + quote(method) + `,"params":` + params + `}`)
+		}
 		time.Sleep(time.Duration(p.Arguments.MS) * time.Millisecond) // in the read loop
 	case msg.Method == "tools/call":
 		s.calls.Add(1)
@@ -488,7 +558,7 @@ func (s *server) listTools(msg message) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(`{"name":` + quote(n) + `,"description":"testbackend tool ` + n + `","inputSchema":{"type":"object"}}`)
+		b.WriteString(`{"name":` + quote(n) + `,"description":` + quote("testbackend tool "+n+s.describe) + `,"inputSchema":{"type":"object"}}`)
 	}
 	b.WriteString(`]`)
 	if end < len(names) {
@@ -517,6 +587,8 @@ func (s *server) call(msg message) {
 		IsError bool            `json:"isError"`
 		Level   string          `json:"level"`
 		Data    json.RawMessage `json:"data"`
+		Count   int             `json:"count"`
+		BadUTF8 bool            `json:"badUTF8"`
 	}
 	if len(p.Arguments) > 0 {
 		json.Unmarshal(p.Arguments, &args)
@@ -576,6 +648,10 @@ func (s *server) call(msg message) {
 		s.reply(msg.ID, text("done"))
 	case p.Name == "big":
 		s.reply(msg.ID, text(strings.Repeat("x", args.Bytes)))
+	case p.Name == "odd" && args.BadUTF8:
+		// Raw bytes that are not UTF-8 inside a JSON string (the text is
+		// "ok \xff\xfe end").
+		s.reply(msg.ID, "{\"content\":[{\"type\":\"text\",\"text\":\"ok \xff\xfe end\"}]}")
 	case p.Name == "odd":
 		if args.IsError {
 			s.reply(msg.ID, OddError)
@@ -616,7 +692,9 @@ func (s *server) call(msg message) {
 		if len(data) == 0 {
 			data = json.RawMessage(`"hello from testbackend"`)
 		}
-		s.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":` + quote(level) + `,"logger":"tb","data":` + string(data) + `}}`)
+		for range max(args.Count, 1) {
+			s.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":` + quote(level) + `,"logger":"tb","data":` + string(data) + `}}`)
+		}
 		s.reply(msg.ID, text("logged"))
 	case p.Name == "stats":
 		s.mu.Lock()
@@ -627,6 +705,8 @@ func (s *server) call(msg message) {
 			"capabilities":  s.clientCaps,
 			"clientInfo":    s.clientInfo,
 			"meta":          prevMeta,
+			"environ":       os.Environ(),
+			"floodReplies":  s.floodReplies,
 			"logLevel":      s.logLevel,
 			"notifications": s.notes,
 		}

@@ -897,8 +897,13 @@ func TestAnswerAfterInvalidJSONLine(t *testing.T) {
 // error body might.
 func badRequest() answertest.Reply {
 	return answertest.Error(http.StatusBadRequest, "invalid_request_error", "model_not_found",
-		"The model does not exist. Input was: "+secretQuery+" key="+e2eKey)
+		"The model does not exist. Input was: "+secretQuery+" key="+e2eKey+" \x1b]0;title\x07\x1b[2Jauth=Bearer abcdef123456")
 }
+
+// badRequestShown is badRequest's message as the client sees it: the key and
+// the bearer token redacted, the escape sequences gone (the query is the
+// client's own).
+const badRequestShown = "The model does not exist. Input was: " + secretQuery + " key=[redacted] auth=Bearer [redacted]"
 
 // DEBUG=false is off: error data has only message, and stderr has no debug
 // lines (the original treated any non-empty DEBUG as on).
@@ -908,7 +913,7 @@ func TestAnswerDebugFalse(t *testing.T) {
 			srv := newFake(t, badRequest())
 			s := startAnswerGateway(t, srv, answerOpts{framed: v == "false", env: []string{"DEBUG=" + v}})
 			wantError(t, s.call(3, "answer", queryArgs(secretQuery)), -32001, "answer failed", map[string]any{
-				"message": "The model does not exist. Input was: " + secretQuery + " key=" + e2eKey,
+				"message": badRequestShown,
 			})
 			wantCount(t, srv, 1)
 			s.stop()
@@ -925,7 +930,7 @@ func TestAnswerDebugOn(t *testing.T) {
 	srv := newFake(t, badRequest())
 	s := startAnswerGateway(t, srv, answerOpts{env: []string{"DEBUG=1"}})
 	wantError(t, s.call(3, "answer", queryArgs(secretQuery)), -32001, "answer failed", map[string]any{
-		"message": "The model does not exist. Input was: " + secretQuery + " key=" + e2eKey,
+		"message": badRequestShown,
 		"status":  400,
 		"type":    "invalid_request_error",
 		"code":    "model_not_found",

@@ -29,6 +29,7 @@ type app struct {
 	log      *slog.Logger
 	backends *backends.Manager
 	gw       *gateway.Gateway
+	metrics  *metrics // --transport http only
 }
 
 // newApp loads the configuration and wires the gateway. It starts nothing.
@@ -77,6 +78,7 @@ func newApp(inv *invocation, e env) (*app, error) {
 		StartLimit:     cfg.StartLimit(),
 		ClientInfo:     &mcp.Implementation{Name: "mcp-gateway", Version: version()},
 		Reaper:         reaper,
+		Subreaper:      e.subreaper,
 		Self:           &a.self,
 		OnChange:       func(server string) { a.gw.BackendsChanged(server) },
 		OnRequest: func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
@@ -86,12 +88,18 @@ func newApp(inv *invocation, e env) (*app, error) {
 			a.gw.BackendNotification(server, method, params)
 		},
 	})
+	var onCall func(gateway.CallRecord)
+	if inv.command == "serve-http" {
+		a.metrics = newMetrics(a.backends)
+		onCall = a.metrics.observe
+	}
 	a.gw = gateway.New(gateway.Options{
 		Config:   cfg,
 		Logger:   a.log,
 		Answer:   answers,
 		Backends: a.backends,
 		Version:  version(),
+		OnCall:   onCall,
 	})
 	return a, nil
 }
@@ -128,6 +136,8 @@ func (a *app) run(ctx context.Context) error {
 		return nil
 	case "serve":
 		return a.serve(ctx)
+	case "serve-http":
+		return a.serveHTTP(ctx)
 	case "tools":
 		return a.tools(ctx)
 	case "call":

@@ -9,6 +9,8 @@ const usage = `mcp-gateway: one MCP entry for many MCP servers, plus cited web a
 
 Usage:
   mcp-gateway --stdio [--config PATH] [--debug [PATH]]   serve MCP on stdin/stdout (what clients run)
+  mcp-gateway --transport http [--listen ADDR] [--config PATH]
+                                                         serve MCP (Streamable HTTP, SSE) and REST over HTTP (docs/http.md)
   mcp-gateway --show-config [--config PATH]              effective config with its sources, JSON, to stderr
   mcp-gateway tools [--config PATH] [--json]             start the backends, list every tool a client sees
   mcp-gateway call NAME [JSON_ARGS] [--config PATH]      call one tool through the gateway, print the result
@@ -21,6 +23,7 @@ Flags:
   --config PATH    configuration file (default ~/.config/mcp-gateway/config.yaml)
   --debug [PATH]   debug logs on stderr, and also to PATH when given
   --show-config    print the effective configuration to stderr (with --stdio, then serve)
+  --listen ADDR    HTTP listen address (default 127.0.0.1:8000)
   --json           machine-readable output for tools and status
   --from CLIENT    claude-desktop, claude-code, cursor, vscode, windsurf, codex, or a file
   --write PATH     write the imported YAML to PATH (--force to overwrite)
@@ -166,10 +169,12 @@ func parseArgs(args []string) (*invocation, error) {
 		return inv, nil
 	}
 	switch {
-	case inv.transport != "" && inv.transport != "stdio":
-		if inv.transport == "http" {
-			return nil, usagef("--transport http is not available in this version; use --stdio")
+	case inv.transport == "http":
+		if inv.stdio {
+			return nil, usagef("--stdio cannot be combined with --transport http")
 		}
+		inv.command = "serve-http"
+	case inv.transport != "" && inv.transport != "stdio":
 		return nil, usagef("unknown transport %q (want stdio or http)", inv.transport)
 	case inv.stdio || inv.transport == "stdio":
 		inv.stdio = true

@@ -38,6 +38,7 @@ type beServer struct {
 	TimeoutMS int               `json:"timeout_ms,omitempty"`
 	Restart   string            `json:"restart,omitempty"`
 	Tools     *beFilter         `json:"tools,omitempty"`
+	Inherit   bool              `json:"inherit_env,omitempty"`
 }
 
 type beFilter struct {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 )
 
 // tools is `mcp-gateway tools`: every tool a client would see, in both
@@ -26,7 +27,7 @@ func (a *app) tools(ctx context.Context) error {
 		if server == "" {
 			server = "(gateway)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.StrictName, server, oneLine(t.Description, 60))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", oneLine(t.Name, 200), oneLine(t.StrictName, 200), server, oneLine(t.Description, 60))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -100,9 +101,12 @@ func writeJSON(w interface{ Write([]byte) (int, error) }, v any) error {
 	return enc.Encode(v)
 }
 
-// oneLine shortens s to its first line, at most n characters.
+// oneLine shortens s to its first line, at most n characters, without
+// escape sequences or control characters (a backend's description must not
+// clear the terminal or set its title).
 func oneLine(s string, n int) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	s = safetext.Strip(s, false)
 	if r := []rune(s); len(r) > n {
 		s = string(r[:n-1]) + "…"
 	}

@@ -14,6 +14,7 @@ import (
 type logSetup struct {
 	logger *slog.Logger
 	file   *os.File // the debug file, closed by close
+	sink   *logSink // stderr, without blocking the logger
 }
 
 // newLogger builds the stderr logger (tint; colour only when stderr is a
@@ -26,15 +27,27 @@ func newLogger(stderr io.Writer, lookup func(string) (string, bool), debug bool,
 		level = slog.LevelDebug
 	}
 	_, noColor := lookup("NO_COLOR")
-	handler := slog.Handler(tint.NewTextHandler(stderr, &tint.Options{
+	sink := newLogSink(stderr, logSinkMax)
+	handler := slog.Handler(tint.NewTextHandler(sink, &tint.Options{
 		Level:      level,
 		TimeFormat: time.TimeOnly,
 		NoColor:    noColor || !isTerminal(stderr),
 	}))
-	ls := &logSetup{}
+	ls := &logSetup{sink: sink}
 	if debug && debugFile != "" {
+		// The debug file may hold backends' output: it is the user's alone
+		// (an existing file's wider mode is narrowed), and a symbolic link
+		// is refused rather than followed to a file someone else chose.
+		if fi, err := os.Lstat(debugFile); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			sink.Close(0)
+			return nil, fmt.Errorf("open debug file: %s is a symbolic link", debugFile)
+		}
 		f, err := os.OpenFile(debugFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err == nil {
+			err = f.Chmod(0o600)
+		}
 		if err != nil {
+			sink.Close(0)
 			return nil, fmt.Errorf("open debug file: %w", err)
 		}
 		ls.file = f
@@ -49,6 +62,7 @@ func newLogger(stderr io.Writer, lookup func(string) (string, bool), debug bool,
 }
 
 func (ls *logSetup) close() {
+	ls.sink.Close(time.Second)
 	if ls.file != nil {
 		ls.file.Close()
 	}

@@ -5,6 +5,7 @@
 // Usage:
 //
 //	mcp-gateway --stdio [--config PATH] [--debug [PATH]]
+//	mcp-gateway --transport http [--listen ADDR] [--config PATH]
 //	mcp-gateway --show-config [--config PATH]
 //	mcp-gateway tools [--config PATH] [--json]
 //	mcp-gateway call NAME [JSON_ARGS] [--config PATH]
@@ -21,7 +22,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"syscall"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 )
@@ -44,8 +44,10 @@ func main() {
 		}
 		os.Exit(exitOK)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, lookup: os.LookupEnv})
+	ignoreSIGPIPE()
+	holdSIGHUP()
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
+	code := run(ctx, os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, lookup: os.LookupEnv, subreaper: true})
 	stop()
 	os.Exit(code)
 }
@@ -56,6 +58,10 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	lookup         func(string) (string, bool)
+	// subreaper: the process is the command itself (not a test running it
+	// in-process), so it may adopt and end its backends' orphans
+	// (backends.Options.Subreaper).
+	subreaper bool
 }
 
 // run executes one command line and returns the exit code.

@@ -281,3 +281,17 @@ func toolNames(t *testing.T, m map[string]any) []string {
 	}
 	return names
 }
+
+// exited waits for the gateway process to end and leaves its exit
+// for startGateway's cleanup.
+func (p *proc) exited(d time.Duration) error {
+	p.t.Helper()
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return err
+	case <-time.After(d):
+		p.t.Fatalf("gateway did not exit within %s\nstderr:\n%s", d, p.stderr)
+	}
+	return nil
+}

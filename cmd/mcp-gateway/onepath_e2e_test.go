@@ -288,7 +288,7 @@ func TestToolsCallBeforeInitialize(t *testing.T) {
 	p := startGateway(t, baseEnv(t), "--stdio", "--config", beConfig(t, tb("tb")))
 	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tb.echo","arguments":{}}}` + "\n")
 	r := p.readLine()
-	if e, _ := r["error"].(map[string]any); e == nil || e["message"] != `method "tools/call" is invalid during session initialization` || errCode(r) != 0 {
+	if e, _ := r["error"].(map[string]any); e == nil || e["message"] != `method "tools/call" is invalid during session initialization` || errCode(r) != -32600 {
 		t.Errorf("tools/call before initialize: %v", r)
 	}
 	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tb__echo","arguments":{"k":1},"_meta":{` +

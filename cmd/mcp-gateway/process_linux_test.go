@@ -147,20 +147,6 @@ func becomeSubreaper(t *testing.T) {
 	}
 }
 
-// exited waits for the gateway process to end and leaves its exit
-// for startGateway's cleanup.
-func (p *proc) exited(d time.Duration) error {
-	p.t.Helper()
-	select {
-	case err := <-p.done:
-		p.done <- err
-		return err
-	case <-time.After(d):
-		p.t.Fatalf("gateway did not exit within %s\nstderr:\n%s", d, p.stderr)
-	}
-	return nil
-}
-
 // shutdownTree starts a gateway whose backends have grandchildren (one of
 // them ignores SIGTERM and stdin EOF), records the process tree, stops the
 // gateway with stop, and checks that nothing is left: no process alive, and
@@ -283,4 +269,36 @@ func TestKillNineLeavesNoProcess(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	reapOurs(tree)
+}
+
+// A backend's grandchild that left the process group (setsid) and holds the
+// backend's stdout and stderr: the gateway still stops in bounded time, on
+// stdin EOF and on SIGTERM, and the escapee is found (by its pipes) and
+// killed instead of surviving re-parented to init.
+func TestShutdownWithEscapedGrandchild(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{"eof", "sigterm"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			becomeSubreaper(t)
+			s := startRaw(t, beConfig(t, tb("esc", "-escape"), tb("plain")), "e2e")
+			wantTools(t, s.toolsList(), "esc.echo", "plain.echo")
+			gw := s.p.cmd.Process.Pid
+			tree := descendants(gw)
+			t.Cleanup(func() { killLeftovers(tree) })
+			esc := findDescendant(t, gw, "sleep 300")
+			start := time.Now()
+			if how == "eof" {
+				s.p.stdin.Close()
+			} else {
+				s.p.cmd.Process.Signal(syscall.SIGTERM)
+			}
+			s.p.exited(10 * time.Second)
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("shutdown took %s", d)
+			}
+			waitFor(t, 5*time.Second, "escapee gone", func() bool { return !esc.alive() })
+			reapOurs(tree)
+		})
+	}
 }

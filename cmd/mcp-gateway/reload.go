@@ -17,7 +17,8 @@ import (
 
 // Live configuration (docs/configuration.md#live-reload): while serving,
 // the gateway reloads its configuration when the file changes and on
-// SIGHUP. This file is the one place that handles SIGHUP.
+// SIGHUP. This file reloads on SIGHUP; signals_unix.go keeps SIGHUP from
+// killing the gateway at any other time (holdSIGHUP).
 
 // reloadDebounce gathers the events of one save (editors write a temporary
 // file and rename it over the original, or truncate and write in steps)

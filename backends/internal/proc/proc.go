@@ -37,6 +37,7 @@ type Process struct {
 	exited  chan struct{}
 	waitErr error // valid once exited is closed
 	release sync.Once
+	pipes   []uint64 // the pipes' inodes (Linux), for KillEscaped
 }
 
 // Start starts s with its own group (process group or Job Object), wired
@@ -93,6 +94,7 @@ func Start(s Spec) (p *Process, err error) {
 		cmd:    cmd,
 		group:  g,
 		exited: make(chan struct{}),
+		pipes:  pipeInodes(inW, outR, errR),
 	}
 	go func() {
 		p.waitErr = cmd.Wait()

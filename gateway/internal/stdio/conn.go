@@ -143,3 +143,8 @@ func (c *Conn) Close() error {
 	c.closed.Store(true)
 	return nil
 }
+
+// WriterGone reports whether nobody reads the output any more (the client
+// closed its end of the pipe), without writing to it. False when it cannot
+// tell.
+func (c *Conn) WriterGone() bool { return writerGone(c.w) }

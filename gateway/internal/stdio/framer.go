@@ -76,18 +76,23 @@ var (
 // message, taken for the bad frame's body. A header block interrupted by a
 // line that is neither a header nor empty is reported as one bad frame, and
 // that line is then read as the start of the next message. A valid
-// Content-Length over the limit is not a resynchronisation: exactly that
-// many bytes are discarded.
+// Content-Length over the limit is reported at once; up to plausible() it
+// is not a resynchronisation: exactly that many bytes are discarded before
+// the next frame. A larger one resynchronises as above.
 //
 // A Framer is not safe for concurrent use.
 type Framer struct {
 	br  *bufio.Reader
 	max int
 
-	started bool   // the BOM check is done
-	resync  bool   // the last frame was an unusable header block
-	pending []byte // a line to read again (it interrupted a header block)
-	err     error  // sticky input error, returned once pending input is used up
+	started bool // the BOM check is done
+	resync  bool // the last frame was an unusable header block
+	// resyncFirst: the presumed body's first line may be a message (the
+	// body of an implausible Content-Length is not there at all)
+	resyncFirst bool
+	pending     []byte // a line to read again (it interrupted a header block)
+	skip        int64  // bytes of an over-limit body still to discard before the next frame
+	err         error  // sticky input error, returned once pending input is used up
 }
 
 func NewFramer(r io.Reader, max, bufSize int) *Framer {
@@ -106,6 +111,14 @@ func (f *Framer) Next() (Frame, error) {
 		f.skipBOM()
 	}
 	skipped := 0
+	if f.skip > 0 {
+		d, err := discard(f.br, f.skip)
+		f.skip = 0
+		skipped += int(min(d, int64(^uint(0)>>1)))
+		if err != nil {
+			f.setErr(err)
+		}
+	}
 	if f.resync {
 		f.resync = false
 		skipped = f.skipToMessage()
@@ -198,11 +211,15 @@ func (f *Framer) readHeaderFramed(first []byte, n int) Frame {
 		fr.Bad = "missing Content-Length"
 		f.resync = true
 	case length > int64(f.max):
+		// Answered at once: the body is skipped when the next frame is
+		// asked for, after the error has gone out. A length no client
+		// would really send (Content-Length: 1000000000000) is not waited
+		// for at all: the framer resynchronises on the next message.
 		fr.Bad = fmt.Sprintf("Content-Length %d exceeds the %d-byte limit", length, f.max)
-		d, err := discard(f.br, length)
-		fr.Size += int(min(d, int64(^uint(0)>>1)))
-		if err != nil {
-			f.setErr(err)
+		if length <= f.plausible() {
+			f.skip = length
+		} else {
+			f.resync, f.resyncFirst = true, true
 		}
 	default:
 		body := make([]byte, length)
@@ -268,8 +285,9 @@ func (f *Framer) readLine() (line []byte, n int, tooLong bool, err error) {
 // discarded.
 func (f *Framer) skipToMessage() int {
 	skipped := 0
-	lineStart := false // the presumed body's first line is never a message start
-	boundary := true   // a Content-Length header may start here
+	lineStart := f.resyncFirst // else the presumed body's first line is never a message start
+	f.resyncFirst = false
+	boundary := true // a Content-Length header may start here
 	for f.err == nil {
 		p, err := f.br.Peek(1)
 		if err != nil {
@@ -325,6 +343,11 @@ func (f *Framer) setErr(err error) {
 		f.err = err
 	}
 }
+
+// plausible is the largest over-limit Content-Length whose body is read
+// and discarded exactly (a real message that is too big): four times the
+// limit, and at least 64 MiB. A larger one is taken for garbage.
+func (f *Framer) plausible() int64 { return max(4*int64(f.max), 64<<20) }
 
 // discard discards n bytes of br without holding them.
 func discard(br *bufio.Reader, n int64) (int64, error) {

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// BenchmarkHTTPToolsCall measures tools/call of an echo tool over the HTTP
+// front (Streamable HTTP, to a testbackend on stdio) against a go-sdk
+// Streamable HTTP server serving the same tool directly, both driven by
+// go-sdk's Streamable HTTP client, in the same run. One op is one call on
+// each path; the paths alternate in batches. The target
+// (docs/benchmarks.md): gateway p50 ≤ 1.5× the direct server's.
+func BenchmarkHTTPToolsCall(b *testing.B) {
+	direct := mcp.NewServer(&mcp.Implementation{Name: "direct", Version: "1"}, nil)
+	direct.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			args := req.Params.Arguments
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(args)}}, StructuredContent: args}, nil
+		})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return direct }, nil))
+	b.Cleanup(srv.Close) // after the client sessions' cleanups (LIFO)
+	gw := startHTTPEnv(b, benchConfig(b, 1), benchEnv(b))
+
+	connect := func(url string) *mcp.ClientSession {
+		c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	var args map[string]any
+	if err := json.Unmarshal([]byte(benchEchoArgs), &args); err != nil {
+		b.Fatal(err)
+	}
+	paths := []struct {
+		name string
+		cs   *mcp.ClientSession
+		tool string
+	}{
+		{"direct", connect(srv.URL), "echo"},
+		{"gw", connect(gw.base + "/mcp"), "tb0.echo"},
+	}
+	ctx := context.Background()
+	call := func(i int) {
+		res, err := paths[i].cs.CallTool(ctx, &mcp.CallToolParams{Name: paths[i].tool, Arguments: args})
+		if err != nil || res.IsError {
+			b.Fatalf("%s: %v %v", paths[i].name, err, res)
+		}
+	}
+	for i := range paths {
+		for range 300 { // warm up
+			call(i)
+		}
+	}
+
+	b.Run("sequential", func(b *testing.B) {
+		const batch = 50
+		lat := make([][]time.Duration, len(paths))
+		b.ResetTimer()
+		for done, round := 0, 0; done < b.N; round++ {
+			n := min(batch, b.N-done)
+			for k := range paths {
+				pi := (k + round) % len(paths)
+				for range n {
+					t0 := time.Now()
+					call(pi)
+					lat[pi] = append(lat[pi], time.Since(t0))
+				}
+			}
+			done += n
+		}
+		b.StopTimer()
+		d50, d99 := benchPercentile(lat[0], 0.50), benchPercentile(lat[0], 0.99)
+		g50, g99 := benchPercentile(lat[1], 0.50), benchPercentile(lat[1], 0.99)
+		b.ReportMetric(benchMicros(d50), "direct-p50-µs")
+		b.ReportMetric(benchMicros(d99), "direct-p99-µs")
+		b.ReportMetric(benchMicros(g50), "gw-p50-µs")
+		b.ReportMetric(benchMicros(g99), "gw-p99-µs")
+		b.ReportMetric(float64(g50)/float64(d50), "p50-gw/direct")
+	})
+
+	b.Run("inflight32", func(b *testing.B) {
+		const inflight = 32
+		var rate [2]float64
+		for i := range paths {
+			start := time.Now()
+			var wg sync.WaitGroup
+			per := max(1, b.N/inflight)
+			for range inflight {
+				wg.Go(func() {
+					for range per {
+						call(i)
+					}
+				})
+			}
+			wg.Wait()
+			rate[i] = float64(per*inflight) / time.Since(start).Seconds()
+		}
+		b.ReportMetric(rate[0], "direct-calls/s")
+		b.ReportMetric(rate[1], "gw-calls/s")
+		b.ReportMetric(rate[1]/rate[0], "tput-gw/direct")
+	})
+}

@@ -1,0 +1,683 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// httpGW is the gateway binary serving --transport http on a free port.
+type httpGW struct {
+	t      testing.TB
+	cmd    *exec.Cmd
+	base   string // http://127.0.0.1:PORT
+	stderr *lockedBuffer
+	done   chan error
+}
+
+var listenAddr = regexp.MustCompile(`serving on http .*addr=(\S+)`)
+
+// startHTTP starts the gateway on cfg with --transport http --listen
+// 127.0.0.1:0 and waits until it listens. It is stopped with SIGINT (Kill
+// on Windows) at the end of the test; on Unix a non-zero exit fails it.
+func startHTTP(t *testing.T, cfg string, env ...string) *httpGW {
+	t.Helper()
+	return startHTTPEnv(t, cfg, baseEnv(t, env...))
+}
+
+func startHTTPEnv(t testing.TB, cfg string, env []string) *httpGW {
+	t.Helper()
+	cmd := exec.Command(gatewayBin, "--transport", "http", "--listen", "127.0.0.1:0", "--config", cfg)
+	cmd.Env = env
+	g := &httpGW{t: t, cmd: cmd, stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	cmd.Stderr = g.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { g.done <- cmd.Wait() }()
+	t.Cleanup(func() { g.stop() })
+	deadline := time.Now().Add(beReadTimeout)
+	for time.Now().Before(deadline) {
+		if m := listenAddr.FindStringSubmatch(g.stderr.String()); m != nil {
+			g.base = "http://" + m[1]
+			return g
+		}
+		select {
+		case err := <-g.done:
+			g.done <- err
+			t.Fatalf("gateway exited: %v\n%s", err, g.stderr)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatalf("gateway did not listen\n%s", g.stderr)
+	return nil
+}
+
+// stop interrupts the gateway and checks that it exits 0.
+func (g *httpGW) stop() {
+	if g.t.Failed() {
+		defer g.t.Logf("gateway stderr:\n%s", g.stderr)
+	}
+	if g.cmd.ProcessState != nil {
+		return
+	}
+	if runtime.GOOS == "windows" || g.cmd.Process.Signal(os.Interrupt) != nil {
+		_ = g.cmd.Process.Kill()
+		<-g.done
+		return
+	}
+	select {
+	case err := <-g.done:
+		if err != nil {
+			g.t.Errorf("gateway exit: %v\n%s", err, g.stderr)
+		}
+		g.done <- err
+	case <-time.After(20 * time.Second):
+		_ = g.cmd.Process.Kill()
+		<-g.done
+		g.t.Errorf("gateway still running 20s after SIGINT\n%s", g.stderr)
+	}
+}
+
+func httpConfig(t *testing.T, extra map[string]any, servers ...beServer) string {
+	t.Helper()
+	gw := map[string]any{"startup_timeout_ms": 25000, "answer_tools": false}
+	for k, v := range extra {
+		gw[k] = v
+	}
+	b, err := json.Marshal(map[string]any{"gateway": gw, "servers": servers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return writeConfig(t, string(b))
+}
+
+// goClient connects go-sdk's client over a transport.
+func goClient(t *testing.T, tr mcp.Transport, name string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	// Not a context with a timeout: go-sdk's SSE client keeps the
+	// connect context for its event stream.
+	c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, opts)
+	cs, err := c.Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func callEcho(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) map[string]any {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), beReadTimeout)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("call %s: %v", name, err)
+	}
+	m, _ := res.StructuredContent.(map[string]any)
+	return m
+}
+
+func TestHTTPStreamableGoClient(t *testing.T) {
+	g := startHTTP(t, httpConfig(t, nil, tb("tb")))
+	var mu sync.Mutex
+	var progress []float64
+	cs := goClient(t, &mcp.StreamableClientTransport{Endpoint: g.base + "/mcp"}, "go-client", &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			progress = append(progress, r.Params.Progress)
+			mu.Unlock()
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), beReadTimeout)
+	defer cancel()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	wantTools(t, names, "tb.echo", "tb.slow", "tb.progress")
+	if got := callEcho(t, cs, "tb.echo", map[string]any{"x": "y"}); got["x"] != "y" {
+		t.Errorf("echo: %v", got)
+	}
+	p := &mcp.CallToolParams{Name: "tb.progress", Arguments: map[string]any{"steps": 3, "ms": 10}}
+	p.SetProgressToken("tok")
+	if _, err := cs.CallTool(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, beReadTimeout, "3 progress notifications", func() bool { mu.Lock(); defer mu.Unlock(); return len(progress) == 3 })
+
+	// A cancelled call is cancelled at the backend.
+	cctx, ccancel := context.WithCancel(ctx)
+	go func() { time.Sleep(200 * time.Millisecond); ccancel() }()
+	if _, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "tb.hang", Arguments: map[string]any{}}); err == nil {
+		t.Fatal("cancelled hang returned no error")
+	}
+	waitFor(t, beReadTimeout, "the backend saw the cancellation", func() bool {
+		st := callEcho(t, cs, "tb.stats", map[string]any{})
+		c, _ := st["cancelled"].([]any)
+		return len(c) == 1
+	})
+
+	// The session ends with DELETE; its id is then unknown (404).
+	id := cs.ID()
+	if id == "" {
+		t.Fatal("no Mcp-Session-Id")
+	}
+	cs.Close()
+	resp := postMCP(t, g.base+"/mcp", id, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, nil)
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("POST to an ended session: %d, want 404", resp.StatusCode)
+	}
+}
+
+func postMCP(t *testing.T, u, session, body string, hdr map[string]string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func TestHTTPSSEGoClient(t *testing.T) {
+	g := startHTTP(t, httpConfig(t, nil, tb("tb")))
+	cs := goClient(t, &mcp.SSEClientTransport{Endpoint: g.base + "/sse"}, "sse-client", nil)
+	if got := callEcho(t, cs, "tb.echo", map[string]any{"n": 7.0}); got["n"] != 7.0 {
+		t.Errorf("echo over SSE: %v", got)
+	}
+	// strict_names by client: Claude Code gets tb__echo.
+	claude := goClient(t, &mcp.SSEClientTransport{Endpoint: g.base + "/sse"}, "claude-code", nil)
+	if got := callEcho(t, claude, "tb__echo", map[string]any{"n": 8.0}); got["n"] != 8.0 {
+		t.Errorf("strict echo over SSE: %v", got)
+	}
+}
+
+// TestHTTPManySessions: 100 sessions at once over one set of backends,
+// each calling tools; every reply is its own.
+func TestHTTPManySessions(t *testing.T) {
+	g := startHTTP(t, httpConfig(t, nil, tb("tb")))
+	const n = 100
+	var wg sync.WaitGroup
+	var bad atomic.Int32
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*beReadTimeout)
+			defer cancel()
+			c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
+			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: g.base + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer cs.Close()
+			for j := range 5 {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tb.echo", Arguments: map[string]any{"s": i, "j": j}})
+				if err != nil {
+					errs <- err
+					return
+				}
+				m, _ := res.StructuredContent.(map[string]any)
+				if m["s"] != float64(i) || m["j"] != float64(j) {
+					bad.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if bad.Load() != 0 {
+		t.Errorf("%d replies did not match their call", bad.Load())
+	}
+}
+
+// TestHTTPStatelessBehindRoundRobin: two stateless gateways behind a
+// round-robin reverse proxy serve one go-sdk client.
+func TestHTTPStatelessBehindRoundRobin(t *testing.T) {
+	cfg := httpConfig(t, map[string]any{"http": map[string]any{"stateless": true}}, tb("tb"))
+	a, b := startHTTP(t, cfg), startHTTP(t, cfg)
+	var next atomic.Int32
+	var hits [2]atomic.Int32
+	targets := []string{a.base, b.base}
+	proxy := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		i := int(next.Add(1)) % 2
+		hits[i].Add(1)
+		u, _ := url.Parse(targets[i])
+		r.SetURL(u)
+		r.Out.Host = u.Host
+	}})
+	defer proxy.Close()
+	cs := goClient(t, &mcp.StreamableClientTransport{Endpoint: proxy.URL + "/mcp", DisableStandaloneSSE: true}, "lb-client", nil)
+	for i := range 6 {
+		if got := callEcho(t, cs, "tb.echo", map[string]any{"i": i}); got["i"] != float64(i) {
+			t.Errorf("call %d: %v", i, got)
+		}
+	}
+	if hits[0].Load() == 0 || hits[1].Load() == 0 {
+		t.Errorf("requests per gateway: %d, %d; want both used", hits[0].Load(), hits[1].Load())
+	}
+	// Without a session, a tools/call needs no initialize.
+	resp := postMCP(t, a.base+"/mcp", "", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"tb.echo","arguments":{"k":1}}}`, nil)
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !bytes.Contains(body, []byte(`"structuredContent":{"k":1}`)) {
+		t.Errorf("stateless call: %d %s", resp.StatusCode, body)
+	}
+	if r := getURL(t, a.base+"/mcp", map[string]string{"Accept": "text/event-stream"}); r.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("stateless GET: %d, want 405", r.StatusCode)
+	}
+}
+
+func getURL(t *testing.T, u string, hdr map[string]string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, u, nil)
+	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+type restReply struct {
+	Success bool            `json:"success"`
+	Result  json.RawMessage `json:"result"`
+	Error   struct {
+		Code    string         `json:"code"`
+		Message string         `json:"message"`
+		Details map[string]any `json:"details"`
+	} `json:"error"`
+}
+
+func restCall(t *testing.T, base, body string) (int, restReply) {
+	t.Helper()
+	resp, err := http.Post(base+"/mcp/call", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r restReply
+	raw, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatalf("REST reply %q: %v", raw, err)
+	}
+	return resp.StatusCode, r
+}
+
+func TestHTTPRESTStatuses(t *testing.T) {
+	slow := tb("tbs")
+	slow.TimeoutMS = 300
+	dead := tb("dead")
+	dead.Restart = "never"
+	broken := tb("broken", "-fail-start", "4")
+	broken.Restart = "never"
+	g := startHTTP(t, httpConfig(t, nil, tb("tb"), slow, dead, broken))
+
+	resp := getURL(t, g.base+"/mcp/tools", nil)
+	var list struct {
+		Tools []struct {
+			Name, Server string
+			Timeout      int64
+			InputSchema  map[string]any
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET /mcp/tools: %d %v", resp.StatusCode, err)
+	}
+	found := false
+	for _, tl := range list.Tools {
+		if tl.Name == "tbs.slow" && tl.Server == "tbs" && tl.Timeout == 300 && tl.InputSchema["type"] == "object" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("GET /mcp/tools lacks tbs.slow with timeout 300: %+v", list.Tools)
+	}
+
+	// Crash dead first: its calls then get SERVER_CRASHED.
+	restCall(t, g.base, `{"server":"dead","toolName":"crash","input":{}}`)
+
+	cases := []struct {
+		body   string
+		status int
+		code   string
+	}{
+		{`{"server":"tb","toolName":"echo","input":{"a":[1,2]}}`, 200, ""},
+		{`{"name":"tb.echo","arguments":{"b":true}}`, 200, ""},
+		{`{"name":"tb.echo","arguments":[1]}`, 400, "VALIDATION_ERROR"},
+		{`not json`, 400, "VALIDATION_ERROR"},
+		{`{}`, 400, "VALIDATION_ERROR"},
+		{`{"server":"tb","toolName":"nope","input":{}}`, 404, "TOOL_NOT_FOUND"},
+		{`{"server":"nobody","toolName":"echo"}`, 404, "TOOL_NOT_FOUND"},
+		{`{"name":"tb.odd","arguments":{"isError":true}}`, 500, "TOOL_EXECUTION_ERROR"},
+		{`{"server":"dead","toolName":"echo","input":{}}`, 503, "SERVER_CRASHED"},
+		{`{"server":"broken","toolName":"echo","input":{}}`, 503, "SERVER_NOT_RUNNING"},
+		{`{"server":"tbs","toolName":"slow","input":{"ms":5000}}`, 504, "TIMEOUT_ERROR"},
+	}
+	for _, c := range cases {
+		status, r := restCall(t, g.base, c.body)
+		if status != c.status || r.Error.Code != c.code || r.Success != (c.status == 200) {
+			t.Errorf("%s: %d %+v, want %d %s", c.body, status, r, c.status, c.code)
+		}
+		if c.status != 200 && c.code != "" && c.body[0] == '{' && c.body != `{}` && r.Error.Details == nil && c.code != "TOOL_NOT_FOUND" {
+			t.Errorf("%s: no details", c.body)
+		}
+	}
+	if _, r := restCall(t, g.base, `{"server":"tb","toolName":"echo","input":{"a":[1,2]}}`); string(r.Result) != `{"a":[1,2]}` {
+		t.Errorf("result: %s, want the structuredContent", r.Result)
+	}
+	if _, r := restCall(t, g.base, `{"name":"tbs.slow","arguments":{"ms":1}}`); string(r.Result) != `"slept"` {
+		t.Errorf("text result: %s", r.Result)
+	}
+
+	if r := getURL(t, g.base+"/healthz", nil); r.StatusCode != 200 {
+		t.Errorf("healthz: %d", r.StatusCode)
+	}
+	st := getURL(t, g.base+"/status", nil)
+	var status struct {
+		Servers []struct{ Name, State string }
+	}
+	if err := json.NewDecoder(st.Body).Decode(&status); err != nil || len(status.Servers) != 4 {
+		t.Errorf("status: %v %+v", err, status)
+	}
+	m := getURL(t, g.base+"/metrics", nil)
+	body, _ := io.ReadAll(m.Body)
+	for _, want := range []string{
+		`mcp_gateway_tool_calls_total{outcome="ok",server="tb"}`,
+		`mcp_gateway_tool_calls_total{outcome="timeout_error",server="tbs"}`,
+		`mcp_gateway_tool_calls_total{outcome="server_crashed",server="dead"}`,
+		`mcp_gateway_tool_call_duration_seconds_bucket{outcome="ok",server="tb"`,
+		`mcp_gateway_backend_state{server="dead",state="crashed"} 1`,
+		`mcp_gateway_backend_restarts_total{server="tb"} 0`,
+	} {
+		if !bytes.Contains(body, []byte(want)) {
+			t.Errorf("metrics lack %s:\n%s", want, body)
+		}
+	}
+}
+
+func TestHTTPSecurity(t *testing.T) {
+	g := startHTTP(t, httpConfig(t, map[string]any{"http": map[string]any{"auth_token_env": "GW_TOKEN"}}, tb("tb")), "GW_TOKEN=s3cret")
+	auth := map[string]string{"Authorization": "Bearer s3cret"}
+	with := func(extra map[string]string) map[string]string {
+		m := map[string]string{"Authorization": "Bearer s3cret"}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	cases := []struct {
+		name   string
+		do     func() *http.Response
+		status int
+	}{
+		{"REST with token", func() *http.Response { return getURL(t, g.base+"/mcp/tools", auth) }, 200},
+		{"REST without token", func() *http.Response { return getURL(t, g.base+"/mcp/tools", nil) }, 401},
+		{"REST with a wrong token", func() *http.Response {
+			return getURL(t, g.base+"/mcp/tools", map[string]string{"Authorization": "Bearer s3creT"})
+		}, 401},
+		{"MCP without token", func() *http.Response { return postMCP(t, g.base+"/mcp", "", init, nil) }, 401},
+		{"MCP with token", func() *http.Response { return postMCP(t, g.base+"/mcp", "", init, auth) }, 200},
+		{"healthz needs no token", func() *http.Response { return getURL(t, g.base+"/healthz", nil) }, 200},
+		{"foreign Origin on MCP", func() *http.Response {
+			return postMCP(t, g.base+"/mcp", "", init, with(map[string]string{"Origin": "https://evil.example"}))
+		}, 403},
+		{"foreign Origin on REST", func() *http.Response {
+			return getURL(t, g.base+"/mcp/tools", with(map[string]string{"Origin": "https://evil.example"}))
+		}, 403},
+		{"localhost Origin", func() *http.Response {
+			return getURL(t, g.base+"/mcp/tools", with(map[string]string{"Origin": "http://localhost:3000"}))
+		}, 200},
+		{"foreign Host (DNS rebinding)", func() *http.Response {
+			return getURL(t, g.base+"/mcp/tools", with(map[string]string{"Host": "evil.example:8000"}))
+		}, 403},
+		{"SSE without token", func() *http.Response { return getURL(t, g.base+"/sse", nil) }, 401},
+		{"body over the limit", func() *http.Response {
+			big := `{"name":"tb.echo","arguments":{"s":"` + strings.Repeat("x", 5<<20) + `"}}`
+			req, _ := http.NewRequest(http.MethodPost, g.base+"/mcp/call", strings.NewReader(big))
+			req.Header.Set("Authorization", "Bearer s3cret")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { resp.Body.Close() })
+			return resp
+		}, 413},
+	}
+	for _, c := range cases {
+		resp := c.do()
+		if resp.StatusCode != c.status {
+			body, _ := io.ReadAll(resp.Body)
+			t.Errorf("%s: %d, want %d (%s)", c.name, resp.StatusCode, c.status, body)
+		}
+		if c.status == 401 && !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+			t.Errorf("%s: WWW-Authenticate %q", c.name, resp.Header.Get("WWW-Authenticate"))
+		}
+	}
+
+	// The token's variable must be set.
+	cmd := exec.Command(gatewayBin, "--transport", "http", "--listen", "127.0.0.1:0", "--config",
+		httpConfig(t, map[string]any{"http": map[string]any{"auth_token_env": "GW_TOKEN_UNSET"}}))
+	cmd.Env = baseEnv(t)
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitUsage || !strings.Contains(string(out), "GW_TOKEN_UNSET") {
+		t.Errorf("unset token variable: %v %s", err, out)
+	}
+}
+
+func TestHTTPDefaultOriginRules(t *testing.T) {
+	g := startHTTP(t, httpConfig(t, map[string]any{"http": map[string]any{"allowed_origins": []string{"https://app.example"}}}, tb("tb")))
+	for origin, want := range map[string]int{"https://app.example": 200, "http://localhost:3000": 403, "": 200} {
+		hdr := map[string]string{}
+		if origin != "" {
+			hdr["Origin"] = origin
+		}
+		if r := getURL(t, g.base+"/healthz", hdr); r.StatusCode != want {
+			t.Errorf("Origin %q: %d, want %d", origin, r.StatusCode, want)
+		}
+	}
+}
+
+func TestHTTPShutdownFinishesCalls(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGINT to another process on Windows")
+	}
+	g := startHTTP(t, httpConfig(t, nil, tb("tb")))
+	got := make(chan string, 1)
+	go func() {
+		resp, err := http.Post(g.base+"/mcp/call", "application/json", strings.NewReader(`{"name":"tb.slow","arguments":{"ms":700}}`))
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		got <- fmt.Sprintf("%d %s", resp.StatusCode, bytes.TrimSpace(b))
+	}()
+	waitFor(t, beReadTimeout, "status", func() bool { return strings.Contains(getStatus(t, g), `"tb"`) })
+	time.Sleep(200 * time.Millisecond) // the call is in flight
+	if err := g.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-got:
+		if r != `200 {"result":"slept","success":true}` {
+			t.Errorf("in-flight call during shutdown: %s", r)
+		}
+	case <-time.After(beReadTimeout):
+		t.Fatal("no reply")
+	}
+	g.stop()
+}
+
+func getStatus(t *testing.T, g *httpGW) string {
+	r := getURL(t, g.base+"/status", nil)
+	b, _ := io.ReadAll(r.Body)
+	return string(b)
+}
+
+// TestHTTPTypeScriptClients: the TypeScript SDK's
+// StreamableHTTPClientTransport and SSEClientTransport through the real
+// binary (testdata/http_client.mjs).
+func TestHTTPTypeScriptClients(t *testing.T) {
+	root := npmPeers(t)
+	g := startHTTP(t, httpConfig(t, nil, tb("tb")))
+	for _, c := range []struct{ kind, path string }{{"streamable", "/mcp"}, {"sse", "/sse"}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*beReadTimeout)
+		cmd := exec.CommandContext(ctx, "node", testdataPath(t, "http_client.mjs"), c.kind, g.base+c.path)
+		cmd.Dir = root
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.kind, err, stderr.String())
+		}
+		var res struct {
+			Tools     []string
+			Echo      map[string]any
+			Progress  []float64
+			SessionID *string
+		}
+		if err := json.Unmarshal(out, &res); err != nil {
+			t.Fatalf("%s: %v: %s", c.kind, err, out)
+		}
+		wantTools(t, res.Tools, "tb.echo", "tb.progress")
+		if res.Echo["kind"] != c.kind || res.Echo["n"] != 42.0 {
+			t.Errorf("%s: echo %v", c.kind, res.Echo)
+		}
+		if len(res.Progress) != 2 {
+			t.Errorf("%s: progress %v, want 2 notifications", c.kind, res.Progress)
+		}
+		if c.kind == "streamable" && (res.SessionID == nil || *res.SessionID == "") {
+			t.Errorf("streamable: no session id")
+		}
+	}
+	waitFor(t, beReadTimeout, "the sessions to end", func() bool { return strings.Contains(getStatus(t, g), `"sessions": 0`) })
+}
+
+// sseEvent is one event of a text/event-stream.
+type sseEvent struct{ id, data string }
+
+// readEvents reads events from an event stream until n have arrived.
+func readEvents(t *testing.T, r io.Reader, n int) []sseEvent {
+	t.Helper()
+	var out []sseEvent
+	var cur sseEvent
+	buf := make([]byte, 0, 4096)
+	tmp := make([]byte, 4096)
+	for len(out) < n {
+		k, err := r.Read(tmp)
+		buf = append(buf, tmp[:k]...)
+		for {
+			i := bytes.IndexByte(buf, '\n')
+			if i < 0 {
+				break
+			}
+			line := strings.TrimRight(string(buf[:i]), "\r")
+			buf = buf[i+1:]
+			switch {
+			case strings.HasPrefix(line, "id: "):
+				cur.id = line[4:]
+			case strings.HasPrefix(line, "data: "):
+				cur.data = line[6:]
+			case line == "" && cur.data != "":
+				out = append(out, cur)
+				cur = sseEvent{}
+			}
+		}
+		if err != nil {
+			if len(out) < n {
+				t.Fatalf("event stream ended after %d of %d events: %v", len(out), n, err)
+			}
+			break
+		}
+	}
+	return out
+}
+
+// TestHTTPResumeWithLastEventID: a client that loses its event stream
+// reconnects with Last-Event-ID and gets the events it missed, once.
+func TestHTTPResumeWithLastEventID(t *testing.T) {
+	g := startHTTP(t, httpConfig(t, nil, tb("tb")))
+	resp := postMCP(t, g.base+"/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, nil)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	readEvents(t, resp.Body, 1)
+	if r := postMCP(t, g.base+"/mcp", sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil); r.StatusCode != http.StatusAccepted {
+		t.Fatalf("initialized: %d", r.StatusCode)
+	}
+	get := func(last string) *http.Response {
+		hdr := map[string]string{"Accept": "text/event-stream", "Mcp-Session-Id": sid}
+		if last != "" {
+			hdr["Last-Event-ID"] = last
+		}
+		return getURL(t, g.base+"/mcp", hdr)
+	}
+	stream := get("")
+	if stream.StatusCode != 200 {
+		t.Fatalf("GET: %d", stream.StatusCode)
+	}
+	call := postMCP(t, g.base+"/mcp", sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tb.progress","arguments":{"steps":3,"ms":150},"_meta":{"progressToken":"p"}}}`, nil)
+	first := readEvents(t, stream.Body, 1)
+	stream.Body.Close() // the connection drops after one progress event
+	if first[0].id == "" || !strings.Contains(first[0].data, `"progress":1`) {
+		t.Fatalf("first event: %+v", first[0])
+	}
+	if done := readEvents(t, call.Body, 1); !strings.Contains(done[0].data, `"id":2`) {
+		t.Fatalf("call response: %+v", done[0])
+	}
+	// Until the server notices the dropped connection, the stream still
+	// has a reader and a resume is refused: retry, as clients do.
+	var resumed *http.Response
+	waitFor(t, beReadTimeout, "a resumed stream", func() bool {
+		resumed = get(first[0].id)
+		return resumed.StatusCode == http.StatusOK
+	})
+	rest := readEvents(t, resumed.Body, 2)
+	if !strings.Contains(rest[0].data, `"progress":2`) || !strings.Contains(rest[1].data, `"progress":3`) {
+		t.Errorf("replayed: %+v", rest)
+	}
+}

@@ -1,0 +1,37 @@
+package main
+
+//lint:file-ignore SA1019 sampling is deprecated from protocol 2026-07-28 on, but backends still send it and the gateway forwards it.
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestHTTPSamplingGoesToTheCaller: of two sessions that both declare
+// sampling, the one that made the call answers the backend's request.
+func TestHTTPSamplingGoesToTheCaller(t *testing.T) {
+	g := startHTTP(t, httpConfig(t, nil, tb("tb")))
+	var asked [2]atomic.Int32
+	sessions := make([]*mcp.ClientSession, 2)
+	for i := range sessions {
+		sessions[i] = goClient(t, &mcp.StreamableClientTransport{Endpoint: g.base + "/mcp"}, fmt.Sprintf("client-%d", i), &mcp.ClientOptions{
+			CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				asked[i].Add(1)
+				return &mcp.CreateMessageResult{Model: fmt.Sprintf("model-%d", i), Role: "assistant", Content: &mcp.TextContent{Text: "hi"}}, nil
+			},
+		})
+	}
+	for _, i := range []int{1, 0, 1} {
+		got := callEcho(t, sessions[i], "tb.sample", map[string]any{})
+		if got["model"] != fmt.Sprintf("model-%d", i) {
+			t.Errorf("session %d's call was sampled by %v", i, got)
+		}
+	}
+	if asked[0].Load() != 1 || asked[1].Load() != 2 {
+		t.Errorf("sampling requests per session: %d, %d; want 1, 2", asked[0].Load(), asked[1].Load())
+	}
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/gateway"
+)
+
+// HTTP server limits (docs/http.md#security): slow clients cannot pin the
+// server. There is no write timeout: SSE streams and long tool calls stay
+// open as long as they run; idle keep-alive connections are closed.
+const (
+	httpReadHeaderTimeout = 10 * time.Second
+	httpReadTimeout       = 60 * time.Second
+	httpIdleTimeout       = 120 * time.Second
+	httpMaxBody           = 4 << 20
+	// shutdownGrace bounds how long in-flight requests may finish after
+	// SIGINT or SIGTERM.
+	shutdownGrace = 10 * time.Second
+)
+
+// serveHTTP is `--transport http`: MCP (Streamable HTTP at /mcp, SSE at
+// /sse + /messages) and the REST API until a signal.
+func (a *app) serveHTTP(ctx context.Context) error {
+	hc := a.cfg.Gateway.HTTP
+	g := &guard{origins: hc.AllowedOrigins, maxBody: httpMaxBody, loopback: isLoopbackAddr(hc.Listen)}
+	if hc.AuthTokenEnv != "" {
+		tok, _ := a.env.lookup(hc.AuthTokenEnv)
+		if tok == "" {
+			return usagef("gateway.http.auth_token_env names %s, which is not set", hc.AuthTokenEnv)
+		}
+		g.token = []byte(tok)
+	}
+	ln, err := net.Listen("tcp", hc.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", hc.Listen, err)
+	}
+	front := a.gw.NewHTTPFront(gateway.HTTPOptions{Stateless: hc.Stateless})
+	metrics := a.metrics
+	mux := http.NewServeMux()
+	mux.HandleFunc("/mcp", front.ServeMCP)
+	mux.HandleFunc("/sse", front.ServeSSE)
+	mux.HandleFunc("/messages", front.ServeMessages)
+	mux.Handle("/mcp/tools", http.HandlerFunc(a.gw.ServeTools))
+	mux.Handle("/mcp/call", http.HandlerFunc(a.gw.ServeCall))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = writeJSON(w, map[string]any{"servers": a.backends.Status(), "sessions": front.Sessions()})
+	})
+	mux.Handle("GET /metrics", metrics.handler())
+	busy := &inFlight{}
+	srv := &http.Server{
+		Handler:           g.wrap(busy.wrap(mux)),
+		ReadHeaderTimeout: httpReadHeaderTimeout,
+		ReadTimeout:       httpReadTimeout,
+		IdleTimeout:       httpIdleTimeout,
+	}
+	a.backends.Start(ctx)
+	stopReload := a.startReload(ctx) // live configuration, as on stdio
+	defer stopReload()
+	a.log.Info("mcp-gateway serving on http", "version", version(), "addr", ln.Addr().String(),
+		"stateless", hc.Stateless, "auth", g.token != nil, "backends", len(a.cfg.Servers))
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		front.Close()
+		return fmt.Errorf("http server: %w", err)
+	case <-ctx.Done():
+	}
+	a.log.Info("mcp-gateway shutting down", "reason", "signal", "in_flight", busy.n.Load())
+	// Stop accepting; let the POSTs in flight (tool calls) finish within
+	// the grace; then end the sessions and their open streams, which
+	// never go idle by themselves. The backends stop after (app.close).
+	shutdownDone := make(chan error, 1)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	go func() { shutdownDone <- srv.Shutdown(sctx) }()
+	if !busy.wait(sctx) {
+		a.log.Warn("requests still in flight after the shutdown grace are cut", "in_flight", busy.n.Load(), "grace", shutdownGrace)
+	}
+	front.Close()
+	if err := <-shutdownDone; err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		a.log.Warn("http shutdown", "err", err)
+	}
+	_ = srv.Close()
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// inFlight counts the requests being served, except event streams (GET),
+// which last as long as their session.
+type inFlight struct{ n atomic.Int64 }
+
+func (f *inFlight) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			f.n.Add(1)
+			defer f.n.Add(-1)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// wait waits until no request is in flight, or ctx is done (false).
+func (f *inFlight) wait(ctx context.Context) bool {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for f.n.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
+	return true
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"net/http"
+
+	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/gateway"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics is the HTTP front's Prometheus registry: one per gateway, never
+// the library's global one (docs/http.md#metrics).
+type metrics struct {
+	reg      *prometheus.Registry
+	calls    *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+func newMetrics(m *backends.Manager) *metrics {
+	reg := prometheus.NewRegistry()
+	x := &metrics{
+		reg: reg,
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcp_gateway_tool_calls_total",
+			Help: "Tool calls, by backend server (\"\" for the gateway's own tools) and outcome.",
+		}, []string{"server", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "mcp_gateway_tool_call_duration_seconds",
+			Help:    "Tool call latency, by backend server and outcome.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"server", "outcome"}),
+	}
+	reg.MustRegister(x.calls, x.duration, backendCollector{m})
+	return x
+}
+
+// observe records one tool call (gateway.Options.OnCall).
+func (x *metrics) observe(c gateway.CallRecord) {
+	x.calls.WithLabelValues(c.Server, c.Outcome).Inc()
+	x.duration.WithLabelValues(c.Server, c.Outcome).Observe(c.Duration.Seconds())
+}
+
+func (x *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(x.reg, promhttp.HandlerOpts{})
+}
+
+// backendCollector reports the backends' states and restarts as they are at
+// each scrape.
+type backendCollector struct{ m *backends.Manager }
+
+var (
+	stateDesc = prometheus.NewDesc("mcp_gateway_backend_state",
+		"1 for the state each backend server is in.", []string{"server", "state"}, nil)
+	restartsDesc = prometheus.NewDesc("mcp_gateway_backend_restarts_total",
+		"Restarts of each backend server.", []string{"server"}, nil)
+	toolsDesc = prometheus.NewDesc("mcp_gateway_backend_tools",
+		"Tools each backend server lists.", []string{"server"}, nil)
+)
+
+func (c backendCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- stateDesc
+	ch <- restartsDesc
+	ch <- toolsDesc
+}
+
+func (c backendCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range c.m.Status() {
+		ch <- prometheus.MustNewConstMetric(stateDesc, prometheus.GaugeValue, 1, s.Name, string(s.State))
+		ch <- prometheus.MustNewConstMetric(restartsDesc, prometheus.CounterValue, float64(s.Restarts), s.Name)
+		ch <- prometheus.MustNewConstMetric(toolsDesc, prometheus.GaugeValue, float64(s.Tools), s.Name)
+	}
+}

@@ -1,0 +1,24 @@
+// The TypeScript SDK's Client over HTTP, driving mcp-gateway --transport
+// http (http_e2e_test.go). Usage: node http_client.mjs streamable|sse URL
+// Prints one JSON object: {"tools": [names], "echo": structuredContent,
+// "progress": [progress values], "sessionId": "..."}.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+
+const [kind, url] = process.argv.slice(2);
+const transport = kind === "sse"
+  ? new SSEClientTransport(new URL(url))
+  : new StreamableHTTPClientTransport(new URL(url));
+const client = new Client({ name: "ts-" + kind, version: "1.0.0" });
+await client.connect(transport);
+const tools = (await client.listTools()).tools.map((t) => t.name);
+const echo = await client.callTool({ name: "tb.echo", arguments: { kind, n: 42 } });
+const progress = [];
+await client.callTool({ name: "tb.progress", arguments: { steps: 2, ms: 10 } }, undefined, {
+  onprogress: (p) => progress.push(p.progress),
+});
+const out = { tools, echo: echo.structuredContent, progress, sessionId: transport.sessionId ?? null };
+if (kind !== "sse") await transport.terminateSession();
+await client.close();
+process.stdout.write(JSON.stringify(out) + "\n");

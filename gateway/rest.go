@@ -1,0 +1,204 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// The REST API (docs/http.md): GET /mcp/tools and POST /mcp/call, for
+// callers that want plain JSON over HTTP rather than MCP. A call takes the
+// same path as `mcp-gateway call` (Gateway.Call), and its JSON-RPC error is
+// mapped to an HTTP status here, in one place (restError).
+
+// RESTTool is one tool as GET /mcp/tools lists it.
+type RESTTool struct {
+	Name         string `json:"name"`
+	Server       string `json:"server"`
+	Description  string `json:"description,omitempty"`
+	InputSchema  any    `json:"inputSchema"`
+	OutputSchema any    `json:"outputSchema,omitempty"`
+	Timeout      int64  `json:"timeout"` // milliseconds
+}
+
+// ServeTools serves GET /mcp/tools.
+func (g *Gateway) ServeTools(w http.ResponseWriter, r *http.Request) {
+	if !onlyMethod(w, r, http.MethodGet) {
+		return
+	}
+	timeouts := make(map[string]int64)
+	for _, s := range g.opts.Config.Servers {
+		timeouts[s.Name] = g.opts.Config.CallTimeout(s).Milliseconds()
+	}
+	tools := []RESTTool{}
+	for _, t := range g.Tools(r.Context()) {
+		to, ok := timeouts[t.Server]
+		if !ok {
+			to = int64(g.opts.Config.Gateway.DefaultTimeoutMS)
+		}
+		tools = append(tools, RESTTool{
+			Name:         t.Name,
+			Server:       t.Server,
+			Description:  t.Description,
+			InputSchema:  t.Tool.InputSchema,
+			OutputSchema: t.Tool.OutputSchema,
+			Timeout:      to,
+		})
+	}
+	writeJSONStatus(w, http.StatusOK, map[string]any{"tools": tools})
+}
+
+// restCall is POST /mcp/call's body, in either form.
+type restCall struct {
+	Server    string          `json:"server"`
+	ToolName  string          `json:"toolName"`
+	Input     json.RawMessage `json:"input"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// ServeCall serves POST /mcp/call.
+func (g *Gateway) ServeCall(w http.ResponseWriter, r *http.Request) {
+	if !onlyMethod(w, r, http.MethodPost) {
+		return
+	}
+	var body restCall
+	dec := json.NewDecoder(r.Body)
+	if err := dec.Decode(&body); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			bodyError(w, err)
+			return
+		}
+		restFail(w, http.StatusBadRequest, "VALIDATION_ERROR", "request body must be a JSON object: "+err.Error(), nil)
+		return
+	}
+	name, args := body.Name, body.Arguments
+	if body.ToolName != "" || body.Server != "" {
+		if body.ToolName == "" {
+			restFail(w, http.StatusBadRequest, "VALIDATION_ERROR", "toolName is required with server", nil)
+			return
+		}
+		args = body.Input
+		var ok bool
+		if name, ok = g.restName(r, body.Server, body.ToolName); !ok {
+			restFail(w, http.StatusNotFound, "TOOL_NOT_FOUND", "Tool not found: "+body.Server+"/"+body.ToolName, nil)
+			return
+		}
+	}
+	if name == "" {
+		restFail(w, http.StatusBadRequest, "VALIDATION_ERROR", `give "server" and "toolName", or "name"`, nil)
+		return
+	}
+	if a := bytes.TrimSpace(args); len(a) == 0 || string(a) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	res, rpcErr := g.Call(r.Context(), name, args)
+	if rpcErr != nil {
+		status, code := restError(rpcErr)
+		details := map[string]any{"jsonrpcCode": rpcErr.Code}
+		var data map[string]any
+		if len(rpcErr.Data) > 0 && json.Unmarshal(rpcErr.Data, &data) == nil {
+			for k, v := range data {
+				details[k] = v
+			}
+		}
+		restFail(w, status, code, rpcErr.Message, details)
+		return
+	}
+	var out struct {
+		IsError           bool            `json:"isError"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+		Content           []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(res, &out); err != nil {
+		restFail(w, http.StatusInternalServerError, "INTERNAL_ERROR", "undecodable tool result: "+err.Error(), nil)
+		return
+	}
+	text := ""
+	for _, c := range out.Content {
+		if c.Type == "text" {
+			text = c.Text
+			break
+		}
+	}
+	if out.IsError {
+		restFail(w, http.StatusInternalServerError, "TOOL_EXECUTION_ERROR", text, map[string]any{"result": json.RawMessage(res)})
+		return
+	}
+	var result any = text
+	switch {
+	case len(out.StructuredContent) > 0 && string(out.StructuredContent) != "null":
+		result = out.StructuredContent
+	case json.Valid([]byte(text)) && strings.TrimSpace(text) != "":
+		result = json.RawMessage(text)
+	}
+	writeJSONStatus(w, http.StatusOK, map[string]any{"success": true, "result": result})
+}
+
+// restName finds the name a client calls a backend's tool by. A tool of a
+// backend that is down is not listed; its name is built from the prefix,
+// so that the call reports the backend's state.
+func (g *Gateway) restName(r *http.Request, server, tool string) (string, bool) {
+	for _, t := range g.Tools(r.Context()) {
+		if t.Server == server && t.Own == tool {
+			return t.Name, true
+		}
+	}
+	for _, s := range g.opts.Config.Servers {
+		if s.Name == server {
+			return g.namer(false).name(s.Prefix, tool), true
+		}
+	}
+	return "", false
+}
+
+// restError maps a call's JSON-RPC error to an HTTP status and a REST
+// error code (docs/http.md has the table).
+func restError(e *jsonrpc.Error) (int, string) {
+	var data struct {
+		State  string `json:"state"`
+		Reason string `json:"reason"`
+	}
+	_ = json.Unmarshal(e.Data, &data)
+	switch {
+	case e.Code == CodeServerError && data.State == "crashed":
+		return http.StatusServiceUnavailable, "SERVER_CRASHED"
+	case e.Code == CodeServerError:
+		return http.StatusServiceUnavailable, "SERVER_NOT_RUNNING"
+	case e.Code == CodeToolFailed && data.Reason == "timeout":
+		return http.StatusGatewayTimeout, "TIMEOUT_ERROR"
+	case e.Code == jsonrpc.CodeParseError:
+		return http.StatusInternalServerError, "INTERNAL_ERROR"
+	case e.Code == jsonrpc.CodeInvalidParams && strings.HasPrefix(e.Message, "Tool not found"):
+		return http.StatusNotFound, "TOOL_NOT_FOUND"
+	case e.Code == jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound, "TOOL_NOT_FOUND"
+	case e.Code == jsonrpc.CodeInvalidRequest, e.Code == jsonrpc.CodeInvalidParams:
+		return http.StatusBadRequest, "VALIDATION_ERROR"
+	}
+	return http.StatusInternalServerError, "TOOL_EXECUTION_ERROR"
+}
+
+func restFail(w http.ResponseWriter, status int, code, msg string, details map[string]any) {
+	e := map[string]any{"code": code, "message": msg}
+	if details != nil {
+		e["details"] = details
+	}
+	writeJSONStatus(w, status, map[string]any{"success": false, "error": e})
+}
+
+func writeJSONStatus(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
