@@ -68,6 +68,10 @@ type Options struct {
 	// gateway declares the roots, sampling and elicitation capabilities to
 	// its backends.
 	OnRequest func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error)
+	// OnNotification is called with each notifications/message (also
+	// logged) and notifications/resources/updated a backend sends, from
+	// the backend's read loop: it must not wait long.
+	OnNotification func(server, method string, params json.RawMessage)
 
 	// Reaper is the command of the reaper helper, a process that runs
 	// RunReaper on its stdin, e.g. {os.Executable(), "__reaper"}; nil means

@@ -445,6 +445,45 @@ func (b *backend) callError(err error, method, name string) error {
 	return err // *ServerError, ctx's error, or a write error naming the server
 }
 
+// Notify sends a notification to every ready backend (the client's
+// notifications/roots/list_changed); params must be compact JSON or nil.
+// It does not wait: each write is inline or queued as a call's is.
+func (m *Manager) Notify(method string, params json.RawMessage) {
+	for _, b := range m.backends() {
+		c, err := b.readyConn()
+		if err != nil {
+			continue
+		}
+		if err := c.notify(context.Background(), time.Time{}, method, params); err != nil {
+			b.log.Debug("notification not sent", "server", b.cfg.Name, "method", method, "err", err)
+		}
+	}
+}
+
+// Logging returns the ready backends that declared the logging capability,
+// in configuration order.
+func (m *Manager) Logging() []string {
+	return m.declaring(func(c serverCaps) bool { return c.logging })
+}
+
+// ResourceServers returns the ready backends that declared the resources
+// capability, in configuration order.
+func (m *Manager) ResourceServers() []string {
+	return m.declaring(func(c serverCaps) bool { return c.resources })
+}
+
+func (m *Manager) declaring(has func(serverCaps) bool) []string {
+	var out []string
+	for _, b := range m.backends() {
+		b.mu.Lock()
+		if b.state == Ready && has(b.caps) {
+			out = append(out, b.cfg.Name)
+		}
+		b.mu.Unlock()
+	}
+	return out
+}
+
 // Status returns every configured backend's status, in configuration order.
 func (m *Manager) Status() []Status {
 	list := m.backends()

@@ -62,7 +62,7 @@ type backend struct {
 
 // serverCaps are the capabilities of a backend that matter to the gateway.
 type serverCaps struct {
-	tools, prompts, resources bool
+	tools, prompts, resources, logging bool
 }
 
 func (b *backend) settle() { b.settleOnce.Do(func() { close(b.settled) }) }
@@ -415,8 +415,13 @@ func (b *backend) onNotification(method string, params json.RawMessage) {
 		kind = listPrompts
 	case "notifications/resources/list_changed":
 		kind = listResources
-	case "notifications/message":
-		b.logMessage(params)
+	case "notifications/message", "notifications/resources/updated":
+		if method == "notifications/message" {
+			b.logMessage(params)
+		}
+		if fn := b.m.opts.OnNotification; fn != nil {
+			fn(b.cfg.Name, method, params)
+		}
 		return
 	default:
 		b.log.Debug("ignored a backend notification", "server", b.cfg.Name, "method", method)
@@ -520,6 +525,7 @@ func (b *backend) handshake(ctx context.Context, c *conn) (lists, *mcp.Implement
 			Tools     json.RawMessage `json:"tools"`
 			Prompts   json.RawMessage `json:"prompts"`
 			Resources json.RawMessage `json:"resources"`
+			Logging   json.RawMessage `json:"logging"`
 		} `json:"capabilities"`
 		ServerInfo *mcp.Implementation `json:"serverInfo"`
 	}
@@ -527,7 +533,7 @@ func (b *backend) handshake(ctx context.Context, c *conn) (lists, *mcp.Implement
 		return fail(fmt.Errorf("bad result: %w", err))
 	}
 	has := func(r json.RawMessage) bool { return len(r) > 0 && string(r) != "null" }
-	caps := serverCaps{tools: has(ir.Capabilities.Tools), prompts: has(ir.Capabilities.Prompts), resources: has(ir.Capabilities.Resources)}
+	caps := serverCaps{tools: has(ir.Capabilities.Tools), prompts: has(ir.Capabilities.Prompts), resources: has(ir.Capabilities.Resources), logging: has(ir.Capabilities.Logging)}
 	if ir.ProtocolVersion != ProtocolVersion {
 		b.log.Debug("backend chose another protocol version", "server", b.cfg.Name, "version", ir.ProtocolVersion)
 	}

@@ -13,40 +13,21 @@ import (
 // HandleBackendRequest forwards a backend's server-to-client request
 // (sampling, elicitation, roots) to the client whose call the backend is
 // serving: a client that declared the capability and has a call to that
-// backend in flight; failing that, any client that declared it. It is the
+// backend in flight; failing that, any client that declared it. The
+// request and the client's answer pass unchanged (outgoing.go). It is the
 // backends.Options.OnRequest hook.
 func (g *Gateway) HandleBackendRequest(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
-	ss := g.clientFor(server, method)
-	if ss == nil {
-		return nil, fmt.Errorf("no connected client supports %s", method)
-	}
-	g.log.Debug("forwarding backend request to client", "server", server, "method", method)
-	var (
-		res any
-		err error
-	)
 	switch method {
-	case "sampling/createMessage":
-		var p mcp.CreateMessageParams
-		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, fmt.Errorf("decode %s params: %w", method, err)
-		}
-		res, err = ss.CreateMessage(ctx, &p)
-	case "elicitation/create":
-		var p mcp.ElicitParams
-		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, fmt.Errorf("decode %s params: %w", method, err)
-		}
-		res, err = ss.Elicit(ctx, &p)
-	case "roots/list":
-		res, err = ss.ListRoots(ctx, &mcp.ListRootsParams{})
+	case "sampling/createMessage", "elicitation/create", "roots/list":
 	default:
 		return nil, fmt.Errorf("method %s is not forwarded", method)
 	}
-	if err != nil {
-		return nil, err
+	to := g.clientFor(server, method)
+	if to == nil {
+		return nil, fmt.Errorf("no connected client supports %s", method)
 	}
-	return json.Marshal(res)
+	g.log.Debug("forwarding backend request to client", "server", server, "method", method)
+	return to.request(ctx, method, params)
 }
 
 // clientSupports reports whether the client declared the capability a
@@ -74,7 +55,7 @@ func clientSupports(ss *mcp.ServerSession, method string) bool {
 // backend's request carries no reference to the call it serves, so the
 // call is found by the backend: many clients calling the same backend at
 // once cannot be told apart, and the first found gets it.
-func (g *Gateway) clientFor(server, method string) *mcp.ServerSession {
+func (g *Gateway) clientFor(server, method string) *session {
 	g.mu.Lock()
 	type served struct {
 		f *front
@@ -85,17 +66,17 @@ func (g *Gateway) clientFor(server, method string) *mcp.ServerSession {
 		fronts = append(fronts, served{f, f.sess})
 	}
 	g.mu.Unlock()
-	var fallback *mcp.ServerSession
+	var fallback *session
 	for _, x := range fronts {
 		ss := x.f.currentSession()
-		if ss == nil || !clientSupports(ss, method) {
+		if ss == nil || x.s == nil || !clientSupports(ss, method) {
 			continue
 		}
-		if x.s != nil && x.s.callsTo(server) {
-			return ss
+		if x.s.callsTo(server) {
+			return x.s
 		}
 		if fallback == nil {
-			fallback = ss
+			fallback = x.s
 		}
 	}
 	return fallback

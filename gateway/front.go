@@ -3,10 +3,12 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -25,12 +27,11 @@ type front struct {
 
 	mu      sync.Mutex
 	session *mcp.ServerSession
-	// identified is set once the client is known: by initialize, or by
-	// the _meta of a 2026-07-28 client's request.
+	// identified is set once the client sent initialize.
 	identified bool
 	client     string // clientInfo.name
 	strict     bool
-	settled    bool                   // a list waited for the backends to settle
+	settled    bool                   // the tables were built once the backends had settled
 	synced     bool                   // the tables were built once: keep them current
 	tools      map[string]toolRoute   // front name → route
 	known      map[string]toolRoute   // every backend tool ever listed, for orphans
@@ -38,6 +39,7 @@ type front struct {
 	res        map[resourceKey]string // resource or template → the server that serves it
 	toolFP     map[string]string      // front name → fingerprint of what is registered
 	promptFP   map[string]string
+	subs       map[string]bool // resource URIs the client subscribed to (subscribe.go)
 	resFP      map[resourceKey]string
 	// versions counts changes per list (tools, prompts, resources); seen
 	// is the version the client last listed, and listed whether it ever
@@ -101,13 +103,6 @@ type promptRoute struct {
 // what a request goes to.
 func (f *front) route(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method != "initialize" && f.currentSession() == nil {
-			// A 2026-07-28 client sends no initialize: go-sdk takes its
-			// client info from the first request's _meta.
-			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.InitializeParams() != nil {
-				f.identify(ss, ss.InitializeParams())
-			}
-		}
 		switch method {
 		case "initialize":
 			res, err := next(ctx, method, req)
@@ -115,6 +110,24 @@ func (f *front) route(next mcp.MethodHandler) mcp.MethodHandler {
 				ss, _ := req.GetSession().(*mcp.ServerSession)
 				p, _ := req.GetParams().(*mcp.InitializeParams)
 				f.identify(ss, p)
+			}
+			return res, err
+		case "logging/setLevel":
+			res, err := next(ctx, method, req)
+			if err == nil {
+				f.setBackendLevel(ctx, req)
+			}
+			return res, err
+		case "resources/read":
+			f.settle(ctx) // a client need not have listed first
+			res, err := next(ctx, method, req)
+			var je *jsonrpc.Error
+			if errors.As(err, &je) && je.Code == jsonrpc.CodeInvalidParams && je.Message == "Resource not found" {
+				// go-sdk's: no listed resource or template matched.
+				p, _ := req.GetParams().(*mcp.ReadResourceParams)
+				if res, err := f.readUnlisted(ctx, p, err); err == nil {
+					return res, nil
+				}
 			}
 			return res, err
 		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
@@ -125,7 +138,7 @@ func (f *front) route(next mcp.MethodHandler) mcp.MethodHandler {
 			f.listed[list] = true
 			f.mu.Unlock()
 			return next(ctx, method, req)
-		case "prompts/get", "resources/read", "resources/subscribe", "resources/unsubscribe":
+		case "prompts/get", "resources/subscribe", "resources/unsubscribe":
 			// A client may get or read without listing first (a stateless
 			// HTTP request always does): the tables must exist.
 			f.settle(ctx)
@@ -168,24 +181,23 @@ func (f *front) identify(ss *mcp.ServerSession, p *mcp.InitializeParams) {
 	f.log.Info("client connected", "client", name, "strict_names", strict)
 }
 
-// initialized reports whether a tools/call may be served: the client sent
-// initialize, or it speaks protocol 2026-07-28 or later, which has no
-// initialize and identifies the client in every request's _meta.
-func (f *front) initialized(meta map[string]json.RawMessage) bool {
+// notReady says why a tools/call may not be served yet, or nil: the
+// client must have sent initialize. A request of a revision without
+// initialize (2026-07-28, which names its version in _meta) is refused
+// with the versions the gateway serves, as go-sdk refuses its other
+// methods (servedVersions).
+func (f *front) notReady(meta map[string]json.RawMessage) *jsonrpc.Error {
 	f.mu.Lock()
 	ok := f.identified
 	f.mu.Unlock()
 	if ok {
-		return true
+		return nil
 	}
 	var version string
-	if json.Unmarshal(meta[mcp.MetaKeyProtocolVersion], &version) != nil || version < "2026-07-28" {
-		return false
+	if json.Unmarshal(meta[mcp.MetaKeyProtocolVersion], &version) == nil && version != "" {
+		return errUnsupportedVersion(version)
 	}
-	var info mcp.Implementation
-	_ = json.Unmarshal(meta[mcp.MetaKeyClientInfo], &info)
-	f.identify(nil, &mcp.InitializeParams{ProtocolVersion: version, ClientInfo: &info})
-	return true
+	return errNotInitialized
 }
 
 func (f *front) currentSession() *mcp.ServerSession {
@@ -206,7 +218,10 @@ func (f *front) refresh() {
 }
 
 // settle waits for the backends to finish starting (once) and builds the
-// tables, so that the first list a client sees is complete.
+// tables, so that the first list a client sees is complete. Every caller
+// that finds the first build unfinished waits for the backends and syncs
+// itself (sync is serialised and idempotent): returning as soon as another
+// caller had begun would answer from tables still being built.
 func (f *front) settle(ctx context.Context) {
 	f.mu.Lock()
 	settled := f.settled
@@ -218,8 +233,8 @@ func (f *front) settle(ctx context.Context) {
 	if ctx.Err() != nil {
 		return // the wait was cut short: the next list or call waits again
 	}
+	f.sync()
 	f.mu.Lock()
 	f.settled = true
 	f.mu.Unlock()
-	f.sync()
 }

@@ -54,6 +54,8 @@ type Gateway struct {
 
 	mu     sync.Mutex
 	fronts map[*front]bool
+
+	logs logLimiter // backends' log messages forwarded to clients
 }
 
 // SetServers records the servers of a reloaded configuration (their
@@ -197,13 +199,20 @@ func (g *Gateway) frontList() []*front {
 func (g *Gateway) newFront() *front {
 	f := &front{g: g, log: g.log}
 	f.server = mcp.NewServer(&mcp.Implementation{Name: "mcp-gateway", Version: g.opts.Version}, &mcp.ServerOptions{
-		Logger: g.sdkLogger(),
+		Logger:                    g.sdkLogger(),
+		SupportedProtocolVersions: servedVersions(),
+		SubscribeHandler:          f.subscribe,
+		UnsubscribeHandler:        f.unsubscribe,
 		// Backends may add tools, prompts and resources at any time, so
 		// all three are declared up front, with list_changed.
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
-			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			// Served by the session (completion.go).
+			Completions: &mcp.CompletionCapabilities{},
+			// Proxied to and from the backends (logging.go).
+			Logging: &mcp.LoggingCapabilities{}, //lint:ignore SA1019 current in the versions the gateway serves (docs/transparency.md)
 		},
 	})
 	f.server.AddReceivingMiddleware(f.route)

@@ -118,3 +118,27 @@ func (f *front) readResource(ctx context.Context, key resourceKey, req *mcp.Read
 	}
 	return &res, nil
 }
+
+// readUnlisted reads a resource that no backend listed and no listed
+// template matches: a server may serve more than it lists. The backends
+// that declared resources are asked in configuration order, and the first
+// that reads it answers; if none does, the client gets notFound.
+func (f *front) readUnlisted(ctx context.Context, p *mcp.ReadResourceParams, notFound error) (*mcp.ReadResourceResult, error) {
+	b := f.g.opts.Backends
+	if b == nil || p == nil {
+		return nil, notFound
+	}
+	for _, server := range b.ResourceServers() {
+		raw, err := b.Request(ctx, server, "resources/read", p, backends.CallOptions{})
+		if err != nil {
+			f.log.Debug("unlisted resource not read", "server", server, "uri", p.URI, "err", err)
+			continue
+		}
+		var res mcp.ReadResourceResult
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return nil, fmt.Errorf("decode resources/read result of %s: %w", server, err)
+		}
+		return &res, nil
+	}
+	return nil, notFound
+}

@@ -55,7 +55,7 @@ func (c sdkConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		if resp.Error != nil {
 			data = appendError(nil, call.id, wireError(resp.Error))
 		} else {
-			data = wire.AppendResult(nil, call.id, resp.Result)
+			data = wire.AppendResult(nil, call.id, dropNewerFields(resp.Result))
 		}
 		return s.s.Write(data)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
@@ -65,13 +66,15 @@ type session struct {
 	closed  chan struct{}
 
 	mu      sync.Mutex
-	done    bool             // set by close: no call starts after it
-	calls   map[string]*call // the one table of requests in flight, by the id's exact bytes
-	sdk     map[int64]*call  // the requests go-sdk serves, by the id go-sdk knows them by
-	nextSDK int64            // last id given to go-sdk
-	busy    int              // responses being written
-	drained chan struct{}    // closed when calls and busy are both empty, during a drain
-	wg      sync.WaitGroup   // goroutines of calls that may wait (spawn)
+	done    bool                     // set by close: no call starts after it
+	calls   map[string]*call         // the one table of requests in flight, by the id's exact bytes
+	sdk     map[int64]*call          // the requests go-sdk serves, by the id go-sdk knows them by
+	nextSDK int64                    // last id given to go-sdk
+	out     map[string]chan outReply // the session's own requests to the client, by id (outgoing.go)
+	nextOut int64
+	busy    int            // responses being written
+	drained chan struct{}  // closed when calls and busy are both empty, during a drain
+	wg      sync.WaitGroup // goroutines of calls that may wait (spawn)
 
 	gone clientGone // the client cannot be written to: the session ends
 }
@@ -99,6 +102,7 @@ func newSession(f *front, s clientStream) *session {
 		closed:  make(chan struct{}),
 		calls:   make(map[string]*call),
 		sdk:     make(map[int64]*call),
+		out:     make(map[string]chan outReply),
 	}
 	ss.gone.ch = make(chan struct{})
 	ss.s = goneStream{clientStream: s, onFail: ss.writeFailed}
@@ -149,8 +153,15 @@ func (s *session) handle(body []byte) {
 	}
 	switch {
 	case m.IsCall():
-		if m.Method == "tools/call" {
+		switch m.Method {
+		case "tools/call":
 			s.startToolCall(m.ID, m.Params)
+			return
+		case methodDiscover:
+			s.writeError(m.ID, errNoDiscover)
+			return
+		case methodComplete:
+			s.startRequest(m.ID, m.Method, m.Params, s.f.complete)
 			return
 		}
 		c, ok := s.claim(m.ID, true)
@@ -174,9 +185,15 @@ func (s *session) handle(body []byte) {
 			s.cancelled(m.Params)
 			return
 		}
+		if m.Method == methodRootsChanged {
+			s.f.rootsChanged(m.Params)
+		}
 		s.deliver(&jsonrpc.Request{Method: m.Method, Params: m.Params})
 	default:
-		// The client's answer to a request of go-sdk's (sampling, roots...).
+		if s.reply(&m) {
+			return // the answer to a backend's request (outgoing.go)
+		}
+		// The client's answer to a request of go-sdk's.
 		id, ok := sdkRequestID(m.ID)
 		if !ok {
 			s.log.Debug("dropped a response to an unknown id", "id", string(m.ID))
@@ -194,7 +211,10 @@ func (s *session) handle(body []byte) {
 	}
 }
 
-const methodCancelled = "notifications/cancelled"
+const (
+	methodCancelled    = "notifications/cancelled"
+	methodRootsChanged = "notifications/roots/list_changed"
+)
 
 // sdkRequestID reads the id of a response to one of go-sdk's requests,
 // which go-sdk numbered itself.
@@ -274,12 +294,12 @@ func (s *session) startToolCall(id, params json.RawMessage) {
 	}
 	f := s.f
 	tc, err := decodeToolCall(params)
-	switch {
-	case err != nil:
+	if err != nil {
 		s.respond(c, nil, rpcError(err, kindTool, "", false))
 		return
-	case !f.initialized(tc.meta):
-		s.respond(c, nil, errNotInitialized)
+	}
+	if e := f.notReady(tc.meta); e != nil {
+		s.respond(c, nil, e)
 		return
 	}
 	record := f.recorder(tc.name) // nil unless metrics are on
@@ -323,6 +343,34 @@ func (s *session) startToolCall(id, params json.RawMessage) {
 		return
 	}
 	s.setCancel(c, cancel, tc.name, "")
+}
+
+// startRequest serves a request other than tools/call that the session
+// forwards raw (completion/complete) in a goroutine of its own.
+func (s *session) startRequest(id json.RawMessage, method string, params json.RawMessage, serve func(context.Context, json.RawMessage) (json.RawMessage, error)) {
+	c, ok := s.claim(id, false)
+	if !ok {
+		return
+	}
+	if s.f.notReady(nil) != nil {
+		s.respond(c, nil, &jsonrpc.Error{Message: fmt.Sprintf("method %q is invalid during session initialization", method)})
+		return
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	if !s.spawn(func() {
+		defer cancel()
+		raw, err := serve(ctx, params)
+		if err != nil {
+			s.respond(c, nil, rpcError(err, "", "", false))
+			return
+		}
+		s.respond(c, raw, nil)
+	}) {
+		cancel()
+		s.respond(c, nil, rpcError(context.Canceled, "", "", false))
+		return
+	}
+	s.setCancel(c, cancel, "", "")
 }
 
 // spawn runs fn in a goroutine that close waits for; after close it runs

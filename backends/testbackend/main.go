@@ -22,7 +22,9 @@
 //	-extra-tools N        add tools extra_000 .. extra_N-1 (echo-like)
 //	-page-size N          page tools/list N tools at a time (0: all at once)
 //	-prompts              declare prompts; one prompt "greet"
-//	-resources            declare resources; resource test://r1, template test://t/{id}
+//	-resources            declare resources; resource test://r1, template test://t/{id};
+//	                      resources/subscribe is answered, then the URI is
+//	                      reported updated (notifications/resources/updated)
 //	-ignore-term          ignore SIGTERM and stdin EOF (only SIGKILL ends it)
 //	-grandchild           start a grandchild ("sleep 300") in its process group;
 //	                      its pid is written to stderr as "grandchild pid N"
@@ -80,7 +82,9 @@
 //	                      "meta":<the _meta of the last tools/call but this>,
 //	                      "environ":[NAME=value...] (its environment),
 //	                      "floodReplies":{"<code>":n} (answers to deaf's
-//	                      flood requests by error code, "0" for results)}
+//	                      flood requests by error code, "0" for results),
+//	                      "logLevel":<the level of the last logging/setLevel>,
+//	                      "notifications":{method: count} of other notifications}
 //
 // stdin EOF ends the process with status 0 (unless -ignore-term).
 package main
@@ -149,6 +153,8 @@ type server struct {
 	clientCaps   json.RawMessage
 	clientInfo   json.RawMessage
 	lastMeta     json.RawMessage
+	logLevel     string         // the level of the last logging/setLevel
+	notes        map[string]int // notifications received, by method
 }
 
 func main() {
@@ -435,6 +441,12 @@ func (s *server) handle(line []byte) {
 		}
 		s.mu.Unlock()
 	case !hasID: // other notifications
+		s.mu.Lock()
+		if s.notes == nil {
+			s.notes = make(map[string]int)
+		}
+		s.notes[msg.Method]++
+		s.mu.Unlock()
 	case msg.Method == "initialize":
 		var p struct {
 			Capabilities json.RawMessage `json:"capabilities"`
@@ -445,15 +457,24 @@ func (s *server) handle(line []byte) {
 		s.clientCaps = p.Capabilities
 		s.clientInfo = p.ClientInfo
 		s.mu.Unlock()
-		caps := `"tools":{"listChanged":true}`
+		caps := `"tools":{"listChanged":true},"logging":{}`
 		if s.prompts {
 			caps += `,"prompts":{}`
 		}
 		if s.resources {
-			caps += `,"resources":{}`
+			caps += `,"resources":{"subscribe":true}`
 		}
 		s.reply(msg.ID, `{"protocolVersion":"2025-11-25","capabilities":{`+caps+`},"serverInfo":{"name":`+quote(s.name)+`,"version":"1.0.0"}}`)
 	case msg.Method == "ping":
+		s.reply(msg.ID, `{}`)
+	case msg.Method == "logging/setLevel":
+		var p struct {
+			Level string `json:"level"`
+		}
+		json.Unmarshal(msg.Params, &p)
+		s.mu.Lock()
+		s.logLevel = p.Level
+		s.mu.Unlock()
 		s.reply(msg.ID, `{}`)
 	case msg.Method == "tools/list":
 		s.listTools(msg)
@@ -465,6 +486,16 @@ func (s *server) handle(line []byte) {
 		s.reply(msg.ID, `{"resources":[{"uri":"test://r1","name":"r1"}]}`)
 	case msg.Method == "resources/templates/list" && s.resources:
 		s.reply(msg.ID, `{"resourceTemplates":[{"uriTemplate":"test://t/{id}","name":"t"}]}`)
+	case msg.Method == "resources/subscribe" && s.resources:
+		// Answered, then the resource is "updated" at once.
+		var p struct {
+			URI string `json:"uri"`
+		}
+		json.Unmarshal(msg.Params, &p)
+		s.reply(msg.ID, `{}`)
+		s.send(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":` + quote(p.URI) + `}}`)
+	case msg.Method == "resources/unsubscribe" && s.resources:
+		s.reply(msg.ID, `{}`)
 	case msg.Method == "resources/read" && s.resources:
 		s.reply(msg.ID, `{"contents":[{"uri":"test://r1","text":"r1 body"}]}`)
 	case msg.Method == "tools/call" && bytes.Contains(msg.Params, []byte(`"name":"deaf"`)):
@@ -668,14 +699,16 @@ func (s *server) call(msg message) {
 	case p.Name == "stats":
 		s.mu.Lock()
 		st := map[string]any{
-			"cancelled":    s.cancelled,
-			"reasons":      s.reasons,
-			"initialized":  s.initialized,
-			"capabilities": s.clientCaps,
-			"clientInfo":   s.clientInfo,
-			"meta":         prevMeta,
-			"environ":      os.Environ(),
-			"floodReplies": s.floodReplies,
+			"cancelled":     s.cancelled,
+			"reasons":       s.reasons,
+			"initialized":   s.initialized,
+			"capabilities":  s.clientCaps,
+			"clientInfo":    s.clientInfo,
+			"meta":          prevMeta,
+			"environ":       os.Environ(),
+			"floodReplies":  s.floodReplies,
+			"logLevel":      s.logLevel,
+			"notifications": s.notes,
 		}
 		if st["cancelled"] == nil {
 			st["cancelled"] = []json.RawMessage{}

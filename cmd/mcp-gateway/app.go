@@ -84,6 +84,9 @@ func newApp(inv *invocation, e env) (*app, error) {
 		OnRequest: func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
 			return a.gw.HandleBackendRequest(ctx, server, method, params)
 		},
+		OnNotification: func(server, method string, params json.RawMessage) {
+			a.gw.BackendNotification(server, method, params)
+		},
 	})
 	var onCall func(gateway.CallRecord)
 	if inv.command == "serve-http" {

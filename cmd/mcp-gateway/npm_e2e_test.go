@@ -95,19 +95,24 @@ type tsOutput struct {
 	Errors []string `json:"errors"`
 }
 
-// runTSClient runs testdata/client.mjs with a plan against the gateway on
-// cfg and returns its output.
-func runTSClient(t *testing.T, cfg string, steps ...map[string]any) tsOutput {
-	t.Helper()
+// baseEnvMap is baseEnv as the map a Node client script's plan takes.
+func baseEnvMap(t *testing.T) map[string]string {
 	env := map[string]string{}
 	for _, kv := range baseEnv(t) {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
+	return env
+}
+
+// runTSClient runs testdata/client.mjs with a plan against the gateway on
+// cfg and returns its output.
+func runTSClient(t *testing.T, cfg string, steps ...map[string]any) tsOutput {
+	t.Helper()
 	plan, _ := json.Marshal(map[string]any{
 		"command": gatewayBin,
 		"args":    []string{"--stdio", "--config", cfg},
-		"env":     env,
+		"env":     baseEnvMap(t),
 		"steps":   steps,
 	})
 	planPath := filepath.Join(t.TempDir(), "plan.json")

@@ -280,7 +280,9 @@ func TestBurstOfCallsAnsweredOnce(t *testing.T) {
 
 // Before initialize, a tools/call gets go-sdk's error for any method then;
 // a 2026-07-28 client, which sends no initialize and identifies itself in
-// _meta, is served.
+// _meta, is told the versions the gateway serves (-32022), and its
+// server/discover probe gets what a 2025-11-25 server answers (-32601),
+// so that it falls back to initialize.
 func TestToolsCallBeforeInitialize(t *testing.T) {
 	t.Parallel()
 	p := startGateway(t, baseEnv(t), "--stdio", "--config", beConfig(t, tb("tb")))
@@ -293,7 +295,14 @@ func TestToolsCallBeforeInitialize(t *testing.T) {
 		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"claude-code","version":"1"},` +
 		`"io.modelcontextprotocol/clientCapabilities":{}}}}` + "\n")
 	r = p.readLine()
-	if res, _ := r["result"].(map[string]any); idOf(r) != "2" || res == nil || res["structuredContent"] == nil {
-		t.Errorf("2026-07-28 tools/call with strict name, no initialize: %v", r)
+	e, _ := r["error"].(map[string]any)
+	if data, _ := e["data"].(map[string]any); idOf(r) != "2" || errCode(r) != -32022 || fmt.Sprint(data["supported"]) != "[2025-11-25 2025-06-18 2025-03-26 2024-11-05]" {
+		t.Errorf("2026-07-28 tools/call, no initialize: %v", r)
+	}
+	p.send(`{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"},` +
+		`"io.modelcontextprotocol/clientCapabilities":{}}}}` + "\n")
+	if r = p.readLine(); idOf(r) != "3" || errCode(r) != -32601 {
+		t.Errorf("server/discover: %v", r)
 	}
 }

@@ -1,0 +1,76 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+)
+
+// methodComplete is served by the session, raw both ways: go-sdk's
+// CompleteResult would drop members such as "hasMore": false.
+const methodComplete = "completion/complete"
+
+// complete forwards completion/complete to the backend that serves what it
+// refers to: the prompt's owner (under the name the owner knows it by), or
+// the server that serves the resource or URI template. The params and the
+// result pass unchanged but for the prompt's name.
+func (f *front) complete(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	f.settle(ctx) // a client may complete before listing
+	var p map[string]json.RawMessage
+	var ref struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	if json.Unmarshal(params, &p) != nil || p == nil {
+		return nil, errInvalidParams("params must be an object")
+	}
+	if json.Unmarshal(p["ref"], &ref) != nil {
+		return nil, errInvalidParams("ref must be an object")
+	}
+	var (
+		server, name string
+		kind         = kindPrompt
+		ok           bool
+	)
+	f.mu.Lock()
+	switch ref.Type {
+	case "ref/prompt":
+		var r promptRoute
+		r, ok = f.prompts[ref.Name]
+		server, name = r.server, ref.Name
+		if ok {
+			p["ref"] = renamed(p["ref"], r.own)
+		}
+	case "ref/resource":
+		kind, name = kindResource, ref.URI
+		if server, ok = f.res[resourceKey{ref.URI, true}]; !ok {
+			server, ok = f.res[resourceKey{ref.URI, false}]
+		}
+	default:
+		f.mu.Unlock()
+		return nil, errInvalidParams("ref.type must be ref/prompt or ref/resource")
+	}
+	f.mu.Unlock()
+	debug := f.g.opts.Config.Server.Debug
+	if !ok {
+		return nil, rpcError(&notFoundError{kind, name}, kind, name, debug)
+	}
+	raw, err := f.g.opts.Backends.Request(ctx, server, methodComplete, p, backends.CallOptions{})
+	if err != nil {
+		return nil, rpcError(err, kind, name, debug)
+	}
+	return raw, nil
+}
+
+// renamed returns the object obj with its "name" member set to name, the
+// other members unchanged.
+func renamed(obj json.RawMessage, name string) json.RawMessage {
+	m := make(map[string]json.RawMessage)
+	_ = wire.EachMember(obj, func(k string, v json.RawMessage) { m[k] = v })
+	m["name"], _ = json.Marshal(name)
+	out, _ := json.Marshal(m)
+	return out
+}

@@ -1,0 +1,148 @@
+package gateway
+
+//lint:file-ignore SA1019 logging is deprecated from protocol 2026-07-28 on, but the gateway serves 2025-11-25 and earlier, where it is current.
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Backends' log messages (notifications/message) reach every connected
+// client, with the server's name in "logger", at most logBurst per
+// backend in any logWindow; logging/setLevel from a client reaches every
+// ready backend that declared logging. See docs/transparency.md.
+const (
+	logWindow = time.Second
+	logBurst  = 100
+)
+
+// logLimiter counts each backend's messages in the current window.
+type logLimiter struct {
+	mu      sync.Mutex
+	windows map[string]*logCount
+}
+
+type logCount struct {
+	start   time.Time
+	n       int
+	dropped int
+}
+
+// allow reports whether one more message of server may go out now; at the
+// start of a window it also returns how many the last one dropped.
+func (l *logLimiter) allow(server string, now time.Time) (ok bool, dropped int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.windows == nil {
+		l.windows = make(map[string]*logCount)
+	}
+	w := l.windows[server]
+	if w == nil || now.Sub(w.start) >= logWindow {
+		if w != nil {
+			dropped = w.dropped
+		}
+		w = &logCount{start: now}
+		l.windows[server] = w
+	}
+	if w.n >= logBurst {
+		w.dropped++
+		return false, dropped
+	}
+	w.n++
+	return true, dropped
+}
+
+// BackendLog forwards a backend's notifications/message to the connected
+// clients. It is called from the backend's read loop
+// (BackendNotification): the message is buffered and goes out when that loop
+// is idle.
+func (g *Gateway) BackendLog(server string, params json.RawMessage) {
+	ok, dropped := g.logs.allow(server, time.Now())
+	if dropped > 0 {
+		g.log.Warn("backend log messages not forwarded: over the rate limit", "server", server, "dropped", dropped, "limit_per_second", logBurst)
+	}
+	if !ok {
+		return
+	}
+	params, err := taggedLog(server, params)
+	if err != nil {
+		g.log.Debug("dropped a backend log message", "server", server, "err", err)
+		return
+	}
+	msg := wire.AppendRequest(nil, nil, "notifications/message", params)
+	for _, f := range g.frontList() {
+		g.mu.Lock()
+		st := f.stream
+		g.mu.Unlock()
+		if st != nil && f.currentSession() != nil {
+			_ = st.Buffer(msg)
+		}
+	}
+}
+
+// taggedLog returns the params with "logger" naming the server: the
+// server's name, or "server/logger" when the backend named a logger.
+// Other members keep their order and bytes.
+func taggedLog(server string, params json.RawMessage) (json.RawMessage, error) {
+	params, err := wire.Compact(params)
+	if err != nil {
+		return nil, err
+	}
+	out := []byte{'{'}
+	tagged := false
+	add := func(name string, value []byte) {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		key, _ := json.Marshal(name)
+		out = append(append(append(out, key...), ':'), value...)
+	}
+	err = wire.EachMember(params, func(name string, value json.RawMessage) {
+		if name == "logger" {
+			logger := server
+			if own, ok := wire.Unquote(value); ok && own != "" {
+				logger += "/" + own
+			}
+			value, _ = json.Marshal(logger)
+			tagged = true
+		}
+		add(name, value)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !tagged {
+		logger, _ := json.Marshal(server)
+		add("logger", logger)
+	}
+	return append(out, '}'), nil
+}
+
+// setBackendLevel forwards a client's logging/setLevel to every backend
+// that declared logging once the backends have settled, and waits for
+// their answers; a backend that fails is logged, not reported to the
+// client.
+func (f *front) setBackendLevel(ctx context.Context, req mcp.Request) {
+	b := f.g.opts.Backends
+	p, _ := req.GetParams().(*mcp.SetLoggingLevelParams)
+	if b == nil || p == nil {
+		return
+	}
+	f.g.waitBackends(ctx)
+	params := map[string]any{"level": p.Level}
+	var wg sync.WaitGroup
+	for _, server := range b.Logging() {
+		wg.Go(func() {
+			if _, err := b.Request(ctx, server, "logging/setLevel", params, backends.CallOptions{}); err != nil {
+				f.log.Debug("logging/setLevel not accepted", "server", server, "err", err)
+			}
+		})
+	}
+	wg.Wait()
+}

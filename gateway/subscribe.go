@@ -1,0 +1,111 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Resource subscriptions: the gateway forwards resources/subscribe and
+// unsubscribe to the backend that lists the URI (or, for one no backend
+// lists, to every backend that declared resources), and a backend's
+// notifications/resources/updated, as the backend wrote it, to the clients
+// subscribed to that URI. Each front records its subscriptions before it
+// forwards the request: a backend may report an update right after it
+// answers, before go-sdk would have recorded it.
+
+func (f *front) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	uri := req.Params.URI
+	f.mu.Lock()
+	if f.subs == nil {
+		f.subs = make(map[string]bool)
+	}
+	f.subs[uri] = true
+	f.mu.Unlock()
+	err := f.forwardSubscription(ctx, "resources/subscribe", uri)
+	if err != nil {
+		f.mu.Lock()
+		delete(f.subs, uri)
+		f.mu.Unlock()
+	}
+	return err
+}
+
+func (f *front) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	f.mu.Lock()
+	delete(f.subs, req.Params.URI)
+	f.mu.Unlock()
+	return f.forwardSubscription(ctx, "resources/unsubscribe", req.Params.URI)
+}
+
+func (f *front) subscribed(uri string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.subs[uri]
+}
+
+// forwardSubscription sends method for uri to the backends that may serve
+// it; it succeeds if one of them accepted.
+func (f *front) forwardSubscription(ctx context.Context, method, uri string) error {
+	b := f.g.opts.Backends
+	if b == nil {
+		return rpcError(&notFoundError{kindResource, uri}, kindResource, uri, false)
+	}
+	f.settle(ctx)
+	f.mu.Lock()
+	owner, listed := f.res[resourceKey{uri, false}]
+	f.mu.Unlock()
+	servers := []string{owner}
+	if !listed {
+		servers = b.ResourceServers()
+	}
+	params := map[string]string{"uri": uri}
+	var lastErr error = &notFoundError{kindResource, uri}
+	accepted := false
+	for _, server := range servers {
+		if _, err := b.Request(ctx, server, method, params, backends.CallOptions{}); err != nil {
+			lastErr = err
+			continue
+		}
+		accepted = true
+	}
+	if !accepted {
+		return rpcError(lastErr, kindResource, uri, f.g.opts.Config.Server.Debug)
+	}
+	return nil
+}
+
+// BackendNotification passes on a backend's notifications that concern
+// the clients (backends.Options.OnNotification): log messages
+// (BackendLog) and resource updates, which go to the clients subscribed to
+// the URI.
+func (g *Gateway) BackendNotification(server, method string, params json.RawMessage) {
+	switch method {
+	case "notifications/message":
+		g.BackendLog(server, params)
+	case "notifications/resources/updated":
+		var p struct {
+			URI string `json:"uri"`
+		}
+		compact, err := wire.Compact(params)
+		if err == nil {
+			err = json.Unmarshal(compact, &p)
+		}
+		if err != nil || p.URI == "" {
+			g.log.Debug("dropped a resource update", "server", server, "err", err)
+			return
+		}
+		msg := wire.AppendRequest(nil, nil, method, compact)
+		for _, f := range g.frontList() {
+			g.mu.Lock()
+			st := f.stream
+			g.mu.Unlock()
+			if st != nil && f.subscribed(p.URI) {
+				_ = st.Buffer(msg) // the backend's read loop flushes when idle
+			}
+		}
+	}
+}
