@@ -305,18 +305,7 @@ func (s *session) startToolCall(id, params json.RawMessage) {
 	record := f.recorder(tc.name) // nil unless metrics are on
 	if r, ok := f.inlineRoute(tc.name); ok {
 		cancel := f.startBackend(tc.name, r, tc, s.progress, func(raw json.RawMessage, err error) {
-			if err != nil {
-				e := rpcError(err, kindTool, tc.name, f.g.opts.Config.Server.Debug)
-				if record != nil {
-					record(nil, e)
-				}
-				s.respond(c, nil, e)
-				return
-			}
-			if record != nil {
-				record(raw, nil)
-			}
-			s.respondBuffered(c, raw)
+			s.finishCall(c, tc.name, record, raw, err, true)
 		})
 		s.setCancel(c, cancel, tc.name, r.server)
 		return
@@ -325,18 +314,7 @@ func (s *session) startToolCall(id, params json.RawMessage) {
 	if !s.spawn(func() {
 		defer cancel()
 		raw, err := f.callTool(ctx, tc, s.progress)
-		if err != nil {
-			e := rpcError(err, kindTool, tc.name, f.g.opts.Config.Server.Debug)
-			if record != nil {
-				record(nil, e)
-			}
-			s.respond(c, nil, e)
-			return
-		}
-		if record != nil {
-			record(raw, nil)
-		}
-		s.respond(c, raw, nil)
+		s.finishCall(c, tc.name, record, raw, err, false)
 	}) {
 		cancel()
 		s.respond(c, nil, rpcError(context.Canceled, kindTool, tc.name, false))
@@ -489,6 +467,28 @@ func (s *session) written() {
 	if s.busy == 0 && len(s.calls) == 0 && s.drained != nil {
 		close(s.drained)
 		s.drained = nil
+	}
+}
+
+// finishCall answers a tools/call with its result or its error mapped to
+// JSON-RPC, and records it for metrics (record may be nil). buffered: the
+// answer comes from a backend's read loop and goes out with its burst.
+func (s *session) finishCall(c *call, name string, record func(json.RawMessage, *jsonrpc.Error), raw json.RawMessage, err error, buffered bool) {
+	if err != nil {
+		e := rpcError(err, kindTool, name, s.f.g.opts.Config.Server.Debug)
+		if record != nil {
+			record(nil, e)
+		}
+		s.respond(c, nil, e)
+		return
+	}
+	if record != nil {
+		record(raw, nil)
+	}
+	if buffered {
+		s.respondBuffered(c, raw)
+	} else {
+		s.respond(c, raw, nil)
 	}
 }
 
