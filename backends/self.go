@@ -141,11 +141,9 @@ func configArg(args []string, home string) string {
 	return config.DefaultPath(home)
 }
 
-// abs makes p absolute: "~/" from Home, relative paths from dir (or Dir).
+// abs makes p absolute: "~" as the configuration expands it (config.ExpandHome), relative paths from dir (or Dir).
 func (s Self) abs(p, dir string) string {
-	if rest, ok := strings.CutPrefix(p, "~/"); ok && s.Home != "" {
-		p = filepath.Join(s.Home, rest)
-	}
+	p = config.ExpandHome(p, s.Home)
 	if !filepath.IsAbs(p) {
 		if dir == "" {
 			dir = s.Dir

@@ -146,8 +146,8 @@ func (l *loader) applyFlags(f Flags) {
 // finish expands "~" in paths, makes lists non-nil and reads the API key.
 func (l *loader) finish() {
 	c := l.cfg
-	c.Policy.System.Path = expandHome(c.Policy.System.Path, l.home)
-	c.Server.DebugFile = expandHome(c.Server.DebugFile, l.home)
+	c.Policy.System.Path = ExpandHome(c.Policy.System.Path, l.home)
+	c.Server.DebugFile = ExpandHome(c.Server.DebugFile, l.home)
 	if c.Search.Defaults.Domains == nil {
 		c.Search.Defaults.Domains = []string{}
 	}

@@ -96,9 +96,10 @@ func (l *loader) expand(server, field, key, v string, line int) string {
 
 func shownKey(server, field string) string { return server + "\x00" + field }
 
-// expandHome replaces a leading "~" or "~/" with home. Other paths, and all
-// paths when home is "", are returned as they are.
-func expandHome(p, home string) string {
+// ExpandHome replaces a leading "~" or "~/" ("~\" too on Windows) with
+// home, as the configuration does for command, cwd, --config and the other
+// paths. Other paths, and all paths when home is "", are returned as they are.
+func ExpandHome(p, home string) string {
 	if home == "" {
 		return p
 	}

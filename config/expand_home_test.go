@@ -23,8 +23,8 @@ func TestExpandHome(t *testing.T) {
 		{"/abs/~/x", home, "/abs/~/x"},
 		{"~/x", "", "~/x"},
 	} {
-		if got := expandHome(tc.in, tc.home); got != tc.want {
-			t.Errorf("expandHome(%q, %q) = %q, want %q", tc.in, tc.home, got, tc.want)
+		if got := ExpandHome(tc.in, tc.home); got != tc.want {
+			t.Errorf("ExpandHome(%q, %q) = %q, want %q", tc.in, tc.home, got, tc.want)
 		}
 	}
 }

@@ -148,7 +148,7 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 		path = DefaultPath(opts.Home)
 	}
 	if explicit {
-		path = expandHome(path, opts.Home)
+		path = ExpandHome(path, opts.Home)
 	}
 	if path != "" {
 		data, err := readFile(path)

@@ -188,8 +188,8 @@ func (l *loader) server(it serverItem) (s Server, ok bool) {
 		o, _ := at(field)
 		return l.expand(s.Name, field, join(p, field), v, o.line)
 	}
-	s.Command = expandHome(x("command", s.Command), l.home)
-	s.Cwd = expandHome(x("cwd", s.Cwd), l.home)
+	s.Command = ExpandHome(x("command", s.Command), l.home)
+	s.Cwd = ExpandHome(x("cwd", s.Cwd), l.home)
 	s.URL = x("url", s.URL)
 	args, _ := at("args")
 	for i, a := range s.Args {
