@@ -162,6 +162,18 @@ type CallOptions struct {
 	Batch bool
 }
 
+// CancelFunc ends a call started without waiting and sends the backend
+// notifications/cancelled with reason (a JSON value, passed as the client
+// wrote it; nil sends none). After the call ended it does nothing.
+type CancelFunc func(reason json.RawMessage)
+
+// Cancelled is the cause of a context cancelled on a client's behalf
+// (context.WithCancelCause): a call waiting on that context sends the
+// backend the client's own reason (a JSON value; nil for none).
+type Cancelled struct{ Reason json.RawMessage }
+
+func (e *Cancelled) Error() string { return "cancelled by the client" }
+
 // ServerError reports a backend that is not running, crashed, or failed to
 // start. The gateway maps it to -32000 with data {server, state, reason,
 // stderr_tail}.

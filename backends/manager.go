@@ -311,7 +311,7 @@ func readyLists[T any](m *Manager, list func(*lists) []T) []T {
 // args must be a JSON object (or empty, and then no arguments are sent).
 // It is StartToolCall, waited for.
 func (m *Manager) CallTool(ctx context.Context, server, tool string, args json.RawMessage, opts CallOptions) (json.RawMessage, error) {
-	return await(ctx, func(done func(json.RawMessage, error)) func() {
+	return await(ctx, func(done func(json.RawMessage, error)) CancelFunc {
 		return m.StartToolCall(server, tool, args, opts, done)
 	})
 }

@@ -220,11 +220,11 @@ func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc to
 // while done runs, or the error. It returns the call's cancel. The request
 // may wait for backends.Manager.FlushWrites, which the session's reader
 // calls before it waits for input.
-func (f *front) startBackend(name string, r toolRoute, tc toolCall, notify func(*mcp.ProgressNotificationParams), done func(json.RawMessage, error)) (cancel func()) {
+func (f *front) startBackend(name string, r toolRoute, tc toolCall, notify func(*mcp.ProgressNotificationParams), done func(json.RawMessage, error)) (cancel backends.CancelFunc) {
 	opts, err := backendOptions(tc, notify)
 	if err != nil {
 		done(nil, err)
-		return func() {}
+		return func(json.RawMessage) {}
 	}
 	opts.Batch = true
 	if f.log.Enabled(context.Background(), slog.LevelDebug) {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -83,7 +85,7 @@ type session struct {
 type call struct {
 	id        json.RawMessage // exactly as the client sent it
 	sdkID     int64           // non-zero: go-sdk serves it under this id
-	cancel    func()          // the gateway's own calls; set once started
+	cancel    backends.CancelFunc // the gateway's own calls; set once started
 	server    string          // the backend a tools/call went to, if known when it started
 	tool      string          // the tool a tools/call called; set once started
 	cancelled bool            // the client sent notifications/cancelled: no response
@@ -310,13 +312,13 @@ func (s *session) startToolCall(id, params json.RawMessage) {
 		s.setCancel(c, cancel, tc.name, r.server)
 		return
 	}
-	ctx, cancel := context.WithCancel(s.ctx)
+	ctx, cancel := s.callContext()
 	if !s.spawn(func() {
-		defer cancel()
+		defer cancel(nil)
 		raw, err := f.callTool(ctx, tc, s.progress)
 		s.finishCall(c, tc.name, record, raw, err, false)
 	}) {
-		cancel()
+		cancel(nil)
 		s.respond(c, nil, rpcError(context.Canceled, kindTool, tc.name, false))
 		return
 	}
@@ -334,9 +336,9 @@ func (s *session) startRequest(id json.RawMessage, method string, params json.Ra
 		s.respond(c, nil, &jsonrpc.Error{Message: fmt.Sprintf("method %q is invalid during session initialization", method)})
 		return
 	}
-	ctx, cancel := context.WithCancel(s.ctx)
+	ctx, cancel := s.callContext()
 	if !s.spawn(func() {
-		defer cancel()
+		defer cancel(nil)
 		raw, err := serve(ctx, params)
 		if err != nil {
 			s.respond(c, nil, rpcError(err, "", "", false))
@@ -344,11 +346,19 @@ func (s *session) startRequest(id json.RawMessage, method string, params json.Ra
 		}
 		s.respond(c, raw, nil)
 	}) {
-		cancel()
+		cancel(nil)
 		s.respond(c, nil, rpcError(context.Canceled, "", "", false))
 		return
 	}
 	s.setCancel(c, cancel, "", "")
+}
+
+// callContext is the context of a call that runs in a goroutine: its
+// cancel passes the client's reason on to the backend it waits for
+// (backends.Cancelled).
+func (s *session) callContext() (context.Context, backends.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(s.ctx)
+	return ctx, func(reason json.RawMessage) { cancel(&backends.Cancelled{Reason: reason}) }
 }
 
 // spawn runs fn in a goroutine that close waits for; after close it runs
@@ -369,7 +379,7 @@ func (s *session) spawn(fn func()) bool {
 
 // setCancel records how to cancel a call of the gateway's own, and the
 // backend it went to, unless it has ended already.
-func (s *session) setCancel(c *call, cancel func(), tool, server string) {
+func (s *session) setCancel(c *call, cancel backends.CancelFunc, tool, server string) {
 	s.mu.Lock()
 	if s.calls[string(c.id)] == c {
 		c.cancel = cancel
@@ -415,15 +425,17 @@ func (s *session) progress(p *mcp.ProgressNotificationParams) {
 }
 
 // cancelled handles notifications/cancelled: the call is cancelled and its
-// response, whenever it comes, is not sent.
+// response, whenever it comes, is not sent. A backend serving it gets the
+// client's reason as the client wrote it.
 func (s *session) cancelled(params json.RawMessage) {
 	id := wire.Member(params, "requestId")
 	if !wire.ValidID(id) {
 		return
 	}
+	reason := bytes.Clone(wire.Member(params, "reason"))
 	s.mu.Lock()
 	c := s.calls[string(id)]
-	var cancel func()
+	var cancel backends.CancelFunc
 	if c != nil {
 		c.cancelled = true
 		cancel = c.cancel
@@ -433,7 +445,7 @@ func (s *session) cancelled(params json.RawMessage) {
 	case c == nil:
 	case c.sdkID == 0:
 		if cancel != nil {
-			cancel()
+			cancel(reason)
 		}
 	default:
 		// go-sdk cancels its handler under the id it knows.
@@ -588,7 +600,7 @@ func (s *session) close() {
 	}
 	s.done = true
 	close(s.closed)
-	var cancels []func()
+	var cancels []backends.CancelFunc
 	for _, c := range s.calls {
 		if c.cancel != nil {
 			cancels = append(cancels, c.cancel)
@@ -597,7 +609,7 @@ func (s *session) close() {
 	s.mu.Unlock()
 	s.stop()
 	for _, cancel := range cancels {
-		cancel()
+		cancel(nil)
 	}
 	s.wg.Wait()
 	_ = s.s.Flush() // responses buffered by a backend's read loop that has not gone idle yet

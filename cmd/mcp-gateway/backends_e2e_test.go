@@ -637,9 +637,10 @@ func TestBackendProgressAndMeta(t *testing.T) {
 	}
 }
 
-// The client's notifications/cancelled reaches the backend, and no response
-// is sent for the cancelled id — not even when the backend answers anyway
-// (testbackend's progress tool ignores cancellation and says "done").
+// The client's notifications/cancelled reaches the backend with the
+// client's own reason, and no response is sent for the cancelled id — not
+// even when the backend answers anyway (testbackend's progress tool ignores
+// cancellation and says "done").
 func TestBackendClientCancellation(t *testing.T) {
 	t.Parallel()
 	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
@@ -652,6 +653,9 @@ func TestBackendClientCancellation(t *testing.T) {
 	waitFor(t, 10*time.Second, "the backend saw the cancellation", func() bool {
 		return len(cancelled(s.structured("tb.stats", `{}`))) == 1
 	})
+	if reasons, _ := s.structured("tb.stats", `{}`)["reasons"].([]any); len(reasons) != 1 || reasons[0] != "user pressed stop" {
+		t.Errorf("the backend got the reasons %v, want the client's [user pressed stop]", reasons)
+	}
 	// The backend's own late "done" (after 8 × 100 ms) has come and gone.
 	time.Sleep(time.Until(start.Add(1200 * time.Millisecond)))
 	s.structured("tb.echo", `{}`) // everything before it has been written
