@@ -83,13 +83,13 @@ type session struct {
 
 // call is one request in flight.
 type call struct {
-	id        json.RawMessage // exactly as the client sent it
-	sdkID     int64           // non-zero: go-sdk serves it under this id
+	id        json.RawMessage     // exactly as the client sent it
+	sdkID     int64               // non-zero: go-sdk serves it under this id
 	cancel    backends.CancelFunc // the gateway's own calls; set once started
-	server    string          // the backend a tools/call went to, if known when it started
-	tool      string          // the tool a tools/call called; set once started
-	cancelled bool            // the client sent notifications/cancelled: no response
-	answered  chan struct{}   // if not nil, closed once the response is written
+	server    string              // the backend a tools/call went to, if known when it started
+	tool      string              // the tool a tools/call called; set once started
+	cancelled bool                // the client sent notifications/cancelled: no response
+	answered  chan struct{}       // if not nil, closed once the response is written
 }
 
 func newSession(f *front, s clientStream) *session {
