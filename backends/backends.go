@@ -39,8 +39,9 @@ type Options struct {
 	// DefaultTimeout is the per-call timeout for servers without timeout_ms;
 	// zero means 30 s.
 	DefaultTimeout time.Duration
-	// StartupTimeout bounds Wait and WaitServer, counted from Start: how
-	// long a first list waits for backends still starting. It stops the
+	// StartupTimeout bounds Wait and WaitServer, counted from Start (or
+	// from SetClientCapabilities, with AwaitClient): how long a first list
+	// waits for backends still starting. It stops the
 	// waiting, not the backend. Zero means 30 s.
 	StartupTimeout time.Duration
 	// StartLimit bounds each start of a backend (process, initialize and
@@ -68,6 +69,11 @@ type Options struct {
 	// gateway declares the roots, sampling and elicitation capabilities to
 	// its backends.
 	OnRequest func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error)
+	// AwaitClient makes each backend wait, once its process has started,
+	// for SetClientCapabilities before it is initialized, so that it is
+	// declared the client's own capabilities (client.go). Wait's startup
+	// timeout then counts from that call.
+	AwaitClient bool
 	// OnNotification is called with each notifications/message (also
 	// logged) and notifications/resources/updated a backend sends, from
 	// the backend's read loop: it must not wait long.

@@ -16,7 +16,6 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Defaults for zero Options fields, matching config.Defaults().
@@ -33,7 +32,11 @@ type Manager struct {
 	environ        []string
 	startupTimeout time.Duration
 	startLimit     time.Duration
-	initParams     json.RawMessage
+	// client is the client's capabilities (SetClientCapabilities);
+	// clientSet is closed when they are set.
+	client     atomic.Pointer[clientCaps]
+	clientSet  chan struct{}
+	clientOnce sync.Once
 	// set is the current backends; Apply swaps it whole, so readers (the
 	// call path among them) take no lock.
 	set    atomic.Pointer[backendSet]
@@ -90,7 +93,7 @@ func New(opts Options) *Manager {
 	if m.startLimit <= 0 {
 		m.startLimit = defaultStartLimit
 	}
-	m.initParams = initializeParams(opts)
+	m.clientSet = make(chan struct{})
 	set := &backendSet{byName: make(map[string]*backend)}
 	for _, s := range opts.Servers {
 		set.add(m.newBackend(s))
@@ -171,29 +174,6 @@ func callTimeout(s config.Server, def time.Duration) time.Duration {
 	return defaultCallTimeout
 }
 
-// initializeParams are the params of every backend's initialize request.
-func initializeParams(opts Options) json.RawMessage {
-	info := opts.ClientInfo
-	if info == nil {
-		info = &mcp.Implementation{Name: "mcp-gateway"}
-	}
-	caps := map[string]any{}
-	if opts.OnRequest != nil {
-		caps["roots"] = map[string]any{}
-		caps["sampling"] = map[string]any{}
-		caps["elicitation"] = map[string]any{}
-	}
-	b, err := json.Marshal(map[string]any{
-		"protocolVersion": ProtocolVersion,
-		"capabilities":    caps,
-		"clientInfo":      info,
-	})
-	if err != nil {
-		panic(err) // plain data
-	}
-	return b
-}
-
 // Start starts every enabled backend in parallel and returns at once.
 // ctx bounds the backends' lifetime only as far as Close is concerned: the
 // children are stopped by Close (or die with the gateway process), not by
@@ -232,7 +212,7 @@ func (m *Manager) Start(ctx context.Context) {
 // ctx is done. It returns at once if Start was not called.
 func (m *Manager) Wait(ctx context.Context) {
 	m.mu.Lock()
-	started, deadline := m.started, m.startedAt.Add(m.startupTimeout)
+	started, deadline := m.started, m.waitFrom(m.startedAt).Add(m.startupTimeout)
 	m.mu.Unlock()
 	if !started {
 		return
@@ -259,7 +239,7 @@ func (m *Manager) WaitServer(ctx context.Context, server string) {
 		return
 	}
 	m.mu.Lock()
-	started, deadline := m.started, b.began.Add(m.startupTimeout) // began: Start, or the Apply that added it
+	started, deadline := m.started, m.waitFrom(b.began).Add(m.startupTimeout) // began: Start, or the Apply that added it
 	m.mu.Unlock()
 	if !started {
 		return

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -57,7 +58,10 @@ type backend struct {
 	lists      lists
 	serverInfo *mcp.Implementation
 	caps       serverCaps
-	pending    listKind // lists a list_changed asked to refresh
+	// capsRaw and instructions are what it answered to initialize.
+	capsRaw      json.RawMessage
+	instructions string
+	pending      listKind // lists a list_changed asked to refresh
 }
 
 // serverCaps are the capabilities of a backend that matter to the gateway.
@@ -274,6 +278,12 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 		b.mu.Unlock()
 	}
 
+	// The start limit counts the backend's own time, not the client's.
+	waitFrom := time.Now()
+	if r, ok := b.m.awaitClient(ctx, crashed); !ok {
+		return false, r, teardown
+	}
+	startupDeadline = startupDeadline.Add(time.Since(waitFrom))
 	hctx, cancel := context.WithDeadline(ctx, startupDeadline)
 	l, info, err := b.handshake(hctx, c)
 	cancel()
@@ -515,7 +525,7 @@ func (b *backend) handshake(ctx context.Context, c *conn) (lists, *mcp.Implement
 		}
 		return lists{}, nil, fmt.Errorf("%s: %w", step, err)
 	}
-	res, err := c.call(ctx, "initialize", b.m.initParams, callOpts{})
+	res, err := c.call(ctx, "initialize", b.m.initializeParams(), callOpts{})
 	if err != nil {
 		return fail(err)
 	}
@@ -527,11 +537,13 @@ func (b *backend) handshake(ctx context.Context, c *conn) (lists, *mcp.Implement
 			Resources json.RawMessage `json:"resources"`
 			Logging   json.RawMessage `json:"logging"`
 		} `json:"capabilities"`
-		ServerInfo *mcp.Implementation `json:"serverInfo"`
+		ServerInfo   *mcp.Implementation `json:"serverInfo"`
+		Instructions string              `json:"instructions"`
 	}
 	if err := json.Unmarshal(res, &ir); err != nil {
 		return fail(fmt.Errorf("bad result: %w", err))
 	}
+	capsRaw := wire.Member(res, "capabilities") // res is a copy
 	has := func(r json.RawMessage) bool { return len(r) > 0 && string(r) != "null" }
 	caps := serverCaps{tools: has(ir.Capabilities.Tools), prompts: has(ir.Capabilities.Prompts), resources: has(ir.Capabilities.Resources), logging: has(ir.Capabilities.Logging)}
 	if ir.ProtocolVersion != ProtocolVersion {
@@ -548,7 +560,7 @@ func (b *backend) handshake(ctx context.Context, c *conn) (lists, *mcp.Implement
 		return fail(err)
 	}
 	b.mu.Lock()
-	b.caps = caps
+	b.caps, b.capsRaw, b.instructions = caps, capsRaw, ir.Instructions
 	b.mu.Unlock()
 	return l, ir.ServerInfo, nil
 }

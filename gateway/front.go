@@ -37,10 +37,13 @@ type front struct {
 	known      map[string]toolRoute   // every backend tool ever listed, for orphans
 	prompts    map[string]promptRoute // front name → route
 	res        map[resourceKey]string // resource or template → the server that serves it
-	toolFP     map[string]string      // front name → fingerprint of what is registered
+	toolFP     map[string]string      // front name → the definition registered (as listed)
 	promptFP   map[string]string
 	subs       map[string]bool // resource URIs the client subscribed to (subscribe.go)
 	resFP      map[resourceKey]string
+	// The lists as the session answers them (lists.go): each definition
+	// as its backend wrote it (under the front name), in listing order.
+	toolDefs, promptDefs, resourceDefs, templateDefs []json.RawMessage
 	// versions counts changes per list (tools, prompts, resources); seen
 	// is the version the client last listed, and listed whether it ever
 	// did. A list_changed notification is sent only for a list the client
@@ -93,6 +96,7 @@ type toolRoute struct {
 	server string // backend name (backendTool)
 	own    string // the name its owner knows it by
 	tool   *mcp.Tool
+	def    json.RawMessage // the definition as listed (toolDef)
 }
 
 type promptRoute struct {
@@ -105,6 +109,10 @@ func (f *front) route(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "initialize":
+			// The answer carries the backends' capabilities and
+			// instructions (initialize.go): wait for them to answer
+			// theirs, within the startup timeout.
+			f.g.waitBackends(ctx)
 			res, err := next(ctx, method, req)
 			if err == nil {
 				ss, _ := req.GetSession().(*mcp.ServerSession)
@@ -130,14 +138,6 @@ func (f *front) route(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 			}
 			return res, err
-		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
-			f.settle(ctx)
-			list, _ := listOf(method)
-			f.mu.Lock()
-			f.seen[list] = f.versions[list] // read before listing: a change during it still notifies
-			f.listed[list] = true
-			f.mu.Unlock()
-			return next(ctx, method, req)
 		case "prompts/get", "resources/subscribe", "resources/unsubscribe":
 			// A client may get or read without listing first (a stateless
 			// HTTP request always does): the tables must exist.

@@ -7,6 +7,7 @@ import (
 	"maps"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -21,16 +22,24 @@ func (f *front) syncPrompts(strict bool) {
 	routes := make(map[string]promptRoute)
 	defs := make(map[string]*mcp.Prompt)
 	fps := make(map[string]string)
+	var listed []json.RawMessage
 	for _, bp := range f.g.opts.Backends.Prompts() {
+		name := names.assign(bp.Server, prefixes[bp.Server], bp.Name)
+		quoted, _ := json.Marshal(name)
+		// Listed as the backend wrote it, under the front name.
+		def, err := wire.SetMember(bp.Raw, "name", quoted)
 		var p mcp.Prompt
-		if err := json.Unmarshal(bp.Raw, &p); err != nil {
+		if err == nil {
+			err = json.Unmarshal(def, &p)
+		}
+		if err != nil {
 			f.log.Warn("skipped a prompt the backend listed", "server", bp.Server, "prompt", bp.Name, "error", err)
 			continue
 		}
-		p.Name = names.assign(bp.Server, prefixes[bp.Server], bp.Name)
-		routes[p.Name] = promptRoute{server: bp.Server, own: bp.Name}
-		defs[p.Name] = &p
-		fps[p.Name] = fingerprint(&p)
+		routes[name] = promptRoute{server: bp.Server, own: bp.Name}
+		defs[name] = &p
+		fps[name] = string(def)
+		listed = append(listed, def)
 	}
 	var gone []string
 	f.mu.Lock()
@@ -42,6 +51,7 @@ func (f *front) syncPrompts(strict bool) {
 	}
 	f.prompts = routes
 	f.promptFP = fps
+	f.promptDefs = listed
 	f.mu.Unlock()
 
 	if len(gone) > 0 {

@@ -29,23 +29,21 @@ func (f *front) syncResources() {
 	resources := make(map[resourceKey]*mcp.Resource)
 	templates := make(map[resourceKey]*mcp.ResourceTemplate)
 	fps := make(map[resourceKey]string)
+	var listedRes, listedTmpl []json.RawMessage // as the backends wrote them
 	for _, br := range f.g.opts.Backends.Resources() {
 		key := resourceKey{br.URI, br.Template}
 		if prev, dup := owner[key]; dup {
 			f.log.Warn("resource listed by two backends; the first serves it", "uri", br.URI, "server", prev, "ignored", br.Server)
 			continue
 		}
-		var (
-			def any
-			err error
-		)
+		var err error
 		if br.Template {
 			t := new(mcp.ResourceTemplate)
-			err, def = json.Unmarshal(br.Raw, t), t
+			err = json.Unmarshal(br.Raw, t)
 			templates[key] = t
 		} else {
 			r := new(mcp.Resource)
-			err, def = json.Unmarshal(br.Raw, r), r
+			err = json.Unmarshal(br.Raw, r)
 			resources[key] = r
 		}
 		if err != nil {
@@ -55,11 +53,17 @@ func (f *front) syncResources() {
 			continue
 		}
 		owner[key] = br.Server
-		fps[key] = fingerprint(def)
+		fps[key] = string(br.Raw)
+		if br.Template {
+			listedTmpl = append(listedTmpl, br.Raw)
+		} else {
+			listedRes = append(listedRes, br.Raw)
+		}
 	}
 	f.mu.Lock()
 	old := f.resFP
 	f.res, f.resFP = owner, fps
+	f.resourceDefs, f.templateDefs = listedRes, listedTmpl
 	f.mu.Unlock()
 
 	var goneRes, goneTmpl []string

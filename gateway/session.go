@@ -90,6 +90,8 @@ type call struct {
 	tool      string              // the tool a tools/call called; set once started
 	cancelled bool                // the client sent notifications/cancelled: no response
 	answered  chan struct{}       // if not nil, closed once the response is written
+	// initialize: go-sdk's answer is completed with the backends' (initialize.go).
+	initialize bool
 }
 
 func newSession(f *front, s clientStream) *session {
@@ -165,6 +167,12 @@ func (s *session) handle(body []byte) {
 		case methodComplete:
 			s.startRequest(m.ID, m.Method, m.Params, s.f.complete)
 			return
+		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
+			method := m.Method
+			s.startRequest(m.ID, method, m.Params, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+				return s.f.list(ctx, method, params)
+			})
+			return
 		}
 		c, ok := s.claim(m.ID, true)
 		if !ok {
@@ -174,6 +182,11 @@ func (s *session) handle(body []byte) {
 			// Nothing is served until the session is initialized: a
 			// client may send its first calls right behind initialize.
 			c.answered = make(chan struct{})
+			c.initialize = true
+			if b := s.f.g.opts.Backends; b != nil {
+				// Backends waiting for the client are told what it can do.
+				b.SetClientCapabilities(wire.Member(m.Params, "capabilities"))
+			}
 		}
 		s.deliver(&jsonrpc.Request{ID: intID(c.sdkID), Method: m.Method, Params: m.Params})
 		if c.answered != nil {

@@ -21,6 +21,7 @@
 //	-chatty-stderr N      write N lines to stderr per request received
 //	-extra-tools N        add tools extra_000 .. extra_N-1 (echo-like)
 //	-page-size N          page tools/list N tools at a time (0: all at once)
+//	-instructions S       answer initialize with instructions S
 //	-prompts              declare prompts; one prompt "greet"
 //	-resources            declare resources; resource test://r1, template test://t/{id};
 //	                      resources/subscribe is answered, then the URI is
@@ -132,6 +133,7 @@ type server struct {
 	ignoreCancel bool
 	stringIDs    bool
 	describe     string
+	instructions string
 
 	calls sync.WaitGroup // tools/call goroutines
 
@@ -170,6 +172,7 @@ func main() {
 	chattyStderr := fs.Int("chatty-stderr", 0, "stderr lines per request")
 	extraTools := fs.Int("extra-tools", 0, "extra tools")
 	pageSize := fs.Int("page-size", 0, "tools/list page size")
+	instructions := fs.String("instructions", "", "instructions in the initialize result")
 	prompts := fs.Bool("prompts", false, "declare prompts")
 	resources := fs.Bool("resources", false, "declare resources")
 	ignoreTerm := fs.Bool("ignore-term", false, "ignore SIGTERM and stdin EOF")
@@ -246,6 +249,7 @@ func main() {
 		chattyStderr: *chattyStderr,
 		pageSize:     *pageSize,
 		describe:     *describe,
+		instructions: *instructions,
 		prompts:      *prompts,
 		resources:    *resources,
 		listOnInit:   *listOnInit,
@@ -464,7 +468,11 @@ func (s *server) handle(line []byte) {
 		if s.resources {
 			caps += `,"resources":{"subscribe":true}`
 		}
-		s.reply(msg.ID, `{"protocolVersion":"2025-11-25","capabilities":{`+caps+`},"serverInfo":{"name":`+quote(s.name)+`,"version":"1.0.0"}}`)
+		instructions := ""
+		if s.instructions != "" {
+			instructions = `,"instructions":` + quote(s.instructions)
+		}
+		s.reply(msg.ID, `{"protocolVersion":"2025-11-25","capabilities":{`+caps+`},"serverInfo":{"name":`+quote(s.name)+`,"version":"1.0.0"}`+instructions+`}`)
 	case msg.Method == "ping":
 		s.reply(msg.ID, `{}`)
 	case msg.Method == "logging/setLevel":

@@ -126,15 +126,23 @@ type rawSession struct {
 // startRaw starts the gateway on cfg and initializes as clientName.
 func startRaw(t *testing.T, cfg, clientName string, env ...string) *rawSession {
 	t.Helper()
+	s, _ := startRawCaps(t, cfg, clientName, `{}`, env...)
+	return s
+}
+
+// startRawCaps is startRaw for a client with capabilities caps; it also
+// returns the answer to initialize.
+func startRawCaps(t *testing.T, cfg, clientName, caps string, env ...string) (*rawSession, rawMsg) {
+	t.Helper()
 	p := startGateway(t, baseEnv(t, env...), "--stdio", "--config", cfg)
 	s := &rawSession{t: t, p: p, nextID: 100, waiting: map[string]chan rawMsg{}, answered: map[string]bool{}, eof: make(chan struct{})}
 	go s.readLoop()
-	init := s.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":`+strconv.Quote(clientName)+`,"version":"1"}}`)
+	init := s.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":`+strconv.Quote(clientName)+`,"version":"1"}}`)
 	if init.m["result"] == nil {
 		t.Fatalf("initialize: %s", init)
 	}
 	s.write(initializedMsg)
-	return s
+	return s, init
 }
 
 func (s *rawSession) readLoop() {

@@ -1,0 +1,61 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+)
+
+// The four lists are answered by the session, raw: each definition as its
+// backend wrote it — every member, unknown ones included, in the backend's
+// order — under the front name (tools and prompts), grouped by backend in
+// configuration order, after the gateway's own tools. go-sdk's tables,
+// which list by key and drop what its types lack, only notify changes.
+//
+// A list is one page: the gateway fetched every page of each backend's
+// list already, so it hands out no cursor, and a request with one is
+// refused (-32602) rather than answered with the first page again.
+
+// list answers one of the four list methods.
+func (f *front) list(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if c := bytes.TrimSpace(wire.Member(params, "cursor")); len(c) > 0 && string(c) != "null" {
+		return nil, errInvalidParams("invalid cursor: the gateway lists everything in one page")
+	}
+	f.settle(ctx) // the first list is complete (within the startup timeout)
+	list, _ := listOf(method)
+	f.mu.Lock()
+	f.seen[list] = f.versions[list] // read with the list: a change after it still notifies
+	f.listed[list] = true
+	var (
+		items []json.RawMessage
+		field string // the member the result holds
+	)
+	switch method {
+	case "tools/list":
+		items, field = f.toolDefs, "tools"
+	case "prompts/list":
+		items, field = f.promptDefs, "prompts"
+	case "resources/list":
+		items, field = f.resourceDefs, "resources"
+	case "resources/templates/list":
+		items, field = f.templateDefs, "resourceTemplates"
+	}
+	f.mu.Unlock()
+	n := len(field) + 8
+	for _, it := range items {
+		n += len(it) + 1
+	}
+	out := make([]byte, 0, n)
+	out = append(out, `{"`...)
+	out = append(out, field...)
+	out = append(out, `":[`...)
+	for i, it := range items {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, it...)
+	}
+	return append(out, "]}"...), nil
+}
