@@ -75,7 +75,8 @@ type Options struct {
 	// timeout then counts from that call.
 	AwaitClient bool
 	// OnNotification is called with each notifications/message (also
-	// logged) and notifications/resources/updated a backend sends, from
+	// logged), notifications/resources/updated and
+	// notifications/tasks/status a backend sends, from
 	// the backend's read loop: it must not wait long.
 	OnNotification func(server, method string, params json.RawMessage)
 
@@ -162,6 +163,12 @@ type CallOptions struct {
 	// Meta is the client's _meta for the request (progressToken removed);
 	// it is forwarded as is.
 	Meta map[string]any
+	// Task is a tools/call's params.task, as the client wrote it; nil for
+	// a call that is not task-augmented.
+	Task json.RawMessage
+	// Unbounded lifts the server's call timeout (tasks/result, which waits
+	// for a task to end).
+	Unbounded bool
 	// Batch lets StartToolCall leave the request in a buffer until
 	// Manager.FlushWrites, so that a caller starting many calls in a row
 	// (a burst of client requests) writes them to each backend at once.

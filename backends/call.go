@@ -65,7 +65,7 @@ func (m *Manager) StartToolCall(server, tool string, args json.RawMessage, opts 
 }
 
 // toolParams encodes tools/call params: the name, the arguments as given
-// (compacted), and _meta.
+// (compacted), the task (if any), and _meta.
 func (m *Manager) toolParams(tool string, args json.RawMessage, opts CallOptions, o *callOpts) (json.RawMessage, error) {
 	var buf bytes.Buffer
 	buf.Grow(32 + len(tool) + len(args))
@@ -76,6 +76,11 @@ func (m *Manager) toolParams(tool string, args json.RawMessage, opts CallOptions
 	if len(bytes.TrimSpace(args)) > 0 {
 		if err := writeCompact(&buf, `,"arguments":`, args); err != nil {
 			return nil, fmt.Errorf("arguments: %w", err)
+		}
+	}
+	if len(opts.Task) > 0 {
+		if err := writeCompact(&buf, `,"task":`, opts.Task); err != nil {
+			return nil, fmt.Errorf("task: %w", err)
 		}
 	}
 	if opts.Progress != nil || len(opts.Meta) > 0 {

@@ -306,6 +306,9 @@ func (m *Manager) Request(ctx context.Context, server, method string, params any
 		return nil, err
 	}
 	o := callOpts{timeout: b.timeout}
+	if opts.Unbounded {
+		o.timeout = 0
+	}
 	var raw json.RawMessage
 	switch p := params.(type) {
 	case nil:
@@ -450,6 +453,12 @@ func (m *Manager) Logging() []string {
 // capability, in configuration order.
 func (m *Manager) ResourceServers() []string {
 	return m.declaring(func(c serverCaps) bool { return c.resources })
+}
+
+// TaskServers returns the ready backends that declared tasks.list, in
+// configuration order.
+func (m *Manager) TaskServers() []string {
+	return m.declaring(func(c serverCaps) bool { return c.tasksList })
 }
 
 func (m *Manager) declaring(has func(serverCaps) bool) []string {

@@ -67,6 +67,7 @@ type backend struct {
 // serverCaps are the capabilities of a backend that matter to the gateway.
 type serverCaps struct {
 	tools, prompts, resources, logging bool
+	tasksList                          bool // tasks.list
 }
 
 func (b *backend) settle() { b.settleOnce.Do(func() { close(b.settled) }) }
@@ -425,7 +426,7 @@ func (b *backend) onNotification(method string, params json.RawMessage) {
 		kind = listPrompts
 	case "notifications/resources/list_changed":
 		kind = listResources
-	case "notifications/message", "notifications/resources/updated":
+	case "notifications/message", "notifications/resources/updated", "notifications/tasks/status":
 		if method == "notifications/message" {
 			b.logMessage(params)
 		}
@@ -536,6 +537,7 @@ func (b *backend) handshake(ctx context.Context, c *conn) (lists, *mcp.Implement
 			Prompts   json.RawMessage `json:"prompts"`
 			Resources json.RawMessage `json:"resources"`
 			Logging   json.RawMessage `json:"logging"`
+			Tasks     json.RawMessage `json:"tasks"`
 		} `json:"capabilities"`
 		ServerInfo   *mcp.Implementation `json:"serverInfo"`
 		Instructions string              `json:"instructions"`
@@ -545,7 +547,7 @@ func (b *backend) handshake(ctx context.Context, c *conn) (lists, *mcp.Implement
 	}
 	capsRaw := wire.Member(res, "capabilities") // res is a copy
 	has := func(r json.RawMessage) bool { return len(r) > 0 && string(r) != "null" }
-	caps := serverCaps{tools: has(ir.Capabilities.Tools), prompts: has(ir.Capabilities.Prompts), resources: has(ir.Capabilities.Resources), logging: has(ir.Capabilities.Logging)}
+	caps := serverCaps{tools: has(ir.Capabilities.Tools), prompts: has(ir.Capabilities.Prompts), resources: has(ir.Capabilities.Resources), logging: has(ir.Capabilities.Logging), tasksList: has(wire.Member(ir.Capabilities.Tasks, "list"))}
 	if ir.ProtocolVersion != ProtocolVersion {
 		b.log.Debug("backend chose another protocol version", "server", b.cfg.Name, "version", ir.ProtocolVersion)
 	}

@@ -167,6 +167,12 @@ func (s *session) handle(body []byte) {
 		case methodComplete:
 			s.startRequest(m.ID, m.Method, m.Params, s.f.complete)
 			return
+		case "tasks/get", "tasks/result", "tasks/cancel", "tasks/list":
+			method := m.Method
+			s.startRequest(m.ID, method, m.Params, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+				return s.f.task(ctx, method, params)
+			})
+			return
 		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
 			method := m.Method
 			s.startRequest(m.ID, method, m.Params, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {

@@ -80,12 +80,28 @@ func (f *front) forwardSubscription(ctx context.Context, method, uri string) err
 
 // BackendNotification passes on a backend's notifications that concern
 // the clients (backends.Options.OnNotification): log messages
-// (BackendLog) and resource updates, which go to the clients subscribed to
-// the URI.
+// (BackendLog), resource updates, which go to the clients subscribed to
+// the URI, and task statuses, which go to the clients that have the task.
 func (g *Gateway) BackendNotification(server, method string, params json.RawMessage) {
 	switch method {
 	case "notifications/message":
 		g.BackendLog(server, params)
+	case "notifications/tasks/status":
+		compact, err := wire.Compact(params)
+		id, ok := wire.Unquote(wire.Member(compact, "taskId"))
+		if err != nil || !ok {
+			g.log.Debug("dropped a task status", "server", server, "err", err)
+			return
+		}
+		msg := wire.AppendRequest(nil, nil, method, compact)
+		for _, f := range g.frontList() {
+			g.mu.Lock()
+			st := f.stream
+			g.mu.Unlock()
+			if owner, ok := f.taskOwner(id); ok && owner == server && st != nil {
+				_ = st.Buffer(msg) // the backend's read loop flushes when idle
+			}
+		}
 	case "notifications/resources/updated":
 		var p struct {
 			URI string `json:"uri"`

@@ -22,6 +22,8 @@
 //	-extra-tools N        add tools extra_000 .. extra_N-1 (echo-like)
 //	-page-size N          page tools/list N tools at a time (0: all at once)
 //	-instructions S       answer initialize with instructions S
+//	-tasks                declare tasks; every tool may run as a task
+//	                      (tasks.go)
 //	-prompts              declare prompts; one prompt "greet"
 //	-resources            declare resources; resource test://r1, template test://t/{id};
 //	                      resources/subscribe is answered, then the URI is
@@ -134,6 +136,8 @@ type server struct {
 	stringIDs    bool
 	describe     string
 	instructions string
+	tasks        bool
+	taskTable    taskTable
 
 	calls sync.WaitGroup // tools/call goroutines
 
@@ -173,6 +177,7 @@ func main() {
 	extraTools := fs.Int("extra-tools", 0, "extra tools")
 	pageSize := fs.Int("page-size", 0, "tools/list page size")
 	instructions := fs.String("instructions", "", "instructions in the initialize result")
+	tasks := fs.Bool("tasks", false, "declare tasks")
 	prompts := fs.Bool("prompts", false, "declare prompts")
 	resources := fs.Bool("resources", false, "declare resources")
 	ignoreTerm := fs.Bool("ignore-term", false, "ignore SIGTERM and stdin EOF")
@@ -250,6 +255,7 @@ func main() {
 		pageSize:     *pageSize,
 		describe:     *describe,
 		instructions: *instructions,
+		tasks:        *tasks,
 		prompts:      *prompts,
 		resources:    *resources,
 		listOnInit:   *listOnInit,
@@ -468,6 +474,9 @@ func (s *server) handle(line []byte) {
 		if s.resources {
 			caps += `,"resources":{"subscribe":true}`
 		}
+		if s.tasks {
+			caps += "," + taskCaps
+		}
 		instructions := ""
 		if s.instructions != "" {
 			instructions = `,"instructions":` + quote(s.instructions)
@@ -528,6 +537,9 @@ func (s *server) handle(line []byte) {
 			s.send(`{"jsonrpc":"2.0","id":"f-` + strconv.Itoa(i) + `","method":` + quote(method) + `,"params":` + params + `}`)
 		}
 		time.Sleep(time.Duration(p.Arguments.MS) * time.Millisecond) // in the read loop
+	case s.tasks && msg.Method == "tools/call" && len(bytes.TrimSpace(memberOf(msg.Params, "task"))) > 0:
+		s.startTask(msg)
+	case s.tasks && s.serveTask(msg):
 	case msg.Method == "tools/call":
 		s.calls.Add(1)
 		go func() {
@@ -566,7 +578,11 @@ func (s *server) listTools(msg message) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(`{"name":` + quote(n) + `,"description":` + quote("testbackend tool "+n+s.describe) + `,"inputSchema":{"type":"object"}}`)
+		execution := ""
+		if s.tasks {
+			execution = `,"execution":{"taskSupport":"optional"}`
+		}
+		b.WriteString(`{"name":` + quote(n) + `,"description":` + quote("testbackend tool "+n+s.describe) + `,"inputSchema":{"type":"object"}` + execution + `}`)
 	}
 	b.WriteString(`]`)
 	if end < len(names) {

@@ -1,0 +1,100 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+)
+
+// Tasks pass through. A tools/call with params.task goes to the backend
+// with its task member as the client wrote it, and the task its answer
+// creates is recorded against that backend (recordTask), so that tasks/get,
+// tasks/result and tasks/cancel reach the backend that owns the task; a
+// task id never recorded is answered -32602, as a backend answers an
+// unknown one. tasks/list asks every backend that declared tasks.list and
+// lists their tasks together in one page, recording each. A backend's
+// notifications/tasks/status goes to the clients that have its task.
+// tasks/result waits for the task to end, so it is not bounded by the
+// server's call timeout.
+
+// recordTask records the task a task-augmented tools/call created (raw is
+// its result, {"task":{"taskId":...}}) as server's.
+func (f *front) recordTask(server string, raw json.RawMessage) {
+	id, ok := wire.Unquote(wire.Member(wire.Member(raw, "task"), "taskId"))
+	if !ok || id == "" {
+		return
+	}
+	f.mu.Lock()
+	if f.tasks == nil {
+		f.tasks = make(map[string]string)
+	}
+	f.tasks[id] = server
+	f.mu.Unlock()
+}
+
+// taskOwner returns the backend that owns a task of this client.
+func (f *front) taskOwner(id string) (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	server, ok := f.tasks[id]
+	return server, ok
+}
+
+// task serves tasks/get, tasks/result, tasks/cancel and tasks/list.
+func (f *front) task(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	b := f.g.opts.Backends
+	if method == "tasks/list" {
+		return f.listTasks(ctx, params)
+	}
+	id, ok := wire.Unquote(wire.Member(params, "taskId"))
+	if !ok {
+		return nil, errInvalidParams("taskId must be a string")
+	}
+	server, ok := f.taskOwner(id)
+	if !ok || b == nil {
+		return nil, errInvalidParams("Task not found: " + id)
+	}
+	raw, err := b.Request(ctx, server, method, params, backends.CallOptions{Unbounded: method == "tasks/result"})
+	if err != nil {
+		return nil, rpcError(err, "", "", f.g.opts.Config.Server.Debug)
+	}
+	return raw, nil
+}
+
+// listTasks lists the tasks of every backend that declared tasks.list.
+func (f *front) listTasks(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	if c := bytes.TrimSpace(wire.Member(params, "cursor")); len(c) > 0 && string(c) != "null" {
+		return nil, errInvalidParams("invalid cursor: the gateway lists every task in one page")
+	}
+	b := f.g.opts.Backends
+	out := []byte(`{"tasks":[`)
+	n := 0
+	if b != nil {
+		f.settle(ctx)
+		for _, server := range b.TaskServers() {
+			raw, err := b.Request(ctx, server, "tasks/list", nil, backends.CallOptions{})
+			if err != nil {
+				f.log.Debug("tasks/list failed", "server", server, "err", err)
+				continue
+			}
+			var list struct {
+				Tasks []json.RawMessage `json:"tasks"`
+			}
+			if json.Unmarshal(raw, &list) != nil {
+				continue
+			}
+			for _, t := range list.Tasks {
+				f.recordTask(server, append(append([]byte(`{"task":`), t...), '}'))
+				if n > 0 {
+					out = append(out, ',')
+				}
+				out = append(out, t...)
+				n++
+			}
+		}
+	}
+	return append(out, "]}"...), nil
+}
