@@ -22,10 +22,10 @@ import (
 // every message, decodes its envelope once (package wire, ids kept as the
 // client's exact bytes), keeps the one table of requests in flight, and
 // serves every tools/call itself — backend tools, answer tools, lazy mode's
-// meta tools, and the error before initialize. Everything else (initialize,
-// lists, ping, list_changed, sampling, elicitation, roots) goes to go-sdk,
-// under ids of the session's own, mapped back to the client's on the way
-// out. It depends on no transport: a transport only moves whole messages
+// meta tools, and the error before initialize — as well as the lists,
+// completion and tasks, raw. Everything else (initialize, ping,
+// list_changed, prompts, resources) goes to go-sdk, under ids of the
+// session's own, mapped back to the client's on the way out. It depends on no transport: a transport only moves whole messages
 // (clientStream).
 
 // clientStream is a client connection as the session sees it: whole
