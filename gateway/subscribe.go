@@ -93,15 +93,10 @@ func (g *Gateway) BackendNotification(server, method string, params json.RawMess
 			g.log.Debug("dropped a task status", "server", server, "err", err)
 			return
 		}
-		msg := wire.AppendRequest(nil, nil, method, compact)
-		for _, f := range g.frontList() {
-			g.mu.Lock()
-			st := f.stream
-			g.mu.Unlock()
-			if owner, ok := f.taskOwner(id); ok && owner == server && st != nil {
-				_ = st.Buffer(msg) // the backend's read loop flushes when idle
-			}
-		}
+		g.broadcast(wire.AppendRequest(nil, nil, method, compact), func(f *front) bool {
+			owner, ok := f.taskOwner(id)
+			return ok && owner == server
+		})
 	case "notifications/resources/updated":
 		var p struct {
 			URI string `json:"uri"`
@@ -114,14 +109,19 @@ func (g *Gateway) BackendNotification(server, method string, params json.RawMess
 			g.log.Debug("dropped a resource update", "server", server, "err", err)
 			return
 		}
-		msg := wire.AppendRequest(nil, nil, method, compact)
-		for _, f := range g.frontList() {
-			g.mu.Lock()
-			st := f.stream
-			g.mu.Unlock()
-			if st != nil && f.subscribed(p.URI) {
-				_ = st.Buffer(msg) // the backend's read loop flushes when idle
-			}
+		g.broadcast(wire.AppendRequest(nil, nil, method, compact), func(f *front) bool { return f.subscribed(p.URI) })
+	}
+}
+
+// broadcast buffers msg for every served client that to picks. It is
+// called from a backend's read loop, which flushes when idle.
+func (g *Gateway) broadcast(msg []byte, to func(*front) bool) {
+	for _, f := range g.frontList() {
+		g.mu.Lock()
+		st := f.stream
+		g.mu.Unlock()
+		if st != nil && to(f) {
+			_ = st.Buffer(msg)
 		}
 	}
 }
