@@ -39,8 +39,8 @@ type front struct {
 	res        map[resourceKey]string // resource or template → the server that serves it
 	toolFP     map[string]string      // front name → the definition registered (as listed)
 	promptFP   map[string]string
-	subs       map[string]bool   // resource URIs the client subscribed to (subscribe.go)
-	tasks      map[string]string // task id → the backend that owns it (tasks.go)
+	subs       map[string]bool // resource URIs the client subscribed to (subscribe.go)
+	tasks      map[string]bool // the task ids this client got (tasks.go)
 	resFP      map[resourceKey]string
 	// The lists as the session answers them (lists.go): each definition
 	// as its backend wrote it (under the front name), in listing order.

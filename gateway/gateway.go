@@ -55,7 +55,8 @@ type Gateway struct {
 	mu     sync.Mutex
 	fronts map[*front]bool
 
-	logs logLimiter // backends' log messages forwarded to clients
+	logs  logLimiter // backends' log messages forwarded to clients
+	tasks taskOwners // task id → the backend that owns it
 }
 
 // SetServers records the servers of a reloaded configuration (their

@@ -352,7 +352,7 @@ func (s *session) startRequest(id json.RawMessage, method string, params json.Ra
 		return
 	}
 	if s.f.notReady(nil) != nil {
-		s.respond(c, nil, &jsonrpc.Error{Message: fmt.Sprintf("method %q is invalid during session initialization", method)})
+		s.respond(c, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("method %q is invalid during session initialization", method)})
 		return
 	}
 	ctx, cancel := s.callContext()

@@ -93,10 +93,10 @@ func (g *Gateway) BackendNotification(server, method string, params json.RawMess
 			g.log.Debug("dropped a task status", "server", server, "err", err)
 			return
 		}
-		g.broadcast(wire.AppendRequest(nil, nil, method, compact), func(f *front) bool {
-			owner, ok := f.taskOwner(id)
-			return ok && owner == server
-		})
+		if owner, ok := g.tasks.lookup(id); !ok || owner != server {
+			return
+		}
+		g.broadcast(wire.AppendRequest(nil, nil, method, compact), func(f *front) bool { return f.hasTask(id) })
 	case "notifications/resources/updated":
 		var p struct {
 			URI string `json:"uri"`
