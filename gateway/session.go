@@ -325,8 +325,9 @@ func (s *session) startToolCall(id, params json.RawMessage) {
 	}
 	record := f.recorder(tc.name) // nil unless metrics are on
 	if r, ok := f.inlineRoute(tc.name); ok {
-		cancel := f.startBackend(tc.name, r, tc, s.progress, func(raw json.RawMessage, err error) {
-			s.finishCall(c, tc.name, record, raw, err, true)
+		name := tc.name // the closure keeps the name only, not the whole toolCall
+		cancel := f.startBackend(name, r, tc, s.progress, func(raw json.RawMessage, err error) {
+			s.finishCall(c, name, record, raw, err, true)
 		})
 		s.setCancel(c, cancel, tc.name, r.server)
 		return
