@@ -126,12 +126,12 @@ if (plan.sdk === "v1") {
   // A task-augmented call (v2 has no tasks API yet): the kinds of messages
   // the stream yields, the result (task ids, which the server makes up,
   // replaced), and the task as tasks/get and tasks/list report it after.
-  await probe("tasks", async () => {
+  const taskProbe = (ambiguous) => async () => {
     const tasks = client.experimental.tasks;
     const kinds = [];
     let taskId = null;
     let result = null;
-    const stream = tasks.callToolStream({ name: prefix + "simulate-research-query", arguments: { topic: "gateways" } }, undefined, {
+    const stream = tasks.callToolStream({ name: prefix + "simulate-research-query", arguments: { topic: "gateways", ambiguous } }, undefined, {
       task: { ttl: 60000 },
       timeout: 30000,
     });
@@ -145,7 +145,11 @@ if (plan.sdk === "v1") {
     const got = taskId ? await tasks.getTask(taskId) : null;
     const listed = taskId ? (await tasks.listTasks()).tasks.filter((t) => t.taskId === taskId).map((t) => t.status) : [];
     return { kinds, result: anon(result), status: got?.status ?? null, listed };
-  });
+  };
+  await probe("tasks", taskProbe(false));
+  // The server asks the client (elicitation) while the task waits for input.
+  const before = asked.elicitation.length;
+  await probe("tasks input_required", async () => ({ ...(await taskProbe(true)()), elicited: asked.elicitation.length - before }));
 }
 features.instructions = (client.getInstructions?.() ?? null) !== null;
 features.capabilities = client.getServerCapabilities() ?? null;
