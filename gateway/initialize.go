@@ -16,7 +16,7 @@ import (
 // within the startup timeout (front.route), and the backends are told the
 // client's own capabilities first (backends.Manager.SetClientCapabilities).
 
-// unionCaps are the capabilities a backend's declaration adds to the
+// unionCap reports whether a capability a backend declares is added to the
 // gateway's: those whose requests and notifications the gateway routes.
 // Anything else a backend declares (experimental features, say) the
 // gateway could not serve, so it is not declared to the client.
