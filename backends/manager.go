@@ -269,6 +269,19 @@ func (m *Manager) Resources() []Resource {
 	return readyLists(m, func(l *lists) []Resource { return l.resources })
 }
 
+// ListMeta returns the _meta of each ready backend's result of a list
+// method (tools/list, prompts/list, resources/list,
+// resources/templates/list), in configuration order; backends whose result
+// had none are left out.
+func (m *Manager) ListMeta(method string) []json.RawMessage {
+	return readyLists(m, func(l *lists) []json.RawMessage {
+		if v, ok := l.meta[method]; ok {
+			return []json.RawMessage{v}
+		}
+		return nil
+	})
+}
+
 // readyLists concatenates one list of every ready backend.
 func readyLists[T any](m *Manager, list func(*lists) []T) []T {
 	var out []T

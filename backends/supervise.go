@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os/exec"
 	"strings"
 	"sync"
@@ -498,15 +499,31 @@ func (b *backend) refreshLoop(c *conn) {
 			b.mu.Unlock()
 			return
 		}
+		meta := maps.Clone(b.lists.meta) // the lists not refetched keep theirs
+		refetched := func(methods ...string) {
+			for _, m := range methods {
+				delete(meta, m)
+				if v, ok := l.meta[m]; ok {
+					if meta == nil {
+						meta = make(map[string]json.RawMessage)
+					}
+					meta[m] = v
+				}
+			}
+		}
 		if kinds&listTools != 0 {
 			b.lists.tools = l.tools
+			refetched("tools/list")
 		}
 		if kinds&listPrompts != 0 {
 			b.lists.prompts = l.prompts
+			refetched("prompts/list")
 		}
 		if kinds&listResources != 0 {
 			b.lists.resources = l.resources
+			refetched("resources/list", "resources/templates/list")
 		}
+		b.lists.meta = meta
 		b.mu.Unlock()
 		b.log.Info("backend lists changed", "server", b.cfg.Name, "tools", len(l.tools))
 		b.m.notify.changed(b.cfg.Name)

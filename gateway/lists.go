@@ -11,7 +11,8 @@ import (
 // The four lists are answered by the session, raw: each definition as its
 // backend wrote it — every member, unknown ones included, in the backend's
 // order — under the front name (tools and prompts), grouped by backend in
-// configuration order, after the gateway's own tools. go-sdk's tables,
+// configuration order, after the gateway's own tools; the result's _meta
+// merges the backends' (listMeta). go-sdk's tables,
 // which list by key and drop what its types lack, only notify changes.
 //
 // A list is one page: the gateway fetched every page of each backend's
@@ -57,5 +58,32 @@ func (f *front) list(ctx context.Context, method string, params json.RawMessage)
 		}
 		out = append(out, it...)
 	}
-	return append(out, "]}"...), nil
+	out = append(out, ']')
+	if meta := f.listMeta(method); meta != nil {
+		out = append(append(out, `,"_meta":`...), meta...)
+	}
+	return append(out, '}'), nil
+}
+
+// listMeta merges the _meta of the backends' results of a list method:
+// each member as the first backend (in configuration order) that has it
+// wrote it. It is nil when no backend's result had one, and for lazy
+// mode's tools/list, which lists no backend tools.
+func (f *front) listMeta(method string) json.RawMessage {
+	b := f.g.opts.Backends
+	if b == nil || method == "tools/list" && f.g.opts.Config.Gateway.ToolsMode == "lazy" {
+		return nil
+	}
+	var merged json.RawMessage
+	for _, meta := range b.ListMeta(method) {
+		_ = wire.EachMember(meta, func(name string, v json.RawMessage) {
+			if merged == nil {
+				merged = json.RawMessage(`{}`)
+			}
+			if wire.Member(merged, name) == nil {
+				merged, _ = wire.SetMember(merged, name, v)
+			}
+		})
+	}
+	return merged
 }

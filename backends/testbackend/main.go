@@ -22,6 +22,7 @@
 //	-extra-tools N        add tools extra_000 .. extra_N-1 (echo-like)
 //	-page-size N          page tools/list N tools at a time (0: all at once)
 //	-instructions S       answer initialize with instructions S
+//	-list-meta S          tools/list results carry "_meta":S (a JSON object)
 //	-tasks                declare tasks; every tool may run as a task
 //	                      (tasks.go)
 //	-prompts              declare prompts; one prompt "greet"
@@ -136,6 +137,7 @@ type server struct {
 	stringIDs    bool
 	describe     string
 	instructions string
+	listMeta     string
 	tasks        bool
 	taskTable    taskTable
 
@@ -177,6 +179,7 @@ func main() {
 	extraTools := fs.Int("extra-tools", 0, "extra tools")
 	pageSize := fs.Int("page-size", 0, "tools/list page size")
 	instructions := fs.String("instructions", "", "instructions in the initialize result")
+	listMeta := fs.String("list-meta", "", "_meta of tools/list results")
 	tasks := fs.Bool("tasks", false, "declare tasks")
 	prompts := fs.Bool("prompts", false, "declare prompts")
 	resources := fs.Bool("resources", false, "declare resources")
@@ -255,6 +258,7 @@ func main() {
 		pageSize:     *pageSize,
 		describe:     *describe,
 		instructions: *instructions,
+		listMeta:     *listMeta,
 		tasks:        *tasks,
 		prompts:      *prompts,
 		resources:    *resources,
@@ -587,6 +591,9 @@ func (s *server) listTools(msg message) {
 	b.WriteString(`]`)
 	if end < len(names) {
 		b.WriteString(`,"nextCursor":"c` + strconv.Itoa(end) + `"`)
+	}
+	if s.listMeta != "" {
+		b.WriteString(`,"_meta":` + s.listMeta)
 	}
 	b.WriteString(`}`)
 	s.reply(msg.ID, b.String())

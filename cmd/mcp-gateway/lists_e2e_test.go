@@ -1,23 +1,31 @@
 package main
 
 import (
+	"encoding/json"
 	"slices"
 	"testing"
 )
 
 // The lists come in configuration order of the servers (b before a here),
 // each server's items in its own order (not sorted), in one page; a
-// request with a cursor is refused, since the gateway hands out none.
+// request with a cursor is refused, since the gateway hands out none. The
+// result's _meta merges the backends' (the first in configuration order
+// wins a member both have).
 func TestListsInBackendOrderOnePage(t *testing.T) {
 	t.Parallel()
-	s := startRaw(t, beConfig(t, tb("b", "-prompts"), tb("a", "-prompts", "-extra-tools", "3")), "e2e")
+	s := startRaw(t, beConfig(t, tb("b", "-prompts", "-list-meta", `{"example.com/k":"b","example.com/b":1}`),
+		tb("a", "-prompts", "-extra-tools", "3", "-list-meta", `{"example.com/k":"a","example.com/a":2}`)), "e2e")
 	got := s.toolsList()
 	want := append(prefixed("b", ".", tbTools...), prefixed("a", ".", append(slices.Clone(tbTools), "extra_000", "extra_001", "extra_002")...)...)
 	if !slices.Equal(got, want) {
 		t.Errorf("tools/list order:\n got %v\nwant %v", got, want)
 	}
-	if r := s.call("tools/list", `{}`).result(t); r["nextCursor"] != nil {
+	r := s.call("tools/list", `{}`).result(t)
+	if r["nextCursor"] != nil {
 		t.Errorf("tools/list handed out a cursor: %v", r["nextCursor"])
+	}
+	if got := canonical(json.RawMessage(mustJSON(t, r["_meta"]))); got != `{"example.com/a":2,"example.com/b":1,"example.com/k":"b"}` {
+		t.Errorf("tools/list _meta: %s", got)
 	}
 	prompts, _ := s.call("prompts/list", `{}`).result(t)["prompts"].([]any)
 	var names []string
