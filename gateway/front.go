@@ -139,7 +139,7 @@ func (f *front) route(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 			}
 			return res, err
-		case "prompts/get", "resources/subscribe", "resources/unsubscribe":
+		case "resources/subscribe", "resources/unsubscribe":
 			// A client may get or read without listing first (a stateless
 			// HTTP request always does): the tables must exist.
 			f.settle(ctx)

@@ -59,7 +59,7 @@ func (f *front) syncPrompts(strict bool) {
 	}
 	for _, name := range sortedKeys(defs) {
 		if old[name] != fps[name] {
-			f.register("prompt "+name, func() { f.server.AddPrompt(defs[name], f.getPrompt) })
+			f.register("prompt "+name, func() { f.server.AddPrompt(defs[name], unreachablePrompt) })
 		}
 	}
 	if !maps.Equal(old, fps) {
@@ -67,25 +67,40 @@ func (f *front) syncPrompts(strict bool) {
 	}
 }
 
-// getPrompt forwards prompts/get to the backend that owns the prompt.
-func (f *front) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	f.mu.Lock()
-	r, ok := f.prompts[req.Params.Name]
-	f.mu.Unlock()
+// getPrompt serves prompts/get, raw both ways (go-sdk's GetPromptResult
+// would drop members it does not know): the backend that owns the prompt
+// gets it under its own name, with the client's arguments as written.
+func (f *front) getPrompt(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	f.settle(ctx) // a client may get a prompt before listing
+	name, ok := wire.Unquote(wire.Member(params, "name"))
 	if !ok {
-		return nil, rpcError(&notFoundError{kindPrompt, req.Params.Name}, kindPrompt, req.Params.Name, false)
+		return nil, errInvalidParams("name must be a string")
 	}
-	params := map[string]any{"name": r.own}
-	if len(req.Params.Arguments) > 0 {
-		params["arguments"] = req.Params.Arguments
+	f.mu.Lock()
+	r, ok := f.prompts[name]
+	f.mu.Unlock()
+	debug := f.g.opts.Config.Server.Debug
+	if !ok {
+		return nil, rpcError(&notFoundError{kindPrompt, name}, kindPrompt, name, debug)
 	}
-	raw, err := f.g.opts.Backends.Request(ctx, r.server, "prompts/get", params, backends.CallOptions{})
+	own, _ := json.Marshal(r.own)
+	out := append(append([]byte(`{"name":`), own...), '}')
+	if args := wire.Member(params, "arguments"); len(args) > 0 && string(args) != "null" {
+		var err error
+		if out, err = wire.SetMember(out, "arguments", args); err != nil {
+			return nil, errInvalidParams(err.Error())
+		}
+	}
+	raw, err := f.g.opts.Backends.Request(ctx, r.server, "prompts/get", json.RawMessage(out), backends.CallOptions{})
 	if err != nil {
-		return nil, rpcError(err, kindPrompt, req.Params.Name, f.g.opts.Config.Server.Debug)
+		return nil, rpcError(err, kindPrompt, name, debug)
 	}
-	var res mcp.GetPromptResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("decode prompts/get result of %s: %w", r.server, err)
-	}
-	return &res, nil
+	return raw, nil
+}
+
+// unreachablePrompt is the handler registered with each prompt: go-sdk
+// lists nothing and serves no prompts/get (the session does), its table
+// only notifies changes.
+func unreachablePrompt(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	return nil, fmt.Errorf("internal error: prompts/get bypassed the gateway's session")
 }
