@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -45,6 +44,7 @@ type front struct {
 	// The lists as the session answers them (lists.go): each definition
 	// as its backend wrote it (under the front name), in listing order.
 	toolDefs, promptDefs, resourceDefs, templateDefs []json.RawMessage
+	templates                                        []templateRoute // listing order (resources.go)
 	// versions counts changes per list (tools, prompts, resources); seen
 	// is the version the client last listed, and listed whether it ever
 	// did. A list_changed notification is sent only for a list the client
@@ -125,18 +125,6 @@ func (f *front) route(next mcp.MethodHandler) mcp.MethodHandler {
 			res, err := next(ctx, method, req)
 			if err == nil {
 				f.setBackendLevel(ctx, req)
-			}
-			return res, err
-		case "resources/read":
-			f.settle(ctx) // a client need not have listed first
-			res, err := next(ctx, method, req)
-			var je *jsonrpc.Error
-			if errors.As(err, &je) && je.Code == jsonrpc.CodeInvalidParams && je.Message == "Resource not found" {
-				// go-sdk's: no listed resource or template matched.
-				p, _ := req.GetParams().(*mcp.ReadResourceParams)
-				if res, err := f.readUnlisted(ctx, p, err); err == nil {
-					return res, nil
-				}
 			}
 			return res, err
 		case "resources/subscribe", "resources/unsubscribe":

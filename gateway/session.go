@@ -23,9 +23,10 @@ import (
 // client's exact bytes), keeps the one table of requests in flight, and
 // serves every tools/call itself — backend tools, answer tools, lazy mode's
 // meta tools, and the error before initialize — as well as the lists,
-// prompts/get, completion and tasks, raw. Everything else (initialize,
-// ping, list_changed, resources/read, subscriptions) goes to go-sdk, under
-// ids of the session's own, mapped back to the client's on the way out. It depends on no transport: a transport only moves whole messages
+// prompts/get, resources/read, completion and tasks, raw. Everything else
+// (initialize, ping, list_changed, logging/setLevel, subscriptions) goes to
+// go-sdk, under ids of the session's own, mapped back to the client's on
+// the way out. It depends on no transport: a transport only moves whole messages
 // (clientStream).
 
 // clientStream is a client connection as the session sees it: whole
@@ -169,6 +170,9 @@ func (s *session) handle(body []byte) {
 			return
 		case "prompts/get":
 			s.startRequest(m.ID, m.Method, m.Params, s.f.getPrompt)
+			return
+		case "resources/read":
+			s.startRequest(m.ID, m.Method, m.Params, s.f.readResource)
 			return
 		case "tasks/get", "tasks/result", "tasks/cancel", "tasks/list":
 			method := m.Method
