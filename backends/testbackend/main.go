@@ -26,7 +26,8 @@
 //	-tasks                declare tasks; every tool may run as a task
 //	                      (tasks.go)
 //	-prompts              declare prompts; one prompt "greet"
-//	-resources            declare resources; resource test://r1, template test://t/{id};
+//	-resources            declare resources; resource test://r1, template test://t/{id}
+//	                      (read: r1's contents, with an unknown member);
 //	                      resources/subscribe is answered, then the URI is
 //	                      reported updated (notifications/resources/updated)
 //	-ignore-term          ignore SIGTERM and stdin EOF (only SIGKILL ends it)
@@ -518,7 +519,7 @@ func (s *server) handle(line []byte) {
 	case msg.Method == "resources/unsubscribe" && s.resources:
 		s.reply(msg.ID, `{}`)
 	case msg.Method == "resources/read" && s.resources:
-		s.reply(msg.ID, `{"contents":[{"uri":"test://r1","text":"r1 body"}]}`)
+		s.reply(msg.ID, `{"contents":[{"uri":"test://r1","text":"r1 body","x-unknown":[1]}]}`)
 	case msg.Method == "tools/call" && bytes.Contains(msg.Params, []byte(`"name":"deaf"`)):
 		var p struct {
 			Arguments struct {

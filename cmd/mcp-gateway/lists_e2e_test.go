@@ -39,3 +39,15 @@ func TestListsInBackendOrderOnePage(t *testing.T) {
 		t.Errorf("tools/list with a cursor: code %d, want -32602", code)
 	}
 }
+
+// resources/read answers as the backend wrote it (its unknown member kept), for
+// a listed URI and for one a listed template matches.
+func TestResourceReadRaw(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, beConfig(t, tb("plain"), tb("res", "-resources")), "e2e")
+	for _, uri := range []string{"test://r1", "test://t/7"} {
+		if got := string(s.call("resources/read", `{"uri":"`+uri+`"}`).member(t, "result")); got != `{"contents":[{"uri":"test://r1","text":"r1 body","x-unknown":[1]}]}` {
+			t.Errorf("resources/read %s: %s", uri, got)
+		}
+	}
+}
