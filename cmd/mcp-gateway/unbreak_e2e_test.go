@@ -314,3 +314,31 @@ func TestCommandWithSpacesSuggestsArgs(t *testing.T) {
 		t.Errorf("status does not suggest args:\n%s\n%s", out, errOut)
 	}
 }
+
+// Params go-sdk cannot decode are answered -32602 in JSON's terms: which
+// member, which type; never go-sdk's Go type names, nor the params quoted
+// back.
+func TestInvalidParamsWithoutGoTypes(t *testing.T) {
+	t.Parallel()
+	p := startGateway(t, baseEnv(t), "--stdio", "--config", writeConfig(t, emptyConfig))
+	p.send(initMsg + "\n" + initializedMsg + "\n")
+	p.readLine()
+	for _, tc := range []struct{ req, want string }{
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":5}}`, "cursor must be a string"},
+		{`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":[1]}`, "params must be an object"},
+		{`{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"x","arguments":{"a":1}}}`, "arguments.a must be a string"},
+		{`{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":{"x":"Go struct field"}}}`, "uri must be a string"},
+		{`{"jsonrpc":"2.0","id":6,"method":"ping","params":"x"}`, "params must be an object"},
+	} {
+		p.send(tc.req + "\n")
+		r := p.readLine()
+		e, _ := r["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if errCode(r) != -32602 || msg != tc.want {
+			t.Errorf("%s:\n got %v\nwant -32602 %q", tc.req, r, tc.want)
+		}
+		if raw, _ := json.Marshal(r); strings.Contains(string(raw), "mcp.") || strings.Contains(string(raw), "Go ") {
+			t.Errorf("%s: reply names Go types: %s", tc.req, raw)
+		}
+	}
+}
