@@ -78,4 +78,3 @@ type pathErr struct{ pe *fs.PathError }
 
 func (e pathErr) Error() string { return e.pe.Err.Error() }
 func (e pathErr) Unwrap() error { return e.pe.Err }
-
