@@ -77,7 +77,7 @@ func (ix *toolIndex) find(ctx context.Context, words []string, server string) ([
 			break
 		}
 		i := sort.SearchInts(ix.start, at+k+1) - 1 // the tool the match is in
-		at = ix.end(i) + 1                          // one match per tool is enough
+		at = ix.end(i) + 1                         // one match per tool is enough
 		t := ix.tools[i]
 		if server != "" && t.Server != server {
 			continue
