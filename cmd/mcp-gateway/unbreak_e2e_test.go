@@ -386,3 +386,45 @@ func TestFindToolsIndexed(t *testing.T) {
 		t.Errorf("40 distinct words: %s, want -32602", r)
 	}
 }
+
+// A backend whose start times out when the status wait ends (start limit
+// equal to the startup timeout) is reported as what it is — failed, or
+// restarting, with the timeout as its error — never as still starting.
+func TestStatusShowsTimedOutStart(t *testing.T) {
+	t.Parallel()
+	hang := tb("hang", "-start-delay", "60s")
+	never := tb("never", "-start-delay", "60s")
+	never.Restart = "never"
+	b, err := json.Marshal(map[string]any{
+		"gateway": map[string]any{"startup_timeout_ms": 1000, "start_limit_ms": 1000, "answer_tools": false},
+		"servers": []beServer{hang, never},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, string(b))
+	for range 3 { // it used to fail every time; the race is at one instant
+		out, errOut, code := runCLI(t, "status", "--json", "--config", cfg)
+		if code != 0 {
+			t.Fatalf("status: exit %d\n%s", code, errOut)
+		}
+		var st struct {
+			Servers []struct{ Name, State, Error string }
+		}
+		if err := json.Unmarshal([]byte(out), &st); err != nil {
+			t.Fatalf("status --json: %v\n%s", err, out)
+		}
+		want := map[string]string{"hang": "restarting", "never": "failed"}
+		if len(st.Servers) != 2 {
+			t.Fatalf("status: %s", out)
+		}
+		for _, s := range st.Servers {
+			if s.State != want[s.Name] {
+				t.Errorf("%s: state %q, want %q", s.Name, s.State, want[s.Name])
+			}
+			if !strings.Contains(s.Error, "start timed out after 1s") {
+				t.Errorf("%s: error %q, want the start timeout", s.Name, s.Error)
+			}
+		}
+	}
+}
