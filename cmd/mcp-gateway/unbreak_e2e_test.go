@@ -428,3 +428,28 @@ func TestStatusShowsTimedOutStart(t *testing.T) {
 		}
 	}
 }
+
+// A plain configuration with tens of thousands of servers loads: it used
+// to fail as "too complex (too many aliases or merge keys)" from 20,000 up.
+func TestLargeConfigLoads(t *testing.T) {
+	t.Parallel()
+	n := 60000
+	if raceEnabled {
+		n = 20000 // the race detector makes loading about ten times slower
+	}
+	var b strings.Builder
+	b.WriteString("servers:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "- {name: s%d, command: npx, args: [-y, p%d], enabled: false}\n", i, i)
+	}
+	cfg := writeConfig(t, b.String())
+	start := time.Now()
+	_, errOut, code := runCLI(t, "--show-config", "--config", cfg)
+	if code != 0 {
+		t.Fatalf("%d servers: exit %d\n%.500s", n, code, errOut)
+	}
+	t.Logf("%d servers: --show-config in %s", n, time.Since(start).Round(time.Millisecond))
+	if !strings.Contains(errOut, fmt.Sprintf(`"s%d"`, n-1)) {
+		t.Errorf("the last server is not in --show-config")
+	}
+}
