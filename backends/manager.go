@@ -234,13 +234,13 @@ func (m *Manager) Start(ctx context.Context) {
 // moment its start times out. It returns at once if Start was not called.
 func (m *Manager) Wait(ctx context.Context) {
 	m.mu.Lock()
-	started := m.started
+	started, since := m.started, m.startedAt
 	m.mu.Unlock()
 	if !started {
 		return
 	}
 	for _, b := range m.backends() {
-		if !m.waitSettled(ctx, b) {
+		if !m.waitSettled(ctx, b, since) {
 			return
 		}
 	}
@@ -255,10 +255,10 @@ func (m *Manager) WaitServer(ctx context.Context, server string) {
 		return
 	}
 	m.mu.Lock()
-	started := m.started
+	started, since := m.started, b.began // began: Start, or the Apply that added it
 	m.mu.Unlock()
 	if started {
-		m.waitSettled(ctx, b)
+		m.waitSettled(ctx, b, since)
 	}
 }
 
@@ -267,14 +267,14 @@ func (m *Manager) WaitServer(ctx context.Context, server string) {
 const settleGrace = time.Second
 
 // waitSettled waits for b's first start to conclude, at most until the
-// startup timeout since b began (Start, or the Apply that added it) — or,
-// when its start limit ends before that, until its start has timed out.
-// It reports false when the wait ended without the start concluding.
-func (m *Manager) waitSettled(ctx context.Context, b *backend) bool {
+// startup timeout since since — or, when b's start limit ends about then or
+// before (within settleGrace), until its start has timed out and been torn
+// down. It reports false when the wait ended without the start concluding.
+func (m *Manager) waitSettled(ctx context.Context, b *backend, since time.Time) bool {
 	m.mu.Lock()
-	deadline := b.began.Add(m.startupTimeout)
-	if limit := b.began.Add(m.startLimit); !limit.After(deadline) {
-		deadline = limit.Add(settleGrace)
+	deadline := since.Add(m.startupTimeout)
+	if limit := b.began.Add(m.startLimit); limit.Before(deadline.Add(settleGrace)) {
+		deadline = later(deadline, limit.Add(settleGrace))
 	}
 	m.mu.Unlock()
 	t := time.NewTimer(time.Until(deadline))
@@ -286,6 +286,14 @@ func (m *Manager) waitSettled(ctx context.Context, b *backend) bool {
 	case <-ctx.Done():
 	}
 	return false
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // Tools returns the tools of every ready backend, in configuration order and
