@@ -21,8 +21,8 @@ import (
 
 // list answers one of the four list methods.
 func (f *front) list(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	if c := bytes.TrimSpace(wire.Member(params, "cursor")); len(c) > 0 && string(c) != "null" {
-		return nil, errInvalidParams("invalid cursor: the gateway lists everything in one page")
+	if err := checkCursor(params); err != nil {
+		return nil, err
 	}
 	f.settle(ctx) // the first list is complete (within the startup timeout)
 	list, _ := listOf(method)
@@ -86,4 +86,31 @@ func (f *front) listMeta(method string) json.RawMessage {
 		})
 	}
 	return merged
+}
+
+// checkParams checks that params, if any, are an object: every method's
+// are. The session's -32602 errors say what is wrong in JSON's terms, as
+// the gateway's other errors do.
+func checkParams(params json.RawMessage) error {
+	if p := bytes.TrimSpace(params); len(p) > 0 && string(p) != "null" && p[0] != '{' {
+		return errInvalidParams("params must be an object")
+	}
+	return nil
+}
+
+// checkCursor checks a list request's params. The gateway hands out no
+// cursor, so a request that carries one is refused rather than answered
+// with the first page again.
+func checkCursor(params json.RawMessage) error {
+	if err := checkParams(params); err != nil {
+		return err
+	}
+	c := bytes.TrimSpace(wire.Member(params, "cursor"))
+	switch {
+	case len(c) == 0 || string(c) == "null":
+		return nil
+	case c[0] != '"':
+		return errInvalidParams("cursor must be a string")
+	}
+	return errInvalidParams("invalid cursor: the gateway lists everything in one page")
 }

@@ -71,11 +71,29 @@ func (f *front) syncPrompts(strict bool) {
 // would drop members it does not know): the backend that owns the prompt
 // gets it under its own name, with the client's arguments as written.
 func (f *front) getPrompt(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	f.settle(ctx) // a client may get a prompt before listing
+	if err := checkParams(params); err != nil {
+		return nil, err
+	}
 	name, ok := wire.Unquote(wire.Member(params, "name"))
 	if !ok {
 		return nil, errInvalidParams("name must be a string")
 	}
+	args := wire.Member(params, "arguments")
+	if len(args) > 0 && string(args) != "null" {
+		// Prompt arguments are strings (MCP's schema).
+		var bad string
+		if wire.EachMember(args, func(k string, v json.RawMessage) {
+			if _, ok := wire.Unquote(v); !ok && bad == "" {
+				bad = "arguments." + k + " must be a string"
+			}
+		}) != nil {
+			bad = "arguments must be an object"
+		}
+		if bad != "" {
+			return nil, errInvalidParams(bad)
+		}
+	}
+	f.settle(ctx) // a client may get a prompt before listing
 	f.mu.Lock()
 	r, ok := f.prompts[name]
 	f.mu.Unlock()
@@ -85,7 +103,7 @@ func (f *front) getPrompt(ctx context.Context, params json.RawMessage) (json.Raw
 	}
 	own, _ := json.Marshal(r.own)
 	out := append(append([]byte(`{"name":`), own...), '}')
-	if args := wire.Member(params, "arguments"); len(args) > 0 && string(args) != "null" {
+	if len(args) > 0 && string(args) != "null" {
 		var err error
 		if out, err = wire.SetMember(out, "arguments", args); err != nil {
 			return nil, errInvalidParams(err.Error())

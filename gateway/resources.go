@@ -137,11 +137,14 @@ func (f *front) resourceOwner(uri string) (string, bool) {
 // resources, in configuration order, and the first that reads it answers;
 // if none does, the client gets -32602.
 func (f *front) readResource(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	f.settle(ctx) // a client need not have listed first
+	if err := checkParams(params); err != nil {
+		return nil, err
+	}
 	uri, ok := wire.Unquote(wire.Member(params, "uri"))
 	if !ok {
 		return nil, errInvalidParams("uri must be a string")
 	}
+	f.settle(ctx) // a client need not have listed first
 	b := f.g.opts.Backends
 	debug := f.g.opts.Config.Server.Debug
 	notFound := rpcError(&notFoundError{kindResource, uri}, kindResource, uri, debug)

@@ -30,8 +30,10 @@ func (f *front) sync() {
 
 func (f *front) syncTools(all map[string]toolRoute, order []string) {
 	listed := all
+	var ix *toolIndex
 	if f.g.opts.Config.Gateway.ToolsMode == "lazy" {
 		listed = lazyListed(all)
+		ix = newToolIndex(all)
 	}
 	fps := make(map[string]string, len(listed))
 	defs := make([]json.RawMessage, 0, len(listed))
@@ -62,7 +64,7 @@ func (f *front) syncTools(all map[string]toolRoute, order []string) {
 	}
 	// Routes change before the listed table, so that a client finds every
 	// tool it can list.
-	f.tools, f.toolFP, f.known = all, fps, known
+	f.tools, f.toolFP, f.known, f.findIndex = all, fps, known, ix
 	f.toolDefs = defs
 	f.mu.Unlock()
 

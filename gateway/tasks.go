@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -87,6 +86,9 @@ func (f *front) task(ctx context.Context, method string, params json.RawMessage)
 	if method == "tasks/list" {
 		return f.listTasks(ctx, params)
 	}
+	if err := checkParams(params); err != nil {
+		return nil, err
+	}
 	id, ok := wire.Unquote(wire.Member(params, "taskId"))
 	if !ok {
 		return nil, errInvalidParams("taskId must be a string")
@@ -107,8 +109,8 @@ func (f *front) task(ctx context.Context, method string, params json.RawMessage)
 
 // listTasks lists the tasks of every backend that declared tasks.list.
 func (f *front) listTasks(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	if c := bytes.TrimSpace(wire.Member(params, "cursor")); len(c) > 0 && string(c) != "null" {
-		return nil, errInvalidParams("invalid cursor: the gateway lists every task in one page")
+	if err := checkCursor(params); err != nil {
+		return nil, err
 	}
 	b := f.g.opts.Backends
 	out := []byte(`{"tasks":[`)
