@@ -157,15 +157,15 @@ func newConn(server string, w *os.File, log *slog.Logger, hooks connHooks) *conn
 func (c *conn) readLoop(r io.Reader) {
 	defer close(c.eof)
 	br := bufio.NewReaderSize(r, 64<<10)
-	var long []byte // a line longer than br's buffer, being assembled
+	var long longLine // a line longer than br's buffer, being assembled
 	for {
 		if br.Buffered() == 0 && c.hooks.idle != nil {
 			c.hooks.idle() // everything read is handled; the next read may wait
 		}
 		frag, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
-			long = append(long, frag...)
-			if len(long) > maxLine {
+			long.add(frag)
+			if long.len() > maxLine {
 				c.eofReason = fmt.Sprintf("wrote a line over %d MiB on stdout", maxLine>>20)
 				c.log.Warn("backend wrote a line over the size limit on stdout; ending the session", "server", c.server, "limit", maxLine)
 				return
@@ -173,18 +173,13 @@ func (c *conn) readLoop(r io.Reader) {
 			continue
 		}
 		line := frag
-		if len(long) > 0 {
-			long = append(long, frag...)
-			line = long
+		if long.len() > 0 {
+			line = long.line(frag)
 		}
 		if len(line) > 0 {
 			c.handleLine(line) // keeps no reference to line
 		}
-		if cap(long) > 1<<20 {
-			long = nil // don't pin a huge buffer after one big message
-		} else {
-			long = long[:0]
-		}
+		long.reset()
 		if err != nil {
 			if err != io.EOF && !errors.Is(err, os.ErrClosed) {
 				c.eofReason = "stdout: " + err.Error()

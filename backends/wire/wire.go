@@ -308,24 +308,49 @@ func AppendCompact(buf []byte, v json.RawMessage) []byte {
 	if !bytes.ContainsAny(v, " \t\r\n") {
 		return append(buf, v...)
 	}
-	for i := 0; i < len(v); {
-		switch v[i] {
-		case ' ', '\t', '\r', '\n':
-			i++
-		case '"':
-			j := skipString(v, i)
-			buf = append(buf, v[i:j]...)
-			i = j
-		default:
-			j := i + 1
-			for j < len(v) && v[j] != '"' && v[j] != ' ' && v[j] != '\t' && v[j] != '\r' && v[j] != '\n' {
-				j++
-			}
-			buf = append(buf, v[i:j]...)
-			i = j
-		}
+	for start, end := nextSegment(v, 0); start < end; start, end = nextSegment(v, end) {
+		buf = append(buf, v[start:end]...)
 	}
 	return buf
+}
+
+// ResultParts returns a response to id with result (as AppendResult makes
+// it) as parts to be written one after the other: the compacted result is
+// not copied, its parts are slices of result. It fails (ok false) when the
+// result would take more than maxParts slices, i.e. it has that much
+// whitespace between its values; AppendResult is then the way.
+func ResultParts(id, result json.RawMessage, maxParts int) (parts [][]byte, ok bool) {
+	if id == nil {
+		id = null
+	}
+	head := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"result":`)+len(id))
+	head = append(head, `{"jsonrpc":"2.0","id":`...)
+	head = append(head, id...)
+	head = append(head, `,"result":`...)
+	parts = append(parts, head)
+	for start, end := nextSegment(result, 0); start < end; start, end = nextSegment(result, end) {
+		if len(parts) > maxParts { // the head and maxParts slices so far
+			return nil, false
+		}
+		parts = append(parts, result[start:end])
+	}
+	return append(parts, []byte("}")), true
+}
+
+// nextSegment returns the next run of v, from i on, that holds no
+// whitespace between values (whitespace inside strings belongs to the run);
+// start == end at the end of v. v must be valid JSON.
+func nextSegment(v []byte, i int) (start, end int) {
+	start = skipWS(v, i)
+	i = start
+	for i < len(v) && skipWS(v, i) == i {
+		if v[i] == '"' {
+			i = skipString(v, i)
+		} else {
+			i++
+		}
+	}
+	return start, i
 }
 
 // AppendError appends an error response; a nil id is null.
