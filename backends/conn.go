@@ -405,7 +405,7 @@ func writeCompact(buf *bytes.Buffer, prefix string, v json.RawMessage) error {
 			return err
 		}
 		v = c.Bytes()
-	} else if !json.Valid(v) {
+	} else if !wire.Valid(v) {
 		return errors.New("invalid JSON")
 	}
 	buf.WriteString(prefix)

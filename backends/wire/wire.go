@@ -58,7 +58,7 @@ func Decode(body []byte) (Message, error) {
 	if !utf8.Valid(body) {
 		return m, &DecodeError{Parse: true, Reason: "invalid UTF-8"}
 	}
-	if !json.Valid(body) {
+	if !Valid(body) {
 		return m, &DecodeError{Parse: true, Reason: "invalid JSON"}
 	}
 	b := trimSpace(body)
@@ -402,7 +402,7 @@ func Compact(v json.RawMessage) (json.RawMessage, error) {
 		}
 		return c.Bytes(), nil
 	}
-	if !json.Valid(v) {
+	if !Valid(v) {
 		return nil, errors.New("invalid JSON")
 	}
 	return v, nil
@@ -413,7 +413,7 @@ func Compact(v json.RawMessage) (json.RawMessage, error) {
 // are raw and point into obj. It fails if obj is not a JSON object.
 func EachMember(obj json.RawMessage, fn func(name string, value json.RawMessage)) error {
 	b := trimSpace(obj)
-	if len(b) == 0 || b[0] != '{' || !json.Valid(b) {
+	if len(b) == 0 || b[0] != '{' || !Valid(b) {
 		return errors.New("not a JSON object")
 	}
 	return members(b, func(key, value []byte) { fn(string(key), value) })
