@@ -75,12 +75,13 @@ type conn struct {
 	pipePage       int64         // bytes per pipe slot
 	pipeSlots      int64         // slots of w's pipe; 0: no slots to count
 
-	mu       sync.Mutex
-	nextID   int64
-	pending  map[int64]*pending
-	progress map[string]*progressSink
-	handling map[string]context.CancelFunc // server-to-client requests in flight, by raw id
-	err      error                         // set by shutdown
+	mu        sync.Mutex
+	nextID    int64
+	pending   map[int64]*pending
+	progress  map[string]*progressSink
+	handling  map[string]context.CancelFunc // server-to-client requests in flight, by raw id
+	deadlines deadlines                     // of the calls in pending that have a timeout
+	err       error                         // set by shutdown
 
 	eof chan struct{} // closed when readLoop has returned
 
@@ -125,14 +126,19 @@ type pending struct {
 	done  func(json.RawMessage, error)
 	sink  *progressSink
 	token string
-	timer *time.Timer
 	ended bool // guarded by c.mu
+
+	// Its place among the calls waiting for their deadline (c.mu,
+	// deadlines.go).
+	deadline   time.Time
+	prev, next *pending
+	listed     bool
 }
 
 func newConn(server string, w *os.File, log *slog.Logger, hooks connHooks) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	pc := pipeCapacity(w)
-	return &conn{
+	c := &conn{
 		pipeBytes: pc.bytes,
 		pipePage:  pc.page,
 		pipeSlots: pc.slots,
@@ -149,6 +155,8 @@ func newConn(server string, w *os.File, log *slog.Logger, hooks connHooks) *conn
 		ctx:       ctx,
 		cancel:    cancel,
 	}
+	c.deadlines.fire = c.timeouts
+	return c
 }
 
 // readLoop reads r until EOF or an error and dispatches each message. Lines
@@ -471,11 +479,22 @@ func (c *conn) start(method string, params json.RawMessage, o callOpts, done fun
 		c.progress[o.token] = p.sink
 	}
 	if o.timeout > 0 {
-		p.timer = time.AfterFunc(o.timeout, func() { p.abort(errCallTimeout, "timeout") })
+		c.deadlines.add(p, o.timeout)
 	}
 	c.mu.Unlock()
 	c.send(encodeMessage(p.id, method, params), &p.end, o.batch)
 	return func() { p.abort(context.Canceled, "cancelled by the client") }
+}
+
+// timeouts ends the calls whose deadline has passed (the deadlines'
+// timer).
+func (c *conn) timeouts() {
+	c.mu.Lock()
+	due := c.deadlines.due(time.Now())
+	c.mu.Unlock()
+	for _, p := range due {
+		p.abort(errCallTimeout, "timeout")
+	}
 }
 
 // abort ends the call with err and tells the backend, if it was still
@@ -504,9 +523,7 @@ func (p *pending) finish(result json.RawMessage, err error) bool {
 	if p.sink != nil {
 		delete(c.progress, p.token)
 	}
-	if p.timer != nil {
-		p.timer.Stop()
-	}
+	c.deadlines.remove(p)
 	c.mu.Unlock()
 	if p.sink != nil {
 		p.sink.close() // waits for a delivery in progress: no progress after done
@@ -557,6 +574,7 @@ func (c *conn) shutdown(err error) {
 		return
 	}
 	c.err = err
+	c.deadlines.stop()
 	calls := make([]*pending, 0, len(c.pending))
 	for _, p := range c.pending {
 		calls = append(calls, p)
