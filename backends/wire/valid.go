@@ -1,5 +1,7 @@
 package wire
 
+import "encoding/binary"
+
 // Valid reports whether b is exactly one JSON value (RFC 8259), with
 // optional whitespace around it: what encoding/json's Valid reports,
 // including its limit of 10000 nested arrays and objects and its
@@ -100,6 +102,14 @@ func validKey(b []byte, i int) int {
 // it, or -1.
 func validString(b []byte, i int) int {
 	for i++; i < len(b); i++ {
+		// Eight plain bytes at a time: none is a quote, a backslash or a
+		// control character.
+		for i+8 <= len(b) && !specialIn8(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
 		c := b[i]
 		if !plainInString[c] {
 			continue
@@ -127,6 +137,15 @@ func validString(b []byte, i int) int {
 		}
 	}
 	return -1
+}
+
+// specialIn8 reports whether one of the eight bytes of x may be a quote, a
+// backslash or below 0x20 (it may say so of a plain byte that follows one
+// that is; never the other way round).
+func specialIn8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zeroIn := func(v uint64) uint64 { return (v - ones) & ^v & highs }
+	return zeroIn(x^(ones*'"'))|zeroIn(x^(ones*'\\'))|((x-ones*0x20)&^x&highs) != 0
 }
 
 // plainInString marks the bytes that end a run of plain string content:

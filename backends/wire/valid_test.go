@@ -22,6 +22,16 @@ var validCases = []string{
 func TestValid(t *testing.T) {
 	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
 	cases := append(validCases, deep(10000), deep(10001), deep(100), `{"a":`+deep(9999)+`}`, `{"a":`+deep(10000)+`}`)
+	// Each special byte at each place of strings long enough for the
+	// eight-at-a-time scan.
+	for n := 7; n <= 25; n++ {
+		for at := range n {
+			for _, special := range []string{`"`, `\`, `\n`, `\u00e9`, "\x01", "\x1f", "\x7f", "\xff", ` `, `\x`} {
+				str := []byte(strings.Repeat("a", n))
+				cases = append(cases, `["`+string(str[:at])+special+string(str[at:])+`"]`)
+			}
+		}
+	}
 	for _, c := range cases {
 		if got, want := Valid([]byte(c)), json.Valid([]byte(c)); got != want {
 			t.Errorf("Valid(%.60q) = %v, encoding/json says %v", c, got, want)
@@ -53,5 +63,21 @@ func BenchmarkValidEncodingJSON(b *testing.B) {
 	b.SetBytes(int64(len(benchMsg)))
 	for b.Loop() {
 		json.Valid(benchMsg)
+	}
+}
+
+var benchLarge = []byte(`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"` + strings.Repeat("lorem ipsum dolor sit amet, ", 4096) + `"}]}}`)
+
+func BenchmarkValidLarge(b *testing.B) {
+	b.SetBytes(int64(len(benchLarge)))
+	for b.Loop() {
+		Valid(benchLarge)
+	}
+}
+
+func BenchmarkValidLargeEncodingJSON(b *testing.B) {
+	b.SetBytes(int64(len(benchLarge)))
+	for b.Loop() {
+		json.Valid(benchLarge)
 	}
 }
