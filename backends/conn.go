@@ -210,7 +210,8 @@ func (c *conn) handleLine(line []byte) {
 		c.log.Warn("dropped a non-JSON line on backend stdout", "server", c.server, "line", truncate(line, 200))
 		return
 	}
-	if !utf8.Valid(line) {
+	msg, err := wire.Decode(line) // checks UTF-8 too: the repair below costs nothing when valid
+	if err != nil && !utf8.Valid(line) {
 		// The client's decoder may be strict (the gateway's own is, on
 		// client input): each run of invalid bytes becomes U+FFFD, which keeps
 		// the JSON valid (such bytes can only stand inside a string).
@@ -219,8 +220,8 @@ func (c *conn) handleLine(line []byte) {
 			c.warnedUTF8 = true
 			c.log.Warn("backend wrote invalid UTF-8; replaced with U+FFFD", "server", c.server)
 		}
+		msg, err = wire.Decode(line)
 	}
-	msg, err := wire.Decode(line)
 	if err != nil {
 		c.log.Warn("dropped a line that is not a JSON-RPC message", "server", c.server, "reason", err, "line", truncate(line, 200))
 		return
