@@ -50,34 +50,25 @@ func FuzzValid(f *testing.F) {
 	})
 }
 
-var benchMsg = []byte(`{"jsonrpc":"2.0","id":17,"result":{"content":[{"type":"text","text":"{\"n\":12345678901234567890123,\"s\":\"hello, world: a line of text\"}"}],"isError":false}}`)
-
+// BenchmarkValid compares Valid with encoding/json's on a call's response
+// and on a response with a 112 KiB text.
 func BenchmarkValid(b *testing.B) {
-	b.SetBytes(int64(len(benchMsg)))
-	for b.Loop() {
-		Valid(benchMsg)
-	}
-}
-
-func BenchmarkValidEncodingJSON(b *testing.B) {
-	b.SetBytes(int64(len(benchMsg)))
-	for b.Loop() {
-		json.Valid(benchMsg)
-	}
-}
-
-var benchLarge = []byte(`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"` + strings.Repeat("lorem ipsum dolor sit amet, ", 4096) + `"}]}}`)
-
-func BenchmarkValidLarge(b *testing.B) {
-	b.SetBytes(int64(len(benchLarge)))
-	for b.Loop() {
-		Valid(benchLarge)
-	}
-}
-
-func BenchmarkValidLargeEncodingJSON(b *testing.B) {
-	b.SetBytes(int64(len(benchLarge)))
-	for b.Loop() {
-		json.Valid(benchLarge)
+	msg := []byte(`{"jsonrpc":"2.0","id":17,"result":{"content":[{"type":"text","text":"{\"n\":12345678901234567890123,\"s\":\"hello, world: a line of text\"}"}],"isError":false}}`)
+	large := []byte(`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"` + strings.Repeat("lorem ipsum dolor sit amet, ", 4096) + `"}]}}`)
+	for _, in := range []struct {
+		name string
+		b    []byte
+	}{{"call", msg}, {"large", large}} {
+		for _, v := range []struct {
+			name  string
+			valid func([]byte) bool
+		}{{"wire", Valid}, {"encoding-json", json.Valid}} {
+			b.Run(in.name+"/"+v.name, func(b *testing.B) {
+				b.SetBytes(int64(len(in.b)))
+				for b.Loop() {
+					v.valid(in.b)
+				}
+			})
+		}
 	}
 }
