@@ -101,19 +101,21 @@ func validKey(b []byte, i int) int {
 // validString checks the string at b[i] == '"' and returns the index after
 // it, or -1.
 func validString(b []byte, i int) int {
+	plain := 0 // plain bytes in a row
 	for i++; i < len(b); i++ {
-		// Eight plain bytes at a time: none is a quote, a backslash or a
-		// control character.
-		for i+8 <= len(b) && !specialIn8(binary.LittleEndian.Uint64(b[i:])) {
-			i += 8
-		}
-		if i >= len(b) {
-			break
-		}
 		c := b[i]
 		if !plainInString[c] {
+			// Past the first few (most strings are short), the plain
+			// bytes of a long text go eight at a time.
+			if plain++; plain == 16 {
+				plain = 0
+				for i+9 <= len(b) && !specialIn8(binary.LittleEndian.Uint64(b[i+1:])) {
+					i += 8
+				}
+			}
 			continue
 		}
+		plain = 0
 		switch {
 		case c == '"':
 			return i + 1

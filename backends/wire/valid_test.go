@@ -24,7 +24,7 @@ func TestValid(t *testing.T) {
 	cases := append(validCases, deep(10000), deep(10001), deep(100), `{"a":`+deep(9999)+`}`, `{"a":`+deep(10000)+`}`)
 	// Each special byte at each place of strings long enough for the
 	// eight-at-a-time scan.
-	for n := 7; n <= 25; n++ {
+	for n := 7; n <= 45; n++ {
 		for at := range n {
 			for _, special := range []string{`"`, `\`, `\n`, `\u00e9`, "\x01", "\x1f", "\x7f", "\xff", ` `, `\x`} {
 				str := []byte(strings.Repeat("a", n))
