@@ -531,19 +531,22 @@ func (s *session) respondBuffered(c *call, result json.RawMessage) {
 // where it lies (a backend's read buffer), instead of being copied into one
 // message first: a large result then costs the gateway no copy of its own
 // (docs/benchmarks.md, "Large results"). Up to maxResultParts runs of it
-// between whitespace; a result with more is compacted into a copy.
+// between whitespace; a result with more is compacted into one copy.
 const (
 	bigResult      = 1 << 20
 	maxResultParts = 1024
 )
 
 // writeResult writes a response with result to id; buffered: with the
-// burst (Buffer), unless it is large.
+// burst (Buffer), unless it is large: a large one goes out at once, so that
+// the transport need not copy it.
 func (s *session) writeResult(id, result json.RawMessage, buffered bool) error {
 	if len(result) >= bigResult {
-		if parts, ok := wire.ResultParts(id, result, maxResultParts); ok {
-			return s.s.WriteParts(parts...)
+		parts, ok := wire.ResultParts(id, result, maxResultParts)
+		if !ok {
+			parts = [][]byte{wire.AppendResult(make([]byte, 0, len(result)+len(id)+40), id, result)}
 		}
+		return s.s.WriteParts(parts...)
 	}
 	msg := wire.AppendResult(make([]byte, 0, len(result)+len(id)+40), id, result)
 	if buffered {
