@@ -56,8 +56,8 @@ func TestBackendPingFloodBoundedMemory(t *testing.T) {
 }
 
 // A 50 MiB tool result goes through the gateway in bounded memory: the
-// gateway's peak RSS grows by well under three times the result's size (the
-// finding: about four times; docs/benchmarks.md, "Large results"), and the
+// gateway's peak RSS grows by well under three times the result's size (it
+// grew by four to five times; docs/benchmarks.md, "Large results"), and the
 // memory is handed back to the OS afterwards.
 func TestLargeResultBoundedMemory(t *testing.T) {
 	t.Parallel()
