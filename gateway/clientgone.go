@@ -24,6 +24,9 @@ func (g goneStream) WriteParts(parts ...[]byte) error {
 }
 func (g goneStream) Buffer(msg []byte) error { return g.check(g.clientStream.Buffer(msg)) }
 func (g goneStream) Flush() error            { return g.check(g.clientStream.Flush()) }
+func (g goneStream) BufferLatest(key string, msg []byte) error {
+	return g.check(g.clientStream.BufferLatest(key, msg))
+}
 
 func (g goneStream) WriterGone() bool {
 	w, ok := g.clientStream.(writerGone)

@@ -49,10 +49,29 @@ type Conn struct {
 
 	mu   sync.Mutex // held while messages are written to w
 	pend []byte     // framed messages not written yet (Buffer), then the one being written
+	// pendLatest counts the bytes of BufferLatest messages in pend; beyond
+	// latestRoom they are kept per key instead (see BufferLatest).
+	pendLatest int
+
+	// latest holds what BufferLatest could not queue while another
+	// goroutine held mu (a slow client): one framed message per key, the
+	// latest, in the order the keys first came. Whoever holds mu moves it
+	// into pend before its own message. nLatest is len(latest), read
+	// without lmu so that the other writers pay nothing when it is empty.
+	lmu     sync.Mutex
+	latest  map[string][]byte
+	order   []string
+	nLatest atomic.Int32
 }
 
 // maxPending bounds what Buffer holds before it writes anyway.
 const maxPending = 64 << 10
+
+// latestRoom is how many bytes of BufferLatest messages pend takes between
+// two writes, in order and all of them; beyond it only the latest per key
+// is kept. A burst of a few dozen progress notifications is forwarded as it
+// came; a flood is not.
+const latestRoom = 4 << 10
 
 // New returns a Conn reading r and writing w.
 func New(r io.Reader, w io.Writer, opts Options) *Conn {
@@ -105,16 +124,51 @@ func (c *Conn) Buffer(msg []byte) error { return c.put(false, msg) }
 // Flush writes the messages Buffer holds.
 func (c *Conn) Flush() error { return c.put(true) }
 
-// put adds the message made of parts (none: no message) to what is
-// pending, and writes it all when flush is set or enough is pending. A
-// message over maxPending that is flushed is written from its parts, after
-// what is pending, without being copied: other writers wait on c.mu, so
-// it is still never interleaved with another.
-func (c *Conn) put(flush bool, parts ...[]byte) error {
-	framing := FramingLine
-	if !c.lineMode && Framing(c.framing.Load()) == FramingHeader {
-		framing = FramingHeader
+// BufferLatest is Buffer for a message that a later one of the same key
+// makes obsolete (progress of one call), so that a client that reads
+// slowly is not flooded: it never writes and never waits. Up to latestRoom
+// bytes of them go out in order with the next write, all of them; beyond
+// that, and whenever another goroutine holds the connection (it is writing
+// to a client that has not read the last write yet), only the latest
+// message per key is kept, to go out ahead of the next message queued after
+// it. So a flood of them costs one message per key, and the goroutine that
+// produces them (a backend's read loop) is not held up by them. As with
+// Buffer, the caller must see that Flush follows.
+func (c *Conn) BufferLatest(key string, msg []byte) error {
+	if c.closed.Load() {
+		return ErrClosed
 	}
+	if c.mu.TryLock() {
+		if c.pendLatest+len(msg) <= latestRoom && len(c.pend) < maxPending {
+			c.takeLatest() // older ones of the same key first
+			n := len(c.pend)
+			c.pend = c.frame(c.pend, msg)
+			c.pendLatest += len(c.pend) - n
+			c.mu.Unlock()
+			return nil
+		}
+		c.mu.Unlock()
+	}
+	framed := c.frame(nil, msg)
+	c.lmu.Lock()
+	if c.latest == nil {
+		c.latest = map[string][]byte{}
+	}
+	if _, ok := c.latest[key]; !ok {
+		c.order = append(c.order, key)
+	}
+	c.latest[key] = framed
+	c.nLatest.Store(int32(len(c.latest)))
+	c.lmu.Unlock()
+	return nil
+}
+
+// put adds the message made of parts (none: no message) to what is
+// pending, after what BufferLatest held, and writes it all when flush is
+// set or enough is pending. A message over maxPending that is flushed is
+// written from its parts, after what is pending, without being copied:
+// other writers wait on c.mu, so it is still never interleaved with another.
+func (c *Conn) put(flush bool, parts ...[]byte) error {
 	size := 0
 	for _, p := range parts {
 		size += len(p)
@@ -122,24 +176,17 @@ func (c *Conn) put(flush bool, parts ...[]byte) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed.Load() {
-		c.pend = c.pend[:0]
+		c.pend, c.pendLatest = c.pend[:0], 0
 		return ErrClosed
 	}
+	c.takeLatest()
+	header := c.headerFramed()
 	direct := flush && size > maxPending
-	if len(parts) > 0 {
-		if framing == FramingHeader {
-			c.pend = append(c.pend, "Content-Length: "...)
-			c.pend = strconv.AppendInt(c.pend, int64(size), 10)
-			c.pend = append(c.pend, "\r\n\r\n"...)
-		}
-		if !direct {
-			for _, p := range parts {
-				c.pend = append(c.pend, p...)
-			}
-			if framing == FramingLine {
-				c.pend = append(c.pend, '\n')
-			}
-		}
+	switch {
+	case direct:
+		c.pend = appendHead(c.pend, header, size)
+	case len(parts) > 0:
+		c.pend = appendFramed(c.pend, header, size, parts)
 	}
 	if !direct && (len(c.pend) == 0 || !flush && len(c.pend) < maxPending) {
 		return nil
@@ -156,23 +203,75 @@ func (c *Conn) put(flush bool, parts ...[]byte) error {
 			}
 		}
 		n += size
-		if err == nil && framing == FramingLine {
+		if err == nil && !header {
 			_, err = c.w.Write(newline)
 			n++
 		}
 	}
 	if c.log.Enabled(context.Background(), slog.LevelDebug) {
-		c.log.Debug("stdio: message", "dir", "send", "framing", framing, "bytes", n)
+		c.log.Debug("stdio: message", "dir", "send", "bytes", n)
 	}
 	if cap(c.pend) <= 1<<20 {
 		c.pend = c.pend[:0] // reuse, but don't pin a huge buffer
 	} else {
 		c.pend = nil
 	}
+	c.pendLatest = 0
 	return err
 }
 
 var newline = []byte{'\n'}
+
+// takeLatest moves what BufferLatest held into pend; mu is held.
+func (c *Conn) takeLatest() {
+	if c.nLatest.Load() == 0 {
+		return
+	}
+	c.lmu.Lock()
+	for _, k := range c.order {
+		c.pend = append(c.pend, c.latest[k]...)
+	}
+	clear(c.latest)
+	c.order = c.order[:0]
+	c.nLatest.Store(0)
+	c.lmu.Unlock()
+}
+
+// headerFramed reports whether replies are Content-Length framed (else one
+// line each): read once per message, since the first input may set it
+// while a reply is being framed.
+func (c *Conn) headerFramed() bool {
+	return !c.lineMode && Framing(c.framing.Load()) == FramingHeader
+}
+
+// frame appends msg to buf, framed as the client frames its input.
+func (c *Conn) frame(buf, msg []byte) []byte {
+	return appendFramed(buf, c.headerFramed(), len(msg), [][]byte{msg})
+}
+
+// appendFramed appends the message made of parts, size bytes in all, with
+// its header (header) or its line end.
+func appendFramed(buf []byte, header bool, size int, parts [][]byte) []byte {
+	buf = appendHead(buf, header, size)
+	for _, p := range parts {
+		buf = append(buf, p...)
+	}
+	if !header {
+		buf = append(buf, '\n')
+	}
+	return buf
+}
+
+// appendHead appends the Content-Length header of a size-byte message, if
+// header.
+func appendHead(buf []byte, header bool, size int) []byte {
+	if !header {
+		return buf
+	}
+	buf = append(buf, "Content-Length: "...)
+	buf = strconv.AppendInt(buf, int64(size), 10)
+	return append(buf, "\r\n\r\n"...)
+}
 
 // Close makes later Writes fail. It does not close r or w; a Read in
 // progress returns when r does.
