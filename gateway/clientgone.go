@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"errors"
 	"sync"
 	"time"
@@ -21,6 +22,23 @@ type goneStream struct {
 func (g goneStream) Write(msg []byte) error  { return g.check(g.clientStream.Write(msg)) }
 func (g goneStream) Buffer(msg []byte) error { return g.check(g.clientStream.Buffer(msg)) }
 func (g goneStream) Flush() error            { return g.check(g.clientStream.Flush()) }
+
+// send writes msg, which belongs to the client's request id: its response
+// (final; msg is nil when the response is suppressed) or a message sent
+// while serving it. A stream with a way out per request (callStreams)
+// carries it there; any other writes it (or, buffered, buffers it).
+func (g goneStream) send(id json.RawMessage, msg []byte, final, buffered bool) error {
+	if cs, ok := g.clientStream.(callStreams); ok {
+		return g.check(cs.WriteFor(id, msg, final))
+	}
+	switch {
+	case msg == nil:
+		return nil
+	case buffered:
+		return g.Buffer(msg)
+	}
+	return g.Write(msg)
+}
 
 func (g goneStream) WriterGone() bool {
 	w, ok := g.clientStream.(writerGone)
@@ -64,7 +82,7 @@ const goneCheck = 100 * time.Millisecond
 // drainWaitGone is drain's wait for the client's reader to leave: it
 // returns when the stream says so, or when stop is closed.
 func (s *session) drainWaitGone(stop <-chan struct{}) {
-	wg, _ := s.s.(writerGone)
+	wg, _ := s.s.clientStream.(writerGone)
 	if wg == nil {
 		return
 	}

@@ -47,6 +47,17 @@ type clientStream interface {
 	Close() error
 }
 
+// callStreams is implemented by a client stream with a way out per request
+// (Streamable HTTP: the response stream of the POST that sent it), where
+// everything that belongs to a request goes: its progress, the requests
+// made to the client while serving it, and its response.
+type callStreams interface {
+	// WriteFor writes msg, which belongs to the client's request id: its
+	// response if final (nothing follows it; msg is nil when the response
+	// is suppressed), else a message sent while serving it.
+	WriteFor(id json.RawMessage, msg []byte, final bool) error
+}
+
 // drainGrace bounds how long the end of input is held back for calls still
 // in flight.
 const drainGrace = 30 * time.Second
@@ -54,7 +65,7 @@ const drainGrace = 30 * time.Second
 // session serves one client connection.
 type session struct {
 	f   *front
-	s   clientStream
+	s   goneStream
 	log *slog.Logger
 
 	ctx  context.Context // ends when the session closes; parent of every call
@@ -303,8 +314,9 @@ func (s *session) startToolCall(id, params json.RawMessage) {
 		return
 	}
 	record := f.recorder(tc.name) // nil unless metrics are on
+	progress := func(p *mcp.ProgressNotificationParams) { s.progress(c.id, p) }
 	if r, ok := f.inlineRoute(tc.name); ok {
-		cancel := f.startBackend(tc.name, r, tc, s.progress, func(raw json.RawMessage, err error) {
+		cancel := f.startBackend(tc.name, r, tc, progress, func(raw json.RawMessage, err error) {
 			s.finishCall(c, tc.name, record, raw, err, true)
 		})
 		s.setCancel(c, cancel, tc.name, r.server)
@@ -313,7 +325,7 @@ func (s *session) startToolCall(id, params json.RawMessage) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	if !s.spawn(func() {
 		defer cancel()
-		raw, err := f.callTool(ctx, tc, s.progress)
+		raw, err := f.callTool(ctx, tc, progress)
 		s.finishCall(c, tc.name, record, raw, err, false)
 	}) {
 		cancel()
@@ -379,37 +391,41 @@ func (s *session) setCancel(c *call, cancel func(), tool, server string) {
 	s.mu.Unlock()
 }
 
-// callsTo reports whether a tools/call to server is in flight. A call
-// that started before the tables were built is resolved now.
-func (s *session) callsTo(server string) bool {
-	var unresolved []string
+// callTo returns the id of a tools/call to server in flight, or nil. A
+// call that started before the tables were built is resolved now.
+func (s *session) callTo(server string) json.RawMessage {
+	type pending struct {
+		id   json.RawMessage
+		tool string
+	}
+	var unresolved []pending
 	s.mu.Lock()
 	for _, c := range s.calls {
 		if c.server == server {
 			s.mu.Unlock()
-			return true
+			return c.id
 		}
 		if c.server == "" && c.tool != "" {
-			unresolved = append(unresolved, c.tool)
+			unresolved = append(unresolved, pending{c.id, c.tool})
 		}
 	}
 	s.mu.Unlock()
-	for _, tool := range unresolved {
-		if r, ok := s.f.lookupTool(tool); ok && r.server == server {
-			return true
+	for _, u := range unresolved {
+		if r, ok := s.f.lookupTool(u.tool); ok && r.server == server {
+			return u.id
 		}
 	}
-	return false
+	return nil
 }
 
-// progress writes a progress notification for a call in flight.
-func (s *session) progress(p *mcp.ProgressNotificationParams) {
+// progress writes a progress notification for the call id.
+func (s *session) progress(id json.RawMessage, p *mcp.ProgressNotificationParams) {
 	params, err := json.Marshal(p)
 	if err != nil {
 		return
 	}
 	// Progress comes from a backend's read loop, which flushes when idle.
-	if err := s.s.Buffer(wire.AppendRequest(nil, nil, "notifications/progress", params)); err != nil {
+	if err := s.s.send(id, wire.AppendRequest(nil, nil, "notifications/progress", params), false, true); err != nil {
 		s.log.Debug("write progress", "err", err)
 	}
 }
@@ -497,6 +513,7 @@ func (s *session) respond(c *call, result json.RawMessage, rpcErr *jsonrpc.Error
 	defer s.written()
 	if !s.finish(c) {
 		s.log.Debug("response dropped, request was cancelled", "id", string(c.id))
+		_ = s.s.send(c.id, nil, true, false)
 		return
 	}
 	var msg []byte
@@ -505,7 +522,7 @@ func (s *session) respond(c *call, result json.RawMessage, rpcErr *jsonrpc.Error
 	} else {
 		msg = wire.AppendResult(make([]byte, 0, len(result)+len(c.id)+40), c.id, result)
 	}
-	if err := s.s.Write(msg); err != nil {
+	if err := s.s.send(c.id, msg, true, false); err != nil {
 		s.log.Debug("write response", "id", string(c.id), "err", err)
 	}
 }
@@ -517,16 +534,17 @@ func (s *session) respondBuffered(c *call, result json.RawMessage) {
 	defer s.written()
 	if !s.finish(c) {
 		s.log.Debug("response dropped, request was cancelled", "id", string(c.id))
+		_ = s.s.send(c.id, nil, true, true)
 		return
 	}
-	if err := s.s.Buffer(wire.AppendResult(make([]byte, 0, len(result)+len(c.id)+40), c.id, result)); err != nil {
+	if err := s.s.send(c.id, wire.AppendResult(make([]byte, 0, len(result)+len(c.id)+40), c.id, result), true, true); err != nil {
 		s.log.Debug("write response", "id", string(c.id), "err", err)
 	}
 }
 
 // writeError writes an error response that answers no call in flight.
 func (s *session) writeError(id json.RawMessage, e *jsonrpc.Error) {
-	if err := s.s.Write(appendError(nil, id, e)); err != nil {
+	if err := s.s.send(id, appendError(nil, id, e), true, false); err != nil {
 		s.log.Debug("write error reply", "err", err)
 	}
 }
