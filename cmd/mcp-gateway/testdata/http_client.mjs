@@ -1,15 +1,26 @@
 // The TypeScript SDK's Client over HTTP, driving mcp-gateway --transport
-// http (http_e2e_test.go). Usage: node http_client.mjs streamable|sse URL
+// http (http_e2e_test.go). Usage: node http_client.mjs streamable|noget|sse URL
 // Prints one JSON object: {"tools": [names], "echo": structuredContent,
-// "progress": [progress values], "sessionId": "..."}.
+// "progress": [progress values], "sessionId": "...", "gets": N}. noget is
+// the Streamable HTTP transport whose standalone GET stream is refused
+// (405, as a server without one answers), so that whatever arrives comes
+// on the POST streams; gets counts the GETs the transport tried.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 
 const [kind, url] = process.argv.slice(2);
+let gets = 0;
+const noGet = async (input, init) => {
+  if ((init?.method ?? "GET") === "GET") {
+    gets++;
+    return new Response(null, { status: 405 });
+  }
+  return fetch(input, init);
+};
 const transport = kind === "sse"
   ? new SSEClientTransport(new URL(url))
-  : new StreamableHTTPClientTransport(new URL(url));
+  : new StreamableHTTPClientTransport(new URL(url), kind === "noget" ? { fetch: noGet } : undefined);
 const client = new Client({ name: "ts-" + kind, version: "1.0.0" });
 await client.connect(transport);
 const tools = (await client.listTools()).tools.map((t) => t.name);
@@ -18,7 +29,7 @@ const progress = [];
 await client.callTool({ name: "tb.progress", arguments: { steps: 2, ms: 10 } }, undefined, {
   onprogress: (p) => progress.push(p.progress),
 });
-const out = { tools, echo: echo.structuredContent, progress, sessionId: transport.sessionId ?? null };
+const out = { tools, echo: echo.structuredContent, progress, sessionId: transport.sessionId ?? null, gets };
 if (kind !== "sse") await transport.terminateSession();
 await client.close();
 process.stdout.write(JSON.stringify(out) + "\n");
