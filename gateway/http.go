@@ -50,7 +50,7 @@ type HTTPFront struct {
 
 	mu       sync.Mutex
 	closed   bool
-	sessions map[string]*httpSession           // Streamable HTTP sessions, by Mcp-Session-Id
+	sessions map[string]*httpSession            // Streamable HTTP sessions, by Mcp-Session-Id
 	sse      map[string]*mcp.SSEServerTransport // SSE sessions, by sessionid
 }
 

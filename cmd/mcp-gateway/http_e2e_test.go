@@ -743,3 +743,22 @@ func TestHTTPResumeWithLastEventID(t *testing.T) {
 		t.Errorf("after the response: %q", extra)
 	}
 }
+
+// TestHTTPIdleSessionsExpire: with gateway.http.session_idle_timeout_ms, a
+// call that lasts longer than the timeout keeps its session (a call in
+// flight is not idle); once idle, the session ends and its id gets 404.
+func TestHTTPIdleSessionsExpire(t *testing.T) {
+	g := startHTTP(t, httpConfig(t, map[string]any{"http": map[string]any{"session_idle_timeout_ms": 300}}, tb("tb")))
+	cs := goClient(t, &mcp.StreamableClientTransport{Endpoint: g.base + "/mcp", DisableStandaloneSSE: true}, "idle", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), beReadTimeout)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tb.progress", Arguments: map[string]any{"steps": 5, "ms": 200}})
+	if err != nil || res.IsError {
+		t.Fatalf("a call of 1 s with a 300 ms idle timeout: %v %v", err, res)
+	}
+	// Watched on /status: a request to the session would keep it.
+	waitFor(t, beReadTimeout, "the idle session to expire", func() bool { return strings.Contains(getStatus(t, g), `"sessions": 0`) })
+	if r := postMCP(t, g.base+"/mcp", cs.ID(), `{"jsonrpc":"2.0","id":9,"method":"ping"}`, nil); r.StatusCode != http.StatusNotFound {
+		t.Errorf("expired session: %d, want 404", r.StatusCode)
+	}
+}
