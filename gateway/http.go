@@ -184,6 +184,9 @@ func (h *HTTPFront) ServeMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.Method {
 	case http.MethodDelete:
+		h.mu.Lock()
+		delete(h.sessions, id) // 404 from now on, while the session ends
+		h.mu.Unlock()
 		_ = s.Close()
 		w.WriteHeader(http.StatusNoContent)
 	case http.MethodGet:

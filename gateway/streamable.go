@@ -54,6 +54,14 @@ type sseStream struct {
 	last int                 // index of the last event, -1 before the first
 	w    http.ResponseWriter // the request the stream is written to; nil while none is
 	end  chan struct{}       // closed when the stream is complete: its request returns
+
+	// A POST's response is started by its first message, not before: a
+	// lone call answered before anything else is sent as one JSON
+	// response, which the client reads at once; anything else starts the
+	// event stream (prime: with a priming event first).
+	started bool
+	lone    bool // the POST holds one call
+	prime   bool
 }
 
 func newHTTPSession(id string, store mcp.EventStore, stop func()) *httpSession {
@@ -69,6 +77,9 @@ func newHTTPSession(id string, store mcp.EventStore, stop func()) *httpSession {
 	}
 	if id != "" {
 		h.streams[""] = &sseStream{last: -1}
+		if store != nil {
+			_ = store.Open(context.Background(), id, "")
+		}
 	}
 	return h
 }
@@ -176,6 +187,19 @@ func (h *httpSession) attach() func() {
 func (st *sseStream) event(h *httpSession, msg []byte, complete bool) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if !st.started && st.w != nil && msg != nil {
+		if complete && st.lone {
+			// The whole answer: one JSON response, nothing to resume.
+			st.started = true
+			st.w.Header().Set("Content-Type", "application/json")
+			st.w.Header().Set("Content-Length", strconv.Itoa(len(msg)))
+			_, err := st.w.Write(msg)
+			close(st.end)
+			st.end, st.w = nil, nil
+			return err
+		}
+		st.start(h)
+	}
 	var err error
 	if msg != nil {
 		st.last++
@@ -197,6 +221,24 @@ func (st *sseStream) event(h *httpSession, msg []byte, complete bool) error {
 	}
 	return err
 }
+
+// start starts a POST's event stream: the headers, and the priming event
+// whose id lets the client resume the stream before its first message.
+// st.mu is held.
+func (st *sseStream) start(h *httpSession) {
+	st.started = true
+	st.w.Header().Set("Content-Type", "text/event-stream")
+	if st.prime {
+		st.last++
+		_ = h.store.Append(context.Background(), h.id, st.id, nil)
+		_ = writeSSE(st.w, "prime", st.eventID(h), nil)
+	}
+}
+
+// primeAfter is how long a POST's event stream waits for its first
+// message before it starts without one (start), so that the client has an
+// event id to resume from during a long call.
+const primeAfter = 5 * time.Millisecond
 
 // eventID names the stream's last event, if it can be resumed.
 func (st *sseStream) eventID(h *httpSession) string {
@@ -231,6 +273,10 @@ const primingVersion = "2025-11-25"
 // POST's event stream, which ends with their last response; a POST without
 // calls is accepted (202) once the session has read it.
 func (h *httpSession) post(w http.ResponseWriter, r *http.Request, msgs [][]byte, calls []json.RawMessage, version string, initialize bool) {
+	if h.closed() {
+		http.Error(w, "session not found", http.StatusNotFound)
+		return
+	}
 	detach := h.attach()
 	defer detach()
 	if len(calls) == 0 {
@@ -241,7 +287,8 @@ func (h *httpSession) post(w http.ResponseWriter, r *http.Request, msgs [][]byte
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	st := &sseStream{id: rand.Text(), pending: len(calls), last: -1, w: w, end: make(chan struct{})}
+	st := &sseStream{id: rand.Text(), pending: len(calls), last: -1, w: w, end: make(chan struct{}),
+		lone: len(calls) == 1, prime: h.store != nil && version >= primingVersion}
 	end := st.end
 	h.mu.Lock()
 	for _, id := range calls {
@@ -256,19 +303,24 @@ func (h *httpSession) post(w http.ResponseWriter, r *http.Request, msgs [][]byte
 		h.calls[string(id)] = st
 	}
 	h.mu.Unlock()
+	if h.store != nil {
+		_ = h.store.Open(r.Context(), h.id, st.id)
+	}
 
 	hdr := w.Header()
-	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("Cache-Control", "no-cache, no-transform")
 	if initialize && h.id != "" {
 		hdr.Set(sessionIDHeader, h.id)
 	}
-	if h.store != nil && version >= primingVersion {
-		st.mu.Lock()
-		st.last++
-		_ = h.store.Append(r.Context(), h.id, st.id, nil)
-		_ = writeSSE(w, "prime", st.eventID(h), nil)
-		st.mu.Unlock()
+	if st.prime {
+		t := time.AfterFunc(primeAfter, func() {
+			st.mu.Lock()
+			defer st.mu.Unlock()
+			if !st.started && st.w != nil {
+				st.start(h)
+			}
+		})
+		defer t.Stop()
 	}
 	// Not cut short when the client goes: the calls are read already and
 	// their events are kept for a resume.
@@ -308,6 +360,10 @@ func (h *httpSession) wait(ctx context.Context, st *sseStream, w http.ResponseWr
 // events of a stream after that one, then the rest of the stream if it
 // is not complete yet.
 func (h *httpSession) get(w http.ResponseWriter, r *http.Request) {
+	if h.closed() {
+		http.Error(w, "session not found", http.StatusNotFound)
+		return
+	}
 	detach := h.attach()
 	defer detach()
 	streamID, after := "", -1
@@ -374,6 +430,7 @@ func (h *httpSession) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st.w = w
+	st.started = true
 	if st.end == nil {
 		st.end = make(chan struct{})
 	}

@@ -704,7 +704,11 @@ func initRaw(t *testing.T, g *httpGW) string {
 	t.Helper()
 	resp := postMCP(t, g.base+"/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, nil)
 	sid := resp.Header.Get("Mcp-Session-Id")
-	readEvents(t, resp.Body, 1)
+	// One JSON response if answered within primeAfter, else an event
+	// stream.
+	if body, err := io.ReadAll(resp.Body); err != nil || !strings.Contains(string(body), `"serverInfo"`) {
+		t.Fatalf("initialize: %s %q, %v", resp.Header.Get("Content-Type"), body, err)
+	}
 	resp.Body.Close()
 	if r := postMCP(t, g.base+"/mcp", sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil); r.StatusCode != http.StatusAccepted {
 		t.Fatalf("initialized: %d", r.StatusCode)
