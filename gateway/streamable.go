@@ -227,6 +227,9 @@ func (st *sseStream) event(h *httpSession, msg []byte, complete bool) error {
 // st.mu is held.
 func (st *sseStream) start(h *httpSession) {
 	st.started = true
+	if h.store != nil {
+		_ = h.store.Open(context.Background(), h.id, st.id)
+	}
 	st.w.Header().Set("Content-Type", "text/event-stream")
 	if st.prime {
 		st.last++
@@ -303,9 +306,6 @@ func (h *httpSession) post(w http.ResponseWriter, r *http.Request, msgs [][]byte
 		h.calls[string(id)] = st
 	}
 	h.mu.Unlock()
-	if h.store != nil {
-		_ = h.store.Open(r.Context(), h.id, st.id)
-	}
 
 	hdr := w.Header()
 	hdr.Set("Cache-Control", "no-cache, no-transform")
