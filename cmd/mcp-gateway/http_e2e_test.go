@@ -647,28 +647,37 @@ func readEvents(t *testing.T, r io.Reader, n int) []sseEvent {
 
 // TestHTTPProgressOnThePOSTStream: a client that never opens the GET
 // stream gets a call's progress on the call's own POST stream, before its
-// response; the stream then ends.
+// response; the stream then ends. Stateless mode too, where there is no
+// GET stream at all.
 func TestHTTPProgressOnThePOSTStream(t *testing.T) {
-	g := startHTTP(t, httpConfig(t, nil, tb("tb")))
-	sid := initRaw(t, g)
-	call := postMCP(t, g.base+"/mcp", sid, `{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"tb.progress","arguments":{"steps":2,"ms":10},"_meta":{"progressToken":7}}}`, nil)
-	defer call.Body.Close()
-	if ct := call.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		t.Fatalf("POST stream content type %q", ct)
-	}
-	evs := readEvents(t, call.Body, 3)
-	for i, want := range []string{`"progress":1`, `"progress":2`, `"id":"c1"`} {
-		if !strings.Contains(evs[i].data, want) {
-			t.Errorf("event %d: %s, want %s", i, evs[i].data, want)
-		}
-	}
-	for _, ev := range evs[:2] {
-		if !strings.Contains(ev.data, `"progressToken":7`) {
-			t.Errorf("progress without the call's token: %s", ev.data)
-		}
-	}
-	if rest, err := io.ReadAll(call.Body); err != nil || len(bytes.TrimSpace(rest)) != 0 {
-		t.Errorf("after the response: %q, %v; want the stream to end", rest, err)
+	for _, stateless := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stateless=%v", stateless), func(t *testing.T) {
+			g := startHTTP(t, httpConfig(t, map[string]any{"http": map[string]any{"stateless": stateless}}, tb("tb")))
+			sid := ""
+			if !stateless {
+				sid = initRaw(t, g)
+			}
+			call := postMCP(t, g.base+"/mcp", sid, `{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"tb.progress","arguments":{"steps":2,"ms":10},"_meta":{"progressToken":7}}}`,
+				map[string]string{"Mcp-Protocol-Version": "2025-11-25"})
+			defer call.Body.Close()
+			if ct := call.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+				t.Fatalf("POST stream content type %q", ct)
+			}
+			evs := readEvents(t, call.Body, 3)
+			for i, want := range []string{`"progress":1`, `"progress":2`, `"id":"c1"`} {
+				if !strings.Contains(evs[i].data, want) {
+					t.Errorf("event %d: %s, want %s", i, evs[i].data, want)
+				}
+			}
+			for _, ev := range evs[:2] {
+				if !strings.Contains(ev.data, `"progressToken":7`) {
+					t.Errorf("progress without the call's token: %s", ev.data)
+				}
+			}
+			if rest, err := io.ReadAll(call.Body); err != nil || len(bytes.TrimSpace(rest)) != 0 {
+				t.Errorf("after the response: %q, %v; want the stream to end", rest, err)
+			}
+		})
 	}
 }
 
