@@ -26,7 +26,11 @@ await client.connect(transport);
 const tools = (await client.listTools()).tools.map((t) => t.name);
 const echo = await client.callTool({ name: "tb.echo", arguments: { kind, n: 42 } });
 const progress = [];
-await client.callTool({ name: "tb.progress", arguments: { steps: 2, ms: 10 } }, undefined, {
+// 100 ms after each step: the SDK runs a notification's handler a
+// microtask later but a response's at once, and drops the progress handler
+// with the response, so a progress read in the same chunk as the response
+// would be lost on the client's side.
+await client.callTool({ name: "tb.progress", arguments: { steps: 2, ms: 100 } }, undefined, {
   onprogress: (p) => progress.push(p.progress),
 });
 const out = { tools, echo: echo.structuredContent, progress, sessionId: transport.sessionId ?? null, gets };
