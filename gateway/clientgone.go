@@ -22,6 +22,9 @@ type goneStream struct {
 func (g goneStream) Write(msg []byte) error  { return g.check(g.clientStream.Write(msg)) }
 func (g goneStream) Buffer(msg []byte) error { return g.check(g.clientStream.Buffer(msg)) }
 func (g goneStream) Flush() error            { return g.check(g.clientStream.Flush()) }
+func (g goneStream) BufferLatest(key string, msg []byte) error {
+	return g.check(g.clientStream.BufferLatest(key, msg))
+}
 
 // send writes msg, which belongs to the client's request id: its response
 // (final; msg is nil when the response is suppressed) or a message sent
@@ -38,6 +41,16 @@ func (g goneStream) send(id json.RawMessage, msg []byte, final, buffered bool) e
 		return g.Buffer(msg)
 	}
 	return g.Write(msg)
+}
+
+// sendLatest is send for a message that a later one of the same key makes
+// obsolete (a call's progress): a stream without a way out per request
+// may keep only the latest per key for a slow client (BufferLatest).
+func (g goneStream) sendLatest(id json.RawMessage, key string, msg []byte) error {
+	if cs, ok := g.clientStream.(callStreams); ok {
+		return g.check(cs.WriteFor(id, msg, false))
+	}
+	return g.BufferLatest(key, msg)
 }
 
 func (g goneStream) WriterGone() bool {

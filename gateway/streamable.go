@@ -103,6 +103,10 @@ func (h *httpSession) Write(msg []byte) error { return h.WriteFor(nil, msg, fals
 // Buffer writes at once: each event is flushed as it is written.
 func (h *httpSession) Buffer(msg []byte) error { return h.Write(msg) }
 
+// BufferLatest writes at once too: what belongs to a call goes through
+// WriteFor, on the call's own stream.
+func (h *httpSession) BufferLatest(_ string, msg []byte) error { return h.Write(msg) }
+
 func (h *httpSession) Flush() error { return nil }
 
 // Close ends the session: every stream's request returns, and later
