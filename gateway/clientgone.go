@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"sync"
@@ -19,7 +20,10 @@ type goneStream struct {
 	onFail func(error)
 }
 
-func (g goneStream) Write(msg []byte) error  { return g.check(g.clientStream.Write(msg)) }
+func (g goneStream) Write(msg []byte) error { return g.check(g.clientStream.Write(msg)) }
+func (g goneStream) WriteParts(parts ...[]byte) error {
+	return g.check(g.clientStream.WriteParts(parts...))
+}
 func (g goneStream) Buffer(msg []byte) error { return g.check(g.clientStream.Buffer(msg)) }
 func (g goneStream) Flush() error            { return g.check(g.clientStream.Flush()) }
 func (g goneStream) BufferLatest(key string, msg []byte) error {
@@ -41,6 +45,17 @@ func (g goneStream) send(id json.RawMessage, msg []byte, final, buffered bool) e
 		return g.Buffer(msg)
 	}
 	return g.Write(msg)
+}
+
+// sendParts is send for a response whose message the parts make one
+// after the other (WriteParts). A stream with a way out per request gets
+// it joined: it keeps each message for a resume, and the parts may lie in
+// a buffer that is reused.
+func (g goneStream) sendParts(id json.RawMessage, parts [][]byte) error {
+	if cs, ok := g.clientStream.(callStreams); ok {
+		return g.check(cs.WriteFor(id, bytes.Join(parts, nil), true))
+	}
+	return g.WriteParts(parts...)
 }
 
 // sendLatest is send for a message that a later one of the same key makes

@@ -39,6 +39,9 @@ type clientStream interface {
 	// Write writes one whole message, after those Buffer holds; it is safe
 	// for concurrent use.
 	Write(msg []byte) error
+	// WriteParts is Write of the message the parts make one after the
+	// other; a transport that can writes them without joining them.
+	WriteParts(parts ...[]byte) error
 	// Buffer queues a message for the next Write or Flush.
 	Buffer(msg []byte) error
 	// Flush writes what Buffer holds.
@@ -522,13 +525,13 @@ func (s *session) respond(c *call, result json.RawMessage, rpcErr *jsonrpc.Error
 		_ = s.s.send(c.id, nil, true, false)
 		return
 	}
-	var msg []byte
+	var err error
 	if rpcErr != nil {
-		msg = appendError(nil, c.id, rpcErr)
+		err = s.s.send(c.id, appendError(nil, c.id, rpcErr), true, false)
 	} else {
-		msg = wire.AppendResult(make([]byte, 0, len(result)+len(c.id)+40), c.id, result)
+		err = s.writeResult(c.id, result, false)
 	}
-	if err := s.s.send(c.id, msg, true, false); err != nil {
+	if err != nil {
 		s.log.Debug("write response", "id", string(c.id), "err", err)
 	}
 }
@@ -543,9 +546,33 @@ func (s *session) respondBuffered(c *call, result json.RawMessage) {
 		_ = s.s.send(c.id, nil, true, true)
 		return
 	}
-	if err := s.s.send(c.id, wire.AppendResult(make([]byte, 0, len(result)+len(c.id)+40), c.id, result), true, true); err != nil {
+	if err := s.writeResult(c.id, result, true); err != nil {
 		s.log.Debug("write response", "id", string(c.id), "err", err)
 	}
+}
+
+// A result of at least bigResult bytes is written in parts, straight from
+// where it lies (a backend's read buffer), instead of being copied into one
+// message first: a large result then costs the gateway no copy of its own
+// (docs/benchmarks.md, "Large results"). Up to maxResultParts runs of it
+// between whitespace; a result with more is compacted into one copy.
+const (
+	bigResult      = 1 << 20
+	maxResultParts = 1024
+)
+
+// writeResult writes a response with result to id (goneStream.send);
+// buffered: with the burst (Buffer), unless it is large: a large one goes
+// out at once, so that the transport need not copy it.
+func (s *session) writeResult(id, result json.RawMessage, buffered bool) error {
+	if len(result) >= bigResult {
+		parts, ok := wire.ResultParts(id, result, maxResultParts)
+		if !ok {
+			parts = [][]byte{wire.AppendResult(make([]byte, 0, len(result)+len(id)+40), id, result)}
+		}
+		return s.s.sendParts(id, parts)
+	}
+	return s.s.send(id, wire.AppendResult(make([]byte, 0, len(result)+len(id)+40), id, result), true, buffered)
 }
 
 // writeError writes an error response that answers no call in flight.

@@ -100,6 +100,10 @@ func (h *httpSession) More() bool { return false }
 // stream (or, with none open, only to the event store).
 func (h *httpSession) Write(msg []byte) error { return h.WriteFor(nil, msg, false) }
 
+// WriteParts writes the message the parts make, joined: the event store
+// keeps it.
+func (h *httpSession) WriteParts(parts ...[]byte) error { return h.Write(bytes.Join(parts, nil)) }
+
 // Buffer writes at once: each event is flushed as it is written.
 func (h *httpSession) Buffer(msg []byte) error { return h.Write(msg) }
 
