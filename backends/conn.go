@@ -53,7 +53,7 @@ type conn struct {
 	log    *slog.Logger
 	hooks  connHooks
 
-	w *os.File // the child's stdin
+	w io.WriteCloser // the child's stdin, or a remote transport (remote.go)
 
 	// The write side (connwrite.go).
 	wmu     sync.Mutex
@@ -129,9 +129,10 @@ type pending struct {
 	ended bool // guarded by c.mu
 }
 
-func newConn(server string, w *os.File, log *slog.Logger, hooks connHooks) *conn {
+// newConn returns a conn that writes to w, whose buffer holds pc (the
+// inline-write bound of connwrite.go).
+func newConn(server string, w io.WriteCloser, pc pipeCap, log *slog.Logger, hooks connHooks) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
-	pc := pipeCapacity(w)
 	return &conn{
 		pipeBytes: pc.bytes,
 		pipePage:  pc.page,

@@ -497,7 +497,7 @@ func (m *Manager) Status() []Status {
 			Restarts:   b.restarts,
 			ServerInfo: b.serverInfo,
 		}
-		if b.pid != 0 && b.state != Skipped {
+		if (b.pid != 0 || b.cfg.URL != "" && b.state == Ready) && b.state != Skipped {
 			s.StartedAt = b.startedAt
 		}
 		// Only a live process has a PID worth showing: after a crash or a
