@@ -420,8 +420,10 @@ func (r *remote) stream(resp *http.Response, id []byte) {
 		}
 		next, err := r.resume(lastID, retry)
 		if err != nil {
+			// The server is gone or forgot the session: a fresh one is
+			// needed (the supervisor reconnects).
 			if r.ctx.Err() == nil {
-				r.deliverError(id, "resuming the response stream: "+err.Error())
+				r.fail(err.Error())
 			}
 			return
 		}
@@ -448,11 +450,12 @@ func (r *remote) listen() {
 		for fails := 0; fails <= resumeAttempts; {
 			resp, err := r.resume(lastID, retry)
 			if err != nil {
-				if r.ctx.Err() != nil {
-					return
+				// The server went away (a restart loses the session too):
+				// the supervisor reconnects with a fresh session.
+				if r.ctx.Err() == nil {
+					r.fail(err.Error())
 				}
-				fails++
-				continue
+				return
 			}
 			ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 			switch {

@@ -31,7 +31,10 @@ const beReadTimeout = 30 * time.Second
 // beServer is one servers: entry. Configs are written as JSON (valid YAML).
 type beServer struct {
 	Name      string            `json:"name"`
-	Command   string            `json:"command"`
+	Command   string            `json:"command,omitempty"`
+	URL       string            `json:"url,omitempty"`
+	Headers   map[string]string `json:"headers,omitempty"`
+	Type      string            `json:"type,omitempty"`
 	Args      []string          `json:"args,omitempty"`
 	Env       map[string]string `json:"env,omitempty"`
 	Cwd       string            `json:"cwd,omitempty"`
