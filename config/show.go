@@ -122,6 +122,9 @@ func (c *Config) masked(s Server) Server {
 	}
 	s.Env = mask("env.", s.Env)
 	s.Headers = mask("headers.", s.Headers)
+	if s.OAuth.ClientSecret != "" {
+		s.OAuth.ClientSecret = Masked
+	}
 	if s.Tools.Include == nil {
 		s.Tools.Include = []string{}
 	}
