@@ -125,6 +125,7 @@ func (m *Manager) newBackend(s config.Server) *backend {
 		done:    make(chan struct{}),
 		state:   Stopped,
 		reason:  "not started",
+		auth:    newOAuth(s, m.opts, m.log),
 	}
 	if !s.Enabled {
 		b.state, b.reason = Disabled, "disabled"

@@ -220,6 +220,9 @@ func (r *remote) sendLoop() {
 				continue
 			}
 			if !m.IsCall() {
+				if m.Method == "notifications/initialized" && !r.isSSE() {
+					r.listen()
+				}
 				r.post(msg, nil, m.Method)
 				continue
 			}
@@ -296,9 +299,6 @@ func (r *remote) post(msg, id []byte, method string) {
 	}
 	if sse || id == nil {
 		resp.Body.Close()
-		if method == "notifications/initialized" && !sse {
-			r.listen()
-		}
 		return
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
@@ -392,6 +392,12 @@ func (r *remote) setHeaders(ctx context.Context, req *http.Request) error {
 	return nil
 }
 
+func (r *remote) isSSE() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sse
+}
+
 func (r *remote) session() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -431,9 +437,12 @@ func (r *remote) stream(resp *http.Response, id []byte) {
 	}
 }
 
-// listen keeps the standalone GET stream open, for the server's messages
-// outside any request, reconnecting when it ends. A server without one
-// (405, or another refusal) is fine.
+// listen opens the standalone GET stream, for the server's messages outside
+// any request, and keeps it open, reconnecting when it ends. It waits (up
+// to listenWait) until the server answered the GET, so that the stream is
+// there before initialized is sent, as go-sdk's client has it: a server may
+// send on the first GET it sees. A server without one (405, or another
+// refusal) is fine.
 func (r *remote) listen() {
 	r.mu.Lock()
 	if r.listening || r.closed {
@@ -442,50 +451,71 @@ func (r *remote) listen() {
 	}
 	r.listening = true
 	r.mu.Unlock()
+	opened := make(chan struct{})
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		var lastID string
-		var retry time.Duration
-		for fails := 0; fails <= resumeAttempts; {
-			resp, err := r.resume(lastID, retry)
-			if err != nil {
-				// The server went away (a restart loses the session too):
-				// the supervisor reconnects with a fresh session.
-				if r.ctx.Err() == nil {
-					r.fail(err.Error())
-				}
-				return
-			}
-			ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-			switch {
-			case resp.StatusCode == http.StatusNotFound && r.session() != "":
-				resp.Body.Close()
-				r.fail("the server ended the session (404 Not Found)")
-				return
-			case resp.StatusCode < 200 || resp.StatusCode > 299 || ct != "text/event-stream":
-				resp.Body.Close()
-				r.opts.Log.Debug("remote server has no standalone stream", "server", r.opts.Server, "status", resp.Status)
-				return
-			}
-			_, last, rt := r.readEvents(resp.Body, nil)
-			resp.Body.Close()
-			if r.ctx.Err() != nil {
-				return
-			}
-			if last != "" && last != lastID {
-				lastID, fails = last, 0
-			} else {
-				fails++
-			}
-			if rt > 0 {
-				retry = rt
-			} else {
-				retry = resumeDelay
-			}
-		}
-		r.opts.Log.Warn("remote server's standalone stream keeps failing; notifications between calls are lost", "server", r.opts.Server)
+		r.listenLoop(opened)
 	}()
+	t := time.NewTimer(listenWait)
+	defer t.Stop()
+	select {
+	case <-opened:
+	case <-t.C:
+	case <-r.ctx.Done():
+	}
+}
+
+// listenWait bounds how long initialized waits for the standalone stream.
+const listenWait = 2 * time.Second
+
+// listenLoop is listen's goroutine; it closes opened once the first GET
+// was answered (or failed).
+func (r *remote) listenLoop(opened chan struct{}) {
+	var once sync.Once
+	open := func() { once.Do(func() { close(opened) }) }
+	defer open()
+	var lastID string
+	var retry time.Duration
+	for fails := 0; fails <= resumeAttempts; {
+		resp, err := r.resume(lastID, retry)
+		open()
+		if err != nil {
+			// The server went away (a restart loses the session too):
+			// the supervisor reconnects with a fresh session.
+			if r.ctx.Err() == nil {
+				r.fail(err.Error())
+			}
+			return
+		}
+		ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		switch {
+		case resp.StatusCode == http.StatusNotFound && r.session() != "":
+			resp.Body.Close()
+			r.fail("the server ended the session (404 Not Found)")
+			return
+		case resp.StatusCode < 200 || resp.StatusCode > 299 || ct != "text/event-stream":
+			resp.Body.Close()
+			r.opts.Log.Debug("remote server has no standalone stream", "server", r.opts.Server, "status", resp.Status)
+			return
+		}
+		_, last, rt := r.readEvents(resp.Body, nil)
+		resp.Body.Close()
+		if r.ctx.Err() != nil {
+			return
+		}
+		if last != "" && last != lastID {
+			lastID, fails = last, 0
+		} else {
+			fails++
+		}
+		if rt > 0 {
+			retry = rt
+		} else {
+			retry = resumeDelay
+		}
+	}
+	r.opts.Log.Warn("remote server's standalone stream keeps failing; notifications between calls are lost", "server", r.opts.Server)
 }
 
 // resume waits for retry (resumeDelay if zero and lastID is set) and GETs

@@ -54,7 +54,8 @@ type backend struct {
 	lists      lists
 	serverInfo *mcp.Implementation
 	caps       serverCaps
-	pending    listKind // lists a list_changed asked to refresh
+	pending    listKind   // lists a list_changed asked to refresh
+	auth       *oauthAuth // a remote server's OAuth client; nil if none
 }
 
 // serverCaps are the capabilities of a backend that matter to the gateway.
@@ -102,6 +103,9 @@ func (b *backend) notRunningLocked() *ServerError {
 	return e
 }
 
+// loginPoll is how often a backend that needs sign-in looks for one.
+const loginPoll = 500 * time.Millisecond
+
 // run supervises the backend until ctx is done (Close) or it gives up.
 func (b *backend) run(ctx context.Context) {
 	defer b.settle()
@@ -127,6 +131,28 @@ func (b *backend) run(ctx context.Context) {
 				teardown()
 			}
 			return
+		}
+		if b.auth != nil && b.auth.loginNeeded() {
+			// Not a crash: nothing to retry until the user signs in.
+			reason = (&LoginError{Server: b.cfg.Name}).Error()
+			wasReady := b.setState(NeedsLogin, reason)
+			b.settle()
+			if teardown != nil {
+				teardown()
+			}
+			if wasReady {
+				b.m.notify.changed(b.cfg.Name)
+			}
+			b.log.Warn("remote server needs sign-in", "server", b.cfg.Name, "run", "mcp-gateway login "+b.cfg.Name)
+			if !b.auth.waitLogin(ctx, loginPoll) {
+				b.setState(Stopped, "stopped")
+				return
+			}
+			crashes = nil
+			b.mu.Lock()
+			b.state, b.reason = Starting, ""
+			b.mu.Unlock()
+			continue
 		}
 		if attempt == 0 && !wasReady {
 			b.log.Error("backend failed to start", "server", b.cfg.Name, "reason", reason, "stderr_tail", b.stderr.snapshot())

@@ -18,13 +18,17 @@ var remotePipe = pipeCap{bytes: math.MaxInt64 / 2, page: 1}
 // on failure it returns the reason. ctx bounds the connection's opening.
 func (b *backend) startRemote(ctx context.Context) (*session, string) {
 	name := b.cfg.Name
-	r, err := dialRemote(ctx, remoteOptions{
+	opts := remoteOptions{
 		Server:  name,
 		URL:     b.cfg.URL,
 		SSE:     useSSE(b.cfg.Transport, b.cfg.URL),
 		Headers: b.cfg.Headers,
 		Log:     b.log,
-	})
+	}
+	if b.auth != nil {
+		opts.Auth = b.auth
+	}
+	r, err := dialRemote(ctx, opts)
 	if err != nil {
 		return nil, err.Error()
 	}
