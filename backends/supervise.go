@@ -419,15 +419,20 @@ func (b *backend) watch(p *proc.Process, c *conn, stderrDone, stop <-chan struct
 	case <-t.C:
 	}
 	t.Stop()
-	// Leave Ready before failing the calls, so that a caller who sees the
-	// crash error also sees the tools gone.
+	b.sessionEnded(c, reason, b.stderr.snapshot(), crashed)
+}
+
+// sessionEnded records that session c ended by itself: the backend leaves
+// Ready before the calls fail, so that a caller who sees the crash error
+// also sees the tools gone; then the reason goes to crashed.
+func (b *backend) sessionEnded(c *conn, reason string, tail []string, crashed chan<- string) {
 	b.mu.Lock()
 	if b.conn == c {
 		b.state, b.reason = Crashed, reason
 		b.conn, b.lists = nil, lists{}
 	}
 	b.mu.Unlock()
-	c.shutdown(&ServerError{Server: b.cfg.Name, State: Crashed, Reason: reason, StderrTail: b.stderr.snapshot()})
+	c.shutdown(&ServerError{Server: b.cfg.Name, State: Crashed, Reason: reason, StderrTail: tail})
 	crashed <- reason
 }
 

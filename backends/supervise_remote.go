@@ -57,15 +57,7 @@ func (b *backend) startRemote(ctx context.Context) (*session, string) {
 		if reason == "" {
 			reason = "the connection ended"
 		}
-		// Leave Ready before failing the calls, as watch does for a child.
-		b.mu.Lock()
-		if b.conn == c {
-			b.state, b.reason = Crashed, reason
-			b.conn, b.lists = nil, lists{}
-		}
-		b.mu.Unlock()
-		c.shutdown(&ServerError{Server: name, State: Crashed, Reason: reason})
-		crashed <- reason
+		b.sessionEnded(c, reason, nil, crashed)
 	}()
 	teardown := func() {
 		close(stop)

