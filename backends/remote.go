@@ -255,7 +255,8 @@ func (r *remote) post(msg, id []byte, method string) {
 	r.mu.Lock()
 	sse := r.sse
 	r.mu.Unlock()
-	switch code := resp.StatusCode; {
+	code := resp.StatusCode
+	switch {
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
 		resp.Body.Close()
 		r.fail(resp.Status)
@@ -272,7 +273,7 @@ func (r *remote) post(msg, id []byte, method string) {
 		}
 		r.post(msg, id, method)
 		return
-	case code == http.StatusNotFound && r.session() != "":
+	case code == http.StatusNotFound && (sse || r.session() != ""):
 		resp.Body.Close()
 		r.fail("the server ended the session (404 Not Found)")
 		return
@@ -297,7 +298,9 @@ func (r *remote) post(msg, id []byte, method string) {
 		}
 		r.mu.Unlock()
 	}
-	if sse || id == nil {
+	if sse || id == nil || code == http.StatusAccepted {
+		// The answer comes on the event stream (HTTP+SSE, or a server that
+		// accepted the request to answer it on the standalone stream).
 		resp.Body.Close()
 		return
 	}
