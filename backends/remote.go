@@ -84,6 +84,8 @@ const (
 	// resumeDelay is the wait before a reconnection when the server named
 	// none (the SSE retry field).
 	resumeDelay = time.Second
+	// notifyTimeout bounds the POST of a notification or a response.
+	notifyTimeout = 10 * time.Second
 	// deleteTimeout bounds the DELETE that ends a session.
 	deleteTimeout = 2 * time.Second
 	// codeTransport is the JSON-RPC code of a call the HTTP layer failed
@@ -245,9 +247,21 @@ func (r *remote) sendLoop() {
 // concerns the session ends it (fail), one that concerns the call answers
 // it with an error.
 func (r *remote) post(msg, id []byte, method string) {
-	resp, err := r.do(http.MethodPost, msg, true)
+	ctx := r.ctx
+	if id == nil {
+		// A notification or a response is answered with 202 at once; one
+		// the server sits on must not hold up the messages behind it.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(r.ctx, notifyTimeout)
+		defer cancel()
+	}
+	resp, err := r.do(ctx, http.MethodPost, msg, true)
 	if err != nil {
-		if r.ctx.Err() == nil {
+		switch {
+		case r.ctx.Err() != nil:
+		case ctx.Err() != nil:
+			r.opts.Log.Warn("remote server did not accept a message in time", "server", r.opts.Server, "method", method, "timeout", notifyTimeout)
+		default:
 			r.fail(err.Error())
 		}
 		return
@@ -330,11 +344,11 @@ func (r *remote) post(msg, id []byte, method string) {
 // do POSTs body to the message endpoint with the backend's headers and
 // authorization; a 401 or 403 is handed to the authorizer once, and the
 // request retried if it signed in again.
-func (r *remote) do(method string, body []byte, retryAuth bool) (*http.Response, error) {
+func (r *remote) do(ctx context.Context, method string, body []byte, retryAuth bool) (*http.Response, error) {
 	r.mu.Lock()
 	target := r.endpoint
 	r.mu.Unlock()
-	req, err := http.NewRequestWithContext(r.ctx, method, target, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, target, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
@@ -353,7 +367,7 @@ func (r *remote) do(method string, body []byte, retryAuth bool) (*http.Response,
 		if aerr != nil {
 			return nil, aerr
 		}
-		return r.do(method, body, false)
+		return r.do(ctx, method, body, false)
 	}
 	return resp, nil
 }
