@@ -428,6 +428,11 @@ func (r *remote) stream(resp *http.Response, id []byte) {
 	fails := 0
 	for {
 		done, last, retry := r.readEvents(resp.Body, id)
+		if done {
+			// The server ends the stream after the answer; reading to its
+			// end lets the connection serve the next request.
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		}
 		resp.Body.Close()
 		if done || r.ctx.Err() != nil {
 			return

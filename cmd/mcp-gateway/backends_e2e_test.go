@@ -55,7 +55,7 @@ func tb(name string, args ...string) beServer {
 }
 
 // beConfig writes a config with these servers and no answer tools.
-func beConfig(t *testing.T, servers ...beServer) string {
+func beConfig(t testing.TB, servers ...beServer) string {
 	t.Helper()
 	cfg := map[string]any{
 		"gateway": map[string]any{"startup_timeout_ms": 25000, "answer_tools": false},
