@@ -107,7 +107,7 @@ func dialRemote(ctx context.Context, opts remoteOptions) (*remote, error) {
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.in, r.out = io.Pipe()
 	if opts.SSE {
-		if err := r.connectSSE(ctx); err != nil {
+		if err := r.connectSSE(ctx, true); err != nil {
 			r.cancel()
 			tr.CloseIdleConnections()
 			return nil, err
@@ -279,7 +279,7 @@ func (r *remote) post(msg, id []byte, method string) {
 		// A 2024-11-05 server: Streamable HTTP is refused, try HTTP+SSE.
 		resp.Body.Close()
 		r.opts.Log.Info("remote server refused Streamable HTTP; trying HTTP+SSE", "server", r.opts.Server, "status", code)
-		if err := r.connectSSE(r.ctx); err != nil {
+		if err := r.connectSSE(r.ctx, true); err != nil {
 			if r.ctx.Err() == nil {
 				r.fail(fmt.Sprintf("Streamable HTTP: %s; HTTP+SSE: %v", resp.Status, err))
 			}
@@ -615,7 +615,7 @@ func (r *remote) readEvents(body io.Reader, id []byte) (done bool, lastID string
 // connectSSE opens a legacy HTTP+SSE session: the GET stream, whose first
 // event names the endpoint for POSTs; the stream's messages are then
 // delivered until it ends, which ends the session.
-func (r *remote) connectSSE(ctx context.Context) error {
+func (r *remote) connectSSE(ctx context.Context, retryAuth bool) error {
 	// The stream lives as long as the transport; ctx bounds only its
 	// opening (the response and the endpoint event).
 	sctx, cancel := context.WithCancel(r.ctx)
@@ -634,6 +634,15 @@ func (r *remote) connectSSE(ctx context.Context) error {
 	if err != nil {
 		cancel()
 		return causeOf(err)
+	}
+	if a := r.opts.Auth; a != nil && retryAuth && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+		aerr := a.refused(ctx, req, resp)
+		resp.Body.Close()
+		cancel()
+		if aerr != nil {
+			return aerr
+		}
+		return r.connectSSE(ctx, false)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		resp.Body.Close()
