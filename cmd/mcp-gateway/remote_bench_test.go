@@ -36,8 +36,12 @@ func BenchmarkRemoteToolsCall(b *testing.B) {
 		name string
 		call func() error
 	}{
-		{"local", func() error { return benchCheck(front.call("tools/call", `{"name":"local.echo","arguments":`+benchEchoArgs+`}`)) }},
-		{"remote", func() error { return benchCheck(front.call("tools/call", `{"name":"far.tb.echo","arguments":`+benchEchoArgs+`}`)) }},
+		{"local", func() error {
+			return benchCheck(front.call("tools/call", `{"name":"local.echo","arguments":`+benchEchoArgs+`}`))
+		}},
+		{"remote", func() error {
+			return benchCheck(front.call("tools/call", `{"name":"far.tb.echo","arguments":`+benchEchoArgs+`}`))
+		}},
 		{"http-direct", func() error {
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tb.echo", Arguments: args})
 			if err == nil && res.IsError {
