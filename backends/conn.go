@@ -187,7 +187,7 @@ func (c *conn) readLoop(r io.Reader) {
 			long = long[:0]
 		}
 		if err != nil {
-			if err != io.EOF && !errors.Is(err, os.ErrClosed) {
+			if err != io.EOF && !errors.Is(err, os.ErrClosed) && !errors.Is(err, io.ErrClosedPipe) {
 				c.eofReason = "stdout: " + err.Error()
 				c.log.Debug("backend stdout read error", "server", c.server, "err", err)
 			}
