@@ -174,11 +174,21 @@ func (a *oauthAuth) refused(ctx context.Context, req *http.Request, resp *http.R
 		return nil // not a sign-in matter: the retry gets its 403
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	if st := a.store.stamp(); st != a.stamp {
+		a.mu.Unlock()
 		return nil // signed in since: source reads it for the retry
 	}
+	ss, _ := a.ts.(*savingSource)
+	a.mu.Unlock()
+	// A token the server dropped before its time (revoked, or a server
+	// that restarted) may be refreshed, once per token.
+	sent, _ := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
+	if ss != nil && sent != "" && ss.refreshFrom(sent) {
+		return nil
+	}
+	a.mu.Lock()
 	a.needLogin = true
+	a.mu.Unlock()
 	return &LoginError{Server: a.server}
 }
 
@@ -215,16 +225,39 @@ func (a *oauthAuth) waitLogin(ctx context.Context, every time.Duration) bool {
 // savingSource writes each refreshed token back to the store, so that the
 // next gateway (or this one after a restart) starts from it.
 type savingSource struct {
-	a    *oauthAuth
-	base oauth2.TokenSource
+	a *oauthAuth
 
-	mu   sync.Mutex
-	si   *signIn
-	last string
+	mu     sync.Mutex
+	base   oauth2.TokenSource
+	si     *signIn
+	last   string
+	forced string // the access token refreshFrom replaced
+}
+
+// refreshFrom refreshes the token now, because the server refused sent;
+// it reports whether a new token came. It refreshes from a given token
+// only once, so a server that refuses every token ends in needs_login, not
+// a loop.
+func (s *savingSource) refreshFrom(sent string) bool {
+	s.mu.Lock()
+	if s.si.Token.RefreshToken == "" || s.forced == sent {
+		s.mu.Unlock()
+		return false
+	}
+	s.forced = sent
+	expired := *s.si.Token
+	expired.Expiry = time.Now().Add(-time.Hour)
+	s.base = s.si.config().TokenSource(context.Background(), &expired)
+	s.mu.Unlock()
+	tok, err := s.Token()
+	return err == nil && tok.AccessToken != sent
 }
 
 func (s *savingSource) Token() (*oauth2.Token, error) {
-	tok, err := s.base.Token()
+	s.mu.Lock()
+	base := s.base
+	s.mu.Unlock()
+	tok, err := base.Token()
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) {

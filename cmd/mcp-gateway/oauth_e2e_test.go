@@ -26,7 +26,8 @@ import (
 // authorization server: protected resource metadata, authorization server
 // metadata, dynamic registration, an authorization endpoint that redirects
 // at once (a user who consents), and a token endpoint that checks PKCE and
-// refreshes. Its access tokens live one second, so every use refreshes.
+// refreshes. Its access tokens live one second (ttl), so every use
+// refreshes, until a test changes that.
 type oauthServer struct {
 	*httptest.Server
 
@@ -35,11 +36,13 @@ type oauthServer struct {
 	access    map[string]bool   // valid access tokens
 	refreshes int
 	next      int
+	ttl       int  // seconds an access token lives
+	noRefresh bool // refresh tokens are refused
 }
 
 func newOAuthServer(t *testing.T) *oauthServer {
 	t.Helper()
-	o := &oauthServer{codes: map[string]string{}, access: map[string]bool{}}
+	o := &oauthServer{codes: map[string]string{}, access: map[string]bool{}, ttl: 1}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "secure", Version: "1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "whoami"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "signed in"}}}, nil, nil
@@ -91,7 +94,7 @@ func newOAuthServer(t *testing.T) *oauthServer {
 			}
 			delete(o.codes, r.Form.Get("code"))
 		case "refresh_token":
-			if r.Form.Get("refresh_token") != "refresh-1" {
+			if r.Form.Get("refresh_token") != "refresh-1" || o.noRefresh {
 				w.WriteHeader(http.StatusBadRequest)
 				writeJSON(w, map[string]any{"error": "invalid_grant"})
 				return
@@ -104,7 +107,7 @@ func newOAuthServer(t *testing.T) *oauthServer {
 		o.next++
 		tok := fmt.Sprintf("access-%d", o.next)
 		o.access[tok] = true
-		writeJSON(w, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 1, "refresh_token": "refresh-1"})
+		writeJSON(w, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": o.ttl, "refresh_token": "refresh-1"})
 	})
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
 		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -121,6 +124,13 @@ func newOAuthServer(t *testing.T) *oauthServer {
 	o.Server = httptest.NewServer(mux)
 	t.Cleanup(o.Close)
 	return o
+}
+
+// set changes the server's behaviour under its lock.
+func (o *oauthServer) set(f func(*oauthServer)) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	f(o)
 }
 
 func (o *oauthServer) refreshCount() int {
@@ -212,6 +222,21 @@ func TestRemoteOAuthLogin(t *testing.T) {
 	if o.refreshCount() == before {
 		t.Error("the expired token was not refreshed")
 	}
+	// A token the server drops before its time is refreshed at the 401.
+	o.set(func(o *oauthServer) { o.ttl = 3600 })
+	s.callTool("secure.whoami", `{}`) // its token is expired: a long-lived one comes
+	o.set(func(o *oauthServer) { o.access = map[string]bool{} })
+	before = o.refreshCount()
+	if r := s.callTool("secure.whoami", `{}`); r.m["result"] == nil || o.refreshCount() == before {
+		t.Errorf("after the server dropped the token (%d refreshes before, %d after): %s", before, o.refreshCount(), r)
+	}
+	// A refused refresh: the server needs a login again.
+	o.set(func(o *oauthServer) { o.access, o.noRefresh = map[string]bool{}, true })
+	waitFor(t, beReadTimeout, "needs_login after the refresh was refused", func() bool {
+		_, _, data := s.callTool("secure.whoami", `{}`).rpcErr(t)
+		return data["state"] == "needs_login"
+	})
+
 	if strings.Contains(s.p.stderr.String(), "access-") || strings.Contains(s.p.stderr.String(), "refresh-1") {
 		t.Errorf("a token was logged:\n%s", s.p.stderr)
 	}
