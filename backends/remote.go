@@ -270,7 +270,9 @@ func (r *remote) post(msg, id []byte, method string) {
 	r.mu.Unlock()
 	code := resp.StatusCode
 	switch {
-	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+	case code == http.StatusUnauthorized:
+		// Not signed in (or the headers' token is wrong): nothing of this
+		// session will pass. A 403 refuses only what was asked (below).
 		resp.Body.Close()
 		r.fail(resp.Status)
 		return
