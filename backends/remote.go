@@ -40,12 +40,13 @@ type remote struct {
 	cancel context.CancelFunc
 
 	mu        sync.Mutex
-	sessionID string // Mcp-Session-Id, once the server gave one
-	version   string // the negotiated protocol version, once known
-	endpoint  string // where messages are POSTed: the URL, or the SSE endpoint
-	sse       bool   // legacy HTTP+SSE
-	initID    string // the raw id of the initialize request
-	listening bool   // the standalone GET stream was started
+	sessionID string                        // Mcp-Session-Id, once the server gave one
+	version   string                        // the negotiated protocol version, once known
+	endpoint  string                        // where messages are POSTed: the URL, or the SSE endpoint
+	sse       bool                          // legacy HTTP+SSE
+	initID    string                        // the raw id of the initialize request
+	listening bool                          // the standalone GET stream was started
+	calls     map[string]context.CancelFunc // requests being posted, by raw id
 	queue     [][]byte
 	closed    bool
 	reason    string // why the transport ended, set once
@@ -102,6 +103,7 @@ func dialRemote(ctx context.Context, opts remoteOptions) (*remote, error) {
 		hc:       &http.Client{Transport: tr},
 		endpoint: opts.URL,
 		wake:     make(chan struct{}, 1),
+		calls:    make(map[string]context.CancelFunc),
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.in, r.out = io.Pipe()
@@ -224,7 +226,10 @@ func (r *remote) sendLoop() {
 				if m.Method == "notifications/initialized" && !r.isSSE() {
 					r.listen()
 				}
-				r.post(msg, nil, m.Method)
+				r.post(r.ctx, msg, nil, m.Method)
+				if m.Method == "notifications/cancelled" {
+					r.abandon(m.Params)
+				}
 				continue
 			}
 			if m.Method == "initialize" {
@@ -232,26 +237,55 @@ func (r *remote) sendLoop() {
 				r.initID = string(m.ID)
 				r.mu.Unlock()
 			}
+			id := bytes.Clone(m.ID)
+			ctx, cancel := context.WithCancel(r.ctx)
+			r.mu.Lock()
+			r.calls[string(id)] = cancel
+			r.mu.Unlock()
 			r.wg.Add(1)
-			go func(id []byte, method string) {
+			go func(method string) {
 				defer r.wg.Done()
-				r.post(msg, id, method)
-			}(bytes.Clone(m.ID), m.Method)
+				defer func() {
+					r.mu.Lock()
+					delete(r.calls, string(id))
+					r.mu.Unlock()
+					cancel()
+				}()
+				r.post(ctx, msg, id, method)
+			}(m.Method)
 		}
 	}
 }
 
-// post sends one message; id is the request's id (nil for a notification
-// or a response). What the server answers goes to conn; a failure that
-// concerns the session ends it (fail), one that concerns the call answers
-// it with an error.
-func (r *remote) post(msg, id []byte, method string) {
-	ctx := r.ctx
+// abandon stops waiting for the answer to the request a
+// notifications/cancelled names (its params): the call has ended, and a
+// server that still holds the POST must not hold a goroutine and a
+// connection for it.
+func (r *remote) abandon(params json.RawMessage) {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	r.mu.Lock()
+	cancel := r.calls[string(p.RequestID)]
+	r.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// post sends one message within ctx; id is the request's id (nil for a
+// notification or a response). What the server answers goes to conn; a
+// failure that concerns the session ends it (fail), one that concerns the
+// call answers it with an error.
+func (r *remote) post(ctx context.Context, msg, id []byte, method string) {
 	if id == nil {
 		// A notification or a response is answered with 202 at once; one
 		// the server sits on must not hold up the messages behind it.
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(r.ctx, notifyTimeout)
+		ctx, cancel = context.WithTimeout(ctx, notifyTimeout)
 		defer cancel()
 	}
 	resp, err := r.do(ctx, http.MethodPost, msg, true)
@@ -259,6 +293,9 @@ func (r *remote) post(msg, id []byte, method string) {
 		switch {
 		case r.ctx.Err() != nil:
 		case ctx.Err() != nil:
+			if id != nil {
+				return // abandoned: the call has ended
+			}
 			r.opts.Log.Warn("remote server did not accept a message in time", "server", r.opts.Server, "method", method, "timeout", notifyTimeout)
 		default:
 			r.fail(err.Error())
@@ -286,7 +323,7 @@ func (r *remote) post(msg, id []byte, method string) {
 			}
 			return
 		}
-		r.post(msg, id, method)
+		r.post(ctx, msg, id, method)
 		return
 	case code == http.StatusNotFound && (sse || r.session() != ""):
 		resp.Body.Close()
@@ -326,7 +363,7 @@ func (r *remote) post(msg, id []byte, method string) {
 		resp.Body.Close()
 		switch {
 		case err != nil:
-			if r.ctx.Err() == nil {
+			if ctx.Err() == nil {
 				r.deliverError(id, "reading the response: "+err.Error())
 			}
 		case len(body) > maxLine:
@@ -335,7 +372,7 @@ func (r *remote) post(msg, id []byte, method string) {
 			r.deliver(body)
 		}
 	case "text/event-stream":
-		r.stream(resp, id)
+		r.stream(ctx, resp, id)
 	default:
 		resp.Body.Close()
 		r.deliverError(id, fmt.Sprintf("unexpected response content type %q", ct))
@@ -424,18 +461,21 @@ func (r *remote) session() string {
 
 // stream reads a POST's event stream until the response to id, resuming
 // it with Last-Event-ID when the server cuts it short and named event ids.
-func (r *remote) stream(resp *http.Response, id []byte) {
+func (r *remote) stream(ctx context.Context, resp *http.Response, id []byte) {
 	var lastID string
 	fails := 0
 	for {
 		done, last, retry := r.readEvents(resp.Body, id)
 		if done {
 			// The server ends the stream after the answer; reading to its
-			// end lets the connection serve the next request.
+			// end lets the connection serve the next request. One that
+			// keeps it open is cut off.
+			t := time.AfterFunc(time.Second, func() { resp.Body.Close() })
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			t.Stop()
 		}
 		resp.Body.Close()
-		if done || r.ctx.Err() != nil {
+		if done || ctx.Err() != nil {
 			return
 		}
 		if last != "" && last != lastID {
@@ -447,11 +487,11 @@ func (r *remote) stream(resp *http.Response, id []byte) {
 			r.deliverError(id, "the server ended the response stream without a response")
 			return
 		}
-		next, err := r.resume(lastID, retry)
+		next, err := r.resume(ctx, lastID, retry)
 		if err != nil {
 			// The server is gone or forgot the session: a fresh one is
 			// needed (the supervisor reconnects).
-			if r.ctx.Err() == nil {
+			if ctx.Err() == nil {
 				r.fail(err.Error())
 			}
 			return
@@ -501,7 +541,7 @@ func (r *remote) listenLoop(opened chan struct{}) {
 	var lastID string
 	var retry time.Duration
 	for fails := 0; fails <= resumeAttempts; {
-		resp, err := r.resume(lastID, retry)
+		resp, err := r.resume(r.ctx, lastID, retry)
 		open()
 		if err != nil {
 			// The server went away (a restart loses the session too):
@@ -543,7 +583,7 @@ func (r *remote) listenLoop(opened chan struct{}) {
 
 // resume waits for retry (resumeDelay if zero and lastID is set) and GETs
 // the URL, with Last-Event-ID when lastID is set.
-func (r *remote) resume(lastID string, retry time.Duration) (*http.Response, error) {
+func (r *remote) resume(ctx context.Context, lastID string, retry time.Duration) (*http.Response, error) {
 	if retry == 0 && lastID != "" {
 		retry = resumeDelay
 	}
@@ -551,12 +591,12 @@ func (r *remote) resume(lastID string, retry time.Duration) (*http.Response, err
 		t := time.NewTimer(retry)
 		select {
 		case <-t.C:
-		case <-r.ctx.Done():
+		case <-ctx.Done():
 			t.Stop()
-			return nil, r.ctx.Err()
+			return nil, ctx.Err()
 		}
 	}
-	req, err := http.NewRequestWithContext(r.ctx, http.MethodGet, r.opts.URL, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.opts.URL, nil)
 	if err != nil {
 		return nil, err
 	}
