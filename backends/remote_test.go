@@ -3,6 +3,7 @@ package backends_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -112,5 +113,48 @@ func TestRemoteStreamableSession(t *testing.T) {
 	}
 	if !deleted {
 		t.Error("no DELETE at Close")
+	}
+}
+
+// A call that times out on a server that holds its POST open is abandoned:
+// the gateway closes that request rather than keep a goroutine and a
+// connection waiting for an answer nobody wants.
+func TestRemoteAbandonsTimedOutCall(t *testing.T) {
+	t.Parallel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "far", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "hang"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return nil, nil, nil // never called: the POST is held below
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	closed := make(chan struct{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			if bytes.Contains(body, []byte(`"name":"hang"`)) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				w.(http.Flusher).Flush()
+				<-r.Context().Done() // until the client goes
+				close(closed)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	e := start(t, []config.Server{{Name: "far", URL: hs.URL, Enabled: true, Restart: "never", TimeoutMS: 200}}, nil)
+	_, err := e.CallTool(context.Background(), "far", "hang", nil, backends.CallOptions{})
+	var te *backends.TimeoutError
+	if !errors.As(err, &te) {
+		t.Fatalf("hang: %v", err)
+	}
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the timed-out call's POST is still open")
+	}
+	if st := e.status(t, "far"); st.State != backends.Ready {
+		t.Errorf("far after the timeout: %+v", st)
 	}
 }
