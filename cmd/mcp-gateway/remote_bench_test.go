@@ -64,24 +64,11 @@ func BenchmarkRemoteToolsCall(b *testing.B) {
 			}
 		}
 	}
-	const batch = 50
-	lat := make([][]time.Duration, len(calls))
-	b.ResetTimer()
-	for done, round := 0, 0; done < b.N; round++ {
-		n := min(batch, b.N-done)
-		for k := range calls {
-			pi := (k + round) % len(calls)
-			for range n {
-				t0 := time.Now()
-				if err := calls[pi].call(); err != nil {
-					b.Fatal(err)
-				}
-				lat[pi] = append(lat[pi], time.Since(t0))
-			}
+	lat := benchAlternate(b, len(calls), func(i int) {
+		if err := calls[i].call(); err != nil {
+			b.Fatal(err)
 		}
-		done += n
-	}
-	b.StopTimer()
+	})
 	p50 := func(i int) time.Duration { return benchPercentile(lat[i], 0.50) }
 	b.ReportMetric(benchMicros(p50(0)), "local-p50-µs")
 	b.ReportMetric(benchMicros(p50(1)), "remote-p50-µs")
