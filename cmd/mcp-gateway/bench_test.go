@@ -392,23 +392,35 @@ func BenchmarkToolsCall(b *testing.B) {
 	// call on each path; the paths alternate in rounds.
 	b.Run(fmt.Sprintf("inflight%d", benchInFlight), func(b *testing.B) {
 		const round = 2000
-		var took [len(paths)]time.Duration
+		var took, cpu [len(paths)]time.Duration
 		var calls [len(paths)]int
+		cpuKnown := true
 		b.ResetTimer()
 		for done, r := 0, 0; done < b.N; r++ {
 			n := min(round, b.N-done)
 			for k := range len(paths) {
 				pi := (k + r) % len(paths)
+				cpu0, ok0 := benchProcCPU(paths[pi].c)
 				d, err := concurrentCalls(paths[pi].c, paths[pi].params, n, benchInFlight)
 				if err != nil {
 					b.Fatal(err)
 				}
+				cpu1, ok1 := benchProcCPU(paths[pi].c)
+				cpuKnown = cpuKnown && ok0 && ok1
 				took[pi] += d
+				cpu[pi] += cpu1 - cpu0
 				calls[pi] += n
 			}
 			done += n
 		}
 		b.StopTimer()
+		if cpuKnown {
+			// CPU time the gateway and the relay process spent per call
+			// (on Linux): unlike throughput, it does not move with the
+			// machine's load.
+			b.ReportMetric(benchMicros(cpu[iGW])/float64(calls[iGW]), "gw-cpu-µs/call")
+			b.ReportMetric(benchMicros(cpu[iRelay])/float64(calls[iRelay]), "relay-cpu-µs/call")
+		}
 		var rate [len(paths)]float64
 		for i := range rate {
 			rate[i] = float64(calls[i]) / took[i].Seconds()
@@ -649,6 +661,37 @@ func benchProcStatus(pid int) (benchMem, error) {
 		return st, errors.New("VmRSS/VmHWM/RssAnon not found in /proc/PID/status")
 	}
 	return st, nil
+}
+
+// benchProcCPU returns the CPU time c's process has used so far, summed
+// over its threads from /proc/PID/task/*/schedstat (nanoseconds, unlike
+// the clock ticks of /proc/PID/stat); false where there is no such file.
+func benchProcCPU(c *benchClient) (time.Duration, bool) {
+	if c.cmd == nil || c.cmd.Process == nil {
+		return 0, false
+	}
+	dir := fmt.Sprintf("/proc/%d/task", c.cmd.Process.Pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, false
+	}
+	var sum time.Duration
+	for _, t := range tasks {
+		data, err := os.ReadFile(filepath.Join(dir, t.Name(), "schedstat"))
+		if err != nil {
+			continue // the thread ended
+		}
+		f := strings.Fields(string(data))
+		if len(f) == 0 {
+			return 0, false
+		}
+		ns, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		sum += time.Duration(ns)
+	}
+	return sum, true
 }
 
 // childrenOf lists the processes whose parent is pid.
