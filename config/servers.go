@@ -209,6 +209,12 @@ func (l *loader) server(it serverItem) (s Server, ok bool) {
 		}
 	}
 	s.OAuth.ClientSecret = x("oauth.client_secret", s.OAuth.ClientSecret)
+	if s.OAuth.RedirectURI != "" {
+		if msg := checkRedirectURI(s.OAuth.RedirectURI); msg != "" {
+			o, _ := at("oauth.redirect_uri")
+			l.errLine(o.line, o.key, "%s", msg)
+		}
+	}
 	if len(s.Env) == 0 {
 		s.Env = nil
 	}
