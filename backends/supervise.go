@@ -278,6 +278,11 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 
 	select {
 	case r := <-s.crashed:
+		if b.auth.refusedLogin() != nil {
+			// Not a crash: run makes it NeedsLogin (the watcher did).
+			b.m.notify.changed(name)
+			return true, r, teardown
+		}
 		b.setState(Crashed, r) // the watcher did, unless it crashed before Ready was recorded
 		b.log.Error("backend crashed", "server", name, "reason", r, "stderr_tail", b.stderr.snapshot())
 		b.m.notify.changed(name)

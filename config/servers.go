@@ -212,7 +212,14 @@ func (l *loader) server(it serverItem) (s Server, ok bool) {
 	if s.OAuth.RedirectURI != "" {
 		if msg := checkRedirectURI(s.OAuth.RedirectURI); msg != "" {
 			o, _ := at("oauth.redirect_uri")
-			l.errLine(o.line, o.key, "%s", msg)
+			if strings.HasSuffix(o.key, ".redirectUri") {
+				// Gemini CLI's own setting, which may redirect to a
+				// page of its own: the gateway does without it.
+				l.warn(o.line, o.key, "ignored by mcp-gateway, which listens for the redirect on an http loopback URL with a port")
+				s.OAuth.RedirectURI = ""
+			} else {
+				l.errLine(o.line, o.key, "%s", msg)
+			}
 		}
 	}
 	if len(s.Env) == 0 {

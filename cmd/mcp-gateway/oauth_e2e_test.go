@@ -328,7 +328,9 @@ func TestRemoteStatusURL(t *testing.T) {
 		t.Errorf("status: %d\n%s\n%s", code, out, errOut)
 	}
 	js, _, _ := runCLIEnv(t, env, "status", "--json", "--config", cfg)
-	var st struct{ Servers []struct{ Name, State, URL, Error string } }
+	var st struct {
+		Servers []struct{ Name, State, URL, Error string }
+	}
 	if err := json.Unmarshal([]byte(js), &st); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, js)
 	}
