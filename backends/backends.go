@@ -127,6 +127,7 @@ type Status struct {
 	Name       string              `json:"name"`
 	State      State               `json:"state"`
 	PID        int                 `json:"pid,omitempty"`
+	URL        string              `json:"url,omitempty"` // a remote server's, its password and query secrets masked
 	StartedAt  time.Time           `json:"started_at,omitzero"`
 	Tools      int                 `json:"tools"`
 	Restarts   int                 `json:"restarts"`
@@ -191,7 +192,10 @@ func (e *ServerError) Error() string {
 	case Crashed:
 		return "MCP server '" + e.Server + "' crashed: " + e.Reason
 	case NeedsLogin:
-		return "MCP server '" + e.Server + "' needs sign-in: run `mcp-gateway login " + e.Server + "`"
+		if e.Reason != "" {
+			return "MCP server '" + e.Server + "' " + e.Reason // a LoginError's message
+		}
+		return "MCP server '" + e.Server + "' " + (&LoginError{Server: e.Server}).Error()
 	}
 	return "MCP server '" + e.Server + "' is not running"
 }

@@ -521,6 +521,9 @@ func (m *Manager) Status() []Status {
 			Restarts:   b.restarts,
 			ServerInfo: b.serverInfo,
 		}
+		if b.cfg.URL != "" {
+			s.URL = config.RedactURL(b.cfg.URL)
+		}
 		if (b.pid != 0 || b.cfg.URL != "" && b.state == Ready) && b.state != Skipped {
 			s.StartedAt = b.startedAt
 		}

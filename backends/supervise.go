@@ -132,9 +132,9 @@ func (b *backend) run(ctx context.Context) {
 			}
 			return
 		}
-		if b.auth != nil && b.auth.loginNeeded() {
+		if le := b.auth.loginNeeded(); le != nil {
 			// Not a crash: nothing to retry until the user signs in.
-			reason = (&LoginError{Server: b.cfg.Name}).Error()
+			reason = le.Error()
 			wasReady := b.setState(NeedsLogin, reason)
 			b.settle()
 			if teardown != nil {
@@ -143,7 +143,7 @@ func (b *backend) run(ctx context.Context) {
 			if wasReady {
 				b.m.notify.changed(b.cfg.Name)
 			}
-			b.log.Warn("remote server needs sign-in", "server", b.cfg.Name, "run", "mcp-gateway login "+b.cfg.Name)
+			b.log.Warn("remote server needs sign-in", "server", b.cfg.Name, "scopes", le.Scopes, "run", "mcp-gateway login "+b.cfg.Name)
 			if !b.auth.waitLogin(ctx, loginPoll) {
 				b.setState(Stopped, "stopped")
 				return
@@ -278,6 +278,11 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 
 	select {
 	case r := <-s.crashed:
+		if b.auth.refusedLogin() != nil {
+			// Not a crash: run makes it NeedsLogin (the watcher did).
+			b.m.notify.changed(name)
+			return true, r, teardown
+		}
 		b.setState(Crashed, r) // the watcher did, unless it crashed before Ready was recorded
 		b.log.Error("backend crashed", "server", name, "reason", r, "stderr_tail", b.stderr.snapshot())
 		b.m.notify.changed(name)
@@ -419,20 +424,21 @@ func (b *backend) watch(p *proc.Process, c *conn, stderrDone, stop <-chan struct
 	case <-t.C:
 	}
 	t.Stop()
-	b.sessionEnded(c, reason, b.stderr.snapshot(), crashed)
+	b.sessionEnded(c, Crashed, reason, b.stderr.snapshot(), crashed)
 }
 
-// sessionEnded records that session c ended by itself: the backend leaves
-// Ready before the calls fail, so that a caller who sees the crash error
-// also sees the tools gone; then the reason goes to crashed.
-func (b *backend) sessionEnded(c *conn, reason string, tail []string, crashed chan<- string) {
+// sessionEnded records that session c ended by itself, in state (Crashed,
+// or NeedsLogin for a remote that refused the sign-in): the backend leaves
+// Ready before the calls fail, so that a caller who sees the error also
+// sees the tools gone; then the reason goes to crashed.
+func (b *backend) sessionEnded(c *conn, state State, reason string, tail []string, crashed chan<- string) {
 	b.mu.Lock()
 	if b.conn == c {
-		b.state, b.reason = Crashed, reason
+		b.state, b.reason = state, reason
 		b.conn, b.lists = nil, lists{}
 	}
 	b.mu.Unlock()
-	c.shutdown(&ServerError{Server: b.cfg.Name, State: Crashed, Reason: reason, StderrTail: tail})
+	c.shutdown(&ServerError{Server: b.cfg.Name, State: state, Reason: reason, StderrTail: tail})
 	crashed <- reason
 }
 

@@ -184,19 +184,23 @@ type Server struct {
 // confidential client), or the HTTPS URL of the gateway's client ID
 // metadata document, and the scopes to ask for when the server names none.
 type OAuth struct {
-	// ClientID and ClientSecret may also be written clientId and
-	// clientSecret (Gemini CLI).
+	// ClientID, ClientSecret and RedirectURI may also be written clientId,
+	// clientSecret and redirectUri (Gemini CLI).
 	ClientID          string   `json:"client_id,omitempty" alias:"clientId"`
 	ClientSecret      string   `json:"client_secret,omitempty" alias:"clientSecret"` // ${VAR} expanded; masked in --show-config
 	ClientMetadataURL string   `json:"client_metadata_url,omitempty"`
 	Scopes            []string `json:"scopes,omitempty"`
+	// RedirectURI is the exact redirect URI a pre-registered client was
+	// registered with: an http URL on a loopback host with a port, where
+	// `mcp-gateway login` listens. Empty: a free loopback port is used.
+	RedirectURI string `json:"redirect_uri,omitempty" alias:"redirectUri"`
 }
 
 // foreignKeys are the keys of Gemini CLI's oauth object that the gateway
-// does without: it discovers the endpoints and listens on loopback itself.
+// does without: it discovers the endpoints itself.
 func (*OAuth) foreignKeys() map[string]string {
-	const why = "a Gemini CLI setting; the gateway discovers the endpoints and redirects to loopback"
-	return map[string]string{"enabled": why, "authorizationUrl": why, "tokenUrl": why, "redirectUri": why, "tokenParamName": why, "audiences": why}
+	const why = "a Gemini CLI setting; the gateway discovers the endpoints"
+	return map[string]string{"enabled": why, "authorizationUrl": why, "tokenUrl": why, "tokenParamName": why, "audiences": why}
 }
 
 // ToolFilter selects a backend's tools by glob patterns (path.Match syntax)

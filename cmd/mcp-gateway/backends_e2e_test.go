@@ -42,6 +42,7 @@ type beServer struct {
 	Restart   string            `json:"restart,omitempty"`
 	Tools     *beFilter         `json:"tools,omitempty"`
 	Inherit   bool              `json:"inherit_env,omitempty"`
+	OAuth     map[string]any    `json:"oauth,omitempty"`
 }
 
 type beFilter struct {
