@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // beReadTimeout bounds every wait for a reply: generous, for a loaded
@@ -65,165 +67,54 @@ func beConfig(t *testing.T, servers ...beServer) string {
 	return writeConfig(t, string(b))
 }
 
-// rawMsg is one message from the gateway: its exact bytes and its decoding
-// (numbers as json.Number).
-type rawMsg struct {
-	raw []byte
-	m   map[string]any
-}
-
-func (r rawMsg) String() string { return string(r.raw) }
-
-// member returns the exact bytes of a top-level member ("result", "error").
-func (r rawMsg) member(t *testing.T, name string) []byte {
-	t.Helper()
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(r.raw, &top); err != nil {
-		t.Fatalf("decode %s: %v", r.raw, err)
-	}
-	return top[name]
-}
-
-func (r rawMsg) result(t *testing.T) map[string]any {
-	t.Helper()
-	res, ok := r.m["result"].(map[string]any)
-	if !ok {
-		t.Fatalf("no result in %s", r.raw)
-	}
-	return res
-}
-
-// rpcErr returns the error member; it fails the test when there is none.
-func (r rawMsg) rpcErr(t *testing.T) (code int, msg string, data map[string]any) {
-	t.Helper()
-	e, ok := r.m["error"].(map[string]any)
-	if !ok {
-		t.Fatalf("want an error, got %s", r.raw)
-	}
-	n, _ := e["code"].(json.Number).Int64()
-	msg, _ = e["message"].(string)
-	data, _ = e["data"].(map[string]any)
-	return int(n), msg, data
-}
-
-// rawSession is a line-mode client of the gateway binary with a reader
-// goroutine: responses are matched by id, notifications are recorded.
+// rawSession is a line-mode client of the gateway binary that has
+// completed the handshake: responses are matched by id, notifications kept.
 type rawSession struct {
-	t   *testing.T
-	p   *proc
-	wmu sync.Mutex
-
-	mu       sync.Mutex
-	nextID   int
-	waiting  map[string]chan rawMsg // by id, for the life of the session
-	answered map[string]bool
-	stray    []rawMsg // responses nobody waited for
-	notes    []rawMsg // notifications and server-to-client requests, in order
-	readErr  error
-	eof      chan struct{}
+	t *testing.T
+	p *proc
 }
 
 // startRaw starts the gateway on cfg and initializes as clientName.
 func startRaw(t *testing.T, cfg, clientName string, env ...string) *rawSession {
 	t.Helper()
 	p := startGateway(t, baseEnv(t, env...), "--stdio", "--config", cfg)
-	s := &rawSession{t: t, p: p, nextID: 100, waiting: map[string]chan rawMsg{}, answered: map[string]bool{}, eof: make(chan struct{})}
-	go s.readLoop()
-	init := s.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":`+strconv.Quote(clientName)+`,"version":"1"}}`)
-	if init.m["result"] == nil {
+	return initRaw(t, p, `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":`+strconv.Quote(clientName)+`,"version":"1"}}`)
+}
+
+// initRaw completes the handshake with these initialize params.
+func initRaw(t *testing.T, p *proc, params string) *rawSession {
+	t.Helper()
+	s := &rawSession{t: t, p: p}
+	if init := s.call("initialize", params); init.Map()["result"] == nil {
 		t.Fatalf("initialize: %s", init)
 	}
 	s.write(initializedMsg)
 	return s
 }
 
-func (s *rawSession) readLoop() {
-	defer close(s.eof)
-	for {
-		line, err := s.p.out.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			s.dispatch(line)
-		}
-		if err != nil {
-			s.mu.Lock()
-			s.readErr = err
-			s.mu.Unlock()
-			return
-		}
-	}
-}
-
-func (s *rawSession) dispatch(line []byte) {
-	var m map[string]any
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.UseNumber()
-	if err := dec.Decode(&m); err != nil {
-		s.mu.Lock()
-		s.stray = append(s.stray, rawMsg{raw: line})
-		s.mu.Unlock()
-		return
-	}
-	msg := rawMsg{raw: bytes.TrimRight(line, "\r\n"), m: m}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, isCall := m["method"]; isCall {
-		s.notes = append(s.notes, msg)
-		return
-	}
-	id := idOf(m)
-	if ch, ok := s.waiting[id]; ok && !s.answered[id] {
-		s.answered[id] = true
-		ch <- msg
-		return
-	}
-	s.stray = append(s.stray, msg)
-}
-
 func (s *rawSession) write(line string) {
 	s.t.Helper()
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	s.p.send(line + "\n")
+	s.p.Send(line)
 }
 
-// request sends a request and returns its id (as idOf prints it).
+// request sends a request and returns its id.
 func (s *rawSession) request(method, params string) string {
 	s.t.Helper()
-	s.mu.Lock()
-	s.nextID++
-	id := strconv.Itoa(s.nextID)
-	s.waiting[id] = make(chan rawMsg, 1)
-	s.mu.Unlock()
-	s.write(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + params + `}`)
-	return id
+	return s.p.Request(method, params)
 }
 
 // await waits for the response to id.
-func (s *rawSession) await(id string, d time.Duration) rawMsg {
+func (s *rawSession) await(id string, d time.Duration) testutil.Msg {
 	s.t.Helper()
-	s.mu.Lock()
-	ch := s.waiting[id]
-	s.mu.Unlock()
-	if ch == nil {
-		s.t.Fatalf("no request %s in flight", id)
-	}
-	select {
-	case m := <-ch:
-		return m
-	case <-s.eof:
-		s.t.Fatalf("gateway closed stdout while waiting for %s: %v\nstderr:\n%s", id, s.readErr, s.p.stderr)
-	case <-time.After(d):
-		s.t.Fatalf("no response to %s within %s\nstderr:\n%s", id, d, s.p.stderr)
-	}
-	return rawMsg{}
+	return s.p.AwaitWithin(id, d)
 }
 
-func (s *rawSession) call(method, params string) rawMsg {
+func (s *rawSession) call(method, params string) testutil.Msg {
 	s.t.Helper()
-	return s.await(s.request(method, params), beReadTimeout)
+	return s.p.Call(method, params)
 }
 
-func (s *rawSession) callTool(name, args string) rawMsg {
+func (s *rawSession) callTool(name, args string) testutil.Msg {
 	s.t.Helper()
 	return s.call("tools/call", `{"name":`+strconv.Quote(name)+`,"arguments":`+args+`}`)
 }
@@ -231,14 +122,14 @@ func (s *rawSession) callTool(name, args string) rawMsg {
 // toolsList returns the names of tools/list.
 func (s *rawSession) toolsList() []string {
 	s.t.Helper()
-	return toolNames(s.t, s.call("tools/list", `{}`).m)
+	return toolNames(s.t, s.call("tools/list", `{}`).Map())
 }
 
 // structured returns a successful tools/call result's structuredContent.
 func (s *rawSession) structured(name, args string) map[string]any {
 	s.t.Helper()
 	r := s.callTool(name, args)
-	res := r.result(s.t)
+	res := r.Result(s.t)
 	if res["isError"] == true {
 		s.t.Fatalf("%s: isError result %s", name, r)
 	}
@@ -250,44 +141,17 @@ func (s *rawSession) structured(name, args string) map[string]any {
 }
 
 // noteMark is a position in the notification log.
-func (s *rawSession) noteMark() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.notes)
-}
+func (s *rawSession) noteMark() int { return s.p.Mark() }
 
 // notesSince returns the notifications with this method received after mark.
-func (s *rawSession) notesSince(mark int, method string) []rawMsg {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []rawMsg
-	for _, n := range s.notes[mark:] {
-		if n.m["method"] == method {
-			out = append(out, n)
-		}
-	}
-	return out
+func (s *rawSession) notesSince(mark int, method string) []testutil.Msg {
+	return s.p.Since(mark, method)
 }
 
 // waitNote waits until a notification with this method arrives after mark.
-func (s *rawSession) waitNote(mark int, method string, d time.Duration) rawMsg {
+func (s *rawSession) waitNote(mark int, method string, d time.Duration) testutil.Msg {
 	s.t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		if n := s.notesSince(mark, method); len(n) > 0 {
-			return n[0]
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("no %s within %s\nstderr:\n%s", method, d, s.p.stderr)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func (s *rawSession) strays() []rawMsg {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.stray)
+	return s.p.WaitNoteWithin(mark, method, d)
 }
 
 func wantTools(t *testing.T, names []string, want ...string) {
@@ -372,10 +236,10 @@ func TestBackendToolsListFiltersAndFailures(t *testing.T) {
 
 	// The failed backend: its tools are not listed, but a call to one of
 	// its names gets -32000 with the state, reason and stderr tail.
-	code, msg, data := s.callTool("broken.echo", `{}`).rpcErr(t)
+	code, msg, data := s.callTool("broken.echo", `{}`).Error(t)
 	wantNotRunning(t, code, msg, data, "broken", "failed", "exit status 7", "failing at start with 7")
 	// A filtered-out tool is not callable.
-	if code, msg, _ := s.callTool("flt.slow", `{"ms":1}`).rpcErr(t); code != -32602 || msg != "Tool not found: flt.slow" {
+	if code, msg, _ := s.callTool("flt.slow", `{"ms":1}`).Error(t); code != -32602 || msg != "Tool not found: flt.slow" {
 		t.Errorf("flt.slow: %d %q", code, msg)
 	}
 	// The others still work after all that.
@@ -454,7 +318,7 @@ func TestBackendCrashAndRestart(t *testing.T) {
 	crashID := s.request("tools/call", `{"name":"tb.crash","arguments":{}}`)
 	for _, id := range []string{slowID, crashID} {
 		r := s.await(id, beReadTimeout)
-		code, msg, data := r.rpcErr(t)
+		code, msg, data := r.Error(t)
 		wantNotRunning(t, code, msg, data, "tb", "crashed", "exit status 3", "crashing now")
 	}
 	if d := time.Since(start); d > 10*time.Second {
@@ -475,7 +339,7 @@ func TestBackendCrashAndRestart(t *testing.T) {
 	}
 	// The crashed child was reaped by the gateway: not even a zombie.
 	if childGone != nil {
-		waitFor(t, 10*time.Second, "crashed child reaped", childGone)
+		testutil.WaitFor(t, 10*time.Second, "crashed child reaped", childGone)
 	}
 
 	// restart: on-failure (after ~1 s): list_changed, and the tools are back.
@@ -492,10 +356,10 @@ func TestBackendCrashAndRestart(t *testing.T) {
 	}
 
 	// restart: never: crashed it stays, and says so.
-	code, msg, data := s.callTool("never.crash", `{"code":5}`).rpcErr(t)
+	code, msg, data := s.callTool("never.crash", `{"code":5}`).Error(t)
 	wantNotRunning(t, code, msg, data, "never", "crashed", "exit status 5", "crashing now")
 	time.Sleep(200 * time.Millisecond)
-	code, msg, data = s.callTool("never.echo", `{}`).rpcErr(t)
+	code, msg, data = s.callTool("never.echo", `{}`).Error(t)
 	wantNotRunning(t, code, msg, data, "never", "crashed", "exit status 5", "crashing now")
 	wantNoTools(t, s.toolsList(), "never.echo")
 }
@@ -523,7 +387,7 @@ func TestBackendTimeout(t *testing.T) {
 	for _, c := range cases {
 		r := s.await(c.id, beReadTimeout)
 		elapsed := time.Since(start)
-		code, msg, data := r.rpcErr(t)
+		code, msg, data := r.Error(t)
 		if code != -32001 || msg != c.msg {
 			t.Errorf("%s: %d %q, want -32001 %q", c.tool, code, msg, c.msg)
 		}
@@ -539,7 +403,7 @@ func TestBackendTimeout(t *testing.T) {
 		}
 	}
 	// The backend got notifications/cancelled and still works.
-	waitFor(t, 10*time.Second, "the backend recorded the cancellation", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "the backend recorded the cancellation", func() bool {
 		return len(cancelled(s.structured("tb.stats", `{}`))) == 1
 	})
 	if sc := s.structured("tb.echo", `{"after":"timeout"}`); sc["after"] != "timeout" {
@@ -560,14 +424,14 @@ func TestBackendOddResultsByteIdentical(t *testing.T) {
 	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
 	s.toolsList()
 	r := s.callTool("tb.odd", `{}`)
-	if got, want := r.member(t, "result"), compactJSON(t, tbOdd); string(got) != want {
+	if got, want := r.Member("result"), compactJSON(t, tbOdd); string(got) != want {
 		t.Errorf("tb.odd result\n got %s\nwant %s", got, want)
 	}
 	r = s.callTool("tb.odd", `{"isError":true}`)
-	if r.m["error"] != nil {
+	if r.Map()["error"] != nil {
 		t.Errorf("isError:true became an error: %s", r)
 	}
-	if got := r.member(t, "result"); string(got) != tbOddError {
+	if got := r.Member("result"); string(got) != tbOddError {
 		t.Errorf("tb.odd isError result\n got %s\nwant %s", got, tbOddError)
 	}
 	// Arguments go out as received; structuredContent comes back intact.
@@ -575,7 +439,7 @@ func TestBackendOddResultsByteIdentical(t *testing.T) {
 	var res struct {
 		SC json.RawMessage `json:"structuredContent"`
 	}
-	if err := json.Unmarshal(r.member(t, "result"), &res); err != nil {
+	if err := json.Unmarshal(r.Member("result"), &res); err != nil {
 		t.Fatal(err)
 	}
 	if string(res.SC) != `{"n":12345678901234567890123,"f":1.50,"s":"<&>"}` {
@@ -609,10 +473,10 @@ func TestBackendProgressAndMeta(t *testing.T) {
 	for _, tok := range []string{`"tok-7"`, `42`} {
 		mark := s.noteMark()
 		r := s.call("tools/call", `{"name":"tb.progress","arguments":{"steps":3,"ms":100},"_meta":{"progressToken":`+tok+`}}`)
-		if text := r.result(t)["content"].([]any)[0].(map[string]any)["text"]; text != "done" {
+		if text := r.Result(t)["content"].([]any)[0].(map[string]any)["text"]; text != "done" {
 			t.Errorf("progress result = %s", r)
 		}
-		waitFor(t, 5*time.Second, "3 progress notifications", func() bool {
+		testutil.WaitFor(t, 5*time.Second, "3 progress notifications", func() bool {
 			return len(s.notesSince(mark, "notifications/progress")) >= 3
 		})
 		for i, n := range s.notesSince(mark, "notifications/progress") {
@@ -624,7 +488,7 @@ func TestBackendProgressAndMeta(t *testing.T) {
 					Message  string          `json:"message"`
 				} `json:"params"`
 			}
-			json.Unmarshal(n.raw, &p)
+			json.Unmarshal(n.Raw, &p)
 			if string(p.Params.Token) != tok || p.Params.Progress != float64(i+1) || p.Params.Total != 3 || p.Params.Message != fmt.Sprintf("step %d", i+1) {
 				t.Errorf("progress %d = %s, want token %s", i, n, tok)
 			}
@@ -649,24 +513,19 @@ func TestBackendClientCancellation(t *testing.T) {
 	id := s.request("tools/call", `{"name":"tb.progress","arguments":{"steps":8,"ms":100},"_meta":{"progressToken":"c"}}`)
 	s.waitNote(mark, "notifications/progress", beReadTimeout) // the call is at the backend
 	s.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"user pressed stop"}}`)
-	waitFor(t, 10*time.Second, "the backend saw the cancellation", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "the backend saw the cancellation", func() bool {
 		return len(cancelled(s.structured("tb.stats", `{}`))) == 1
 	})
 	// The backend's own late "done" (after 8 × 100 ms) has come and gone.
 	time.Sleep(time.Until(start.Add(1200 * time.Millisecond)))
 	s.structured("tb.echo", `{}`) // everything before it has been written
-	for _, m := range s.strays() {
-		if idOf(m.m) == id {
+	for _, m := range s.p.Strays() {
+		if m.ID() == id {
 			t.Errorf("a response was sent for the cancelled request: %s", m)
 		}
 	}
-	s.mu.Lock()
-	ch := s.waiting[id]
-	s.mu.Unlock()
-	select {
-	case m := <-ch:
-		t.Errorf("a response was sent for the cancelled request: %s", m)
-	default:
+	if s.p.Answered(id) {
+		t.Errorf("a response was sent for the cancelled request %s", id)
 	}
 }
 
@@ -678,10 +537,10 @@ func TestBackendChattyStdout(t *testing.T) {
 	wantTools(t, s.toolsList(), prefixed("chatty", ".", tbTools...)...)
 	mark := s.noteMark()
 	s.call("tools/call", `{"name":"chatty.progress","arguments":{"steps":2,"ms":50},"_meta":{"progressToken":"p"}}`)
-	waitFor(t, 5*time.Second, "progress through a chatty backend", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "progress through a chatty backend", func() bool {
 		return len(s.notesSince(mark, "notifications/progress")) == 2
 	})
-	if got := s.callTool("chatty.odd", `{}`).member(t, "result"); string(got) != compactJSON(t, tbOdd) {
+	if got := s.callTool("chatty.odd", `{}`).Member("result"); string(got) != compactJSON(t, tbOdd) {
 		t.Errorf("odd through a chatty backend: %s", got)
 	}
 	if !strings.Contains(s.p.stderr.String(), "Banner line 0") && !strings.Contains(s.p.stderr.String(), "not JSON") {
@@ -704,14 +563,14 @@ func TestBackendRPCError(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := s.callTool("rpc.fail", `{"kind":"`+c.kind+`"}`)
-		code, msg, _ := r.rpcErr(t)
+		code, msg, _ := r.Error(t)
 		if code != -32050 || msg != "backend says no" {
 			t.Errorf("%s: %d %q, want -32050 \"backend says no\"", c.kind, code, msg)
 		}
 		var e struct {
 			Data json.RawMessage `json:"data"`
 		}
-		json.Unmarshal(r.member(t, "error"), &e)
+		json.Unmarshal(r.Member("error"), &e)
 		if string(e.Data) != c.data {
 			t.Errorf("%s: data = %s, want %s", c.kind, e.Data, c.data)
 		}
@@ -724,7 +583,7 @@ func startSDK(t *testing.T, cfg string, opts *mcp.ClientOptions) *mcp.ClientSess
 	t.Helper()
 	cmd := exec.Command(gatewayBin, "--stdio", "--config", cfg)
 	cmd.Env = baseEnv(t)
-	stderr := &lockedBuffer{}
+	stderr := &testutil.Buffer{}
 	cmd.Stderr = stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-go", Version: "1"}, opts)
 	cs, err := client.Connect(beCtx(t), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
@@ -830,7 +689,7 @@ func TestBackendSamplingWithoutCapability(t *testing.T) {
 	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
 	s.toolsList()
 	r := s.callTool("tb.sample", `{}`)
-	if res := r.result(t); res["isError"] != true {
+	if res := r.Result(t); res["isError"] != true {
 		t.Errorf("tb.sample without sampling = %s, want isError", r)
 	}
 	for _, n := range s.notesSince(0, "sampling/createMessage") {
@@ -843,17 +702,6 @@ func TestBackendSamplingWithoutCapability(t *testing.T) {
 func cancelled(stats map[string]any) []any {
 	l, _ := stats["cancelled"].([]any)
 	return l
-}
-
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for: %s", d, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 func testdataPath(t *testing.T, name string) string {

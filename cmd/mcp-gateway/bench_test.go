@@ -11,13 +11,11 @@ package main
 //	go test ./cmd/mcp-gateway/ -run '^$' -bench . -count 5
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +28,8 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // benchStartDelay is the slow start of every backend in BenchmarkStartup.
@@ -45,143 +45,44 @@ const benchBackendTools = 12
 // that must arrive intact.
 const benchEchoArgs = `{"text":"hello","n":12345678901234567890123}`
 
-// benchClient is a minimal line-delimited JSON-RPC client over a child's
-// stdin/stdout: requests are written whole, responses matched by id. The
-// same code drives the testbackend directly and the gateway, so the two
-// paths differ only in what is behind the pipes.
+// benchClient drives the testbackend directly and the gateway with the
+// same client (testutil.Client), so that the two paths differ only in what
+// is behind the pipes.
 type benchClient struct {
+	*testutil.Client
 	cmd    *exec.Cmd // nil for the in-process gateway
-	stdin  io.WriteCloser
-	stderr *lockedBuffer
-	dead   chan struct{} // closed when the reader goroutine ends
-	wait   func()        // waits for the server to end after stdin is closed
-	waitMu sync.Mutex
-	waited bool
-
-	nextID atomic.Int64
-	wmu    sync.Mutex
-
-	mu      sync.Mutex
-	pending map[int64]chan benchReply
+	stderr *testutil.Buffer
+	stop   func() // closes stdin and waits for the server to end; idempotent
 }
 
-type benchReply struct {
-	line []byte
-	err  json.RawMessage
-}
-
-// benchStart runs bin with args and env and starts reading its stdout. The
-// process is stopped at the end of the benchmark if still running.
+// benchStart runs bin with args and env. The process is stopped at the end
+// of the benchmark if still running.
 func benchStart(t testing.TB, env []string, bin string, args ...string) *benchClient {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = env
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := newBenchClient(stdin)
-	c.cmd = cmd
-	c.wait = func() {
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
+	ch := testutil.StartChild(t, bin, args, testutil.ChildOptions{Env: env})
+	return &benchClient{Client: ch.Client, cmd: ch.Cmd, stderr: ch.Stderr, stop: sync.OnceFunc(func() {
+		ch.Stdin.Close()
 		select {
-		case <-done:
+		case <-ch.Done():
 		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
+			ch.Cmd.Process.Kill()
+			<-ch.Done()
 		}
-	}
-	cmd.Stderr = c.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go c.readLoop(stdout)
-	t.Cleanup(c.stop)
-	return c
-}
-
-func newBenchClient(stdin io.WriteCloser) *benchClient {
-	return &benchClient{
-		stdin:   stdin,
-		stderr:  &lockedBuffer{},
-		dead:    make(chan struct{}),
-		pending: map[int64]chan benchReply{},
-	}
-}
-
-func (c *benchClient) readLoop(stdout io.Reader) {
-	defer close(c.dead)
-	r := bufio.NewReaderSize(stdout, 64<<10)
-	for {
-		line, err := r.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			var m struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-				Error  json.RawMessage `json:"error"`
-			}
-			if json.Unmarshal(line, &m) == nil && m.Method == "" {
-				// A response; notifications and server requests are ignored.
-				if id, err := strconv.ParseInt(string(m.ID), 10, 64); err == nil {
-					c.mu.Lock()
-					ch := c.pending[id]
-					delete(c.pending, id)
-					c.mu.Unlock()
-					if ch != nil {
-						ch <- benchReply{line: line, err: m.Error}
-					}
-				}
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
+	})}
 }
 
 // call sends one request and waits for its response; a JSON-RPC error is
 // returned as an error.
 func (c *benchClient) call(method, params string) ([]byte, error) {
-	id := c.nextID.Add(1)
-	ch := make(chan benchReply, 1)
-	c.mu.Lock()
-	c.pending[id] = ch
-	c.mu.Unlock()
-	msg := make([]byte, 0, 64+len(method)+len(params))
-	msg = append(msg, `{"jsonrpc":"2.0","id":`...)
-	msg = strconv.AppendInt(msg, id, 10)
-	msg = append(msg, `,"method":"`...)
-	msg = append(msg, method...)
-	msg = append(msg, `","params":`...)
-	msg = append(msg, params...)
-	msg = append(msg, "}\n"...)
-	c.wmu.Lock()
-	_, err := c.stdin.Write(msg)
-	c.wmu.Unlock()
+	m, err := c.Do(method, params)
 	if err != nil {
-		return nil, fmt.Errorf("write %s: %w", method, err)
+		return nil, fmt.Errorf("%w (stderr: %s)", err, c.stderr)
 	}
-	select {
-	case r := <-ch:
-		if len(r.err) > 0 && string(r.err) != "null" {
-			return r.line, fmt.Errorf("%s: error %s", method, r.err)
-		}
-		return r.line, nil
-	case <-c.dead:
-		return nil, fmt.Errorf("%s: process output ended (stderr: %s)", method, c.stderr)
-	}
+	return m.Raw, nil
 }
 
 func (c *benchClient) notify(method string) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	_, err := io.WriteString(c.stdin, `{"jsonrpc":"2.0","method":"`+method+`"}`+"\n")
-	return err
+	return c.Client.NotifyErr(method, "")
 }
 
 // handshake is initialize + notifications/initialized.
@@ -220,19 +121,6 @@ func (c *benchClient) listTools() (int, error) {
 		}
 		cursor = r.Result.NextCursor
 	}
-}
-
-// stop closes stdin and waits for the server to end (killing a process
-// after 10 s).
-func (c *benchClient) stop() {
-	c.waitMu.Lock()
-	defer c.waitMu.Unlock()
-	if c.waited {
-		return
-	}
-	c.waited = true
-	c.stdin.Close()
-	c.wait()
 }
 
 // benchEnv is a clean environment for the processes under test.
@@ -697,7 +585,7 @@ func startInProcessGateway(t testing.TB, cfg string) *benchClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newBenchClient(inW)
+	stderr := &testutil.Buffer{}
 	lookup := func(k string) (string, bool) {
 		if k == "NO_COLOR" {
 			return "1", true
@@ -707,18 +595,21 @@ func startInProcessGateway(t testing.TB, cfg string) *benchClient {
 	exited := make(chan int, 1)
 	go func() {
 		exited <- run(context.Background(), []string{"--stdio", "--config", cfg},
-			env{stdin: inR, stdout: outW, stderr: c.stderr, lookup: lookup})
+			env{stdin: inR, stdout: outW, stderr: stderr, lookup: lookup})
 		outW.Close()
 	}()
-	c.wait = func() {
+	c := &benchClient{Client: testutil.NewClient(t, inW, outR, testutil.ClientOptions{}), stderr: stderr}
+	c.stop = sync.OnceFunc(func() {
+		inW.Close()
 		select {
 		case <-exited:
 		case <-time.After(10 * time.Second):
 			t.Errorf("in-process gateway did not return within 10s of stdin closing")
 		}
 		inR.Close()
-	}
-	go func() { c.readLoop(outR); outR.Close() }()
+		<-c.EOF()
+		outR.Close()
+	})
 	t.Cleanup(c.stop)
 	if err := c.handshake(); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // TestConformanceThroughGateway runs the official MCP conformance server
@@ -34,8 +36,8 @@ func TestConformanceThroughGateway(t *testing.T) {
 			t.Fatalf("%s missing: run npm ci (scripts/test does)", p)
 		}
 	}
-	everything := filepath.Join(t.TempDir(), exe("everything-server"))
-	if err := build(everything, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server"); err != nil {
+	everything, err := testutil.Build("github.com/modelcontextprotocol/go-sdk/conformance/everything-server", testutil.BuildOptions{Race: raceEnabled})
+	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := writeConfig(t, `{"gateway": {"answer_tools": false, "startup_timeout_ms": 25000},

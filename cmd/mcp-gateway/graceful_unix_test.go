@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // Every way a client can leave stops the backends gracefully: a stateful
@@ -38,7 +40,7 @@ func TestGracefulStopOnEveryClientExit(t *testing.T) {
 				t.Fatal(err)
 			}
 			cmd.Stdout = outW
-			stderr := &lockedBuffer{}
+			stderr := &testutil.Buffer{}
 			cmd.Stderr = stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -101,7 +103,7 @@ func TestGracefulStopOnEveryClientExit(t *testing.T) {
 			case <-time.After(15 * time.Second):
 				t.Fatalf("gateway still running 15 s later\nstderr:\n%s", stderr)
 			}
-			waitFor(t, 5*time.Second, "the backend's exit file", func() bool {
+			testutil.WaitFor(t, 5*time.Second, "the backend's exit file", func() bool {
 				b, _ := os.ReadFile(exitFile)
 				return len(b) > 0
 			})

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // httpGW is the gateway binary serving --transport http on a free port.
@@ -28,7 +30,7 @@ type httpGW struct {
 	t      testing.TB
 	cmd    *exec.Cmd
 	base   string // http://127.0.0.1:PORT
-	stderr *lockedBuffer
+	stderr *testutil.Buffer
 	done   chan error
 }
 
@@ -46,7 +48,7 @@ func startHTTPEnv(t testing.TB, cfg string, env []string) *httpGW {
 	t.Helper()
 	cmd := exec.Command(gatewayBin, "--transport", "http", "--listen", "127.0.0.1:0", "--config", cfg)
 	cmd.Env = env
-	g := &httpGW{t: t, cmd: cmd, stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	g := &httpGW{t: t, cmd: cmd, stderr: &testutil.Buffer{}, done: make(chan error, 1)}
 	cmd.Stderr = g.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -165,7 +167,7 @@ func TestHTTPStreamableGoClient(t *testing.T) {
 	if _, err := cs.CallTool(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, beReadTimeout, "3 progress notifications", func() bool { mu.Lock(); defer mu.Unlock(); return len(progress) == 3 })
+	testutil.WaitFor(t, beReadTimeout, "3 progress notifications", func() bool { mu.Lock(); defer mu.Unlock(); return len(progress) == 3 })
 
 	// A cancelled call is cancelled at the backend.
 	cctx, ccancel := context.WithCancel(ctx)
@@ -173,7 +175,7 @@ func TestHTTPStreamableGoClient(t *testing.T) {
 	if _, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "tb.hang", Arguments: map[string]any{}}); err == nil {
 		t.Fatal("cancelled hang returned no error")
 	}
-	waitFor(t, beReadTimeout, "the backend saw the cancellation", func() bool {
+	testutil.WaitFor(t, beReadTimeout, "the backend saw the cancellation", func() bool {
 		st := callEcho(t, cs, "tb.stats", map[string]any{})
 		c, _ := st["cancelled"].([]any)
 		return len(c) == 1
@@ -537,7 +539,7 @@ func TestHTTPShutdownFinishesCalls(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		got <- fmt.Sprintf("%d %s", resp.StatusCode, bytes.TrimSpace(b))
 	}()
-	waitFor(t, beReadTimeout, "status", func() bool { return strings.Contains(getStatus(t, g), `"tb"`) })
+	testutil.WaitFor(t, beReadTimeout, "status", func() bool { return strings.Contains(getStatus(t, g), `"tb"`) })
 	time.Sleep(200 * time.Millisecond) // the call is in flight
 	if err := g.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
@@ -596,7 +598,7 @@ func TestHTTPTypeScriptClients(t *testing.T) {
 			t.Errorf("streamable: no session id")
 		}
 	}
-	waitFor(t, beReadTimeout, "the sessions to end", func() bool { return strings.Contains(getStatus(t, g), `"sessions": 0`) })
+	testutil.WaitFor(t, beReadTimeout, "the sessions to end", func() bool { return strings.Contains(getStatus(t, g), `"sessions": 0`) })
 }
 
 // sseEvent is one event of a text/event-stream.
@@ -672,7 +674,7 @@ func TestHTTPResumeWithLastEventID(t *testing.T) {
 	// Until the server notices the dropped connection, the stream still
 	// has a reader and a resume is refused: retry, as clients do.
 	var resumed *http.Response
-	waitFor(t, beReadTimeout, "a resumed stream", func() bool {
+	testutil.WaitFor(t, beReadTimeout, "a resumed stream", func() bool {
 		resumed = get(first[0].id)
 		return resumed.StatusCode == http.StatusOK
 	})

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // npmPeers checks that node and the npm test peers are installed and
@@ -123,7 +125,7 @@ func runTSClient(t *testing.T, cfg string, steps ...map[string]any) tsOutput {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", testdataPath(t, "client.mjs"), planPath)
 	cmd.Env = os.Environ()
-	var stderr lockedBuffer
+	var stderr testutil.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	t.Cleanup(func() {

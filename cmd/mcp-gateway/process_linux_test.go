@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // procInfo is a process as /proc shows it.
@@ -181,7 +183,7 @@ func shutdownTree(t *testing.T, stop func(p *proc)) {
 			t.Errorf("gateway exit: %v", err)
 		}
 	}
-	waitFor(t, 5*time.Second, "no process left", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "no process left", func() bool {
 		for _, p := range tree {
 			if p.alive() {
 				return false
@@ -297,7 +299,7 @@ func TestShutdownWithEscapedGrandchild(t *testing.T) {
 			if d := time.Since(start); d > 5*time.Second {
 				t.Errorf("shutdown took %s", d)
 			}
-			waitFor(t, 5*time.Second, "escapee gone", func() bool { return !esc.alive() })
+			testutil.WaitFor(t, 5*time.Second, "escapee gone", func() bool { return !esc.alive() })
 			reapOurs(tree)
 		})
 	}

@@ -80,7 +80,7 @@ func TestLiveReload(t *testing.T) {
 	if sc := s.structured("new.echo", `{"n":1}`); sc["n"] == nil {
 		t.Errorf("new.echo = %v", sc)
 	}
-	if code, _, _ := s.callTool("gone.echo", `{}`).rpcErr(t); code != -32602 {
+	if code, _, _ := s.callTool("gone.echo", `{}`).Error(t); code != -32602 {
 		t.Errorf("gone.echo after removal: code %d", code)
 	}
 	if n := starts(t, filepath.Join(pids, "keep")); n != 1 {

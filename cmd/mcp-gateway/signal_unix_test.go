@@ -15,11 +15,10 @@ func TestStdioExitsOnSIGTERM(t *testing.T) {
 		p.readLine()
 		p.cmd.Process.Signal(sig)
 		select {
-		case err := <-p.done:
-			if err != nil {
+		case <-p.Done():
+			if err := p.Err(); err != nil {
 				t.Errorf("%v: exit status %v, want 0", sig, err)
 			}
-			p.done <- err
 		case <-time.After(5 * time.Second):
 			t.Fatalf("%v: gateway still running after 5s", sig)
 		}

@@ -147,11 +147,10 @@ func TestStdioExitsOnEOF(t *testing.T) {
 	p.readLine()
 	p.stdin.Close()
 	select {
-	case err := <-p.done:
-		if err != nil {
+	case <-p.Done():
+		if err := p.Err(); err != nil {
 			t.Fatalf("exit after stdin EOF: %v", err)
 		}
-		p.done <- err // for the cleanup
 	case <-time.After(5 * time.Second):
 		t.Fatal("gateway still running 5s after stdin EOF")
 	}

@@ -18,6 +18,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // knownDifferences are the features the gateway does not yet pass through
@@ -44,7 +46,7 @@ func transparencyRun(t *testing.T, sdk, prefix, command string, args ...string) 
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", testdataPath(t, "transparency.mjs"), planPath)
-	var stderr lockedBuffer
+	var stderr testutil.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // evil is backend-controlled text that would clear the screen, set the
@@ -61,7 +63,7 @@ func TestBackendLogFloodRateLimited(t *testing.T) {
 	t.Parallel()
 	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
 	r := s.callTool("tb.log", `{"count":20000,"data":"flood line"}`)
-	if r.m["result"] == nil {
+	if r.Map()["result"] == nil {
 		t.Fatalf("log call: %s", r)
 	}
 	s.p.stdin.Close()
@@ -152,11 +154,11 @@ func TestBackendInvalidUTF8Repaired(t *testing.T) {
 	t.Parallel()
 	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
 	r := s.callTool("tb.odd", `{"badUTF8":true}`)
-	if !utf8.Valid(r.raw) {
-		t.Fatalf("reply is not UTF-8: %q", r.raw)
+	if !utf8.Valid(r.Raw) {
+		t.Fatalf("reply is not UTF-8: %q", r.Raw)
 	}
-	if !strings.Contains(string(r.raw), "ok \ufffd end") {
-		t.Errorf("reply = %s, want the text with U+FFFD", r.raw)
+	if !strings.Contains(string(r.Raw), "ok \ufffd end") {
+		t.Errorf("reply = %s, want the text with U+FFFD", r.Raw)
 	}
 }
 
@@ -169,18 +171,13 @@ func TestBackendRequestFloodBoundedAndTimedOut(t *testing.T) {
 	srv := tb("tb")
 	srv.TimeoutMS = 1000
 	p := startGateway(t, baseEnv(t), "--stdio", "--config", beConfig(t, srv))
-	s := &rawSession{t: t, p: p, nextID: 100, waiting: map[string]chan rawMsg{}, answered: map[string]bool{}, eof: make(chan struct{})}
-	go s.readLoop()
-	if r := s.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"e2e","version":"1"}}`); r.m["result"] == nil {
-		t.Fatalf("initialize: %s", r)
-	}
-	s.write(initializedMsg)
+	s := initRaw(t, p, `{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"e2e","version":"1"}}`)
 	const n = 5000 // their refusals fit the reply backlog while the backend floods without reading
-	if r := s.callTool("tb.deaf", fmt.Sprintf(`{"flood":%d,"method":"sampling/createMessage"}`, n)); r.m["result"] == nil {
+	if r := s.callTool("tb.deaf", fmt.Sprintf(`{"flood":%d,"method":"sampling/createMessage"}`, n)); r.Map()["result"] == nil {
 		t.Fatalf("deaf: %s", r)
 	}
 	replies := map[string]int64{}
-	waitFor(t, 20*time.Second, "every flood request answered", func() bool {
+	testutil.WaitFor(t, 20*time.Second, "every flood request answered", func() bool {
 		m, _ := s.structured("tb.stats", `{}`)["floodReplies"].(map[string]any)
 		var total int64
 		for k, v := range m {

@@ -37,12 +37,12 @@ func TestBackendPingFloodBoundedMemory(t *testing.T) {
 	gw := s.p.cmd.Process.Pid
 	before := procStatusKB(t, gw, "VmHWM")
 	r := s.callTool("tb.deaf", `{"ms":1000,"flood":300000}`)
-	if r.m["result"] == nil {
+	if r.Map()["result"] == nil {
 		t.Fatalf("deaf: %s", r)
 	}
 	// Answered only once the backend reads again, and after the gateway has
 	// read the whole flood (the backend's stdout is in order).
-	if r := s.await(s.request("tools/call", `{"name":"tb.echo","arguments":{"after":"flood"}}`), 60*time.Second); r.m["result"] == nil {
+	if r := s.await(s.request("tools/call", `{"name":"tb.echo","arguments":{"after":"flood"}}`), 60*time.Second); r.Map()["result"] == nil {
 		t.Fatalf("echo after the flood: %s", r)
 	}
 	peak := procStatusKB(t, gw, "VmHWM")
