@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -205,10 +206,10 @@ func TestChattyStdout(t *testing.T) {
 	for range 3 {
 		e.call(t, "chatty", "echo", `{"a":1}`)
 	}
-	if got := e.log.find("WARN", "non-JSON", "server=chatty", "Banner line 0"); len(got) != 1 {
+	if got := e.log.Find("WARN", "non-JSON", "server=chatty", "Banner line 0"); len(got) != 1 {
 		t.Errorf("banner warnings: %q", got)
 	}
-	if got := e.log.find("WARN", "non-JSON", "npm notice"); len(got) < 3 {
+	if got := e.log.Find("WARN", "non-JSON", "npm notice"); len(got) < 3 {
 		t.Errorf("npm notice warnings: %d", len(got))
 	}
 }
@@ -220,7 +221,7 @@ func TestStderrTailAndLog(t *testing.T) {
 	if len(tail) != 20 || tail[0] != "stderr line 10" || tail[19] != "stderr line 29" {
 		t.Errorf("tail %q", tail)
 	}
-	if got := e.log.find("INFO stderr line 29", "server=noisy"); len(got) != 1 {
+	if got := e.log.Find("INFO stderr line 29", "server=noisy"); len(got) != 1 {
 		t.Errorf("stderr log %q", got)
 	}
 }
@@ -244,7 +245,7 @@ func TestCrashMidCall(t *testing.T) {
 		_, err := e.CallTool(context.Background(), "c", "hang", nil, backends.CallOptions{})
 		hangErr <- err
 	}()
-	time.Sleep(20 * time.Millisecond)
+	testutil.WaitFor(t, 5*time.Second, "the hang call sent", func() bool { return backends.InFlight(e.Manager, "c") > 0 })
 	t0 := time.Now()
 	_, err := e.CallTool(context.Background(), "c", "crash", json.RawMessage(`{"code":3}`), backends.CallOptions{})
 	if d := time.Since(t0); d > time.Second {
@@ -395,13 +396,9 @@ func TestLateResponseIgnored(t *testing.T) {
 	if !errors.As(err, &te) {
 		t.Fatalf("err %v", err)
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for len(e.log.find("DEBUG ignored a response to an unknown id", "server=late")) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("late response not logged")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.WaitFor(t, 2*time.Second, "the late response logged", func() bool {
+		return len(e.log.Find("DEBUG ignored a response to an unknown id", "server=late")) > 0
+	})
 	e.call(t, "late", "echo", `{}`)
 }
 
@@ -626,7 +623,7 @@ func TestNotificationMessageLogged(t *testing.T) {
 	t.Parallel()
 	e := start(t, []config.Server{srv("l")}, nil)
 	e.call(t, "l", "log", `{"level":"warning","data":"disk almost full"}`)
-	if got := e.log.find("WARN disk almost full", "server=l", "logger=tb"); len(got) != 1 {
+	if got := e.log.Find("WARN disk almost full", "server=l", "logger=tb"); len(got) != 1 {
 		t.Errorf("log %q", got)
 	}
 }
@@ -651,7 +648,7 @@ func TestCloseDuringStartupAndBackoff(t *testing.T) {
 	m := backends.New(backends.Options{Servers: []config.Server{srv("late", "-start-delay", "20s")}})
 	backends.SetTimings(m, time.Hour, time.Hour, time.Hour, 200*time.Millisecond)
 	m.Start(context.Background())
-	time.Sleep(50 * time.Millisecond)
+	testutil.WaitFor(t, 5*time.Second, "the child started", func() bool { return m.Status()[0].PID != 0 })
 	t0 = time.Now()
 	m.Close() // stdin closed: the sleeping child only dies by signal
 	if d := time.Since(t0); d > 5*time.Second {

@@ -28,7 +28,6 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
-
 	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 

@@ -36,7 +36,7 @@ func TestConformanceThroughGateway(t *testing.T) {
 			t.Fatalf("%s missing: run npm ci (scripts/test does)", p)
 		}
 	}
-	everything, err := testutil.Build("github.com/modelcontextprotocol/go-sdk/conformance/everything-server", testutil.BuildOptions{Race: raceEnabled})
+	everything, err := testutil.Build("github.com/modelcontextprotocol/go-sdk/conformance/everything-server", testutil.BuildOptions{Race: testutil.Race})
 	if err != nil {
 		t.Fatal(err)
 	}

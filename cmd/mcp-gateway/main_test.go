@@ -32,9 +32,9 @@ var (
 
 func TestMain(m *testing.M) {
 	var err error
-	gatewayBin, err = testutil.Build("./cmd/mcp-gateway", testutil.BuildOptions{Race: raceEnabled, Script: "scripts/build"})
+	gatewayBin, err = testutil.Build("./cmd/mcp-gateway", testutil.BuildOptions{Race: testutil.Race, Script: "scripts/build"})
 	if err == nil {
-		backendBin, err = testutil.Build("./backends/testbackend", testutil.BuildOptions{Race: raceEnabled})
+		backendBin, err = testutil.Build("./backends/testbackend", testutil.BuildOptions{Race: testutil.Race})
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -111,9 +111,9 @@ type Client struct {
 	mu      sync.Mutex
 	nextID  int
 	calls   map[string]*call // by id as written, until awaited
-	log     []Msg               // unclaimed messages, in order
-	cursor  int                 // Next's position in log
-	changed chan struct{}       // closed and replaced when log grows
+	log     []Msg            // unclaimed messages, in order
+	cursor  int              // Next's position in log
+	changed chan struct{}    // closed and replaced when log grows
 	readErr error
 	eof     chan struct{}
 }

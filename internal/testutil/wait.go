@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -28,4 +29,18 @@ func Poll(d time.Duration, cond func() bool) bool {
 		interval = min(2*interval, 100*time.Millisecond)
 	}
 	return true
+}
+
+// WaitDead waits until none of pids is alive (a zombie counts as dead), and
+// fails the test if one still is after d.
+func WaitDead(t testing.TB, d time.Duration, pids ...int) {
+	t.Helper()
+	WaitFor(t, d, fmt.Sprintf("processes %v to end", pids), func() bool {
+		for _, pid := range pids {
+			if Alive(pid) {
+				return false
+			}
+		}
+		return true
+	})
 }
