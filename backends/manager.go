@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
+	"github.com/mcp-gateway/mcp-gateway/backends/ratelimit"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -120,6 +121,7 @@ func (m *Manager) newBackend(s config.Server) *backend {
 		cfg:     s,
 		timeout: callTimeout(s, m.opts.DefaultTimeout),
 		log:     m.log,
+		logs:    ratelimit.New(logLimit),
 		settled: make(chan struct{}),
 		refresh: make(chan struct{}, 1),
 		done:    make(chan struct{}),

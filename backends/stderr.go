@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/ratelimit"
 	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 )
 
@@ -52,7 +53,7 @@ func (t *tail) snapshot() []string {
 // drainStderr reads r to EOF, logging each line at info with server=NAME
 // (through lim) and keeping it in t. It never stops reading early, so a chatty child never
 // blocks on a full pipe.
-func drainStderr(r io.Reader, server string, log *slog.Logger, t *tail, lim *logLimiter) {
+func drainStderr(r io.Reader, server string, log *slog.Logger, t *tail, lim *ratelimit.Bucket) {
 	br := bufio.NewReaderSize(r, maxStderrLine)
 	for {
 		line, isPrefix, err := br.ReadLine()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
+	"github.com/mcp-gateway/mcp-gateway/backends/ratelimit"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -31,8 +32,8 @@ type backend struct {
 	timeout time.Duration // per call
 	log     *slog.Logger
 	stderr  tail
-	logs    logLimiter // stderr lines and notifications/message
-	skipped bool       // set by New: Options.Self matched; never started
+	logs    *ratelimit.Bucket // stderr lines and notifications/message
+	skipped bool              // set by New: Options.Self matched; never started
 	// refused is set by runOnce (on the supervisor goroutine) when the child
 	// answered initialize with CodeRecursive: it is Skipped, not Failed.
 	refused bool
@@ -221,7 +222,7 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 	stderrDone := make(chan struct{})
 	go func() {
 		defer close(stderrDone)
-		drainStderr(p.Stderr, name, b.log, &b.stderr, &b.logs)
+		drainStderr(p.Stderr, name, b.log, &b.stderr, b.logs)
 	}()
 	c := newConn(name, p.Stdin, b.log, b.hooks())
 	go c.readLoop(p.Stdout)
@@ -267,7 +268,7 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 		<-c.eof
 		<-stderrDone
 		c.wait()
-		b.logs.flush(b.log, name)
+		flushLogLimit(b.logs, b.log, name)
 		b.m.reaper.Del(p)
 		b.mu.Lock()
 		b.pid = 0
@@ -457,7 +458,7 @@ func (b *backend) logMessage(params json.RawMessage) {
 	if json.Unmarshal(p.Data, &s) == nil {
 		msg = s
 	}
-	logLimited(&b.logs, b.log, level, safetext.Strip(msg, false), b.cfg.Name, "logger", safetext.Strip(p.Logger, false), "source", "notifications/message")
+	logLimited(b.logs, b.log, level, safetext.Strip(msg, false), b.cfg.Name, "logger", safetext.Strip(p.Logger, false), "source", "notifications/message")
 }
 
 // refreshLoop refetches the lists a list_changed named, while c is the
