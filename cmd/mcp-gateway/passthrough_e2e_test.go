@@ -1,0 +1,118 @@
+package main
+
+// End-to-end tests of what passes through the gateway unchanged
+// (docs/transparency.md): results byte for byte, progress under the
+// client's token, _meta, and cancellation.
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+)
+
+// Results pass through byte for byte: the raw bytes of the result member are
+// testbackend's — 19+ digit integers, 1E+400, 2.50, \u escapes, <&>, an
+// unknown content type, _meta, and isError:true (a result, not an error) —
+// except for insignificant whitespace between tokens, which go-sdk's
+// encoder drops (a message on the wire is one line anyway).
+func TestBackendOddResultsByteIdentical(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
+	s.toolsList()
+	r := s.callTool("tb.odd", `{}`)
+	if got, want := r.Member("result"), compactJSON(t, tbOdd); string(got) != want {
+		t.Errorf("tb.odd result\n got %s\nwant %s", got, want)
+	}
+	r = s.callTool("tb.odd", `{"isError":true}`)
+	if r.Map()["error"] != nil {
+		t.Errorf("isError:true became an error: %s", r)
+	}
+	if got := r.Member("result"); string(got) != tbOddError {
+		t.Errorf("tb.odd isError result\n got %s\nwant %s", got, tbOddError)
+	}
+	// Arguments go out as received; structuredContent comes back intact.
+	r = s.callTool("tb.echo", `{"n":12345678901234567890123,"f":1.50,"s":"<&>"}`)
+	var res struct {
+		SC json.RawMessage `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(r.Member("result"), &res); err != nil {
+		t.Fatal(err)
+	}
+	if string(res.SC) != `{"n":12345678901234567890123,"f":1.50,"s":"<&>"}` {
+		t.Errorf("echo structuredContent = %s", res.SC)
+	}
+}
+
+// testbackend's Odd and OddError results, byte for byte.
+const (
+	tbOdd      = `{ "content": [ {"type":"hologram","data":"AAEC","extra":{"k":[1,2.50,3e2]}}, {"type":"text","text":"caf\u00e9 <&> \u2028"} ], "structuredContent": {"big":12345678901234567890123,"neg":-98765432109876543210,"exp":1E+400,"nested":{"id":9007199254740993}}, "_meta": {"example.com/trace":"t-1","n":18446744073709551616} }`
+	tbOddError = `{"content":[{"type":"text","text":"it failed"}],"isError":true,"structuredContent":{"code":12345678901234567890123},"_meta":{"k":null}}`
+)
+
+// Progress from the backend reaches the client under the client's own token
+// (string or number); the client's other _meta reaches the backend.
+func TestBackendProgressAndMeta(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
+	s.toolsList()
+	for _, tok := range []string{`"tok-7"`, `42`} {
+		mark := s.noteMark()
+		r := s.call("tools/call", `{"name":"tb.progress","arguments":{"steps":3,"ms":100},"_meta":{"progressToken":`+tok+`}}`)
+		if text := r.Result(t)["content"].([]any)[0].(map[string]any)["text"]; text != "done" {
+			t.Errorf("progress result = %s", r)
+		}
+		testutil.WaitFor(t, 5*time.Second, "3 progress notifications", func() bool {
+			return len(s.notesSince(mark, "notifications/progress")) >= 3
+		})
+		for i, n := range s.notesSince(mark, "notifications/progress") {
+			var p struct {
+				Params struct {
+					Token    json.RawMessage `json:"progressToken"`
+					Progress float64         `json:"progress"`
+					Total    float64         `json:"total"`
+					Message  string          `json:"message"`
+				} `json:"params"`
+			}
+			json.Unmarshal(n.Raw, &p)
+			if string(p.Params.Token) != tok || p.Params.Progress != float64(i+1) || p.Params.Total != 3 || p.Params.Message != fmt.Sprintf("step %d", i+1) {
+				t.Errorf("progress %d = %s, want token %s", i, n, tok)
+			}
+		}
+	}
+	s.call("tools/call", `{"name":"tb.echo","arguments":{},"_meta":{"example.com/k":"v"}}`)
+	meta, _ := s.structured("tb.stats", `{}`)["meta"].(map[string]any)
+	if meta["example.com/k"] != "v" {
+		t.Errorf("backend saw _meta %v, want example.com/k", meta)
+	}
+}
+
+// The client's notifications/cancelled reaches the backend, and no response
+// is sent for the cancelled id — not even when the backend answers anyway
+// (testbackend's progress tool ignores cancellation and says "done").
+func TestBackendClientCancellation(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
+	s.toolsList()
+	mark := s.noteMark()
+	start := time.Now()
+	id := s.request("tools/call", `{"name":"tb.progress","arguments":{"steps":8,"ms":100},"_meta":{"progressToken":"c"}}`)
+	s.waitNote(mark, "notifications/progress", beReadTimeout) // the call is at the backend
+	s.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"user pressed stop"}}`)
+	testutil.WaitFor(t, 10*time.Second, "the backend saw the cancellation", func() bool {
+		return len(cancelled(s.structured("tb.stats", `{}`))) == 1
+	})
+	// The backend's own late "done" (after 8 × 100 ms) has come and gone.
+	time.Sleep(time.Until(start.Add(1200 * time.Millisecond)))
+	s.structured("tb.echo", `{}`) // everything before it has been written
+	for _, m := range s.p.Strays() {
+		if m.ID() == id {
+			t.Errorf("a response was sent for the cancelled request: %s", m)
+		}
+	}
+	if s.p.Answered(id) {
+		t.Errorf("a response was sent for the cancelled request %s", id)
+	}
+}
