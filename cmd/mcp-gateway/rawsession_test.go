@@ -247,13 +247,13 @@ func testdataPath(t *testing.T, name string) string {
 	return p
 }
 
-// needNode returns the path of node; the tests that need it fail (never
-// skip) without it.
+// needNode returns the path of node; the tests that need it fail without
+// it, or are skipped under -short.
 func needNode(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("node")
 	if err != nil {
-		t.Fatalf("node (Node 20+) is required for this test: %v", err)
+		missing(t, fmt.Sprintf("node (Node 20+) is required for this test: %v", err))
 	}
 	return p
 }

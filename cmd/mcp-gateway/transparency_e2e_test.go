@@ -78,10 +78,7 @@ func canonical(v json.RawMessage) string {
 // "auto" mode negotiates 2025-11-25 through the gateway as it does directly.
 func TestTransparencyTypeScriptClients(t *testing.T) {
 	t.Parallel()
-	root := npmPeers(t)
-	if _, err := os.Stat(filepath.Join(root, "node_modules", "@modelcontextprotocol", "client", "package.json")); err != nil {
-		t.Fatalf("@modelcontextprotocol/client is not installed (%v): run scripts/npm-peers", err)
-	}
+	root := npmPeers(t, "@modelcontextprotocol/client/package.json")
 	everything := nodeServer(root, "everything", "server-everything", "stdio")
 	cfg := beConfig(t, everything)
 	for _, sdk := range []string{"v1", "v2"} {
