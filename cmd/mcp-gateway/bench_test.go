@@ -14,7 +14,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -498,61 +497,21 @@ func BenchmarkRSS(b *testing.B) {
 // binary).
 type benchMem struct{ rss, hwm, anon float64 }
 
-// procStatus reads VmRSS, VmHWM and RssAnon of pid from /proc/PID/status.
+// benchProcStatus reads VmRSS, VmHWM and RssAnon of pid.
 func benchProcStatus(pid int) (benchMem, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	st, err := testutil.StatusKB(pid, "VmRSS", "VmHWM", "RssAnon")
 	if err != nil {
 		return benchMem{}, err
 	}
-	var st benchMem
-	found := 0
-	for _, line := range strings.Split(string(data), "\n") {
-		key, val, ok := strings.Cut(line, ":")
-		if !ok || (key != "VmRSS" && key != "VmHWM" && key != "RssAnon") {
-			continue
-		}
-		kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(val), " kB"), 64)
-		if err != nil {
-			return st, fmt.Errorf("%s: %q: %w", key, val, err)
-		}
-		switch key {
-		case "VmRSS":
-			st.rss = kb / 1024
-		case "VmHWM":
-			st.hwm = kb / 1024
-		case "RssAnon":
-			st.anon = kb / 1024
-		}
-		found++
-	}
-	if found != 3 {
-		return st, errors.New("VmRSS/VmHWM/RssAnon not found in /proc/PID/status")
-	}
-	return st, nil
+	return benchMem{rss: float64(st["VmRSS"]) / 1024, hwm: float64(st["VmHWM"]) / 1024, anon: float64(st["RssAnon"]) / 1024}, nil
 }
 
-// childrenOf lists the processes whose parent is pid.
+// benchChildren lists the processes whose parent is pid.
 func benchChildren(pid int) []int {
-	entries, _ := os.ReadDir("/proc")
 	var kids []int
-	for _, e := range entries {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
-		s := string(data)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) >= 2 && f[1] == strconv.Itoa(pid) {
-			kids = append(kids, child)
+	for _, p := range testutil.Procs() {
+		if p.PPID == pid {
+			kids = append(kids, p.PID)
 		}
 	}
 	return kids

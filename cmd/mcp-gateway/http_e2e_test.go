@@ -171,7 +171,19 @@ func TestHTTPStreamableGoClient(t *testing.T) {
 
 	// A cancelled call is cancelled at the backend.
 	cctx, ccancel := context.WithCancel(ctx)
-	go func() { time.Sleep(200 * time.Millisecond); ccancel() }()
+	go func() {
+		// Cancelled once the call has reached the backend.
+		testutil.Poll(beReadTimeout, func() bool {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tb.stats", Arguments: map[string]any{}})
+			if err != nil {
+				return true
+			}
+			sc, _ := res.StructuredContent.(map[string]any)
+			n, _ := sc["active"].(float64)
+			return n > 0
+		})
+		ccancel()
+	}()
 	if _, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "tb.hang", Arguments: map[string]any{}}); err == nil {
 		t.Fatal("cancelled hang returned no error")
 	}
@@ -539,8 +551,15 @@ func TestHTTPShutdownFinishesCalls(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		got <- fmt.Sprintf("%d %s", resp.StatusCode, bytes.TrimSpace(b))
 	}()
-	testutil.WaitFor(t, beReadTimeout, "status", func() bool { return strings.Contains(getStatus(t, g), `"tb"`) })
-	time.Sleep(200 * time.Millisecond) // the call is in flight
+	testutil.WaitFor(t, beReadTimeout, "the call at the backend", func() bool {
+		r, err := http.Post(g.base+"/mcp/call", "application/json", strings.NewReader(`{"name":"tb.stats","arguments":{}}`))
+		if err != nil {
+			return false
+		}
+		defer r.Body.Close()
+		b, _ := io.ReadAll(r.Body)
+		return bytes.Contains(b, []byte(`"active":1`))
+	})
 	if err := g.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}

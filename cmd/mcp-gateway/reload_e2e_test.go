@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // reloadConfig is a config of testbackend servers, each counting its
@@ -64,18 +66,11 @@ func TestLiveReload(t *testing.T) {
 	mark := s.noteMark()
 	saveAsEditors(t, cfg, reloadConfig(t, pids, "", tb("keep"), tb("change", "-extra-tools", "1"), tb("new")))
 	s.waitNote(mark, "notifications/tools/list_changed", beReadTimeout)
-	deadline := time.Now().Add(beReadTimeout)
 	var names []string
-	for {
+	testutil.WaitFor(t, beReadTimeout, "new.echo and change.extra_000 listed", func() bool {
 		names = s.toolsList()
-		if strings.Contains(strings.Join(names, " "), "new.echo") && strings.Contains(strings.Join(names, " "), "change.extra_000") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("tools after the edit: %v\nstderr:\n%s", names, s.p.stderr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return slices.Contains(names, "new.echo") && slices.Contains(names, "change.extra_000")
+	})
 	wantNoTools(t, names, "gone.echo")
 	if sc := s.structured("new.echo", `{"n":1}`); sc["n"] == nil {
 		t.Errorf("new.echo = %v", sc)
@@ -112,11 +107,5 @@ func TestLiveReload(t *testing.T) {
 // waitStderr waits until the gateway's stderr holds text.
 func waitStderr(t *testing.T, s *rawSession, text string) {
 	t.Helper()
-	deadline := time.Now().Add(beReadTimeout)
-	for !strings.Contains(s.p.stderr.String(), text) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q in stderr:\n%s", text, s.p.stderr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.WaitFor(t, beReadTimeout, text+" in stderr", func() bool { return strings.Contains(s.p.stderr.String(), text) })
 }

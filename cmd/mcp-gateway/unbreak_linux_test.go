@@ -3,29 +3,21 @@
 package main
 
 import (
-	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // procStatusKB returns a field of /proc/PID/status in KiB (VmRSS, VmHWM).
 func procStatusKB(t *testing.T, pid int, field string) int {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	st, err := testutil.StatusKB(pid, field)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-			return n
-		}
-	}
-	t.Fatalf("no %s in /proc/%d/status", field, pid)
-	return 0
+	return int(st[field])
 }
 
 // A backend that sends 300,000 pings and then reads nothing for a while: the

@@ -7,6 +7,9 @@ import (
 	"strings"
 )
 
+// The process table as Linux's /proc shows it. Elsewhere there is no
+// /proc: ReadProc finds nothing and StatusKB fails.
+
 // Proc is a process as /proc shows it.
 type Proc struct {
 	PID, PPID, PGID int
@@ -54,12 +57,6 @@ func (p Proc) Alive() bool {
 }
 
 func (p Proc) String() string { return fmt.Sprintf("%d (%s)", p.PID, p.Cmdline) }
-
-// Alive reports whether pid is a live process (not a zombie).
-func Alive(pid int) bool {
-	p, ok := ReadProc(pid)
-	return ok && p.State != 'Z'
-}
 
 // Procs returns every process.
 func Procs() []Proc {
