@@ -97,7 +97,6 @@ func TestBackendClientCancellation(t *testing.T) {
 	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
 	s.toolsList()
 	mark := s.noteMark()
-	start := time.Now()
 	id := s.request("tools/call", `{"name":"tb.progress","arguments":{"steps":8,"ms":100},"_meta":{"progressToken":"c"}}`)
 	s.waitNote(mark, "notifications/progress", beReadTimeout) // the call is at the backend
 	s.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"user pressed stop"}}`)
@@ -105,7 +104,10 @@ func TestBackendClientCancellation(t *testing.T) {
 		return len(cancelled(s.structured("tb.stats", `{}`))) == 1
 	})
 	// The backend's own late "done" (after 8 × 100 ms) has come and gone.
-	time.Sleep(time.Until(start.Add(1200 * time.Millisecond)))
+	testutil.WaitFor(t, 10*time.Second, "the cancelled call ended at the backend", func() bool {
+		n, _ := s.structured("tb.stats", `{}`)["active"].(json.Number).Int64()
+		return n == 0
+	})
 	s.structured("tb.echo", `{}`) // everything before it has been written
 	for _, m := range s.p.Strays() {
 		if m.ID() == id {
