@@ -16,14 +16,6 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
-// exe is the file name of a binary on this OS: name.exe on Windows.
-func exe(name string) string {
-	if runtime.GOOS == "windows" {
-		return name + ".exe"
-	}
-	return name
-}
-
 // Paths of the binaries built once by TestMain.
 var (
 	gatewayBin string // built by scripts/build

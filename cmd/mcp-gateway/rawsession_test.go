@@ -6,7 +6,6 @@ package main
 // go-sdk session, and the checks the suites share.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -218,17 +217,6 @@ func wantNotRunning(t *testing.T, code int, msg string, data map[string]any, ser
 	} else if tailLine != "" && !slices.ContainsFunc(tail, func(l any) bool { return strings.Contains(fmt.Sprint(l), tailLine) }) {
 		t.Errorf("data.stderr_tail = %v, want a line with %q", tail, tailLine)
 	}
-}
-
-// compactJSON removes insignificant whitespace only: numbers, strings and
-// escapes keep their bytes.
-func compactJSON(t *testing.T, s string) string {
-	t.Helper()
-	var b bytes.Buffer
-	if err := json.Compact(&b, []byte(s)); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
 }
 
 // cancelled is testbackend stats' list of cancelled request ids (null when
