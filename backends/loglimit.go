@@ -15,23 +15,24 @@ import (
 // limited.
 var logLimit = ratelimit.Options{Rate: 200, Burst: 1000}
 
-// logLimited logs one record of server's output through l, with a warning
-// first that says how many records were dropped before it.
-func logLimited(l *ratelimit.Bucket, log *slog.Logger, level slog.Level, msg, server string, args ...any) {
+// logLimited logs one record of a backend's output through l, with a
+// warning first that says how many records were dropped before it. log
+// names the backend.
+func logLimited(l *ratelimit.Bucket, log *slog.Logger, level slog.Level, msg string, args ...any) {
 	ok, dropped := l.Allow(time.Now())
 	if !ok {
 		return
 	}
 	if dropped > 0 {
-		log.Warn("backend log rate limit: records dropped", "server", server, "dropped", dropped)
+		log.Warn("backend log rate limit: records dropped", "dropped", dropped)
 	}
-	log.Log(context.Background(), level, msg, append([]any{"server", server}, args...)...)
+	log.Log(context.Background(), level, msg, args...)
 }
 
 // flushLogLimit reports records dropped since the last one logged (at the
 // end of a backend's session, so that a flood's count is never lost).
-func flushLogLimit(l *ratelimit.Bucket, log *slog.Logger, server string) {
+func flushLogLimit(l *ratelimit.Bucket, log *slog.Logger) {
 	if dropped := l.Flush(); dropped > 0 {
-		log.Warn("backend log rate limit: records dropped", "server", server, "dropped", dropped)
+		log.Warn("backend log rate limit: records dropped", "dropped", dropped)
 	}
 }

@@ -120,7 +120,7 @@ func (m *Manager) newBackend(s config.Server) *backend {
 		m:       m,
 		cfg:     s,
 		timeout: callTimeout(s, m.opts.DefaultTimeout),
-		log:     m.log,
+		log:     m.log.With("server", s.Name),
 		logs:    ratelimit.New(logLimit),
 		settled: make(chan struct{}),
 		refresh: make(chan struct{}, 1),
@@ -457,7 +457,7 @@ func (m *Manager) Notify(method string, params json.RawMessage) {
 			continue
 		}
 		if err := c.notify(context.Background(), time.Time{}, method, params); err != nil {
-			b.log.Debug("notification not sent", "server", b.cfg.Name, "method", method, "err", err)
+			b.log.Debug("notification not sent", "method", method, "err", err)
 		}
 	}
 }

@@ -113,7 +113,7 @@ func (b *backend) run(ctx context.Context) {
 		// The seam for remote (Streamable HTTP / SSE) backends: they will get
 		// their own session type next to the stdio one.
 		b.setState(Failed, errRemote)
-		b.log.Warn("backend not started", "server", b.cfg.Name, "reason", errRemote)
+		b.log.Warn("backend not started", "reason", errRemote)
 		return
 	}
 	var crashes []time.Time
@@ -133,14 +133,14 @@ func (b *backend) run(ctx context.Context) {
 		if b.refused {
 			b.setState(Skipped, reason)
 			b.settle()
-			b.log.Warn("not starting a server that would run this gateway again", "server", b.cfg.Name, "reason", reason)
+			b.log.Warn("not starting a server that would run this gateway again", "reason", reason)
 			if teardown != nil {
 				teardown()
 			}
 			return
 		}
 		if attempt == 0 && !wasReady {
-			b.log.Error("backend failed to start", "server", b.cfg.Name, "reason", reason, "stderr_tail", b.stderr.snapshot())
+			b.log.Error("backend failed to start", "reason", reason, "stderr_tail", b.stderr.snapshot())
 			if b.cfg.Restart == "never" {
 				b.setState(Failed, reason)
 				b.settle()
@@ -169,7 +169,7 @@ func (b *backend) run(ctx context.Context) {
 			if teardown != nil {
 				teardown()
 			}
-			b.log.Error("backend failed", "server", b.cfg.Name, "reason", r)
+			b.log.Error("backend failed", "reason", r)
 			return
 		}
 		delay := b.m.backoffMax
@@ -181,7 +181,7 @@ func (b *backend) run(ctx context.Context) {
 		if teardown != nil {
 			teardown()
 		}
-		b.log.Info("restarting backend", "server", b.cfg.Name, "in", delay, "reason", reason)
+		b.log.Info("restarting backend", "in", delay, "reason", reason)
 		t := time.NewTimer(delay)
 		select {
 		case <-t.C:
@@ -217,12 +217,12 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 	b.mu.Lock()
 	b.pid, b.startedAt = p.Pid, time.Now()
 	b.mu.Unlock()
-	b.log.Debug("backend process started", "server", name, "pid", p.Pid)
+	b.log.Debug("backend process started", "pid", p.Pid)
 
 	stderrDone := make(chan struct{})
 	go func() {
 		defer close(stderrDone)
-		drainStderr(p.Stderr, name, b.log, &b.stderr, b.logs)
+		drainStderr(p.Stderr, b.log, &b.stderr, b.logs)
 	}()
 	c := newConn(name, p.Stdin, b.log, b.hooks())
 	go c.readLoop(p.Stdout)
@@ -260,7 +260,7 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 		// end it, and cut the readers loose whatever it does.
 		if !waitClosed(100*time.Millisecond, c.eof, stderrDone) {
 			if n := p.KillEscaped(); n > 0 {
-				b.log.Warn("killed processes that left the backend's process group and held its pipes", "server", name, "count", n)
+				b.log.Warn("killed processes that left the backend's process group and held its pipes", "count", n)
 				waitClosed(100*time.Millisecond, c.eof, stderrDone)
 			}
 		}
@@ -268,7 +268,7 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 		<-c.eof
 		<-stderrDone
 		c.wait()
-		flushLogLimit(b.logs, b.log, name)
+		flushLogLimit(b.logs, b.log)
 		b.m.reaper.Del(p)
 		b.mu.Lock()
 		b.pid = 0
@@ -301,7 +301,7 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 	b.conn, b.lists, b.serverInfo = c, l, info
 	b.mu.Unlock()
 	b.settle()
-	b.log.Info("backend ready", "server", name, "pid", p.Pid, "tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources))
+	b.log.Info("backend ready", "pid", p.Pid, "tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources))
 	b.m.notify.changed(name)
 
 	refreshing = true
@@ -313,7 +313,7 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 	select {
 	case r := <-crashed:
 		b.setState(Crashed, r) // watch did, unless it crashed before Ready was recorded
-		b.log.Error("backend crashed", "server", name, "reason", r, "stderr_tail", b.stderr.snapshot())
+		b.log.Error("backend crashed", "reason", r, "stderr_tail", b.stderr.snapshot())
 		b.m.notify.changed(name)
 		return true, r, teardown
 	case <-ctx.Done():
@@ -425,7 +425,7 @@ func (b *backend) onNotification(method string, params json.RawMessage) {
 		}
 		return
 	default:
-		b.log.Debug("ignored a backend notification", "server", b.cfg.Name, "method", method)
+		b.log.Debug("ignored a backend notification", "method", method)
 		return
 	}
 	b.mu.Lock()
@@ -458,7 +458,7 @@ func (b *backend) logMessage(params json.RawMessage) {
 	if json.Unmarshal(p.Data, &s) == nil {
 		msg = s
 	}
-	logLimited(b.logs, b.log, level, safetext.Strip(msg, false), b.cfg.Name, "logger", safetext.Strip(p.Logger, false), "source", "notifications/message")
+	logLimited(b.logs, b.log, level, safetext.Strip(msg, false), "logger", safetext.Strip(p.Logger, false), "source", "notifications/message")
 }
 
 // refreshLoop refetches the lists a list_changed named, while c is the
@@ -480,7 +480,7 @@ func (b *backend) refreshLoop(c *conn) {
 		}
 		l, err := b.fetch(c.ctx, c, caps, kinds, callOpts{timeout: b.timeout})
 		if err != nil {
-			b.log.Warn("refreshing lists after list_changed failed", "server", b.cfg.Name, "err", err)
+			b.log.Warn("refreshing lists after list_changed failed", "err", err)
 			continue
 		}
 		b.mu.Lock()
@@ -498,7 +498,7 @@ func (b *backend) refreshLoop(c *conn) {
 			b.lists.resources = l.resources
 		}
 		b.mu.Unlock()
-		b.log.Info("backend lists changed", "server", b.cfg.Name, "tools", len(l.tools))
+		b.log.Info("backend lists changed", "tools", len(l.tools))
 		b.m.notify.changed(b.cfg.Name)
 	}
 }
@@ -536,7 +536,7 @@ func (b *backend) handshake(ctx context.Context, c *conn) (lists, *mcp.Implement
 	has := func(r json.RawMessage) bool { return len(r) > 0 && string(r) != "null" }
 	caps := serverCaps{tools: has(ir.Capabilities.Tools), prompts: has(ir.Capabilities.Prompts), resources: has(ir.Capabilities.Resources), logging: has(ir.Capabilities.Logging)}
 	if ir.ProtocolVersion != ProtocolVersion {
-		b.log.Debug("backend chose another protocol version", "server", b.cfg.Name, "version", ir.ProtocolVersion)
+		b.log.Debug("backend chose another protocol version", "version", ir.ProtocolVersion)
 	}
 	step = "notifications/initialized"
 	deadline, _ := ctx.Deadline()
