@@ -20,13 +20,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Defaults for zero Options fields, matching config.Defaults().
-const (
-	defaultCallTimeout    = 30 * time.Second
-	defaultStartupTimeout = 30 * time.Second
-	defaultStartLimit     = 10 * time.Minute
-)
-
 // Manager owns every backend. Its methods are safe for concurrent use.
 type Manager struct {
 	opts           Options
@@ -86,10 +79,10 @@ func New(opts Options) *Manager {
 		m.environ = opts.Self.Environ(m.environ)
 	}
 	if m.startupTimeout <= 0 {
-		m.startupTimeout = defaultStartupTimeout
+		m.startupTimeout = config.DefaultStartupTimeout
 	}
 	if m.startLimit <= 0 {
-		m.startLimit = defaultStartLimit
+		m.startLimit = config.DefaultStartLimit
 	}
 	m.initParams = initializeParams(opts)
 	set := &backendSet{byName: make(map[string]*backend)}
@@ -119,7 +112,7 @@ func (m *Manager) newBackend(s config.Server) *backend {
 	b := &backend{
 		m:       m,
 		cfg:     s,
-		timeout: callTimeout(s, m.opts.DefaultTimeout),
+		timeout: config.CallTimeout(s, m.opts.DefaultTimeout),
 		log:     m.log.With("server", s.Name),
 		logs:    ratelimit.New(logLimit),
 		settled: make(chan struct{}),
@@ -161,16 +154,6 @@ func (m *Manager) startLocked(b *backend) {
 		defer cancel()
 		b.run(ctx)
 	}()
-}
-
-func callTimeout(s config.Server, def time.Duration) time.Duration {
-	switch {
-	case s.TimeoutMS > 0:
-		return time.Duration(s.TimeoutMS) * time.Millisecond
-	case def > 0:
-		return def
-	}
-	return defaultCallTimeout
 }
 
 // initializeParams are the params of every backend's initialize request.
