@@ -5,10 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"os/exec"
-	"strings"
 	"sync"
 	"time"
 
@@ -204,121 +201,12 @@ func (b *backend) run(ctx context.Context) {
 // process group is dead and reaped and every goroutine of the session has
 // ended.
 func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasReady bool, reason string, teardown func()) {
-	name := b.cfg.Name
-	p, err := startProcess(b.cfg, b.m.environ)
-	if err != nil {
-		reason := fmt.Sprintf("start %s: %v", b.cfg.Command, err)
-		if strings.ContainsAny(b.cfg.Command, " \t") && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, exec.ErrNotFound)) {
-			reason += " (command is one program; put its arguments in args)"
-		}
+	s, reason := b.startSession()
+	if s == nil {
 		return false, reason, nil
 	}
-	b.m.reaper.Add(p)
-	b.mu.Lock()
-	b.pid, b.startedAt = p.Pid, time.Now()
-	b.mu.Unlock()
-	b.log.Debug("backend process started", "pid", p.Pid)
-
-	stderrDone := make(chan struct{})
-	go func() {
-		defer close(stderrDone)
-		drainStderr(p.Stderr, b.log, &b.stderr, b.logs)
-	}()
-	c := newConn(name, p.Stdin, b.log, b.hooks())
-	go c.readLoop(p.Stdout)
-
-	crashed := make(chan string, 1) // the crash reason, once
-	stopWatch := make(chan struct{})
-	watchDone := make(chan struct{})
-	go func() {
-		defer close(watchDone)
-		b.watch(p, c, stderrDone, stopWatch, crashed)
-	}()
-	refreshDone := make(chan struct{})
-	refreshing := false
-
-	teardown = func() {
-		close(stopWatch)
-		<-watchDone
-		var crash bool
-		select {
-		case <-p.Exited():
-			crash = true
-		default:
-		}
-		c.shutdown(&ServerError{Server: name, State: Stopped, Reason: "stopped"})
-		if refreshing {
-			<-refreshDone
-		}
-		if crash {
-			p.Kill() // whatever it left behind in its group
-		} else {
-			p.Stop(b.m.stopGrace)
-		}
-		// The group is gone: give the readers a moment to reach EOF. A
-		// descendant that left the group (setsid) may still hold the pipes:
-		// end it, and cut the readers loose whatever it does.
-		if !waitClosed(100*time.Millisecond, c.eof, stderrDone) {
-			if n := p.KillEscaped(); n > 0 {
-				b.log.Warn("killed processes that left the backend's process group and held its pipes", "count", n)
-				waitClosed(100*time.Millisecond, c.eof, stderrDone)
-			}
-		}
-		p.CloseFiles()
-		<-c.eof
-		<-stderrDone
-		c.wait()
-		flushLogLimit(b.logs, b.log)
-		b.m.reaper.Del(p)
-		b.mu.Lock()
-		b.pid = 0
-		b.mu.Unlock()
-	}
-
-	hctx, cancel := context.WithDeadline(ctx, startupDeadline)
-	l, info, err := b.handshake(hctx, c)
-	cancel()
-	if we := (*jsonrpc.Error)(nil); errors.As(err, &we) && we.Code == CodeRecursive {
-		// A nested gateway reached through a wrapper found itself in
-		// ChainEnv; it has started nothing.
-		b.refused = true
-		return false, "a nested gateway refused to start: " + we.Message, teardown
-	}
-	if err != nil {
-		select {
-		case r := <-crashed:
-			return false, r, teardown
-		default:
-		}
-		if ctx.Err() != nil {
-			return false, "stopped", teardown
-		}
-		return false, err.Error(), teardown
-	}
-
-	b.mu.Lock()
-	b.state, b.reason = Ready, ""
-	b.conn, b.lists, b.serverInfo = c, l, info
-	b.mu.Unlock()
-	b.settle()
-	b.log.Info("backend ready", "pid", p.Pid, "tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources))
-	b.m.notify.changed(name)
-
-	refreshing = true
-	go func() {
-		defer close(refreshDone)
-		b.refreshLoop(c)
-	}()
-
-	select {
-	case r := <-crashed:
-		b.setState(Crashed, r) // watch did, unless it crashed before Ready was recorded
-		b.log.Error("backend crashed", "reason", r, "stderr_tail", b.stderr.snapshot())
-		b.m.notify.changed(name)
-		return true, r, teardown
-	case <-ctx.Done():
-		return true, "stopped", teardown
-	}
+	wasReady, reason = s.serve(ctx, startupDeadline)
+	return wasReady, reason, s.teardown
 }
 
 // watch notices the end of the child's session at once: stdout EOF or the
