@@ -25,6 +25,7 @@ type Child struct {
 	Cmd    *exec.Cmd
 	Stdin  io.WriteCloser
 	Stderr *Buffer
+	stdout *os.File // the test's end
 	done   chan struct{}
 	err    error
 }
@@ -46,7 +47,7 @@ func StartChild(t testing.TB, bin string, args []string, o ChildOptions) *Child 
 		t.Fatal(err)
 	}
 	cmd.Stdout = w
-	c := &Child{Cmd: cmd, Stdin: stdin, Stderr: &Buffer{}, done: make(chan struct{})}
+	c := &Child{Cmd: cmd, Stdin: stdin, Stderr: &Buffer{}, stdout: stdout, done: make(chan struct{})}
 	cmd.Stderr = c.Stderr
 	err = cmd.Start()
 	w.Close()
@@ -102,3 +103,7 @@ func (c *Child) Exited(t testing.TB, d time.Duration) error {
 	}
 	return nil
 }
+
+// CloseOutput closes the test's end of the child's stdout, as a client
+// that goes away does: the child's next write fails.
+func (c *Child) CloseOutput() { c.stdout.Close() }
