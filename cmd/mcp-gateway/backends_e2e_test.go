@@ -70,8 +70,8 @@ func TestBackendToolsListFiltersAndFailures(t *testing.T) {
 	if sc := s.structured("tb.echo", `{"ok":true}`); sc["ok"] != true {
 		t.Errorf("tb.echo = %v", sc)
 	}
-	if !strings.Contains(s.p.stderr.String(), "broken") {
-		t.Errorf("the failure of broken is not logged:\n%s", s.p.stderr)
+	if !strings.Contains(s.stderr.String(), "broken") {
+		t.Errorf("the failure of broken is not logged:\n%s", s.stderr)
 	}
 }
 
@@ -103,28 +103,28 @@ func TestBackendCrashAndRestart(t *testing.T) {
 	never.Restart = "never"
 	s := startRaw(t, beConfig(t, crashme, never, tb("other")), "e2e")
 	wantTools(t, s.toolsList(), "tb.echo", "never.echo", "other.echo")
-	childGone := childGoneCheck(t, s.p.cmd.Process.Pid, "crashme")
+	childGone := childGoneCheck(t, s.cmd.Process.Pid, "crashme")
 
-	mark := s.noteMark()
-	slowID := s.request("tools/call", `{"name":"tb.progress","arguments":{"steps":600,"ms":100},"_meta":{"progressToken":"p"}}`)
-	s.waitNote(mark, "notifications/progress", beReadTimeout) // the long call is at the backend
+	mark := s.Mark()
+	slowID := s.Request("tools/call", `{"name":"tb.progress","arguments":{"steps":600,"ms":100},"_meta":{"progressToken":"p"}}`)
+	s.WaitNoteWithin(mark, "notifications/progress", beReadTimeout) // the long call is at the backend
 	start := time.Now()
-	crashID := s.request("tools/call", `{"name":"tb.crash","arguments":{}}`)
+	crashID := s.Request("tools/call", `{"name":"tb.crash","arguments":{}}`)
 	for _, id := range []string{slowID, crashID} {
-		r := s.await(id, beReadTimeout)
+		r := s.AwaitWithin(id, beReadTimeout)
 		code, msg, data := r.Error(t)
 		wantNotRunning(t, code, msg, data, "tb", "crashed", "exit status 3", "crashing now")
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("in-flight calls failed %s after the crash, want at once", d)
 	}
-	s.waitNote(mark, "notifications/tools/list_changed", beReadTimeout)
-	listed := s.noteMark()
+	s.WaitNoteWithin(mark, "notifications/tools/list_changed", beReadTimeout)
+	listed := s.Mark()
 	names := s.toolsList()
 	// The restart (after 1 s) may already have brought them back on a very
 	// slow machine; only then is the list allowed to show them.
 	restartedEarly := len(withPrefix(names, "tb.")) != 0
-	if restartedEarly && !strings.Contains(s.p.stderr.String(), "restarting backend") {
+	if restartedEarly && !strings.Contains(s.stderr.String(), "restarting backend") {
 		t.Errorf("tools of the crashed backend still listed: %v", names)
 	}
 	wantTools(t, names, "other.echo")
@@ -139,8 +139,8 @@ func TestBackendCrashAndRestart(t *testing.T) {
 	// restart: on-failure (after ~1 s): list_changed, and the tools are back.
 	deadline := time.Now().Add(beReadTimeout)
 	for !restartedEarly {
-		s.waitNote(listed, "notifications/tools/list_changed", time.Until(deadline))
-		listed = s.noteMark()
+		s.WaitNoteWithin(listed, "notifications/tools/list_changed", time.Until(deadline))
+		listed = s.Mark()
 		if slices.Contains(s.toolsList(), "tb.echo") {
 			break
 		}
@@ -169,8 +169,8 @@ func TestBackendTimeout(t *testing.T) {
 	s.toolsList()
 
 	start := time.Now()
-	hangID := s.request("tools/call", `{"name":"tb.hang","arguments":{}}`)
-	dfltID := s.request("tools/call", `{"name":"dflt.hang","arguments":{}}`)
+	hangID := s.Request("tools/call", `{"name":"tb.hang","arguments":{}}`)
+	dfltID := s.Request("tools/call", `{"name":"dflt.hang","arguments":{}}`)
 	cases := []struct {
 		id, server, tool, msg string
 		ms                    int
@@ -179,7 +179,7 @@ func TestBackendTimeout(t *testing.T) {
 		{dfltID, "dflt", "dflt.hang", "Tool 'dflt.hang' timed out after 900ms", 900},
 	}
 	for _, c := range cases {
-		r := s.await(c.id, beReadTimeout)
+		r := s.AwaitWithin(c.id, beReadTimeout)
 		elapsed := time.Since(start)
 		code, msg, data := r.Error(t)
 		if code != -32001 || msg != c.msg {
@@ -214,14 +214,14 @@ func TestBackendChattyStdout(t *testing.T) {
 	t.Parallel()
 	s := startRaw(t, beConfig(t, tb("chatty", "-banner", "5", "-chatty-stdout")), "e2e")
 	wantTools(t, s.toolsList(), prefixed("chatty", ".", tbTools...)...)
-	mark := s.noteMark()
-	s.call("tools/call", `{"name":"chatty.progress","arguments":{"steps":2,"ms":50},"_meta":{"progressToken":"p"}}`)
+	mark := s.Mark()
+	s.Call("tools/call", `{"name":"chatty.progress","arguments":{"steps":2,"ms":50},"_meta":{"progressToken":"p"}}`)
 	testutil.WaitFor(t, 5*time.Second, "progress through a chatty backend", func() bool {
-		return len(s.notesSince(mark, "notifications/progress")) == 2
+		return len(s.Since(mark, "notifications/progress")) == 2
 	})
 	testutil.Golden(t, "odd_result.json", s.callTool("chatty.odd", `{}`).Member("result"))
-	if !strings.Contains(s.p.stderr.String(), "Banner line 0") && !strings.Contains(s.p.stderr.String(), "not JSON") {
-		t.Errorf("the dropped stdout lines are not logged:\n%s", s.p.stderr)
+	if !strings.Contains(s.stderr.String(), "Banner line 0") && !strings.Contains(s.stderr.String(), "not JSON") {
+		t.Errorf("the dropped stdout lines are not logged:\n%s", s.stderr)
 	}
 }
 

@@ -50,7 +50,7 @@ func TestGracefulStopOnEveryClientExit(t *testing.T) {
 				p.CloseOutput()
 				io.WriteString(p.stdin, `{"jsonrpc":"2.0","id":3,"method":"ping"}`+"\n")
 			case "client-exits-mid-call":
-				s.request("tools/call", `{"name":"state.hang","arguments":{}}`)
+				s.Request("tools/call", `{"name":"state.hang","arguments":{}}`)
 				testutil.WaitFor(t, beReadTimeout, "the call at the backend", func() bool {
 					n, _ := s.structured("state.stats", `{}`)["active"].(json.Number).Int64()
 					return n > 0

@@ -27,7 +27,7 @@ func rawID(t *testing.T, m testutil.Msg) string {
 func (s *rawSession) repliesTo(id string) []testutil.Msg {
 	s.t.Helper()
 	var out []testutil.Msg
-	for _, m := range s.p.Strays() {
+	for _, m := range s.Strays() {
 		if rawID(s.t, m) == id {
 			out = append(out, m)
 		}
@@ -46,7 +46,7 @@ func (s *rawSession) waitReplies(id string, n int) []testutil.Msg {
 // fresh ping has been read.
 func (s *rawSession) sync() {
 	s.t.Helper()
-	if r := s.call("ping", `{}`); r.Map()["result"] == nil {
+	if r := s.Call("ping", `{}`); r.Map()["result"] == nil {
 		s.t.Fatalf("ping: %s", r)
 	}
 }
@@ -60,19 +60,19 @@ func TestIDsExactAsSent(t *testing.T) {
 	s.toolsList()
 	ids := []string{"9007199254740993", "9223372036854775808", "1e30", "1.5", "-0", `"x\u0041"`}
 	for _, id := range ids {
-		s.write(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
+		s.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
 		if r := s.waitReplies(id, 1); r[0].Map()["result"] == nil {
 			t.Errorf("ping id %s: %s", id, r[0])
 		}
-		s.write(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"tb.echo","arguments":{"id":` + id + `}}}`)
+		s.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"tb.echo","arguments":{"id":` + id + `}}}`)
 		r := s.waitReplies(id, 2)
 		if !bytes.Contains(r[1].Member("result"), []byte(`"structuredContent":{"id":`+id+`}`)) {
 			t.Errorf("tools/call id %s: %s", id, r[1])
 		}
 	}
 	// 99.4 is not 99: both calls are served, each answered once.
-	s.write(`{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"tb.slow","arguments":{"ms":300}}}`)
-	s.write(`{"jsonrpc":"2.0","id":99.4,"method":"tools/call","params":{"name":"tb.echo","arguments":{}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"tb.slow","arguments":{"ms":300}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":99.4,"method":"tools/call","params":{"name":"tb.echo","arguments":{}}}`)
 	if r := s.waitReplies("99.4", 1); r[0].Map()["result"] == nil {
 		t.Errorf("id 99.4: %s", r[0])
 	}
@@ -103,7 +103,7 @@ func TestNullAndBadIDsAnswered(t *testing.T) {
 		`{"jsonrpc":"2.0","id":true,"method":"ping"}`,
 	} {
 		mark := len(s.repliesTo("null"))
-		s.write(msg)
+		s.Send(msg)
 		r := s.waitReplies("null", mark+1)[mark]
 		if code, _, _ := r.Error(t); code != -32600 {
 			t.Errorf("%s: reply %s, want -32600", msg, r)
@@ -126,7 +126,7 @@ func TestEnvelopeKeysCaseSensitive(t *testing.T) {
 		`{"JSONRPC":"2.0","id":8,"method":"ping"}`,
 	} {
 		mark := len(s.repliesTo("null")) + len(s.repliesTo("8"))
-		s.write(msg)
+		s.Send(msg)
 		testutil.WaitFor(t, beReadTimeout, "a reply to "+msg, func() bool { return len(s.repliesTo("null"))+len(s.repliesTo("8")) > mark })
 	}
 	s.sync()
@@ -147,13 +147,13 @@ func TestDuplicateIDThenCancelOriginal(t *testing.T) {
 	t.Parallel()
 	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
 	s.toolsList()
-	s.write(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tb.slow","arguments":{"ms":1500}}}`)
-	s.write(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tb.echo","arguments":{}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tb.slow","arguments":{"ms":1500}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tb.echo","arguments":{}}}`)
 	dup := s.waitReplies("1", 1)[0]
 	if code, msg, _ := dup.Error(t); code != -32600 || msg != "request ID already in use" {
 		t.Errorf("duplicate: %s", dup)
 	}
-	s.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"stop"}}`)
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"stop"}}`)
 	testutil.WaitFor(t, 10*time.Second, "the backend saw the cancellation", func() bool {
 		return len(cancelled(s.structured("tb.stats", `{}`))) == 1
 	})
@@ -175,12 +175,12 @@ func TestLazyCallToolMetaExact(t *testing.T) {
 	b, _ := json.Marshal(cfg)
 	s := startRaw(t, writeConfig(t, string(b)), "e2e")
 	s.toolsList()
-	mark := s.noteMark()
-	r := s.call("tools/call", `{"name":"gateway.call_tool","arguments":{"name":"tb.progress","arguments":{"steps":2,"ms":1}},"_meta":{"progressToken":12345678901234567890}}`)
+	mark := s.Mark()
+	r := s.Call("tools/call", `{"name":"gateway.call_tool","arguments":{"name":"tb.progress","arguments":{"steps":2,"ms":1}},"_meta":{"progressToken":12345678901234567890}}`)
 	if r.Map()["result"] == nil {
 		t.Fatalf("call_tool tb.progress: %s", r)
 	}
-	notes := s.notesSince(mark, "notifications/progress")
+	notes := s.Since(mark, "notifications/progress")
 	if len(notes) != 2 {
 		t.Errorf("%d progress notifications before the result, want 2", len(notes))
 	}
@@ -189,7 +189,7 @@ func TestLazyCallToolMetaExact(t *testing.T) {
 			t.Errorf("progress = %s, want token 12345678901234567890", n)
 		}
 	}
-	s.call("tools/call", `{"name":"gateway.call_tool","arguments":{"name":"tb.echo","arguments":{}},"_meta":{"example.com/n":12345678901234567890123,"example.com/f":1.50}}`)
+	s.Call("tools/call", `{"name":"gateway.call_tool","arguments":{"name":"tb.echo","arguments":{}},"_meta":{"example.com/n":12345678901234567890123,"example.com/f":1.50}}`)
 	stats := s.callTool("tb.stats", `{}`).Member("result")
 	for _, want := range []string{`"example.com/n":12345678901234567890123`, `"example.com/f":1.50`} {
 		if !bytes.Contains(stats, []byte(want)) {
@@ -214,30 +214,30 @@ func TestStuckBackendStallsNothingElse(t *testing.T) {
 	big := strings.Repeat("x", 8<<10)
 	var flood []string
 	for range 64 {
-		flood = append(flood, s.request("tools/call", `{"name":"stuck.echo","arguments":{"s":"`+big+`"}}`))
+		flood = append(flood, s.Request("tools/call", `{"name":"stuck.echo","arguments":{"s":"`+big+`"}}`))
 	}
-	if r := s.call("ping", `{}`); r.Map()["result"] == nil {
+	if r := s.Call("ping", `{}`); r.Map()["result"] == nil {
 		t.Errorf("ping: %s", r)
 	}
 	if r := s.callTool("ok.echo", `{"a":1}`); r.Map()["result"] == nil {
 		t.Errorf("ok.echo: %s", r)
 	}
 	last := flood[len(flood)-1]
-	s.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + last + `}}`)
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + last + `}}`)
 	s.sync() // the cancellation has been read
 	for _, id := range flood {
-		if s.p.Answered(id) {
+		if s.Answered(id) {
 			t.Errorf("call %s to the stuck backend was answered before the ping returned: the reader waited for the stuck backend (or it did not stop reading)", id)
 		}
 	}
 	// Once it reads again, every call but the cancelled one is answered.
 	for _, id := range flood[:len(flood)-1] {
-		if r := s.await(id, beReadTimeout); r.Map()["result"] == nil {
+		if r := s.AwaitWithin(id, beReadTimeout); r.Map()["result"] == nil {
 			t.Errorf("call %s: %s", id, r)
 		}
 	}
 	s.sync()
-	if s.p.Answered(last) || len(s.repliesTo(last)) > 0 {
+	if s.Answered(last) || len(s.repliesTo(last)) > 0 {
 		t.Errorf("the cancelled call %s was answered", last)
 	}
 }
@@ -256,11 +256,11 @@ func TestBurstOfCallsAnsweredOnce(t *testing.T) {
 		server := []string{"a", "b"}[i%2]
 		fmt.Fprintf(&burst, `{"jsonrpc":"2.0","id":"c%d","method":"tools/call","params":{"name":"%s.echo","arguments":{"i":%d}}}`+"\n", i, server, i)
 	}
-	s.write(strings.TrimSuffix(burst.String(), "\n"))
-	testutil.WaitFor(t, beReadTimeout, "every reply", func() bool { return len(s.p.Strays()) >= n })
+	s.Send(strings.TrimSuffix(burst.String(), "\n"))
+	testutil.WaitFor(t, beReadTimeout, "every reply", func() bool { return len(s.Strays()) >= n })
 	s.sync()
 	replies := map[string][]testutil.Msg{}
-	for _, m := range s.p.Strays() {
+	for _, m := range s.Strays() {
 		id := rawID(t, m)
 		replies[id] = append(replies[id], m)
 	}

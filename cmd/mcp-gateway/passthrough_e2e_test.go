@@ -48,15 +48,15 @@ func TestBackendProgressAndMeta(t *testing.T) {
 	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
 	s.toolsList()
 	for _, tok := range []string{`"tok-7"`, `42`} {
-		mark := s.noteMark()
-		r := s.call("tools/call", `{"name":"tb.progress","arguments":{"steps":3,"ms":100},"_meta":{"progressToken":`+tok+`}}`)
+		mark := s.Mark()
+		r := s.Call("tools/call", `{"name":"tb.progress","arguments":{"steps":3,"ms":100},"_meta":{"progressToken":`+tok+`}}`)
 		if text := r.Result(t)["content"].([]any)[0].(map[string]any)["text"]; text != "done" {
 			t.Errorf("progress result = %s", r)
 		}
 		testutil.WaitFor(t, 5*time.Second, "3 progress notifications", func() bool {
-			return len(s.notesSince(mark, "notifications/progress")) >= 3
+			return len(s.Since(mark, "notifications/progress")) >= 3
 		})
-		for i, n := range s.notesSince(mark, "notifications/progress") {
+		for i, n := range s.Since(mark, "notifications/progress") {
 			var p struct {
 				Params struct {
 					Token    json.RawMessage `json:"progressToken"`
@@ -71,7 +71,7 @@ func TestBackendProgressAndMeta(t *testing.T) {
 			}
 		}
 	}
-	s.call("tools/call", `{"name":"tb.echo","arguments":{},"_meta":{"example.com/k":"v"}}`)
+	s.Call("tools/call", `{"name":"tb.echo","arguments":{},"_meta":{"example.com/k":"v"}}`)
 	meta, _ := s.structured("tb.stats", `{}`)["meta"].(map[string]any)
 	if meta["example.com/k"] != "v" {
 		t.Errorf("backend saw _meta %v, want example.com/k", meta)
@@ -85,10 +85,10 @@ func TestBackendClientCancellation(t *testing.T) {
 	t.Parallel()
 	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
 	s.toolsList()
-	mark := s.noteMark()
-	id := s.request("tools/call", `{"name":"tb.progress","arguments":{"steps":8,"ms":100},"_meta":{"progressToken":"c"}}`)
-	s.waitNote(mark, "notifications/progress", beReadTimeout) // the call is at the backend
-	s.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"user pressed stop"}}`)
+	mark := s.Mark()
+	id := s.Request("tools/call", `{"name":"tb.progress","arguments":{"steps":8,"ms":100},"_meta":{"progressToken":"c"}}`)
+	s.WaitNoteWithin(mark, "notifications/progress", beReadTimeout) // the call is at the backend
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"user pressed stop"}}`)
 	testutil.WaitFor(t, 10*time.Second, "the backend saw the cancellation", func() bool {
 		return len(cancelled(s.structured("tb.stats", `{}`))) == 1
 	})
@@ -98,12 +98,12 @@ func TestBackendClientCancellation(t *testing.T) {
 		return n == 0
 	})
 	s.structured("tb.echo", `{}`) // everything before it has been written
-	for _, m := range s.p.Strays() {
+	for _, m := range s.Strays() {
 		if m.ID() == id {
 			t.Errorf("a response was sent for the cancelled request: %s", m)
 		}
 	}
-	if s.p.Answered(id) {
+	if s.Answered(id) {
 		t.Errorf("a response was sent for the cancelled request %s", id)
 	}
 }

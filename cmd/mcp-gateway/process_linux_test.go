@@ -89,7 +89,7 @@ func shutdownTree(t *testing.T, stop func(p *proc)) {
 		tb("plain"),
 	), "e2e")
 	wantTools(t, s.toolsList(), "gc.echo", "stubborn.echo", "plain.echo")
-	gw := s.p.cmd.Process.Pid
+	gw := s.cmd.Process.Pid
 	tree := testutil.Descendants(gw)
 	t.Cleanup(func() { killLeftovers(tree) })
 	var sleeps, direct int
@@ -104,8 +104,8 @@ func shutdownTree(t *testing.T, stop func(p *proc)) {
 	if sleeps != 2 || direct < 3 {
 		t.Fatalf("process tree below the gateway: %v", tree)
 	}
-	stop(s.p)
-	if err := s.p.exited(20 * time.Second); err != nil {
+	stop(s.proc)
+	if err := s.exited(20 * time.Second); err != nil {
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) {
 			t.Errorf("gateway exit: %v", err)
@@ -160,7 +160,7 @@ func TestKillNineLeavesNoProcess(t *testing.T) {
 		tb("tb", "-grandchild"),
 	), "e2e")
 	wantTools(t, s.toolsList(), "memory.read_graph", "everything.echo", "tb.echo")
-	gw := s.p.cmd.Process.Pid
+	gw := s.cmd.Process.Pid
 	tree := testutil.Descendants(gw)
 	t.Cleanup(func() { killLeftovers(tree) })
 	for _, want := range []string{reaperArg, "sleep 300", "mcp-server-memory", "server-everything", backendBin} {
@@ -178,10 +178,10 @@ func TestKillNineLeavesNoProcess(t *testing.T) {
 		t.Errorf("want grandchildren below the gateway: %v", tree)
 	}
 
-	if err := s.p.cmd.Process.Kill(); err != nil {
+	if err := s.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	s.p.exited(10 * time.Second)
+	s.exited(10 * time.Second)
 	testutil.WaitFor(t, 10*time.Second, "no process alive after kill -9 of the gateway", func() bool {
 		return !slices.ContainsFunc(tree, testutil.Proc.Alive)
 	})
@@ -200,17 +200,17 @@ func TestShutdownWithEscapedGrandchild(t *testing.T) {
 			becomeSubreaper(t)
 			s := startRaw(t, beConfig(t, tb("esc", "-escape"), tb("plain")), "e2e")
 			wantTools(t, s.toolsList(), "esc.echo", "plain.echo")
-			gw := s.p.cmd.Process.Pid
+			gw := s.cmd.Process.Pid
 			tree := testutil.Descendants(gw)
 			t.Cleanup(func() { killLeftovers(tree) })
 			esc := findDescendant(t, gw, "sleep 300")
 			start := time.Now()
 			if how == "eof" {
-				s.p.stdin.Close()
+				s.stdin.Close()
 			} else {
-				s.p.cmd.Process.Signal(syscall.SIGTERM)
+				s.cmd.Process.Signal(syscall.SIGTERM)
 			}
-			s.p.exited(10 * time.Second)
+			s.exited(10 * time.Second)
 			if d := time.Since(start); d > 5*time.Second {
 				t.Errorf("shutdown took %s", d)
 			}

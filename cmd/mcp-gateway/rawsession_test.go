@@ -64,11 +64,9 @@ func beConfig(t *testing.T, servers ...beServer) string {
 }
 
 // rawSession is a line-mode client of the gateway binary that has
-// completed the handshake: responses are matched by id, notifications kept.
-type rawSession struct {
-	t *testing.T
-	p *proc
-}
+// completed the handshake: responses are matched by id, notifications kept
+// (testutil.Client).
+type rawSession struct{ *proc }
 
 // startRaw starts the gateway on cfg and initializes as clientName.
 func startRaw(t *testing.T, cfg, clientName string, env ...string) *rawSession {
@@ -80,45 +78,23 @@ func startRaw(t *testing.T, cfg, clientName string, env ...string) *rawSession {
 // initRaw completes the handshake with these initialize params.
 func initRaw(t *testing.T, p *proc, params string) *rawSession {
 	t.Helper()
-	s := &rawSession{t: t, p: p}
-	if init := s.call("initialize", params); init.Map()["result"] == nil {
+	s := &rawSession{p}
+	if init := s.Call("initialize", params); init.Map()["result"] == nil {
 		t.Fatalf("initialize: %s", init)
 	}
-	s.write(initializedMsg)
+	s.Send(initializedMsg)
 	return s
-}
-
-func (s *rawSession) write(line string) {
-	s.t.Helper()
-	s.p.Send(line)
-}
-
-// request sends a request and returns its id.
-func (s *rawSession) request(method, params string) string {
-	s.t.Helper()
-	return s.p.Request(method, params)
-}
-
-// await waits for the response to id.
-func (s *rawSession) await(id string, d time.Duration) testutil.Msg {
-	s.t.Helper()
-	return s.p.AwaitWithin(id, d)
-}
-
-func (s *rawSession) call(method, params string) testutil.Msg {
-	s.t.Helper()
-	return s.p.Call(method, params)
 }
 
 func (s *rawSession) callTool(name, args string) testutil.Msg {
 	s.t.Helper()
-	return s.call("tools/call", `{"name":`+strconv.Quote(name)+`,"arguments":`+args+`}`)
+	return s.Call("tools/call", `{"name":`+strconv.Quote(name)+`,"arguments":`+args+`}`)
 }
 
 // toolsList returns the names of tools/list.
 func (s *rawSession) toolsList() []string {
 	s.t.Helper()
-	return toolNames(s.t, s.call("tools/list", `{}`).Map())
+	return toolNames(s.t, s.Call("tools/list", `{}`).Map())
 }
 
 // structured returns a successful tools/call result's structuredContent.
@@ -134,20 +110,6 @@ func (s *rawSession) structured(name, args string) map[string]any {
 		s.t.Fatalf("%s: no structuredContent in %s", name, r)
 	}
 	return sc
-}
-
-// noteMark is a position in the notification log.
-func (s *rawSession) noteMark() int { return s.p.Mark() }
-
-// notesSince returns the notifications with this method received after mark.
-func (s *rawSession) notesSince(mark int, method string) []testutil.Msg {
-	return s.p.Since(mark, method)
-}
-
-// waitNote waits until a notification with this method arrives after mark.
-func (s *rawSession) waitNote(mark int, method string, d time.Duration) testutil.Msg {
-	s.t.Helper()
-	return s.p.WaitNoteWithin(mark, method, d)
 }
 
 func wantTools(t *testing.T, names []string, want ...string) {

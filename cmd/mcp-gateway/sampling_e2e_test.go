@@ -94,7 +94,7 @@ func TestBackendSamplingWithoutCapability(t *testing.T) {
 	if res := r.Result(t); res["isError"] != true {
 		t.Errorf("tb.sample without sampling = %s, want isError", r)
 	}
-	for _, n := range s.notesSince(0, "sampling/createMessage") {
+	for _, n := range s.Since(0, "sampling/createMessage") {
 		t.Errorf("sampling request sent to a client without the capability: %s", n)
 	}
 }

@@ -62,16 +62,21 @@ func TestNoTerminalInjection(t *testing.T) {
 func TestBackendLogFloodRateLimited(t *testing.T) {
 	t.Parallel()
 	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
+	start := time.Now()
 	r := s.callTool("tb.log", `{"count":20000,"data":"flood line"}`)
 	if r.Map()["result"] == nil {
 		t.Fatalf("log call: %s", r)
 	}
-	s.p.stdin.Close()
-	s.p.exited(10 * time.Second)
-	errOut := s.p.stderr.String()
+	// The flood is before the result on the backend's stdout: by now the
+	// gateway has read all of it, at a pace a loaded machine sets. The
+	// allowance is the burst plus 200 a second of that.
+	limit := 1000 + int(200*time.Since(start).Seconds()) + 1
+	s.stdin.Close()
+	s.exited(10 * time.Second)
+	errOut := s.stderr.String()
 	n := strings.Count(errOut, "flood line")
-	if n < 1000 || n > 1300 {
-		t.Errorf("%d flood lines on stderr, want about the burst (1000) of 20000", n)
+	if n < 1000 || n > limit {
+		t.Errorf("%d flood lines on stderr, want the burst (1000) and at most %d of 20000", n, limit)
 	}
 	dropped := 0
 	for _, m := range regexp.MustCompile(`records dropped.* dropped=(\d+)`).FindAllStringSubmatch(errOut, -1) {
@@ -189,7 +194,7 @@ func TestBackendRequestFloodBoundedAndTimedOut(t *testing.T) {
 	if replies["-32001"] != 64 || replies["-32000"] != n-64 {
 		t.Errorf("answers by code = %v, want 64 timeouts (-32001) and %d refusals (-32000)", replies, n-64)
 	}
-	if got := len(s.notesSince(0, "sampling/createMessage")); got != 64 {
+	if got := len(s.Since(0, "sampling/createMessage")); got != 64 {
 		t.Errorf("%d sampling requests reached the client, want 64", got)
 	}
 }
