@@ -126,17 +126,17 @@ func (s *answerSession) stop() {
 		return
 	}
 	s.stopped = true
-	s.stdin.Close()
+	s.Stdin.Close()
 	select {
 	case <-s.Done():
 		if err := s.Err(); err != nil {
 			s.t.Errorf("gateway exit after stdin EOF: %v", err)
 		}
-		if strings.Contains(s.stderr.String(), "DATA RACE") {
+		if strings.Contains(s.Stderr.String(), "DATA RACE") {
 			s.t.Error("the gateway reported a data race")
 		}
 	case <-time.After(replyDeadline):
-		s.cmd.Process.Kill()
+		s.Cmd.Process.Kill()
 		s.t.Error("gateway still running after stdin EOF")
 	}
 }
@@ -747,7 +747,7 @@ func TestAnswerCancelled(t *testing.T) {
 		t.Fatalf("after cancelling 7, the next reply is %v, want the ping's", r)
 	}
 	// Nothing else is ever written: close stdin and read to EOF.
-	s.stdin.Close()
+	s.Stdin.Close()
 	select {
 	case <-s.EOF():
 		// Only notifications may follow; no response at all, least of
@@ -758,7 +758,7 @@ func TestAnswerCancelled(t *testing.T) {
 			}
 		}
 	case <-time.After(replyDeadline):
-		s.cmd.Process.Kill()
+		s.Cmd.Process.Kill()
 		t.Fatal("stdout not closed after stdin EOF")
 	}
 	wantCount(t, srv, 1)
@@ -793,8 +793,8 @@ func TestAnswerMissingQuery(t *testing.T) {
 		}
 	}
 	wantCount(t, srv, 0)
-	if strings.Contains(s.stderr.String(), "undefined") {
-		t.Errorf("stderr mentions undefined:\n%s", s.stderr)
+	if strings.Contains(s.Stderr.String(), "undefined") {
+		t.Errorf("stderr mentions undefined:\n%s", s.Stderr)
 	}
 }
 
@@ -841,7 +841,7 @@ func TestAnswerDebugFalse(t *testing.T) {
 			})
 			wantCount(t, srv, 1)
 			s.stop()
-			if errOut := s.stderr.String(); strings.Contains(errOut, "DBG") || strings.Contains(errOut, "queryLen") {
+			if errOut := s.Stderr.String(); strings.Contains(errOut, "DBG") || strings.Contains(errOut, "queryLen") {
 				t.Errorf("DEBUG=%s wrote debug lines:\n%s", v, errOut)
 			}
 		})
@@ -862,7 +862,7 @@ func TestAnswerDebugOn(t *testing.T) {
 	})
 	wantCount(t, srv, 1)
 	s.stop()
-	errOut := s.stderr.String()
+	errOut := s.Stderr.String()
 	for _, want := range []string{"DBG", "tools/call", "argsKeys=", fmt.Sprintf("queryLen=%d", len([]rune(secretQuery))), "model=gpt-5.5", "request summary", "status=400"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("debug stderr lacks %q:\n%s", want, errOut)
@@ -892,7 +892,7 @@ func TestAnswerSecretsNeverLogged(t *testing.T) {
 	}
 	wantCount(t, srv, 3)
 	s.stop()
-	errOut := s.stderr.String()
+	errOut := s.Stderr.String()
 	if !strings.Contains(errOut, "DBG") {
 		t.Errorf("DEBUG=<file> did not turn debug on:\n%s", errOut)
 	}

@@ -70,8 +70,8 @@ func TestBackendToolsListFiltersAndFailures(t *testing.T) {
 	if sc := s.structured("tb.echo", `{"ok":true}`); sc["ok"] != true {
 		t.Errorf("tb.echo = %v", sc)
 	}
-	if !strings.Contains(s.stderr.String(), "broken") {
-		t.Errorf("the failure of broken is not logged:\n%s", s.stderr)
+	if !strings.Contains(s.Stderr.String(), "broken") {
+		t.Errorf("the failure of broken is not logged:\n%s", s.Stderr)
 	}
 }
 
@@ -103,28 +103,28 @@ func TestBackendCrashAndRestart(t *testing.T) {
 	never.Restart = "never"
 	s := startRaw(t, beConfig(t, crashme, never, tb("other")), "e2e")
 	wantTools(t, s.toolsList(), "tb.echo", "never.echo", "other.echo")
-	childGone := childGoneCheck(t, s.cmd.Process.Pid, "crashme")
+	childGone := childGoneCheck(t, s.Cmd.Process.Pid, "crashme")
 
 	mark := s.Mark()
 	slowID := s.Request("tools/call", `{"name":"tb.progress","arguments":{"steps":600,"ms":100},"_meta":{"progressToken":"p"}}`)
-	s.WaitNoteWithin(mark, "notifications/progress", beReadTimeout) // the long call is at the backend
+	s.WaitNote(mark, "notifications/progress", beReadTimeout) // the long call is at the backend
 	start := time.Now()
 	crashID := s.Request("tools/call", `{"name":"tb.crash","arguments":{}}`)
 	for _, id := range []string{slowID, crashID} {
-		r := s.AwaitWithin(id, beReadTimeout)
+		r := s.Await(id, beReadTimeout)
 		code, msg, data := r.Error(t)
 		wantNotRunning(t, code, msg, data, "tb", "crashed", "exit status 3", "crashing now")
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("in-flight calls failed %s after the crash, want at once", d)
 	}
-	s.WaitNoteWithin(mark, "notifications/tools/list_changed", beReadTimeout)
+	s.WaitNote(mark, "notifications/tools/list_changed", beReadTimeout)
 	listed := s.Mark()
 	names := s.toolsList()
 	// The restart (after 1 s) may already have brought them back on a very
 	// slow machine; only then is the list allowed to show them.
 	restartedEarly := len(withPrefix(names, "tb.")) != 0
-	if restartedEarly && !strings.Contains(s.stderr.String(), "restarting backend") {
+	if restartedEarly && !strings.Contains(s.Stderr.String(), "restarting backend") {
 		t.Errorf("tools of the crashed backend still listed: %v", names)
 	}
 	wantTools(t, names, "other.echo")
@@ -139,7 +139,7 @@ func TestBackendCrashAndRestart(t *testing.T) {
 	// restart: on-failure (after ~1 s): list_changed, and the tools are back.
 	deadline := time.Now().Add(beReadTimeout)
 	for !restartedEarly {
-		s.WaitNoteWithin(listed, "notifications/tools/list_changed", time.Until(deadline))
+		s.WaitNote(listed, "notifications/tools/list_changed", time.Until(deadline))
 		listed = s.Mark()
 		if slices.Contains(s.toolsList(), "tb.echo") {
 			break
@@ -179,7 +179,7 @@ func TestBackendTimeout(t *testing.T) {
 		{dfltID, "dflt", "dflt.hang", "Tool 'dflt.hang' timed out after 900ms", 900},
 	}
 	for _, c := range cases {
-		r := s.AwaitWithin(c.id, beReadTimeout)
+		r := s.Await(c.id, beReadTimeout)
 		elapsed := time.Since(start)
 		code, msg, data := r.Error(t)
 		if code != -32001 || msg != c.msg {
@@ -220,8 +220,8 @@ func TestBackendChattyStdout(t *testing.T) {
 		return len(s.Since(mark, "notifications/progress")) == 2
 	})
 	testutil.Golden(t, "odd_result.json", s.callTool("chatty.odd", `{}`).Member("result"))
-	if !strings.Contains(s.stderr.String(), "Banner line 0") && !strings.Contains(s.stderr.String(), "not JSON") {
-		t.Errorf("the dropped stdout lines are not logged:\n%s", s.stderr)
+	if !strings.Contains(s.Stderr.String(), "Banner line 0") && !strings.Contains(s.Stderr.String(), "not JSON") {
+		t.Errorf("the dropped stdout lines are not logged:\n%s", s.Stderr)
 	}
 }
 

@@ -37,18 +37,18 @@ func TestGracefulStopOnEveryClientExit(t *testing.T) {
 			case "sighup":
 				// A reload, never a kill: the backend keeps running and
 				// answering, then stdin EOF stops everything gracefully.
-				p.cmd.Process.Signal(syscall.SIGHUP)
+				p.Cmd.Process.Signal(syscall.SIGHUP)
 				testutil.WaitFor(t, beReadTimeout, "the reload", func() bool {
-					return strings.Contains(p.stderr.String(), "configuration reloaded")
+					return strings.Contains(p.Stderr.String(), "configuration reloaded")
 				})
 				s.structured("state.echo", `{}`)
 				if b, _ := os.ReadFile(exitFile); len(b) > 0 {
 					t.Errorf("SIGHUP stopped the backend (%q)", b)
 				}
-				p.stdin.Close()
+				p.Stdin.Close()
 			case "stdout-closed":
 				p.CloseOutput()
-				io.WriteString(p.stdin, `{"jsonrpc":"2.0","id":3,"method":"ping"}`+"\n")
+				io.WriteString(p.Stdin, `{"jsonrpc":"2.0","id":3,"method":"ping"}`+"\n")
 			case "client-exits-mid-call":
 				s.Request("tools/call", `{"name":"state.hang","arguments":{}}`)
 				testutil.WaitFor(t, beReadTimeout, "the call at the backend", func() bool {
@@ -56,15 +56,15 @@ func TestGracefulStopOnEveryClientExit(t *testing.T) {
 					return n > 0
 				})
 				p.CloseOutput()
-				p.stdin.Close()
+				p.Stdin.Close()
 			}
 			select {
 			case <-p.Done():
-				if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-					t.Errorf("gateway killed by %v\nstderr:\n%s", ws.Signal(), p.stderr)
+				if ws, ok := p.Cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+					t.Errorf("gateway killed by %v\nstderr:\n%s", ws.Signal(), p.Stderr)
 				}
 			case <-time.After(15 * time.Second):
-				t.Fatalf("gateway still running 15 s later\nstderr:\n%s", p.stderr)
+				t.Fatalf("gateway still running 15 s later\nstderr:\n%s", p.Stderr)
 			}
 			testutil.WaitFor(t, 5*time.Second, "the backend's exit file", func() bool {
 				b, _ := os.ReadFile(exitFile)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -72,10 +71,7 @@ func baseEnv(t *testing.T, extra ...string) []string {
 // proc is the gateway binary serving stdio, driven by raw bytes.
 type proc struct {
 	*testutil.Child
-	t      *testing.T
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stderr *testutil.Buffer
+	t *testing.T
 }
 
 // startGateway runs the binary with args and env; it is killed at the end
@@ -89,13 +85,13 @@ func startGateway(t *testing.T, env []string, args ...string) *proc {
 func startGatewayWith(t *testing.T, co testutil.ClientOptions, env []string, args ...string) *proc {
 	t.Helper()
 	c := testutil.StartChild(t, gatewayBin, args, testutil.ChildOptions{Env: env, Client: co})
-	return &proc{Child: c, t: t, cmd: c.Cmd, stdin: c.Stdin, stderr: c.Stderr}
+	return &proc{Child: c, t: t}
 }
 
 // send writes s as it is (with its own framing).
 func (p *proc) send(s string) {
 	p.t.Helper()
-	if _, err := io.WriteString(p.stdin, s); err != nil {
+	if _, err := io.WriteString(p.Stdin, s); err != nil {
 		p.t.Fatalf("write to gateway: %v", err)
 	}
 }

@@ -62,7 +62,7 @@ func TestSlowStartComesUpLater(t *testing.T) {
 	wantTools(t, names, "fast.echo")
 	wantNoTools(t, names, "slow.echo")
 	mark := s.Mark()
-	s.WaitNoteWithin(mark, "notifications/tools/list_changed", beReadTimeout)
+	s.WaitNote(mark, "notifications/tools/list_changed", beReadTimeout)
 	wantTools(t, s.toolsList(), "fast.echo", "slow.echo")
 	if sc := s.structured("slow.echo", `{"late":true}`); sc["late"] != true {
 		t.Errorf("slow.echo = %v", sc)
@@ -76,9 +76,9 @@ func TestFailedStartRetried(t *testing.T) {
 	s := startRaw(t, beConfig(t, tb("ok"), tb("broken", "-fail-start", "7")), "e2e")
 	wantTools(t, s.toolsList(), "ok.echo")
 	testutil.WaitFor(t, beReadTimeout, "the failed start retried twice", func() bool {
-		return strings.Count(s.stderr.String(), "restarting backend") >= 2
+		return strings.Count(s.Stderr.String(), "restarting backend") >= 2
 	})
-	if !strings.Contains(s.stderr.String(), "server=broken in=2s") {
-		t.Errorf("the second retry does not back off to 2 s:\n%s", s.stderr)
+	if !strings.Contains(s.Stderr.String(), "server=broken in=2s") {
+		t.Errorf("the second retry does not back off to 2 s:\n%s", s.Stderr)
 	}
 }

@@ -232,7 +232,7 @@ func TestStuckBackendStallsNothingElse(t *testing.T) {
 	}
 	// Once it reads again, every call but the cancelled one is answered.
 	for _, id := range flood[:len(flood)-1] {
-		if r := s.AwaitWithin(id, beReadTimeout); r.Map()["result"] == nil {
+		if r := s.Await(id, beReadTimeout); r.Map()["result"] == nil {
 			t.Errorf("call %s: %s", id, r)
 		}
 	}

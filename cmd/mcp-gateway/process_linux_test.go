@@ -89,7 +89,7 @@ func shutdownTree(t *testing.T, stop func(p *proc)) {
 		tb("plain"),
 	), "e2e")
 	wantTools(t, s.toolsList(), "gc.echo", "stubborn.echo", "plain.echo")
-	gw := s.cmd.Process.Pid
+	gw := s.Cmd.Process.Pid
 	tree := testutil.Descendants(gw)
 	t.Cleanup(func() { killLeftovers(tree) })
 	var sleeps, direct int
@@ -131,12 +131,12 @@ func shutdownTree(t *testing.T, stop func(p *proc)) {
 // SIGKILLs the groups; nothing is left and every child was reaped.
 func TestShutdownOnStdinEOF(t *testing.T) {
 	t.Parallel()
-	shutdownTree(t, func(p *proc) { p.stdin.Close() })
+	shutdownTree(t, func(p *proc) { p.Stdin.Close() })
 }
 
 func TestShutdownOnSIGTERM(t *testing.T) {
 	t.Parallel()
-	shutdownTree(t, func(p *proc) { p.cmd.Process.Signal(syscall.SIGTERM) })
+	shutdownTree(t, func(p *proc) { p.Cmd.Process.Signal(syscall.SIGTERM) })
 }
 
 // childGoneCheck finds the descendant of root whose command line contains
@@ -160,7 +160,7 @@ func TestKillNineLeavesNoProcess(t *testing.T) {
 		tb("tb", "-grandchild"),
 	), "e2e")
 	wantTools(t, s.toolsList(), "memory.read_graph", "everything.echo", "tb.echo")
-	gw := s.cmd.Process.Pid
+	gw := s.Cmd.Process.Pid
 	tree := testutil.Descendants(gw)
 	t.Cleanup(func() { killLeftovers(tree) })
 	for _, want := range []string{reaperArg, "sleep 300", "mcp-server-memory", "server-everything", backendBin} {
@@ -178,7 +178,7 @@ func TestKillNineLeavesNoProcess(t *testing.T) {
 		t.Errorf("want grandchildren below the gateway: %v", tree)
 	}
 
-	if err := s.cmd.Process.Kill(); err != nil {
+	if err := s.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	s.exited(10 * time.Second)
@@ -200,15 +200,15 @@ func TestShutdownWithEscapedGrandchild(t *testing.T) {
 			becomeSubreaper(t)
 			s := startRaw(t, beConfig(t, tb("esc", "-escape"), tb("plain")), "e2e")
 			wantTools(t, s.toolsList(), "esc.echo", "plain.echo")
-			gw := s.cmd.Process.Pid
+			gw := s.Cmd.Process.Pid
 			tree := testutil.Descendants(gw)
 			t.Cleanup(func() { killLeftovers(tree) })
 			esc := findDescendant(t, gw, "sleep 300")
 			start := time.Now()
 			if how == "eof" {
-				s.stdin.Close()
+				s.Stdin.Close()
 			} else {
-				s.cmd.Process.Signal(syscall.SIGTERM)
+				s.Cmd.Process.Signal(syscall.SIGTERM)
 			}
 			s.exited(10 * time.Second)
 			if d := time.Since(start); d > 5*time.Second {

@@ -65,7 +65,7 @@ func TestLiveReload(t *testing.T) {
 
 	mark := s.Mark()
 	saveAsEditors(t, cfg, reloadConfig(t, pids, "", tb("keep"), tb("change", "-extra-tools", "1"), tb("new")))
-	s.WaitNoteWithin(mark, "notifications/tools/list_changed", beReadTimeout)
+	s.WaitNote(mark, "notifications/tools/list_changed", beReadTimeout)
 	var names []string
 	testutil.WaitFor(t, beReadTimeout, "new.echo and change.extra_000 listed", func() bool {
 		names = s.toolsList()
@@ -89,8 +89,8 @@ func TestLiveReload(t *testing.T) {
 	bad := strings.Replace(string(reloadConfig(t, pids, "", tb("keep"))), `"name": "keep"`, `"name": "keep", "restart": "sometimes"`, 1)
 	saveAsEditors(t, cfg, []byte(bad))
 	waitStderr(t, s, "configuration not reloaded")
-	if !strings.Contains(s.stderr.String(), cfg+":") || !strings.Contains(s.stderr.String(), "servers[0].restart") {
-		t.Errorf("the error does not name file, line and key:\n%s", s.stderr)
+	if !strings.Contains(s.Stderr.String(), cfg+":") || !strings.Contains(s.Stderr.String(), "servers[0].restart") {
+		t.Errorf("the error does not name file, line and key:\n%s", s.Stderr)
 	}
 	if sc := s.structured("new.echo", `{"n":2}`); sc["n"] == nil {
 		t.Errorf("new.echo after an invalid edit = %v", sc)
@@ -107,5 +107,5 @@ func TestLiveReload(t *testing.T) {
 // waitStderr waits until the gateway's stderr holds text.
 func waitStderr(t *testing.T, s *rawSession, text string) {
 	t.Helper()
-	testutil.WaitFor(t, beReadTimeout, text+" in stderr", func() bool { return strings.Contains(s.stderr.String(), text) })
+	testutil.WaitFor(t, beReadTimeout, text+" in stderr", func() bool { return strings.Contains(s.Stderr.String(), text) })
 }

@@ -13,7 +13,7 @@ func TestStdioExitsOnSIGTERM(t *testing.T) {
 		p := startGateway(t, baseEnv(t), "--stdio", "--config", writeConfig(t, emptyConfig))
 		p.send(initMsg + "\n")
 		p.readLine()
-		p.cmd.Process.Signal(sig)
+		p.Cmd.Process.Signal(sig)
 		select {
 		case <-p.Done():
 			if err := p.Err(); err != nil {

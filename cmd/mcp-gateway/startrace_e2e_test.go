@@ -23,7 +23,7 @@ func startRace(t *testing.T, ready bool, msgs ...string) map[string]map[string]a
 		t.Fatalf("initialize: %v", r)
 	}
 	if ready {
-		testutil.WaitFor(t, 20*time.Second, "both backends ready", func() bool { return strings.Count(p.stderr.String(), "backend ready") >= 2 })
+		testutil.WaitFor(t, 20*time.Second, "both backends ready", func() bool { return strings.Count(p.Stderr.String(), "backend ready") >= 2 })
 	}
 	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" + strings.Join(msgs, "\n") + "\n")
 	out := make(map[string]map[string]any)

@@ -145,7 +145,7 @@ func TestStdioExitsOnEOF(t *testing.T) {
 	p := startGateway(t, baseEnv(t), "--stdio", "--config", writeConfig(t, emptyConfig))
 	p.send(initMsg + "\n")
 	p.readLine()
-	p.stdin.Close()
+	p.Stdin.Close()
 	select {
 	case <-p.Done():
 		if err := p.Err(); err != nil {

@@ -71,9 +71,9 @@ func TestBackendLogFloodRateLimited(t *testing.T) {
 	// gateway has read all of it, at a pace a loaded machine sets. The
 	// allowance is the burst plus 200 a second of that.
 	limit := 1000 + int(200*time.Since(start).Seconds()) + 1
-	s.stdin.Close()
+	s.Stdin.Close()
 	s.exited(10 * time.Second)
-	errOut := s.stderr.String()
+	errOut := s.Stderr.String()
 	n := strings.Count(errOut, "flood line")
 	if n < 1000 || n > limit {
 		t.Errorf("%d flood lines on stderr, want the burst (1000) and at most %d of 20000", n, limit)

@@ -26,7 +26,7 @@ func procStatusKB(t *testing.T, pid int, field string) int {
 func TestBackendPingFloodBoundedMemory(t *testing.T) {
 	t.Parallel()
 	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
-	gw := s.cmd.Process.Pid
+	gw := s.Cmd.Process.Pid
 	before := procStatusKB(t, gw, "VmHWM")
 	r := s.callTool("tb.deaf", `{"ms":1000,"flood":300000}`)
 	if r.Map()["result"] == nil {
@@ -34,7 +34,7 @@ func TestBackendPingFloodBoundedMemory(t *testing.T) {
 	}
 	// Answered only once the backend reads again, and after the gateway has
 	// read the whole flood (the backend's stdout is in order).
-	if r := s.AwaitWithin(s.Request("tools/call", `{"name":"tb.echo","arguments":{"after":"flood"}}`), 60*time.Second); r.Map()["result"] == nil {
+	if r := s.Await(s.Request("tools/call", `{"name":"tb.echo","arguments":{"after":"flood"}}`), 60*time.Second); r.Map()["result"] == nil {
 		t.Fatalf("echo after the flood: %s", r)
 	}
 	peak := procStatusKB(t, gw, "VmHWM")
@@ -42,7 +42,7 @@ func TestBackendPingFloodBoundedMemory(t *testing.T) {
 	if peak-before > 32<<10 {
 		t.Errorf("peak RSS grew by %d KiB under the ping flood, want < 32 MiB", peak-before)
 	}
-	if !strings.Contains(s.stderr.String(), "dropping replies") {
-		t.Errorf("no warning about dropped replies:\n%s", lastLines(s.stderr.String(), 5))
+	if !strings.Contains(s.Stderr.String(), "dropping replies") {
+		t.Errorf("no warning about dropped replies:\n%s", lastLines(s.Stderr.String(), 5))
 	}
 }

@@ -217,13 +217,8 @@ func (c *Client) send(msg string) error {
 	return err
 }
 
-// Notify sends a notification; params may be "".
-func (c *Client) Notify(method, params string) {
-	c.t.Helper()
-	c.Send(envelope("", method, params))
-}
-
-// NotifyErr is Notify for code that must not fail the test.
+// NotifyErr sends a notification (params may be ""), for code that must
+// not fail the test.
 func (c *Client) NotifyErr(method, params string) error {
 	return c.send(envelope("", method, params))
 }
@@ -259,18 +254,8 @@ func (c *Client) request(method, params string) (string, error) {
 	return id, c.send(envelope(id, method, params))
 }
 
-// Await waits for the response to a request of Request.
-func (c *Client) Await(id string) Msg {
-	c.t.Helper()
-	m, err := c.await(id, c.o.Timeout)
-	if err != nil {
-		c.fatalf("%v", err)
-	}
-	return m
-}
-
-// AwaitWithin is Await with its own bound.
-func (c *Client) AwaitWithin(id string, d time.Duration) Msg {
+// Await waits up to d for the response to a request of Request.
+func (c *Client) Await(id string, d time.Duration) Msg {
 	c.t.Helper()
 	m, err := c.await(id, d)
 	if err != nil {
@@ -305,7 +290,7 @@ func (c *Client) await(id string, d time.Duration) (Msg, error) {
 			return m, nil
 		default:
 		}
-		return Msg{}, fmt.Errorf("peer closed its output while waiting for %s: %v", id, c.ReadErr())
+		return Msg{}, fmt.Errorf("peer closed its output while waiting for %s: %v", id, c.readError())
 	case <-timer.C:
 		return Msg{}, fmt.Errorf("no response to %s within %s", id, d)
 	}
@@ -323,7 +308,7 @@ func (c *Client) Answered(id string) bool {
 // Call sends a request and waits for its response.
 func (c *Client) Call(method, params string) Msg {
 	c.t.Helper()
-	return c.Await(c.Request(method, params))
+	return c.Await(c.Request(method, params), c.o.Timeout)
 }
 
 // Do is Call for code that must not fail the test from its goroutine (a
@@ -365,7 +350,7 @@ func (c *Client) Next() Msg {
 			more := c.cursor < len(c.log)
 			c.mu.Unlock()
 			if !more {
-				c.fatalf("peer closed its output: %v", c.ReadErr())
+				c.fatalf("peer closed its output: %v", c.readError())
 			}
 		case <-timer.C:
 			c.fatalf("no message within %s", c.o.Timeout)
@@ -404,13 +389,6 @@ func (c *Client) Since(mark int, method string) []Msg {
 	return out
 }
 
-// WaitSince waits until n messages with this method arrived after mark and
-// returns them.
-func (c *Client) WaitSince(mark int, method string, n int) []Msg {
-	c.t.Helper()
-	return c.waitSince(mark, method, n, c.o.Timeout)
-}
-
 func (c *Client) waitSince(mark int, method string, n int, d time.Duration) []Msg {
 	c.t.Helper()
 	timer := time.NewTimer(d)
@@ -428,17 +406,11 @@ func (c *Client) waitSince(mark int, method string, n int, d time.Duration) []Ms
 			if got := c.Since(mark, method); len(got) >= n {
 				return got
 			}
-			c.fatalf("peer closed its output waiting for %s: %v", method, c.ReadErr())
+			c.fatalf("peer closed its output waiting for %s: %v", method, c.readError())
 		case <-timer.C:
 			c.fatalf("%d of %d %s within %s", len(c.Since(mark, method)), n, method, d)
 		}
 	}
-}
-
-// WaitNote waits for the first message with this method after mark.
-func (c *Client) WaitNote(mark int, method string) Msg {
-	c.t.Helper()
-	return c.WaitSince(mark, method, 1)[0]
 }
 
 // Strays returns the responses nobody awaited (to ids sent raw, or unknown).
@@ -458,8 +430,8 @@ func (c *Client) Strays() []Msg {
 // has been dispatched.
 func (c *Client) EOF() <-chan struct{} { return c.eof }
 
-// ReadErr is the error that ended reading (io.EOF for a clean end).
-func (c *Client) ReadErr() error {
+// readError is the error that ended reading (io.EOF for a clean end).
+func (c *Client) readError() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if errors.Is(c.readErr, io.EOF) {
@@ -487,8 +459,9 @@ func (c *Client) Unread() []Msg {
 	return out
 }
 
-// WaitNoteWithin is WaitNote with its own bound.
-func (c *Client) WaitNoteWithin(mark int, method string, d time.Duration) Msg {
+// WaitNote waits up to d for the first message with this method after
+// mark.
+func (c *Client) WaitNote(mark int, method string, d time.Duration) Msg {
 	c.t.Helper()
 	return c.waitSince(mark, method, 1, d)[0]
 }
