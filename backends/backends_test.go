@@ -127,7 +127,7 @@ func TestStartFailureIsolated(t *testing.T) {
 	if err.Error() != "MCP server 'bad' is not running" {
 		t.Errorf("message %q", err)
 	}
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // no retry comes (a negative check: time must pass)
 	if st := e.status(t, "bad"); st.State != backends.Failed || st.Restarts != 0 {
 		t.Errorf("bad after a while: %+v", st)
 	}
@@ -283,7 +283,7 @@ func TestCrashMidCall(t *testing.T) {
 	if !errors.As(err, &se) || se.State != backends.Crashed || se.Reason != "exit status 3" {
 		t.Errorf("call after crash: %v", err)
 	}
-	time.Sleep(50 * time.Millisecond) // restart: never
+	time.Sleep(50 * time.Millisecond) // restart: never (a negative check: time must pass)
 	if st := e.status(t, "c"); st.State != backends.Crashed || st.Restarts != 0 || st.PID != 0 {
 		t.Errorf("after a while: %+v", st)
 	}
@@ -314,7 +314,7 @@ func TestRestartOnFailureAndGiveUp(t *testing.T) {
 	if !strings.Contains(st.Error, "gave up after 5 crashes") || !strings.Contains(st.Error, "exit status 3") {
 		t.Errorf("status %+v", st)
 	}
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(100 * time.Millisecond) // no sixth start comes (a negative check: time must pass)
 	if st := e.status(t, "r"); st.State != backends.Failed || st.Restarts != 4 {
 		t.Errorf("after giving up: %+v", st)
 	}

@@ -152,7 +152,7 @@ func TestBackendCrashAndRestart(t *testing.T) {
 	// restart: never: crashed it stays, and says so.
 	code, msg, data := s.callTool("never.crash", `{"code":5}`).Error(t)
 	wantNotRunning(t, code, msg, data, "never", "crashed", "exit status 5", "crashing now")
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // no restart comes (a negative check: time must pass)
 	code, msg, data = s.callTool("never.echo", `{}`).Error(t)
 	wantNotRunning(t, code, msg, data, "never", "crashed", "exit status 5", "crashing now")
 	wantNoTools(t, s.toolsList(), "never.echo")
