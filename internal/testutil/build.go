@@ -41,7 +41,8 @@ func Build(pkg string, o BuildOptions) (string, error) {
 		return "", err
 	}
 	cache := filepath.Join(os.TempDir(), "mcp-gateway-testbin")
-	dir := filepath.Join(cache, key)
+	tree := fmt.Sprintf("%x", sha256.Sum256([]byte(root)))[:8]
+	dir := filepath.Join(cache, tree+"-"+key)
 	name := filepath.Base(pkg)
 	if runtime.GOOS == "windows" {
 		name += ".exe"
@@ -52,7 +53,7 @@ func Build(pkg string, o BuildOptions) (string, error) {
 		os.Chtimes(dir, now, now) // in use: not stale
 		return out, nil
 	}
-	removeStale(cache)
+	removeStale(cache, tree+"-")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -108,7 +109,7 @@ func moduleRoot() (string, error) {
 // go.mod, go.sum and scripts, by name, size and modification time.
 func sourceKey(root, pkg string, o BuildOptions) (string, error) {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n%s/%s\n%s\n%+v\n", root, runtime.Version(), runtime.GOOS, runtime.GOARCH, pkg, o)
+	fmt.Fprintf(h, "%s\n%s/%s\n%s\n%+v\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, pkg, o)
 	fmt.Fprintf(h, "VERSION=%s\n", os.Getenv("VERSION"))
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -139,11 +140,18 @@ func sourceKey(root, pkg string, o BuildOptions) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
-// removeStale removes builds not used for a day.
-func removeStale(cache string) {
+// removeStale removes builds not used for a day, and this tree's builds of
+// earlier sources not used for 15 minutes (longer than a test run that may
+// still be using one), so that a day of edits does not fill the disk.
+func removeStale(cache, tree string) {
 	ents, _ := os.ReadDir(cache)
 	for _, e := range ents {
-		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > 24*time.Hour {
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		age := time.Since(info.ModTime())
+		if age > 24*time.Hour || strings.HasPrefix(e.Name(), tree) && age > 15*time.Minute {
 			os.RemoveAll(filepath.Join(cache, e.Name()))
 		}
 	}
