@@ -789,4 +789,13 @@ func TestApply(t *testing.T) {
 	if ch := e.Apply([]config.Server{srv("keep"), srv("change", "-extra-tools", "1"), srv("new")}); !ch.Empty() {
 		t.Errorf("the same configuration again changed %+v", ch)
 	}
+	// The same entries further down the file (an edit above them moved
+	// them): nothing restarts.
+	moved := []config.Server{srv("keep"), srv("change", "-extra-tools", "1"), srv("new")}
+	for i := range moved {
+		moved[i].Source = fmt.Sprintf("config.yaml:%d", 20+i)
+	}
+	if ch := e.Apply(moved); !ch.Empty() {
+		t.Errorf("entries that only moved in the file changed %+v", ch)
+	}
 }
