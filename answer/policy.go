@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/config"
 )
 
 //go:embed policy_builtin.md
@@ -72,6 +74,9 @@ func (s *Service) instructions() (text, from string) {
 
 // readPolicyFile reads the policy file at path ("~" expanded). An empty or
 // whitespace-only file is an error: it would silently remove all guidance.
+// maxPolicySize bounds a policy file: a system prompt, not a document.
+const maxPolicySize = 1 << 20
+
 func (s *Service) readPolicyFile(path string) (string, error) {
 	if strings.TrimSpace(path) == "" {
 		return "", fmt.Errorf("policy.system.path is empty")
@@ -80,9 +85,9 @@ func (s *Service) readPolicyFile(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	b, err := os.ReadFile(p)
+	b, err := config.ReadFile(p, maxPolicySize)
 	if err != nil {
-		return "", fmt.Errorf("read policy file: %w", err)
+		return "", fmt.Errorf("read policy file %s: %w", p, err)
 	}
 	text := strings.TrimSpace(strings.TrimPrefix(string(b), "\ufeff"))
 	if text == "" {

@@ -214,22 +214,18 @@ func (m *Manager) Start(ctx context.Context) {
 
 // Wait blocks until every enabled backend is ready or has failed (its first
 // start attempt has concluded), the startup timeout since Start passes, or
-// ctx is done. It returns at once if Start was not called.
+// ctx is done. A backend whose start limit ends by then is waited for until
+// its start has concluded, so that it is never reported as starting at the
+// moment its start times out. It returns at once if Start was not called.
 func (m *Manager) Wait(ctx context.Context) {
 	m.mu.Lock()
-	started, deadline := m.started, m.startedAt.Add(m.startupTimeout)
+	started, since := m.started, m.startedAt
 	m.mu.Unlock()
 	if !started {
 		return
 	}
-	t := time.NewTimer(time.Until(deadline))
-	defer t.Stop()
 	for _, b := range m.backends() {
-		select {
-		case <-b.settled:
-		case <-t.C:
-			return
-		case <-ctx.Done():
+		if !m.waitSettled(ctx, b, since) {
 			return
 		}
 	}
@@ -244,18 +240,45 @@ func (m *Manager) WaitServer(ctx context.Context, server string) {
 		return
 	}
 	m.mu.Lock()
-	started, deadline := m.started, b.began.Add(m.startupTimeout) // began: Start, or the Apply that added it
+	started, since := m.started, b.began // began: Start, or the Apply that added it
 	m.mu.Unlock()
-	if !started {
-		return
+	if started {
+		m.waitSettled(ctx, b, since)
 	}
+}
+
+// settleGrace is how long after its start limit a backend's start may take
+// to conclude (its supervisor tears the attempt down).
+const settleGrace = time.Second
+
+// waitSettled waits for b's first start to conclude, at most until the
+// startup timeout since since — or, when b's start limit ends about then or
+// before (within settleGrace), until its start has timed out and been torn
+// down. It reports false when the wait ended without the start concluding.
+func (m *Manager) waitSettled(ctx context.Context, b *backend, since time.Time) bool {
+	m.mu.Lock()
+	deadline := since.Add(m.startupTimeout)
+	if limit := b.began.Add(m.startLimit); limit.Before(deadline.Add(settleGrace)) {
+		deadline = later(deadline, limit.Add(settleGrace))
+	}
+	m.mu.Unlock()
 	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
 	select {
 	case <-b.settled:
+		return true
 	case <-t.C:
 	case <-ctx.Done():
 	}
+	return false
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // Tools returns the tools of every ready backend, in configuration order and

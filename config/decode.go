@@ -109,9 +109,29 @@ type field struct {
 	index []int
 }
 
-// keysOf lists the keys of struct type t by every spelling, and every
+// structKeys are the keys of a struct type: by every spelling, and every
 // spelling in field order (the candidates for "did you mean").
-func keysOf(t reflect.Type) (byName map[string]field, names []string) {
+type structKeys struct {
+	byName map[string]field
+	names  []string
+}
+
+// keysOf is keysOfType(t), computed once per Load.
+func (l *loader) keysOf(t reflect.Type) structKeys {
+	k, ok := l.keys[t]
+	if !ok {
+		if l.keys == nil {
+			l.keys = map[reflect.Type]structKeys{}
+		}
+		k.byName, k.names = keysOfType(t)
+		l.keys[t] = k
+	}
+	return k
+}
+
+// keysOfType lists the keys of struct type t by every spelling, and every
+// spelling in field order (the candidates for "did you mean").
+func keysOfType(t reflect.Type) (byName map[string]field, names []string) {
 	byName = map[string]field{}
 	var walk func(t reflect.Type, index []int)
 	walk = func(t reflect.Type, index []int) {
@@ -146,9 +166,10 @@ func (l *loader) fields(n *yaml.Node, path string, v reflect.Value, foreign map[
 	if !ok {
 		return false
 	}
-	byName, names := keysOf(v.Type())
+	keys := l.keysOf(v.Type())
+	byName, names := keys.byName, keys.names
 	if path == "" {
-		names = append(names, "mcpServers")
+		names = append(slices.Clip(names), "mcpServers")
 	}
 	given := map[string]string{} // field name → the key as written
 	for _, e := range es {

@@ -196,7 +196,7 @@ func TestFileMessages(t *testing.T) {
 	_, statErr := os.Stat(nope) // the system's own words: "no such file or directory"
 	for path, want := range map[string]string{
 		nope: nope + ": " + errors.Unwrap(statErr).Error(),
-		dir:  dir + ": is a directory, not a configuration file",
+		dir:  dir + ": is a directory, not a file",
 		big:  big + ": file is larger than 4194304 bytes",
 	} {
 		_, _, err := Load(LoadOptions{Path: path})

@@ -4,11 +4,10 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -151,7 +150,7 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 		path = ExpandHome(path, opts.Home)
 	}
 	if path != "" {
-		data, err := readFile(path)
+		data, err := ReadFile(path, maxFileSize)
 		switch {
 		case err == nil:
 			p := path
@@ -179,48 +178,6 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 	return l.cfg, l.src, nil
 }
 
-// readFile reads a regular file of at most maxFileSize bytes.
-func readFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, unwrapPathError(err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, unwrapPathError(err)
-	}
-	if st.IsDir() {
-		return nil, errors.New("is a directory, not a configuration file")
-	}
-	if st.Size() > maxFileSize {
-		return nil, fmt.Errorf("file is larger than %d bytes", maxFileSize)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
-	if err != nil {
-		return nil, unwrapPathError(err)
-	}
-	if len(data) > maxFileSize {
-		return nil, fmt.Errorf("file is larger than %d bytes", maxFileSize)
-	}
-	return data, nil
-}
-
-// unwrapPathError drops the path from an *fs.PathError, since Error already
-// names the file, but keeps fs.ErrNotExist and friends reachable.
-func unwrapPathError(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pathErr{pe}
-	}
-	return err
-}
-
-type pathErr struct{ pe *fs.PathError }
-
-func (e pathErr) Error() string { return e.pe.Err.Error() }
-func (e pathErr) Unwrap() error { return e.pe.Err }
-
 // origin says where an effective value came from, for error messages.
 type origin struct {
 	line int    // > 0: the file, at this line
@@ -242,7 +199,11 @@ type loader struct {
 	// are decoded after the rest of the file.
 	serverSections []entry
 	steps          int // node visits, bounding alias expansion
+	stepLimit      int // the file's own nodes plus maxSteps
 	tooDeep        bool
+	// keys caches keysOf by struct type: a file with thousands of
+	// servers would otherwise reflect over the same types for each.
+	keys map[reflect.Type]structKeys
 }
 
 // errAt records an error for key, placed where the key's value came from.

@@ -13,8 +13,9 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// maxSteps bounds the node visits of one file, so that aliases and merge
-// keys cannot make a small file expensive to read.
+// maxSteps bounds the node visits of one file beyond its own nodes, so that
+// aliases and merge keys cannot make a small file expensive to read. A plain
+// file visits each of its nodes once and never comes near it, however large.
 const maxSteps = 200000
 
 // yamlLine finds the line in a yaml.v3 error message.
@@ -43,7 +44,22 @@ func (l *loader) decodeFile(data []byte) {
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return
 	}
+	l.stepLimit = maxSteps + countNodes(&doc)
 	l.top(doc.Content[0])
+}
+
+// countNodes counts the nodes of a document as written, without following
+// aliases.
+func countNodes(doc *yaml.Node) int {
+	n := 0
+	stack := []*yaml.Node{doc}
+	for len(stack) > 0 {
+		top := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		n++
+		stack = append(stack, top.Content...)
+	}
+	return n
 }
 
 // parseError turns a yaml.v3 syntax error into an *Error with its line.
@@ -72,7 +88,7 @@ func (l *loader) resolve(n *yaml.Node) *yaml.Node {
 		n = n.Alias
 	}
 	l.steps++
-	if l.steps > maxSteps {
+	if l.steps > l.stepLimit {
 		if !l.tooDeep {
 			l.tooDeep = true
 			l.errLine(0, "", "the file is too complex (too many aliases or merge keys)")

@@ -21,6 +21,9 @@ type goneStream struct {
 func (g goneStream) Write(msg []byte) error  { return g.check(g.clientStream.Write(msg)) }
 func (g goneStream) Buffer(msg []byte) error { return g.check(g.clientStream.Buffer(msg)) }
 func (g goneStream) Flush() error            { return g.check(g.clientStream.Flush()) }
+func (g goneStream) BufferLatest(key string, msg []byte) error {
+	return g.check(g.clientStream.BufferLatest(key, msg))
+}
 
 func (g goneStream) WriterGone() bool {
 	w, ok := g.clientStream.(writerGone)

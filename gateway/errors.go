@@ -121,7 +121,8 @@ func appendError(buf []byte, id json.RawMessage, e *jsonrpc.Error) []byte {
 }
 
 // wireError converts an error go-sdk answers with as go-sdk does on the
-// wire.
+// wire, except that params go-sdk could not decode are described in JSON's
+// terms, without its Go types (paramsError).
 func wireError(err error) *jsonrpc.Error {
 	if err == nil {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
@@ -133,6 +134,11 @@ func wireError(err error) *jsonrpc.Error {
 	var wrapped *jsonrpc.Error
 	if errors.As(err, &wrapped) {
 		out.Code = wrapped.Code
+	}
+	if out.Code == jsonrpc.CodeInvalidParams {
+		if pe, ok := paramsError(out.Message); ok {
+			return pe
+		}
 	}
 	if out.Code == 0 {
 		// go-sdk answers a request the session's state does not allow (any

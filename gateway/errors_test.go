@@ -56,3 +56,24 @@ func TestRPCErrorNamesWhatTimedOut(t *testing.T) {
 		t.Errorf("prompt timeout = %q %s", got.Message, got.Data)
 	}
 }
+
+// go-sdk's messages for params it could not decode (taken from go-sdk
+// v1.8.0) become reasons in JSON's terms.
+func TestParamsError(t *testing.T) {
+	for msg, want := range map[string]string{
+		`handling 'tools/list': invalid params: unmarshaling "{\"cursor\":5}" into a *mcp.ListToolsParams: json: cannot unmarshal "5}" into Go struct field mcp.ListToolsParams.cursor of type string`:                    "cursor must be a string",
+		`handling 'ping': invalid params: unmarshaling "[1]" into a *mcp.PingParams: json: cannot unmarshal "[1]" into Go value of type mcp.PingParams`:                                                                   "params must be an object",
+		`handling 'tools/list': invalid params: unmarshaling "{\"_meta\":[1]}" into a *mcp.ListToolsParams: json: cannot unmarshal "[1]}" into Go struct field mcp.ListToolsParams._meta of type map[string]interface {}`: "_meta must be an object",
+		`handling 'x': invalid params: unmarshaling "{\"level\":5}" into a *mcp.SetLoggingLevelParams: json: cannot unmarshal "5}" into Go struct field mcp.SetLoggingLevelParams.level of type mcp.LoggingLevel`:         "level cannot be a number",
+		`handling 'x': invalid params: unmarshaling "[[[[" into a *mcp.PingParams: json: exceeded maximum nesting depth of 1000`:                                                                                          "params nest too deeply",
+		`handling 'x': invalid params: unmarshaling "{\"a\":\" into a *mcp.Fake: \"}" into a *mcp.PingParams: json: something else`:                                                                                       "params do not match the method's schema",
+	} {
+		e, ok := paramsError(msg)
+		if !ok || e.Code != -32602 || e.Message != want {
+			t.Errorf("paramsError(%s) = %v, %v; want %q", msg, e, ok, want)
+		}
+	}
+	if _, ok := paramsError("handling 'x': invalid params: ElicitationID cannot be empty"); ok {
+		t.Error("a message without a decoding error was rewritten")
+	}
+}

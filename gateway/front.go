@@ -35,6 +35,7 @@ type front struct {
 	synced     bool                   // the tables were built once: keep them current
 	tools      map[string]toolRoute   // front name → route
 	known      map[string]toolRoute   // every backend tool ever listed, for orphans
+	findIndex  *toolIndex             // what gateway.find_tools searches (lazy mode)
 	prompts    map[string]promptRoute // front name → route
 	res        map[resourceKey]string // resource or template → the server that serves it
 	toolFP     map[string]string      // front name → fingerprint of what is registered

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -66,7 +67,21 @@ func (f *front) callMeta(ctx context.Context, which string, tc toolCall, notify 
 	f.settle(ctx)
 	switch which {
 	case metaFind:
-		return marshalResult(structured(f.findTools(args.Query, args.Server)))
+		words, ok := queryWords(args.Query)
+		if !ok {
+			return nil, errInvalidParams(fmt.Sprintf("query has more than %d distinct words", maxFindWords))
+		}
+		f.mu.Lock()
+		ix := f.findIndex
+		f.mu.Unlock()
+		if ix == nil {
+			ix = newToolIndex(nil)
+		}
+		found, err := ix.find(ctx, words, args.Server)
+		if err != nil {
+			return nil, err
+		}
+		return marshalResult(structured(map[string]any{"tools": found}))
 	case metaDescribe:
 		r, ok := f.lookupTool(args.Name)
 		if !ok || r.kind != backendTool {
@@ -85,32 +100,6 @@ type foundTool struct {
 	Name        string `json:"name"`
 	Server      string `json:"server"`
 	Description string `json:"description"`
-}
-
-func (f *front) findTools(query, server string) map[string]any {
-	words := strings.Fields(strings.ToLower(query))
-	f.mu.Lock()
-	routes := f.tools
-	f.mu.Unlock()
-	found := []foundTool{}
-	for _, name := range sortedKeys(routes) {
-		r := routes[name]
-		if r.kind != backendTool || server != "" && r.server != server {
-			continue
-		}
-		hay := strings.ToLower(name + " " + r.tool.Title + " " + r.tool.Description)
-		match := true
-		for _, w := range words {
-			if !strings.Contains(hay, w) {
-				match = false
-				break
-			}
-		}
-		if match {
-			found = append(found, foundTool{Name: name, Server: r.server, Description: firstLine(r.tool.Description)})
-		}
-	}
-	return map[string]any{"tools": found}
 }
 
 func firstLine(s string) string {

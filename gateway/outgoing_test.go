@@ -19,11 +19,12 @@ type recStream struct {
 	wrote chan []byte
 }
 
-func (r *recStream) Read() ([]byte, string, error) { select {} }
-func (r *recStream) More() bool                    { return false }
-func (r *recStream) Buffer(msg []byte) error       { return r.Write(msg) }
-func (r *recStream) Flush() error                  { return nil }
-func (r *recStream) Close() error                  { return nil }
+func (r *recStream) Read() ([]byte, string, error)           { select {} }
+func (r *recStream) More() bool                              { return false }
+func (r *recStream) Buffer(msg []byte) error                 { return r.Write(msg) }
+func (r *recStream) Flush() error                            { return nil }
+func (r *recStream) BufferLatest(_ string, msg []byte) error { return r.Write(msg) }
+func (r *recStream) Close() error                            { return nil }
 func (r *recStream) Write(msg []byte) error {
 	r.mu.Lock()
 	r.msgs = append(r.msgs, bytes.Clone(msg))

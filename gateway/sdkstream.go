@@ -42,6 +42,10 @@ func (s *sdkStream) Buffer(data []byte) error { return s.Write(data) }
 
 func (s *sdkStream) Flush() error { return nil }
 
+// BufferLatest writes at once: go-sdk's transport decides how a slow client
+// holds up its writer.
+func (s *sdkStream) BufferLatest(_ string, data []byte) error { return s.Write(data) }
+
 func (s *sdkStream) More() bool { return false }
 
 func (s *sdkStream) Close() error { return s.conn.Close() }

@@ -43,6 +43,10 @@ type clientStream interface {
 	Buffer(msg []byte) error
 	// Flush writes what Buffer holds.
 	Flush() error
+	// BufferLatest is Buffer for a message a later one of the same key
+	// makes obsolete (a call's progress): a stream may keep only the latest
+	// per key while the client reads slowly, rather than wait or queue all.
+	BufferLatest(key string, msg []byte) error
 	// Close makes later Writes fail.
 	Close() error
 }
@@ -408,8 +412,10 @@ func (s *session) progress(p *mcp.ProgressNotificationParams) {
 	if err != nil {
 		return
 	}
-	// Progress comes from a backend's read loop, which flushes when idle.
-	if err := s.s.Buffer(wire.AppendRequest(nil, nil, "notifications/progress", params)); err != nil {
+	// Progress comes from a backend's read loop, which flushes when idle;
+	// a client that reads slowly gets the latest of each token.
+	token, _ := json.Marshal(p.ProgressToken)
+	if err := s.s.BufferLatest(string(token), wire.AppendRequest(nil, nil, "notifications/progress", params)); err != nil {
 		s.log.Debug("write progress", "err", err)
 	}
 }

@@ -29,8 +29,10 @@ func (f *front) sync() {
 
 func (f *front) syncTools(all map[string]toolRoute) {
 	listed := all
+	var ix *toolIndex
 	if f.g.opts.Config.Gateway.ToolsMode == "lazy" {
 		listed = lazyListed(all)
+		ix = newToolIndex(all)
 	}
 	fps := make(map[string]string, len(listed))
 	for name, r := range listed {
@@ -57,7 +59,7 @@ func (f *front) syncTools(all map[string]toolRoute) {
 	}
 	// Routes change before the listed table, so that a client finds every
 	// tool it can list.
-	f.tools, f.toolFP, f.known = all, fps, known
+	f.tools, f.toolFP, f.known, f.findIndex = all, fps, known, ix
 	f.mu.Unlock()
 
 	var gone []string

@@ -153,7 +153,9 @@ func (a *app) serve(ctx context.Context) error {
 	a.log.Info("mcp-gateway serving on stdio", "version", version(), "backends", len(a.cfg.Servers), "answer_tools", a.cfg.Gateway.AnswerTools)
 	a.backends.Start(ctx)
 	stopReload := a.startReload(ctx)
+	stopStats := startRuntimeStats(a.log)
 	err := a.gw.ServeStdio(ctx, a.env.stdin, a.env.stdout)
+	stopStats()
 	stopReload()
 	a.log.Info("mcp-gateway shutting down", "reason", shutdownReason(ctx, err))
 	return err

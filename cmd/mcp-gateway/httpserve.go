@@ -68,6 +68,7 @@ func (a *app) serveHTTP(ctx context.Context) error {
 	a.backends.Start(ctx)
 	stopReload := a.startReload(ctx) // live configuration, as on stdio
 	defer stopReload()
+	defer startRuntimeStats(a.log)()
 	a.log.Info("mcp-gateway serving on http", "version", version(), "addr", ln.Addr().String(),
 		"stateless", hc.Stateless, "auth", g.token != nil, "backends", len(a.cfg.Servers))
 	served := make(chan error, 1)

@@ -13,6 +13,10 @@ import (
 // then the group kill), never abruptly.
 var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
 
+// statsSignals make a serving gateway log its runtime figures
+// (runtimestats.go) instead of dying, SIGUSR1's default action.
+var statsSignals = []os.Signal{syscall.SIGUSR1}
+
 // holdSIGHUP keeps SIGHUP from killing the gateway (its default action),
 // which would SIGKILL every backend without a chance to save: while
 // serving, reload.go reloads the configuration on it; otherwise (status,

@@ -10,6 +10,9 @@ import (
 // SIGTERM.
 var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
 
+// statsSignals: Windows has no SIGUSR1; runtime figures are not offered.
+var statsSignals []os.Signal
+
 // holdSIGHUP: Windows has no SIGHUP.
 func holdSIGHUP() {}
 

@@ -316,3 +316,142 @@ func TestCommandWithSpacesSuggestsArgs(t *testing.T) {
 		t.Errorf("status does not suggest args:\n%s\n%s", out, errOut)
 	}
 }
+
+// Params go-sdk cannot decode are answered -32602 in JSON's terms: which
+// member, which type; never go-sdk's Go type names, nor the params quoted
+// back.
+func TestInvalidParamsWithoutGoTypes(t *testing.T) {
+	t.Parallel()
+	p := startGateway(t, baseEnv(t), "--stdio", "--config", writeConfig(t, emptyConfig))
+	p.send(initMsg + "\n" + initializedMsg + "\n")
+	p.readLine()
+	for _, tc := range []struct{ req, want string }{
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":5}}`, "cursor must be a string"},
+		{`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":[1]}`, "params must be an object"},
+		{`{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"x","arguments":{"a":1}}}`, "arguments.a must be a string"},
+		{`{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":{"x":"Go struct field"}}}`, "uri must be a string"},
+		{`{"jsonrpc":"2.0","id":6,"method":"ping","params":"x"}`, "params must be an object"},
+	} {
+		p.send(tc.req + "\n")
+		r := p.readLine()
+		e, _ := r["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if errCode(r) != -32602 || msg != tc.want {
+			t.Errorf("%s:\n got %v\nwant -32602 %q", tc.req, r, tc.want)
+		}
+		if raw, _ := json.Marshal(r); strings.Contains(string(raw), "mcp.") || strings.Contains(string(raw), "Go ") {
+			t.Errorf("%s: reply names Go types: %s", tc.req, raw)
+		}
+	}
+}
+
+// gateway.find_tools searches an index of the tools: every word must
+// appear (as a substring) in a tool's name, title or description; a query
+// of more distinct words than the index takes is refused with -32602
+// rather than costing words × tools.
+func TestFindToolsIndexed(t *testing.T) {
+	t.Parallel()
+	b, err := json.Marshal(map[string]any{
+		"gateway": map[string]any{"startup_timeout_ms": 25000, "answer_tools": false, "tools_mode": "lazy"},
+		"servers": []beServer{tb("tb"), tb("other")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startRaw(t, writeConfig(t, string(b)), "e2e")
+	find := func(args string) []string {
+		t.Helper()
+		var names []string
+		for _, tool := range s.structured("gateway.find_tools", args)["tools"].([]any) {
+			names = append(names, tool.(map[string]any)["name"].(string))
+		}
+		return names
+	}
+	if got := find(`{"query":"ECHO tb."}`); fmt.Sprint(got) != "[tb.echo]" {
+		t.Errorf("find ECHO tb. = %v, want [tb.echo]", got)
+	}
+	if got := find(`{"query":"echo","server":"other"}`); fmt.Sprint(got) != "[other.echo]" {
+		t.Errorf("find echo on other = %v, want [other.echo]", got)
+	}
+	if got := find(`{"query":"echo nowhere-at-all"}`); len(got) != 0 {
+		t.Errorf("find with a word no tool has = %v", got)
+	}
+	if all, tbOnly := find(`{}`), find(`{"server":"tb"}`); len(all) != 2*len(tbOnly) || len(tbOnly) < 3 {
+		t.Errorf("every tool: %d, tb's: %d", len(all), len(tbOnly))
+	}
+	var many strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&many, "w%d ", i)
+	}
+	r := s.callTool("gateway.find_tools", `{"query":"`+many.String()+`"}`)
+	if errCode(r.m) != -32602 || !strings.Contains(r.String(), "more than 32 distinct words") {
+		t.Errorf("40 distinct words: %s, want -32602", r)
+	}
+}
+
+// A backend whose start times out when the status wait ends (start limit
+// equal to the startup timeout) is reported as what it is — failed, or
+// restarting, with the timeout as its error — never as still starting.
+func TestStatusShowsTimedOutStart(t *testing.T) {
+	t.Parallel()
+	hang := tb("hang", "-start-delay", "60s")
+	never := tb("never", "-start-delay", "60s")
+	never.Restart = "never"
+	b, err := json.Marshal(map[string]any{
+		"gateway": map[string]any{"startup_timeout_ms": 1000, "start_limit_ms": 1000, "answer_tools": false},
+		"servers": []beServer{hang, never},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, string(b))
+	for range 3 { // it used to fail every time; the race is at one instant
+		out, errOut, code := runCLI(t, "status", "--json", "--config", cfg)
+		if code != 0 {
+			t.Fatalf("status: exit %d\n%s", code, errOut)
+		}
+		var st struct {
+			Servers []struct{ Name, State, Error string }
+		}
+		if err := json.Unmarshal([]byte(out), &st); err != nil {
+			t.Fatalf("status --json: %v\n%s", err, out)
+		}
+		want := map[string]string{"hang": "restarting", "never": "failed"}
+		if len(st.Servers) != 2 {
+			t.Fatalf("status: %s", out)
+		}
+		for _, s := range st.Servers {
+			if s.State != want[s.Name] {
+				t.Errorf("%s: state %q, want %q", s.Name, s.State, want[s.Name])
+			}
+			if !strings.Contains(s.Error, "start timed out after 1s") {
+				t.Errorf("%s: error %q, want the start timeout", s.Name, s.Error)
+			}
+		}
+	}
+}
+
+// A plain configuration with tens of thousands of servers loads: it used
+// to fail as "too complex (too many aliases or merge keys)" from 20,000 up.
+func TestLargeConfigLoads(t *testing.T) {
+	t.Parallel()
+	n := 60000
+	if raceEnabled {
+		n = 20000 // the race detector makes loading about ten times slower
+	}
+	var b strings.Builder
+	b.WriteString("servers:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "- {name: s%d, command: npx, args: [-y, p%d], enabled: false}\n", i, i)
+	}
+	cfg := writeConfig(t, b.String())
+	start := time.Now()
+	_, errOut, code := runCLI(t, "--show-config", "--config", cfg)
+	if code != 0 {
+		t.Fatalf("%d servers: exit %d\n%.500s", n, code, errOut)
+	}
+	t.Logf("%d servers: --show-config in %s", n, time.Since(start).Round(time.Millisecond))
+	if !strings.Contains(errOut, fmt.Sprintf(`"s%d"`, n-1)) {
+		t.Errorf("the last server is not in --show-config")
+	}
+}

@@ -46,3 +46,56 @@ func TestBackendPingFloodBoundedMemory(t *testing.T) {
 		t.Errorf("no warning about dropped replies:\n%s", lastLines(s.Stderr.String(), 5))
 	}
 }
+
+// A backend that floods progress for a call while the client reads
+// slowly: the gateway keeps only the latest progress per token instead of
+// queueing them all, so its peak memory stays flat, the client gets far
+// fewer than were sent, the last one before the result is the final step,
+// and the result still comes after every progress of its call.
+func TestProgressFloodCoalescedForSlowClient(t *testing.T) {
+	t.Parallel()
+	steps := 1_000_000
+	if raceEnabled {
+		steps = 100_000
+	}
+	p := startGateway(t, baseEnv(t), "--stdio", "--config", beConfig(t, tb("tb")))
+	p.send(initMsg + "\n" + initializedMsg + "\n")
+	p.readLine()
+	gw := p.cmd.Process.Pid
+	before := procStatusKB(t, gw, "VmHWM")
+	p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"tb.progress","arguments":{"steps":%d,"ms":0},"_meta":{"progressToken":"flood"}}}`+"\n", steps))
+	var got int
+	var last string
+	deadline := time.Now().Add(120 * time.Second)
+	for i := 0; ; i++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("no result within 120s; %d progress notifications so far", got)
+		}
+		if i%20 == 0 {
+			time.Sleep(time.Millisecond) // a client slower than the backend
+		}
+		line, err := p.out.ReadString('\n')
+		if err != nil {
+			t.Fatalf("read: %v\n%s", err, lastLines(p.stderr.String(), 5))
+		}
+		if strings.Contains(line, `"notifications/progress"`) {
+			got++
+			last = line
+			continue
+		}
+		if strings.Contains(line, `"id":7`) {
+			break
+		}
+	}
+	peak := procStatusKB(t, gw, "VmHWM")
+	t.Logf("%d progress notifications sent, %d received; gateway peak RSS %d KiB before, %d KiB after", steps, got, before, peak)
+	if !strings.Contains(last, fmt.Sprintf(`"progress":%d,`, steps)) {
+		t.Errorf("last progress before the result = %s, want step %d", last, steps)
+	}
+	if got > steps/4 {
+		t.Errorf("%d of %d progress notifications reached a slow client, want them coalesced", got, steps)
+	}
+	if peak-before > 32<<10 {
+		t.Errorf("peak RSS grew by %d KiB under the progress flood, want < 32 MiB", peak-before)
+	}
+}

@@ -259,21 +259,17 @@ func check(es []Entry) error {
 // history and grows).
 const maxFileSize = 64 << 20
 
+// readFile reads a client's file with config.ReadFile (a regular file,
+// bounded), with an error that names the file.
 func readFile(p string) ([]byte, error) {
-	st, err := os.Stat(p)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, &Error{File: p, Msg: "no such file", Err: err}
-		}
-		return nil, err
+	data, err := config.ReadFile(p, maxFileSize)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, &Error{File: p, Msg: "no such file", Err: err}
+	case err != nil:
+		return nil, &Error{File: p, Msg: err.Error(), Err: err}
 	}
-	if st.IsDir() {
-		return nil, &Error{File: p, Msg: "is a directory, not a client configuration file"}
-	}
-	if st.Size() > maxFileSize {
-		return nil, &Error{File: p, Msg: fmt.Sprintf("larger than %d bytes", maxFileSize)}
-	}
-	return os.ReadFile(p)
+	return data, nil
 }
 
 func joinOr(ps []string) string {

@@ -49,10 +49,29 @@ type Conn struct {
 
 	mu   sync.Mutex // held while messages are written to w
 	pend []byte     // framed messages not written yet (Buffer), then the one being written
+	// pendLatest counts the bytes of BufferLatest messages in pend; beyond
+	// latestRoom they are kept per key instead (see BufferLatest).
+	pendLatest int
+
+	// latest holds what BufferLatest could not queue while another
+	// goroutine held mu (a slow client): one framed message per key, the
+	// latest, in the order the keys first came. Whoever holds mu moves it
+	// into pend before its own message. nLatest is len(latest), read
+	// without lmu so that the other writers pay nothing when it is empty.
+	lmu     sync.Mutex
+	latest  map[string][]byte
+	order   []string
+	nLatest atomic.Int32
 }
 
 // maxPending bounds what Buffer holds before it writes anyway.
 const maxPending = 64 << 10
+
+// latestRoom is how many bytes of BufferLatest messages pend takes between
+// two writes, in order and all of them; beyond it only the latest per key
+// is kept. A burst of a few dozen progress notifications is forwarded as it
+// came; a flood is not.
+const latestRoom = 4 << 10
 
 // New returns a Conn reading r and writing w.
 func New(r io.Reader, w io.Writer, opts Options) *Conn {
@@ -100,41 +119,97 @@ func (c *Conn) Buffer(msg []byte) error { return c.put(msg, false) }
 // Flush writes the messages Buffer holds.
 func (c *Conn) Flush() error { return c.put(nil, true) }
 
-func (c *Conn) put(msg []byte, flush bool) error {
-	framing := FramingLine
-	if !c.lineMode && Framing(c.framing.Load()) == FramingHeader {
-		framing = FramingHeader
+// BufferLatest is Buffer for a message that a later one of the same key
+// makes obsolete (progress of one call), so that a client that reads
+// slowly is not flooded: it never writes and never waits. Up to latestRoom
+// bytes of them go out in order with the next write, all of them; beyond
+// that, and whenever another goroutine holds the connection (it is writing
+// to a client that has not read the last write yet), only the latest
+// message per key is kept, to go out ahead of the next message queued after
+// it. So a flood of them costs one message per key, and the goroutine that
+// produces them (a backend's read loop) is not held up by them. As with
+// Buffer, the caller must see that Flush follows.
+func (c *Conn) BufferLatest(key string, msg []byte) error {
+	if c.closed.Load() {
+		return ErrClosed
 	}
+	if c.mu.TryLock() {
+		if c.pendLatest+len(msg) <= latestRoom && len(c.pend) < maxPending {
+			c.takeLatest() // older ones of the same key first
+			n := len(c.pend)
+			c.pend = c.frame(c.pend, msg)
+			c.pendLatest += len(c.pend) - n
+			c.mu.Unlock()
+			return nil
+		}
+		c.mu.Unlock()
+	}
+	framed := c.frame(nil, msg)
+	c.lmu.Lock()
+	if c.latest == nil {
+		c.latest = map[string][]byte{}
+	}
+	if _, ok := c.latest[key]; !ok {
+		c.order = append(c.order, key)
+	}
+	c.latest[key] = framed
+	c.nLatest.Store(int32(len(c.latest)))
+	c.lmu.Unlock()
+	return nil
+}
+
+func (c *Conn) put(msg []byte, flush bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed.Load() {
-		c.pend = c.pend[:0]
+		c.pend, c.pendLatest = c.pend[:0], 0
 		return ErrClosed
 	}
+	c.takeLatest()
 	if msg != nil {
-		if framing == FramingHeader {
-			c.pend = append(c.pend, "Content-Length: "...)
-			c.pend = strconv.AppendInt(c.pend, int64(len(msg)), 10)
-			c.pend = append(c.pend, "\r\n\r\n"...)
-			c.pend = append(c.pend, msg...)
-		} else {
-			c.pend = append(c.pend, msg...)
-			c.pend = append(c.pend, '\n')
-		}
+		c.pend = c.frame(c.pend, msg)
 	}
 	if len(c.pend) == 0 || !flush && len(c.pend) < maxPending {
 		return nil
 	}
 	_, err := c.w.Write(c.pend)
 	if c.log.Enabled(context.Background(), slog.LevelDebug) {
-		c.log.Debug("stdio: message", "dir", "send", "framing", framing, "bytes", len(c.pend))
+		c.log.Debug("stdio: message", "dir", "send", "bytes", len(c.pend))
 	}
 	if cap(c.pend) <= 1<<20 {
 		c.pend = c.pend[:0] // reuse, but don't pin a huge buffer
 	} else {
 		c.pend = nil
 	}
+	c.pendLatest = 0
 	return err
+}
+
+// takeLatest moves what BufferLatest held into pend; mu is held.
+func (c *Conn) takeLatest() {
+	if c.nLatest.Load() == 0 {
+		return
+	}
+	c.lmu.Lock()
+	for _, k := range c.order {
+		c.pend = append(c.pend, c.latest[k]...)
+	}
+	clear(c.latest)
+	c.order = c.order[:0]
+	c.nLatest.Store(0)
+	c.lmu.Unlock()
+}
+
+// frame appends msg to buf, framed as the client frames its input.
+func (c *Conn) frame(buf, msg []byte) []byte {
+	if !c.lineMode && Framing(c.framing.Load()) == FramingHeader {
+		buf = append(buf, "Content-Length: "...)
+		buf = strconv.AppendInt(buf, int64(len(msg)), 10)
+		buf = append(buf, "\r\n\r\n"...)
+		return append(buf, msg...)
+	}
+	buf = append(buf, msg...)
+	return append(buf, '\n')
 }
 
 // Close makes later Writes fail. It does not close r or w; a Read in

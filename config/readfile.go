@@ -1,0 +1,80 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// ReadFile reads a regular file of at most limit bytes; the error of a
+// larger one says so. Anything but a regular file is refused before it is
+// opened: opening a named pipe waits for a writer, for ever if none comes,
+// and a device or a pipe can be read without end. Errors do not repeat the
+// path (the caller names it) but keep fs.ErrNotExist and the like
+// reachable.
+func ReadFile(path string, limit int64) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	if err := regular(st); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	defer f.Close()
+	if st, err = f.Stat(); err != nil {
+		return nil, unwrapPathError(err)
+	}
+	if err := regular(st); err != nil {
+		return nil, err // replaced since the first look
+	}
+	if st.Size() > limit {
+		return nil, fmt.Errorf("file is larger than %d bytes", limit)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("file is larger than %d bytes", limit)
+	}
+	return data, nil
+}
+
+// regular says why st is not a regular file, or nil if it is one.
+func regular(st fs.FileInfo) error {
+	m := st.Mode()
+	switch {
+	case m.IsRegular():
+		return nil
+	case m.IsDir():
+		return errors.New("is a directory, not a file")
+	case m&fs.ModeNamedPipe != 0:
+		return errors.New("is a named pipe (FIFO), not a regular file")
+	case m&fs.ModeSocket != 0:
+		return errors.New("is a socket, not a regular file")
+	case m&fs.ModeDevice != 0:
+		return errors.New("is a device, not a regular file")
+	}
+	return errors.New("is not a regular file")
+}
+
+// unwrapPathError drops the path from an *fs.PathError, since Error already
+// names the file, but keeps fs.ErrNotExist and friends reachable.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pathErr{pe}
+	}
+	return err
+}
+
+type pathErr struct{ pe *fs.PathError }
+
+func (e pathErr) Error() string { return e.pe.Err.Error() }
+func (e pathErr) Unwrap() error { return e.pe.Err }

@@ -1,0 +1,110 @@
+package stdio
+
+import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// gateWriter records what is written; with hold set, each Write says it
+// has begun and then waits for release, as a write to a client that does
+// not read.
+type gateWriter struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	hold    bool
+	began   chan struct{}
+	release chan struct{}
+}
+
+func (w *gateWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	hold := w.hold
+	w.mu.Unlock()
+	if hold {
+		w.began <- struct{}{}
+		<-w.release
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+func (w *gateWriter) lines() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.Split(strings.TrimSuffix(w.buf.String(), "\n"), "\n")
+}
+
+func progress(key string, n int) []byte {
+	return fmt.Appendf(nil, `{"method":"notifications/progress","params":{"progressToken":%q,"progress":%d}}`, key, n)
+}
+
+// A client that keeps up gets every progress notification of a burst, in
+// order, up to latestRoom bytes of them per write; beyond that only the
+// latest per key.
+func TestBufferLatestKeepsABurst(t *testing.T) {
+	w := &gateWriter{}
+	c := New(strings.NewReader(""), w, Options{})
+	n := latestRoom / len(progress("a", 100)) // fits whole
+	for i := range n {
+		c.BufferLatest(`"a"`, progress("a", i))
+	}
+	c.Flush()
+	if got := w.lines(); len(got) != n || got[n-1] != string(progress("a", n-1)) {
+		t.Fatalf("a burst of %d: %d lines, last %q", n, len(got), got[len(got)-1])
+	}
+	w.buf.Reset()
+	for i := range 1000 {
+		c.BufferLatest(`"a"`, progress("a", i))
+	}
+	c.Flush()
+	got := w.lines()
+	if len(got) > n+1 || got[len(got)-1] != string(progress("a", 999)) || got[0] != string(progress("a", 0)) {
+		t.Fatalf("1000 at once: %d lines, first %q, last %q", len(got), got[0], got[len(got)-1])
+	}
+}
+
+// While another goroutine is stuck writing to a client that does not read,
+// 300,000 progress notifications for two calls cost nothing but the
+// latest of each, and they go out before the response queued after them.
+func TestBufferLatestFloodWhileClientIsSlow(t *testing.T) {
+	w := &gateWriter{hold: true, began: make(chan struct{}), release: make(chan struct{})}
+	c := New(strings.NewReader(""), w, Options{})
+	wrote := make(chan error)
+	go func() { wrote <- c.Write([]byte(`{"id":1,"result":{}}`)) }()
+	<-w.began // the writer holds the connection, blocked on the client
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range 300_000 {
+		key := []string{`"a"`, `"b"`}[i%2]
+		if err := c.BufferLatest(key, progress(key[1:2], i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 1<<20 {
+		t.Errorf("the heap grew by %d bytes for a flood to a slow client", grown)
+	}
+	if n := c.nLatest.Load(); n != 2 {
+		t.Errorf("%d messages kept, want 2 (one per key)", n)
+	}
+	w.mu.Lock()
+	w.hold = false
+	w.mu.Unlock()
+	close(w.release)
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	c.Write([]byte(`{"id":"a-call","result":{}}`)) // the response of the call of "a"
+	want := []string{`{"id":1,"result":{}}`, string(progress("a", 299998)), string(progress("b", 299999)), `{"id":"a-call","result":{}}`}
+	if got := w.lines(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("written:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
