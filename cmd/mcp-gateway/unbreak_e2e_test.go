@@ -384,7 +384,7 @@ func TestFindToolsIndexed(t *testing.T) {
 		fmt.Fprintf(&many, "w%d ", i)
 	}
 	r := s.callTool("gateway.find_tools", `{"query":"`+many.String()+`"}`)
-	if errCode(r.m) != -32602 || !strings.Contains(r.String(), "more than 32 distinct words") {
+	if errCode(r.Map()) != -32602 || !strings.Contains(r.String(), "more than 32 distinct words") {
 		t.Errorf("40 distinct words: %s, want -32602", r)
 	}
 }
@@ -436,7 +436,7 @@ func TestStatusShowsTimedOutStart(t *testing.T) {
 func TestLargeConfigLoads(t *testing.T) {
 	t.Parallel()
 	n := 60000
-	if raceEnabled {
+	if testutil.Race {
 		n = 20000 // the race detector makes loading about ten times slower
 	}
 	var b strings.Builder

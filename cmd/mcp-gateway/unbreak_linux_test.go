@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -55,38 +56,34 @@ func TestBackendPingFloodBoundedMemory(t *testing.T) {
 func TestProgressFloodCoalescedForSlowClient(t *testing.T) {
 	t.Parallel()
 	steps := 1_000_000
-	if raceEnabled {
+	if testutil.Race {
 		steps = 100_000
 	}
 	p := startGateway(t, baseEnv(t), "--stdio", "--config", beConfig(t, tb("tb")))
 	p.send(initMsg + "\n" + initializedMsg + "\n")
 	p.readLine()
-	gw := p.cmd.Process.Pid
+	gw := p.Cmd.Process.Pid
 	before := procStatusKB(t, gw, "VmHWM")
 	p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"tb.progress","arguments":{"steps":%d,"ms":0},"_meta":{"progressToken":"flood"}}}`+"\n", steps))
 	var got int
 	var last string
 	deadline := time.Now().Add(120 * time.Second)
-	for i := 0; ; i++ {
+	p.Slow(true) // a client slower than the backend
+	for {
 		if time.Now().After(deadline) {
 			t.Fatalf("no result within 120s; %d progress notifications so far", got)
 		}
-		if i%20 == 0 {
-			time.Sleep(time.Millisecond) // a client slower than the backend
-		}
-		line, err := p.out.ReadString('\n')
-		if err != nil {
-			t.Fatalf("read: %v\n%s", err, lastLines(p.stderr.String(), 5))
-		}
-		if strings.Contains(line, `"notifications/progress"`) {
+		m := p.Next()
+		if m.Method() == "notifications/progress" {
 			got++
-			last = line
+			last = m.String()
 			continue
 		}
-		if strings.Contains(line, `"id":7`) {
+		if m.ID() == "7" {
 			break
 		}
 	}
+	p.Slow(false)
 	peak := procStatusKB(t, gw, "VmHWM")
 	t.Logf("%d progress notifications sent, %d received; gateway peak RSS %d KiB before, %d KiB after", steps, got, before, peak)
 	if !strings.Contains(last, fmt.Sprintf(`"progress":%d,`, steps)) {

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -95,6 +97,9 @@ type ClientOptions struct {
 	Timeout time.Duration
 	// Context, if set, is added to a failure's message (the peer's stderr).
 	Context func() string
+	// Discard counts the messages nobody awaits, by method (Counts),
+	// instead of keeping them: for long runs with floods.
+	Discard bool
 }
 
 // Client is a JSON-RPC client over a peer's stdin and stdout: requests it
@@ -114,8 +119,10 @@ type Client struct {
 	log     []Msg            // unclaimed messages, in order
 	cursor  int              // Next's position in log
 	changed chan struct{}    // closed and replaced when log grows
+	counts  map[string]int   // with Discard: unclaimed messages by method
 	readErr error
 	eof     chan struct{}
+	slow    atomic.Bool
 }
 
 // NewClient starts reading r; messages go to w.
@@ -123,7 +130,7 @@ func NewClient(t testing.TB, w io.Writer, r io.Reader, o ClientOptions) *Client 
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
 	}
-	c := &Client{t: t, o: o, w: w, nextID: 100, calls: map[string]*call{}, changed: make(chan struct{}), eof: make(chan struct{})}
+	c := &Client{t: t, o: o, w: w, nextID: 100, calls: map[string]*call{}, changed: make(chan struct{}), counts: map[string]int{}, eof: make(chan struct{})}
 	go c.readLoop(bufio.NewReaderSize(r, 64<<10))
 	return c
 }
@@ -136,7 +143,10 @@ type call struct {
 
 func (c *Client) readLoop(r *bufio.Reader) {
 	defer close(c.eof)
-	for {
+	for i := 0; ; i++ {
+		if c.slow.Load() && i%20 == 0 {
+			time.Sleep(time.Millisecond)
+		}
 		m, err := readMsg(r)
 		if len(bytes.TrimSpace(m.Raw)) > 0 {
 			c.dispatch(m)
@@ -191,6 +201,14 @@ func (c *Client) dispatch(m Msg) {
 			r.ch <- m
 			return
 		}
+	}
+	if c.o.Discard {
+		method := ""
+		if env.Method != nil {
+			method = *env.Method
+		}
+		c.counts[method]++
+		return
 	}
 	c.log = append(c.log, m)
 	close(c.changed)
@@ -464,4 +482,16 @@ func (c *Client) Unread() []Msg {
 func (c *Client) WaitNote(mark int, method string, d time.Duration) Msg {
 	c.t.Helper()
 	return c.waitSince(mark, method, 1, d)[0]
+}
+
+// Slow makes the client read like one slower than its servers, while on:
+// a pause of 1 ms every 20 messages.
+func (c *Client) Slow(on bool) { c.slow.Store(on) }
+
+// Counts returns, with Discard, how many messages nobody awaited came, by
+// method ("" for responses).
+func (c *Client) Counts() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.counts)
 }
