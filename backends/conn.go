@@ -75,12 +75,13 @@ type conn struct {
 	pipePage       int64         // bytes per pipe slot
 	pipeSlots      int64         // slots of w's pipe; 0: no slots to count
 
-	mu       sync.Mutex
-	nextID   int64
-	pending  map[int64]*pending
-	progress map[string]*progressSink
-	handling map[string]context.CancelFunc // server-to-client requests in flight, by raw id
-	err      error                         // set by shutdown
+	mu        sync.Mutex
+	nextID    int64
+	pending   map[int64]*pending
+	progress  map[string]*progressSink
+	handling  map[string]context.CancelFunc // server-to-client requests in flight, by raw id
+	deadlines deadlines                     // of the calls in pending that have a timeout
+	err       error                         // set by shutdown
 
 	eof chan struct{} // closed when readLoop has returned
 
@@ -125,14 +126,19 @@ type pending struct {
 	done  func(json.RawMessage, error)
 	sink  *progressSink
 	token string
-	timer *time.Timer
 	ended bool // guarded by c.mu
+
+	// Its place among the calls waiting for their deadline (c.mu,
+	// deadlines.go).
+	deadline   time.Time
+	prev, next *pending
+	listed     bool
 }
 
 func newConn(server string, w *os.File, log *slog.Logger, hooks connHooks) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	pc := pipeCapacity(w)
-	return &conn{
+	c := &conn{
 		pipeBytes: pc.bytes,
 		pipePage:  pc.page,
 		pipeSlots: pc.slots,
@@ -149,6 +155,8 @@ func newConn(server string, w *os.File, log *slog.Logger, hooks connHooks) *conn
 		ctx:       ctx,
 		cancel:    cancel,
 	}
+	c.deadlines.fire = c.timeouts
+	return c
 }
 
 // readLoop reads r until EOF or an error and dispatches each message. Lines
@@ -157,15 +165,15 @@ func newConn(server string, w *os.File, log *slog.Logger, hooks connHooks) *conn
 func (c *conn) readLoop(r io.Reader) {
 	defer close(c.eof)
 	br := bufio.NewReaderSize(r, 64<<10)
-	var long []byte // a line longer than br's buffer, being assembled
+	var long longLine // a line longer than br's buffer, being assembled
 	for {
 		if br.Buffered() == 0 && c.hooks.idle != nil {
 			c.hooks.idle() // everything read is handled; the next read may wait
 		}
 		frag, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
-			long = append(long, frag...)
-			if len(long) > maxLine {
+			long.add(frag)
+			if long.len() > maxLine {
 				c.eofReason = fmt.Sprintf("wrote a line over %d MiB on stdout", maxLine>>20)
 				c.log.Warn("backend wrote a line over the size limit on stdout; ending the session", "limit", maxLine)
 				return
@@ -173,18 +181,13 @@ func (c *conn) readLoop(r io.Reader) {
 			continue
 		}
 		line := frag
-		if len(long) > 0 {
-			long = append(long, frag...)
-			line = long
+		if long.len() > 0 {
+			line = long.line(frag)
 		}
 		if len(line) > 0 {
 			c.handleLine(line) // keeps no reference to line
 		}
-		if cap(long) > 1<<20 {
-			long = nil // don't pin a huge buffer after one big message
-		} else {
-			long = long[:0]
-		}
+		long.reset()
 		if err != nil {
 			if err != io.EOF && !errors.Is(err, os.ErrClosed) {
 				c.eofReason = "stdout: " + err.Error()
@@ -207,7 +210,8 @@ func (c *conn) handleLine(line []byte) {
 		c.log.Warn("dropped a non-JSON line on backend stdout", "line", truncate(line, 200))
 		return
 	}
-	if !utf8.Valid(line) {
+	msg, err := wire.Decode(line) // checks UTF-8 too: the repair below costs nothing when valid
+	if err != nil && !utf8.Valid(line) {
 		// The client's decoder may be strict (the gateway's own is, on
 		// client input): each run of invalid bytes becomes U+FFFD, which keeps
 		// the JSON valid (such bytes can only stand inside a string).
@@ -216,8 +220,8 @@ func (c *conn) handleLine(line []byte) {
 			c.warnedUTF8 = true
 			c.log.Warn("backend wrote invalid UTF-8; replaced with U+FFFD")
 		}
+		msg, err = wire.Decode(line)
 	}
-	msg, err := wire.Decode(line)
 	if err != nil {
 		c.log.Warn("dropped a line that is not a JSON-RPC message", "err", err, "line", truncate(line, 200))
 		return
@@ -410,7 +414,7 @@ func writeCompact(buf *bytes.Buffer, prefix string, v json.RawMessage) error {
 			return err
 		}
 		v = c.Bytes()
-	} else if !json.Valid(v) {
+	} else if !wire.Valid(v) {
 		return errors.New("invalid JSON")
 	}
 	buf.WriteString(prefix)
@@ -476,11 +480,22 @@ func (c *conn) start(method string, params json.RawMessage, o callOpts, done fun
 		c.progress[o.token] = p.sink
 	}
 	if o.timeout > 0 {
-		p.timer = time.AfterFunc(o.timeout, func() { p.abort(errCallTimeout, "timeout") })
+		c.deadlines.add(p, o.timeout)
 	}
 	c.mu.Unlock()
 	c.send(encodeMessage(p.id, method, params), &p.end, o.batch)
 	return func() { p.abort(context.Canceled, "cancelled by the client") }
+}
+
+// timeouts ends the calls whose deadline has passed (the deadlines'
+// timer).
+func (c *conn) timeouts() {
+	c.mu.Lock()
+	due := c.deadlines.due(time.Now())
+	c.mu.Unlock()
+	for _, p := range due {
+		p.abort(errCallTimeout, "timeout")
+	}
 }
 
 // abort ends the call with err and tells the backend, if it was still
@@ -509,9 +524,7 @@ func (p *pending) finish(result json.RawMessage, err error) bool {
 	if p.sink != nil {
 		delete(c.progress, p.token)
 	}
-	if p.timer != nil {
-		p.timer.Stop()
-	}
+	c.deadlines.remove(p)
 	c.mu.Unlock()
 	if p.sink != nil {
 		p.sink.close() // waits for a delivery in progress: no progress after done
@@ -562,6 +575,7 @@ func (c *conn) shutdown(err error) {
 		return
 	}
 	c.err = err
+	c.deadlines.stop()
 	calls := make([]*pending, 0, len(c.pending))
 	for _, p := range c.pending {
 		calls = append(calls, p)

@@ -18,7 +18,10 @@ type goneStream struct {
 	onFail func(error)
 }
 
-func (g goneStream) Write(msg []byte) error  { return g.check(g.clientStream.Write(msg)) }
+func (g goneStream) Write(msg []byte) error { return g.check(g.clientStream.Write(msg)) }
+func (g goneStream) WriteParts(parts ...[]byte) error {
+	return g.check(g.clientStream.WriteParts(parts...))
+}
 func (g goneStream) Buffer(msg []byte) error { return g.check(g.clientStream.Buffer(msg)) }
 func (g goneStream) Flush() error            { return g.check(g.clientStream.Flush()) }
 func (g goneStream) BufferLatest(key string, msg []byte) error {

@@ -22,6 +22,7 @@ type recStream struct {
 func (r *recStream) Read() ([]byte, string, error)           { select {} }
 func (r *recStream) More() bool                              { return false }
 func (r *recStream) Buffer(msg []byte) error                 { return r.Write(msg) }
+func (r *recStream) WriteParts(p ...[]byte) error            { return r.Write(bytes.Join(p, nil)) }
 func (r *recStream) Flush() error                            { return nil }
 func (r *recStream) BufferLatest(_ string, msg []byte) error { return r.Write(msg) }
 func (r *recStream) Close() error                            { return nil }

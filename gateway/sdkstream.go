@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"io"
 
@@ -37,6 +38,9 @@ func (s *sdkStream) Write(data []byte) error {
 	}
 	return s.conn.Write(s.ctx, msg)
 }
+
+// WriteParts joins the parts: go-sdk's connection takes decoded messages.
+func (s *sdkStream) WriteParts(parts ...[]byte) error { return s.Write(bytes.Join(parts, nil)) }
 
 func (s *sdkStream) Buffer(data []byte) error { return s.Write(data) }
 

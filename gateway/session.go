@@ -39,6 +39,9 @@ type clientStream interface {
 	// Write writes one whole message, after those Buffer holds; it is safe
 	// for concurrent use.
 	Write(msg []byte) error
+	// WriteParts is Write of the message the parts make one after the
+	// other; a transport that can writes them without joining them.
+	WriteParts(parts ...[]byte) error
 	// Buffer queues a message for the next Write or Flush.
 	Buffer(msg []byte) error
 	// Flush writes what Buffer holds.
@@ -505,13 +508,13 @@ func (s *session) respond(c *call, result json.RawMessage, rpcErr *jsonrpc.Error
 		s.log.Debug("response dropped, request was cancelled", "id", string(c.id))
 		return
 	}
-	var msg []byte
+	var err error
 	if rpcErr != nil {
-		msg = appendError(nil, c.id, rpcErr)
+		err = s.s.Write(appendError(nil, c.id, rpcErr))
 	} else {
-		msg = wire.AppendResult(make([]byte, 0, len(result)+len(c.id)+40), c.id, result)
+		err = s.writeResult(c.id, result, false)
 	}
-	if err := s.s.Write(msg); err != nil {
+	if err != nil {
 		s.log.Debug("write response", "id", string(c.id), "err", err)
 	}
 }
@@ -525,9 +528,37 @@ func (s *session) respondBuffered(c *call, result json.RawMessage) {
 		s.log.Debug("response dropped, request was cancelled", "id", string(c.id))
 		return
 	}
-	if err := s.s.Buffer(wire.AppendResult(make([]byte, 0, len(result)+len(c.id)+40), c.id, result)); err != nil {
+	if err := s.writeResult(c.id, result, true); err != nil {
 		s.log.Debug("write response", "id", string(c.id), "err", err)
 	}
+}
+
+// A result of at least bigResult bytes is written in parts, straight from
+// where it lies (a backend's read buffer), instead of being copied into one
+// message first: a large result then costs the gateway no copy of its own
+// (docs/benchmarks.md, "Large results"). Up to maxResultParts runs of it
+// between whitespace; a result with more is compacted into one copy.
+const (
+	bigResult      = 1 << 20
+	maxResultParts = 1024
+)
+
+// writeResult writes a response with result to id; buffered: with the
+// burst (Buffer), unless it is large: a large one goes out at once, so that
+// the transport need not copy it.
+func (s *session) writeResult(id, result json.RawMessage, buffered bool) error {
+	if len(result) >= bigResult {
+		parts, ok := wire.ResultParts(id, result, maxResultParts)
+		if !ok {
+			parts = [][]byte{wire.AppendResult(make([]byte, 0, len(result)+len(id)+40), id, result)}
+		}
+		return s.s.WriteParts(parts...)
+	}
+	msg := wire.AppendResult(make([]byte, 0, len(result)+len(id)+40), id, result)
+	if buffered {
+		return s.s.Buffer(msg)
+	}
+	return s.s.Write(msg)
 }
 
 // writeError writes an error response that answers no call in flight.

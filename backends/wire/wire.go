@@ -58,7 +58,7 @@ func Decode(body []byte) (Message, error) {
 	if !utf8.Valid(body) {
 		return m, &DecodeError{Parse: true, Reason: "invalid UTF-8"}
 	}
-	if !json.Valid(body) {
+	if !Valid(body) {
 		return m, &DecodeError{Parse: true, Reason: "invalid JSON"}
 	}
 	b := trimSpace(body)
@@ -308,24 +308,49 @@ func AppendCompact(buf []byte, v json.RawMessage) []byte {
 	if !bytes.ContainsAny(v, " \t\r\n") {
 		return append(buf, v...)
 	}
-	for i := 0; i < len(v); {
-		switch v[i] {
-		case ' ', '\t', '\r', '\n':
-			i++
-		case '"':
-			j := skipString(v, i)
-			buf = append(buf, v[i:j]...)
-			i = j
-		default:
-			j := i + 1
-			for j < len(v) && v[j] != '"' && v[j] != ' ' && v[j] != '\t' && v[j] != '\r' && v[j] != '\n' {
-				j++
-			}
-			buf = append(buf, v[i:j]...)
-			i = j
-		}
+	for start, end := nextSegment(v, 0); start < end; start, end = nextSegment(v, end) {
+		buf = append(buf, v[start:end]...)
 	}
 	return buf
+}
+
+// ResultParts returns a response to id with result (as AppendResult makes
+// it) as parts to be written one after the other: the compacted result is
+// not copied, its parts are slices of result. It fails (ok false) when the
+// result would take more than maxParts slices, i.e. it has that much
+// whitespace between its values; AppendResult is then the way.
+func ResultParts(id, result json.RawMessage, maxParts int) (parts [][]byte, ok bool) {
+	if id == nil {
+		id = null
+	}
+	head := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"result":`)+len(id))
+	head = append(head, `{"jsonrpc":"2.0","id":`...)
+	head = append(head, id...)
+	head = append(head, `,"result":`...)
+	parts = append(parts, head)
+	for start, end := nextSegment(result, 0); start < end; start, end = nextSegment(result, end) {
+		if len(parts) > maxParts { // the head and maxParts slices so far
+			return nil, false
+		}
+		parts = append(parts, result[start:end])
+	}
+	return append(parts, []byte("}")), true
+}
+
+// nextSegment returns the next run of v, from i on, that holds no
+// whitespace between values (whitespace inside strings belongs to the run);
+// start == end at the end of v. v must be valid JSON.
+func nextSegment(v []byte, i int) (start, end int) {
+	start = skipWS(v, i)
+	i = start
+	for i < len(v) && skipWS(v, i) == i {
+		if v[i] == '"' {
+			i = skipString(v, i)
+		} else {
+			i++
+		}
+	}
+	return start, i
 }
 
 // AppendError appends an error response; a nil id is null.
@@ -377,7 +402,7 @@ func Compact(v json.RawMessage) (json.RawMessage, error) {
 		}
 		return c.Bytes(), nil
 	}
-	if !json.Valid(v) {
+	if !Valid(v) {
 		return nil, errors.New("invalid JSON")
 	}
 	return v, nil
@@ -388,7 +413,7 @@ func Compact(v json.RawMessage) (json.RawMessage, error) {
 // are raw and point into obj. It fails if obj is not a JSON object.
 func EachMember(obj json.RawMessage, fn func(name string, value json.RawMessage)) error {
 	b := trimSpace(obj)
-	if len(b) == 0 || b[0] != '{' || !json.Valid(b) {
+	if len(b) == 0 || b[0] != '{' || !Valid(b) {
 		return errors.New("not a JSON object")
 	}
 	return members(b, func(key, value []byte) { fn(string(key), value) })

@@ -97,6 +97,31 @@ func TestAppendCompact(t *testing.T) {
 		if got := AppendCompact([]byte("x"), json.RawMessage(v)); string(got) != "x"+want.String() {
 			t.Errorf("AppendCompact(%q) = %q, want %q", v, got, "x"+want.String())
 		}
+		checkResultParts(t, []byte(v))
+	}
+}
+
+// checkResultParts: ResultParts, joined, is AppendResult, and its parts
+// are slices of the result (not copies).
+func checkResultParts(t *testing.T, v []byte) {
+	t.Helper()
+	id := json.RawMessage(`7`)
+	want := AppendResult(nil, id, v)
+	parts, ok := ResultParts(id, v, 1000)
+	if !ok {
+		t.Fatalf("ResultParts(%q) refused", v)
+	}
+	if got := bytes.Join(parts, nil); !bytes.Equal(got, want) {
+		t.Fatalf("ResultParts(%q) = %q, want %q", v, got, want)
+	}
+	for _, p := range parts[1 : len(parts)-1] {
+		// A slice of v starts cap(v)-cap(p) bytes into it.
+		if off := cap(v) - cap(p); off < 0 || off >= len(v) || &v[off] != &p[0] {
+			t.Fatalf("part %q of %q is a copy", p, v)
+		}
+	}
+	if _, ok := ResultParts(id, v, len(parts)-3); ok {
+		t.Errorf("ResultParts(%q) took %d parts over a limit of %d", v, len(parts), len(parts)-3)
 	}
 }
 
@@ -110,6 +135,9 @@ func FuzzAppendCompact(f *testing.F) {
 		_ = json.Compact(&want, b)
 		if got := AppendCompact(nil, b); !bytes.Equal(got, want.Bytes()) {
 			t.Fatalf("AppendCompact(%q) = %q, want %q", b, got, want.Bytes())
+		}
+		if len(want.Bytes()) > 0 {
+			checkResultParts(t, b)
 		}
 	})
 }

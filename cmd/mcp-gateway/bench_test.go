@@ -271,23 +271,35 @@ func BenchmarkToolsCall(b *testing.B) {
 	// call on each path; the paths alternate in rounds.
 	b.Run(fmt.Sprintf("inflight%d", benchInFlight), func(b *testing.B) {
 		const round = 2000
-		var took [len(paths)]time.Duration
+		var took, cpu [len(paths)]time.Duration
 		var calls [len(paths)]int
+		cpuKnown := true
 		b.ResetTimer()
 		for done, r := 0, 0; done < b.N; r++ {
 			n := min(round, b.N-done)
 			for k := range len(paths) {
 				pi := (k + r) % len(paths)
+				cpu0, ok0 := benchProcCPU(paths[pi].c)
 				d, err := concurrentCalls(paths[pi].c, paths[pi].params, n, benchInFlight)
 				if err != nil {
 					b.Fatal(err)
 				}
+				cpu1, ok1 := benchProcCPU(paths[pi].c)
+				cpuKnown = cpuKnown && ok0 && ok1
 				took[pi] += d
+				cpu[pi] += cpu1 - cpu0
 				calls[pi] += n
 			}
 			done += n
 		}
 		b.StopTimer()
+		if cpuKnown {
+			// CPU time the gateway and the relay process spent per call
+			// (on Linux): unlike throughput, it does not move with the
+			// machine's load.
+			b.ReportMetric(benchMicros(cpu[iGW])/float64(calls[iGW]), "gw-cpu-µs/call")
+			b.ReportMetric(benchMicros(cpu[iRelay])/float64(calls[iRelay]), "relay-cpu-µs/call")
+		}
 		var rate [len(paths)]float64
 		for i := range rate {
 			rate[i] = float64(calls[i]) / took[i].Seconds()
@@ -504,6 +516,15 @@ func benchProcStatus(pid int) (benchMem, error) {
 		return benchMem{}, err
 	}
 	return benchMem{rss: float64(st["VmRSS"]) / 1024, hwm: float64(st["VmHWM"]) / 1024, anon: float64(st["RssAnon"]) / 1024}, nil
+}
+
+// benchProcCPU returns the CPU time c's process has used so far, summed
+// over its threads (testutil.CPUTime); false where there is no /proc.
+func benchProcCPU(c *benchClient) (time.Duration, bool) {
+	if c.cmd == nil || c.cmd.Process == nil {
+		return 0, false
+	}
+	return testutil.CPUTime(c.cmd.Process.Pid)
 }
 
 // benchChildren lists the processes whose parent is pid.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The process table as Linux's /proc shows it. Elsewhere there is no
@@ -114,4 +115,32 @@ func StatusKB(pid int, fields ...string) (map[string]int64, error) {
 		}
 	}
 	return out, nil
+}
+
+// CPUTime returns the CPU time pid has used so far, summed over its
+// threads from /proc/PID/task/*/schedstat (nanoseconds, unlike the clock
+// ticks of /proc/PID/stat); false where there is no such file.
+func CPUTime(pid int) (time.Duration, bool) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, false
+	}
+	var sum time.Duration
+	for _, t := range tasks {
+		data, err := os.ReadFile(dir + "/" + t.Name() + "/schedstat")
+		if err != nil {
+			continue // the thread ended
+		}
+		f := strings.Fields(string(data))
+		if len(f) == 0 {
+			return 0, false
+		}
+		ns, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		sum += time.Duration(ns)
+	}
+	return sum, true
 }

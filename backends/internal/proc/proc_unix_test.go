@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
 	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+	"golang.org/x/sys/unix"
 )
 
 // The test binary doubles as the reaper (PROC_TEST_REAPER=1) and as a
@@ -235,4 +236,27 @@ func TestReaperOnGatewaySIGKILL(t *testing.T) {
 	gw.Process.Kill()
 	gw.Wait()
 	testutil.WaitDead(t, 3*time.Second, pid, grandchild)
+}
+
+// TestPipesStayNonBlocking: Start leaves the child's pipes in the
+// netpoller's non-blocking mode (nothing calls Fd on them), so a read of
+// a backend's stdout waits without holding a thread; with a blocking
+// descriptor every read costs a thread hand-off.
+func TestPipesStayNonBlocking(t *testing.T) {
+	t.Parallel()
+	p, _ := startSh(t, `echo ready; cat >/dev/null`)
+	for name, f := range map[string]*os.File{"stdin": p.Stdin, "stdout": p.Stdout, "stderr": p.Stderr} {
+		rc, err := f.SyscallConn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var flags int
+		var ferr error
+		if err := rc.Control(func(fd uintptr) { flags, ferr = unix.FcntlInt(fd, unix.F_GETFL, 0) }); err != nil || ferr != nil {
+			t.Fatalf("%s: fcntl: %v %v", name, err, ferr)
+		}
+		if flags&unix.O_NONBLOCK == 0 {
+			t.Errorf("%s is in blocking mode", name)
+		}
+	}
 }
