@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -88,6 +89,18 @@ type Options struct {
 	// a test binary).
 	Subreaper bool
 
+	// TokenDir is where the OAuth sign-ins of remote servers are kept, one
+	// file per server (mcp-gateway login writes them); "" means remote
+	// servers get no OAuth.
+	TokenDir string
+	// Authorize, when set, lets the gateway sign in to a remote server that
+	// asks for it: it takes the user (or a headless agent) to the
+	// authorization URL and returns the code the authorization server
+	// redirected to RedirectURL with. Without it, a server that needs
+	// sign-in is NeedsLogin until a sign-in is stored in TokenDir.
+	Authorize   auth.AuthorizationCodeFetcher
+	RedirectURL string
+
 	// Self, when set, is this gateway: an enabled server that would run it
 	// again (Self.Match's Loop) is not started but reported as Skipped, and
 	// every child inherits ChainEnv (Self.Environ), so that a nested gateway
@@ -105,8 +118,9 @@ const (
 	Restarting State = "restarting"
 	Failed     State = "failed" // could not start, or gave up restarting
 	Stopped    State = "stopped"
-	Disabled   State = "disabled" // enabled: false
-	Skipped    State = "skipped"  // would run this gateway again (Options.Self, CodeRecursive)
+	Disabled   State = "disabled"    // enabled: false
+	Skipped    State = "skipped"     // would run this gateway again (Options.Self, CodeRecursive)
+	NeedsLogin State = "needs_login" // a remote server that needs sign-in: mcp-gateway login NAME
 )
 
 // Status describes one backend for `mcp-gateway status` and GET /status.
@@ -174,8 +188,11 @@ type ServerError struct {
 }
 
 func (e *ServerError) Error() string {
-	if e.State == Crashed {
+	switch e.State {
+	case Crashed:
 		return "MCP server '" + e.Server + "' crashed: " + e.Reason
+	case NeedsLogin:
+		return "MCP server '" + e.Server + "' needs sign-in: run `mcp-gateway login " + e.Server + "`"
 	}
 	return "MCP server '" + e.Server + "' is not running"
 }

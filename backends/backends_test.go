@@ -185,12 +185,13 @@ func TestRemoteAndDisabled(t *testing.T) {
 	t.Parallel()
 	off := srv("off")
 	off.Enabled = false
-	remote := config.Server{Name: "remote", URL: "https://example.com/mcp", Enabled: true, Restart: "on-failure"}
+	// Nothing listens on port 1: the connection is refused at once.
+	remote := config.Server{Name: "remote", URL: "http://127.0.0.1:1/mcp", Enabled: true, Restart: "never"}
 	e := start(t, []config.Server{off, remote}, nil)
 	if st := e.status(t, "off"); st.State != backends.Disabled || st.PID != 0 {
 		t.Errorf("off: %+v", st)
 	}
-	if st := e.status(t, "remote"); st.State != backends.Failed || st.Error != "remote servers are not supported yet" {
+	if st := e.waitState(t, "remote", backends.Failed); !strings.Contains(st.Error, "connection refused") {
 		t.Errorf("remote: %+v", st)
 	}
 	_, err := e.CallTool(context.Background(), "nope", "x", nil, backends.CallOptions{})

@@ -53,7 +53,7 @@ type conn struct {
 	log    *slog.Logger
 	hooks  connHooks
 
-	w *os.File // the child's stdin
+	w io.WriteCloser // the child's stdin, or a remote transport (remote.go)
 
 	// The write side (connwrite.go).
 	wmu     sync.Mutex
@@ -135,9 +135,10 @@ type pending struct {
 	listed     bool
 }
 
-func newConn(server string, w *os.File, log *slog.Logger, hooks connHooks) *conn {
+// newConn returns a conn that writes to w, whose buffer holds pc (the
+// inline-write bound of connwrite.go).
+func newConn(server string, w io.WriteCloser, pc pipeCap, log *slog.Logger, hooks connHooks) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
-	pc := pipeCapacity(w)
 	c := &conn{
 		pipeBytes: pc.bytes,
 		pipePage:  pc.page,
@@ -189,7 +190,7 @@ func (c *conn) readLoop(r io.Reader) {
 		}
 		long.reset()
 		if err != nil {
-			if err != io.EOF && !errors.Is(err, os.ErrClosed) {
+			if err != io.EOF && !errors.Is(err, os.ErrClosed) && !errors.Is(err, io.ErrClosedPipe) {
 				c.eofReason = "stdout: " + err.Error()
 				c.log.Debug("backend stdout read error", "err", err)
 			}

@@ -120,6 +120,7 @@ func (m *Manager) newBackend(s config.Server) *backend {
 		done:    make(chan struct{}),
 		state:   Stopped,
 		reason:  "not started",
+		auth:    newOAuth(s, m.opts, m.log),
 	}
 	if !s.Enabled {
 		b.state, b.reason = Disabled, "disabled"
@@ -505,7 +506,7 @@ func (m *Manager) Status() []Status {
 			Restarts:   b.restarts,
 			ServerInfo: b.serverInfo,
 		}
-		if b.pid != 0 && b.state != Skipped {
+		if (b.pid != 0 || b.cfg.URL != "" && b.state == Ready) && b.state != Skipped {
 			s.StartedAt = b.startedAt
 		}
 		// Only a live process has a PID worth showing: after a crash or a

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,9 +19,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// errRemote is the reason a url server is reported as failed.
-const errRemote = "remote servers are not supported yet"
 
 // backend is one configured server and its supervisor. The supervisor
 // goroutine (run) owns the child process and its session; everyone else
@@ -55,7 +55,8 @@ type backend struct {
 	lists      lists
 	serverInfo *mcp.Implementation
 	caps       serverCaps
-	pending    listKind // lists a list_changed asked to refresh
+	pending    listKind   // lists a list_changed asked to refresh
+	auth       *oauthAuth // a remote server's OAuth client; nil if none
 }
 
 // serverCaps are the capabilities of a backend that matter to the gateway.
@@ -103,16 +104,12 @@ func (b *backend) notRunningLocked() *ServerError {
 	return e
 }
 
+// loginPoll is how often a backend that needs sign-in looks for one.
+const loginPoll = 500 * time.Millisecond
+
 // run supervises the backend until ctx is done (Close) or it gives up.
 func (b *backend) run(ctx context.Context) {
 	defer b.settle()
-	if b.cfg.URL != "" {
-		// The seam for remote (Streamable HTTP / SSE) backends: they will get
-		// their own session type next to the stdio one.
-		b.setState(Failed, errRemote)
-		b.log.Warn("backend not started", "reason", errRemote)
-		return
-	}
 	var crashes []time.Time
 	for attempt := 0; ; attempt++ {
 		wasReady, reason, teardown := b.runOnce(ctx, time.Now().Add(b.m.startLimit))
@@ -135,6 +132,28 @@ func (b *backend) run(ctx context.Context) {
 				teardown()
 			}
 			return
+		}
+		if b.auth != nil && b.auth.loginNeeded() {
+			// Not a crash: nothing to retry until the user signs in.
+			reason = (&LoginError{Server: b.cfg.Name}).Error()
+			wasReady := b.setState(NeedsLogin, reason)
+			b.settle()
+			if teardown != nil {
+				teardown()
+			}
+			if wasReady {
+				b.m.notify.changed(b.cfg.Name)
+			}
+			b.log.Warn("remote server needs sign-in", "run", "mcp-gateway login "+b.cfg.Name)
+			if !b.auth.waitLogin(ctx, loginPoll) {
+				b.setState(Stopped, "stopped")
+				return
+			}
+			crashes = nil
+			b.mu.Lock()
+			b.state, b.reason = Starting, ""
+			b.mu.Unlock()
+			continue
 		}
 		if attempt == 0 && !wasReady {
 			b.log.Error("backend failed to start", "reason", reason, "stderr_tail", b.stderr.snapshot())
@@ -194,19 +213,160 @@ func (b *backend) run(ctx context.Context) {
 	}
 }
 
-// runOnce starts the child, does the handshake and serves until the child
-// dies or ctx is done. It returns whether the backend became ready, why it
-// is not running any more, and teardown (nil if nothing was started), which
-// the caller runs after recording the new state: when teardown returns, the
-// process group is dead and reaped and every goroutine of the session has
-// ended.
+// runOnce starts a session (a child process, or a connection to a remote
+// server), does the handshake and serves until the session ends or ctx is
+// done. It returns whether the backend became ready, why it is not running
+// any more, and teardown (nil if nothing was started), which the caller runs
+// after recording the new state: when teardown returns, the process group
+// is dead and reaped (or the connection closed) and every goroutine of the
+// session has ended.
 func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasReady bool, reason string, teardown func()) {
-	s, reason := b.startSession()
+	name := b.cfg.Name
+	hctx, cancel := context.WithDeadline(ctx, startupDeadline)
+	defer cancel()
+	var s *session
+	if b.cfg.URL != "" {
+		s, reason = b.startRemote(hctx)
+	} else {
+		s, reason = b.startChild()
+	}
 	if s == nil {
 		return false, reason, nil
 	}
-	wasReady, reason = s.serve(ctx, startupDeadline)
-	return wasReady, reason, s.teardown
+	c := s.c
+	refreshDone := make(chan struct{})
+	refreshing := false
+	teardown = func() {
+		s.teardown()
+		if refreshing {
+			<-refreshDone
+		}
+	}
+
+	l, info, err := b.handshake(hctx, c)
+	cancel()
+	if we := (*jsonrpc.Error)(nil); errors.As(err, &we) && we.Code == CodeRecursive {
+		// A nested gateway reached through a wrapper found itself in
+		// ChainEnv; it has started nothing.
+		b.refused = true
+		return false, "a nested gateway refused to start: " + we.Message, teardown
+	}
+	if err != nil {
+		select {
+		case r := <-s.crashed:
+			return false, r, teardown
+		default:
+		}
+		if ctx.Err() != nil {
+			return false, "stopped", teardown
+		}
+		return false, err.Error(), teardown
+	}
+
+	b.mu.Lock()
+	b.state, b.reason = Ready, ""
+	b.conn, b.lists, b.serverInfo = c, l, info
+	b.mu.Unlock()
+	b.settle()
+	b.log.Info("backend ready", append(s.attrs, "tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources))...)
+	b.m.notify.changed(name)
+
+	refreshing = true
+	go func() {
+		defer close(refreshDone)
+		b.refreshLoop(c)
+	}()
+
+	select {
+	case r := <-s.crashed:
+		b.setState(Crashed, r) // the watcher did, unless it crashed before Ready was recorded
+		b.log.Error("backend crashed", "reason", r, "stderr_tail", b.stderr.snapshot())
+		b.m.notify.changed(name)
+		return true, r, teardown
+	case <-ctx.Done():
+		return true, "stopped", teardown
+	}
+}
+
+// session is one started session of a backend, before its handshake.
+type session struct {
+	c *conn
+	// crashed receives, once, why the session ended by itself.
+	crashed <-chan string
+	// teardown ends the session and waits for its goroutines (runOnce).
+	teardown func()
+	attrs    []any // what the log says of it: pid, url
+}
+
+// startChild starts the child process and its conn; on failure it returns
+// the reason.
+func (b *backend) startChild() (*session, string) {
+	name := b.cfg.Name
+	p, err := startProcess(b.cfg, b.m.environ)
+	if err != nil {
+		reason := fmt.Sprintf("start %s: %v", b.cfg.Command, err)
+		if strings.ContainsAny(b.cfg.Command, " \t") && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, exec.ErrNotFound)) {
+			reason += " (command is one program; put its arguments in args)"
+		}
+		return nil, reason
+	}
+	b.m.reaper.Add(p)
+	b.mu.Lock()
+	b.pid, b.startedAt = p.Pid, time.Now()
+	b.mu.Unlock()
+	b.log.Debug("backend process started", "pid", p.Pid)
+
+	stderrDone := make(chan struct{})
+	go func() {
+		defer close(stderrDone)
+		drainStderr(p.Stderr, b.log, &b.stderr, b.logs)
+	}()
+	c := newConn(name, p.Stdin, pipeCapacity(p.Stdin), b.log, b.hooks())
+	go c.readLoop(p.Stdout)
+
+	crashed := make(chan string, 1) // the crash reason, once
+	stopWatch := make(chan struct{})
+	watchDone := make(chan struct{})
+	go func() {
+		defer close(watchDone)
+		b.watch(p, c, stderrDone, stopWatch, crashed)
+	}()
+
+	teardown := func() {
+		close(stopWatch)
+		<-watchDone
+		var crash bool
+		select {
+		case <-p.Exited():
+			crash = true
+		default:
+		}
+		c.shutdown(&ServerError{Server: name, State: Stopped, Reason: "stopped"})
+		if crash {
+			p.Kill() // whatever it left behind in its group
+		} else {
+			p.Stop(b.m.stopGrace)
+		}
+		// The group is gone: give the readers a moment to reach EOF. A
+		// descendant that left the group (setsid) may still hold the pipes:
+		// end it, and cut the readers loose whatever it does.
+		if !waitClosed(100*time.Millisecond, c.eof, stderrDone) {
+			if n := p.KillEscaped(); n > 0 {
+				b.log.Warn("killed processes that left the backend's process group and held its pipes", "count", n)
+				waitClosed(100*time.Millisecond, c.eof, stderrDone)
+			}
+		}
+		p.CloseFiles()
+		<-c.eof
+		<-stderrDone
+		c.wait()
+		flushLogLimit(b.logs, b.log)
+		b.m.reaper.Del(p)
+		b.mu.Lock()
+		b.pid = 0
+		b.mu.Unlock()
+	}
+	return &session{c: c, crashed: crashed, teardown: teardown, attrs: []any{"pid", p.Pid}}, ""
 }
 
 // watch notices the end of the child's session at once: stdout EOF or the
@@ -260,15 +420,20 @@ func (b *backend) watch(p *proc.Process, c *conn, stderrDone, stop <-chan struct
 	case <-t.C:
 	}
 	t.Stop()
-	// Leave Ready before failing the calls, so that a caller who sees the
-	// crash error also sees the tools gone.
+	b.sessionEnded(c, reason, b.stderr.snapshot(), crashed)
+}
+
+// sessionEnded records that session c ended by itself: the backend leaves
+// Ready before the calls fail, so that a caller who sees the crash error
+// also sees the tools gone; then the reason goes to crashed.
+func (b *backend) sessionEnded(c *conn, reason string, tail []string, crashed chan<- string) {
 	b.mu.Lock()
 	if b.conn == c {
 		b.state, b.reason = Crashed, reason
 		b.conn, b.lists = nil, lists{}
 	}
 	b.mu.Unlock()
-	c.shutdown(&ServerError{Server: b.cfg.Name, State: Crashed, Reason: reason, StderrTail: b.stderr.snapshot()})
+	c.shutdown(&ServerError{Server: b.cfg.Name, State: Crashed, Reason: reason, StderrTail: tail})
 	crashed <- reason
 }
 

@@ -165,10 +165,34 @@ type Server struct {
 	// behaviour before the allowlist); false gives it only the allowlist of
 	// docs/configuration.md ("The environment of a server") plus Env.
 	InheritEnv bool `json:"inherit_env,omitempty"`
+	// OAuth configures how a remote server's OAuth sign-in registers the
+	// gateway (mcp-gateway login); without it the gateway registers itself
+	// dynamically where the authorization server allows.
+	OAuth OAuth `json:"oauth,omitzero"`
 
 	// Source locates the server's entry in the file, for error messages
 	// ("config.yaml:12"); empty for servers not from a file.
 	Source string `json:"-"`
+}
+
+// OAuth is a remote server's sign-in client: a client registered in
+// advance with the authorization server (ClientID, and ClientSecret for a
+// confidential client), or the HTTPS URL of the gateway's client ID
+// metadata document, and the scopes to ask for when the server names none.
+type OAuth struct {
+	// ClientID and ClientSecret may also be written clientId and
+	// clientSecret (Gemini CLI).
+	ClientID          string   `json:"client_id,omitempty" alias:"clientId"`
+	ClientSecret      string   `json:"client_secret,omitempty" alias:"clientSecret"` // ${VAR} expanded; masked in --show-config
+	ClientMetadataURL string   `json:"client_metadata_url,omitempty"`
+	Scopes            []string `json:"scopes,omitempty"`
+}
+
+// foreignKeys are the keys of Gemini CLI's oauth object that the gateway
+// does without: it discovers the endpoints and listens on loopback itself.
+func (*OAuth) foreignKeys() map[string]string {
+	const why = "a Gemini CLI setting; the gateway discovers the endpoints and redirects to loopback"
+	return map[string]string{"enabled": why, "authorizationUrl": why, "tokenUrl": why, "redirectUri": why, "tokenParamName": why, "audiences": why}
 }
 
 // ToolFilter selects a backend's tools by glob patterns (path.Match syntax)

@@ -200,6 +200,12 @@ func (l *loader) fields(n *yaml.Node, path string, v reflect.Value, foreign map[
 	return true
 }
 
+// foreignKeyer is a struct that other clients write with keys of their
+// own, which are skipped with a warning.
+type foreignKeyer interface {
+	foreignKeys() map[string]string
+}
+
 // keyChecker is a struct whose values are checked as each key is read, so
 // that the messages come in the file's order.
 type keyChecker interface {
@@ -212,7 +218,11 @@ type keyChecker interface {
 // is an error; v then keeps what it held and decode returns false.
 func (l *loader) decode(e entry, key, canon string, v reflect.Value) bool {
 	if v.Kind() == reflect.Struct {
-		return l.fields(e.val, key, v, nil)
+		var foreign map[string]string
+		if f, ok := v.Addr().Interface().(foreignKeyer); ok {
+			foreign = f.foreignKeys()
+		}
+		return l.fields(e.val, key, v, foreign)
 	}
 	n := l.resolve(e.val)
 	if n == nil {

@@ -116,6 +116,12 @@ func DefaultPath(home string) string {
 	return filepath.Join(home, ".config", "mcp-gateway", "config.yaml")
 }
 
+// TokenDir is where the OAuth sign-ins of remote servers are kept, one file
+// per server (mcp-gateway login): ~/.config/mcp-gateway/tokens under home.
+func TokenDir(home string) string {
+	return filepath.Join(home, ".config", "mcp-gateway", "tokens")
+}
+
 // maxFileSize bounds the configuration file Load reads.
 const maxFileSize = 4 << 20
 

@@ -25,7 +25,6 @@ var clientServerKeys = map[string]string{
 	"transportType": "a Cline setting; the transport follows command or url",
 	"envFile":       "a VS Code setting; the file is not read, put the variables in env",
 	"trust":         "a Gemini CLI setting",
-	"oauth":         "a client OAuth setting; use headers",
 	"description":   "a description",
 }
 
@@ -209,6 +208,7 @@ func (l *loader) server(it serverItem) (s Server, ok bool) {
 			l.errLine(o.line, join(p, "headers."+k), "is not a valid HTTP header")
 		}
 	}
+	s.OAuth.ClientSecret = x("oauth.client_secret", s.OAuth.ClientSecret)
 	if len(s.Env) == 0 {
 		s.Env = nil
 	}

@@ -263,3 +263,42 @@ func TestExpandVars(t *testing.T) {
 		}
 	}
 }
+
+// A remote server's oauth: the gateway's keys, Gemini CLI's spellings, its
+// other keys skipped with a warning, ${VAR} in the secret, and the secret
+// masked in --show-config.
+func TestServerOAuth(t *testing.T) {
+	c, src := mustLoad(t, `mcpServers:
+  corp:
+    url: https://mcp.corp.example/mcp
+    oauth: {client_id: gw, client_secret: "${CORP_SECRET}", client_metadata_url: "https://gw.example/client.json", scopes: [a, b]}
+  gemini:
+    httpUrl: https://g.example/mcp
+    oauth: {enabled: true, clientId: gid, clientSecret: lit, tokenUrl: "https://t.example/token"}
+`, map[string]string{"CORP_SECRET": "s3cret"}, Flags{})
+	corp, gemini := c.Servers[0], c.Servers[1]
+	want := OAuth{ClientID: "gw", ClientSecret: "s3cret", ClientMetadataURL: "https://gw.example/client.json", Scopes: []string{"a", "b"}}
+	if corp.OAuth.ClientID != want.ClientID || corp.OAuth.ClientSecret != want.ClientSecret ||
+		corp.OAuth.ClientMetadataURL != want.ClientMetadataURL || !slices.Equal(corp.OAuth.Scopes, want.Scopes) {
+		t.Errorf("corp.oauth = %+v", corp.OAuth)
+	}
+	if gemini.OAuth.ClientID != "gid" || gemini.OAuth.ClientSecret != "lit" {
+		t.Errorf("gemini.oauth = %+v", gemini.OAuth)
+	}
+	var warned []string
+	for _, w := range src.Warnings {
+		if strings.Contains(w, "oauth.") {
+			warned = append(warned, w)
+		}
+	}
+	if len(warned) != 2 || !strings.Contains(warned[0], "mcpServers.gemini.oauth.enabled") || !strings.Contains(warned[1], "oauth.tokenUrl") {
+		t.Errorf("warnings = %q", warned)
+	}
+	var out strings.Builder
+	if err := WriteShowConfig(&out, "test", c, src); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "s3cret") || strings.Contains(out.String(), `"lit"`) || !strings.Contains(out.String(), `"client_secret": "***"`) {
+		t.Errorf("--show-config:\n%s", out.String())
+	}
+}

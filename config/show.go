@@ -61,7 +61,7 @@ func WriteShowConfig(w io.Writer, version string, c *Config, s *Sources) error {
 		eff.Gateway.HTTP.AllowedOrigins = []string{}
 	}
 	doc := showDoc{Version: version, Sources: src, Effective: showEffective{
-		OpenAI: showOpenAI{APIKeyEnv: c.OpenAI.APIKeyEnv, BaseURL: redactURL(c.OpenAI.BaseURL), APIKey: key},
+		OpenAI: showOpenAI{APIKeyEnv: c.OpenAI.APIKeyEnv, BaseURL: RedactURL(c.OpenAI.BaseURL), APIKey: key},
 		Config: &eff,
 	}}
 	enc := json.NewEncoder(w)
@@ -102,7 +102,7 @@ func (c *Config) masked(s Server) Server {
 	}
 	s.Command = written("command", s.Command)
 	s.Cwd = written("cwd", s.Cwd)
-	s.URL = redactURL(written("url", s.URL))
+	s.URL = RedactURL(written("url", s.URL))
 	s.Args = slices.Clone(s.Args)
 	for i, a := range s.Args {
 		s.Args[i] = written(fmt.Sprintf("args[%d]", i), a)
@@ -122,6 +122,9 @@ func (c *Config) masked(s Server) Server {
 	}
 	s.Env = mask("env.", s.Env)
 	s.Headers = mask("headers.", s.Headers)
+	if s.OAuth.ClientSecret != "" {
+		s.OAuth.ClientSecret = Masked
+	}
 	if s.Tools.Include == nil {
 		s.Tools.Include = []string{}
 	}
@@ -143,9 +146,9 @@ func secretName(name string) bool {
 	return false
 }
 
-// redactURL masks the password and secret-looking query values of a URL,
+// RedactURL masks the password and secret-looking query values of a URL,
 // by text, so that it works on a URL as written with ${VAR} in it too.
-func redactURL(s string) string {
+func RedactURL(s string) string {
 	rest, frag, hasFrag := strings.Cut(s, "#")
 	base, query, hasQuery := strings.Cut(rest, "?")
 	if _, after, ok := strings.Cut(base, "://"); ok {

@@ -133,8 +133,8 @@ func TestRedactURL(t *testing.T) {
 		{"", ""},
 	}
 	for _, tt := range tests {
-		if got := redactURL(tt.in); got != tt.want {
-			t.Errorf("redactURL(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := RedactURL(tt.in); got != tt.want {
+			t.Errorf("RedactURL(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

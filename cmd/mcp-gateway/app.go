@@ -30,6 +30,7 @@ type app struct {
 	backends *backends.Manager
 	gw       *gateway.Gateway
 	metrics  *metrics // --transport http only
+	tokenDir string   // remote servers' sign-ins (login, logout)
 }
 
 // newApp loads the configuration and wires the gateway. It starts nothing.
@@ -50,7 +51,7 @@ func newApp(inv *invocation, e env) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &app{inv: inv, env: e, load: load, cfg: cfg, sources: sources, logs: logs, log: logs.logger}
+	a := &app{inv: inv, env: e, load: load, cfg: cfg, sources: sources, logs: logs, log: logs.logger, tokenDir: config.TokenDir(home)}
 	a.self = backends.NewSelf(inv.configPath, home, e.lookup)
 	servers := a.servers(cfg)
 	for _, w := range sources.Warnings {
@@ -80,6 +81,7 @@ func newApp(inv *invocation, e env) (*app, error) {
 		Reaper:         reaper,
 		Subreaper:      e.subreaper,
 		Self:           &a.self,
+		TokenDir:       a.tokenDir,
 		OnChange:       func(server string) { a.gw.BackendsChanged(server) },
 		OnRequest: func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
 			return a.gw.HandleBackendRequest(ctx, server, method, params)
@@ -144,6 +146,10 @@ func (a *app) run(ctx context.Context) error {
 		return a.call(ctx)
 	case "status":
 		return a.status(ctx)
+	case "login":
+		return a.login(ctx)
+	case "logout":
+		return a.logout()
 	}
 	return usagef("unknown command %q", a.inv.command)
 }

@@ -17,6 +17,8 @@ Usage:
   mcp-gateway status [--config PATH] [--json]            start every backend; state, start time, tools, errors
   mcp-gateway import --from CLIENT|PATH [--write PATH [--force] [--replace-client]]
                                                          gateway YAML from a client's MCP servers (docs/clients.md)
+  mcp-gateway login NAME [--config PATH]                 sign in to a remote server (OAuth, in the browser)
+  mcp-gateway logout NAME [--config PATH]                forget the sign-in of a remote server
   mcp-gateway --help | --version
 
 Flags:
@@ -35,7 +37,7 @@ Environment: OPENAI_API_KEY, OPENAI_BASE_URL, DEFAULT_TIMEOUT, MCP_LINE_MODE, DE
 
 // invocation is a parsed command line.
 type invocation struct {
-	command    string // "serve", "tools", "call", "status", "import", "show-config"
+	command    string // "serve", "tools", "call", "status", "import", "login", "logout", "show-config"
 	stdio      bool
 	transport  string
 	configPath string
@@ -48,6 +50,7 @@ type invocation struct {
 	listen     string
 	callName   string
 	callArgs   string
+	server     string // login, logout
 	// import
 	from          string
 	write         string
@@ -146,6 +149,11 @@ func parseArgs(args []string) (*invocation, error) {
 			if inv.replaceClient && inv.write == "" {
 				return nil, usagef("--replace-client needs --write PATH: the client's new entry runs the gateway on that file")
 			}
+		case "login", "logout":
+			if len(rest) != 1 {
+				return nil, usagef("%s needs one server name: mcp-gateway %s NAME", inv.command, inv.command)
+			}
+			inv.server = rest[0]
 		case "call":
 			if len(rest) == 0 {
 				return nil, usagef("call needs a tool name: mcp-gateway call NAME [JSON_ARGS]")
@@ -189,7 +197,7 @@ func parseArgs(args []string) (*invocation, error) {
 
 func isCommand(s string) bool {
 	switch s {
-	case "tools", "call", "status", "import":
+	case "tools", "call", "status", "import", "login", "logout":
 		return true
 	}
 	return false

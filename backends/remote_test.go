@@ -1,0 +1,157 @@
+package backends_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// seen is one HTTP request a remote server received.
+type seen struct {
+	method, rpc           string // HTTP method; JSON-RPC method (Mcp-Method is not sent by 2025-11-25 clients, so the body's)
+	session, version, key string
+}
+
+// A Streamable HTTP session as go-sdk's server expects it: the configured
+// headers on every request, the session id and the negotiated version on
+// every request after initialize, the standalone stream opened before
+// initialized (so list_changed between calls arrives and refreshes the
+// tools), and the session ended with DELETE at Close.
+func TestRemoteStreamableSession(t *testing.T) {
+	t.Parallel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "far", Version: "1"}, nil)
+	echo := func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}, nil, nil
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "one"}, echo)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	var mu sync.Mutex
+	var reqs []seen
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := seen{method: r.Method, session: r.Header.Get("Mcp-Session-Id"), version: r.Header.Get("Mcp-Protocol-Version"), key: r.Header.Get("X-Api-Key")}
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			if _, m, ok := strings.Cut(string(body), `"method":"`); ok {
+				s.rpc, _, _ = strings.Cut(m, `"`)
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		mu.Lock()
+		reqs = append(reqs, s)
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close) // after the Manager's Close (cleanups run last first)
+
+	e := start(t, []config.Server{{Name: "far", URL: hs.URL, Enabled: true, Restart: "on-failure", Headers: map[string]string{"X-Api-Key": "k1"}}}, nil)
+	if st := e.status(t, "far"); st.State != backends.Ready {
+		t.Fatalf("far: %+v", st)
+	}
+	if got := toolNames(e.Tools()); !slices.Equal(got, []string{"far/one"}) {
+		t.Fatalf("tools %v", got)
+	}
+	// A tool added between calls: list_changed comes on the standalone stream.
+	mcp.AddTool(srv, &mcp.Tool{Name: "two"}, echo)
+	e.changes.wait(t, "far")
+	testutil.WaitFor(t, 5*time.Second, "the added tool far/two", func() bool {
+		return slices.Contains(toolNames(e.Tools()), "far/two")
+	})
+	if res := e.call(t, "far", "two", `{}`); !strings.Contains(string(res), `"hi"`) {
+		t.Errorf("two: %s", res)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	sid := ""
+	getAt, initializedAt, deleted := -1, -1, false
+	for i, r := range reqs {
+		if r.key != "k1" {
+			t.Errorf("request %d (%s %s) without the configured header", i, r.method, r.rpc)
+		}
+		if i == 0 {
+			if r.rpc != "initialize" || r.session != "" {
+				t.Errorf("first request %+v", r)
+			}
+			continue
+		}
+		if sid == "" {
+			sid = r.session
+		}
+		if r.session == "" || r.session != sid || r.version != backends.ProtocolVersion {
+			t.Errorf("request %d %+v: want session %q and version %s", i, r, sid, backends.ProtocolVersion)
+		}
+		switch {
+		case r.method == http.MethodGet && getAt < 0:
+			getAt = i
+		case r.rpc == "notifications/initialized":
+			initializedAt = i
+		case r.method == http.MethodDelete:
+			deleted = true
+		}
+	}
+	if getAt < 0 || initializedAt < 0 || getAt > initializedAt {
+		t.Errorf("standalone GET at %d, initialized at %d: want the stream first", getAt, initializedAt)
+	}
+	if !deleted {
+		t.Error("no DELETE at Close")
+	}
+}
+
+// A call that times out on a server that holds its POST open is abandoned:
+// the gateway closes that request rather than keep a goroutine and a
+// connection waiting for an answer nobody wants.
+func TestRemoteAbandonsTimedOutCall(t *testing.T) {
+	t.Parallel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "far", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "hang"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return nil, nil, nil // never called: the POST is held below
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	closed := make(chan struct{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			if bytes.Contains(body, []byte(`"name":"hang"`)) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				w.(http.Flusher).Flush()
+				<-r.Context().Done() // until the client goes
+				close(closed)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	e := start(t, []config.Server{{Name: "far", URL: hs.URL, Enabled: true, Restart: "never", TimeoutMS: 200}}, nil)
+	_, err := e.CallTool(context.Background(), "far", "hang", nil, backends.CallOptions{})
+	var te *backends.TimeoutError
+	if !errors.As(err, &te) {
+		t.Fatalf("hang: %v", err)
+	}
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the timed-out call's POST is still open")
+	}
+	if st := e.status(t, "far"); st.State != backends.Ready {
+		t.Errorf("far after the timeout: %+v", st)
+	}
+}

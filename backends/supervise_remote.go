@@ -1,0 +1,86 @@
+package backends
+
+import (
+	"context"
+	"math"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/config"
+)
+
+// remotePipe is the inline-write bound of a remote's conn: a remote's Write
+// only queues, so every write may be inline.
+var remotePipe = pipeCap{bytes: math.MaxInt64 / 2, page: 1}
+
+// startRemote connects to a url: backend (remote.go) and starts its conn;
+// on failure it returns the reason. ctx bounds the connection's opening.
+func (b *backend) startRemote(ctx context.Context) (*session, string) {
+	name := b.cfg.Name
+	opts := remoteOptions{
+		Server:  name,
+		URL:     b.cfg.URL,
+		SSE:     useSSE(b.cfg.Transport, b.cfg.URL),
+		Headers: b.cfg.Headers,
+		Log:     b.log,
+	}
+	if b.auth != nil {
+		opts.Auth = b.auth
+	}
+	r, err := dialRemote(ctx, opts)
+	if err != nil {
+		return nil, err.Error()
+	}
+	b.mu.Lock()
+	b.startedAt = time.Now()
+	b.mu.Unlock()
+	c := newConn(name, r, remotePipe, b.log, b.hooks())
+	go c.readLoop(r.reader())
+
+	crashed := make(chan string, 1)
+	stop := make(chan struct{})
+	watchDone := make(chan struct{})
+	go func() {
+		defer close(watchDone)
+		select {
+		case <-c.eof:
+		case <-stop:
+			return
+		}
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		reason := r.failure()
+		if reason == "" {
+			reason = "the connection ended"
+		}
+		b.sessionEnded(c, reason, nil, crashed)
+	}()
+	teardown := func() {
+		close(stop)
+		<-watchDone
+		c.shutdown(&ServerError{Server: name, State: Stopped, Reason: "stopped"})
+		r.shutdown()
+		<-c.eof
+		c.wait()
+	}
+	return &session{c: c, crashed: crashed, teardown: teardown, attrs: []any{"url", config.RedactURL(b.cfg.URL)}}, ""
+}
+
+// useSSE reports whether a url: backend starts with the legacy HTTP+SSE
+// transport: when its transport says so, or its URL's path ends in /sse.
+// Otherwise it is Streamable HTTP, falling back to HTTP+SSE when the server
+// refuses it with a 4xx (remote.go).
+func useSSE(transport, rawURL string) bool {
+	if transport == "sse" {
+		return true
+	}
+	if transport == "http" {
+		return false
+	}
+	u, err := url.Parse(rawURL)
+	return err == nil && strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/sse")
+}

@@ -1,0 +1,114 @@
+package backends
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/oauth2"
+)
+
+// A tokenStore keeps one remote server's OAuth sign-in in a file of its
+// own, DIR/NAME.json, mode 0600: the client the gateway signed in as and
+// its tokens. `mcp-gateway login` writes it; a running gateway reads it
+// again whenever it changes (so a login needs no restart) and writes
+// refreshed tokens back.
+type tokenStore struct{ path string }
+
+// TokenPath is the file that keeps server's sign-in under dir.
+func TokenPath(dir, server string) string { return filepath.Join(dir, server+".json") }
+
+// signIn is what a tokenStore holds.
+type signIn struct {
+	URL          string           `json:"url"` // the server signed in to
+	ClientID     string           `json:"client_id"`
+	ClientSecret string           `json:"client_secret,omitempty"`
+	AuthURL      string           `json:"auth_url"`
+	TokenURL     string           `json:"token_url"`
+	AuthStyle    oauth2.AuthStyle `json:"auth_style"`
+	Scopes       []string         `json:"scopes,omitempty"`
+	Token        *oauth2.Token    `json:"token"`
+}
+
+// config is the OAuth client of a sign-in, for refreshing its tokens.
+func (s *signIn) config() *oauth2.Config {
+	return &oauth2.Config{
+		ClientID:     s.ClientID,
+		ClientSecret: s.ClientSecret,
+		Endpoint:     oauth2.Endpoint{AuthURL: s.AuthURL, TokenURL: s.TokenURL, AuthStyle: s.AuthStyle},
+		Scopes:       s.Scopes,
+	}
+}
+
+// load reads the sign-in; a missing file is (nil, nil).
+func (t tokenStore) load() (*signIn, error) {
+	b, err := os.ReadFile(t.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var s signIn
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", t.path, err)
+	}
+	return &s, nil
+}
+
+// save writes the sign-in whole (a temporary file renamed over the old
+// one), readable by the user only.
+func (t tokenStore) save(s *signIn) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(t.path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(t.path), ".token-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := f.Chmod(0o600); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), t.path)
+}
+
+// stamp identifies the file's version (its modification time and size); a
+// missing file has the zero stamp.
+func (t tokenStore) stamp() fileStamp {
+	fi, err := os.Stat(t.path)
+	if err != nil {
+		return fileStamp{}
+	}
+	return fileStamp{fi.ModTime(), fi.Size()}
+}
+
+type fileStamp struct {
+	mod  time.Time
+	size int64
+}
+
+// Logout forgets server's sign-in under dir; it reports whether there was one.
+func Logout(dir, server string) (bool, error) {
+	err := os.Remove(TokenPath(dir, server))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}

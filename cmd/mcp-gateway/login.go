@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"net"
+	"net/http"
+	"os/exec"
+	"runtime"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// login is `mcp-gateway login NAME`: sign in to a remote server in the
+// browser. The authorization server redirects to a listener on a loopback
+// port, and the sign-in is stored where running gateways pick it up.
+func (a *app) login(ctx context.Context) error {
+	s, err := a.remoteServer()
+	if err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("login: listen for the redirect: %w", err)
+	}
+	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", l.Addr().(*net.TCPAddr).Port)
+	results := make(chan *auth.AuthorizationResult, 1)
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if r.URL.Path != "/callback" || q.Get("state") == "" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if e := q.Get("error"); e != "" {
+			fmt.Fprintf(w, "<p>Sign-in to %s failed: %s. You can close this tab.</p>", html.EscapeString(s.Name), html.EscapeString(e))
+		} else {
+			fmt.Fprintf(w, "<p>Signed in to %s. You can close this tab.</p>", html.EscapeString(s.Name))
+		}
+		select {
+		case results <- &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}:
+		default:
+		}
+	})}
+	go srv.Serve(l)
+	defer srv.Close()
+
+	fetch := func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+		fmt.Fprintf(a.env.stderr, "Sign in to %s in your browser; if it does not open, open this URL:\n\n  %s\n\n", s.Name, args.URL)
+		if err := openBrowser(args.URL); err != nil {
+			a.log.Debug("no browser opened", "err", err)
+		}
+		select {
+		case r := <-results:
+			if r.Code == "" {
+				return nil, errors.New("the authorization server sent no code")
+			}
+			return r, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	signedIn, err := backends.Login(ctx, s, backends.Options{
+		Logger:      a.log.With("component", "backends"),
+		ClientInfo:  &mcp.Implementation{Name: "mcp-gateway", Version: version()},
+		TokenDir:    a.tokenDir,
+		Authorize:   fetch,
+		RedirectURL: redirect,
+	})
+	if err != nil {
+		return fmt.Errorf("login %s: %w", s.Name, err)
+	}
+	if !signedIn {
+		fmt.Fprintf(a.env.stdout, "%s did not ask for a sign-in; nothing stored.\n", s.Name)
+		return nil
+	}
+	fmt.Fprintf(a.env.stdout, "Signed in to %s (stored in %s); running gateways use it now.\n", s.Name, backends.TokenPath(a.tokenDir, s.Name))
+	return nil
+}
+
+// logout is `mcp-gateway logout NAME`: forget a remote server's sign-in.
+func (a *app) logout() error {
+	s, err := a.remoteServer()
+	if err != nil {
+		return err
+	}
+	had, err := backends.Logout(a.tokenDir, s.Name)
+	if err != nil {
+		return fmt.Errorf("logout %s: %w", s.Name, err)
+	}
+	if had {
+		fmt.Fprintf(a.env.stdout, "Signed out of %s.\n", s.Name)
+	} else {
+		fmt.Fprintf(a.env.stdout, "%s had no stored sign-in.\n", s.Name)
+	}
+	return nil
+}
+
+// remoteServer is the configured url: server login and logout name.
+func (a *app) remoteServer() (config.Server, error) {
+	for _, s := range a.cfg.Servers {
+		if s.Name == a.inv.server {
+			if s.URL == "" {
+				return s, usagef("%s is a local server (command); only url: servers sign in", s.Name)
+			}
+			return s, nil
+		}
+	}
+	return config.Server{}, usagef("no server %q in the configuration", a.inv.server)
+}
+
+// openBrowser opens url in the user's browser, where there is one.
+func openBrowser(url string) error {
+	var cmd *exec.Cmd
+	switch runtime.GOOS {
+	case "darwin":
+		cmd = exec.Command("open", url)
+	case "windows":
+		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", url)
+	default:
+		cmd = exec.Command("xdg-open", url)
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go cmd.Wait() // reap it; its outcome does not matter
+	return nil
+}

