@@ -133,6 +133,10 @@ type HTTP struct {
 	AllowedOrigins []string `json:"allowed_origins"`
 	AuthTokenEnv   string   `json:"auth_token_env"`
 	Stateless      bool     `json:"stateless"`
+	// SessionIdleTimeoutMS ends a Streamable HTTP session that has had no
+	// request, no call in flight and no open stream for this long; 0 never
+	// ends one.
+	SessionIdleTimeoutMS int `json:"session_idle_timeout_ms"`
 }
 
 // Server is one backend MCP server. Exactly one of Command and URL is set.
@@ -263,6 +267,12 @@ func (c *Config) StartupTimeout() time.Duration {
 	return time.Duration(c.Gateway.StartupTimeoutMS) * time.Millisecond
 }
 
+// SessionIdleTimeout is how long an idle HTTP session lives; 0 means for
+// ever.
+func (c *Config) SessionIdleTimeout() time.Duration {
+	return time.Duration(c.Gateway.HTTP.SessionIdleTimeoutMS) * time.Millisecond
+}
+
 // StartLimit bounds one start of a backend; a slower one is stopped and,
 // under restart: on-failure, tried again.
 func (c *Config) StartLimit() time.Duration {
@@ -292,7 +302,7 @@ func Defaults() *Config {
 			StartupTimeoutMS: ms(DefaultStartupTimeout),
 			StartLimitMS:     ms(DefaultStartLimit),
 			AnswerTools:      true,
-			HTTP:             HTTP{Listen: "127.0.0.1:8000", AllowedOrigins: []string{}},
+			HTTP:             HTTP{Listen: "127.0.0.1:8000", AllowedOrigins: []string{}, SessionIdleTimeoutMS: 1800000},
 		},
 		Servers: []Server{},
 	}

@@ -22,12 +22,12 @@ func (g *Gateway) HandleBackendRequest(ctx context.Context, server, method strin
 	default:
 		return nil, fmt.Errorf("method %s is not forwarded", method)
 	}
-	to := g.clientFor(server, method)
+	to, during := g.clientFor(server, method)
 	if to == nil {
 		return nil, fmt.Errorf("no connected client supports %s", method)
 	}
 	g.log.Debug("forwarding backend request to client", "server", server, "method", method)
-	return to.request(ctx, method, params)
+	return to.request(ctx, during, method, params)
 }
 
 // clientSupports reports whether the client declared the capability a
@@ -51,11 +51,12 @@ func clientSupports(ss *mcp.ServerSession, method string) bool {
 	return false
 }
 
-// clientFor picks the client session a backend's request goes to. A
-// backend's request carries no reference to the call it serves, so the
-// call is found by the backend: many clients calling the same backend at
-// once cannot be told apart, and the first found gets it.
-func (g *Gateway) clientFor(server, method string) *session {
+// clientFor picks the client session a backend's request goes to, and the
+// id of its call the request serves (nil outside any call). A backend's
+// request carries no reference to the call it serves, so the call is found
+// by the backend: many clients calling the same backend at once cannot be
+// told apart, and the first found gets it.
+func (g *Gateway) clientFor(server, method string) (*session, json.RawMessage) {
 	g.mu.Lock()
 	type served struct {
 		f *front
@@ -72,12 +73,12 @@ func (g *Gateway) clientFor(server, method string) *session {
 		if ss == nil || x.s == nil || !clientSupports(ss, method) {
 			continue
 		}
-		if x.s.callsTo(server) {
-			return x.s
+		if id := x.s.callTo(server); id != nil {
+			return x.s, id
 		}
 		if fallback == nil {
 			fallback = x.s
 		}
 	}
-	return fallback
+	return fallback, nil
 }

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"sync"
 	"time"
@@ -26,6 +28,44 @@ func (g goneStream) Buffer(msg []byte) error { return g.check(g.clientStream.Buf
 func (g goneStream) Flush() error            { return g.check(g.clientStream.Flush()) }
 func (g goneStream) BufferLatest(key string, msg []byte) error {
 	return g.check(g.clientStream.BufferLatest(key, msg))
+}
+
+// send writes msg, which belongs to the client's request id: its response
+// (final; msg is nil when the response is suppressed) or a message sent
+// while serving it. A stream with a way out per request (callStreams)
+// carries it there; any other writes it (or, buffered, buffers it).
+func (g goneStream) send(id json.RawMessage, msg []byte, final, buffered bool) error {
+	if cs, ok := g.clientStream.(callStreams); ok {
+		return g.check(cs.WriteFor(id, msg, final))
+	}
+	switch {
+	case msg == nil:
+		return nil
+	case buffered:
+		return g.Buffer(msg)
+	}
+	return g.Write(msg)
+}
+
+// sendParts is send for a response whose message the parts make one
+// after the other (WriteParts). A stream with a way out per request gets
+// it joined: it keeps each message for a resume, and the parts may lie in
+// a buffer that is reused.
+func (g goneStream) sendParts(id json.RawMessage, parts [][]byte) error {
+	if cs, ok := g.clientStream.(callStreams); ok {
+		return g.check(cs.WriteFor(id, bytes.Join(parts, nil), true))
+	}
+	return g.WriteParts(parts...)
+}
+
+// sendLatest is send for a message that a later one of the same key makes
+// obsolete (a call's progress): a stream without a way out per request
+// may keep only the latest per key for a slow client (BufferLatest).
+func (g goneStream) sendLatest(id json.RawMessage, key string, msg []byte) error {
+	if cs, ok := g.clientStream.(callStreams); ok {
+		return g.check(cs.WriteFor(id, msg, false))
+	}
+	return g.BufferLatest(key, msg)
 }
 
 func (g goneStream) WriterGone() bool {
@@ -70,7 +110,7 @@ const goneCheck = 100 * time.Millisecond
 // drainWaitGone is drain's wait for the client's reader to leave: it
 // returns when the stream says so, or when stop is closed.
 func (s *session) drainWaitGone(stop <-chan struct{}) {
-	wg, _ := s.s.(writerGone)
+	wg, _ := s.s.clientStream.(writerGone)
 	if wg == nil {
 		return
 	}

@@ -1,28 +1,28 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// HTTP front: go-sdk's transports (StreamableServerTransport for /mcp,
-// SSEServerTransport for /sse + /messages) move the messages; each HTTP
-// session is one session of the gateway (session.go), exactly as a stdio
-// client is, so tools/call takes the one call path. go-sdk's handlers
-// (NewStreamableHTTPHandler, NewSSEHandler) are not used because they connect
-// an mcp.Server to the transport directly, which would bypass the session.
-// docs/http.md explains the choice.
+// HTTP front: Streamable HTTP (/mcp) is served by the gateway's own
+// transport (streamable.go); the 2024-11-05 SSE transport (/sse +
+// /messages) by go-sdk's SSEServerTransport. Each HTTP session is one
+// session of the gateway (session.go), exactly as a stdio client is, so
+// tools/call takes the one call path. docs/http.md explains the choice.
 
 // HTTPOptions configure an HTTPFront.
 type HTTPOptions struct {
@@ -32,6 +32,10 @@ type HTTPOptions struct {
 	// EventStore keeps the events of /mcp streams so that a client can
 	// resume one (Last-Event-ID); nil means a memory store.
 	EventStore mcp.EventStore
+	// IdleTimeout ends a Streamable HTTP session that has had no request,
+	// no call in flight and no open stream for this long; zero never
+	// does.
+	IdleTimeout time.Duration
 }
 
 // HTTPFront serves MCP over HTTP: Streamable HTTP and the 2024-11-05 SSE
@@ -42,12 +46,11 @@ type HTTPFront struct {
 
 	ctx  context.Context // parent of every session; cancelled by Close
 	stop context.CancelFunc
-	wg   sync.WaitGroup // one per session being served
+	wg   sync.WaitGroup // one per session being served, and the expiry loop
 
 	mu       sync.Mutex
 	closed   bool
-	sessions map[string]mcp.Connection // Streamable HTTP sessions, by Mcp-Session-Id
-	streams  map[string]*mcp.StreamableServerTransport
+	sessions map[string]*httpSession            // Streamable HTTP sessions, by Mcp-Session-Id
 	sse      map[string]*mcp.SSEServerTransport // SSE sessions, by sessionid
 }
 
@@ -57,15 +60,22 @@ func (g *Gateway) NewHTTPFront(opts HTTPOptions) *HTTPFront {
 		opts.EventStore = mcp.NewMemoryEventStore(nil)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	return &HTTPFront{
+	h := &HTTPFront{
 		g:        g,
 		opts:     opts,
 		ctx:      ctx,
 		stop:     stop,
-		sessions: make(map[string]mcp.Connection),
-		streams:  make(map[string]*mcp.StreamableServerTransport),
+		sessions: make(map[string]*httpSession),
 		sse:      make(map[string]*mcp.SSEServerTransport),
 	}
+	if opts.IdleTimeout > 0 && !opts.Stateless {
+		h.wg.Add(1)
+		go func() {
+			defer h.wg.Done()
+			h.expireLoop(opts.IdleTimeout)
+		}()
+	}
+	return h
 }
 
 const sessionIDHeader = "Mcp-Session-Id"
@@ -83,21 +93,22 @@ func (h *HTTPFront) Sessions() int {
 func (h *HTTPFront) Close() {
 	h.mu.Lock()
 	h.closed = true
-	conns := make([]mcp.Connection, 0, len(h.sessions))
-	for _, c := range h.sessions {
-		conns = append(conns, c)
+	sessions := make([]*httpSession, 0, len(h.sessions))
+	for _, s := range h.sessions {
+		sessions = append(sessions, s)
 	}
 	h.mu.Unlock()
-	for _, c := range conns {
-		_ = c.Close()
+	for _, s := range sessions {
+		_ = s.Close()
 	}
 	h.stop()
 	h.wg.Wait()
 }
 
-// start serves a connection as a session of the gateway, until it closes
-// or the front does. done, if not nil, runs when the session has ended.
-func (h *HTTPFront) start(ctx context.Context, conn mcp.Connection, state *mcp.ServerSessionState, done func()) bool {
+// start serves a client stream as a session of the gateway, until ctx is
+// done or the stream ends. done, if not nil, runs when the session has
+// ended.
+func (h *HTTPFront) start(ctx context.Context, cs clientStream, state *mcp.ServerSessionState, done func()) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -109,7 +120,7 @@ func (h *HTTPFront) start(ctx context.Context, conn mcp.Connection, state *mcp.S
 		if done != nil {
 			defer done()
 		}
-		if err := h.g.serveState(ctx, &sdkStream{ctx: ctx, conn: conn}, state); err != nil {
+		if err := h.g.serveState(ctx, cs, state); err != nil {
 			h.g.log.Debug("http session ended", "err", err)
 		}
 	}()
@@ -125,10 +136,6 @@ func (h *HTTPFront) ServeMCP(w http.ResponseWriter, r *http.Request) {
 		}
 		if j, s := accepts(r); !j || !s {
 			http.Error(w, "Accept must contain both 'application/json' and 'text/event-stream'", http.StatusBadRequest)
-			return
-		}
-		if h.opts.Stateless {
-			h.serveStateless(w, r)
 			return
 		}
 	case http.MethodGet:
@@ -150,98 +157,186 @@ func (h *HTTPFront) ServeMCP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
 		return
 	}
+	version := r.Header.Get("Mcp-Protocol-Version")
+	if version != "" && version < firstUnserved && !slices.Contains(servedVersions(), version) {
+		http.Error(w, "Bad Request: Unsupported protocol version (supported versions: "+strings.Join(servedVersions(), ",")+")", http.StatusBadRequest)
+		return
+	}
+	if h.opts.Stateless {
+		h.serveStateless(w, r, version)
+		return
+	}
 	id := r.Header.Get(sessionIDHeader)
 	if id == "" {
 		if r.Method != http.MethodPost {
 			http.Error(w, "Bad Request: "+r.Method+" requires an Mcp-Session-Id header", http.StatusBadRequest)
 			return
 		}
-		h.newSession(w, r)
+		h.newSession(w, r, version)
 		return
 	}
 	h.mu.Lock()
-	conn, t := h.sessions[id], h.streams[id]
+	s := h.sessions[id]
 	h.mu.Unlock()
-	if conn == nil {
+	if s == nil {
 		http.Error(w, "session not found", http.StatusNotFound)
 		return
 	}
-	if r.Method == http.MethodDelete {
-		_ = conn.Close()
+	switch r.Method {
+	case http.MethodDelete:
+		h.mu.Lock()
+		delete(h.sessions, id) // 404 from now on, while the session ends
+		h.mu.Unlock()
+		_ = s.Close()
 		w.WriteHeader(http.StatusNoContent)
-		return
+	case http.MethodGet:
+		s.get(w, r)
+	default:
+		msgs, calls, initialize, ok := readPOST(w, r, version)
+		if ok {
+			s.post(w, r, msgs, calls, version, initialize)
+		}
 	}
-	t.ServeHTTP(w, r)
+}
+
+// readPOST reads a POST's messages; it answers the request itself (4xx)
+// when they cannot be served.
+func readPOST(w http.ResponseWriter, r *http.Request, version string) (msgs [][]byte, calls []json.RawMessage, initialize, ok bool) {
+	if r.Header.Get("Last-Event-ID") != "" {
+		http.Error(w, "can't send Last-Event-ID for POST request", http.StatusBadRequest)
+		return nil, nil, false, false
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		bodyError(w, err)
+		return nil, nil, false, false
+	}
+	if len(body) == 0 {
+		http.Error(w, "POST requires a non-empty body", http.StatusBadRequest)
+		return nil, nil, false, false
+	}
+	msgs, calls, batch, initialize, err := readMessages(body)
+	if err != nil {
+		http.Error(w, "malformed payload: "+err.Error(), http.StatusBadRequest)
+		return nil, nil, false, false
+	}
+	if batch && version >= "2025-06-18" {
+		http.Error(w, "JSON-RPC batching is not supported in 2025-06-18 and later (request version: "+version+")", http.StatusBadRequest)
+		return nil, nil, false, false
+	}
+	return msgs, calls, initialize, true
 }
 
 // newSession starts a Streamable HTTP session with the request that opens
 // it (initialize).
-func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request) {
-	id := rand.Text()
-	t := &mcp.StreamableServerTransport{SessionID: id, EventStore: h.opts.EventStore}
-	conn, err := t.Connect(h.ctx)
-	if err != nil {
-		http.Error(w, "connect: "+err.Error(), http.StatusInternalServerError)
+func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, version string) {
+	msgs, calls, initialize, ok := readPOST(w, r, version)
+	if !ok {
 		return
 	}
+	if initialize && version == "" {
+		version = initializeVersion(msgs)
+	}
+	id := rand.Text()
+	ctx, cancel := context.WithCancel(h.ctx)
+	s := newHTTPSession(id, h.opts.EventStore, cancel)
 	h.mu.Lock()
-	h.sessions[id] = conn
-	h.streams[id] = t
+	h.sessions[id] = s
 	h.mu.Unlock()
 	forget := func() {
 		h.mu.Lock()
 		delete(h.sessions, id)
-		delete(h.streams, id)
 		h.mu.Unlock()
+		_ = s.Close()
 	}
-	if !h.start(h.ctx, conn, nil, forget) {
+	if !h.start(ctx, s, nil, forget) {
 		forget()
-		_ = conn.Close()
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
 		return
 	}
-	t.ServeHTTP(w, r)
+	s.post(w, r, msgs, calls, version, initialize)
 }
 
 // serveStateless serves one POST as a session of its own, which starts as
 // if initialized (unless the POST is the initialize) and ends with the
 // request.
-func (h *HTTPFront) serveStateless(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		bodyError(w, err)
+func (h *HTTPFront) serveStateless(w http.ResponseWriter, r *http.Request, version string) {
+	msgs, calls, initialize, ok := readPOST(w, r, version)
+	if !ok {
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	var state *mcp.ServerSessionState
-	if m, err := wire.Decode(body); err != nil || m.Method != "initialize" {
-		version := r.Header.Get("Mcp-Protocol-Version")
+	if initialize {
 		if version == "" {
-			version = "2025-03-26"
+			version = initializeVersion(msgs)
+		}
+	} else {
+		v := version
+		if v == "" {
+			v = "2025-03-26"
 		}
 		state = &mcp.ServerSessionState{
-			InitializeParams:  &mcp.InitializeParams{ProtocolVersion: version, ClientInfo: &mcp.Implementation{}},
+			InitializeParams:  &mcp.InitializeParams{ProtocolVersion: v, ClientInfo: &mcp.Implementation{}},
 			InitializedParams: &mcp.InitializedParams{},
 			LogLevel:          "info",
 		}
 	}
-	t := &mcp.StreamableServerTransport{Stateless: true}
 	ctx, cancel := context.WithCancel(h.ctx)
-	defer cancel()
-	conn, err := t.Connect(ctx)
-	if err != nil {
-		http.Error(w, "connect: "+err.Error(), http.StatusInternalServerError)
-		return
-	}
+	s := newHTTPSession("", nil, cancel)
 	ended := make(chan struct{})
-	if !h.start(ctx, conn, state, func() { close(ended) }) {
-		_ = conn.Close()
+	if !h.start(ctx, s, state, func() { close(ended) }) {
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
 		return
 	}
-	t.ServeHTTP(w, r)
-	_ = conn.Close()
+	s.post(w, r, msgs, calls, version, initialize)
+	_ = s.Close()
 	<-ended
+}
+
+// initializeVersion is the protocol version an initialize request asks
+// for.
+func initializeVersion(msgs [][]byte) string {
+	for _, m := range msgs {
+		if d, err := wire.Decode(m); err == nil && d.Method == "initialize" {
+			v, _ := wire.Unquote(wire.Member(d.Params, "protocolVersion"))
+			return v
+		}
+	}
+	return ""
+}
+
+// expireLoop ends the sessions idle for longer than timeout, until the
+// front closes. A session is looked at every quarter of the timeout, so
+// one ends between timeout and 1.25 × timeout after it went idle.
+func (h *HTTPFront) expireLoop(timeout time.Duration) {
+	t := time.NewTicker(timeout / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.ctx.Done():
+			return
+		case now := <-t.C:
+			h.expire(now.Add(-timeout))
+		}
+	}
+}
+
+// expire ends the sessions idle since before cutoff; their ids get 404
+// from now on.
+func (h *HTTPFront) expire(cutoff time.Time) {
+	var idle []*httpSession
+	h.mu.Lock()
+	for id, s := range h.sessions {
+		if s.idle(cutoff) {
+			delete(h.sessions, id)
+			idle = append(idle, s)
+		}
+	}
+	h.mu.Unlock()
+	for _, s := range idle {
+		h.g.log.Info("http session expired", "idle_for_more_than", h.opts.IdleTimeout)
+		_ = s.Close()
+	}
 }
 
 // ServeSSE serves GET /sse, the 2024-11-05 transport's event stream: the
@@ -271,7 +366,7 @@ func (h *HTTPFront) ServeSSE(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(h.ctx)
 	defer cancel()
 	ended := make(chan struct{})
-	if !h.start(ctx, conn, nil, func() { close(ended) }) {
+	if !h.start(ctx, &sdkStream{ctx: ctx, conn: conn}, nil, func() { close(ended) }) {
 		_ = conn.Close()
 		return
 	}

@@ -26,9 +26,10 @@ type outReply struct {
 }
 
 // request sends method with params to the client and waits for its
-// answer. If ctx ends first (the backend cancelled), the client is sent
-// notifications/cancelled.
-func (s *session) request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+// answer. during, if not nil, is the client's request being served, whose
+// stream carries it. If ctx ends first (the backend cancelled), the client
+// is sent notifications/cancelled.
+func (s *session) request(ctx context.Context, during json.RawMessage, method string, params json.RawMessage) (json.RawMessage, error) {
 	if params != nil {
 		var err error
 		if params, err = wire.Compact(params); err != nil {
@@ -50,7 +51,7 @@ func (s *session) request(ctx context.Context, method string, params json.RawMes
 		delete(s.out, string(id))
 		s.mu.Unlock()
 	}()
-	if err := s.s.Write(wire.AppendRequest(nil, id, method, params)); err != nil {
+	if err := s.s.send(during, wire.AppendRequest(nil, id, method, params), false, false); err != nil {
 		return nil, err
 	}
 	select {
@@ -61,7 +62,7 @@ func (s *session) request(ctx context.Context, method string, params json.RawMes
 		return r.result, nil
 	case <-ctx.Done():
 		p, _ := json.Marshal(map[string]any{"requestId": id, "reason": "cancelled by the server"})
-		_ = s.s.Write(wire.AppendRequest(nil, nil, methodCancelled, p))
+		_ = s.s.send(during, wire.AppendRequest(nil, nil, methodCancelled, p), false, false)
 		return nil, ctx.Err()
 	case <-s.closed:
 		return nil, mcp.ErrConnectionClosed

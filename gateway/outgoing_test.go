@@ -54,7 +54,7 @@ func TestSessionRequestPassesThrough(t *testing.T) {
 	}
 	done := make(chan out, 1)
 	go func() {
-		res, err := s.request(context.Background(), "elicitation/create", []byte(params))
+		res, err := s.request(context.Background(), nil, "elicitation/create", []byte(params))
 		done <- out{res, err}
 	}()
 	msg := <-rs.wrote
@@ -69,7 +69,7 @@ func TestSessionRequestPassesThrough(t *testing.T) {
 	}
 
 	go func() {
-		res, err := s.request(context.Background(), "sampling/createMessage", []byte(`{}`))
+		res, err := s.request(context.Background(), nil, "sampling/createMessage", []byte(`{}`))
 		done <- out{res, err}
 	}()
 	<-rs.wrote
@@ -81,7 +81,7 @@ func TestSessionRequestPassesThrough(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		res, err := s.request(ctx, "roots/list", nil)
+		res, err := s.request(ctx, nil, "roots/list", nil)
 		done <- out{res, err}
 	}()
 	if msg := <-rs.wrote; string(msg) != `{"jsonrpc":"2.0","id":"gw-3","method":"roots/list"}` {

@@ -49,7 +49,7 @@ func (c sdkConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			defer close(call.answered)
 		}
 		if !s.finish(call) {
-			return nil
+			return s.s.send(call.id, nil, true, false)
 		}
 		var data []byte
 		if resp.Error != nil {
@@ -57,7 +57,7 @@ func (c sdkConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		} else {
 			data = wire.AppendResult(nil, call.id, dropNewerFields(resp.Result))
 		}
-		return s.s.Write(data)
+		return s.s.send(call.id, data, true, false)
 	}
 	if s.isClosed() {
 		return mcp.ErrConnectionClosed

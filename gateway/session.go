@@ -54,6 +54,17 @@ type clientStream interface {
 	Close() error
 }
 
+// callStreams is implemented by a client stream with a way out per request
+// (Streamable HTTP: the response stream of the POST that sent it), where
+// everything that belongs to a request goes: its progress, the requests
+// made to the client while serving it, and its response.
+type callStreams interface {
+	// WriteFor writes msg, which belongs to the client's request id: its
+	// response if final (nothing follows it; msg is nil when the response
+	// is suppressed), else a message sent while serving it.
+	WriteFor(id json.RawMessage, msg []byte, final bool) error
+}
+
 // drainGrace bounds how long the end of input is held back for calls still
 // in flight.
 const drainGrace = 30 * time.Second
@@ -61,7 +72,7 @@ const drainGrace = 30 * time.Second
 // session serves one client connection.
 type session struct {
 	f   *front
-	s   clientStream
+	s   goneStream
 	log *slog.Logger
 
 	ctx  context.Context // ends when the session closes; parent of every call
@@ -310,8 +321,9 @@ func (s *session) startToolCall(id, params json.RawMessage) {
 		return
 	}
 	record := f.recorder(tc.name) // nil unless metrics are on
+	progress := func(p *mcp.ProgressNotificationParams) { s.progress(c.id, p) }
 	if r, ok := f.inlineRoute(tc.name); ok {
-		cancel := f.startBackend(tc.name, r, tc, s.progress, func(raw json.RawMessage, err error) {
+		cancel := f.startBackend(tc.name, r, tc, progress, func(raw json.RawMessage, err error) {
 			s.finishCall(c, tc.name, record, raw, err, true)
 		})
 		s.setCancel(c, cancel, tc.name, r.server)
@@ -320,7 +332,7 @@ func (s *session) startToolCall(id, params json.RawMessage) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	if !s.spawn(func() {
 		defer cancel()
-		raw, err := f.callTool(ctx, tc, s.progress)
+		raw, err := f.callTool(ctx, tc, progress)
 		s.finishCall(c, tc.name, record, raw, err, false)
 	}) {
 		cancel()
@@ -386,31 +398,35 @@ func (s *session) setCancel(c *call, cancel func(), tool, server string) {
 	s.mu.Unlock()
 }
 
-// callsTo reports whether a tools/call to server is in flight. A call
-// that started before the tables were built is resolved now.
-func (s *session) callsTo(server string) bool {
-	var unresolved []string
+// callTo returns the id of a tools/call to server in flight, or nil. A
+// call that started before the tables were built is resolved now.
+func (s *session) callTo(server string) json.RawMessage {
+	type pending struct {
+		id   json.RawMessage
+		tool string
+	}
+	var unresolved []pending
 	s.mu.Lock()
 	for _, c := range s.calls {
 		if c.server == server {
 			s.mu.Unlock()
-			return true
+			return c.id
 		}
 		if c.server == "" && c.tool != "" {
-			unresolved = append(unresolved, c.tool)
+			unresolved = append(unresolved, pending{c.id, c.tool})
 		}
 	}
 	s.mu.Unlock()
-	for _, tool := range unresolved {
-		if r, ok := s.f.lookupTool(tool); ok && r.server == server {
-			return true
+	for _, u := range unresolved {
+		if r, ok := s.f.lookupTool(u.tool); ok && r.server == server {
+			return u.id
 		}
 	}
-	return false
+	return nil
 }
 
-// progress writes a progress notification for a call in flight.
-func (s *session) progress(p *mcp.ProgressNotificationParams) {
+// progress writes a progress notification for the call id.
+func (s *session) progress(id json.RawMessage, p *mcp.ProgressNotificationParams) {
 	params, err := json.Marshal(p)
 	if err != nil {
 		return
@@ -418,7 +434,7 @@ func (s *session) progress(p *mcp.ProgressNotificationParams) {
 	// Progress comes from a backend's read loop, which flushes when idle;
 	// a client that reads slowly gets the latest of each token.
 	token, _ := json.Marshal(p.ProgressToken)
-	if err := s.s.BufferLatest(string(token), wire.AppendRequest(nil, nil, "notifications/progress", params)); err != nil {
+	if err := s.s.sendLatest(id, string(token), wire.AppendRequest(nil, nil, "notifications/progress", params)); err != nil {
 		s.log.Debug("write progress", "err", err)
 	}
 }
@@ -506,11 +522,12 @@ func (s *session) respond(c *call, result json.RawMessage, rpcErr *jsonrpc.Error
 	defer s.written()
 	if !s.finish(c) {
 		s.log.Debug("response dropped, request was cancelled", "id", string(c.id))
+		_ = s.s.send(c.id, nil, true, false)
 		return
 	}
 	var err error
 	if rpcErr != nil {
-		err = s.s.Write(appendError(nil, c.id, rpcErr))
+		err = s.s.send(c.id, appendError(nil, c.id, rpcErr), true, false)
 	} else {
 		err = s.writeResult(c.id, result, false)
 	}
@@ -526,6 +543,7 @@ func (s *session) respondBuffered(c *call, result json.RawMessage) {
 	defer s.written()
 	if !s.finish(c) {
 		s.log.Debug("response dropped, request was cancelled", "id", string(c.id))
+		_ = s.s.send(c.id, nil, true, true)
 		return
 	}
 	if err := s.writeResult(c.id, result, true); err != nil {
@@ -543,27 +561,23 @@ const (
 	maxResultParts = 1024
 )
 
-// writeResult writes a response with result to id; buffered: with the
-// burst (Buffer), unless it is large: a large one goes out at once, so that
-// the transport need not copy it.
+// writeResult writes a response with result to id (goneStream.send);
+// buffered: with the burst (Buffer), unless it is large: a large one goes
+// out at once, so that the transport need not copy it.
 func (s *session) writeResult(id, result json.RawMessage, buffered bool) error {
 	if len(result) >= bigResult {
 		parts, ok := wire.ResultParts(id, result, maxResultParts)
 		if !ok {
 			parts = [][]byte{wire.AppendResult(make([]byte, 0, len(result)+len(id)+40), id, result)}
 		}
-		return s.s.WriteParts(parts...)
+		return s.s.sendParts(id, parts)
 	}
-	msg := wire.AppendResult(make([]byte, 0, len(result)+len(id)+40), id, result)
-	if buffered {
-		return s.s.Buffer(msg)
-	}
-	return s.s.Write(msg)
+	return s.s.send(id, wire.AppendResult(make([]byte, 0, len(result)+len(id)+40), id, result), true, buffered)
 }
 
 // writeError writes an error response that answers no call in flight.
 func (s *session) writeError(id json.RawMessage, e *jsonrpc.Error) {
-	if err := s.s.Write(appendError(nil, id, e)); err != nil {
+	if err := s.s.send(id, appendError(nil, id, e), true, false); err != nil {
 		s.log.Debug("write error reply", "err", err)
 	}
 }

@@ -30,7 +30,7 @@ func TestGracefulStopOnEveryClientExit(t *testing.T) {
 			exitFile := filepath.Join(t.TempDir(), "exit")
 			cfg := beConfig(t, tb("state", "-exit-file", exitFile))
 			p := startGateway(t, baseEnv(t), "--stdio", "--config", cfg)
-			s := initRaw(t, p, `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}`)
+			s := initSession(t, p, `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}`)
 			s.toolsList()
 
 			switch how {

@@ -588,11 +588,13 @@ func getStatus(t *testing.T, g *httpGW) string {
 
 // TestHTTPTypeScriptClients: the TypeScript SDK's
 // StreamableHTTPClientTransport and SSEClientTransport through the real
-// binary (testdata/http_client.mjs).
+// binary (testdata/http_client.mjs). noget is the Streamable HTTP client
+// without the standalone GET stream: a call's progress arrives on the
+// call's own POST stream.
 func TestHTTPTypeScriptClients(t *testing.T) {
 	root := npmPeers(t)
 	g := startHTTP(t, httpConfig(t, nil, tb("tb")))
-	for _, c := range []struct{ kind, path string }{{"streamable", "/mcp"}, {"sse", "/sse"}} {
+	for _, c := range []struct{ kind, path string }{{"streamable", "/mcp"}, {"noget", "/mcp"}, {"sse", "/sse"}} {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*beReadTimeout)
 		cmd := exec.CommandContext(ctx, "node", testdataPath(t, "http_client.mjs"), c.kind, g.base+c.path)
 		cmd.Dir = root
@@ -608,6 +610,7 @@ func TestHTTPTypeScriptClients(t *testing.T) {
 			Echo      map[string]any
 			Progress  []float64
 			SessionID *string
+			Gets      int
 		}
 		if err := json.Unmarshal(out, &res); err != nil {
 			t.Fatalf("%s: %v: %s", c.kind, err, out)
@@ -619,8 +622,11 @@ func TestHTTPTypeScriptClients(t *testing.T) {
 		if len(res.Progress) != 2 {
 			t.Errorf("%s: progress %v, want 2 notifications", c.kind, res.Progress)
 		}
-		if c.kind == "streamable" && (res.SessionID == nil || *res.SessionID == "") {
-			t.Errorf("streamable: no session id")
+		if c.kind != "sse" && (res.SessionID == nil || *res.SessionID == "") {
+			t.Errorf("%s: no session id", c.kind)
+		}
+		if c.kind == "noget" && res.Gets == 0 {
+			t.Errorf("noget: the client never tried its GET stream, so the test proves nothing")
 		}
 	}
 	testutil.WaitFor(t, beReadTimeout, "the sessions to end", func() bool { return strings.Contains(getStatus(t, g), `"sessions": 0`) })
@@ -666,35 +672,100 @@ func readEvents(t *testing.T, r io.Reader, n int) []sseEvent {
 	return out
 }
 
-// TestHTTPResumeWithLastEventID: a client that loses its event stream
-// reconnects with Last-Event-ID and gets the events it missed, once.
-func TestHTTPResumeWithLastEventID(t *testing.T) {
+// TestHTTPProgressOnThePOSTStream: a client that never opens the GET
+// stream gets a call's progress on the call's own POST stream, before its
+// response; the stream then ends. Stateless mode too, where there is no
+// GET stream at all.
+func TestHTTPProgressOnThePOSTStream(t *testing.T) {
+	for _, stateless := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stateless=%v", stateless), func(t *testing.T) {
+			g := startHTTP(t, httpConfig(t, map[string]any{"http": map[string]any{"stateless": stateless}}, tb("tb")))
+			sid := ""
+			if !stateless {
+				sid = initRaw(t, g)
+			}
+			call := postMCP(t, g.base+"/mcp", sid, `{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"tb.progress","arguments":{"steps":2,"ms":10},"_meta":{"progressToken":7}}}`,
+				map[string]string{"Mcp-Protocol-Version": "2025-11-25"})
+			defer call.Body.Close()
+			if ct := call.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+				t.Fatalf("POST stream content type %q", ct)
+			}
+			evs := readEvents(t, call.Body, 3)
+			for i, want := range []string{`"progress":1`, `"progress":2`, `"id":"c1"`} {
+				if !strings.Contains(evs[i].data, want) {
+					t.Errorf("event %d: %s, want %s", i, evs[i].data, want)
+				}
+			}
+			for _, ev := range evs[:2] {
+				if !strings.Contains(ev.data, `"progressToken":7`) {
+					t.Errorf("progress without the call's token: %s", ev.data)
+				}
+			}
+			if rest, err := io.ReadAll(call.Body); err != nil || len(bytes.TrimSpace(rest)) != 0 {
+				t.Errorf("after the response: %q, %v; want the stream to end", rest, err)
+			}
+		})
+	}
+}
+
+// TestHTTPProgressGoClientWithoutGET: go-sdk's client with its standalone
+// stream disabled gets progress (on the POST stream).
+func TestHTTPProgressGoClientWithoutGET(t *testing.T) {
 	g := startHTTP(t, httpConfig(t, nil, tb("tb")))
+	var mu sync.Mutex
+	var got []float64
+	cs := goClient(t, &mcp.StreamableClientTransport{Endpoint: g.base + "/mcp", DisableStandaloneSSE: true}, "noget",
+		&mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			got = append(got, r.Params.Progress)
+			mu.Unlock()
+		}})
+	ctx, cancel := context.WithTimeout(context.Background(), beReadTimeout)
+	defer cancel()
+	params := &mcp.CallToolParams{Name: "tb.progress", Arguments: map[string]any{"steps": 3, "ms": 10}}
+	params.SetProgressToken("tok")
+	if _, err := cs.CallTool(ctx, params); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 3 {
+		t.Errorf("progress %v, want 3 notifications before the result", got)
+	}
+}
+
+// initRaw opens a session with a raw HTTP client: initialize and
+// initialized. It returns the session id.
+func initRaw(t *testing.T, g *httpGW) string {
+	t.Helper()
 	resp := postMCP(t, g.base+"/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, nil)
 	sid := resp.Header.Get("Mcp-Session-Id")
-	readEvents(t, resp.Body, 1)
+	// One JSON response if answered within primeAfter, else an event
+	// stream.
+	if body, err := io.ReadAll(resp.Body); err != nil || !strings.Contains(string(body), `"serverInfo"`) {
+		t.Fatalf("initialize: %s %q, %v", resp.Header.Get("Content-Type"), body, err)
+	}
+	resp.Body.Close()
 	if r := postMCP(t, g.base+"/mcp", sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil); r.StatusCode != http.StatusAccepted {
 		t.Fatalf("initialized: %d", r.StatusCode)
 	}
+	return sid
+}
+
+// TestHTTPResumeWithLastEventID: a client that loses a call's stream
+// reconnects with Last-Event-ID and gets the events it missed, once, and
+// the rest of the stream.
+func TestHTTPResumeWithLastEventID(t *testing.T) {
+	g := startHTTP(t, httpConfig(t, nil, tb("tb")))
+	sid := initRaw(t, g)
 	get := func(last string) *http.Response {
-		hdr := map[string]string{"Accept": "text/event-stream", "Mcp-Session-Id": sid}
-		if last != "" {
-			hdr["Last-Event-ID"] = last
-		}
-		return getURL(t, g.base+"/mcp", hdr)
-	}
-	stream := get("")
-	if stream.StatusCode != 200 {
-		t.Fatalf("GET: %d", stream.StatusCode)
+		return getURL(t, g.base+"/mcp", map[string]string{"Accept": "text/event-stream", "Mcp-Session-Id": sid, "Last-Event-ID": last})
 	}
 	call := postMCP(t, g.base+"/mcp", sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tb.progress","arguments":{"steps":3,"ms":150},"_meta":{"progressToken":"p"}}}`, nil)
-	first := readEvents(t, stream.Body, 1)
-	stream.Body.Close() // the connection drops after one progress event
+	first := readEvents(t, call.Body, 1)
+	call.Body.Close() // the connection drops after one progress event
 	if first[0].id == "" || !strings.Contains(first[0].data, `"progress":1`) {
 		t.Fatalf("first event: %+v", first[0])
-	}
-	if done := readEvents(t, call.Body, 1); !strings.Contains(done[0].data, `"id":2`) {
-		t.Fatalf("call response: %+v", done[0])
 	}
 	// Until the server notices the dropped connection, the stream still
 	// has a reader and a resume is refused: retry, as clients do.
@@ -703,8 +774,31 @@ func TestHTTPResumeWithLastEventID(t *testing.T) {
 		resumed = get(first[0].id)
 		return resumed.StatusCode == http.StatusOK
 	})
-	rest := readEvents(t, resumed.Body, 2)
-	if !strings.Contains(rest[0].data, `"progress":2`) || !strings.Contains(rest[1].data, `"progress":3`) {
+	defer resumed.Body.Close()
+	rest := readEvents(t, resumed.Body, 3)
+	if !strings.Contains(rest[0].data, `"progress":2`) || !strings.Contains(rest[1].data, `"progress":3`) || !strings.Contains(rest[2].data, `"id":2`) {
 		t.Errorf("replayed: %+v", rest)
+	}
+	if extra, _ := io.ReadAll(resumed.Body); len(bytes.TrimSpace(extra)) != 0 {
+		t.Errorf("after the response: %q", extra)
+	}
+}
+
+// TestHTTPIdleSessionsExpire: with gateway.http.session_idle_timeout_ms, a
+// call that lasts longer than the timeout keeps its session (a call in
+// flight is not idle); once idle, the session ends and its id gets 404.
+func TestHTTPIdleSessionsExpire(t *testing.T) {
+	g := startHTTP(t, httpConfig(t, map[string]any{"http": map[string]any{"session_idle_timeout_ms": 300}}, tb("tb")))
+	cs := goClient(t, &mcp.StreamableClientTransport{Endpoint: g.base + "/mcp", DisableStandaloneSSE: true}, "idle", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), beReadTimeout)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tb.progress", Arguments: map[string]any{"steps": 5, "ms": 200}})
+	if err != nil || res.IsError {
+		t.Fatalf("a call of 1 s with a 300 ms idle timeout: %v %v", err, res)
+	}
+	// Watched on /status: a request to the session would keep it.
+	testutil.WaitFor(t, beReadTimeout, "the idle session to expire", func() bool { return strings.Contains(getStatus(t, g), `"sessions": 0`) })
+	if r := postMCP(t, g.base+"/mcp", cs.ID(), `{"jsonrpc":"2.0","id":9,"method":"ping"}`, nil); r.StatusCode != http.StatusNotFound {
+		t.Errorf("expired session: %d, want 404", r.StatusCode)
 	}
 }

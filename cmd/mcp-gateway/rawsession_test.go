@@ -75,11 +75,11 @@ type rawSession struct{ *proc }
 func startRaw(t *testing.T, cfg, clientName string, env ...string) *rawSession {
 	t.Helper()
 	p := startGateway(t, baseEnv(t, env...), "--stdio", "--config", cfg)
-	return initRaw(t, p, `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":`+strconv.Quote(clientName)+`,"version":"1"}}`)
+	return initSession(t, p, `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":`+strconv.Quote(clientName)+`,"version":"1"}}`)
 }
 
-// initRaw completes the handshake with these initialize params.
-func initRaw(t *testing.T, p *proc, params string) *rawSession {
+// initSession completes the handshake with these initialize params.
+func initSession(t *testing.T, p *proc, params string) *rawSession {
 	t.Helper()
 	s := &rawSession{p}
 	if init := s.Call("initialize", params); init.Map()["result"] == nil {

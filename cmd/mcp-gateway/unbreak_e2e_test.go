@@ -176,7 +176,7 @@ func TestBackendRequestFloodBoundedAndTimedOut(t *testing.T) {
 	srv := tb("tb")
 	srv.TimeoutMS = 1000
 	p := startGateway(t, baseEnv(t), "--stdio", "--config", beConfig(t, srv))
-	s := initRaw(t, p, `{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"e2e","version":"1"}}`)
+	s := initSession(t, p, `{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"e2e","version":"1"}}`)
 	const n = 5000 // their refusals fit the reply backlog while the backend floods without reading
 	if r := s.callTool("tb.deaf", fmt.Sprintf(`{"flood":%d,"method":"sampling/createMessage"}`, n)); r.Map()["result"] == nil {
 		t.Fatalf("deaf: %s", r)

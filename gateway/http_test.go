@@ -1,0 +1,179 @@
+package gateway
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/config"
+)
+
+// TestHTTPIdleSessionExpires: a session with an open GET stream is not
+// idle; once it has nothing open it ends after the idle timeout, its id
+// gets 404, and every goroutine it had is gone.
+func TestHTTPIdleSessionExpires(t *testing.T) {
+	cfg := config.Defaults()
+	cfg.Gateway.AnswerTools = false
+	const timeout = 200 * time.Millisecond
+	front := New(Options{Config: cfg}).NewHTTPFront(HTTPOptions{IdleTimeout: timeout})
+	srv := httptest.NewServer(http.HandlerFunc(front.ServeMCP))
+	defer srv.Close()
+	defer front.Close()
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	baseline := runtime.NumGoroutine()
+
+	// do sends a request and reads its whole answer (its connection
+	// closes: no client goroutine stays).
+	do := func(method, sid, body string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set(sessionIDHeader, sid)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, string(data)
+	}
+	init, body := do(http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"idle","version":"1"}}}`)
+	sid := init.Header.Get(sessionIDHeader)
+	if sid == "" || !strings.Contains(body, `"serverInfo"`) {
+		t.Fatalf("initialize: session %q, %s", sid, body)
+	}
+	if r, _ := do(http.MethodPost, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); r.StatusCode != http.StatusAccepted {
+		t.Fatalf("initialized: %d", r.StatusCode)
+	}
+
+	// An open GET stream keeps the session for many timeouts.
+	ctx, closeGET := context.WithCancel(context.Background())
+	get, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set(sessionIDHeader, sid)
+	stream, err := client.Do(get)
+	if err != nil || stream.StatusCode != http.StatusOK {
+		t.Fatalf("GET: %v %v", err, stream)
+	}
+	time.Sleep(5 * timeout) // what is measured is that nothing happens
+	if n := front.Sessions(); n != 1 {
+		t.Fatalf("%d sessions with a GET stream open, want 1", n)
+	}
+	closeGET()
+	stream.Body.Close()
+
+	deadline := time.Now().Add(10 * time.Second)
+	for front.Sessions() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle session did not expire")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r, _ := do(http.MethodPost, sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); r.StatusCode != http.StatusNotFound {
+		t.Errorf("expired session: %d, want 404", r.StatusCode)
+	}
+	for runtime.NumGoroutine() > baseline {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines, baseline %d:\n%s", runtime.NumGoroutine(), baseline, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestHTTPStreamableRules: the status codes of the Streamable HTTP
+// transport, as go-sdk's transport answered them.
+func TestHTTPStreamableRules(t *testing.T) {
+	cfg := config.Defaults()
+	cfg.Gateway.AnswerTools = false
+	front := New(Options{Config: cfg}).NewHTTPFront(HTTPOptions{})
+	srv := httptest.NewServer(http.HandlerFunc(front.ServeMCP))
+	defer srv.Close()
+	defer front.Close()
+
+	do := func(method string, hdr map[string]string, body string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return resp, string(data)
+	}
+	init, body := do(http.MethodPost, nil, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rules","version":"1"}}}`)
+	sid := init.Header.Get(sessionIDHeader)
+	if sid == "" || !strings.Contains(body, `"serverInfo"`) {
+		t.Fatalf("initialize: %q %s", sid, body)
+	}
+	session := map[string]string{sessionIDHeader: sid, "Mcp-Protocol-Version": "2025-06-18"}
+	if r, _ := do(http.MethodPost, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); r.StatusCode != http.StatusAccepted {
+		t.Errorf("notification: %d, want 202", r.StatusCode)
+	}
+	if r, body := do(http.MethodPost, session, `{"jsonrpc":"2.0","id":"p","method":"ping"}`); r.StatusCode != http.StatusOK || !strings.Contains(body, `"id":"p","result":{}`) {
+		t.Errorf("ping: %d %s", r.StatusCode, body)
+	}
+	for _, c := range []struct {
+		name   string
+		method string
+		hdr    map[string]string
+		body   string
+		want   int
+	}{
+		{"unserved version", http.MethodPost, map[string]string{sessionIDHeader: sid, "Mcp-Protocol-Version": "1999-01-01"}, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, http.StatusBadRequest},
+		{"batch in 2025-06-18", http.MethodPost, session, `[{"jsonrpc":"2.0","id":3,"method":"ping"}]`, http.StatusBadRequest},
+		{"not JSON-RPC", http.MethodPost, session, `{"jsonrpc":"1.0","id":4,"method":"ping"}`, http.StatusBadRequest},
+		{"empty body", http.MethodPost, session, ``, http.StatusBadRequest},
+		{"Last-Event-ID on a POST", http.MethodPost, map[string]string{sessionIDHeader: sid, "Last-Event-ID": "x_1"}, `{"jsonrpc":"2.0","id":5,"method":"ping"}`, http.StatusBadRequest},
+		{"unknown session", http.MethodPost, map[string]string{sessionIDHeader: "nope"}, `{"jsonrpc":"2.0","id":6,"method":"ping"}`, http.StatusNotFound},
+		{"GET without a session", http.MethodGet, nil, ``, http.StatusBadRequest},
+		{"malformed Last-Event-ID", http.MethodGet, map[string]string{sessionIDHeader: sid, "Last-Event-ID": "x"}, ``, http.StatusBadRequest},
+		{"PUT", http.MethodPut, nil, ``, http.StatusMethodNotAllowed},
+	} {
+		if r, body := do(c.method, c.hdr, c.body); r.StatusCode != c.want {
+			t.Errorf("%s: %d %s, want %d", c.name, r.StatusCode, body, c.want)
+		}
+	}
+
+	// One standalone stream at a time.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	get, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set(sessionIDHeader, sid)
+	stream, err := http.DefaultClient.Do(get)
+	if err != nil || stream.StatusCode != http.StatusOK {
+		t.Fatalf("GET: %v %v", err, stream)
+	}
+	defer stream.Body.Close()
+	if r, _ := do(http.MethodGet, map[string]string{sessionIDHeader: sid}, ``); r.StatusCode != http.StatusConflict {
+		t.Errorf("second GET stream: %d, want 409", r.StatusCode)
+	}
+
+	if r, _ := do(http.MethodDelete, map[string]string{sessionIDHeader: sid}, ``); r.StatusCode != http.StatusNoContent {
+		t.Errorf("DELETE: %d, want 204", r.StatusCode)
+	}
+	if r, _ := do(http.MethodPost, session, `{"jsonrpc":"2.0","id":7,"method":"ping"}`); r.StatusCode != http.StatusNotFound {
+		t.Errorf("after DELETE: %d, want 404", r.StatusCode)
+	}
+	if _, err := io.ReadAll(stream.Body); err != nil {
+		t.Errorf("the GET stream after DELETE: %v, want its end", err)
+	}
+}
