@@ -237,14 +237,34 @@ func (c *Config) Profile(name string) Profile {
 	return p
 }
 
+// The defaults of the gateway's timeouts, shared with backends.Options
+// (whose zero fields mean these).
+const (
+	DefaultCallTimeout    = 30 * time.Second // gateway.default_timeout_ms
+	DefaultStartupTimeout = 30 * time.Second // gateway.startup_timeout_ms
+	DefaultStartLimit     = 10 * time.Minute // gateway.start_limit_ms
+)
+
 // CallTimeout is the per-call timeout for a backend: its own timeout_ms, else
 // the gateway default (which DEFAULT_TIMEOUT overrides).
 func (c *Config) CallTimeout(s Server) time.Duration {
-	if s.TimeoutMS > 0 {
-		return time.Duration(s.TimeoutMS) * time.Millisecond
-	}
-	return time.Duration(c.Gateway.DefaultTimeoutMS) * time.Millisecond
+	return CallTimeout(s, time.Duration(c.Gateway.DefaultTimeoutMS)*time.Millisecond)
 }
+
+// CallTimeout is the per-call timeout for server s: its own timeout_ms,
+// else def, else DefaultCallTimeout.
+func CallTimeout(s Server, def time.Duration) time.Duration {
+	switch {
+	case s.TimeoutMS > 0:
+		return time.Duration(s.TimeoutMS) * time.Millisecond
+	case def > 0:
+		return def
+	}
+	return DefaultCallTimeout
+}
+
+// ms is a duration in whole milliseconds, as the file writes it.
+func ms(d time.Duration) int { return int(d / time.Millisecond) }
 
 // StartupTimeout bounds how long tools/list waits for backends to settle.
 func (c *Config) StartupTimeout() time.Duration {
@@ -282,9 +302,9 @@ func Defaults() *Config {
 			Separator:        ".",
 			StrictNames:      "auto",
 			ToolsMode:        "full",
-			DefaultTimeoutMS: 30000,
-			StartupTimeoutMS: 30000,
-			StartLimitMS:     600000,
+			DefaultTimeoutMS: ms(DefaultCallTimeout),
+			StartupTimeoutMS: ms(DefaultStartupTimeout),
+			StartLimitMS:     ms(DefaultStartLimit),
 			AnswerTools:      true,
 			HTTP:             HTTP{Listen: "127.0.0.1:8000", AllowedOrigins: []string{}, SessionIdleTimeoutMS: 1800000},
 		},

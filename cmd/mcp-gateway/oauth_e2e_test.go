@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // oauthServer is an MCP server behind OAuth 2.1 on loopback, with its own
@@ -195,7 +197,7 @@ func login(t *testing.T, env []string, cfg, name string) *url.URL {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stdout lockedBuffer
+	var stdout testutil.Buffer
 	cmd.Stdout = &stdout
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -248,7 +250,7 @@ func TestRemoteOAuthLogin(t *testing.T) {
 	cfg := beConfig(t, beServer{Name: "secure", URL: o.URL + "/mcp"})
 	s := startRaw(t, cfg, "e2e", "HOME="+home, "USERPROFILE="+home)
 
-	code, msg, data := s.callTool("secure.whoami", `{}`).rpcErr(t)
+	code, msg, data := s.callTool("secure.whoami", `{}`).Error(t)
 	if code != -32000 || !strings.Contains(msg, "mcp-gateway login secure") || data["state"] != "needs_login" {
 		t.Errorf("before login: %d %q %v", code, msg, data)
 	}
@@ -268,12 +270,12 @@ func TestRemoteOAuthLogin(t *testing.T) {
 	}
 
 	// The running gateway picks it up, and refreshes the short-lived token.
-	waitFor(t, beReadTimeout, "the running gateway to use the new sign-in", func() bool {
-		return s.callTool("secure.whoami", `{}`).m["result"] != nil
+	testutil.WaitFor(t, beReadTimeout, "the running gateway to use the new sign-in", func() bool {
+		return s.callTool("secure.whoami", `{}`).Map()["result"] != nil
 	})
 	before := o.refreshCount()
 	time.Sleep(1100 * time.Millisecond) // the access token expires
-	if r := s.callTool("secure.whoami", `{}`); r.m["result"] == nil {
+	if r := s.callTool("secure.whoami", `{}`); r.Map()["result"] == nil {
 		t.Errorf("after the token expired: %s", r)
 	}
 	if o.refreshCount() == before {
@@ -284,18 +286,18 @@ func TestRemoteOAuthLogin(t *testing.T) {
 	s.callTool("secure.whoami", `{}`) // its token is expired: a long-lived one comes
 	o.set(func(o *oauthServer) { o.access = map[string]bool{} })
 	before = o.refreshCount()
-	if r := s.callTool("secure.whoami", `{}`); r.m["result"] == nil || o.refreshCount() == before {
+	if r := s.callTool("secure.whoami", `{}`); r.Map()["result"] == nil || o.refreshCount() == before {
 		t.Errorf("after the server dropped the token (%d refreshes before, %d after): %s", before, o.refreshCount(), r)
 	}
 	// A refused refresh: the server needs a login again.
 	o.set(func(o *oauthServer) { o.access, o.noRefresh = map[string]bool{}, true })
-	waitFor(t, beReadTimeout, "needs_login after the refresh was refused", func() bool {
-		_, _, data := s.callTool("secure.whoami", `{}`).rpcErr(t)
+	testutil.WaitFor(t, beReadTimeout, "needs_login after the refresh was refused", func() bool {
+		_, _, data := s.callTool("secure.whoami", `{}`).Error(t)
 		return data["state"] == "needs_login"
 	})
 
-	if strings.Contains(s.p.stderr.String(), "access-") || strings.Contains(s.p.stderr.String(), "refresh-1") {
-		t.Errorf("a token was logged:\n%s", s.p.stderr)
+	if strings.Contains(s.Stderr.String(), "access-") || strings.Contains(s.Stderr.String(), "refresh-1") {
+		t.Errorf("a token was logged:\n%s", s.Stderr)
 	}
 
 	out, errOut, code := runCLIEnv(t, env, "logout", "secure", "--config", cfg)
@@ -358,17 +360,17 @@ func TestRemoteOAuthStepUp(t *testing.T) {
 	cfg := beConfig(t, beServer{Name: "secure", URL: o.URL + "/mcp"})
 	login(t, env, cfg, "secure")
 	s := startRaw(t, cfg, "e2e", "HOME="+home, "USERPROFILE="+home)
-	if r := s.callTool("secure.whoami", `{}`); r.m["result"] == nil {
+	if r := s.callTool("secure.whoami", `{}`); r.Map()["result"] == nil {
 		t.Fatalf("whoami after login: %s", r)
 	}
 
-	code, msg, data := s.callTool("secure.admin", `{}`).rpcErr(t)
+	code, msg, data := s.callTool("secure.admin", `{}`).Error(t)
 	wantMsg := "MCP server 'secure' needs sign-in with scope admin: run `mcp-gateway login secure`"
 	if code != -32000 || msg != wantMsg || data["state"] != "needs_login" {
 		t.Errorf("admin without the scope: %d %q %v", code, msg, data)
 	}
-	waitFor(t, beReadTimeout, "needs_login in the running gateway", func() bool {
-		_, msg, data := s.callTool("secure.whoami", `{}`).rpcErr(t)
+	testutil.WaitFor(t, beReadTimeout, "needs_login in the running gateway", func() bool {
+		_, msg, data := s.callTool("secure.whoami", `{}`).Error(t)
 		return data["state"] == "needs_login" && msg == wantMsg
 	})
 	b, err := os.ReadFile(filepath.Join(home, ".config", "mcp-gateway", "tokens", "secure.json"))
@@ -384,8 +386,8 @@ func TestRemoteOAuthStepUp(t *testing.T) {
 	if asked := o.authorizations(); len(asked) != 2 || asked[0] != "mcp" || asked[1] != "mcp admin" {
 		t.Errorf("scopes asked at each login: %q", asked)
 	}
-	waitFor(t, beReadTimeout, "the running gateway to use the new sign-in", func() bool {
-		return s.callTool("secure.admin", `{}`).m["result"] != nil
+	testutil.WaitFor(t, beReadTimeout, "the running gateway to use the new sign-in", func() bool {
+		return s.callTool("secure.admin", `{}`).Map()["result"] != nil
 	})
 }
 
