@@ -33,7 +33,7 @@ func (f *front) syncPrompts(strict bool) {
 			err = json.Unmarshal(def, &p)
 		}
 		if err != nil {
-			f.log.Warn("skipped a prompt the backend listed", "server", bp.Server, "prompt", bp.Name, "error", err)
+			f.log.Warn("skipped a prompt the backend listed", "server", bp.Server, "prompt", bp.Name, "err", err)
 			continue
 		}
 		routes[name] = promptRoute{server: bp.Server, own: bp.Name}

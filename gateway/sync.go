@@ -92,7 +92,7 @@ func (f *front) syncTools(all map[string]toolRoute, order []string) {
 func (f *front) register(what string, add func()) {
 	defer func() {
 		if r := recover(); r != nil {
-			f.log.Warn("skipped invalid definition from backend", "item", what, "error", r)
+			f.log.Warn("skipped invalid definition from backend", "item", what, "err", r)
 		}
 	}()
 	add()
@@ -146,7 +146,7 @@ func (g *Gateway) toolRoutes(strict bool) (map[string]toolRoute, []string) {
 			t, err = frontTool(def)
 		}
 		if err != nil {
-			g.log.Warn("skipped a tool the backend listed", "server", bt.Server, "tool", bt.Name, "error", err)
+			g.log.Warn("skipped a tool the backend listed", "server", bt.Server, "tool", bt.Name, "err", err)
 			continue
 		}
 		out[name] = toolRoute{kind: backendTool, server: bt.Server, own: bt.Name, tool: t, def: def}

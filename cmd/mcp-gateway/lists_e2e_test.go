@@ -20,14 +20,14 @@ func TestListsInBackendOrderOnePage(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("tools/list order:\n got %v\nwant %v", got, want)
 	}
-	r := s.call("tools/list", `{}`).result(t)
+	r := s.Call("tools/list", `{}`).Result(t)
 	if r["nextCursor"] != nil {
 		t.Errorf("tools/list handed out a cursor: %v", r["nextCursor"])
 	}
 	if got := canonical(json.RawMessage(mustJSON(t, r["_meta"]))); got != `{"example.com/a":2,"example.com/b":1,"example.com/k":"b"}` {
 		t.Errorf("tools/list _meta: %s", got)
 	}
-	prompts, _ := s.call("prompts/list", `{}`).result(t)["prompts"].([]any)
+	prompts, _ := s.Call("prompts/list", `{}`).Result(t)["prompts"].([]any)
 	var names []string
 	for _, p := range prompts {
 		names = append(names, p.(map[string]any)["name"].(string))
@@ -35,7 +35,7 @@ func TestListsInBackendOrderOnePage(t *testing.T) {
 	if !slices.Equal(names, []string{"b.greet", "a.greet"}) {
 		t.Errorf("prompts/list: %v", names)
 	}
-	if code, _, _ := s.call("tools/list", `{"cursor":"c1"}`).rpcErr(t); code != -32602 {
+	if code, _, _ := s.Call("tools/list", `{"cursor":"c1"}`).Error(t); code != -32602 {
 		t.Errorf("tools/list with a cursor: code %d, want -32602", code)
 	}
 }
@@ -46,7 +46,7 @@ func TestResourceReadRaw(t *testing.T) {
 	t.Parallel()
 	s := startRaw(t, beConfig(t, tb("plain"), tb("res", "-resources")), "e2e")
 	for _, uri := range []string{"test://r1", "test://t/7"} {
-		if got := string(s.call("resources/read", `{"uri":"`+uri+`"}`).member(t, "result")); got != `{"contents":[{"uri":"test://r1","text":"r1 body","x-unknown":[1]}]}` {
+		if got := string(s.Call("resources/read", `{"uri":"`+uri+`"}`).Member("result")); got != `{"contents":[{"uri":"test://r1","text":"r1 body","x-unknown":[1]}]}` {
 			t.Errorf("resources/read %s: %s", uri, got)
 		}
 	}

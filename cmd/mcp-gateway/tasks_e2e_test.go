@@ -13,7 +13,7 @@ import (
 func TestTasksRoutedToTheirBackend(t *testing.T) {
 	t.Parallel()
 	s, init := startRawCaps(t, beConfig(t, tb("a", "-tasks", "-name", "a"), tb("b", "-tasks", "-name", "b")), "e2e", `{}`)
-	caps, _ := init.result(t)["capabilities"].(map[string]any)
+	caps, _ := init.Result(t)["capabilities"].(map[string]any)
 	if tasks, _ := caps["tasks"].(map[string]any); tasks["list"] == nil || tasks["cancel"] == nil || tasks["requests"] == nil {
 		t.Errorf("capabilities.tasks: %v", caps["tasks"])
 	}
@@ -23,7 +23,7 @@ func TestTasksRoutedToTheirBackend(t *testing.T) {
 			Execution json.RawMessage `json:"execution"`
 		} `json:"tools"`
 	}
-	if err := json.Unmarshal(s.call("tools/list", `{}`).member(t, "result"), &listed); err != nil || len(listed.Tools) == 0 {
+	if err := json.Unmarshal(s.Call("tools/list", `{}`).Member("result"), &listed); err != nil || len(listed.Tools) == 0 {
 		t.Fatalf("tools/list: %v", err)
 	}
 	for _, tool := range listed.Tools {
@@ -34,31 +34,31 @@ func TestTasksRoutedToTheirBackend(t *testing.T) {
 
 	taskOf := func(server, args string) map[string]any {
 		t.Helper()
-		r := s.call("tools/call", `{"name":"`+server+`.echo","arguments":`+args+`,"task":{"ttl":60000}}`)
-		task, _ := r.result(t)["task"].(map[string]any)
+		r := s.Call("tools/call", `{"name":"`+server+`.echo","arguments":`+args+`,"task":{"ttl":60000}}`)
+		task, _ := r.Result(t)["task"].(map[string]any)
 		if task == nil {
 			t.Fatalf("%s.echo as a task: %s", server, r)
 		}
 		return task
 	}
-	mark := s.noteMark()
+	mark := s.Mark()
 	a := taskOf("a", `{"ms":20,"k":"a"}`)
 	b := taskOf("b", `{"ms":20,"k":"b"}`)
 	if a["taskId"] != "a-1" || b["taskId"] != "b-1" || a["status"] != "working" {
 		t.Fatalf("created tasks %v and %v", a, b)
 	}
-	if r := s.call("tasks/result", `{"taskId":"b-1"}`).result(t); canonical(json.RawMessage(mustJSON(t, r["structuredContent"]))) != `{"k":"b","ms":20}` {
+	if r := s.Call("tasks/result", `{"taskId":"b-1"}`).Result(t); canonical(json.RawMessage(mustJSON(t, r["structuredContent"]))) != `{"k":"b","ms":20}` {
 		t.Errorf("tasks/result b-1: %v", r)
 	}
-	if r := s.call("tasks/get", `{"taskId":"a-1"}`).result(t); r["taskId"] != "a-1" {
+	if r := s.Call("tasks/get", `{"taskId":"a-1"}`).Result(t); r["taskId"] != "a-1" {
 		t.Errorf("tasks/get a-1: %v", r)
 	}
-	status := s.waitNote(mark, "notifications/tasks/status", beReadTimeout)
-	if p, _ := status.m["params"].(map[string]any); p["status"] != "completed" {
+	status := s.WaitNote(mark, "notifications/tasks/status", beReadTimeout)
+	if p, _ := status.Map()["params"].(map[string]any); p["status"] != "completed" {
 		t.Errorf("task status notification: %s", status)
 	}
 	slow := taskOf("a", `{"ms":60000}`)
-	if r := s.call("tasks/cancel", `{"taskId":`+mustJSON(t, slow["taskId"])+`}`).result(t); r["status"] != "cancelled" {
+	if r := s.Call("tasks/cancel", `{"taskId":`+mustJSON(t, slow["taskId"])+`}`).Result(t); r["status"] != "cancelled" {
 		t.Errorf("tasks/cancel: %v", r)
 	}
 	var list struct {
@@ -66,10 +66,10 @@ func TestTasksRoutedToTheirBackend(t *testing.T) {
 			TaskID string `json:"taskId"`
 		} `json:"tasks"`
 	}
-	if err := json.Unmarshal(s.call("tasks/list", `{}`).member(t, "result"), &list); err != nil || len(list.Tasks) != 3 {
+	if err := json.Unmarshal(s.Call("tasks/list", `{}`).Member("result"), &list); err != nil || len(list.Tasks) != 3 {
 		t.Errorf("tasks/list: %+v, %v", list, err)
 	}
-	if code, _, _ := s.call("tasks/get", `{"taskId":"nobody-1"}`).rpcErr(t); code != -32602 {
+	if code, _, _ := s.Call("tasks/get", `{"taskId":"nobody-1"}`).Error(t); code != -32602 {
 		t.Errorf("tasks/get of an unknown task: code %d", code)
 	}
 }
