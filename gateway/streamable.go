@@ -38,7 +38,7 @@ type httpSession struct {
 	done  chan struct{}  // closed by Close
 	stop  func()         // ends the gateway session serving it
 	once  sync.Once
-	out   *outBudget   // the byte budget of the session's stream queues
+	out   *outBudget // the byte budget of the session's stream queues
 	log   *slog.Logger
 
 	mu        sync.Mutex
@@ -66,7 +66,7 @@ type sseStream struct {
 	// response, which the client reads at once; anything else starts the
 	// event stream (prime: with a priming event first).
 	started bool
-	lone    bool   // the POST holds one call
+	lone    bool // the POST holds one call
 	prime   bool
 	whole   []byte // a lone call's answer, for the writer to send as JSON
 }
