@@ -378,14 +378,34 @@ func (h *HTTPFront) ServeSSE(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(h.ctx)
 	defer cancel()
 	ended := make(chan struct{})
-	if !h.start(ctx, &sdkStream{ctx: ctx, conn: conn}, nil, func() { close(ended) }) {
+	// This goroutine is the stream's writer (sdkStream.pump): the
+	// session only queues what it writes.
+	s := &sdkStream{ctx: ctx, conn: conn, q: newOutQueue(&outBudget{limit: h.opts.SessionBufferBytes})}
+	s.full = func(err error) {
+		if ctx.Err() == nil {
+			h.g.log.Warn("sse session ended: its client does not read its stream", "session", id, "err", err)
+			cancel()
+		}
+	}
+	if !h.start(ctx, s, nil, func() { close(ended) }) {
 		_ = conn.Close()
 		return
 	}
-	select {
-	case <-r.Context().Done():
-	case <-ended:
+	stop := make(chan struct{})
+	go func() {
+		select {
+		case <-r.Context().Done():
+		case <-ended:
+		case <-ctx.Done():
+		}
+		close(stop)
+	}()
+	cut := cutOnClose(stop, http.NewResponseController(w))
+	if err := s.pump(stop, cut); err != nil {
+		h.g.log.Debug("sse stream ended", "err", err)
 	}
+	cancel()
+	cut.stop()
 	_ = conn.Close()
 	<-ended
 }
