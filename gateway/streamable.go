@@ -68,7 +68,7 @@ type sseStream struct {
 	started bool
 	lone    bool // the POST holds one call
 	prime   bool
-	whole   []byte // a lone call's answer, for the writer to send as JSON
+	whole   bool   // the queue holds a lone call's answer, for the writer to send as JSON
 }
 
 // httpSessionOptions configure an httpSession.
@@ -231,10 +231,12 @@ func (st *sseStream) event(h *httpSession, key string, msg []byte, complete bool
 	if !st.started && st.w != nil && msg != nil {
 		if complete && st.lone {
 			// The whole answer: one JSON response, nothing to resume.
-			st.started = true
-			st.whole = msg
+			st.started, st.whole = true, true
 			close(st.end)
 			st.end = nil
+			if err := st.q.put("", msg); err != nil {
+				h.overflowed(err)
+			}
 			return nil
 		}
 		st.start(h)
@@ -324,18 +326,20 @@ func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWr
 		}
 		st.mu.Lock()
 		whole := st.whole
-		st.whole = nil
 		st.mu.Unlock()
-		if whole != nil {
-			w.Header().Set("Content-Type", "application/json")
-			w.Header().Set("Content-Length", strconv.Itoa(len(whole)))
-			if cut.begin() {
-				_, _ = w.Write(whole)
-				cut.end()
+		batch, n := q.take()
+		if whole {
+			if len(batch) == 1 {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Content-Length", strconv.Itoa(len(batch[0])))
+				if cut.begin() {
+					_, _ = w.Write(batch[0])
+					cut.end()
+				}
 			}
+			q.written(n)
 			return
 		}
-		batch, n := q.take()
 		if len(batch) > 0 {
 			if !headers {
 				w.Header().Set("Content-Type", "text/event-stream")
