@@ -68,7 +68,7 @@ type sseStream struct {
 	started bool
 	lone    bool // the POST holds one call
 	prime   bool
-	whole   bool   // the queue holds a lone call's answer, for the writer to send as JSON
+	whole   bool // the queue holds a lone call's answer, for the writer to send as JSON
 }
 
 // httpSessionOptions configure an httpSession.

@@ -160,4 +160,3 @@ func readUntil(t *testing.T, r io.Reader, want string) []sseEvent {
 		}
 	}
 }
-
