@@ -7,12 +7,12 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/answer/answertest"
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -26,29 +26,11 @@ var testNow = time.Date(2026, 1, 14, 20, 0, 0, 0, time.UTC)
 
 const today = "2026-01-15"
 
-// syncBuffer is a bytes.Buffer safe for concurrent writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 type fixture struct {
 	srv  *answertest.Server
 	svc  *Service
 	cfg  *config.Config
-	logs *syncBuffer
+	logs *testutil.Buffer
 }
 
 // newFixture starts a fake API scripted with replies and a Service talking
@@ -61,7 +43,7 @@ func newFixture(t *testing.T, edit func(*config.Config, *Options), replies ...an
 	cfg.APIKey = testKey
 	cfg.OpenAI.BaseURL = srv.URL
 	cfg.Request.TimeoutMS = 10000
-	logs := &syncBuffer{}
+	logs := &testutil.Buffer{}
 	opts := Options{
 		Config:     cfg,
 		Logger:     slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),

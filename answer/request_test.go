@@ -493,10 +493,7 @@ func TestCancellation(t *testing.T) {
 		_, err := f.svc.Call(ctx, "answer", json.RawMessage(`{"query":"q"}`))
 		done <- err
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for f.srv.Count() == 0 && time.Now().Before(deadline) {
-		time.Sleep(2 * time.Millisecond)
-	}
+	f.srv.WaitRequests(1, 5*time.Second)
 	cancel()
 	select {
 	case err := <-done:

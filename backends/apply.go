@@ -37,7 +37,7 @@ func (m *Manager) Apply(servers []config.Server) Changes {
 	next := &backendSet{byName: make(map[string]*backend, len(servers))}
 	var stale []*backend // to stop: removed or replaced
 	for _, s := range servers {
-		if b := old.byName[s.Name]; b != nil && reflect.DeepEqual(b.cfg, s) {
+		if b := old.byName[s.Name]; b != nil && sameEntry(b.cfg, s) {
 			next.add(b)
 			continue
 		}
@@ -89,4 +89,12 @@ func (m *Manager) Apply(servers []config.Server) Changes {
 		}
 	}
 	return ch
+}
+
+// sameEntry reports whether a and b configure the same server. Where the
+// entry sits in the file (Source) is not part of it: an edit above it that
+// moves it down a line must not restart it.
+func sameEntry(a, b config.Server) bool {
+	a.Source, b.Source = "", ""
+	return reflect.DeepEqual(a, b)
 }

@@ -38,14 +38,15 @@ type Options struct {
 	Servers []config.Server // enabled and disabled; disabled ones are reported but not started
 	Logger  *slog.Logger
 	// DefaultTimeout is the per-call timeout for servers without timeout_ms;
-	// zero means 30 s.
+	// zero means config.DefaultCallTimeout.
 	DefaultTimeout time.Duration
 	// StartupTimeout bounds Wait and WaitServer, counted from Start: how
 	// long a first list waits for backends still starting. It stops the
-	// waiting, not the backend. Zero means 30 s.
+	// waiting, not the backend. Zero means config.DefaultStartupTimeout.
 	StartupTimeout time.Duration
 	// StartLimit bounds each start of a backend (process, initialize and
-	// the first lists); a start that takes longer fails. Zero means 10 min,
+	// the first lists); a start that takes longer fails. Zero means
+	// config.DefaultStartLimit (10 min),
 	// enough for a first `npx -y` download.
 	StartLimit time.Duration
 	// Environ is the gateway's environment that children inherit (before
@@ -127,6 +128,7 @@ type Status struct {
 	Name       string              `json:"name"`
 	State      State               `json:"state"`
 	PID        int                 `json:"pid,omitempty"`
+	URL        string              `json:"url,omitempty"` // a remote server's, its password and query secrets masked
 	StartedAt  time.Time           `json:"started_at,omitzero"`
 	Tools      int                 `json:"tools"`
 	Restarts   int                 `json:"restarts"`
@@ -191,7 +193,10 @@ func (e *ServerError) Error() string {
 	case Crashed:
 		return "MCP server '" + e.Server + "' crashed: " + e.Reason
 	case NeedsLogin:
-		return "MCP server '" + e.Server + "' needs sign-in: run `mcp-gateway login " + e.Server + "`"
+		if e.Reason != "" {
+			return "MCP server '" + e.Server + "' " + e.Reason // a LoginError's message
+		}
+		return "MCP server '" + e.Server + "' " + (&LoginError{Server: e.Server}).Error()
 	}
 	return "MCP server '" + e.Server + "' is not running"
 }

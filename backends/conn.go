@@ -176,7 +176,7 @@ func (c *conn) readLoop(r io.Reader) {
 			long.add(frag)
 			if long.len() > maxLine {
 				c.eofReason = fmt.Sprintf("wrote a line over %d MiB on stdout", maxLine>>20)
-				c.log.Warn("backend wrote a line over the size limit on stdout; ending the session", "server", c.server, "limit", maxLine)
+				c.log.Warn("backend wrote a line over the size limit on stdout; ending the session", "limit", maxLine)
 				return
 			}
 			continue
@@ -192,7 +192,7 @@ func (c *conn) readLoop(r io.Reader) {
 		if err != nil {
 			if err != io.EOF && !errors.Is(err, os.ErrClosed) && !errors.Is(err, io.ErrClosedPipe) {
 				c.eofReason = "stdout: " + err.Error()
-				c.log.Debug("backend stdout read error", "server", c.server, "err", err)
+				c.log.Debug("backend stdout read error", "err", err)
 			}
 			return
 		}
@@ -208,7 +208,7 @@ func (c *conn) handleLine(line []byte) {
 		return
 	}
 	if line[0] != '{' {
-		c.log.Warn("dropped a non-JSON line on backend stdout", "server", c.server, "line", truncate(line, 200))
+		c.log.Warn("dropped a non-JSON line on backend stdout", "line", truncate(line, 200))
 		return
 	}
 	msg, err := wire.Decode(line) // checks UTF-8 too: the repair below costs nothing when valid
@@ -219,12 +219,12 @@ func (c *conn) handleLine(line []byte) {
 		line = bytes.ToValidUTF8(line, []byte("\uFFFD"))
 		if !c.warnedUTF8 {
 			c.warnedUTF8 = true
-			c.log.Warn("backend wrote invalid UTF-8; replaced with U+FFFD", "server", c.server)
+			c.log.Warn("backend wrote invalid UTF-8; replaced with U+FFFD")
 		}
 		msg, err = wire.Decode(line)
 	}
 	if err != nil {
-		c.log.Warn("dropped a line that is not a JSON-RPC message", "server", c.server, "reason", err, "line", truncate(line, 200))
+		c.log.Warn("dropped a line that is not a JSON-RPC message", "err", err, "line", truncate(line, 200))
 		return
 	}
 	switch {
@@ -251,7 +251,7 @@ func (c *conn) handleResponse(msg wire.Message) {
 	if p == nil {
 		// A late answer to a call that timed out or was cancelled, or a
 		// backend that mangles ids.
-		c.log.Debug("ignored a response to an unknown id", "server", c.server, "id", string(msg.ID))
+		c.log.Debug("ignored a response to an unknown id", "id", string(msg.ID))
 		return
 	}
 	c.consumedUpTo(&p.end)
@@ -271,7 +271,7 @@ func (c *conn) handleNotification(method string, params json.RawMessage) {
 	case "notifications/progress":
 		var p mcp.ProgressNotificationParams
 		if err := json.Unmarshal(params, &p); err != nil {
-			c.log.Debug("bad progress notification", "server", c.server, "err", err)
+			c.log.Debug("bad progress notification", "err", err)
 			return
 		}
 		tok, _ := p.ProgressToken.(string)
@@ -279,7 +279,7 @@ func (c *conn) handleNotification(method string, params json.RawMessage) {
 		sink := c.progress[tok]
 		c.mu.Unlock()
 		if sink == nil {
-			c.log.Debug("progress for an unknown token", "server", c.server, "token", p.ProgressToken)
+			c.log.Debug("progress for an unknown token", "token", p.ProgressToken)
 			return
 		}
 		p.ProgressToken = nil

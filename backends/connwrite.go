@@ -67,7 +67,7 @@ func (c *conn) sendReply(msg []byte) {
 	c.wmu.Unlock()
 	if over {
 		if first {
-			c.log.Warn("backend reads nothing while it sends requests; dropping replies to them", "server", c.server, "backlog_limit", maxReplyBacklog)
+			c.log.Warn("backend reads nothing while it sends requests; dropping replies to them", "backlog_limit", maxReplyBacklog)
 		}
 		return
 	}
@@ -229,7 +229,7 @@ func (c *conn) writeLoop() {
 func (c *conn) writeAll(buf []byte) error {
 	n, err := c.w.Write(buf)
 	if err != nil && n > 0 && n < len(buf) {
-		c.log.Warn("write to backend stdin cut short; closing its stdin", "server", c.server, "err", err)
+		c.log.Warn("write to backend stdin cut short; closing its stdin", "err", err)
 		_ = c.w.Close()
 	}
 	return err
@@ -249,7 +249,7 @@ func (c *conn) writeFailed(err error) {
 	if errors.Is(err, os.ErrClosed) {
 		return
 	}
-	c.log.Debug("write to backend stdin failed", "server", c.server, "err", err)
+	c.log.Debug("write to backend stdin failed", "err", err)
 }
 
 // pipeCap is the capacity of a backend's stdin pipe (pipeCapacity).

@@ -7,3 +7,15 @@ import "time"
 func SetTimings(m *Manager, backoffBase, backoffMax, crashWindow, stopGrace time.Duration) {
 	m.backoffBase, m.backoffMax, m.crashWindow, m.stopGrace = backoffBase, backoffMax, crashWindow, stopGrace
 }
+
+// InFlight is the number of calls to server awaiting the backend's
+// response: a test's sync point for "the call has been sent".
+func InFlight(m *Manager, server string) int {
+	_, c, err := m.session(server)
+	if err != nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending)
+}

@@ -122,7 +122,7 @@ func (b *backend) fetch(ctx context.Context, c *conn, caps serverCaps, kinds lis
 		for _, raw := range raws {
 			name := stringField(raw, "name")
 			if name == "" {
-				b.log.Warn("ignored a tool without a name", "server", b.cfg.Name)
+				b.log.Warn("ignored a tool without a name")
 				continue
 			}
 			if toolAllowed(b.cfg.Tools, name) {
@@ -136,7 +136,7 @@ func (b *backend) fetch(ctx context.Context, c *conn, caps serverCaps, kinds lis
 			if ctx.Err() != nil {
 				return l, err
 			}
-			b.log.Warn("prompts/list failed", "server", b.cfg.Name, "err", err)
+			b.log.Warn("prompts/list failed", "err", err)
 		}
 		for _, raw := range raws {
 			if name := stringField(raw, "name"); name != "" {
@@ -157,7 +157,7 @@ func (b *backend) fetch(ctx context.Context, c *conn, caps serverCaps, kinds lis
 				if ctx.Err() != nil {
 					return l, err
 				}
-				b.log.Warn(lk.method+" failed", "server", b.cfg.Name, "err", err)
+				b.log.Warn("list failed", "method", lk.method, "err", err)
 			}
 			for _, raw := range raws {
 				if uri := stringField(raw, lk.key); uri != "" {

@@ -14,16 +14,10 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
+	"github.com/mcp-gateway/mcp-gateway/backends/ratelimit"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-)
-
-// Defaults for zero Options fields, matching config.Defaults().
-const (
-	defaultCallTimeout    = 30 * time.Second
-	defaultStartupTimeout = 30 * time.Second
-	defaultStartLimit     = 10 * time.Minute
 )
 
 // Manager owns every backend. Its methods are safe for concurrent use.
@@ -85,10 +79,10 @@ func New(opts Options) *Manager {
 		m.environ = opts.Self.Environ(m.environ)
 	}
 	if m.startupTimeout <= 0 {
-		m.startupTimeout = defaultStartupTimeout
+		m.startupTimeout = config.DefaultStartupTimeout
 	}
 	if m.startLimit <= 0 {
-		m.startLimit = defaultStartLimit
+		m.startLimit = config.DefaultStartLimit
 	}
 	m.initParams = initializeParams(opts)
 	set := &backendSet{byName: make(map[string]*backend)}
@@ -118,8 +112,9 @@ func (m *Manager) newBackend(s config.Server) *backend {
 	b := &backend{
 		m:       m,
 		cfg:     s,
-		timeout: callTimeout(s, m.opts.DefaultTimeout),
-		log:     m.log,
+		timeout: config.CallTimeout(s, m.opts.DefaultTimeout),
+		log:     m.log.With("server", s.Name),
+		logs:    ratelimit.New(logLimit),
 		settled: make(chan struct{}),
 		refresh: make(chan struct{}, 1),
 		done:    make(chan struct{}),
@@ -160,16 +155,6 @@ func (m *Manager) startLocked(b *backend) {
 		defer cancel()
 		b.run(ctx)
 	}()
-}
-
-func callTimeout(s config.Server, def time.Duration) time.Duration {
-	switch {
-	case s.TimeoutMS > 0:
-		return time.Duration(s.TimeoutMS) * time.Millisecond
-	case def > 0:
-		return def
-	}
-	return defaultCallTimeout
 }
 
 // initializeParams are the params of every backend's initialize request.
@@ -479,7 +464,7 @@ func (m *Manager) Notify(method string, params json.RawMessage) {
 			continue
 		}
 		if err := c.notify(context.Background(), time.Time{}, method, params); err != nil {
-			b.log.Debug("notification not sent", "server", b.cfg.Name, "method", method, "err", err)
+			b.log.Debug("notification not sent", "method", method, "err", err)
 		}
 	}
 }
@@ -520,6 +505,9 @@ func (m *Manager) Status() []Status {
 			Tools:      len(b.lists.tools),
 			Restarts:   b.restarts,
 			ServerInfo: b.serverInfo,
+		}
+		if b.cfg.URL != "" {
+			s.URL = config.RedactURL(b.cfg.URL)
 		}
 		if (b.pid != 0 || b.cfg.URL != "" && b.state == Ready) && b.state != Skipped {
 			s.StartedAt = b.startedAt

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,10 +19,21 @@ import (
 // LoginError is why a call to a remote server that needs sign-in fails:
 // the gateway cannot ask the user from inside a session, `mcp-gateway
 // login NAME` does.
-type LoginError struct{ Server string }
+//
+// Its message is the reason of the NeedsLogin state; ServerError puts the
+// server's name before it.
+type LoginError struct {
+	Server string
+	// Scopes are the scopes the server asked for that the sign-in lacks
+	// (a 403 insufficient_scope); login asks for them.
+	Scopes []string
+}
 
 func (e *LoginError) Error() string {
-	return "sign-in required: run `mcp-gateway login " + e.Server + "`"
+	if len(e.Scopes) > 0 {
+		return "needs sign-in with scope " + strings.Join(e.Scopes, " ") + ": run `mcp-gateway login " + e.Server + "`"
+	}
+	return "needs sign-in: run `mcp-gateway login " + e.Server + "`"
 }
 
 // oauthAuth is a remote server's OAuth 2.1 client (the authorizer of
@@ -44,7 +56,7 @@ type oauthAuth struct {
 	mu        sync.Mutex
 	ts        oauth2.TokenSource // nil: not signed in
 	stamp     fileStamp          // the store's version ts comes from
-	needLogin bool
+	needLogin *LoginError        // set when the server refused the sign-in
 }
 
 // newOAuth returns the OAuth client of a url: server, or nil when the
@@ -84,13 +96,17 @@ func newOAuth(s config.Server, o Options, log *slog.Logger) *oauthAuth {
 			cfg.PreregisteredClient.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: sec}
 		}
 	}
-	if scopes := s.OAuth.Scopes; len(scopes) > 0 {
-		cfg.ScopeFilter = func(found []string) []string {
-			if len(found) == 0 {
-				return scopes
-			}
-			return found
+	// The scopes of the stored sign-in include those a running gateway
+	// was refused for since (step-up): a new login asks for them all.
+	var stored []string
+	if si, err := a.store.load(); err == nil && si != nil && si.URL == s.URL {
+		stored = si.Scopes
+	}
+	cfg.ScopeFilter = func(found []string) []string {
+		if len(found) == 0 {
+			found = s.OAuth.Scopes
 		}
+		return unionScopes(found, stored)
 	}
 	h, err := auth.NewAuthorizationCodeHandler(cfg)
 	if err != nil {
@@ -170,7 +186,8 @@ func (a *oauthAuth) refused(ctx context.Context, req *http.Request, resp *http.R
 	if a.handler != nil {
 		return a.handler.Authorize(ctx, req, resp)
 	}
-	if resp.StatusCode == http.StatusForbidden && !strings.Contains(resp.Header.Get("WWW-Authenticate"), "insufficient_scope") {
+	stepUp, insufficient := insufficientScope(resp)
+	if resp.StatusCode == http.StatusForbidden && !insufficient {
 		return nil // not a sign-in matter: the retry gets its 403
 	}
 	a.mu.Lock()
@@ -180,26 +197,75 @@ func (a *oauthAuth) refused(ctx context.Context, req *http.Request, resp *http.R
 	}
 	ss, _ := a.ts.(*savingSource)
 	a.mu.Unlock()
-	// A token the server dropped before its time (revoked, or a server
-	// that restarted) may be refreshed, once per token.
-	sent, _ := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
-	if ss != nil && sent != "" && ss.refreshFrom(sent) {
+	le := &LoginError{Server: a.server}
+	if insufficient {
+		// A new token of the same grant has the same scopes: only a
+		// login asking for more helps. The scopes are stored for it.
+		if ss != nil {
+			le.Scopes = ss.addScopes(stepUp)
+		}
+	} else {
+		// A token the server dropped before its time (revoked, or a
+		// server that restarted) may be refreshed, once per token.
+		sent, _ := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
+		if ss != nil && sent != "" && ss.refreshFrom(sent) {
+			return nil
+		}
+	}
+	a.mu.Lock()
+	a.needLogin = le
+	a.mu.Unlock()
+	return le
+}
+
+// insufficientScope reports whether resp refuses the token for lacking a
+// scope (a Bearer challenge with error="insufficient_scope"), and the
+// scopes the server names for the request.
+func insufficientScope(resp *http.Response) (scopes []string, ok bool) {
+	cs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	if err != nil {
+		return nil, false
+	}
+	for _, c := range cs {
+		if strings.EqualFold(c.Scheme, "bearer") && c.Params["error"] == "insufficient_scope" {
+			return strings.Fields(c.Params["scope"]), true
+		}
+	}
+	return nil, false
+}
+
+// unionScopes returns a's scopes followed by those of b not in a.
+func unionScopes(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// loginNeeded returns why the server refused the stored sign-in (or there
+// was none), or nil, and clears the mark. a may be nil (no OAuth).
+func (a *oauthAuth) loginNeeded() *LoginError {
+	if a == nil {
 		return nil
 	}
 	a.mu.Lock()
-	a.needLogin = true
-	a.mu.Unlock()
-	return &LoginError{Server: a.server}
-}
-
-// loginNeeded reports whether the server refused the stored sign-in (or
-// there was none), and clears the mark.
-func (a *oauthAuth) loginNeeded() bool {
-	a.mu.Lock()
 	defer a.mu.Unlock()
 	n := a.needLogin
-	a.needLogin = false
+	a.needLogin = nil
 	return n
+}
+
+// refusedLogin is loginNeeded without clearing the mark.
+func (a *oauthAuth) refusedLogin() *LoginError {
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.needLogin
 }
 
 // waitLogin waits until the stored sign-in changes (a login) or ctx ends;
@@ -253,6 +319,39 @@ func (s *savingSource) refreshFrom(sent string) bool {
 	return err == nil && tok.AccessToken != sent
 }
 
+// addScopes adds the scopes a server asked for (step-up) to the stored
+// sign-in, for the next login to ask for; it returns those the sign-in
+// lacked (all of them, when the server's list holds nothing new).
+func (s *savingSource) addScopes(scopes []string) (missing []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sc := range scopes {
+		if !slices.Contains(s.si.Scopes, sc) {
+			missing = append(missing, sc)
+		}
+	}
+	if len(missing) == 0 {
+		return scopes
+	}
+	si := *s.si
+	si.Scopes = unionScopes(si.Scopes, missing)
+	s.si = &si
+	s.save()
+	return missing
+}
+
+// save writes s.si to the store, the version the backend now comes from
+// (so that its own write is not taken for a login); s.mu is held.
+func (s *savingSource) save() {
+	if err := s.a.store.save(s.si); err != nil {
+		s.a.log.Warn("cannot store the sign-in", "server", s.a.server, "err", err)
+		return
+	}
+	s.a.mu.Lock()
+	s.a.stamp = s.a.store.stamp()
+	s.a.mu.Unlock()
+}
+
 func (s *savingSource) Token() (*oauth2.Token, error) {
 	s.mu.Lock()
 	base := s.base
@@ -272,13 +371,7 @@ func (s *savingSource) Token() (*oauth2.Token, error) {
 		si := *s.si
 		si.Token = tok
 		s.si = &si
-		if err := s.a.store.save(&si); err != nil {
-			s.a.log.Warn("cannot store the refreshed token", "server", s.a.server, "err", err)
-		} else {
-			s.a.mu.Lock()
-			s.a.stamp = s.a.store.stamp()
-			s.a.mu.Unlock()
-		}
+		s.save()
 	}
 	return tok, nil
 }

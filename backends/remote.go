@@ -61,7 +61,7 @@ type remoteOptions struct {
 	URL     string
 	SSE     bool              // start with the legacy HTTP+SSE transport
 	Headers map[string]string // sent with every request; never logged
-	Log     *slog.Logger
+	Log     *slog.Logger      // names the server (server=NAME)
 	// Auth, if set, authorizes requests (Authorization header) and handles
 	// a 401 or 403 (auth.go).
 	Auth authorizer
@@ -219,7 +219,7 @@ func (r *remote) sendLoop() {
 			r.mu.Unlock()
 			m, err := wire.Decode(msg)
 			if err != nil {
-				r.opts.Log.Debug("not sending an invalid message", "server", r.opts.Server, "err", err)
+				r.opts.Log.Debug("not sending an invalid message", "err", err)
 				continue
 			}
 			if !m.IsCall() {
@@ -296,7 +296,7 @@ func (r *remote) post(ctx context.Context, msg, id []byte, method string) {
 			if id != nil {
 				return // abandoned: the call has ended
 			}
-			r.opts.Log.Warn("remote server did not accept a message in time", "server", r.opts.Server, "method", method, "timeout", notifyTimeout)
+			r.opts.Log.Warn("remote server did not accept a message in time", "method", method, "timeout", notifyTimeout)
 		default:
 			r.fail(err.Error())
 		}
@@ -316,7 +316,7 @@ func (r *remote) post(ctx context.Context, msg, id []byte, method string) {
 	case method == "initialize" && code >= 400 && code < 500 && !sse:
 		// A 2024-11-05 server: Streamable HTTP is refused, try HTTP+SSE.
 		resp.Body.Close()
-		r.opts.Log.Info("remote server refused Streamable HTTP; trying HTTP+SSE", "server", r.opts.Server, "status", code)
+		r.opts.Log.Info("remote server refused Streamable HTTP; trying HTTP+SSE", "status", code)
 		if err := r.connectSSE(r.ctx, true); err != nil {
 			if r.ctx.Err() == nil {
 				r.fail(fmt.Sprintf("Streamable HTTP: %s; HTTP+SSE: %v", resp.Status, err))
@@ -333,7 +333,7 @@ func (r *remote) post(ctx context.Context, msg, id []byte, method string) {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 		if id == nil {
-			r.opts.Log.Debug("remote server refused a message", "server", r.opts.Server, "method", method, "status", resp.Status)
+			r.opts.Log.Debug("remote server refused a message", "method", method, "status", resp.Status)
 			return
 		}
 		if m, err := wire.Decode(body); err == nil && m.IsResponse() && bytes.Equal(m.ID, id) {
@@ -559,7 +559,7 @@ func (r *remote) listenLoop(opened chan struct{}) {
 			return
 		case resp.StatusCode < 200 || resp.StatusCode > 299 || ct != "text/event-stream":
 			resp.Body.Close()
-			r.opts.Log.Debug("remote server has no standalone stream", "server", r.opts.Server, "status", resp.Status)
+			r.opts.Log.Debug("remote server has no standalone stream", "status", resp.Status)
 			return
 		}
 		_, last, rt := r.readEvents(resp.Body, nil)
@@ -578,7 +578,7 @@ func (r *remote) listenLoop(opened chan struct{}) {
 			retry = resumeDelay
 		}
 	}
-	r.opts.Log.Warn("remote server's standalone stream keeps failing; notifications between calls are lost", "server", r.opts.Server)
+	r.opts.Log.Warn("remote server's standalone stream keeps failing; notifications between calls are lost")
 }
 
 // resume waits for retry (resumeDelay if zero and lastID is set) and GETs
@@ -627,7 +627,7 @@ func (r *remote) readEvents(body io.Reader, id []byte) (done bool, lastID string
 		ev, err := sr.next()
 		if err != nil {
 			if errors.Is(err, errEventTooLarge) {
-				r.opts.Log.Warn("remote server sent an event over the size limit", "server", r.opts.Server, "limit", maxLine)
+				r.opts.Log.Warn("remote server sent an event over the size limit", "limit", maxLine)
 			}
 			return false, lastID, retry
 		}
@@ -642,7 +642,7 @@ func (r *remote) readEvents(body io.Reader, id []byte) (done bool, lastID string
 		}
 		m, err := wire.Decode(ev.data)
 		if err != nil {
-			r.opts.Log.Warn("dropped an event that is not a JSON-RPC message", "server", r.opts.Server, "reason", err)
+			r.opts.Log.Warn("dropped an event that is not a JSON-RPC message", "err", err)
 			continue
 		}
 		isAnswer := id != nil && m.IsResponse() && bytes.Equal(m.ID, id)

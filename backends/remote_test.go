@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -65,13 +66,9 @@ func TestRemoteStreamableSession(t *testing.T) {
 	// A tool added between calls: list_changed comes on the standalone stream.
 	mcp.AddTool(srv, &mcp.Tool{Name: "two"}, echo)
 	e.changes.wait(t, "far")
-	waitFor := time.Now().Add(5 * time.Second)
-	for !slices.Contains(toolNames(e.Tools()), "far/two") {
-		if time.Now().After(waitFor) {
-			t.Fatalf("tools %v: the added tool never came", toolNames(e.Tools()))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.WaitFor(t, 5*time.Second, "the added tool far/two", func() bool {
+		return slices.Contains(toolNames(e.Tools()), "far/two")
+	})
 	if res := e.call(t, "far", "two", `{}`); !strings.Contains(string(res), `"hi"`) {
 		t.Errorf("two: %s", res)
 	}

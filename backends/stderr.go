@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/ratelimit"
 	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 )
 
@@ -49,10 +50,10 @@ func (t *tail) snapshot() []string {
 	return append(out, t.lines[:t.next]...)
 }
 
-// drainStderr reads r to EOF, logging each line at info with server=NAME
-// (through lim) and keeping it in t. It never stops reading early, so a chatty child never
-// blocks on a full pipe.
-func drainStderr(r io.Reader, server string, log *slog.Logger, t *tail, lim *logLimiter) {
+// drainStderr reads r to EOF, logging each line at info through lim (log
+// names the server) and keeping it in t. It never stops reading early, so
+// a chatty child never blocks on a full pipe.
+func drainStderr(r io.Reader, log *slog.Logger, t *tail, lim *ratelimit.Bucket) {
 	br := bufio.NewReaderSize(r, maxStderrLine)
 	for {
 		line, isPrefix, err := br.ReadLine()
@@ -60,7 +61,7 @@ func drainStderr(r io.Reader, server string, log *slog.Logger, t *tail, lim *log
 			// Escape sequences and control characters stripped: a line
 			// must not clear the terminal or forge a log record.
 			s := safetext.Strip(string(line), false)
-			logLimited(lim, log, slog.LevelInfo, s, server, "stream", "stderr")
+			logLimited(lim, log, slog.LevelInfo, s, "stream", "stderr")
 			t.add(s)
 		}
 		for isPrefix && err == nil { // drop the rest of an over-long line
@@ -68,7 +69,7 @@ func drainStderr(r io.Reader, server string, log *slog.Logger, t *tail, lim *log
 		}
 		if err != nil {
 			if err != io.EOF && !errors.Is(err, os.ErrClosed) {
-				log.Debug("backend stderr read error", "server", server, "err", err)
+				log.Debug("backend stderr read error", "err", err)
 			}
 			return
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
+	"github.com/mcp-gateway/mcp-gateway/backends/ratelimit"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -28,8 +29,8 @@ type backend struct {
 	timeout time.Duration // per call
 	log     *slog.Logger
 	stderr  tail
-	logs    logLimiter // stderr lines and notifications/message
-	skipped bool       // set by New: Options.Self matched; never started
+	logs    *ratelimit.Bucket // stderr lines and notifications/message
+	skipped bool              // set by New: Options.Self matched; never started
 	// refused is set by runOnce (on the supervisor goroutine) when the child
 	// answered initialize with CodeRecursive: it is Skipped, not Failed.
 	refused bool
@@ -126,15 +127,15 @@ func (b *backend) run(ctx context.Context) {
 		if b.refused {
 			b.setState(Skipped, reason)
 			b.settle()
-			b.log.Warn("not starting a server that would run this gateway again", "server", b.cfg.Name, "reason", reason)
+			b.log.Warn("not starting a server that would run this gateway again", "reason", reason)
 			if teardown != nil {
 				teardown()
 			}
 			return
 		}
-		if b.auth != nil && b.auth.loginNeeded() {
+		if le := b.auth.loginNeeded(); le != nil {
 			// Not a crash: nothing to retry until the user signs in.
-			reason = (&LoginError{Server: b.cfg.Name}).Error()
+			reason = le.Error()
 			wasReady := b.setState(NeedsLogin, reason)
 			b.settle()
 			if teardown != nil {
@@ -143,7 +144,7 @@ func (b *backend) run(ctx context.Context) {
 			if wasReady {
 				b.m.notify.changed(b.cfg.Name)
 			}
-			b.log.Warn("remote server needs sign-in", "server", b.cfg.Name, "run", "mcp-gateway login "+b.cfg.Name)
+			b.log.Warn("remote server needs sign-in", "scopes", le.Scopes, "run", "mcp-gateway login "+b.cfg.Name)
 			if !b.auth.waitLogin(ctx, loginPoll) {
 				b.setState(Stopped, "stopped")
 				return
@@ -155,7 +156,7 @@ func (b *backend) run(ctx context.Context) {
 			continue
 		}
 		if attempt == 0 && !wasReady {
-			b.log.Error("backend failed to start", "server", b.cfg.Name, "reason", reason, "stderr_tail", b.stderr.snapshot())
+			b.log.Error("backend failed to start", "reason", reason, "stderr_tail", b.stderr.snapshot())
 			if b.cfg.Restart == "never" {
 				b.setState(Failed, reason)
 				b.settle()
@@ -184,7 +185,7 @@ func (b *backend) run(ctx context.Context) {
 			if teardown != nil {
 				teardown()
 			}
-			b.log.Error("backend failed", "server", b.cfg.Name, "reason", r)
+			b.log.Error("backend failed", "reason", r)
 			return
 		}
 		delay := b.m.backoffMax
@@ -196,7 +197,7 @@ func (b *backend) run(ctx context.Context) {
 		if teardown != nil {
 			teardown()
 		}
-		b.log.Info("restarting backend", "server", b.cfg.Name, "in", delay, "reason", reason)
+		b.log.Info("restarting backend", "in", delay, "reason", reason)
 		t := time.NewTimer(delay)
 		select {
 		case <-t.C:
@@ -267,7 +268,7 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 	b.conn, b.lists, b.serverInfo = c, l, info
 	b.mu.Unlock()
 	b.settle()
-	b.log.Info("backend ready", append(append([]any{"server", name}, s.attrs...), "tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources))...)
+	b.log.Info("backend ready", append(s.attrs, "tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources))...)
 	b.m.notify.changed(name)
 
 	refreshing = true
@@ -278,8 +279,13 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 
 	select {
 	case r := <-s.crashed:
+		if b.auth.refusedLogin() != nil {
+			// Not a crash: run makes it NeedsLogin (the watcher did).
+			b.m.notify.changed(name)
+			return true, r, teardown
+		}
 		b.setState(Crashed, r) // the watcher did, unless it crashed before Ready was recorded
-		b.log.Error("backend crashed", "server", name, "reason", r, "stderr_tail", b.stderr.snapshot())
+		b.log.Error("backend crashed", "reason", r, "stderr_tail", b.stderr.snapshot())
 		b.m.notify.changed(name)
 		return true, r, teardown
 	case <-ctx.Done():
@@ -313,12 +319,12 @@ func (b *backend) startChild() (*session, string) {
 	b.mu.Lock()
 	b.pid, b.startedAt = p.Pid, time.Now()
 	b.mu.Unlock()
-	b.log.Debug("backend process started", "server", name, "pid", p.Pid)
+	b.log.Debug("backend process started", "pid", p.Pid)
 
 	stderrDone := make(chan struct{})
 	go func() {
 		defer close(stderrDone)
-		drainStderr(p.Stderr, name, b.log, &b.stderr, &b.logs)
+		drainStderr(p.Stderr, b.log, &b.stderr, b.logs)
 	}()
 	c := newConn(name, p.Stdin, pipeCapacity(p.Stdin), b.log, b.hooks())
 	go c.readLoop(p.Stdout)
@@ -351,7 +357,7 @@ func (b *backend) startChild() (*session, string) {
 		// end it, and cut the readers loose whatever it does.
 		if !waitClosed(100*time.Millisecond, c.eof, stderrDone) {
 			if n := p.KillEscaped(); n > 0 {
-				b.log.Warn("killed processes that left the backend's process group and held its pipes", "server", name, "count", n)
+				b.log.Warn("killed processes that left the backend's process group and held its pipes", "count", n)
 				waitClosed(100*time.Millisecond, c.eof, stderrDone)
 			}
 		}
@@ -359,7 +365,7 @@ func (b *backend) startChild() (*session, string) {
 		<-c.eof
 		<-stderrDone
 		c.wait()
-		b.logs.flush(b.log, name)
+		flushLogLimit(b.logs, b.log)
 		b.m.reaper.Del(p)
 		b.mu.Lock()
 		b.pid = 0
@@ -419,20 +425,21 @@ func (b *backend) watch(p *proc.Process, c *conn, stderrDone, stop <-chan struct
 	case <-t.C:
 	}
 	t.Stop()
-	b.sessionEnded(c, reason, b.stderr.snapshot(), crashed)
+	b.sessionEnded(c, Crashed, reason, b.stderr.snapshot(), crashed)
 }
 
-// sessionEnded records that session c ended by itself: the backend leaves
-// Ready before the calls fail, so that a caller who sees the crash error
-// also sees the tools gone; then the reason goes to crashed.
-func (b *backend) sessionEnded(c *conn, reason string, tail []string, crashed chan<- string) {
+// sessionEnded records that session c ended by itself, in state (Crashed,
+// or NeedsLogin for a remote that refused the sign-in): the backend leaves
+// Ready before the calls fail, so that a caller who sees the error also
+// sees the tools gone; then the reason goes to crashed.
+func (b *backend) sessionEnded(c *conn, state State, reason string, tail []string, crashed chan<- string) {
 	b.mu.Lock()
 	if b.conn == c {
-		b.state, b.reason = Crashed, reason
+		b.state, b.reason = state, reason
 		b.conn, b.lists = nil, lists{}
 	}
 	b.mu.Unlock()
-	c.shutdown(&ServerError{Server: b.cfg.Name, State: Crashed, Reason: reason, StderrTail: tail})
+	c.shutdown(&ServerError{Server: b.cfg.Name, State: state, Reason: reason, StderrTail: tail})
 	crashed <- reason
 }
 
@@ -477,7 +484,7 @@ func (b *backend) onNotification(method string, params json.RawMessage) {
 		}
 		return
 	default:
-		b.log.Debug("ignored a backend notification", "server", b.cfg.Name, "method", method)
+		b.log.Debug("ignored a backend notification", "method", method)
 		return
 	}
 	b.mu.Lock()
@@ -510,7 +517,7 @@ func (b *backend) logMessage(params json.RawMessage) {
 	if json.Unmarshal(p.Data, &s) == nil {
 		msg = s
 	}
-	logLimited(&b.logs, b.log, level, safetext.Strip(msg, false), b.cfg.Name, "logger", safetext.Strip(p.Logger, false), "source", "notifications/message")
+	logLimited(b.logs, b.log, level, safetext.Strip(msg, false), "logger", safetext.Strip(p.Logger, false), "source", "notifications/message")
 }
 
 // refreshLoop refetches the lists a list_changed named, while c is the
@@ -532,7 +539,7 @@ func (b *backend) refreshLoop(c *conn) {
 		}
 		l, err := b.fetch(c.ctx, c, caps, kinds, callOpts{timeout: b.timeout})
 		if err != nil {
-			b.log.Warn("refreshing lists after list_changed failed", "server", b.cfg.Name, "err", err)
+			b.log.Warn("refreshing lists after list_changed failed", "err", err)
 			continue
 		}
 		b.mu.Lock()
@@ -550,7 +557,7 @@ func (b *backend) refreshLoop(c *conn) {
 			b.lists.resources = l.resources
 		}
 		b.mu.Unlock()
-		b.log.Info("backend lists changed", "server", b.cfg.Name, "tools", len(l.tools))
+		b.log.Info("backend lists changed", "tools", len(l.tools))
 		b.m.notify.changed(b.cfg.Name)
 	}
 }
@@ -588,7 +595,7 @@ func (b *backend) handshake(ctx context.Context, c *conn) (lists, *mcp.Implement
 	has := func(r json.RawMessage) bool { return len(r) > 0 && string(r) != "null" }
 	caps := serverCaps{tools: has(ir.Capabilities.Tools), prompts: has(ir.Capabilities.Prompts), resources: has(ir.Capabilities.Resources), logging: has(ir.Capabilities.Logging)}
 	if ir.ProtocolVersion != ProtocolVersion {
-		b.log.Debug("backend chose another protocol version", "server", b.cfg.Name, "version", ir.ProtocolVersion)
+		b.log.Debug("backend chose another protocol version", "version", ir.ProtocolVersion)
 	}
 	step = "notifications/initialized"
 	deadline, _ := ctx.Deadline()

@@ -57,7 +57,11 @@ func (b *backend) startRemote(ctx context.Context) (*session, string) {
 		if reason == "" {
 			reason = "the connection ended"
 		}
-		b.sessionEnded(c, reason, nil, crashed)
+		state := Crashed
+		if le := b.auth.refusedLogin(); le != nil {
+			state, reason = NeedsLogin, le.Error()
+		}
+		b.sessionEnded(c, state, reason, nil, crashed)
 	}()
 	teardown := func() {
 		close(stop)

@@ -188,19 +188,23 @@ type Server struct {
 // confidential client), or the HTTPS URL of the gateway's client ID
 // metadata document, and the scopes to ask for when the server names none.
 type OAuth struct {
-	// ClientID and ClientSecret may also be written clientId and
-	// clientSecret (Gemini CLI).
+	// ClientID, ClientSecret and RedirectURI may also be written clientId,
+	// clientSecret and redirectUri (Gemini CLI).
 	ClientID          string   `json:"client_id,omitempty" alias:"clientId"`
 	ClientSecret      string   `json:"client_secret,omitempty" alias:"clientSecret"` // ${VAR} expanded; masked in --show-config
 	ClientMetadataURL string   `json:"client_metadata_url,omitempty"`
 	Scopes            []string `json:"scopes,omitempty"`
+	// RedirectURI is the exact redirect URI a pre-registered client was
+	// registered with: an http URL on a loopback host with a port, where
+	// `mcp-gateway login` listens. Empty: a free loopback port is used.
+	RedirectURI string `json:"redirect_uri,omitempty" alias:"redirectUri"`
 }
 
 // foreignKeys are the keys of Gemini CLI's oauth object that the gateway
-// does without: it discovers the endpoints and listens on loopback itself.
+// does without: it discovers the endpoints itself.
 func (*OAuth) foreignKeys() map[string]string {
-	const why = "a Gemini CLI setting; the gateway discovers the endpoints and redirects to loopback"
-	return map[string]string{"enabled": why, "authorizationUrl": why, "tokenUrl": why, "redirectUri": why, "tokenParamName": why, "audiences": why}
+	const why = "a Gemini CLI setting; the gateway discovers the endpoints"
+	return map[string]string{"enabled": why, "authorizationUrl": why, "tokenUrl": why, "tokenParamName": why, "audiences": why}
 }
 
 // ToolFilter selects a backend's tools by glob patterns (path.Match syntax)
@@ -237,14 +241,34 @@ func (c *Config) Profile(name string) Profile {
 	return p
 }
 
+// The defaults of the gateway's timeouts, shared with backends.Options
+// (whose zero fields mean these).
+const (
+	DefaultCallTimeout    = 30 * time.Second // gateway.default_timeout_ms
+	DefaultStartupTimeout = 30 * time.Second // gateway.startup_timeout_ms
+	DefaultStartLimit     = 10 * time.Minute // gateway.start_limit_ms
+)
+
 // CallTimeout is the per-call timeout for a backend: its own timeout_ms, else
 // the gateway default (which DEFAULT_TIMEOUT overrides).
 func (c *Config) CallTimeout(s Server) time.Duration {
-	if s.TimeoutMS > 0 {
-		return time.Duration(s.TimeoutMS) * time.Millisecond
-	}
-	return time.Duration(c.Gateway.DefaultTimeoutMS) * time.Millisecond
+	return CallTimeout(s, time.Duration(c.Gateway.DefaultTimeoutMS)*time.Millisecond)
 }
+
+// CallTimeout is the per-call timeout for server s: its own timeout_ms,
+// else def, else DefaultCallTimeout.
+func CallTimeout(s Server, def time.Duration) time.Duration {
+	switch {
+	case s.TimeoutMS > 0:
+		return time.Duration(s.TimeoutMS) * time.Millisecond
+	case def > 0:
+		return def
+	}
+	return DefaultCallTimeout
+}
+
+// ms is a duration in whole milliseconds, as the file writes it.
+func ms(d time.Duration) int { return int(d / time.Millisecond) }
 
 // StartupTimeout bounds how long tools/list waits for backends to settle.
 func (c *Config) StartupTimeout() time.Duration {
@@ -282,9 +306,9 @@ func Defaults() *Config {
 			Separator:        ".",
 			StrictNames:      "auto",
 			ToolsMode:        "full",
-			DefaultTimeoutMS: 30000,
-			StartupTimeoutMS: 30000,
-			StartLimitMS:     600000,
+			DefaultTimeoutMS: ms(DefaultCallTimeout),
+			StartupTimeoutMS: ms(DefaultStartupTimeout),
+			StartLimitMS:     ms(DefaultStartLimit),
 			AnswerTools:      true,
 			HTTP:             HTTP{Listen: "127.0.0.1:8000", AllowedOrigins: []string{}, SessionIdleTimeoutMS: 1800000, SessionBufferBytes: 16 << 20},
 		},

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,9 +11,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the want sections of testdata/golden/*.txt")
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+)
 
 // TestGolden freezes every message a user sees from Load and --show-config.
 // Each testdata/golden/*.txt holds sections "-- NAME --": the file
@@ -35,11 +34,11 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			names, sections := splitSections(string(data))
-			if runtime.GOOS == "windows" && strings.Contains(sections["flags"], "show-config") && !*update {
+			if runtime.GOOS == "windows" && strings.Contains(sections["flags"], "show-config") && !testutil.Update() {
 				t.Skip("the --show-config documents hold slash-separated home paths")
 			}
 			got := runGolden(t, sections)
-			if *update {
+			if testutil.Update() {
 				var b strings.Builder
 				for _, n := range names {
 					if n == "want" {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // manyServers is a plain configuration of n servers, in the list form or
@@ -38,7 +40,7 @@ func TestLargePlainConfigLoads(t *testing.T) {
 	// 20,000 servers are already far beyond the alias budget (maxSteps)
 	// that a plain file of 60,000 used to exhaust.
 	n := 60000
-	if raceEnabled {
+	if testutil.Race {
 		n = 20000
 	}
 	for _, mapForm := range []bool{false, true} {

@@ -209,6 +209,19 @@ func (l *loader) server(it serverItem) (s Server, ok bool) {
 		}
 	}
 	s.OAuth.ClientSecret = x("oauth.client_secret", s.OAuth.ClientSecret)
+	if s.OAuth.RedirectURI != "" {
+		if msg := checkRedirectURI(s.OAuth.RedirectURI); msg != "" {
+			o, _ := at("oauth.redirect_uri")
+			if strings.HasSuffix(o.key, ".redirectUri") {
+				// Gemini CLI's own setting, which may redirect to a
+				// page of its own: the gateway does without it.
+				l.warn(o.line, o.key, "ignored by mcp-gateway, which listens for the redirect on an http loopback URL with a port")
+				s.OAuth.RedirectURI = ""
+			} else {
+				l.errLine(o.line, o.key, "%s", msg)
+			}
+		}
+	}
 	if len(s.Env) == 0 {
 		s.Env = nil
 	}

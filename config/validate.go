@@ -125,6 +125,40 @@ func checkHTTPURL(s string) string {
 	return ""
 }
 
+// checkRedirectURI returns "" when s can be an OAuth redirect URI that
+// `mcp-gateway login` listens on: http (the loopback exception of OAuth for
+// native apps), a loopback host, an explicit port, no fragment.
+func checkRedirectURI(s string) string {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return "must be an http URL on a loopback host; it does not parse"
+	case u.Scheme != "http":
+		return "must be an http URL on a loopback host (login listens there), such as http://127.0.0.1:7777/callback"
+	case !IsLoopbackHost(u.Hostname()):
+		return fmt.Sprintf("must be on a loopback host (127.0.0.1, [::1] or localhost), not %q", truncate(u.Hostname(), 40))
+	case u.Port() == "":
+		return "needs a port, such as http://127.0.0.1:7777/callback"
+	case u.User != nil || u.Fragment != "" || u.RawQuery != "":
+		return "must have no user, query or fragment"
+	}
+	if n, err := strconv.Atoi(u.Port()); err != nil || n < 1 || n > 65535 {
+		return fmt.Sprintf("port must be a number 1..65535, not %q", truncate(u.Port(), 20))
+	}
+	return ""
+}
+
+// IsLoopbackHost reports whether host (a name or an IP address, without a
+// port; brackets allowed) names this machine's loopback interface.
+func IsLoopbackHost(host string) bool {
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // checkListen returns "" when s is host:port with a numeric port.
 func checkListen(s string) string {
 	_, port, err := net.SplitHostPort(s)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/answer"
 	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/backends/ratelimit"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/gateway/internal/stdio"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -55,7 +56,7 @@ type Gateway struct {
 	mu     sync.Mutex
 	fronts map[*front]bool
 
-	logs logLimiter // backends' log messages forwarded to clients
+	logs *ratelimit.Keyed // backends' log messages forwarded to clients
 }
 
 // SetServers records the servers of a reloaded configuration (their
@@ -83,7 +84,7 @@ func New(opts Options) *Gateway {
 	if !opts.Config.Gateway.AnswerTools {
 		opts.Answer = nil
 	}
-	g := &Gateway{opts: opts, log: log, fronts: make(map[*front]bool)}
+	g := &Gateway{opts: opts, log: log, fronts: make(map[*front]bool), logs: ratelimit.NewKeyed(logLimit)}
 	g.SetServers(opts.Config.Servers)
 	if opts.Backends != nil {
 		opts.Backends.OnReadIdle(g.flushClients)

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,9 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -21,31 +17,21 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // testbackendBin is backends/testbackend, built once by TestMain.
 var testbackendBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "gateway-test-")
+	var err error
+	testbackendBin, err = testutil.Build("./backends/testbackend", testutil.BuildOptions{Race: testutil.Race})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	testbackendBin = filepath.Join(dir, "testbackend")
-	if runtime.GOOS == "windows" {
-		testbackendBin += ".exe"
-	}
-	cmd := exec.Command("go", "build", "-o", testbackendBin, "../backends/testbackend")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build testbackend:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // harness is a Gateway with real testbackend children and a go-sdk client
@@ -136,17 +122,6 @@ func rpcCode(t *testing.T, err error) *jsonrpc.Error {
 	return we
 }
 
-// waitFor polls cond for up to 10 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatalf("timed out waiting for %s", what)
-}
-
 // The client hears list_changed only for a list it has seen that changed
 // since: not for the tables being built as backends start, and not for its
 // own first list.
@@ -163,7 +138,7 @@ func TestListChangedOnlyWhenStale(t *testing.T) {
 	if _, err := h.call("tb.change", map[string]any{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "list_changed after tb.change", func() bool { return h.listChanged.Load() > 0 })
+	testutil.WaitFor(t, 10*time.Second, "list_changed after tb.change", func() bool { return h.listChanged.Load() > 0 })
 	if names := h.toolNames(t); !slices.ContainsFunc(names, func(n string) bool { return len(n) > 9 && n[:9] == "tb.added_" }) {
 		t.Errorf("tools after change = %v, want a tb.added_N", names)
 	}
@@ -198,7 +173,7 @@ func TestOrphanCallsReportTheBackend(t *testing.T) {
 	}
 	// tb's tools left the list, but a client with a cached list still
 	// learns why its call fails.
-	waitFor(t, "tb's tools to leave the list", func() bool { return !slices.Contains(h.toolNames(t), "tb.echo") })
+	testutil.WaitFor(t, 10*time.Second, "tb's tools to leave the list", func() bool { return !slices.Contains(h.toolNames(t), "tb.echo") })
 	_, err = h.call("tb.echo", map[string]any{})
 	e := rpcCode(t, err)
 	var data struct {
@@ -265,9 +240,8 @@ func TestPromptsAndResourcesForwarded(t *testing.T) {
 
 // rawClient speaks line-delimited JSON to Gateway.ServeStdio over pipes.
 type rawClient struct {
-	t   *testing.T
-	in  *io.PipeWriter
-	out *bufio.Reader
+	*testutil.Client
+	in *io.PipeWriter
 }
 
 func newRawClient(t *testing.T, mutate func(*config.Config), servers ...config.Server) *rawClient {
@@ -290,52 +264,21 @@ func serveRaw(t *testing.T, ctx context.Context, gw *Gateway) *rawClient {
 	}()
 	t.Cleanup(func() {
 		inW.Close()
-		go io.Copy(io.Discard, outR) // let pending writes finish
 		<-served
 	})
-	c := &rawClient{t: t, in: inW, out: bufio.NewReader(outR)}
-	c.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	c := &rawClient{Client: testutil.NewClient(t, inW, outR, testutil.ClientOptions{}), in: inW}
+	c.Send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	c.read()
-	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	c.send(`{"jsonrpc":"2.0","id":"list","method":"tools/list"}`)
+	c.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c.Send(`{"jsonrpc":"2.0","id":"list","method":"tools/list"}`)
 	c.read()
 	return c
 }
 
-func (c *rawClient) send(line string) {
-	c.t.Helper()
-	if _, err := io.WriteString(c.in, line+"\n"); err != nil {
-		c.t.Fatal(err)
-	}
-}
+func (c *rawClient) send(line string) { c.Send(line) }
 
-// read returns the next message, failing the test after 20 s.
-func (c *rawClient) read() map[string]json.RawMessage {
-	c.t.Helper()
-	type result struct {
-		line []byte
-		err  error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		line, err := c.out.ReadBytes('\n')
-		ch <- result{line, err}
-	}()
-	select {
-	case r := <-ch:
-		if r.err != nil {
-			c.t.Fatalf("read: %v", r.err)
-		}
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(r.line, &m); err != nil {
-			c.t.Fatalf("reply %q: %v", r.line, err)
-		}
-		return m
-	case <-time.After(20 * time.Second):
-		c.t.Fatal("no reply within 20 s")
-	}
-	return nil
-}
+// read returns the next message's members.
+func (c *rawClient) read() map[string]json.RawMessage { return c.Next().Members() }
 
 // A request id already in flight is rejected, whichever path serves the
 // first call; the first call still gets its one answer.
@@ -393,7 +336,7 @@ func TestResourceOwnerFailover(t *testing.T) {
 	if _, err := h.call("a.crash", map[string]any{}); err == nil {
 		t.Fatal("a.crash succeeded")
 	}
-	waitFor(t, "b to serve test://r1", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "b to serve test://r1", func() bool {
 		read, err := h.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://r1"})
 		return err == nil && len(read.Contents) == 1
 	})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // TestHTTPIdleSessionExpires: a session with an open GET stream is not
@@ -73,22 +74,13 @@ func TestHTTPIdleSessionExpires(t *testing.T) {
 	closeGET()
 	stream.Body.Close()
 
-	deadline := time.Now().Add(10 * time.Second)
-	for front.Sessions() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the idle session did not expire")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.WaitFor(t, 10*time.Second, "the idle session to expire", func() bool { return front.Sessions() == 0 })
 	if r, _ := do(http.MethodPost, sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); r.StatusCode != http.StatusNotFound {
 		t.Errorf("expired session: %d, want 404", r.StatusCode)
 	}
-	for runtime.NumGoroutine() > baseline {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines, baseline %d:\n%s", runtime.NumGoroutine(), baseline, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !testutil.Poll(10*time.Second, func() bool { return runtime.NumGoroutine() <= baseline }) {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%d goroutines, baseline %d:\n%s", runtime.NumGoroutine(), baseline, buf[:runtime.Stack(buf, true)])
 	}
 }
 

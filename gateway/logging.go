@@ -9,63 +9,28 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/backends/ratelimit"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Backends' log messages (notifications/message) reach every connected
-// client, with the server's name in "logger", at most logBurst per
-// backend in any logWindow; logging/setLevel from a client reaches every
-// ready backend that declared logging. See docs/transparency.md.
-const (
-	logWindow = time.Second
-	logBurst  = 100
-)
+// client, with the server's name in "logger", at up to logRate a second
+// per backend (bursts as large); logging/setLevel from a client reaches
+// every ready backend that declared logging. See docs/transparency.md.
+const logRate = 100
 
-// logLimiter counts each backend's messages in the current window.
-type logLimiter struct {
-	mu      sync.Mutex
-	windows map[string]*logCount
-}
-
-type logCount struct {
-	start   time.Time
-	n       int
-	dropped int
-}
-
-// allow reports whether one more message of server may go out now; at the
-// start of a window it also returns how many the last one dropped.
-func (l *logLimiter) allow(server string, now time.Time) (ok bool, dropped int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.windows == nil {
-		l.windows = make(map[string]*logCount)
-	}
-	w := l.windows[server]
-	if w == nil || now.Sub(w.start) >= logWindow {
-		if w != nil {
-			dropped = w.dropped
-		}
-		w = &logCount{start: now}
-		l.windows[server] = w
-	}
-	if w.n >= logBurst {
-		w.dropped++
-		return false, dropped
-	}
-	w.n++
-	return true, dropped
-}
+// logLimit is the rate of each backend's messages forwarded to clients.
+var logLimit = ratelimit.Options{Rate: logRate, Burst: logRate}
 
 // BackendLog forwards a backend's notifications/message to the connected
 // clients. It is called from the backend's read loop
 // (BackendNotification): the message is buffered and goes out when that loop
 // is idle.
 func (g *Gateway) BackendLog(server string, params json.RawMessage) {
-	ok, dropped := g.logs.allow(server, time.Now())
+	ok, dropped := g.logs.Allow(server, time.Now())
 	if dropped > 0 {
-		g.log.Warn("backend log messages not forwarded: over the rate limit", "server", server, "dropped", dropped, "limit_per_second", logBurst)
+		g.log.Warn("backend log messages not forwarded: over the rate limit", "server", server, "dropped", dropped, "limit_per_second", logRate)
 	}
 	if !ok {
 		return

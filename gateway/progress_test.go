@@ -20,10 +20,7 @@ func TestAnswerProgressSteps(t *testing.T) {
 	t.Parallel()
 	srv := answertest.New(
 		answertest.Error(http.StatusServiceUnavailable, "server_error", "", "busy"),
-		func(w http.ResponseWriter, r *answertest.Request) {
-			time.Sleep(400 * time.Millisecond)
-			answertest.Respond("gpt-5.5", answertest.Message("ok"))(w, r)
-		},
+		answertest.Slow(400*time.Millisecond, answertest.Respond("gpt-5.5", answertest.Message("ok"))),
 	)
 	t.Cleanup(srv.Close)
 	cfg := config.Defaults()

@@ -24,7 +24,7 @@ func (f *front) syncPrompts(strict bool) {
 	for _, bp := range f.g.opts.Backends.Prompts() {
 		var p mcp.Prompt
 		if err := json.Unmarshal(bp.Raw, &p); err != nil {
-			f.log.Warn("skipped a prompt the backend listed", "server", bp.Server, "prompt", bp.Name, "error", err)
+			f.log.Warn("skipped a prompt the backend listed", "server", bp.Server, "prompt", bp.Name, "err", err)
 			continue
 		}
 		p.Name = names.assign(bp.Server, prefixes[bp.Server], bp.Name)

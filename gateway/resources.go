@@ -51,7 +51,7 @@ func (f *front) syncResources() {
 		if err != nil {
 			delete(templates, key)
 			delete(resources, key)
-			f.log.Warn("skipped a resource the backend listed", "server", br.Server, "uri", br.URI, "error", err)
+			f.log.Warn("skipped a resource the backend listed", "server", br.Server, "uri", br.URI, "err", err)
 			continue
 		}
 		owner[key] = br.Server

@@ -86,7 +86,7 @@ func (f *front) syncTools(all map[string]toolRoute) {
 func (f *front) register(what string, add func()) {
 	defer func() {
 		if r := recover(); r != nil {
-			f.log.Warn("skipped invalid definition from backend", "item", what, "error", r)
+			f.log.Warn("skipped invalid definition from backend", "item", what, "err", r)
 		}
 	}()
 	add()
@@ -131,7 +131,7 @@ func (g *Gateway) toolRoutes(strict bool) map[string]toolRoute {
 	for _, bt := range g.opts.Backends.Tools() {
 		t, err := frontTool(bt.Raw)
 		if err != nil {
-			g.log.Warn("skipped a tool the backend listed", "server", bt.Server, "tool", bt.Name, "error", err)
+			g.log.Warn("skipped a tool the backend listed", "server", bt.Server, "tool", bt.Name, "err", err)
 			continue
 		}
 		t.Name = names.assign(bt.Server, prefixes[bt.Server], bt.Name)

@@ -78,12 +78,13 @@ type Server struct {
 	requests []*Request
 	canceled int
 	cancelCh chan struct{}
+	arrived  chan struct{} // closed and replaced at each request
 }
 
 // New starts a server that answers the i-th request with replies[i].
 // Close it when done.
 func New(replies ...Reply) *Server {
-	s := &Server{script: append([]Reply(nil), replies...), cancelCh: make(chan struct{}, 64)}
+	s := &Server{script: append([]Reply(nil), replies...), cancelCh: make(chan struct{}, 64), arrived: make(chan struct{})}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	s.URL = s.srv.URL + "/v1"
 	return s
@@ -117,6 +118,26 @@ func (s *Server) Count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.requests)
+}
+
+// WaitRequests waits up to d until the server has received n requests,
+// and reports whether it has.
+func (s *Server) WaitRequests(n int, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		got, arrived := len(s.requests), s.arrived
+		s.mu.Unlock()
+		if got >= n {
+			return true
+		}
+		select {
+		case <-arrived:
+		case <-t.C:
+			return false
+		}
+	}
 }
 
 // Requests returns the requests received so far, in arrival order.
@@ -166,6 +187,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, hr *http.Request) {
 	s.mu.Lock()
 	n := len(s.requests)
 	s.requests = append(s.requests, req)
+	close(s.arrived)
+	s.arrived = make(chan struct{})
 	var reply Reply
 	switch {
 	case s.handler != nil:

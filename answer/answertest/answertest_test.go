@@ -103,9 +103,7 @@ func TestSlowCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
-		for deadline := time.Now().Add(5 * time.Second); srv.Count() == 0 && time.Now().Before(deadline); {
-			time.Sleep(2 * time.Millisecond)
-		}
+		srv.WaitRequests(1, 5*time.Second)
 		cancel()
 	}()
 	if _, err := svc.New(ctx, params()); !errors.Is(err, context.Canceled) {

@@ -709,6 +709,9 @@ func (s *server) call(msg message) {
 			"floodReplies":  s.floodReplies,
 			"logLevel":      s.logLevel,
 			"notifications": s.notes,
+			// Tool calls in progress besides this one: a test's sync
+			// point for "the call has reached the backend".
+			"active": len(s.cancels) - 1,
 		}
 		if st["cancelled"] == nil {
 			st["cancelled"] = []json.RawMessage{}

@@ -6,11 +6,9 @@ package main
 // error codes and data) and what the fake received (bodies, request counts).
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -22,6 +20,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/answer"
 	"github.com/mcp-gateway/mcp-gateway/answer/answertest"
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 const (
@@ -78,7 +77,7 @@ func startAnswerGateway(t *testing.T, srv *answertest.Server, o answerOpts) *ans
 	if yaml == "" {
 		yaml = emptyConfig
 	}
-	p := startGateway(t, baseEnv(t, env...), "--stdio", "--config", writeConfig(t, yaml))
+	p := startGatewayWith(t, testutil.ClientOptions{Framed: o.framed, Timeout: replyDeadline}, baseEnv(t, env...), "--stdio", "--config", writeConfig(t, yaml))
 	s := &answerSession{proc: p, framed: o.framed, srv: srv}
 	// Runs before startGateway's cleanup: a clean exit, no data race.
 	t.Cleanup(s.stop)
@@ -93,51 +92,29 @@ func startAnswerGateway(t *testing.T, srv *answertest.Server, o answerOpts) *ans
 // write sends one message in the session's framing.
 func (s *answerSession) write(msg string) {
 	s.t.Helper()
-	if s.framed {
-		s.send(frame(msg))
-	} else {
-		s.send(msg + "\n")
-	}
+	s.Send(msg)
 }
 
 // read reads one reply in the session's framing, skipping the server's
-// notifications (tools/list_changed, log messages), failing the test (and
-// killing the gateway) if none arrives within replyDeadline.
+// notifications (tools/list_changed, log messages).
 func (s *answerSession) read() map[string]any {
 	s.t.Helper()
-	for {
-		m := s.readMessage()
-		if _, hasID := m["id"]; hasID || m["method"] == nil {
-			return m
-		}
-	}
+	return s.decode(s.NextResponse())
 }
 
 // readMessage reads the next message of any kind.
 func (s *answerSession) readMessage() map[string]any {
 	s.t.Helper()
-	type result struct {
-		b   []byte
-		err error
+	return s.decode(s.Next())
+}
+
+// decode checks that m came in the session's framing.
+func (s *answerSession) decode(m testutil.Msg) map[string]any {
+	s.t.Helper()
+	if m.Framed != s.framed {
+		s.t.Fatalf("reply framed %v in a session framed %v: %s", m.Framed, s.framed, m)
 	}
-	ch := make(chan result, 1)
-	go func() {
-		b, err := readRaw(s.out, s.framed)
-		ch <- result{b, err}
-	}()
-	timer := time.NewTimer(replyDeadline)
-	defer timer.Stop()
-	select {
-	case r := <-ch:
-		if r.err != nil {
-			s.t.Fatalf("read reply: %v\nstderr:\n%s", r.err, s.stderr)
-		}
-		return decode(s.t, r.b)
-	case <-timer.C:
-		s.cmd.Process.Kill()
-		s.t.Fatalf("no reply within %v", replyDeadline)
-	}
-	return nil
+	return decode(s.t, m.Raw)
 }
 
 // stop closes stdin and waits for the gateway to exit, so that its stderr
@@ -149,55 +126,19 @@ func (s *answerSession) stop() {
 		return
 	}
 	s.stopped = true
-	s.stdin.Close()
+	s.Stdin.Close()
 	select {
-	case err := <-s.done:
-		s.done <- err // for startGateway's cleanup
-		if err != nil {
+	case <-s.Done():
+		if err := s.Err(); err != nil {
 			s.t.Errorf("gateway exit after stdin EOF: %v", err)
 		}
-		if strings.Contains(s.stderr.String(), "DATA RACE") {
+		if strings.Contains(s.Stderr.String(), "DATA RACE") {
 			s.t.Error("the gateway reported a data race")
 		}
 	case <-time.After(replyDeadline):
-		s.cmd.Process.Kill()
+		s.Cmd.Process.Kill()
 		s.t.Error("gateway still running after stdin EOF")
 	}
-}
-
-// readRaw reads one message body: a line, or a Content-Length framed body.
-func readRaw(r *bufio.Reader, framed bool) ([]byte, error) {
-	if !framed {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return nil, err
-		}
-		return []byte(line), nil
-	}
-	n := -1
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return nil, err
-		}
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" {
-			break
-		}
-		name, val, ok := strings.Cut(line, ":")
-		if !ok || !strings.EqualFold(name, "Content-Length") {
-			return nil, fmt.Errorf("unexpected header line %q", line)
-		}
-		if n, err = strconv.Atoi(strings.TrimSpace(val)); err != nil {
-			return nil, fmt.Errorf("bad Content-Length %q", val)
-		}
-	}
-	if n < 0 {
-		return nil, fmt.Errorf("framed reply without Content-Length")
-	}
-	body := make([]byte, n)
-	_, err := io.ReadFull(r, body)
-	return body, err
 }
 
 func callMsg(id int, tool, args string) string {
@@ -792,12 +733,8 @@ func TestAnswerCancelled(t *testing.T) {
 	srv := newFake(t, answertest.Slow(time.Minute, answertest.Respond(e2eModel, answertest.Message("too late"))))
 	s := startAnswerGateway(t, srv, answerOpts{framed: true})
 	s.write(callMsg(7, "answer", queryArgs("cancel me")))
-	deadline := time.Now().Add(replyDeadline)
-	for srv.Count() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the call never reached the fake API")
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !srv.WaitRequests(1, replyDeadline) {
+		t.Fatal("the call never reached the fake API")
 	}
 	s.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user cancelled"}}`)
 	// Promptly: well before the fake's minute is up (generous for a loaded
@@ -810,31 +747,18 @@ func TestAnswerCancelled(t *testing.T) {
 		t.Fatalf("after cancelling 7, the next reply is %v, want the ping's", r)
 	}
 	// Nothing else is ever written: close stdin and read to EOF.
-	s.stdin.Close()
-	rest := make(chan []byte, 1)
-	go func() {
-		b, _ := io.ReadAll(s.out)
-		rest <- b
-	}()
+	s.Stdin.Close()
 	select {
-	case b := <-rest:
+	case <-s.EOF():
 		// Only notifications may follow; no response at all, least of
 		// all one for id 7.
-		r := bufio.NewReader(bytes.NewReader(b))
-		for {
-			msg, err := readRaw(r, true)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("after the ping the gateway wrote %q: %v", b, err)
-			}
-			if m := decode(t, msg); m["method"] == nil {
-				t.Errorf("after the ping the gateway wrote %s; want no reply (none for the cancelled id 7)", msg)
+		for _, m := range s.Unread() {
+			if m.Method() == "" {
+				t.Errorf("after the ping the gateway wrote %s; want no reply (none for the cancelled id 7)", m)
 			}
 		}
 	case <-time.After(replyDeadline):
-		s.cmd.Process.Kill()
+		s.Cmd.Process.Kill()
 		t.Fatal("stdout not closed after stdin EOF")
 	}
 	wantCount(t, srv, 1)
@@ -869,8 +793,8 @@ func TestAnswerMissingQuery(t *testing.T) {
 		}
 	}
 	wantCount(t, srv, 0)
-	if strings.Contains(s.stderr.String(), "undefined") {
-		t.Errorf("stderr mentions undefined:\n%s", s.stderr)
+	if strings.Contains(s.Stderr.String(), "undefined") {
+		t.Errorf("stderr mentions undefined:\n%s", s.Stderr)
 	}
 }
 
@@ -917,7 +841,7 @@ func TestAnswerDebugFalse(t *testing.T) {
 			})
 			wantCount(t, srv, 1)
 			s.stop()
-			if errOut := s.stderr.String(); strings.Contains(errOut, "DBG") || strings.Contains(errOut, "queryLen") {
+			if errOut := s.Stderr.String(); strings.Contains(errOut, "DBG") || strings.Contains(errOut, "queryLen") {
 				t.Errorf("DEBUG=%s wrote debug lines:\n%s", v, errOut)
 			}
 		})
@@ -938,7 +862,7 @@ func TestAnswerDebugOn(t *testing.T) {
 	})
 	wantCount(t, srv, 1)
 	s.stop()
-	errOut := s.stderr.String()
+	errOut := s.Stderr.String()
 	for _, want := range []string{"DBG", "tools/call", "argsKeys=", fmt.Sprintf("queryLen=%d", len([]rune(secretQuery))), "model=gpt-5.5", "request summary", "status=400"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("debug stderr lacks %q:\n%s", want, errOut)
@@ -968,7 +892,7 @@ func TestAnswerSecretsNeverLogged(t *testing.T) {
 	}
 	wantCount(t, srv, 3)
 	s.stop()
-	errOut := s.stderr.String()
+	errOut := s.Stderr.String()
 	if !strings.Contains(errOut, "DBG") {
 		t.Errorf("DEBUG=<file> did not turn debug on:\n%s", errOut)
 	}

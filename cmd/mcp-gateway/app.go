@@ -55,7 +55,7 @@ func newApp(inv *invocation, e env) (*app, error) {
 	a.self = backends.NewSelf(inv.configPath, home, e.lookup)
 	servers := a.servers(cfg)
 	for _, w := range sources.Warnings {
-		a.log.Warn("config: " + w)
+		a.log.Warn("config warning", "warning", w)
 	}
 
 	var answers *answer.Service
@@ -119,7 +119,7 @@ func (a *app) servers(cfg *config.Config) []config.Server {
 // debug file.
 func (a *app) close() {
 	if err := a.backends.Close(); err != nil {
-		a.log.Warn("stopping backends", "error", err)
+		a.log.Warn("stopping backends", "err", err)
 	}
 	a.logs.close()
 }

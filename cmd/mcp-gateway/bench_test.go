@@ -11,13 +11,10 @@ package main
 //	go test ./cmd/mcp-gateway/ -run '^$' -bench . -count 5
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +27,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // benchStartDelay is the slow start of every backend in BenchmarkStartup.
@@ -45,143 +43,44 @@ const benchBackendTools = 12
 // that must arrive intact.
 const benchEchoArgs = `{"text":"hello","n":12345678901234567890123}`
 
-// benchClient is a minimal line-delimited JSON-RPC client over a child's
-// stdin/stdout: requests are written whole, responses matched by id. The
-// same code drives the testbackend directly and the gateway, so the two
-// paths differ only in what is behind the pipes.
+// benchClient drives the testbackend directly and the gateway with the
+// same client (testutil.Client), so that the two paths differ only in what
+// is behind the pipes.
 type benchClient struct {
+	*testutil.Client
 	cmd    *exec.Cmd // nil for the in-process gateway
-	stdin  io.WriteCloser
-	stderr *lockedBuffer
-	dead   chan struct{} // closed when the reader goroutine ends
-	wait   func()        // waits for the server to end after stdin is closed
-	waitMu sync.Mutex
-	waited bool
-
-	nextID atomic.Int64
-	wmu    sync.Mutex
-
-	mu      sync.Mutex
-	pending map[int64]chan benchReply
+	stderr *testutil.Buffer
+	stop   func() // closes stdin and waits for the server to end; idempotent
 }
 
-type benchReply struct {
-	line []byte
-	err  json.RawMessage
-}
-
-// benchStart runs bin with args and env and starts reading its stdout. The
-// process is stopped at the end of the benchmark if still running.
+// benchStart runs bin with args and env. The process is stopped at the end
+// of the benchmark if still running.
 func benchStart(t testing.TB, env []string, bin string, args ...string) *benchClient {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = env
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := newBenchClient(stdin)
-	c.cmd = cmd
-	c.wait = func() {
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
+	ch := testutil.StartChild(t, bin, args, testutil.ChildOptions{Env: env})
+	return &benchClient{Client: ch.Client, cmd: ch.Cmd, stderr: ch.Stderr, stop: sync.OnceFunc(func() {
+		ch.Stdin.Close()
 		select {
-		case <-done:
+		case <-ch.Done():
 		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
+			ch.Cmd.Process.Kill()
+			<-ch.Done()
 		}
-	}
-	cmd.Stderr = c.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go c.readLoop(stdout)
-	t.Cleanup(c.stop)
-	return c
-}
-
-func newBenchClient(stdin io.WriteCloser) *benchClient {
-	return &benchClient{
-		stdin:   stdin,
-		stderr:  &lockedBuffer{},
-		dead:    make(chan struct{}),
-		pending: map[int64]chan benchReply{},
-	}
-}
-
-func (c *benchClient) readLoop(stdout io.Reader) {
-	defer close(c.dead)
-	r := bufio.NewReaderSize(stdout, 64<<10)
-	for {
-		line, err := r.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			var m struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-				Error  json.RawMessage `json:"error"`
-			}
-			if json.Unmarshal(line, &m) == nil && m.Method == "" {
-				// A response; notifications and server requests are ignored.
-				if id, err := strconv.ParseInt(string(m.ID), 10, 64); err == nil {
-					c.mu.Lock()
-					ch := c.pending[id]
-					delete(c.pending, id)
-					c.mu.Unlock()
-					if ch != nil {
-						ch <- benchReply{line: line, err: m.Error}
-					}
-				}
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
+	})}
 }
 
 // call sends one request and waits for its response; a JSON-RPC error is
 // returned as an error.
 func (c *benchClient) call(method, params string) ([]byte, error) {
-	id := c.nextID.Add(1)
-	ch := make(chan benchReply, 1)
-	c.mu.Lock()
-	c.pending[id] = ch
-	c.mu.Unlock()
-	msg := make([]byte, 0, 64+len(method)+len(params))
-	msg = append(msg, `{"jsonrpc":"2.0","id":`...)
-	msg = strconv.AppendInt(msg, id, 10)
-	msg = append(msg, `,"method":"`...)
-	msg = append(msg, method...)
-	msg = append(msg, `","params":`...)
-	msg = append(msg, params...)
-	msg = append(msg, "}\n"...)
-	c.wmu.Lock()
-	_, err := c.stdin.Write(msg)
-	c.wmu.Unlock()
+	m, err := c.Do(method, params)
 	if err != nil {
-		return nil, fmt.Errorf("write %s: %w", method, err)
+		return nil, fmt.Errorf("%w (stderr: %s)", err, c.stderr)
 	}
-	select {
-	case r := <-ch:
-		if len(r.err) > 0 && string(r.err) != "null" {
-			return r.line, fmt.Errorf("%s: error %s", method, r.err)
-		}
-		return r.line, nil
-	case <-c.dead:
-		return nil, fmt.Errorf("%s: process output ended (stderr: %s)", method, c.stderr)
-	}
+	return m.Raw, nil
 }
 
 func (c *benchClient) notify(method string) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	_, err := io.WriteString(c.stdin, `{"jsonrpc":"2.0","method":"`+method+`"}`+"\n")
-	return err
+	return c.Client.NotifyErr(method, "")
 }
 
 // handshake is initialize + notifications/initialized.
@@ -220,19 +119,6 @@ func (c *benchClient) listTools() (int, error) {
 		}
 		cursor = r.Result.NextCursor
 	}
-}
-
-// stop closes stdin and waits for the server to end (killing a process
-// after 10 s).
-func (c *benchClient) stop() {
-	c.waitMu.Lock()
-	defer c.waitMu.Unlock()
-	if c.waited {
-		return
-	}
-	c.waited = true
-	c.stdin.Close()
-	c.wait()
 }
 
 // benchEnv is a clean environment for the processes under test.
@@ -630,92 +516,30 @@ func BenchmarkRSS(b *testing.B) {
 // binary).
 type benchMem struct{ rss, hwm, anon float64 }
 
-// procStatus reads VmRSS, VmHWM and RssAnon of pid from /proc/PID/status.
+// benchProcStatus reads VmRSS, VmHWM and RssAnon of pid.
 func benchProcStatus(pid int) (benchMem, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	st, err := testutil.StatusKB(pid, "VmRSS", "VmHWM", "RssAnon")
 	if err != nil {
 		return benchMem{}, err
 	}
-	var st benchMem
-	found := 0
-	for _, line := range strings.Split(string(data), "\n") {
-		key, val, ok := strings.Cut(line, ":")
-		if !ok || (key != "VmRSS" && key != "VmHWM" && key != "RssAnon") {
-			continue
-		}
-		kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(val), " kB"), 64)
-		if err != nil {
-			return st, fmt.Errorf("%s: %q: %w", key, val, err)
-		}
-		switch key {
-		case "VmRSS":
-			st.rss = kb / 1024
-		case "VmHWM":
-			st.hwm = kb / 1024
-		case "RssAnon":
-			st.anon = kb / 1024
-		}
-		found++
-	}
-	if found != 3 {
-		return st, errors.New("VmRSS/VmHWM/RssAnon not found in /proc/PID/status")
-	}
-	return st, nil
+	return benchMem{rss: float64(st["VmRSS"]) / 1024, hwm: float64(st["VmHWM"]) / 1024, anon: float64(st["RssAnon"]) / 1024}, nil
 }
 
 // benchProcCPU returns the CPU time c's process has used so far, summed
-// over its threads from /proc/PID/task/*/schedstat (nanoseconds, unlike
-// the clock ticks of /proc/PID/stat); false where there is no such file.
+// over its threads (testutil.CPUTime); false where there is no /proc.
 func benchProcCPU(c *benchClient) (time.Duration, bool) {
 	if c.cmd == nil || c.cmd.Process == nil {
 		return 0, false
 	}
-	dir := fmt.Sprintf("/proc/%d/task", c.cmd.Process.Pid)
-	tasks, err := os.ReadDir(dir)
-	if err != nil {
-		return 0, false
-	}
-	var sum time.Duration
-	for _, t := range tasks {
-		data, err := os.ReadFile(filepath.Join(dir, t.Name(), "schedstat"))
-		if err != nil {
-			continue // the thread ended
-		}
-		f := strings.Fields(string(data))
-		if len(f) == 0 {
-			return 0, false
-		}
-		ns, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
-			return 0, false
-		}
-		sum += time.Duration(ns)
-	}
-	return sum, true
+	return testutil.CPUTime(c.cmd.Process.Pid)
 }
 
-// childrenOf lists the processes whose parent is pid.
+// benchChildren lists the processes whose parent is pid.
 func benchChildren(pid int) []int {
-	entries, _ := os.ReadDir("/proc")
 	var kids []int
-	for _, e := range entries {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
-		s := string(data)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) >= 2 && f[1] == strconv.Itoa(pid) {
-			kids = append(kids, child)
+	for _, p := range testutil.Procs() {
+		if p.PPID == pid {
+			kids = append(kids, p.PID)
 		}
 	}
 	return kids
@@ -747,7 +571,7 @@ func startInProcessGateway(t testing.TB, cfg string) *benchClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newBenchClient(inW)
+	stderr := &testutil.Buffer{}
 	lookup := func(k string) (string, bool) {
 		if k == "NO_COLOR" {
 			return "1", true
@@ -757,18 +581,21 @@ func startInProcessGateway(t testing.TB, cfg string) *benchClient {
 	exited := make(chan int, 1)
 	go func() {
 		exited <- run(context.Background(), []string{"--stdio", "--config", cfg},
-			env{stdin: inR, stdout: outW, stderr: c.stderr, lookup: lookup})
+			env{stdin: inR, stdout: outW, stderr: stderr, lookup: lookup})
 		outW.Close()
 	}()
-	c.wait = func() {
+	c := &benchClient{Client: testutil.NewClient(t, inW, outR, testutil.ClientOptions{}), stderr: stderr}
+	c.stop = sync.OnceFunc(func() {
+		inW.Close()
 		select {
 		case <-exited:
 		case <-time.After(10 * time.Second):
 			t.Errorf("in-process gateway did not return within 10s of stdin closing")
 		}
 		inR.Close()
-	}
-	go func() { c.readLoop(outR); outR.Close() }()
+		<-c.EOF()
+		outR.Close()
+	})
 	t.Cleanup(c.stop)
 	if err := c.handshake(); err != nil {
 		t.Fatal(err)

@@ -83,6 +83,22 @@ func (a *app) status(ctx context.Context) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	// Remote servers: where they are, and the sign-in a server waits for,
+	// in full (the table's error column is cut short).
+	remote := false
+	for _, s := range st {
+		if s.URL == "" {
+			continue
+		}
+		if !remote {
+			fmt.Fprintln(a.env.stdout, "\nremote servers:")
+			remote = true
+		}
+		fmt.Fprintf(a.env.stdout, "  %s  %s\n", s.Name, oneLine(s.URL, 200))
+		if s.State == backends.NeedsLogin {
+			fmt.Fprintf(a.env.stdout, "    %s\n", oneLine(s.Error, 200))
+		}
+	}
 	for _, s := range st {
 		if s.Error != "" && s.State != backends.Skipped && len(s.StderrTail) > 0 {
 			fmt.Fprintf(a.env.stdout, "\n%s stderr (last lines):\n", s.Name)

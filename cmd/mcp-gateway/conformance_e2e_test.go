@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/conformancetest"
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // TestConformanceThroughGateway runs the official MCP conformance server
@@ -23,8 +24,8 @@ func TestConformanceThroughGateway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	everything := filepath.Join(t.TempDir(), exe("everything-server"))
-	if err := build(everything, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server"); err != nil {
+	everything, err := testutil.Build("github.com/modelcontextprotocol/go-sdk/conformance/everything-server", testutil.BuildOptions{Race: testutil.Race})
+	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := writeConfig(t, `{"gateway": {"answer_tools": false, "startup_timeout_ms": 25000},

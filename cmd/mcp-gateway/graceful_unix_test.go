@@ -3,14 +3,16 @@
 package main
 
 import (
-	"bufio"
+	"encoding/json"
+	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // Every way a client can leave stops the backends gracefully: a stateful
@@ -27,81 +29,44 @@ func TestGracefulStopOnEveryClientExit(t *testing.T) {
 			t.Parallel()
 			exitFile := filepath.Join(t.TempDir(), "exit")
 			cfg := beConfig(t, tb("state", "-exit-file", exitFile))
-			cmd := exec.Command(gatewayBin, "--stdio", "--config", cfg)
-			cmd.Env = baseEnv(t)
-			stdin, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			outR, outW, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			cmd.Stdout = outW
-			stderr := &lockedBuffer{}
-			cmd.Stderr = stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			outW.Close()
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			t.Cleanup(func() {
-				cmd.Process.Kill()
-				outR.Close()
-				<-done
-			})
-			out := bufio.NewReader(outR)
-			send := func(s string) { stdin.Write([]byte(s + "\n")) }
-			readID := func(id string) {
-				t.Helper()
-				for {
-					line, err := out.ReadString('\n')
-					if err != nil {
-						t.Fatalf("read: %v\nstderr:\n%s", err, stderr)
-					}
-					if strings.Contains(line, `"id":`+id+`,`) || strings.Contains(line, `"id":`+id+`}`) {
-						return
-					}
-				}
-			}
-			send(initMsg)
-			readID("1")
-			send(initializedMsg)
-			send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
-			readID("2")
+			p := startGateway(t, baseEnv(t), "--stdio", "--config", cfg)
+			s := initSession(t, p, `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}`)
+			s.toolsList()
 
 			switch how {
 			case "sighup":
 				// A reload, never a kill: the backend keeps running and
 				// answering, then stdin EOF stops everything gracefully.
-				cmd.Process.Signal(syscall.SIGHUP)
-				time.Sleep(300 * time.Millisecond)
-				send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"state.echo","arguments":{}}}`)
-				readID("3")
+				p.Cmd.Process.Signal(syscall.SIGHUP)
+				testutil.WaitFor(t, beReadTimeout, "the reload", func() bool {
+					return strings.Contains(p.Stderr.String(), "configuration reloaded")
+				})
+				s.structured("state.echo", `{}`)
 				if b, _ := os.ReadFile(exitFile); len(b) > 0 {
 					t.Errorf("SIGHUP stopped the backend (%q)", b)
 				}
-				stdin.Close()
+				p.Stdin.Close()
 			case "stdout-closed":
-				outR.Close()
-				send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+				p.CloseOutput()
+				io.WriteString(p.Stdin, `{"jsonrpc":"2.0","id":3,"method":"ping"}`+"\n")
 			case "client-exits-mid-call":
-				send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"state.hang","arguments":{}}}`)
-				time.Sleep(100 * time.Millisecond) // the call reaches the backend
-				outR.Close()
-				stdin.Close()
+				s.Request("tools/call", `{"name":"state.hang","arguments":{}}`)
+				testutil.WaitFor(t, beReadTimeout, "the call at the backend", func() bool {
+					n, _ := s.structured("state.stats", `{}`)["active"].(json.Number).Int64()
+					return n > 0
+				})
+				p.CloseOutput()
+				p.Stdin.Close()
 			}
 			select {
-			case err := <-done:
-				done <- err
-				if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-					t.Errorf("gateway killed by %v\nstderr:\n%s", ws.Signal(), stderr)
+			case <-p.Done():
+				if ws, ok := p.Cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+					t.Errorf("gateway killed by %v\nstderr:\n%s", ws.Signal(), p.Stderr)
 				}
 			case <-time.After(15 * time.Second):
-				t.Fatalf("gateway still running 15 s later\nstderr:\n%s", stderr)
+				t.Fatalf("gateway still running 15 s later\nstderr:\n%s", p.Stderr)
 			}
-			waitFor(t, 5*time.Second, "the backend's exit file", func() bool {
+			testutil.WaitFor(t, 5*time.Second, "the backend's exit file", func() bool {
 				b, _ := os.ReadFile(exitFile)
 				return len(b) > 0
 			})

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // httpGW is the gateway binary serving --transport http on a free port.
@@ -28,7 +30,7 @@ type httpGW struct {
 	t      testing.TB
 	cmd    *exec.Cmd
 	base   string // http://127.0.0.1:PORT
-	stderr *lockedBuffer
+	stderr *testutil.Buffer
 	done   chan error
 }
 
@@ -52,7 +54,7 @@ func startHTTPAt(t testing.TB, addr, cfg string, env []string) *httpGW {
 	t.Helper()
 	cmd := exec.Command(gatewayBin, "--transport", "http", "--listen", addr, "--config", cfg)
 	cmd.Env = env
-	g := &httpGW{t: t, cmd: cmd, stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	g := &httpGW{t: t, cmd: cmd, stderr: &testutil.Buffer{}, done: make(chan error, 1)}
 	cmd.Stderr = g.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -171,15 +173,27 @@ func TestHTTPStreamableGoClient(t *testing.T) {
 	if _, err := cs.CallTool(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, beReadTimeout, "3 progress notifications", func() bool { mu.Lock(); defer mu.Unlock(); return len(progress) == 3 })
+	testutil.WaitFor(t, beReadTimeout, "3 progress notifications", func() bool { mu.Lock(); defer mu.Unlock(); return len(progress) == 3 })
 
 	// A cancelled call is cancelled at the backend.
 	cctx, ccancel := context.WithCancel(ctx)
-	go func() { time.Sleep(200 * time.Millisecond); ccancel() }()
+	go func() {
+		// Cancelled once the call has reached the backend.
+		testutil.Poll(beReadTimeout, func() bool {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tb.stats", Arguments: map[string]any{}})
+			if err != nil {
+				return true
+			}
+			sc, _ := res.StructuredContent.(map[string]any)
+			n, _ := sc["active"].(float64)
+			return n > 0
+		})
+		ccancel()
+	}()
 	if _, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "tb.hang", Arguments: map[string]any{}}); err == nil {
 		t.Fatal("cancelled hang returned no error")
 	}
-	waitFor(t, beReadTimeout, "the backend saw the cancellation", func() bool {
+	testutil.WaitFor(t, beReadTimeout, "the backend saw the cancellation", func() bool {
 		st := callEcho(t, cs, "tb.stats", map[string]any{})
 		c, _ := st["cancelled"].([]any)
 		return len(c) == 1
@@ -543,8 +557,15 @@ func TestHTTPShutdownFinishesCalls(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		got <- fmt.Sprintf("%d %s", resp.StatusCode, bytes.TrimSpace(b))
 	}()
-	waitFor(t, beReadTimeout, "status", func() bool { return strings.Contains(getStatus(t, g), `"tb"`) })
-	time.Sleep(200 * time.Millisecond) // the call is in flight
+	testutil.WaitFor(t, beReadTimeout, "the call at the backend", func() bool {
+		r, err := http.Post(g.base+"/mcp/call", "application/json", strings.NewReader(`{"name":"tb.stats","arguments":{}}`))
+		if err != nil {
+			return false
+		}
+		defer r.Body.Close()
+		b, _ := io.ReadAll(r.Body)
+		return bytes.Contains(b, []byte(`"active":1`))
+	})
 	if err := g.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -608,7 +629,7 @@ func TestHTTPTypeScriptClients(t *testing.T) {
 			t.Errorf("noget: the client never tried its GET stream, so the test proves nothing")
 		}
 	}
-	waitFor(t, beReadTimeout, "the sessions to end", func() bool { return strings.Contains(getStatus(t, g), `"sessions": 0`) })
+	testutil.WaitFor(t, beReadTimeout, "the sessions to end", func() bool { return strings.Contains(getStatus(t, g), `"sessions": 0`) })
 }
 
 // sseEvent is one event of a text/event-stream.
@@ -749,7 +770,7 @@ func TestHTTPResumeWithLastEventID(t *testing.T) {
 	// Until the server notices the dropped connection, the stream still
 	// has a reader and a resume is refused: retry, as clients do.
 	var resumed *http.Response
-	waitFor(t, beReadTimeout, "a resumed stream", func() bool {
+	testutil.WaitFor(t, beReadTimeout, "a resumed stream", func() bool {
 		resumed = get(first[0].id)
 		return resumed.StatusCode == http.StatusOK
 	})
@@ -776,7 +797,7 @@ func TestHTTPIdleSessionsExpire(t *testing.T) {
 		t.Fatalf("a call of 1 s with a 300 ms idle timeout: %v %v", err, res)
 	}
 	// Watched on /status: a request to the session would keep it.
-	waitFor(t, beReadTimeout, "the idle session to expire", func() bool { return strings.Contains(getStatus(t, g), `"sessions": 0`) })
+	testutil.WaitFor(t, beReadTimeout, "the idle session to expire", func() bool { return strings.Contains(getStatus(t, g), `"sessions": 0`) })
 	if r := postMCP(t, g.base+"/mcp", cs.ID(), `{"jsonrpc":"2.0","id":9,"method":"ping"}`, nil); r.StatusCode != http.StatusNotFound {
 		t.Errorf("expired session: %d, want 404", r.StatusCode)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -40,7 +41,7 @@ func TestHTTPSlowClientStallsNobody(t *testing.T) {
 	// The flood is over once the gateway has A's call's result too (the
 	// 21st call). A reads at last: its call's result, after the latest
 	// progress, and far fewer events than were sent.
-	waitFor(t, 4*beReadTimeout, "A's call to be answered by the backend", func() bool {
+	testutil.WaitFor(t, 4*beReadTimeout, "A's call to be answered by the backend", func() bool {
 		return toolCalls(t, g) == 21
 	})
 	evs := readUntil(t, flood.Body, `"id":"a1"`)
@@ -86,7 +87,7 @@ func TestHTTPSlowClientStallsNobody(t *testing.T) {
 		peak := gatewayMem(t, g) - base
 		t.Logf("gateway peak RSS grew by %.0f MB; %d MB of progress and %d MB of log messages were sent towards the slow client", peak, steps*160>>20, sent>>20)
 		limit := 64.0 // MB: the budget, the event store's bound, buffers
-		if raceEnabled {
+		if testutil.Race {
 			limit *= 4 // the race detector's shadow memory
 		}
 		if peak > limit {

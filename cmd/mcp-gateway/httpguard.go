@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/mcp-gateway/mcp-gateway/config"
 )
 
 // guard applies the HTTP front's security rules to every request, MCP and
@@ -77,12 +79,7 @@ func isLocalHost(hostport string) bool {
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
 	}
-	host = strings.Trim(host, "[]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return config.IsLoopbackHost(host)
 }
 
 // isLoopbackAddr reports whether a listen address binds loopback only.

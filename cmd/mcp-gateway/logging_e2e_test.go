@@ -29,12 +29,9 @@ func TestBackendLoggingProxied(t *testing.T) {
 	p.send(req("log", "tools/call", `{"name":"tb.log","arguments":{"level":"error","data":{"b":1,"a":[2]}}}`) + "\n")
 	var got []string
 	for {
-		line, err := p.out.ReadBytes('\n')
-		if err != nil {
-			t.Fatalf("read: %v (so far %v)", err, got)
-		}
-		got = append(got, strings.TrimSpace(string(line)))
-		if strings.Contains(string(line), `"id":"log"`) {
+		m := p.Next()
+		got = append(got, m.String())
+		if m.ID() == `"log"` {
 			break
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"html"
 	"net"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"runtime"
 	"time"
@@ -19,21 +20,21 @@ import (
 
 // login is `mcp-gateway login NAME`: sign in to a remote server in the
 // browser. The authorization server redirects to a listener on a loopback
-// port, and the sign-in is stored where running gateways pick it up.
+// port (the configured oauth.redirect_uri, or a free one), and the sign-in
+// is stored where running gateways pick it up.
 func (a *app) login(ctx context.Context) error {
 	s, err := a.remoteServer()
 	if err != nil {
 		return err
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, redirect, callback, err := listenRedirect(s.OAuth.RedirectURI)
 	if err != nil {
 		return fmt.Errorf("login: listen for the redirect: %w", err)
 	}
-	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", l.Addr().(*net.TCPAddr).Port)
 	results := make(chan *auth.AuthorizationResult, 1)
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
-		if r.URL.Path != "/callback" || q.Get("state") == "" {
+		if r.URL.Path != callback || q.Get("state") == "" {
 			http.NotFound(w, r)
 			return
 		}
@@ -82,6 +83,31 @@ func (a *app) login(ctx context.Context) error {
 	}
 	fmt.Fprintf(a.env.stdout, "Signed in to %s (stored in %s); running gateways use it now.\n", s.Name, backends.TokenPath(a.tokenDir, s.Name))
 	return nil
+}
+
+// listenRedirect listens where the authorization server redirects to: the
+// configured redirect URI (oauth.redirect_uri, which a pre-registered client
+// must match exactly, so it is sent as written), or else a free port on
+// 127.0.0.1. It returns the redirect URI and the path that receives it.
+func listenRedirect(configured string) (l net.Listener, redirect, path string, err error) {
+	if configured == "" {
+		if l, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return nil, "", "", err
+		}
+		return l, "http://" + l.Addr().String() + "/callback", "/callback", nil
+	}
+	u, err := url.Parse(configured) // validated by config: http, loopback, a port
+	if err != nil {
+		return nil, "", "", err
+	}
+	if l, err = net.Listen("tcp", u.Host); err != nil {
+		return nil, "", "", fmt.Errorf("oauth.redirect_uri %s: %w", configured, err)
+	}
+	path = u.Path
+	if path == "" {
+		path = "/"
+	}
+	return l, configured, path, nil
 }
 
 // logout is `mcp-gateway logout NAME`: forget a remote server's sign-in.

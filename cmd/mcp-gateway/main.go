@@ -101,7 +101,7 @@ func run(ctx context.Context, args []string, e env) int {
 		if errors.As(err, &ce) {
 			return exitFailure // already printed
 		}
-		app.log.Error("mcp-gateway failed", "error", err)
+		app.log.Error("mcp-gateway failed", "err", err)
 		return exitFailure
 	}
 	return exitOK

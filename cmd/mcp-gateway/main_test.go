@@ -1,29 +1,19 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
-)
 
-// exe is the file name of a binary on this OS: name.exe on Windows.
-func exe(name string) string {
-	if runtime.GOOS == "windows" {
-		return name + ".exe"
-	}
-	return name
-}
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+)
 
 // Paths of the binaries built once by TestMain.
 var (
@@ -32,53 +22,16 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mcp-gateway-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	gatewayBin = filepath.Join(dir, exe("mcp-gateway"))
-	backendBin = filepath.Join(dir, exe("testbackend"))
-	err = buildGateway(gatewayBin)
+	var err error
+	gatewayBin, err = testutil.Build("./cmd/mcp-gateway", testutil.BuildOptions{Race: testutil.Race, Script: "scripts/build"})
 	if err == nil {
-		err = build(backendBin, "../../backends/testbackend")
+		backendBin, err = testutil.Build("./backends/testbackend", testutil.BuildOptions{Race: testutil.Race})
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
 		os.Exit(1)
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// buildGateway builds the gateway as users and releases do, with
-// scripts/build (which links in the version).
-func buildGateway(out string) error {
-	args := []string{"../../scripts/build", out}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	cmd := exec.Command("bash", args...)
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("scripts/build: %w", err)
-	}
-	return nil
-}
-
-func build(out, pkg string) error {
-	args := []string{"build", "-o", out}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	cmd := exec.Command("go", append(args, pkg)...)
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build %s: %w", pkg, err)
-	}
-	return nil
+	os.Exit(m.Run())
 }
 
 // writeConfig writes a config file into the test's temp dir.
@@ -117,114 +70,50 @@ func baseEnv(t *testing.T, extra ...string) []string {
 
 // proc is the gateway binary serving stdio, driven by raw bytes.
 type proc struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	out    *bufio.Reader
-	stderr *lockedBuffer
-	done   chan error
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	*testutil.Child
+	t *testing.T
 }
 
 // startGateway runs the binary with args and env; it is killed at the end
 // of the test if still running.
 func startGateway(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(gatewayBin, args...)
-	cmd.Env = env
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{t: t, cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout), stderr: &lockedBuffer{}, done: make(chan error, 1)}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		stdin.Close()
-		select {
-		case <-p.done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-p.done
-			t.Errorf("gateway did not exit within 10s of stdin closing\nstderr:\n%s", p.stderr)
-		}
-		if t.Failed() {
-			t.Logf("gateway stderr:\n%s", p.stderr)
-		}
-	})
-	return p
+	return startGatewayWith(t, testutil.ClientOptions{}, env, args...)
 }
 
+// startGatewayWith is startGateway with the client's options (framing).
+func startGatewayWith(t *testing.T, co testutil.ClientOptions, env []string, args ...string) *proc {
+	t.Helper()
+	c := testutil.StartChild(t, gatewayBin, args, testutil.ChildOptions{Env: env, Client: co})
+	return &proc{Child: c, t: t}
+}
+
+// send writes s as it is (with its own framing).
 func (p *proc) send(s string) {
 	p.t.Helper()
-	if _, err := io.WriteString(p.stdin, s); err != nil {
+	if _, err := io.WriteString(p.Stdin, s); err != nil {
 		p.t.Fatalf("write to gateway: %v", err)
 	}
 }
 
-// readFramed reads one Content-Length framed message.
+// readFramed reads one message, which must be Content-Length framed.
 func (p *proc) readFramed() map[string]any {
 	p.t.Helper()
-	n := -1
-	for {
-		line, err := p.out.ReadString('\n')
-		if err != nil {
-			p.t.Fatalf("read header: %v (stderr: %s)", err, p.stderr)
-		}
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" {
-			break
-		}
-		name, val, ok := strings.Cut(line, ":")
-		if !ok || !strings.EqualFold(name, "Content-Length") {
-			p.t.Fatalf("unexpected header line %q", line)
-		}
-		n, err = strconv.Atoi(strings.TrimSpace(val))
-		if err != nil {
-			p.t.Fatalf("bad Content-Length %q", val)
-		}
+	m := p.Next()
+	if !m.Framed {
+		p.t.Fatalf("want a framed reply, got the line %s", m)
 	}
-	if n < 0 {
-		p.t.Fatal("framed reply without Content-Length")
-	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(p.out, body); err != nil {
-		p.t.Fatalf("read body: %v", err)
-	}
-	return decode(p.t, body)
+	return decode(p.t, m.Raw)
 }
 
 // readLine reads one line-delimited message.
 func (p *proc) readLine() map[string]any {
 	p.t.Helper()
-	line, err := p.out.ReadBytes('\n')
-	if err != nil {
-		p.t.Fatalf("read line: %v (stderr: %s)", err, p.stderr)
+	m := p.Next()
+	if m.Framed {
+		p.t.Fatalf("want a line, got a framed reply %s", m)
 	}
-	return decode(p.t, line)
+	return decode(p.t, m.Raw)
 }
 
 func decode(t *testing.T, b []byte) map[string]any {
@@ -282,16 +171,8 @@ func toolNames(t *testing.T, m map[string]any) []string {
 	return names
 }
 
-// exited waits for the gateway process to end and leaves its exit
-// for startGateway's cleanup.
+// exited waits for the gateway process to end.
 func (p *proc) exited(d time.Duration) error {
 	p.t.Helper()
-	select {
-	case err := <-p.done:
-		p.done <- err
-		return err
-	case <-time.After(d):
-		p.t.Fatalf("gateway did not exit within %s\nstderr:\n%s", d, p.stderr)
-	}
-	return nil
+	return p.Exited(p.t, d)
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // TestCallDoesNotWaitForOtherBackends: with one fast backend and one that
@@ -59,8 +61,8 @@ func TestSlowStartComesUpLater(t *testing.T) {
 	names := s.toolsList()
 	wantTools(t, names, "fast.echo")
 	wantNoTools(t, names, "slow.echo")
-	mark := s.noteMark()
-	s.waitNote(mark, "notifications/tools/list_changed", beReadTimeout)
+	mark := s.Mark()
+	s.WaitNote(mark, "notifications/tools/list_changed", beReadTimeout)
 	wantTools(t, s.toolsList(), "fast.echo", "slow.echo")
 	if sc := s.structured("slow.echo", `{"late":true}`); sc["late"] != true {
 		t.Errorf("slow.echo = %v", sc)
@@ -73,14 +75,10 @@ func TestFailedStartRetried(t *testing.T) {
 	t.Parallel()
 	s := startRaw(t, beConfig(t, tb("ok"), tb("broken", "-fail-start", "7")), "e2e")
 	wantTools(t, s.toolsList(), "ok.echo")
-	deadline := time.Now().Add(beReadTimeout)
-	for strings.Count(s.p.stderr.String(), "restarting backend") < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the failed start was not retried twice:\n%s", s.p.stderr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if !strings.Contains(s.p.stderr.String(), "server=broken in=2s") {
-		t.Errorf("the second retry does not back off to 2 s:\n%s", s.p.stderr)
+	testutil.WaitFor(t, beReadTimeout, "the failed start retried twice", func() bool {
+		return strings.Count(s.Stderr.String(), "restarting backend") >= 2
+	})
+	if !strings.Contains(s.Stderr.String(), "server=broken in=2s") {
+		t.Errorf("the second retry does not back off to 2 s:\n%s", s.Stderr)
 	}
 }

@@ -9,6 +9,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,29 +17,42 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
-// npmPeers checks that node and the npm test peers are installed and
-// returns the repository root.
-func npmPeers(t *testing.T) string {
+// npmPeers checks that node and the npm test peers (and extra, paths under
+// node_modules) are installed and returns the repository root. Without
+// them the test fails, or is skipped under -short.
+func npmPeers(t *testing.T, extra ...string) string {
 	t.Helper()
 	needNode(t)
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{
+	for _, f := range append([]string{
 		"@modelcontextprotocol/sdk/package.json",
 		"@modelcontextprotocol/server-everything/dist/index.js",
 		"@modelcontextprotocol/server-memory/dist/index.js",
 		"@modelcontextprotocol/server-filesystem/dist/index.js",
 		".bin/mcp-server-memory",
-	} {
+	}, extra...) {
 		if _, err := os.Stat(filepath.Join(root, "node_modules", f)); err != nil {
-			t.Fatalf("the npm test peers are not installed (%v): run scripts/npm-peers in %s (scripts/test does it before go test)", err, root)
+			missing(t, fmt.Sprintf("the npm test peers are not installed (%v): run scripts/npm-peers in %s (scripts/test does it before go test)", err, root))
 		}
 	}
 	return root
+}
+
+// missing fails the test for want of a tool it needs, or skips it under
+// -short, so that `go test -short ./...` runs on a machine without Node.
+func missing(t *testing.T, why string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("skipped under -short: " + why)
+	}
+	t.Fatal(why + " (under -short this test is skipped)")
 }
 
 func nodeServer(root, name, pkg string, args ...string) beServer {
@@ -123,7 +137,7 @@ func runTSClient(t *testing.T, cfg string, steps ...map[string]any) tsOutput {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", testdataPath(t, "client.mjs"), planPath)
 	cmd.Env = os.Environ()
-	var stderr lockedBuffer
+	var stderr testutil.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	t.Cleanup(func() {

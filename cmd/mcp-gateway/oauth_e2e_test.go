@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -14,12 +16,15 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // oauthServer is an MCP server behind OAuth 2.1 on loopback, with its own
@@ -27,25 +32,34 @@ import (
 // metadata, dynamic registration, an authorization endpoint that redirects
 // at once (a user who consents), and a token endpoint that checks PKCE and
 // refreshes. Its access tokens live one second (ttl), so every use
-// refreshes, until a test changes that.
+// refreshes, until a test changes that. Its tool admin needs the scope
+// admin (step-up); with redirect set, its only client is pre-registered
+// with that exact redirect URI.
 type oauthServer struct {
 	*httptest.Server
 
 	mu        sync.Mutex
 	codes     map[string]string // code → code_challenge
 	access    map[string]bool   // valid access tokens
+	scopes    map[string]string // code or access token → its scope
+	asked     []string          // the scope of each authorization request
+	granted   string            // the scope of the last code exchanged
 	refreshes int
 	next      int
-	ttl       int  // seconds an access token lives
-	noRefresh bool // refresh tokens are refused
+	ttl       int    // seconds an access token lives
+	noRefresh bool   // refresh tokens are refused
+	redirect  string // the pre-registered client's redirect URI; "": dynamic registration
 }
 
 func newOAuthServer(t *testing.T) *oauthServer {
 	t.Helper()
-	o := &oauthServer{codes: map[string]string{}, access: map[string]bool{}, ttl: 1}
+	o := &oauthServer{codes: map[string]string{}, access: map[string]bool{}, scopes: map[string]string{}, ttl: 1}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "secure", Version: "1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "whoami"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "signed in"}}}, nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "admin"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "admin done"}}}, nil, nil
 	})
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	mux := http.NewServeMux()
@@ -64,6 +78,14 @@ func newOAuthServer(t *testing.T) *oauthServer {
 		})
 	})
 	mux.HandleFunc("/register", func(w http.ResponseWriter, r *http.Request) {
+		o.mu.Lock()
+		pre := o.redirect != ""
+		o.mu.Unlock()
+		if pre {
+			t.Error("a client registered dynamically, not as the pre-registered one")
+			http.Error(w, "registration closed", http.StatusForbidden)
+			return
+		}
 		var m map[string]any
 		_ = json.NewDecoder(r.Body).Decode(&m)
 		w.WriteHeader(http.StatusCreated)
@@ -72,9 +94,16 @@ func newOAuthServer(t *testing.T) *oauthServer {
 	mux.HandleFunc("/authorize", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		o.mu.Lock()
+		if o.redirect != "" && (q.Get("redirect_uri") != o.redirect || q.Get("client_id") != "pre-registered") {
+			o.mu.Unlock()
+			http.Error(w, "unknown client or redirect_uri", http.StatusBadRequest)
+			return
+		}
 		o.next++
 		code := fmt.Sprintf("code-%d", o.next)
 		o.codes[code] = q.Get("code_challenge")
+		o.scopes[code] = q.Get("scope")
+		o.asked = append(o.asked, q.Get("scope"))
 		o.mu.Unlock()
 		to, _ := url.Parse(q.Get("redirect_uri"))
 		v := url.Values{"code": {code}, "state": {q.Get("state")}}
@@ -93,6 +122,7 @@ func newOAuthServer(t *testing.T) *oauthServer {
 				return
 			}
 			delete(o.codes, r.Form.Get("code"))
+			o.granted = o.scopes[r.Form.Get("code")]
 		case "refresh_token":
 			if r.Form.Get("refresh_token") != "refresh-1" || o.noRefresh {
 				w.WriteHeader(http.StatusBadRequest)
@@ -107,16 +137,26 @@ func newOAuthServer(t *testing.T) *oauthServer {
 		o.next++
 		tok := fmt.Sprintf("access-%d", o.next)
 		o.access[tok] = true
+		o.scopes[tok] = o.granted
 		writeJSON(w, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": o.ttl, "refresh_token": "refresh-1"})
 	})
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
 		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		o.mu.Lock()
-		ok := o.access[tok]
+		ok, scope := o.access[tok], o.scopes[tok]
 		o.mu.Unlock()
+		meta := `resource_metadata="` + o.URL + `/.well-known/oauth-protected-resource/mcp"`
 		if !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+o.URL+`/.well-known/oauth-protected-resource/mcp"`)
+			w.Header().Set("WWW-Authenticate", "Bearer "+meta)
 			http.Error(w, "sign in", http.StatusUnauthorized)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var call struct{ Params struct{ Name string } }
+		if json.Unmarshal(body, &call) == nil && call.Params.Name == "admin" && !slices.Contains(strings.Fields(scope), "admin") {
+			w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="mcp admin", `+meta)
+			http.Error(w, "needs scope admin", http.StatusForbidden)
 			return
 		}
 		mcpHandler.ServeHTTP(w, r)
@@ -133,41 +173,31 @@ func (o *oauthServer) set(f func(*oauthServer)) {
 	f(o)
 }
 
+// authorizations returns the scope of each authorization request so far.
+func (o *oauthServer) authorizations() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.asked)
+}
+
 func (o *oauthServer) refreshCount() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.refreshes
 }
 
-// A server that needs sign-in is needs_login and its calls say to run
-// `mcp-gateway login NAME`; login signs in through the browser redirect to
-// a loopback port and stores the tokens (0600), which the running gateway
-// picks up without a restart and refreshes; logout forgets them.
-func TestRemoteOAuthLogin(t *testing.T) {
-	t.Parallel()
-	o := newOAuthServer(t)
-	home := t.TempDir()
-	env := baseEnv(t, "HOME="+home, "USERPROFILE="+home, "BROWSER=true")
-	cfg := beConfig(t, beServer{Name: "secure", URL: o.URL + "/mcp"})
-	s := startRaw(t, cfg, "e2e", "HOME="+home, "USERPROFILE="+home)
-
-	code, msg, data := s.callTool("secure.whoami", `{}`).rpcErr(t)
-	if code != -32000 || !strings.Contains(msg, "mcp-gateway login secure") || data["state"] != "needs_login" {
-		t.Errorf("before login: %d %q %v", code, msg, data)
-	}
-	st := remoteStatus(t, env, cfg)
-	if len(st) != 1 || st[0].State != "needs_login" || !strings.Contains(st[0].Error, "mcp-gateway login secure") {
-		t.Errorf("status before login: %+v", st)
-	}
-
-	// login: the test is the browser.
-	cmd := exec.Command(gatewayBin, "login", "secure", "--config", cfg)
+// login runs `mcp-gateway login NAME` with the test as the browser: it
+// follows the printed authorization URL to login's loopback listener, and
+// returns the authorization URL once login has succeeded.
+func login(t *testing.T, env []string, cfg, name string) *url.URL {
+	t.Helper()
+	cmd := exec.Command(gatewayBin, "login", name, "--config", cfg)
 	cmd.Env = env
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stdout lockedBuffer
+	var stdout testutil.Buffer
 	cmd.Stdout = &stdout
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -195,12 +225,41 @@ func TestRemoteOAuthLogin(t *testing.T) {
 	}
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !strings.Contains(string(page), "Signed in to secure") {
+	if !strings.Contains(string(page), "Signed in to "+name) {
 		t.Errorf("callback page: %s", page)
 	}
-	if err := cmd.Wait(); err != nil || !strings.Contains(stdout.String(), "Signed in to secure") {
+	if err := cmd.Wait(); err != nil || !strings.Contains(stdout.String(), "Signed in to "+name) {
 		t.Fatalf("login: %v\n%s\n%s", err, stdout.String(), loginErr.String())
 	}
+	u, err := url.Parse(authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// A server that needs sign-in is needs_login and its calls say to run
+// `mcp-gateway login NAME`; login signs in through the browser redirect to
+// a loopback port and stores the tokens (0600), which the running gateway
+// picks up without a restart and refreshes; logout forgets them.
+func TestRemoteOAuthLogin(t *testing.T) {
+	t.Parallel()
+	o := newOAuthServer(t)
+	home := t.TempDir()
+	env := baseEnv(t, "HOME="+home, "USERPROFILE="+home, "BROWSER=true")
+	cfg := beConfig(t, beServer{Name: "secure", URL: o.URL + "/mcp"})
+	s := startRaw(t, cfg, "e2e", "HOME="+home, "USERPROFILE="+home)
+
+	code, msg, data := s.callTool("secure.whoami", `{}`).Error(t)
+	if code != -32000 || !strings.Contains(msg, "mcp-gateway login secure") || data["state"] != "needs_login" {
+		t.Errorf("before login: %d %q %v", code, msg, data)
+	}
+	st := remoteStatus(t, env, cfg)
+	if len(st) != 1 || st[0].State != "needs_login" || !strings.Contains(st[0].Error, "mcp-gateway login secure") {
+		t.Errorf("status before login: %+v", st)
+	}
+
+	login(t, env, cfg, "secure")
 	tokens := filepath.Join(home, ".config", "mcp-gateway", "tokens", "secure.json")
 	fi, err := os.Stat(tokens)
 	if err != nil {
@@ -211,12 +270,12 @@ func TestRemoteOAuthLogin(t *testing.T) {
 	}
 
 	// The running gateway picks it up, and refreshes the short-lived token.
-	waitFor(t, beReadTimeout, "the running gateway to use the new sign-in", func() bool {
-		return s.callTool("secure.whoami", `{}`).m["result"] != nil
+	testutil.WaitFor(t, beReadTimeout, "the running gateway to use the new sign-in", func() bool {
+		return s.callTool("secure.whoami", `{}`).Map()["result"] != nil
 	})
 	before := o.refreshCount()
 	time.Sleep(1100 * time.Millisecond) // the access token expires
-	if r := s.callTool("secure.whoami", `{}`); r.m["result"] == nil {
+	if r := s.callTool("secure.whoami", `{}`); r.Map()["result"] == nil {
 		t.Errorf("after the token expired: %s", r)
 	}
 	if o.refreshCount() == before {
@@ -227,18 +286,18 @@ func TestRemoteOAuthLogin(t *testing.T) {
 	s.callTool("secure.whoami", `{}`) // its token is expired: a long-lived one comes
 	o.set(func(o *oauthServer) { o.access = map[string]bool{} })
 	before = o.refreshCount()
-	if r := s.callTool("secure.whoami", `{}`); r.m["result"] == nil || o.refreshCount() == before {
+	if r := s.callTool("secure.whoami", `{}`); r.Map()["result"] == nil || o.refreshCount() == before {
 		t.Errorf("after the server dropped the token (%d refreshes before, %d after): %s", before, o.refreshCount(), r)
 	}
 	// A refused refresh: the server needs a login again.
 	o.set(func(o *oauthServer) { o.access, o.noRefresh = map[string]bool{}, true })
-	waitFor(t, beReadTimeout, "needs_login after the refresh was refused", func() bool {
-		_, _, data := s.callTool("secure.whoami", `{}`).rpcErr(t)
+	testutil.WaitFor(t, beReadTimeout, "needs_login after the refresh was refused", func() bool {
+		_, _, data := s.callTool("secure.whoami", `{}`).Error(t)
 		return data["state"] == "needs_login"
 	})
 
-	if strings.Contains(s.p.stderr.String(), "access-") || strings.Contains(s.p.stderr.String(), "refresh-1") {
-		t.Errorf("a token was logged:\n%s", s.p.stderr)
+	if strings.Contains(s.Stderr.String(), "access-") || strings.Contains(s.Stderr.String(), "refresh-1") {
+		t.Errorf("a token was logged:\n%s", s.Stderr)
 	}
 
 	out, errOut, code := runCLIEnv(t, env, "logout", "secure", "--config", cfg)
@@ -247,5 +306,120 @@ func TestRemoteOAuthLogin(t *testing.T) {
 	}
 	if _, err := os.Stat(tokens); !os.IsNotExist(err) {
 		t.Errorf("tokens still there after logout: %v", err)
+	}
+}
+
+// status shows a remote server's URL without its password or query
+// secrets (and never its headers), and a server waiting for sign-in with
+// the command to run, in the table and in --json.
+func TestRemoteStatusURL(t *testing.T) {
+	t.Parallel()
+	o := newOAuthServer(t)
+	home := t.TempDir()
+	env := baseEnv(t, "HOME="+home, "USERPROFILE="+home)
+	u, _ := url.Parse(o.URL)
+	cfg := beConfig(t, beServer{
+		Name:    "secure",
+		URL:     "http://user:pw-secret@" + u.Host + "/mcp?token=qs-secret&x=1",
+		Headers: map[string]string{"X-Key": "hdr-secret"},
+	})
+	want := "http://user:***@" + u.Host + "/mcp?token=***&x=1"
+
+	out, errOut, code := runCLIEnv(t, env, "status", "--config", cfg)
+	if code != 0 || !strings.Contains(out, "remote servers:\n  secure  "+want+"\n    needs sign-in: run `mcp-gateway login secure`\n") {
+		t.Errorf("status: %d\n%s\n%s", code, out, errOut)
+	}
+	js, _, _ := runCLIEnv(t, env, "status", "--json", "--config", cfg)
+	var st struct {
+		Servers []struct{ Name, State, URL, Error string }
+	}
+	if err := json.Unmarshal([]byte(js), &st); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, js)
+	}
+	if len(st.Servers) != 1 || st.Servers[0].URL != want || st.Servers[0].State != "needs_login" ||
+		st.Servers[0].Error != "needs sign-in: run `mcp-gateway login secure`" {
+		t.Errorf("status --json: %+v", st.Servers)
+	}
+	for _, secret := range []string{"pw-secret", "qs-secret", "hdr-secret", "X-Key"} {
+		if strings.Contains(out+errOut+js, secret) {
+			t.Errorf("status shows %q:\n%s\n%s\n%s", secret, out, errOut, js)
+		}
+	}
+}
+
+// A 403 insufficient_scope during a call puts the server in needs_login,
+// naming the scope and the command; the scopes are stored with the sign-in,
+// the next login asks for them all, and the running gateway then calls the
+// tool with the new token.
+func TestRemoteOAuthStepUp(t *testing.T) {
+	t.Parallel()
+	o := newOAuthServer(t)
+	o.set(func(o *oauthServer) { o.ttl = 3600 })
+	home := t.TempDir()
+	env := baseEnv(t, "HOME="+home, "USERPROFILE="+home, "BROWSER=true")
+	cfg := beConfig(t, beServer{Name: "secure", URL: o.URL + "/mcp"})
+	login(t, env, cfg, "secure")
+	s := startRaw(t, cfg, "e2e", "HOME="+home, "USERPROFILE="+home)
+	if r := s.callTool("secure.whoami", `{}`); r.Map()["result"] == nil {
+		t.Fatalf("whoami after login: %s", r)
+	}
+
+	code, msg, data := s.callTool("secure.admin", `{}`).Error(t)
+	wantMsg := "MCP server 'secure' needs sign-in with scope admin: run `mcp-gateway login secure`"
+	if code != -32000 || msg != wantMsg || data["state"] != "needs_login" {
+		t.Errorf("admin without the scope: %d %q %v", code, msg, data)
+	}
+	testutil.WaitFor(t, beReadTimeout, "needs_login in the running gateway", func() bool {
+		_, msg, data := s.callTool("secure.whoami", `{}`).Error(t)
+		return data["state"] == "needs_login" && msg == wantMsg
+	})
+	b, err := os.ReadFile(filepath.Join(home, ".config", "mcp-gateway", "tokens", "secure.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored struct{ Scopes []string }
+	if err := json.Unmarshal(b, &stored); err != nil || !slices.Equal(stored.Scopes, []string{"mcp", "admin"}) {
+		t.Errorf("stored scopes = %q (%v)", stored.Scopes, err)
+	}
+
+	login(t, env, cfg, "secure")
+	if asked := o.authorizations(); len(asked) != 2 || asked[0] != "mcp" || asked[1] != "mcp admin" {
+		t.Errorf("scopes asked at each login: %q", asked)
+	}
+	testutil.WaitFor(t, beReadTimeout, "the running gateway to use the new sign-in", func() bool {
+		return s.callTool("secure.admin", `{}`).Map()["result"] != nil
+	})
+}
+
+// With oauth.redirect_uri, login listens on exactly that loopback address
+// and path, and signs in as the pre-registered client, which the
+// authorization server accepts only with that redirect URI.
+func TestRemoteOAuthLoginRedirectURI(t *testing.T) {
+	t.Parallel()
+	o := newOAuthServer(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	redirect := fmt.Sprintf("http://%s/oauth/cb", l.Addr())
+	l.Close() // login listens there
+	o.set(func(o *oauthServer) { o.redirect = redirect })
+	home := t.TempDir()
+	env := baseEnv(t, "HOME="+home, "USERPROFILE="+home, "BROWSER=true")
+	cfg := beConfig(t, beServer{Name: "secure", URL: o.URL + "/mcp", OAuth: map[string]any{"client_id": "pre-registered", "redirect_uri": redirect}})
+
+	authURL := login(t, env, cfg, "secure")
+	if got := authURL.Query().Get("redirect_uri"); got != redirect {
+		t.Errorf("redirect_uri = %q, want %q", got, redirect)
+	}
+	b, err := os.ReadFile(filepath.Join(home, ".config", "mcp-gateway", "tokens", "secure.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored struct {
+		ClientID string `json:"client_id"`
+	}
+	if err := json.Unmarshal(b, &stored); err != nil || stored.ClientID != "pre-registered" {
+		t.Errorf("stored client = %q (%v)", stored.ClientID, err)
 	}
 }

@@ -12,23 +12,22 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // rawID returns a message's id member exactly as written, or "" without one.
-func rawID(t *testing.T, m rawMsg) string {
+func rawID(t *testing.T, m testutil.Msg) string {
 	t.Helper()
-	return string(m.member(t, "id"))
+	return string(m.Member("id"))
 }
 
 // repliesTo returns the responses nobody waited for whose id is id, byte for
 // byte.
-func (s *rawSession) repliesTo(id string) []rawMsg {
+func (s *rawSession) repliesTo(id string) []testutil.Msg {
 	s.t.Helper()
-	var out []rawMsg
-	for _, m := range s.strays() {
-		if m.m == nil {
-			continue
-		}
+	var out []testutil.Msg
+	for _, m := range s.Strays() {
 		if rawID(s.t, m) == id {
 			out = append(out, m)
 		}
@@ -37,9 +36,9 @@ func (s *rawSession) repliesTo(id string) []rawMsg {
 }
 
 // waitReplies waits until n responses with this exact id have arrived.
-func (s *rawSession) waitReplies(id string, n int) []rawMsg {
+func (s *rawSession) waitReplies(id string, n int) []testutil.Msg {
 	s.t.Helper()
-	waitFor(s.t, beReadTimeout, "a reply to id "+id, func() bool { return len(s.repliesTo(id)) >= n })
+	testutil.WaitFor(s.t, beReadTimeout, "a reply to id "+id, func() bool { return len(s.repliesTo(id)) >= n })
 	return s.repliesTo(id)
 }
 
@@ -47,7 +46,7 @@ func (s *rawSession) waitReplies(id string, n int) []rawMsg {
 // fresh ping has been read.
 func (s *rawSession) sync() {
 	s.t.Helper()
-	if r := s.call("ping", `{}`); r.m["result"] == nil {
+	if r := s.Call("ping", `{}`); r.Map()["result"] == nil {
 		s.t.Fatalf("ping: %s", r)
 	}
 }
@@ -61,23 +60,23 @@ func TestIDsExactAsSent(t *testing.T) {
 	s.toolsList()
 	ids := []string{"9007199254740993", "9223372036854775808", "1e30", "1.5", "-0", `"x\u0041"`}
 	for _, id := range ids {
-		s.write(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
-		if r := s.waitReplies(id, 1); r[0].m["result"] == nil {
+		s.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
+		if r := s.waitReplies(id, 1); r[0].Map()["result"] == nil {
 			t.Errorf("ping id %s: %s", id, r[0])
 		}
-		s.write(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"tb.echo","arguments":{"id":` + id + `}}}`)
+		s.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"tb.echo","arguments":{"id":` + id + `}}}`)
 		r := s.waitReplies(id, 2)
-		if !bytes.Contains(r[1].member(t, "result"), []byte(`"structuredContent":{"id":`+id+`}`)) {
+		if !bytes.Contains(r[1].Member("result"), []byte(`"structuredContent":{"id":`+id+`}`)) {
 			t.Errorf("tools/call id %s: %s", id, r[1])
 		}
 	}
 	// 99.4 is not 99: both calls are served, each answered once.
-	s.write(`{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"tb.slow","arguments":{"ms":300}}}`)
-	s.write(`{"jsonrpc":"2.0","id":99.4,"method":"tools/call","params":{"name":"tb.echo","arguments":{}}}`)
-	if r := s.waitReplies("99.4", 1); r[0].m["result"] == nil {
+	s.Send(`{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"tb.slow","arguments":{"ms":300}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":99.4,"method":"tools/call","params":{"name":"tb.echo","arguments":{}}}`)
+	if r := s.waitReplies("99.4", 1); r[0].Map()["result"] == nil {
 		t.Errorf("id 99.4: %s", r[0])
 	}
-	if r := s.waitReplies("99", 1); !bytes.Contains(r[0].member(t, "result"), []byte("slept")) {
+	if r := s.waitReplies("99", 1); !bytes.Contains(r[0].Member("result"), []byte("slept")) {
 		t.Errorf("id 99: %s", r[0])
 	}
 	s.sync()
@@ -104,9 +103,9 @@ func TestNullAndBadIDsAnswered(t *testing.T) {
 		`{"jsonrpc":"2.0","id":true,"method":"ping"}`,
 	} {
 		mark := len(s.repliesTo("null"))
-		s.write(msg)
+		s.Send(msg)
 		r := s.waitReplies("null", mark+1)[mark]
-		if code, _, _ := r.rpcErr(t); code != -32600 {
+		if code, _, _ := r.Error(t); code != -32600 {
 			t.Errorf("%s: reply %s, want -32600", msg, r)
 		}
 	}
@@ -127,15 +126,15 @@ func TestEnvelopeKeysCaseSensitive(t *testing.T) {
 		`{"JSONRPC":"2.0","id":8,"method":"ping"}`,
 	} {
 		mark := len(s.repliesTo("null")) + len(s.repliesTo("8"))
-		s.write(msg)
-		waitFor(t, beReadTimeout, "a reply to "+msg, func() bool { return len(s.repliesTo("null"))+len(s.repliesTo("8")) > mark })
+		s.Send(msg)
+		testutil.WaitFor(t, beReadTimeout, "a reply to "+msg, func() bool { return len(s.repliesTo("null"))+len(s.repliesTo("8")) > mark })
 	}
 	s.sync()
 	if n := len(s.repliesTo("7")); n != 0 {
 		t.Errorf("%d replies with id 7, want none: %v", n, s.repliesTo("7"))
 	}
 	for _, r := range append(s.repliesTo("null"), s.repliesTo("8")...) {
-		if code, _, _ := r.rpcErr(t); code != -32600 {
+		if code, _, _ := r.Error(t); code != -32600 {
 			t.Errorf("reply %s, want -32600", r)
 		}
 	}
@@ -148,14 +147,14 @@ func TestDuplicateIDThenCancelOriginal(t *testing.T) {
 	t.Parallel()
 	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
 	s.toolsList()
-	s.write(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tb.slow","arguments":{"ms":1500}}}`)
-	s.write(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tb.echo","arguments":{}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tb.slow","arguments":{"ms":1500}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tb.echo","arguments":{}}}`)
 	dup := s.waitReplies("1", 1)[0]
-	if code, msg, _ := dup.rpcErr(t); code != -32600 || msg != "request ID already in use" {
+	if code, msg, _ := dup.Error(t); code != -32600 || msg != "request ID already in use" {
 		t.Errorf("duplicate: %s", dup)
 	}
-	s.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"stop"}}`)
-	waitFor(t, 10*time.Second, "the backend saw the cancellation", func() bool {
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"stop"}}`)
+	testutil.WaitFor(t, 10*time.Second, "the backend saw the cancellation", func() bool {
 		return len(cancelled(s.structured("tb.stats", `{}`))) == 1
 	})
 	time.Sleep(300 * time.Millisecond) // a response would be on its way by now
@@ -176,22 +175,22 @@ func TestLazyCallToolMetaExact(t *testing.T) {
 	b, _ := json.Marshal(cfg)
 	s := startRaw(t, writeConfig(t, string(b)), "e2e")
 	s.toolsList()
-	mark := s.noteMark()
-	r := s.call("tools/call", `{"name":"gateway.call_tool","arguments":{"name":"tb.progress","arguments":{"steps":2,"ms":1}},"_meta":{"progressToken":12345678901234567890}}`)
-	if r.m["result"] == nil {
+	mark := s.Mark()
+	r := s.Call("tools/call", `{"name":"gateway.call_tool","arguments":{"name":"tb.progress","arguments":{"steps":2,"ms":1}},"_meta":{"progressToken":12345678901234567890}}`)
+	if r.Map()["result"] == nil {
 		t.Fatalf("call_tool tb.progress: %s", r)
 	}
-	notes := s.notesSince(mark, "notifications/progress")
+	notes := s.Since(mark, "notifications/progress")
 	if len(notes) != 2 {
 		t.Errorf("%d progress notifications before the result, want 2", len(notes))
 	}
 	for _, n := range notes {
-		if !bytes.Contains(n.raw, []byte(`"progressToken":12345678901234567890`)) {
+		if !bytes.Contains(n.Raw, []byte(`"progressToken":12345678901234567890`)) {
 			t.Errorf("progress = %s, want token 12345678901234567890", n)
 		}
 	}
-	s.call("tools/call", `{"name":"gateway.call_tool","arguments":{"name":"tb.echo","arguments":{}},"_meta":{"example.com/n":12345678901234567890123,"example.com/f":1.50}}`)
-	stats := s.callTool("tb.stats", `{}`).member(t, "result")
+	s.Call("tools/call", `{"name":"gateway.call_tool","arguments":{"name":"tb.echo","arguments":{}},"_meta":{"example.com/n":12345678901234567890123,"example.com/f":1.50}}`)
+	stats := s.callTool("tb.stats", `{}`).Member("result")
 	for _, want := range []string{`"example.com/n":12345678901234567890123`, `"example.com/f":1.50`} {
 		if !bytes.Contains(stats, []byte(want)) {
 			t.Errorf("backend saw _meta %s, want %s", stats, want)
@@ -208,42 +207,37 @@ func TestStuckBackendStallsNothingElse(t *testing.T) {
 	s := startRaw(t, beConfig(t, tb("stuck"), tb("ok")), "e2e")
 	s.toolsList()
 	// stuck answers, then reads nothing for 8 s.
-	if r := s.callTool("stuck.deaf", `{"ms":8000}`); r.m["result"] == nil {
+	if r := s.callTool("stuck.deaf", `{"ms":8000}`); r.Map()["result"] == nil {
 		t.Fatalf("stuck.deaf: %s", r)
 	}
 	// Far more than its stdin pipe and read buffer hold.
 	big := strings.Repeat("x", 8<<10)
 	var flood []string
 	for range 64 {
-		flood = append(flood, s.request("tools/call", `{"name":"stuck.echo","arguments":{"s":"`+big+`"}}`))
+		flood = append(flood, s.Request("tools/call", `{"name":"stuck.echo","arguments":{"s":"`+big+`"}}`))
 	}
-	if r := s.call("ping", `{}`); r.m["result"] == nil {
+	if r := s.Call("ping", `{}`); r.Map()["result"] == nil {
 		t.Errorf("ping: %s", r)
 	}
-	if r := s.callTool("ok.echo", `{"a":1}`); r.m["result"] == nil {
+	if r := s.callTool("ok.echo", `{"a":1}`); r.Map()["result"] == nil {
 		t.Errorf("ok.echo: %s", r)
 	}
 	last := flood[len(flood)-1]
-	s.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + last + `}}`)
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + last + `}}`)
 	s.sync() // the cancellation has been read
-	s.mu.Lock()
 	for _, id := range flood {
-		if s.answered[id] {
+		if s.Answered(id) {
 			t.Errorf("call %s to the stuck backend was answered before the ping returned: the reader waited for the stuck backend (or it did not stop reading)", id)
 		}
 	}
-	s.mu.Unlock()
 	// Once it reads again, every call but the cancelled one is answered.
 	for _, id := range flood[:len(flood)-1] {
-		if r := s.await(id, beReadTimeout); r.m["result"] == nil {
+		if r := s.Await(id, beReadTimeout); r.Map()["result"] == nil {
 			t.Errorf("call %s: %s", id, r)
 		}
 	}
 	s.sync()
-	s.mu.Lock()
-	answered := s.answered[last]
-	s.mu.Unlock()
-	if answered || len(s.repliesTo(last)) > 0 {
+	if s.Answered(last) || len(s.repliesTo(last)) > 0 {
 		t.Errorf("the cancelled call %s was answered", last)
 	}
 }
@@ -262,17 +256,17 @@ func TestBurstOfCallsAnsweredOnce(t *testing.T) {
 		server := []string{"a", "b"}[i%2]
 		fmt.Fprintf(&burst, `{"jsonrpc":"2.0","id":"c%d","method":"tools/call","params":{"name":"%s.echo","arguments":{"i":%d}}}`+"\n", i, server, i)
 	}
-	s.write(strings.TrimSuffix(burst.String(), "\n"))
-	waitFor(t, beReadTimeout, "every reply", func() bool { return len(s.strays()) >= n })
+	s.Send(strings.TrimSuffix(burst.String(), "\n"))
+	testutil.WaitFor(t, beReadTimeout, "every reply", func() bool { return len(s.Strays()) >= n })
 	s.sync()
-	replies := map[string][]rawMsg{}
-	for _, m := range s.strays() {
+	replies := map[string][]testutil.Msg{}
+	for _, m := range s.Strays() {
 		id := rawID(t, m)
 		replies[id] = append(replies[id], m)
 	}
 	for i := range n {
 		r := replies[fmt.Sprintf(`"c%d"`, i)]
-		if len(r) != 1 || !bytes.Contains(r[0].member(t, "result"), []byte(fmt.Sprintf(`"structuredContent":{"i":%d}`, i))) {
+		if len(r) != 1 || !bytes.Contains(r[0].Member("result"), []byte(fmt.Sprintf(`"structuredContent":{"i":%d}`, i))) {
 			t.Errorf("replies to c%d: %v", i, r)
 		}
 	}

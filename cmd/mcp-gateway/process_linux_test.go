@@ -8,121 +8,51 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
-
-// procInfo is a process as /proc shows it.
-type procInfo struct {
-	pid, ppid int
-	start     string // starttime: tells a reused pid apart
-	state     byte
-	cmdline   string
-}
-
-func readProc(pid int) (procInfo, bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return procInfo{}, false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return procInfo{}, false
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return procInfo{}, false
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	p := procInfo{pid: pid, ppid: ppid, state: f[0][0], start: f[19]}
-	if c, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil {
-		p.cmdline = strings.TrimSpace(strings.ReplaceAll(string(c), "\x00", " "))
-	}
-	return p, true
-}
-
-// exists: the same process is still in the process table (a zombie counts).
-func (p procInfo) exists() bool {
-	q, ok := readProc(p.pid)
-	return ok && q.start == p.start
-}
-
-// alive: exists and is not a zombie.
-func (p procInfo) alive() bool {
-	q, ok := readProc(p.pid)
-	return ok && q.start == p.start && q.state != 'Z'
-}
-
-func (p procInfo) String() string { return fmt.Sprintf("%d (%s)", p.pid, p.cmdline) }
-
-// descendants returns every live process below root.
-func descendants(root int) []procInfo {
-	ents, _ := os.ReadDir("/proc")
-	children := map[int][]procInfo{}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if p, ok := readProc(pid); ok && p.state != 'Z' {
-			children[p.ppid] = append(children[p.ppid], p)
-		}
-	}
-	var out []procInfo
-	queue := []int{root}
-	for len(queue) > 0 {
-		pid := queue[0]
-		queue = queue[1:]
-		for _, c := range children[pid] {
-			out = append(out, c)
-			queue = append(queue, c.pid)
-		}
-	}
-	return out
-}
 
 // findDescendant returns the descendant of root whose command line contains
 // what.
-func findDescendant(t *testing.T, root int, what string) procInfo {
+func findDescendant(t *testing.T, root int, what string) testutil.Proc {
 	t.Helper()
-	for _, p := range descendants(root) {
-		if strings.Contains(p.cmdline, what) {
+	for _, p := range testutil.Descendants(root) {
+		if strings.Contains(p.Cmdline, what) {
 			return p
 		}
 	}
-	t.Fatalf("no process %q below %d: %v", what, root, descendants(root))
-	return procInfo{}
+	t.Fatalf("no process %q below %d: %v", what, root, testutil.Descendants(root))
+	return testutil.Proc{}
 }
 
 // killLeftovers SIGKILLs whatever of procs is still alive (cleanup after a
 // failed assertion) and reaps those that became our children.
-func killLeftovers(procs []procInfo) {
+func killLeftovers(procs []testutil.Proc) {
 	for _, p := range procs {
-		if p.alive() {
-			syscall.Kill(p.pid, syscall.SIGKILL)
+		if p.Alive() {
+			syscall.Kill(p.PID, syscall.SIGKILL)
 		}
 	}
-	time.Sleep(50 * time.Millisecond)
+	testutil.Poll(time.Second, func() bool { return !slices.ContainsFunc(procs, testutil.Proc.Alive) })
 	reapOurs(procs)
 }
 
 // reapOurs reaps the processes of procs that were re-parented to the test
 // process (it is a child subreaper, see becomeSubreaper) and are zombies.
-func reapOurs(procs []procInfo) {
+func reapOurs(procs []testutil.Proc) {
 	for _, p := range procs {
-		if q, ok := readProc(p.pid); ok && q.start == p.start && q.ppid == os.Getpid() && q.state == 'Z' {
+		if q, ok := testutil.ReadProc(p.PID); ok && q.Start == p.Start && q.PPID == os.Getpid() && q.State == 'Z' {
 			var ws syscall.WaitStatus
-			syscall.Wait4(p.pid, &ws, syscall.WNOHANG, nil)
+			syscall.Wait4(p.PID, &ws, syscall.WNOHANG, nil)
 		}
 	}
 }
@@ -159,38 +89,38 @@ func shutdownTree(t *testing.T, stop func(p *proc)) {
 		tb("plain"),
 	), "e2e")
 	wantTools(t, s.toolsList(), "gc.echo", "stubborn.echo", "plain.echo")
-	gw := s.p.cmd.Process.Pid
-	tree := descendants(gw)
+	gw := s.Cmd.Process.Pid
+	tree := testutil.Descendants(gw)
 	t.Cleanup(func() { killLeftovers(tree) })
 	var sleeps, direct int
 	for _, p := range tree {
-		if strings.HasPrefix(p.cmdline, "sleep") {
+		if strings.HasPrefix(p.Cmdline, "sleep") {
 			sleeps++
 		}
-		if p.ppid == gw {
+		if p.PPID == gw {
 			direct++
 		}
 	}
 	if sleeps != 2 || direct < 3 {
 		t.Fatalf("process tree below the gateway: %v", tree)
 	}
-	stop(s.p)
-	if err := s.p.exited(20 * time.Second); err != nil {
+	stop(s.proc)
+	if err := s.exited(20 * time.Second); err != nil {
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) {
 			t.Errorf("gateway exit: %v", err)
 		}
 	}
-	waitFor(t, 5*time.Second, "no process left", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "no process left", func() bool {
 		for _, p := range tree {
-			if p.alive() {
+			if p.Alive() {
 				return false
 			}
 		}
 		return true
 	})
 	for _, p := range tree {
-		if p.ppid == gw && p.exists() {
+		if p.PPID == gw && p.Exists() {
 			t.Errorf("child %v of the gateway was not reaped", p)
 		}
 	}
@@ -201,19 +131,19 @@ func shutdownTree(t *testing.T, stop func(p *proc)) {
 // SIGKILLs the groups; nothing is left and every child was reaped.
 func TestShutdownOnStdinEOF(t *testing.T) {
 	t.Parallel()
-	shutdownTree(t, func(p *proc) { p.stdin.Close() })
+	shutdownTree(t, func(p *proc) { p.Stdin.Close() })
 }
 
 func TestShutdownOnSIGTERM(t *testing.T) {
 	t.Parallel()
-	shutdownTree(t, func(p *proc) { p.cmd.Process.Signal(syscall.SIGTERM) })
+	shutdownTree(t, func(p *proc) { p.Cmd.Process.Signal(syscall.SIGTERM) })
 }
 
 // childGoneCheck finds the descendant of root whose command line contains
 // what and returns a check that it no longer exists (reaped, not a zombie).
 func childGoneCheck(t *testing.T, root int, what string) func() bool {
 	child := findDescendant(t, root, what)
-	return func() bool { return !child.exists() }
+	return func() bool { return !child.Exists() }
 }
 
 // kill -9 of the gateway leaves no process behind: the reaper SIGKILLs every
@@ -230,17 +160,17 @@ func TestKillNineLeavesNoProcess(t *testing.T) {
 		tb("tb", "-grandchild"),
 	), "e2e")
 	wantTools(t, s.toolsList(), "memory.read_graph", "everything.echo", "tb.echo")
-	gw := s.p.cmd.Process.Pid
-	tree := descendants(gw)
+	gw := s.Cmd.Process.Pid
+	tree := testutil.Descendants(gw)
 	t.Cleanup(func() { killLeftovers(tree) })
 	for _, want := range []string{reaperArg, "sleep 300", "mcp-server-memory", "server-everything", backendBin} {
-		if !slices.ContainsFunc(tree, func(p procInfo) bool { return strings.Contains(p.cmdline, want) }) {
+		if !slices.ContainsFunc(tree, func(p testutil.Proc) bool { return strings.Contains(p.Cmdline, want) }) {
 			t.Errorf("no %q below the gateway: %v", want, tree)
 		}
 	}
 	var deep int // grandchildren and below
 	for _, p := range tree {
-		if p.ppid != gw {
+		if p.PPID != gw {
 			deep++
 		}
 	}
@@ -248,26 +178,13 @@ func TestKillNineLeavesNoProcess(t *testing.T) {
 		t.Errorf("want grandchildren below the gateway: %v", tree)
 	}
 
-	if err := s.p.cmd.Process.Kill(); err != nil {
+	if err := s.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	s.p.exited(10 * time.Second)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var left []procInfo
-		for _, p := range tree {
-			if p.alive() {
-				left = append(left, p)
-			}
-		}
-		if len(left) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("alive 10 s after kill -9 of the gateway: %v", left)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	s.exited(10 * time.Second)
+	testutil.WaitFor(t, 10*time.Second, "no process alive after kill -9 of the gateway", func() bool {
+		return !slices.ContainsFunc(tree, testutil.Proc.Alive)
+	})
 	reapOurs(tree)
 }
 
@@ -283,21 +200,21 @@ func TestShutdownWithEscapedGrandchild(t *testing.T) {
 			becomeSubreaper(t)
 			s := startRaw(t, beConfig(t, tb("esc", "-escape"), tb("plain")), "e2e")
 			wantTools(t, s.toolsList(), "esc.echo", "plain.echo")
-			gw := s.p.cmd.Process.Pid
-			tree := descendants(gw)
+			gw := s.Cmd.Process.Pid
+			tree := testutil.Descendants(gw)
 			t.Cleanup(func() { killLeftovers(tree) })
 			esc := findDescendant(t, gw, "sleep 300")
 			start := time.Now()
 			if how == "eof" {
-				s.p.stdin.Close()
+				s.Stdin.Close()
 			} else {
-				s.p.cmd.Process.Signal(syscall.SIGTERM)
+				s.Cmd.Process.Signal(syscall.SIGTERM)
 			}
-			s.p.exited(10 * time.Second)
+			s.exited(10 * time.Second)
 			if d := time.Since(start); d > 5*time.Second {
 				t.Errorf("shutdown took %s", d)
 			}
-			waitFor(t, 5*time.Second, "escapee gone", func() bool { return !esc.alive() })
+			testutil.WaitFor(t, 5*time.Second, "escapee gone", func() bool { return !esc.Alive() })
 			reapOurs(tree)
 		})
 	}

@@ -45,7 +45,7 @@ func (a *app) startReload(ctx context.Context) (stop func()) {
 			err = w.Add(filepath.Dir(path))
 		}
 		if err != nil {
-			a.log.Warn("not watching the configuration file; SIGHUP still reloads it", "file", path, "error", err)
+			a.log.Warn("not watching the configuration file; SIGHUP still reloads it", "file", path, "err", err)
 		} else {
 			events, errs = w.Events, w.Errors
 		}
@@ -75,7 +75,7 @@ func (a *app) startReload(ctx context.Context) (stop func()) {
 					errs = nil
 					continue
 				}
-				a.log.Warn("watching the configuration file", "file", path, "error", err)
+				a.log.Warn("watching the configuration file", "file", path, "err", err)
 			case <-t.C:
 				a.reload("file changed")
 			}
@@ -100,12 +100,12 @@ func (a *app) reload(trigger string) {
 	cfg, sources, err := config.Load(a.load)
 	if err != nil {
 		for _, e := range configErrors(err) {
-			a.log.Error("configuration not reloaded; the running one stays", "trigger", trigger, "error", e)
+			a.log.Error("configuration not reloaded; the running one stays", "trigger", trigger, "err", e)
 		}
 		return
 	}
 	for _, w := range sources.Warnings {
-		a.log.Warn("config: " + w)
+		a.log.Warn("config warning", "warning", w)
 	}
 	for _, key := range staticChanges(a.cfg, cfg) {
 		a.log.Warn("setting cannot change while the gateway runs; restart it to apply", "key", key)

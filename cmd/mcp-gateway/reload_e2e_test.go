@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // reloadConfig is a config of testbackend servers, each counting its
@@ -61,26 +63,19 @@ func TestLiveReload(t *testing.T) {
 	s := startRaw(t, cfg, "e2e")
 	wantTools(t, s.toolsList(), "keep.echo", "gone.echo", "change.echo")
 
-	mark := s.noteMark()
+	mark := s.Mark()
 	saveAsEditors(t, cfg, reloadConfig(t, pids, "", tb("keep"), tb("change", "-extra-tools", "1"), tb("new")))
-	s.waitNote(mark, "notifications/tools/list_changed", beReadTimeout)
-	deadline := time.Now().Add(beReadTimeout)
+	s.WaitNote(mark, "notifications/tools/list_changed", beReadTimeout)
 	var names []string
-	for {
+	testutil.WaitFor(t, beReadTimeout, "new.echo and change.extra_000 listed", func() bool {
 		names = s.toolsList()
-		if strings.Contains(strings.Join(names, " "), "new.echo") && strings.Contains(strings.Join(names, " "), "change.extra_000") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("tools after the edit: %v\nstderr:\n%s", names, s.p.stderr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return slices.Contains(names, "new.echo") && slices.Contains(names, "change.extra_000")
+	})
 	wantNoTools(t, names, "gone.echo")
 	if sc := s.structured("new.echo", `{"n":1}`); sc["n"] == nil {
 		t.Errorf("new.echo = %v", sc)
 	}
-	if code, _, _ := s.callTool("gone.echo", `{}`).rpcErr(t); code != -32602 {
+	if code, _, _ := s.callTool("gone.echo", `{}`).Error(t); code != -32602 {
 		t.Errorf("gone.echo after removal: code %d", code)
 	}
 	if n := starts(t, filepath.Join(pids, "keep")); n != 1 {
@@ -94,8 +89,8 @@ func TestLiveReload(t *testing.T) {
 	bad := strings.Replace(string(reloadConfig(t, pids, "", tb("keep"))), `"name": "keep"`, `"name": "keep", "restart": "sometimes"`, 1)
 	saveAsEditors(t, cfg, []byte(bad))
 	waitStderr(t, s, "configuration not reloaded")
-	if !strings.Contains(s.p.stderr.String(), cfg+":") || !strings.Contains(s.p.stderr.String(), "servers[0].restart") {
-		t.Errorf("the error does not name file, line and key:\n%s", s.p.stderr)
+	if !strings.Contains(s.Stderr.String(), cfg+":") || !strings.Contains(s.Stderr.String(), "servers[0].restart") {
+		t.Errorf("the error does not name file, line and key:\n%s", s.Stderr)
 	}
 	if sc := s.structured("new.echo", `{"n":2}`); sc["n"] == nil {
 		t.Errorf("new.echo after an invalid edit = %v", sc)
@@ -112,11 +107,5 @@ func TestLiveReload(t *testing.T) {
 // waitStderr waits until the gateway's stderr holds text.
 func waitStderr(t *testing.T, s *rawSession, text string) {
 	t.Helper()
-	deadline := time.Now().Add(beReadTimeout)
-	for !strings.Contains(s.p.stderr.String(), text) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q in stderr:\n%s", text, s.p.stderr)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.WaitFor(t, beReadTimeout, text+" in stderr", func() bool { return strings.Contains(s.Stderr.String(), text) })
 }

@@ -14,13 +14,13 @@ func TestSIGHUPReloads(t *testing.T) {
 	t.Parallel()
 	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
 	wantTools(t, s.toolsList(), "tb.echo")
-	s.p.cmd.Process.Signal(syscall.SIGHUP)
+	s.Cmd.Process.Signal(syscall.SIGHUP)
 	waitStderr(t, s, "trigger=SIGHUP")
 	if sc := s.structured("tb.echo", `{"n":1}`); sc["n"] == nil {
 		t.Errorf("tb.echo after SIGHUP = %v", sc)
 	}
 	for _, want := range []string{"configuration reloaded", "added=[]", "removed=[]", "restarted=[]"} {
-		if got := s.p.stderr.String(); !strings.Contains(got, want) {
+		if got := s.Stderr.String(); !strings.Contains(got, want) {
 			t.Errorf("no %q in the reload log:\n%s", want, got)
 		}
 	}

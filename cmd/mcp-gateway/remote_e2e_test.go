@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // freeAddr returns a loopback address nothing listens on (yet).
@@ -38,7 +40,7 @@ func freeAddr(t *testing.T) string {
 // waitListening waits until addr accepts connections.
 func waitListening(t *testing.T, addr string) {
 	t.Helper()
-	waitFor(t, beReadTimeout, addr+" listening", func() bool {
+	testutil.WaitFor(t, beReadTimeout, addr+" listening", func() bool {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err != nil {
 			return false
@@ -69,7 +71,7 @@ func startServer(t *testing.T, env []string, name string, args ...string) {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Env = env
-	var stderr lockedBuffer
+	var stderr testutil.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -98,26 +100,26 @@ func TestRemoteTwoHops(t *testing.T) {
 	wantTools(t, s.toolsList(), prefixed("far.tb", ".", tbTools...)...)
 
 	t.Run("results byte for byte", func(t *testing.T) {
-		local := s.callTool("local.odd", `{}`).member(t, "result")
-		remote := s.callTool("far.tb.odd", `{}`).member(t, "result")
+		local := s.callTool("local.odd", `{}`).Member("result")
+		remote := s.callTool("far.tb.odd", `{}`).Member("result")
 		if len(local) == 0 || !bytes.Equal(local, remote) {
 			t.Errorf("through two gateways:\n%s\nlocal:\n%s", remote, local)
 		}
 	})
 
 	t.Run("progress under the client's token", func(t *testing.T) {
-		mark := s.noteMark()
-		r := s.call("tools/call", `{"name":"far.tb.progress","arguments":{"steps":3,"ms":20},"_meta":{"progressToken":"tok-7"}}`)
-		r.result(t)
+		mark := s.Mark()
+		r := s.Call("tools/call", `{"name":"far.tb.progress","arguments":{"steps":3,"ms":20},"_meta":{"progressToken":"tok-7"}}`)
+		r.Result(t)
 		// The far gateway sends progress on its standalone stream and the
 		// result on the call's own, so the last step may lose the race to
 		// the result (and is then dropped: nothing comes after a result).
-		notes := s.notesSince(mark, "notifications/progress")
+		notes := s.Since(mark, "notifications/progress")
 		if len(notes) == 0 || len(notes) > 3 {
 			t.Fatalf("%d progress notifications, want 1 to 3: %v", len(notes), notes)
 		}
 		for _, n := range notes {
-			if p, _ := n.m["params"].(map[string]any); p["progressToken"] != "tok-7" {
+			if p, _ := n.Map()["params"].(map[string]any); p["progressToken"] != "tok-7" {
 				t.Errorf("progress %s", n)
 			}
 		}
@@ -128,30 +130,30 @@ func TestRemoteTwoHops(t *testing.T) {
 	t.Run("timeout sends a cancel", func(t *testing.T) {
 		before := nCancelled()
 		start := time.Now()
-		code, msg, data := s.callTool("far.tb.hang", `{}`).rpcErr(t)
+		code, msg, data := s.callTool("far.tb.hang", `{}`).Error(t)
 		if code != -32001 || data["server"] != "far" {
 			t.Errorf("hang: %d %q %v", code, msg, data)
 		}
 		if d := time.Since(start); d > 20*time.Second {
 			t.Errorf("timed out after %s, want about 3s", d)
 		}
-		waitFor(t, beReadTimeout, "the far backend to see the cancel", func() bool { return nCancelled() > before })
+		testutil.WaitFor(t, beReadTimeout, "the far backend to see the cancel", func() bool { return nCancelled() > before })
 	})
 
 	t.Run("the client's cancel reaches the far backend", func(t *testing.T) {
 		before := nCancelled()
-		mark := s.noteMark()
-		id := s.request("tools/call", `{"name":"far.tb.progress","arguments":{"steps":600,"ms":50},"_meta":{"progressToken":"c"}}`)
-		s.waitNote(mark, "notifications/progress", beReadTimeout) // it runs on the far side
-		s.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `}}`)
-		waitFor(t, beReadTimeout, "the far backend to see the cancel", func() bool { return nCancelled() > before })
+		mark := s.Mark()
+		id := s.Request("tools/call", `{"name":"far.tb.progress","arguments":{"steps":600,"ms":50},"_meta":{"progressToken":"c"}}`)
+		s.WaitNote(mark, "notifications/progress", beReadTimeout) // it runs on the far side
+		s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `}}`)
+		testutil.WaitFor(t, beReadTimeout, "the far backend to see the cancel", func() bool { return nCancelled() > before })
 	})
 
 	t.Run("list_changed", func(t *testing.T) {
-		mark := s.noteMark()
-		s.callTool("far.tb.change", `{}`).result(t)
-		s.waitNote(mark, "notifications/tools/list_changed", beReadTimeout)
-		waitFor(t, beReadTimeout, "the added tool", func() bool {
+		mark := s.Mark()
+		s.callTool("far.tb.change", `{}`).Result(t)
+		s.WaitNote(mark, "notifications/tools/list_changed", beReadTimeout)
+		testutil.WaitFor(t, beReadTimeout, "the added tool", func() bool {
 			return len(withPrefix(s.toolsList(), "far.tb.added_")) > 0
 		})
 	})
@@ -182,8 +184,8 @@ func TestRemoteTwoHops(t *testing.T) {
 			t.Errorf("--show-config (exit %d):\n%s", code, errOut)
 		}
 	})
-	if strings.Contains(s.p.stderr.String(), "s3cret") {
-		t.Errorf("the token was logged:\n%s", s.p.stderr)
+	if strings.Contains(s.Stderr.String(), "s3cret") {
+		t.Errorf("the token was logged:\n%s", s.Stderr)
 	}
 }
 
@@ -230,27 +232,27 @@ func TestRemoteDiesAndComesBack(t *testing.T) {
 	s := startRaw(t, beConfig(t, beServer{Name: "far", URL: "http://" + addr + "/mcp"}), "e2e")
 	s.structured("far.tb.echo", `{"a":1}`)
 
-	mark := s.noteMark()
-	id := s.request("tools/call", `{"name":"far.tb.progress","arguments":{"steps":600,"ms":50},"_meta":{"progressToken":"d"}}`)
-	s.waitNote(mark, "notifications/progress", beReadTimeout)
+	mark := s.Mark()
+	id := s.Request("tools/call", `{"name":"far.tb.progress","arguments":{"steps":600,"ms":50},"_meta":{"progressToken":"d"}}`)
+	s.WaitNote(mark, "notifications/progress", beReadTimeout)
 	_ = back.cmd.Process.Kill()
 	back.done <- <-back.done
 	start := time.Now()
-	code, msg, data := s.await(id, beReadTimeout).rpcErr(t)
+	code, msg, data := s.Await(id, beReadTimeout).Error(t)
 	if code != -32000 || data["server"] != "far" {
 		t.Errorf("in flight: %d %q %v", code, msg, data)
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("the call failed %s after the remote died", d)
 	}
-	code, msg, data = s.callTool("far.tb.echo", `{}`).rpcErr(t)
+	code, msg, data = s.callTool("far.tb.echo", `{}`).Error(t)
 	if code != -32000 || data["server"] != "far" {
 		t.Errorf("while down: %d %q %v", code, msg, data)
 	}
 
 	startHTTPAt(t, addr, backCfg, baseEnv(t))
-	waitFor(t, beReadTimeout, "the remote back", func() bool {
-		return s.callTool("far.tb.echo", `{"b":2}`).m["result"] != nil
+	testutil.WaitFor(t, beReadTimeout, "the remote back", func() bool {
+		return s.callTool("far.tb.echo", `{"b":2}`).Map()["result"] != nil
 	})
 }
 
@@ -290,9 +292,9 @@ func TestRemoteHangs(t *testing.T) {
 func TestRemoteRealServers(t *testing.T) {
 	t.Parallel()
 	node := needNode(t)
-	root, _ := filepath.Abs("../..")
-	everything := filepath.Join(t.TempDir(), exe("everything-server"))
-	if err := build(everything, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server"); err != nil {
+	root := npmPeers(t)
+	everything, err := testutil.Build("github.com/modelcontextprotocol/go-sdk/conformance/everything-server", testutil.BuildOptions{Race: testutil.Race})
+	if err != nil {
 		t.Fatal(err)
 	}
 	env := baseEnv(t)
@@ -322,22 +324,22 @@ func TestRemoteRealServers(t *testing.T) {
 	for _, srv := range []string{"gostateless", "gostateful"} {
 		wantTools(t, names, srv+".test_simple_text")
 		r := s.callTool(srv+".test_simple_text", `{}`)
-		if c, _ := r.result(t)["content"].([]any); len(c) != 1 {
+		if c, _ := r.Result(t)["content"].([]any); len(c) != 1 {
 			t.Errorf("%s: %s", srv, r)
 		}
 	}
 	for _, srv := range []string{"npmhttp", "npmsse", "npmfallback"} {
 		wantTools(t, names, srv+".echo")
 		r := s.callTool(srv+".echo", `{"message":"hi"}`)
-		if !strings.Contains(string(r.raw), "Echo: hi") {
+		if !strings.Contains(string(r.Raw), "Echo: hi") {
 			t.Errorf("%s: %s", srv, r)
 		}
 	}
 	// A prompt and a resource of a remote backend.
-	if r := s.call("prompts/get", `{"name":"gostateful.test_simple_prompt"}`); r.m["result"] == nil {
+	if r := s.Call("prompts/get", `{"name":"gostateful.test_simple_prompt"}`); r.Map()["result"] == nil {
 		t.Errorf("prompts/get: %s", r)
 	}
-	if r := s.call("resources/read", `{"uri":"test://static-text"}`); r.m["result"] == nil {
+	if r := s.Call("resources/read", `{"uri":"test://static-text"}`); r.Map()["result"] == nil {
 		t.Errorf("resources/read: %s", r)
 	}
 }

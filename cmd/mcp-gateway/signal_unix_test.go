@@ -13,13 +13,12 @@ func TestStdioExitsOnSIGTERM(t *testing.T) {
 		p := startGateway(t, baseEnv(t), "--stdio", "--config", writeConfig(t, emptyConfig))
 		p.send(initMsg + "\n")
 		p.readLine()
-		p.cmd.Process.Signal(sig)
+		p.Cmd.Process.Signal(sig)
 		select {
-		case err := <-p.done:
-			if err != nil {
+		case <-p.Done():
+			if err := p.Err(); err != nil {
 				t.Errorf("%v: exit status %v, want 0", sig, err)
 			}
-			p.done <- err
 		case <-time.After(5 * time.Second):
 			t.Fatalf("%v: gateway still running after 5s", sig)
 		}

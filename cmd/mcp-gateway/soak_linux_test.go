@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // soakEnv runs TestSoak: it takes minutes, so it is not part of the usual
@@ -82,9 +84,9 @@ func (c *soakClient) round(round int) {
 		c.ok("tb.log", `{"count":20000,"data":"soak log line"}`)
 	})
 	step("progress flood (200,000) to a slow client", func() {
-		c.slow.Store(true)
+		c.p.Slow(true)
 		r := c.await(c.request("tools/call", `{"name":"tb.progress","arguments":{"steps":200000,"ms":0},"_meta":{"progressToken":"soak"}}`), 300*time.Second)
-		c.slow.Store(false)
+		c.p.Slow(false)
 		if !bytes.Contains(r, []byte(`"done"`)) {
 			t.Fatalf("progress flood: %s", r)
 		}
@@ -92,7 +94,7 @@ func (c *soakClient) round(round int) {
 	step("sampling flood (5,000, never answered)", func() {
 		c.ok("sampler.deaf", `{"flood":5000,"method":"sampling/createMessage"}`)
 		want := int64(5000 * round)
-		waitFor(t, 60*time.Second, "every sampling request answered", func() bool {
+		testutil.WaitFor(t, 60*time.Second, "every sampling request answered", func() bool {
 			var st struct {
 				StructuredContent struct {
 					FloodReplies map[string]int64 `json:"floodReplies"`
@@ -109,7 +111,7 @@ func (c *soakClient) round(round int) {
 	step("backend killed and restarted, twice", func() {
 		for range 2 {
 			c.call("tools/call", `{"name":"victim.crash","arguments":{}}`)
-			waitFor(t, 60*time.Second, "the victim restarted", func() bool {
+			testutil.WaitFor(t, 60*time.Second, "the victim restarted", func() bool {
 				r := c.call("tools/call", `{"name":"victim.echo","arguments":{}}`)
 				return bytes.Contains(r, []byte(`"result"`))
 			})
@@ -153,14 +155,14 @@ var statsLine = regexp.MustCompile(`runtime stats goroutines=(\d+) heap_inuse=(\
 // /proc for its memory and threads.
 func (c *soakClient) sample(label string) soakSample {
 	t := c.t
-	pid := c.p.cmd.Process.Pid
-	n := len(statsLine.FindAllString(c.p.stderr.String(), -1))
+	pid := c.p.Cmd.Process.Pid
+	n := len(statsLine.FindAllString(c.p.Stderr.String(), -1))
 	if err := syscall.Kill(pid, syscall.SIGUSR1); err != nil {
 		t.Fatal(err)
 	}
 	var m []string
-	waitFor(t, 10*time.Second, "runtime stats on stderr", func() bool {
-		all := statsLine.FindAllStringSubmatch(c.p.stderr.String(), -1)
+	testutil.WaitFor(t, 10*time.Second, "runtime stats on stderr", func() bool {
+		all := statsLine.FindAllStringSubmatch(c.p.Stderr.String(), -1)
 		if len(all) > n {
 			m = all[len(all)-1]
 			return true
@@ -176,90 +178,30 @@ func (c *soakClient) sample(label string) soakSample {
 	return s
 }
 
-// soakClient is a lean line-mode client for long runs: it keeps no
-// message it has handled (only counts), and can read slowly.
+// soakClient is a line-mode client for long runs: it keeps no message it
+// has not awaited (only counts), and can read slowly.
 type soakClient struct {
-	t    *testing.T
-	p    *proc
-	wmu  sync.Mutex
-	slow atomic.Bool // read as a client slower than the backends
-
-	mu      sync.Mutex
-	nextID  int
-	waiting map[string]chan []byte
-	notes   map[string]int // notifications and requests from the gateway, by method
-	eof     chan struct{}
+	t *testing.T
+	p *proc
 }
 
 func startSoak(t *testing.T, cfg string) *soakClient {
 	t.Helper()
-	c := &soakClient{t: t, p: startGateway(t, baseEnv(t), "--stdio", "--config", cfg),
-		waiting: map[string]chan []byte{}, notes: map[string]int{}, eof: make(chan struct{})}
-	go c.readLoop()
+	p := startGatewayWith(t, testutil.ClientOptions{Discard: true, Timeout: 60 * time.Second}, baseEnv(t), "--stdio", "--config", cfg)
+	c := &soakClient{t: t, p: p}
 	r := c.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"soak","version":"1"}}`)
 	if !bytes.Contains(r, []byte(`"result"`)) {
 		t.Fatalf("initialize: %s", r)
 	}
-	c.write(initializedMsg)
+	p.Send(initializedMsg)
 	return c
 }
 
-func (c *soakClient) readLoop() {
-	defer close(c.eof)
-	for i := 0; ; i++ {
-		if c.slow.Load() && i%20 == 0 {
-			time.Sleep(time.Millisecond)
-		}
-		line, err := c.p.out.ReadBytes('\n')
-		if err != nil {
-			return
-		}
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.Unmarshal(line, &m) != nil {
-			continue
-		}
-		c.mu.Lock()
-		if m.Method != "" {
-			c.notes[m.Method]++
-		} else if ch, ok := c.waiting[string(m.ID)]; ok {
-			delete(c.waiting, string(m.ID))
-			ch <- line
-		}
-		c.mu.Unlock()
-	}
-}
+func (c *soakClient) request(method, params string) string { return c.p.Request(method, params) }
 
-func (c *soakClient) write(line string) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	c.p.send(line + "\n")
-}
-
-func (c *soakClient) request(method, params string) chan []byte {
-	c.mu.Lock()
-	c.nextID++
-	id := strconv.Itoa(c.nextID)
-	ch := make(chan []byte, 1)
-	c.waiting[id] = ch
-	c.mu.Unlock()
-	c.write(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + params + `}`)
-	return ch
-}
-
-func (c *soakClient) await(ch chan []byte, d time.Duration) []byte {
+func (c *soakClient) await(id string, d time.Duration) []byte {
 	c.t.Helper()
-	select {
-	case r := <-ch:
-		return r
-	case <-c.eof:
-		c.t.Fatalf("gateway closed stdout\nstderr:\n%s", lastLines(c.p.stderr.String(), 20))
-	case <-time.After(d):
-		c.t.Fatalf("no response within %s\nstderr:\n%s", d, lastLines(c.p.stderr.String(), 20))
-	}
-	return nil
+	return c.p.Await(id, d).Raw
 }
 
 func (c *soakClient) call(method, params string) []byte {
@@ -293,10 +235,8 @@ func (c *soakClient) resultOf(line []byte) json.RawMessage {
 
 // String summarises what the gateway sent besides responses.
 func (c *soakClient) String() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	var b strings.Builder
-	for k, v := range c.notes {
+	for k, v := range c.p.Counts() {
 		fmt.Fprintf(&b, "%s=%d ", k, v)
 	}
 	return b.String()

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // startRace starts the gateway with two slow-starting testbackends that
@@ -20,11 +22,8 @@ func startRace(t *testing.T, ready bool, msgs ...string) map[string]map[string]a
 	if r := p.readLine(); r["result"] == nil {
 		t.Fatalf("initialize: %v", r)
 	}
-	for deadline := time.Now().Add(20 * time.Second); ready && strings.Count(p.stderr.String(), "backend ready") < 2; {
-		if time.Now().After(deadline) {
-			t.Fatalf("backends not ready:\n%s", p.stderr)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if ready {
+		testutil.WaitFor(t, 20*time.Second, "both backends ready", func() bool { return strings.Count(p.Stderr.String(), "backend ready") >= 2 })
 	}
 	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" + strings.Join(msgs, "\n") + "\n")
 	out := make(map[string]map[string]any)

@@ -145,13 +145,12 @@ func TestStdioExitsOnEOF(t *testing.T) {
 	p := startGateway(t, baseEnv(t), "--stdio", "--config", writeConfig(t, emptyConfig))
 	p.send(initMsg + "\n")
 	p.readLine()
-	p.stdin.Close()
+	p.Stdin.Close()
 	select {
-	case err := <-p.done:
-		if err != nil {
+	case <-p.Done():
+		if err := p.Err(); err != nil {
 			t.Fatalf("exit after stdin EOF: %v", err)
 		}
-		p.done <- err // for the cleanup
 	case <-time.After(5 * time.Second):
 		t.Fatal("gateway still running 5s after stdin EOF")
 	}

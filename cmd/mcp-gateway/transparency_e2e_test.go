@@ -18,6 +18,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // knownDifferences are the features the gateway does not yet pass through
@@ -44,7 +46,7 @@ func transparencyRun(t *testing.T, sdk, prefix, command string, args ...string) 
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", testdataPath(t, "transparency.mjs"), planPath)
-	var stderr lockedBuffer
+	var stderr testutil.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -76,10 +78,7 @@ func canonical(v json.RawMessage) string {
 // "auto" mode negotiates 2025-11-25 through the gateway as it does directly.
 func TestTransparencyTypeScriptClients(t *testing.T) {
 	t.Parallel()
-	root := npmPeers(t)
-	if _, err := os.Stat(filepath.Join(root, "node_modules", "@modelcontextprotocol", "client", "package.json")); err != nil {
-		t.Fatalf("@modelcontextprotocol/client is not installed (%v): run scripts/npm-peers", err)
-	}
+	root := npmPeers(t, "@modelcontextprotocol/client/package.json")
 	everything := nodeServer(root, "everything", "server-everything", "stdio")
 	cfg := beConfig(t, everything)
 	for _, sdk := range []string{"v1", "v2"} {

@@ -4,28 +4,22 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // procStatusKB returns a field of /proc/PID/status in KiB (VmRSS, VmHWM).
 func procStatusKB(t *testing.T, pid int, field string) int {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	st, err := testutil.StatusKB(pid, field)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-			return n
-		}
-	}
-	t.Fatalf("no %s in /proc/%d/status", field, pid)
-	return 0
+	return int(st[field])
 }
 
 // A backend that sends 300,000 pings and then reads nothing for a while: the
@@ -34,15 +28,15 @@ func procStatusKB(t *testing.T, pid int, field string) int {
 func TestBackendPingFloodBoundedMemory(t *testing.T) {
 	t.Parallel()
 	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
-	gw := s.p.cmd.Process.Pid
+	gw := s.Cmd.Process.Pid
 	before := procStatusKB(t, gw, "VmHWM")
 	r := s.callTool("tb.deaf", `{"ms":1000,"flood":300000}`)
-	if r.m["result"] == nil {
+	if r.Map()["result"] == nil {
 		t.Fatalf("deaf: %s", r)
 	}
 	// Answered only once the backend reads again, and after the gateway has
 	// read the whole flood (the backend's stdout is in order).
-	if r := s.await(s.request("tools/call", `{"name":"tb.echo","arguments":{"after":"flood"}}`), 60*time.Second); r.m["result"] == nil {
+	if r := s.Await(s.Request("tools/call", `{"name":"tb.echo","arguments":{"after":"flood"}}`), 60*time.Second); r.Map()["result"] == nil {
 		t.Fatalf("echo after the flood: %s", r)
 	}
 	peak := procStatusKB(t, gw, "VmHWM")
@@ -50,8 +44,8 @@ func TestBackendPingFloodBoundedMemory(t *testing.T) {
 	if peak-before > 32<<10 {
 		t.Errorf("peak RSS grew by %d KiB under the ping flood, want < 32 MiB", peak-before)
 	}
-	if !strings.Contains(s.p.stderr.String(), "dropping replies") {
-		t.Errorf("no warning about dropped replies:\n%s", lastLines(s.p.stderr.String(), 5))
+	if !strings.Contains(s.Stderr.String(), "dropping replies") {
+		t.Errorf("no warning about dropped replies:\n%s", lastLines(s.Stderr.String(), 5))
 	}
 }
 
@@ -63,38 +57,34 @@ func TestBackendPingFloodBoundedMemory(t *testing.T) {
 func TestProgressFloodCoalescedForSlowClient(t *testing.T) {
 	t.Parallel()
 	steps := 1_000_000
-	if raceEnabled {
+	if testutil.Race {
 		steps = 100_000
 	}
 	p := startGateway(t, baseEnv(t), "--stdio", "--config", beConfig(t, tb("tb")))
 	p.send(initMsg + "\n" + initializedMsg + "\n")
 	p.readLine()
-	gw := p.cmd.Process.Pid
+	gw := p.Cmd.Process.Pid
 	before := procStatusKB(t, gw, "VmHWM")
 	p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"tb.progress","arguments":{"steps":%d,"ms":0},"_meta":{"progressToken":"flood"}}}`+"\n", steps))
 	var got int
 	var last string
 	deadline := time.Now().Add(120 * time.Second)
-	for i := 0; ; i++ {
+	p.Slow(true) // a client slower than the backend
+	for {
 		if time.Now().After(deadline) {
 			t.Fatalf("no result within 120s; %d progress notifications so far", got)
 		}
-		if i%20 == 0 {
-			time.Sleep(time.Millisecond) // a client slower than the backend
-		}
-		line, err := p.out.ReadString('\n')
-		if err != nil {
-			t.Fatalf("read: %v\n%s", err, lastLines(p.stderr.String(), 5))
-		}
-		if strings.Contains(line, `"notifications/progress"`) {
+		m := p.Next()
+		if m.Method() == "notifications/progress" {
 			got++
-			last = line
+			last = m.String()
 			continue
 		}
-		if strings.Contains(line, `"id":7`) {
+		if m.ID() == "7" {
 			break
 		}
 	}
+	p.Slow(false)
 	peak := procStatusKB(t, gw, "VmHWM")
 	t.Logf("%d progress notifications sent, %d received; gateway peak RSS %d KiB before, %d KiB after", steps, got, before, peak)
 	if !strings.Contains(last, fmt.Sprintf(`"progress":%d,`, steps)) {
@@ -116,28 +106,28 @@ func TestLargeResultBoundedMemory(t *testing.T) {
 	t.Parallel()
 	const size = 50 << 20
 	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
-	gw := s.p.cmd.Process.Pid
-	if r := s.callTool("tb.echo", `{"warm":"up"}`); r.m["result"] == nil {
+	gw := s.Cmd.Process.Pid
+	if r := s.callTool("tb.echo", `{"warm":"up"}`); r.Map()["result"] == nil {
 		t.Fatalf("echo: %s", r)
 	}
 	base := procStatusKB(t, gw, "VmRSS")
-	r := s.await(s.request("tools/call", `{"name":"tb.big","arguments":{"bytes":`+strconv.Itoa(size)+`}}`), 60*time.Second)
+	r := s.Await(s.Request("tools/call", `{"name":"tb.big","arguments":{"bytes":`+strconv.Itoa(size)+`}}`), 60*time.Second)
 	peak := procStatusKB(t, gw, "VmHWM")
-	content, _ := r.result(t)["content"].([]any)
+	content, _ := r.Result(t)["content"].([]any)
 	if len(content) != 1 || len(content[0].(map[string]any)["text"].(string)) != size {
-		t.Fatalf("result is not the %d-byte text: %.200s", size, r.raw)
+		t.Fatalf("result is not the %d-byte text: %.200s", size, r.Raw)
 	}
 	// The memory is handed back once the backend's read loop is done with
 	// the line, which may be just after the client has the response.
-	after := procStatusKB(t, gw, "VmRSS")
-	for deadline := time.Now().Add(10 * time.Second); after-base > size>>10/4 && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
+	var after int
+	testutil.Poll(10*time.Second, func() bool {
 		after = procStatusKB(t, gw, "VmRSS")
-	}
+		return after-base <= size>>10/4
+	})
 	ratio := float64(peak-base) / float64(size>>10)
 	t.Logf("gateway RSS %d KiB before, peak %d KiB with a %d MiB result (%.2fx its size over the RSS before), %d KiB after",
 		base, peak, size>>20, ratio, after)
-	if raceEnabled {
+	if testutil.Race {
 		return // the race detector's shadow memory is part of the RSS
 	}
 	if ratio > 2.5 {

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // --config on a named pipe is refused at once with exit 2; before, the
@@ -35,11 +37,11 @@ func TestSIGUSR1LogsRuntimeStats(t *testing.T) {
 	p := startGateway(t, baseEnv(t), "--stdio", "--config", writeConfig(t, emptyConfig))
 	p.send(initMsg + "\n")
 	p.readLine()
-	if err := p.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGUSR1); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "runtime stats on stderr", func() bool {
-		return strings.Contains(p.stderr.String(), "runtime stats goroutines=")
+	testutil.WaitFor(t, 10*time.Second, "runtime stats on stderr", func() bool {
+		return strings.Contains(p.Stderr.String(), "runtime stats goroutines=")
 	})
 	p.send(pingMsg + "\n")
 	if r := p.readLine(); idOf(r) != "99" || r["result"] == nil {

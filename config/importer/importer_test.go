@@ -3,7 +3,6 @@ package importer
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -13,9 +12,8 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // layout is where each fixture goes for a client on Linux: testdata file →
 // path under HOME ("~/") or the project directory ("./").
@@ -128,7 +126,7 @@ func TestGolden(t *testing.T) {
 			w, res := imported(t, c.Name)
 			got := res.YAML()
 			golden := filepath.Join("testdata", c.Name, "golden.yaml")
-			if *update {
+			if testutil.Update() {
 				if err := os.WriteFile(golden, []byte(w.unfill(string(got))), 0o644); err != nil {
 					t.Fatal(err)
 				}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -141,14 +142,14 @@ func TestStopKillsGroup(t *testing.T) {
 			t.Parallel()
 			p, line := startSh(t, tc.script)
 			grandchild := atoi(t, line)
-			if !alive(grandchild) {
+			if !testutil.Alive(grandchild) {
 				t.Fatal("grandchild not running")
 			}
 			p.Stop(200 * time.Millisecond)
 			if got := p.ExitReason(); got != tc.reason {
 				t.Errorf("exit reason %q, want %q", got, tc.reason)
 			}
-			waitDead(t, 2*time.Second, p.Pid, grandchild)
+			testutil.WaitDead(t, 2*time.Second, p.Pid, grandchild)
 		})
 	}
 }
@@ -160,11 +161,11 @@ func TestKillAfterLeaderExit(t *testing.T) {
 	p, line := startSh(t, `sleep 300 >/dev/null 2>&1 & echo $!`)
 	grandchild := atoi(t, line)
 	<-p.Exited()
-	if !alive(grandchild) {
+	if !testutil.Alive(grandchild) {
 		t.Fatal("grandchild not running")
 	}
 	p.Kill()
-	waitDead(t, 2*time.Second, grandchild)
+	testutil.WaitDead(t, 2*time.Second, grandchild)
 }
 
 func TestRunReaper(t *testing.T) {
@@ -197,9 +198,9 @@ func TestRunReaper(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	waitDead(t, 2*time.Second, a.Process.Pid, agc) // a zombie until a.Wait counts as dead
+	testutil.WaitDead(t, 2*time.Second, a.Process.Pid, agc) // a zombie until a.Wait counts as dead
 	a.Wait()
-	if !alive(b.Process.Pid) || !alive(bgc) {
+	if !testutil.Alive(b.Process.Pid) || !testutil.Alive(bgc) {
 		t.Error("unregistered group was killed")
 	}
 }
@@ -229,12 +230,12 @@ func TestReaperOnGatewaySIGKILL(t *testing.T) {
 	if _, err := fmt.Sscanf(line, "pid %d %d", &pid, &grandchild); err != nil {
 		t.Fatalf("gateway said %q", line)
 	}
-	if !alive(pid) || !alive(grandchild) {
+	if !testutil.Alive(pid) || !testutil.Alive(grandchild) {
 		t.Fatalf("child %d or grandchild %d not running", pid, grandchild)
 	}
 	gw.Process.Kill()
 	gw.Wait()
-	waitDead(t, 3*time.Second, pid, grandchild)
+	testutil.WaitDead(t, 3*time.Second, pid, grandchild)
 }
 
 // TestPipesStayNonBlocking: Start leaves the child's pipes in the

@@ -12,9 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/windows"
-
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // testExe is this test binary's absolute path.
@@ -62,17 +61,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// alive reports whether pid is a running process.
-func alive(pid int) bool {
-	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
-	if err != nil {
-		return false
-	}
-	defer windows.CloseHandle(h)
-	var code uint32
-	return windows.GetExitCodeProcess(h, &code) == nil && code == 259 // STILL_ACTIVE
-}
-
 func readPids(t *testing.T, r io.Reader) (child, grandchild int) {
 	t.Helper()
 	line, _ := bufio.NewReader(r).ReadString('\n')
@@ -116,11 +104,11 @@ func TestStopTerminatesJob(t *testing.T) {
 	}
 	defer p.CloseFiles()
 	child, grandchild := readPids(t, p.Stdout)
-	if child != p.Pid || !alive(grandchild) {
-		t.Fatalf("child %d (want %d), grandchild %d alive %v", child, p.Pid, grandchild, alive(grandchild))
+	if child != p.Pid || !testutil.Alive(grandchild) {
+		t.Fatalf("child %d (want %d), grandchild %d alive %v", child, p.Pid, grandchild, testutil.Alive(grandchild))
 	}
 	p.Stop(200 * time.Millisecond)
-	waitDead(t, 3*time.Second, child, grandchild)
+	testutil.WaitDead(t, 3*time.Second, child, grandchild)
 }
 
 // TestJobOnGatewayKill: a gateway killed hard (TerminateProcess) takes its
@@ -137,10 +125,10 @@ func TestJobOnGatewayKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	child, grandchild := readPids(t, out)
-	if !alive(child) || !alive(grandchild) {
+	if !testutil.Alive(child) || !testutil.Alive(grandchild) {
 		t.Fatal("tree not running")
 	}
 	gw.Process.Kill()
 	gw.Wait()
-	waitDead(t, 3*time.Second, child, grandchild)
+	testutil.WaitDead(t, 3*time.Second, child, grandchild)
 }

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package proc_test
+package testutil
 
 import (
 	"os/exec"
@@ -8,8 +8,8 @@ import (
 	"strings"
 )
 
-// alive reports whether pid is a live process (not a zombie), from ps.
-func alive(pid int) bool {
+// Alive reports whether pid is a live process (not a zombie), from ps.
+func Alive(pid int) bool {
 	out, err := exec.Command("ps", "-o", "stat=", "-p", strconv.Itoa(pid)).Output()
 	st := strings.TrimSpace(string(out))
 	return err == nil && st != "" && !strings.HasPrefix(st, "Z")

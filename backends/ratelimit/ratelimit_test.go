@@ -1,0 +1,55 @@
+package ratelimit
+
+import (
+	"testing"
+	"time"
+)
+
+func TestBucket(t *testing.T) {
+	b := New(Options{Rate: 100, Burst: 10})
+	now := time.Unix(1000, 0)
+	for i := range 10 {
+		if ok, _ := b.Allow(now); !ok {
+			t.Fatalf("record %d of the burst refused", i)
+		}
+	}
+	if ok, _ := b.Allow(now); ok {
+		t.Fatal("record over the burst allowed")
+	}
+	// 20 ms later two records' worth has built up, but not the resume
+	// allowance (25): still dropping.
+	if ok, _ := b.Allow(now.Add(20 * time.Millisecond)); ok {
+		t.Error("record allowed before the resume allowance built up")
+	}
+	if ok, dropped := b.Allow(now.Add(time.Second)); !ok || dropped != 2 {
+		t.Errorf("after a second: ok=%v dropped=%d, want true 2", ok, dropped)
+	}
+	if ok, dropped := b.Allow(now.Add(time.Second)); !ok || dropped != 0 {
+		t.Errorf("next: ok=%v dropped=%d, want true 0", ok, dropped)
+	}
+	for b.Allow(now.Add(time.Second)); ; {
+		if ok, _ := b.Allow(now.Add(time.Second)); !ok {
+			break
+		}
+	}
+	if n := b.Flush(); n != 1 {
+		t.Errorf("Flush = %d, want 1", n)
+	}
+	if n := b.Flush(); n != 0 {
+		t.Errorf("second Flush = %d, want 0", n)
+	}
+}
+
+func TestKeyed(t *testing.T) {
+	k := NewKeyed(Options{Rate: 1, Burst: 1})
+	now := time.Unix(1000, 0)
+	if ok, _ := k.Allow("a", now); !ok {
+		t.Fatal("first record of a refused")
+	}
+	if ok, _ := k.Allow("a", now); ok {
+		t.Error("second record of a allowed")
+	}
+	if ok, _ := k.Allow("b", now); !ok {
+		t.Error("another key's record refused")
+	}
+}

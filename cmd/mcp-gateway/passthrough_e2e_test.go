@@ -1,0 +1,109 @@
+package main
+
+// End-to-end tests of what passes through the gateway unchanged
+// (docs/transparency.md): results byte for byte, progress under the
+// client's token, _meta, and cancellation.
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+)
+
+// Results pass through byte for byte: the raw bytes of the result member are
+// testbackend's — 19+ digit integers, 1E+400, 2.50, \u escapes, <&>, an
+// unknown content type, _meta, and isError:true (a result, not an error) —
+// except for insignificant whitespace between tokens, which go-sdk's
+// encoder drops (a message on the wire is one line anyway).
+func TestBackendOddResultsByteIdentical(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
+	s.toolsList()
+	testutil.Golden(t, "odd_result.json", s.callTool("tb.odd", `{}`).Member("result"))
+	r := s.callTool("tb.odd", `{"isError":true}`)
+	if r.Map()["error"] != nil {
+		t.Errorf("isError:true became an error: %s", r)
+	}
+	testutil.Golden(t, "odd_error_result.json", r.Member("result"))
+	// Arguments go out as received; structuredContent comes back intact.
+	r = s.callTool("tb.echo", `{"n":12345678901234567890123,"f":1.50,"s":"<&>"}`)
+	var res struct {
+		SC json.RawMessage `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(r.Member("result"), &res); err != nil {
+		t.Fatal(err)
+	}
+	if string(res.SC) != `{"n":12345678901234567890123,"f":1.50,"s":"<&>"}` {
+		t.Errorf("echo structuredContent = %s", res.SC)
+	}
+}
+
+// Progress from the backend reaches the client under the client's own token
+// (string or number); the client's other _meta reaches the backend.
+func TestBackendProgressAndMeta(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
+	s.toolsList()
+	for _, tok := range []string{`"tok-7"`, `42`} {
+		mark := s.Mark()
+		r := s.Call("tools/call", `{"name":"tb.progress","arguments":{"steps":3,"ms":100},"_meta":{"progressToken":`+tok+`}}`)
+		if text := r.Result(t)["content"].([]any)[0].(map[string]any)["text"]; text != "done" {
+			t.Errorf("progress result = %s", r)
+		}
+		testutil.WaitFor(t, 5*time.Second, "3 progress notifications", func() bool {
+			return len(s.Since(mark, "notifications/progress")) >= 3
+		})
+		for i, n := range s.Since(mark, "notifications/progress") {
+			var p struct {
+				Params struct {
+					Token    json.RawMessage `json:"progressToken"`
+					Progress float64         `json:"progress"`
+					Total    float64         `json:"total"`
+					Message  string          `json:"message"`
+				} `json:"params"`
+			}
+			json.Unmarshal(n.Raw, &p)
+			if string(p.Params.Token) != tok || p.Params.Progress != float64(i+1) || p.Params.Total != 3 || p.Params.Message != fmt.Sprintf("step %d", i+1) {
+				t.Errorf("progress %d = %s, want token %s", i, n, tok)
+			}
+		}
+	}
+	s.Call("tools/call", `{"name":"tb.echo","arguments":{},"_meta":{"example.com/k":"v"}}`)
+	meta, _ := s.structured("tb.stats", `{}`)["meta"].(map[string]any)
+	if meta["example.com/k"] != "v" {
+		t.Errorf("backend saw _meta %v, want example.com/k", meta)
+	}
+}
+
+// The client's notifications/cancelled reaches the backend, and no response
+// is sent for the cancelled id — not even when the backend answers anyway
+// (testbackend's progress tool ignores cancellation and says "done").
+func TestBackendClientCancellation(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
+	s.toolsList()
+	mark := s.Mark()
+	id := s.Request("tools/call", `{"name":"tb.progress","arguments":{"steps":8,"ms":100},"_meta":{"progressToken":"c"}}`)
+	s.WaitNote(mark, "notifications/progress", beReadTimeout) // the call is at the backend
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"user pressed stop"}}`)
+	testutil.WaitFor(t, 10*time.Second, "the backend saw the cancellation", func() bool {
+		return len(cancelled(s.structured("tb.stats", `{}`))) == 1
+	})
+	// The backend's own late "done" (after 8 × 100 ms) has come and gone.
+	testutil.WaitFor(t, 10*time.Second, "the cancelled call ended at the backend", func() bool {
+		n, _ := s.structured("tb.stats", `{}`)["active"].(json.Number).Int64()
+		return n == 0
+	})
+	s.structured("tb.echo", `{}`) // everything before it has been written
+	for _, m := range s.Strays() {
+		if m.ID() == id {
+			t.Errorf("a response was sent for the cancelled request: %s", m)
+		}
+	}
+	if s.Answered(id) {
+		t.Errorf("a response was sent for the cancelled request %s", id)
+	}
+}

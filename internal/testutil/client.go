@@ -1,0 +1,510 @@
+package testutil
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// DefaultTimeout bounds every wait of a Client unless its options say
+// otherwise: generous, for a loaded machine running everything under -race.
+const DefaultTimeout = 30 * time.Second
+
+// Msg is one message from the peer: its exact bytes, and whether it came
+// Content-Length framed.
+type Msg struct {
+	Raw    []byte
+	Framed bool
+	err    json.RawMessage // the error member of a response, found at dispatch
+}
+
+func (m Msg) String() string { return string(m.Raw) }
+
+// Map decodes the message, numbers as json.Number; nil if it is not a JSON
+// object.
+func (m Msg) Map() map[string]any {
+	var v map[string]any
+	dec := json.NewDecoder(bytes.NewReader(m.Raw))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		return nil
+	}
+	return v
+}
+
+// Members returns the exact bytes of each top-level member.
+func (m Msg) Members() map[string]json.RawMessage {
+	var v map[string]json.RawMessage
+	json.Unmarshal(m.Raw, &v)
+	return v
+}
+
+// Member returns the exact bytes of one top-level member ("result",
+// "error"), nil if there is none.
+func (m Msg) Member(name string) json.RawMessage { return m.Members()[name] }
+
+// ID returns the id as written (`7`, `"abc"`, `null`), "" if there is none.
+func (m Msg) ID() string { return string(m.Member("id")) }
+
+// Method returns the method of a request or notification, "" for a response.
+func (m Msg) Method() string {
+	var v struct {
+		Method string `json:"method"`
+	}
+	json.Unmarshal(m.Raw, &v)
+	return v.Method
+}
+
+// Result returns the result object; it fails the test if there is none.
+func (m Msg) Result(t testing.TB) map[string]any {
+	t.Helper()
+	res, ok := m.Map()["result"].(map[string]any)
+	if !ok {
+		t.Fatalf("no result in %s", m.Raw)
+	}
+	return res
+}
+
+// Error returns the error member; it fails the test if there is none.
+func (m Msg) Error(t testing.TB) (code int, msg string, data map[string]any) {
+	t.Helper()
+	e, ok := m.Map()["error"].(map[string]any)
+	if !ok {
+		t.Fatalf("want an error, got %s", m.Raw)
+	}
+	n, _ := e["code"].(json.Number).Int64()
+	msg, _ = e["message"].(string)
+	data, _ = e["data"].(map[string]any)
+	return int(n), msg, data
+}
+
+// ClientOptions configure a Client.
+type ClientOptions struct {
+	// Framed writes Content-Length framed messages instead of lines.
+	// Replies are read in whichever framing the peer uses.
+	Framed bool
+	// Timeout bounds each wait; DefaultTimeout if zero.
+	Timeout time.Duration
+	// Context, if set, is added to a failure's message (the peer's stderr).
+	Context func() string
+	// Discard counts the messages nobody awaits, by method (Counts),
+	// instead of keeping them: for long runs with floods.
+	Discard bool
+}
+
+// Client is a JSON-RPC client over a peer's stdin and stdout: requests it
+// numbers itself are matched to their responses by id; everything else —
+// notifications, the peer's requests, responses to messages sent raw — is
+// kept in arrival order, to be read one by one (Next) or looked up (Since).
+// One goroutine reads the peer until it closes its output.
+type Client struct {
+	t   testing.TB
+	o   ClientOptions
+	wmu sync.Mutex
+	w   io.Writer
+
+	mu      sync.Mutex
+	nextID  int
+	calls   map[string]*call // by id as written, until awaited
+	log     []Msg            // unclaimed messages, in order
+	cursor  int              // Next's position in log
+	changed chan struct{}    // closed and replaced when log grows
+	counts  map[string]int   // with Discard: unclaimed messages by method
+	readErr error
+	eof     chan struct{}
+	slow    atomic.Bool
+}
+
+// NewClient starts reading r; messages go to w.
+func NewClient(t testing.TB, w io.Writer, r io.Reader, o ClientOptions) *Client {
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	c := &Client{t: t, o: o, w: w, nextID: 100, calls: map[string]*call{}, changed: make(chan struct{}), counts: map[string]int{}, eof: make(chan struct{})}
+	go c.readLoop(bufio.NewReaderSize(r, 64<<10))
+	return c
+}
+
+// call is a request of Request: its response goes to ch.
+type call struct {
+	ch       chan Msg
+	answered bool
+}
+
+func (c *Client) readLoop(r *bufio.Reader) {
+	defer close(c.eof)
+	for i := 0; ; i++ {
+		if c.slow.Load() && i%20 == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		m, err := readMsg(r)
+		if len(bytes.TrimSpace(m.Raw)) > 0 {
+			c.dispatch(m)
+		}
+		if err != nil {
+			c.mu.Lock()
+			c.readErr = err
+			c.mu.Unlock()
+			return
+		}
+	}
+}
+
+// readMsg reads one message: a line, or a Content-Length framed body.
+func readMsg(r *bufio.Reader) (Msg, error) {
+	line, err := r.ReadBytes('\n')
+	name, val, ok := strings.Cut(string(line), ":")
+	if err != nil || !ok || !strings.EqualFold(name, "Content-Length") {
+		return Msg{Raw: bytes.TrimRight(line, "\r\n")}, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(val))
+	if err != nil {
+		return Msg{Raw: line}, fmt.Errorf("bad Content-Length %q", val)
+	}
+	for { // further headers, up to the empty line
+		h, err := r.ReadString('\n')
+		if err != nil {
+			return Msg{}, err
+		}
+		if strings.TrimRight(h, "\r\n") == "" {
+			break
+		}
+	}
+	body := make([]byte, n)
+	_, err = io.ReadFull(r, body)
+	return Msg{Raw: body, Framed: true}, err
+}
+
+func (c *Client) dispatch(m Msg) {
+	var env struct {
+		ID     json.RawMessage `json:"id"`
+		Method *string         `json:"method"`
+		Error  json.RawMessage `json:"error"`
+	}
+	json.Unmarshal(m.Raw, &env)
+	m.err = env.Error
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if env.Method == nil && env.ID != nil {
+		if r := c.calls[string(env.ID)]; r != nil && !r.answered {
+			r.answered = true
+			r.ch <- m
+			return
+		}
+	}
+	if c.o.Discard {
+		method := ""
+		if env.Method != nil {
+			method = *env.Method
+		}
+		c.counts[method]++
+		return
+	}
+	c.log = append(c.log, m)
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// Send writes one message as it is, in the client's framing.
+func (c *Client) Send(msg string) {
+	c.t.Helper()
+	if err := c.send(msg); err != nil {
+		c.fatalf("write: %v", err)
+	}
+}
+
+func (c *Client) send(msg string) error {
+	return c.write(append([]byte(msg), '\n'))
+}
+
+// write writes one message that ends in a newline, framed if the client
+// is; one allocation per message in line mode, as the benchmarks count the
+// client's allocations too.
+func (c *Client) write(msg []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.o.Framed {
+		body := msg[:len(msg)-1]
+		_, err := fmt.Fprintf(c.w, "Content-Length: %d\r\n\r\n%s", len(body), body)
+		return err
+	}
+	_, err := c.w.Write(msg)
+	return err
+}
+
+// NotifyErr sends a notification (params may be ""), for code that must
+// not fail the test.
+func (c *Client) NotifyErr(method, params string) error {
+	return c.send(envelope("", method, params))
+}
+
+func envelope(id, method, params string) string {
+	return string(appendEnvelope(nil, id, method, params))
+}
+
+// appendEnvelope appends a request (or, without id, a notification).
+func appendEnvelope(b []byte, id, method, params string) []byte {
+	b = append(b, `{"jsonrpc":"2.0",`...)
+	if id != "" {
+		b = append(append(append(b, `"id":`...), id...), ',')
+	}
+	b = strconv.AppendQuote(append(b, `"method":`...), method)
+	if params != "" {
+		b = append(append(b, `,"params":`...), params...)
+	}
+	return append(b, '}')
+}
+
+// Request sends a request with the client's next id and returns the id.
+func (c *Client) Request(method, params string) string {
+	c.t.Helper()
+	id, err := c.request(method, params)
+	if err != nil {
+		c.fatalf("write: %v", err)
+	}
+	return id
+}
+
+func (c *Client) request(method, params string) (string, error) {
+	c.mu.Lock()
+	c.nextID++
+	id := strconv.Itoa(c.nextID)
+	c.calls[id] = &call{ch: make(chan Msg, 1)}
+	c.mu.Unlock()
+	msg := appendEnvelope(make([]byte, 0, 48+len(method)+len(params)), id, method, params)
+	return id, c.write(append(msg, '\n'))
+}
+
+// Await waits up to d for the response to a request of Request.
+func (c *Client) Await(id string, d time.Duration) Msg {
+	c.t.Helper()
+	m, err := c.await(id, d)
+	if err != nil {
+		c.fatalf("%v", err)
+	}
+	return m
+}
+
+func (c *Client) await(id string, d time.Duration) (Msg, error) {
+	c.mu.Lock()
+	r := c.calls[id]
+	c.mu.Unlock()
+	if r == nil {
+		return Msg{}, fmt.Errorf("no request %s in flight", id)
+	}
+	ch := r.ch
+	defer func() {
+		c.mu.Lock()
+		if r.answered {
+			delete(c.calls, id)
+		}
+		c.mu.Unlock()
+	}()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case m := <-ch:
+		return m, nil
+	case <-c.eof:
+		select { // read before the end
+		case m := <-ch:
+			return m, nil
+		default:
+		}
+		return Msg{}, fmt.Errorf("peer closed its output while waiting for %s: %v", id, c.readError())
+	case <-timer.C:
+		return Msg{}, fmt.Errorf("no response to %s within %s", id, d)
+	}
+}
+
+// Answered reports, without waiting, whether the response to a request
+// of Request that nobody has awaited yet has come.
+func (c *Client) Answered(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.calls[id]
+	return r != nil && r.answered
+}
+
+// Call sends a request and waits for its response.
+func (c *Client) Call(method, params string) Msg {
+	c.t.Helper()
+	return c.Await(c.Request(method, params), c.o.Timeout)
+}
+
+// Do is Call for code that must not fail the test from its goroutine (a
+// benchmark's workers): a JSON-RPC error is returned as an error too.
+func (c *Client) Do(method, params string) (Msg, error) {
+	id, err := c.request(method, params)
+	if err != nil {
+		return Msg{}, err
+	}
+	m, err := c.await(id, c.o.Timeout)
+	if err != nil {
+		return m, err
+	}
+	if len(m.err) > 0 && string(m.err) != "null" {
+		return m, fmt.Errorf("%s: error %s", method, m.err)
+	}
+	return m, nil
+}
+
+// Next returns the next message not claimed by Await, in arrival order.
+func (c *Client) Next() Msg {
+	c.t.Helper()
+	timer := time.NewTimer(c.o.Timeout)
+	defer timer.Stop()
+	for {
+		c.mu.Lock()
+		if c.cursor < len(c.log) {
+			m := c.log[c.cursor]
+			c.cursor++
+			c.mu.Unlock()
+			return m
+		}
+		changed := c.changed
+		c.mu.Unlock()
+		select {
+		case <-changed:
+		case <-c.eof:
+			c.mu.Lock()
+			more := c.cursor < len(c.log)
+			c.mu.Unlock()
+			if !more {
+				c.fatalf("peer closed its output: %v", c.readError())
+			}
+		case <-timer.C:
+			c.fatalf("no message within %s", c.o.Timeout)
+		}
+	}
+}
+
+// NextResponse returns the next response, skipping notifications and the
+// peer's requests.
+func (c *Client) NextResponse() Msg {
+	c.t.Helper()
+	for {
+		if m := c.Next(); m.Method() == "" {
+			return m
+		}
+	}
+}
+
+// Mark is a position in the log of unclaimed messages, for Since.
+func (c *Client) Mark() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.log)
+}
+
+// Since returns the messages with this method that arrived after mark.
+func (c *Client) Since(mark int, method string) []Msg {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []Msg
+	for _, m := range c.log[mark:] {
+		if m.Method() == method {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (c *Client) waitSince(mark int, method string, n int, d time.Duration) []Msg {
+	c.t.Helper()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		c.mu.Lock()
+		changed := c.changed
+		c.mu.Unlock()
+		if got := c.Since(mark, method); len(got) >= n {
+			return got
+		}
+		select {
+		case <-changed:
+		case <-c.eof:
+			if got := c.Since(mark, method); len(got) >= n {
+				return got
+			}
+			c.fatalf("peer closed its output waiting for %s: %v", method, c.readError())
+		case <-timer.C:
+			c.fatalf("%d of %d %s within %s", len(c.Since(mark, method)), n, method, d)
+		}
+	}
+}
+
+// Strays returns the responses nobody awaited (to ids sent raw, or unknown).
+func (c *Client) Strays() []Msg {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []Msg
+	for _, m := range c.log {
+		if m.Method() == "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// EOF is closed when the peer has closed its output and everything before
+// has been dispatched.
+func (c *Client) EOF() <-chan struct{} { return c.eof }
+
+// readError is the error that ended reading (io.EOF for a clean end).
+func (c *Client) readError() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if errors.Is(c.readErr, io.EOF) {
+		return io.EOF
+	}
+	return c.readErr
+}
+
+func (c *Client) fatalf(format string, args ...any) {
+	c.t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if c.o.Context != nil {
+		msg += "\n" + c.o.Context()
+	}
+	c.t.Fatal(msg)
+}
+
+// Unread returns, without waiting, the messages Next has not returned yet,
+// and moves past them.
+func (c *Client) Unread() []Msg {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := append([]Msg(nil), c.log[c.cursor:]...)
+	c.cursor = len(c.log)
+	return out
+}
+
+// WaitNote waits up to d for the first message with this method after
+// mark.
+func (c *Client) WaitNote(mark int, method string, d time.Duration) Msg {
+	c.t.Helper()
+	return c.waitSince(mark, method, 1, d)[0]
+}
+
+// Slow makes the client read like one slower than its servers, while on:
+// a pause of 1 ms every 20 messages.
+func (c *Client) Slow(on bool) { c.slow.Store(on) }
+
+// Counts returns, with Discard, how many messages nobody awaited came, by
+// method ("" for responses).
+func (c *Client) Counts() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.counts)
+}
