@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -44,7 +43,7 @@ func TestHTTPSlowClientStallsNobody(t *testing.T) {
 	testutil.WaitFor(t, 4*beReadTimeout, "A's call to be answered by the backend", func() bool {
 		return toolCalls(t, g) == 21
 	})
-	evs := readUntil(t, flood.Body, `"id":"a1"`)
+	evs := readEventsTo(t, flood.Body, func(evs []sseEvent) bool { return strings.Contains(evs[len(evs)-1].data, `"id":"a1"`) })
 	flood.Body.Close()
 	if len(evs) < 2 || !strings.Contains(evs[len(evs)-2].data, `"progress":100000`) {
 		t.Errorf("the last progress before the result: %+v", evs[max(len(evs)-2, 0)])
@@ -133,31 +132,4 @@ func getBody(t *testing.T, u string) string {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-// readUntil reads events until one whose data contains want.
-func readUntil(t *testing.T, r io.Reader, want string) []sseEvent {
-	t.Helper()
-	var out []sseEvent
-	var cur sseEvent
-	br := bufio.NewReader(r)
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			t.Fatalf("event stream ended after %d events: %v", len(out), err)
-		}
-		line = strings.TrimRight(line, "\r\n")
-		switch {
-		case strings.HasPrefix(line, "id: "):
-			cur.id = line[4:]
-		case strings.HasPrefix(line, "data: "):
-			cur.data = line[6:]
-		case line == "" && cur.data != "":
-			out = append(out, cur)
-			if strings.Contains(cur.data, want) {
-				return out
-			}
-			cur = sseEvent{}
-		}
-	}
 }
