@@ -25,7 +25,7 @@ const DefaultSessionBufferBytes = 16 << 20
 // outBudget is one session's byte budget, shared by its streams' queues.
 type outBudget struct {
 	limit  int64
-	queued atomic.Int64 // bytes queued or being written
+	queued atomic.Int64 // bytes waiting for a writer to take them
 }
 
 // errOverBudget is put's answer to a message beyond the session's budget.
@@ -61,6 +61,8 @@ func newOutQueue(b *outBudget) *outQueue {
 // after what is queued now. A message without one goes after everything
 // queued; if the session's queues hold something already and it would take
 // them beyond the budget, it is not queued and put returns errOverBudget.
+// So a session holds at most the budget waiting, and per stream the batch
+// its writer is writing.
 func (q *outQueue) put(key string, msg []byte) error {
 	q.mu.Lock()
 	behind := q.busy || len(q.msgs) > 0
@@ -101,20 +103,23 @@ func (q *outQueue) signal() {
 }
 
 // take returns what is queued, in order, for the writer, which must call
-// written with it once it is written (or failed to be).
-func (q *outQueue) take() (batch [][]byte, bytes int64) {
+// written once it is written (or failed to be). What is being written
+// no longer counts against the budget: a client that reads a large result
+// at its own pace is not behind, and one that stopped reading is found out
+// by what queues up behind it.
+func (q *outQueue) take() [][]byte {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.latest.Take(q.add)
-	batch, bytes = q.msgs, q.bytes
+	batch := q.msgs
+	q.budget.queued.Add(-q.bytes)
 	q.msgs, q.bytes, q.latestBytes = nil, 0, 0
 	q.busy = len(batch) > 0
-	return batch, bytes
+	return batch
 }
 
-// written releases what take returned.
-func (q *outQueue) written(bytes int64) {
-	q.budget.queued.Add(-bytes)
+// written says that what take returned is written.
+func (q *outQueue) written() {
 	q.mu.Lock()
 	q.busy = false
 	q.mu.Unlock()

@@ -78,7 +78,7 @@ func (s *sdkStream) pump(done <-chan struct{}, cut *writeCutter) error {
 		case <-done:
 			return nil
 		}
-		batch, n := s.q.take()
+		batch := s.q.take()
 		var err error
 		if len(batch) > 0 && !cut.begin() {
 			err = errSessionClosed
@@ -91,7 +91,7 @@ func (s *sdkStream) pump(done <-chan struct{}, cut *writeCutter) error {
 		if len(batch) > 0 {
 			cut.end()
 		}
-		s.q.written(n)
+		s.q.written()
 		if err != nil {
 			return err
 		}

@@ -327,7 +327,7 @@ func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWr
 		st.mu.Lock()
 		whole := st.whole
 		st.mu.Unlock()
-		batch, n := q.take()
+		batch := q.take()
 		if whole {
 			if len(batch) == 1 {
 				w.Header().Set("Content-Type", "application/json")
@@ -337,7 +337,7 @@ func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWr
 					cut.end()
 				}
 			}
-			q.written(n)
+			q.written()
 			return
 		}
 		if len(batch) > 0 {
@@ -350,7 +350,7 @@ func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWr
 				err = writeFrames(w, rc, batch)
 				cut.end()
 			}
-			q.written(n)
+			q.written()
 			if err != nil {
 				return // the client is gone; it may resume from the store
 			}
