@@ -24,7 +24,6 @@ func TestHTTPSlowClientStallsNobody(t *testing.T) {
 	const budget = 1 << 20
 	g := startHTTP(t, httpConfig(t, map[string]any{"http": map[string]any{"session_buffer_bytes": budget}}, tb("tb")))
 	b := goClient(t, &mcp.StreamableClientTransport{Endpoint: g.base + "/mcp"}, "b", nil)
-	ctx := context.Background()
 	base := gatewayMem(t, g)
 
 	// Progress: 100,000 notifications (about 16 MB) on A's call stream.
@@ -59,24 +58,9 @@ func TestHTTPSlowClientStallsNobody(t *testing.T) {
 	// Log messages, which every session gets, on A's standalone stream,
 	// which A never reads: 64 KB each, until A's session ends.
 	aGet := getURL(t, g.base+"/mcp", map[string]string{"Accept": "text/event-stream", "Mcp-Session-Id": a})
-	data, _ := json.Marshal(strings.Repeat("l", 64<<10))
-	sent := 0
-	for {
-		res, err := b.CallTool(ctx, &mcp.CallToolParams{Name: "tb.log", Arguments: map[string]any{"count": 100, "data": json.RawMessage(data)}})
-		if err != nil || res.IsError {
-			t.Fatalf("B's log call: %v %+v", err, res)
-		}
-		sent += 100 * len(data)
-		if r := postMCP(t, g.base+"/mcp", a, `{"jsonrpc":"2.0","id":"a3","method":"ping"}`, nil); r.StatusCode == http.StatusNotFound {
-			break
-		}
-		if sent > 1<<30 {
-			t.Fatalf("A's session still open after %d bytes of log messages it did not read", sent)
-		}
-	}
-	if !strings.Contains(g.stderr.String(), "its client does not read its stream") {
-		t.Errorf("no warning for the session that was ended:\n%s", g.stderr)
-	}
+	sent := logFloodUntil(t, g, b, func() bool {
+		return postMCP(t, g.base+"/mcp", a, `{"jsonrpc":"2.0","id":"a3","method":"ping"}`, nil).StatusCode == http.StatusNotFound
+	})
 	// A's stream ends (the gateway cut it); B goes on.
 	_, _ = io.Copy(io.Discard, aGet.Body)
 	if got := callEcho(t, b, "tb.echo", map[string]any{"after": true}); got["after"] != true {
@@ -92,6 +76,61 @@ func TestHTTPSlowClientStallsNobody(t *testing.T) {
 		if peak > limit {
 			t.Errorf("gateway peak RSS grew by %.0f MB: the slow client's messages were not bounded", peak)
 		}
+	}
+}
+
+// logFloodUntil has B call tb.log (100 messages of 64 KB, which every
+// session gets) until ended says that the slow client's session has ended;
+// each call must be answered. It returns how many bytes were logged, and
+// checks that the gateway warned of the session it ended.
+func logFloodUntil(t *testing.T, g *httpGW, b *mcp.ClientSession, ended func() bool) int {
+	t.Helper()
+	data, _ := json.Marshal(strings.Repeat("l", 64<<10))
+	sent := 0
+	for !ended() {
+		if sent > 1<<30 {
+			t.Fatalf("the slow client's session still open after %d bytes of log messages it did not read", sent)
+		}
+		res, err := b.CallTool(context.Background(), &mcp.CallToolParams{Name: "tb.log", Arguments: map[string]any{"count": 100, "data": json.RawMessage(data)}})
+		if err != nil || res.IsError {
+			t.Fatalf("B's log call: %v %+v", err, res)
+		}
+		sent += 100 * len(data)
+	}
+	if !strings.Contains(g.stderr.String(), "its client does not read its stream") {
+		t.Errorf("no warning for the session that was ended:\n%s", g.stderr)
+	}
+	return sent
+}
+
+// TestHTTPSlowSSEClientStallsNobody: the same for a 2024-11-05 client
+// (/sse) that reads its endpoint event and then nothing: its session ends
+// at its budget, B's calls are answered all along.
+func TestHTTPSlowSSEClientStallsNobody(t *testing.T) {
+	g := startHTTP(t, httpConfig(t, map[string]any{"http": map[string]any{"session_buffer_bytes": 1 << 20}}, tb("tb")))
+	b := goClient(t, &mcp.StreamableClientTransport{Endpoint: g.base + "/mcp"}, "b", nil)
+	stream := getURL(t, g.base+"/sse", map[string]string{"Accept": "text/event-stream"})
+	endpoint := readEvents(t, stream.Body, 1)[0].data
+	post := func(body string) int {
+		req, _ := http.NewRequest(http.MethodPost, g.base+endpoint, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if c := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"slow","version":"1"}}}`); c != http.StatusAccepted {
+		t.Fatalf("initialize: %d", c)
+	}
+	if c := post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); c != http.StatusAccepted {
+		t.Fatalf("initialized: %d", c)
+	}
+	sent := logFloodUntil(t, g, b, func() bool { return post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`) == http.StatusNotFound })
+	t.Logf("the SSE session ended after %d MB of log messages it did not read", sent>>20)
+	if got := callEcho(t, b, "tb.echo", map[string]any{"after": true}); got["after"] != true {
+		t.Errorf("B's echo after the SSE session ended: %v", got)
 	}
 }
 
