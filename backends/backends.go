@@ -40,9 +40,10 @@ type Options struct {
 	// DefaultTimeout is the per-call timeout for servers without timeout_ms;
 	// zero means config.DefaultCallTimeout.
 	DefaultTimeout time.Duration
-	// StartupTimeout bounds Wait and WaitServer, counted from Start: how
-	// long a first list waits for backends still starting. It stops the
-	// waiting, not the backend. Zero means config.DefaultStartupTimeout.
+	// StartupTimeout bounds Wait and WaitServer, counted from Start (or
+	// from SetClientCapabilities, with AwaitClient): how long a first list
+	// waits for backends still starting. It stops the waiting, not the
+	// backend. Zero means config.DefaultStartupTimeout.
 	StartupTimeout time.Duration
 	// StartLimit bounds each start of a backend (process, initialize and
 	// the first lists); a start that takes longer fails. Zero means
@@ -70,8 +71,14 @@ type Options struct {
 	// gateway declares the roots, sampling and elicitation capabilities to
 	// its backends.
 	OnRequest func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error)
+	// AwaitClient makes each backend wait, once its process has started,
+	// for SetClientCapabilities before it is initialized, so that it is
+	// declared the client's own capabilities (client.go). Wait's startup
+	// timeout then counts from that call.
+	AwaitClient bool
 	// OnNotification is called with each notifications/message (also
-	// logged) and notifications/resources/updated a backend sends, from
+	// logged), notifications/resources/updated and
+	// notifications/tasks/status a backend sends, from
 	// the backend's read loop: it must not wait long.
 	OnNotification func(server, method string, params json.RawMessage)
 
@@ -172,11 +179,29 @@ type CallOptions struct {
 	// Meta is the client's _meta for the request (progressToken removed);
 	// it is forwarded as is.
 	Meta map[string]any
+	// Task is a tools/call's params.task, as the client wrote it; nil for
+	// a call that is not task-augmented.
+	Task json.RawMessage
+	// Unbounded lifts the server's call timeout (tasks/result, which waits
+	// for a task to end).
+	Unbounded bool
 	// Batch lets StartToolCall leave the request in a buffer until
 	// Manager.FlushWrites, so that a caller starting many calls in a row
 	// (a burst of client requests) writes them to each backend at once.
 	Batch bool
 }
+
+// CancelFunc ends a call started without waiting and sends the backend
+// notifications/cancelled with reason (a JSON value, passed as the client
+// wrote it; nil sends none). After the call ended it does nothing.
+type CancelFunc func(reason json.RawMessage)
+
+// Cancelled is the cause of a context cancelled on a client's behalf
+// (context.WithCancelCause): a call waiting on that context sends the
+// backend the client's own reason (a JSON value; nil for none).
+type Cancelled struct{ Reason json.RawMessage }
+
+func (e *Cancelled) Error() string { return "cancelled by the client" }
 
 // ServerError reports a backend that is not running, crashed, or failed to
 // start. The gateway maps it to -32000 with data {server, state, reason,

@@ -553,7 +553,7 @@ func TestPromptsResourcesRequest(t *testing.T) {
 		t.Errorf("resources %+v", rs)
 	}
 	res, err := e.Request(context.Background(), "pr", "resources/read", map[string]string{"uri": "test://r1"}, backends.CallOptions{})
-	if err != nil || string(res) != `{"contents":[{"uri":"test://r1","text":"r1 body"}]}` {
+	if err != nil || string(res) != `{"contents":[{"uri":"test://r1","text":"r1 body","x-unknown":[1]}]}` {
 		t.Errorf("read: %s %v", res, err)
 	}
 	res, err = e.Request(context.Background(), "pr", "prompts/get", json.RawMessage(`{"name":"greet"}`), backends.CallOptions{})

@@ -47,17 +47,17 @@ func (m *Manager) readIdle() {
 // (opts.Progress) runs in the read loop too, always before done. cancel
 // ends the call with context.Canceled and sends the backend
 // notifications/cancelled; after the call ended it does nothing.
-func (m *Manager) StartToolCall(server, tool string, args json.RawMessage, opts CallOptions, done func(json.RawMessage, error)) (cancel func()) {
+func (m *Manager) StartToolCall(server, tool string, args json.RawMessage, opts CallOptions, done func(json.RawMessage, error)) (cancel CancelFunc) {
 	b, c, err := m.session(server)
 	if err != nil {
 		done(nil, err)
-		return func() {}
+		return func(json.RawMessage) {}
 	}
 	o := callOpts{timeout: b.timeout, batch: opts.Batch}
 	params, err := m.toolParams(tool, args, opts, &o)
 	if err != nil {
 		done(nil, fmt.Errorf("call %s/%s: %w", server, tool, err))
-		return func() {}
+		return func(json.RawMessage) {}
 	}
 	return c.start("tools/call", params, o, func(res json.RawMessage, err error) {
 		done(res, b.callError(err, "tools/call", tool))
@@ -65,7 +65,7 @@ func (m *Manager) StartToolCall(server, tool string, args json.RawMessage, opts 
 }
 
 // toolParams encodes tools/call params: the name, the arguments as given
-// (compacted), and _meta.
+// (compacted), the task (if any), and _meta.
 func (m *Manager) toolParams(tool string, args json.RawMessage, opts CallOptions, o *callOpts) (json.RawMessage, error) {
 	var buf bytes.Buffer
 	buf.Grow(32 + len(tool) + len(args))
@@ -76,6 +76,11 @@ func (m *Manager) toolParams(tool string, args json.RawMessage, opts CallOptions
 	if len(bytes.TrimSpace(args)) > 0 {
 		if err := writeCompact(&buf, `,"arguments":`, args); err != nil {
 			return nil, fmt.Errorf("arguments: %w", err)
+		}
+	}
+	if len(opts.Task) > 0 {
+		if err := writeCompact(&buf, `,"task":`, opts.Task); err != nil {
+			return nil, fmt.Errorf("task: %w", err)
 		}
 	}
 	if opts.Progress != nil || len(opts.Meta) > 0 {

@@ -463,14 +463,14 @@ type callOpts struct {
 // called (likewise), or the shutdown error. done may run before start
 // returns, in the backend's read loop, or on a timer's goroutine; it must
 // not block for long. params must be compact JSON (or nil).
-func (c *conn) start(method string, params json.RawMessage, o callOpts, done func(json.RawMessage, error)) (cancel func()) {
+func (c *conn) start(method string, params json.RawMessage, o callOpts, done func(json.RawMessage, error)) (cancel CancelFunc) {
 	p := &pending{c: c, done: done}
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
 		done(nil, err)
-		return func() {}
+		return func(json.RawMessage) {}
 	}
 	c.nextID++
 	p.id = c.nextID
@@ -485,8 +485,16 @@ func (c *conn) start(method string, params json.RawMessage, o callOpts, done fun
 	}
 	c.mu.Unlock()
 	c.send(encodeMessage(p.id, method, params), &p.end, o.batch)
-	return func() { p.abort(context.Canceled, "cancelled by the client") }
+	return func(reason json.RawMessage) { p.abort(context.Canceled, reason) }
 }
+
+// The reasons the gateway gives a backend when it cancels on its own: a
+// call that timed out, and a call whose context ended without a client's
+// reason (the client went away, the gateway stops).
+const (
+	reasonTimeout = `"timeout"`
+	reasonGateway = `"cancelled by the client"`
+)
 
 // timeouts ends the calls whose deadline has passed (the deadlines'
 // timer).
@@ -495,20 +503,21 @@ func (c *conn) timeouts() {
 	due := c.deadlines.due(time.Now())
 	c.mu.Unlock()
 	for _, p := range due {
-		p.abort(errCallTimeout, "timeout")
+		p.abort(errCallTimeout, json.RawMessage(reasonTimeout))
 	}
 }
 
 // abort ends the call with err and tells the backend, if it was still
-// pending.
-func (p *pending) abort(err error, reason string) {
+// pending; reason is the notification's reason (a JSON value), nil for none.
+func (p *pending) abort(err error, reason json.RawMessage) {
 	if !p.finish(nil, err) {
 		return
 	}
-	params, _ := json.Marshal(struct {
-		RequestID int64  `json:"requestId"`
-		Reason    string `json:"reason"`
-	}{p.id, reason})
+	params := strconv.AppendInt(append(make([]byte, 0, 48+len(reason)), `{"requestId":`...), p.id, 10)
+	if len(reason) > 0 {
+		params = append(append(params, `,"reason":`...), reason...)
+	}
+	params = append(params, '}')
 	_ = p.c.notify(context.Background(), time.Time{}, "notifications/cancelled", params)
 }
 
@@ -542,14 +551,15 @@ func (p *pending) finish(result json.RawMessage, err error) bool {
 // shutdown (see start); it returns a copy of the result. On ctx's end the
 // backend is sent notifications/cancelled and ctx's error is returned.
 func (c *conn) call(ctx context.Context, method string, params json.RawMessage, o callOpts) (json.RawMessage, error) {
-	return await(ctx, func(done func(json.RawMessage, error)) func() {
+	return await(ctx, func(done func(json.RawMessage, error)) CancelFunc {
 		return c.start(method, params, o, done)
 	})
 }
 
 // await runs an asynchronous call to its end, or until ctx ends (then it
-// cancels the call and returns ctx's error). It copies the result.
-func await(ctx context.Context, start func(done func(json.RawMessage, error)) (cancel func())) (json.RawMessage, error) {
+// cancels the call, with the client's reason when ctx's cause is a
+// *Cancelled, and returns ctx's error). It copies the result.
+func await(ctx context.Context, start func(done func(json.RawMessage, error)) (cancel CancelFunc)) (json.RawMessage, error) {
 	type outcome struct {
 		res json.RawMessage
 		err error
@@ -560,7 +570,11 @@ func await(ctx context.Context, start func(done func(json.RawMessage, error)) (c
 	case r := <-ch:
 		return r.res, r.err
 	case <-ctx.Done():
-		cancel()
+		reason := json.RawMessage(reasonGateway)
+		if c, ok := context.Cause(ctx).(*Cancelled); ok {
+			reason = c.Reason
+		}
+		cancel(reason)
 		return nil, ctx.Err()
 	}
 }

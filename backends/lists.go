@@ -14,16 +14,16 @@ import (
 const maxPages = 1000
 
 // listAll fetches every page of a list method (tools/list, ...) and returns
-// the items of field, each exactly as the backend wrote it.
-func listAll(ctx context.Context, c *conn, method, field string, o callOpts) ([]json.RawMessage, error) {
+// the items of field, each exactly as the backend wrote it, and the first
+// page's _meta, if any.
+func listAll(ctx context.Context, c *conn, method, field string, o callOpts) (items []json.RawMessage, meta json.RawMessage, err error) {
 	var (
-		items  []json.RawMessage
 		cursor string
 		seen   = map[string]bool{}
 	)
 	for page := 0; ; page++ {
 		if page == maxPages {
-			return nil, fmt.Errorf("%s: more than %d pages", method, maxPages)
+			return nil, nil, fmt.Errorf("%s: more than %d pages", method, maxPages)
 		}
 		var params json.RawMessage
 		if cursor != "" {
@@ -31,30 +31,35 @@ func listAll(ctx context.Context, c *conn, method, field string, o callOpts) ([]
 		}
 		res, err := c.call(ctx, method, params, o)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		var body map[string]json.RawMessage
 		if err := json.Unmarshal(res, &body); err != nil {
-			return nil, fmt.Errorf("%s: bad result: %w", method, err)
+			return nil, nil, fmt.Errorf("%s: bad result: %w", method, err)
 		}
 		var pageItems []json.RawMessage
 		if raw, ok := body[field]; ok && string(raw) != "null" {
 			if err := json.Unmarshal(raw, &pageItems); err != nil {
-				return nil, fmt.Errorf("%s: bad %q: %w", method, field, err)
+				return nil, nil, fmt.Errorf("%s: bad %q: %w", method, field, err)
 			}
 		}
 		items = append(items, pageItems...)
 		cursor = ""
 		if raw, ok := body["nextCursor"]; ok && string(raw) != "null" {
 			if err := json.Unmarshal(raw, &cursor); err != nil {
-				return nil, fmt.Errorf("%s: bad nextCursor: %w", method, err)
+				return nil, nil, fmt.Errorf("%s: bad nextCursor: %w", method, err)
+			}
+		}
+		if page == 0 {
+			if m, ok := body["_meta"]; ok && string(m) != "null" {
+				meta = m
 			}
 		}
 		if cursor == "" {
-			return items, nil
+			return items, meta, nil
 		}
 		if seen[cursor] {
-			return nil, fmt.Errorf("%s: cursor %q repeated", method, cursor)
+			return nil, nil, fmt.Errorf("%s: cursor %q repeated", method, cursor)
 		}
 		seen[cursor] = true
 	}
@@ -91,11 +96,24 @@ func toolAllowed(f config.ToolFilter, name string) bool {
 	return !match(f.Exclude)
 }
 
-// lists are a backend's tools, prompts and resources.
+// lists are a backend's tools, prompts and resources, and the _meta of
+// each list's result, by list method.
 type lists struct {
 	tools     []Tool
 	prompts   []Prompt
 	resources []Resource // resources, then templates
+	meta      map[string]json.RawMessage
+}
+
+// setMeta records a list's _meta.
+func (l *lists) setMeta(method string, meta json.RawMessage) {
+	if meta == nil {
+		return
+	}
+	if l.meta == nil {
+		l.meta = make(map[string]json.RawMessage)
+	}
+	l.meta[method] = meta
 }
 
 // listKind is a bit set of lists to (re)fetch.
@@ -114,7 +132,8 @@ const (
 func (b *backend) fetch(ctx context.Context, c *conn, caps serverCaps, kinds listKind, o callOpts) (lists, error) {
 	var l lists
 	if kinds&listTools != 0 {
-		raws, err := listAll(ctx, c, "tools/list", "tools", o)
+		raws, meta, err := listAll(ctx, c, "tools/list", "tools", o)
+		l.setMeta("tools/list", meta)
 		var se *ServerError
 		if err != nil && (caps.tools || ctx.Err() != nil || errors.As(err, &se)) {
 			return l, fmt.Errorf("tools/list: %w", err)
@@ -131,7 +150,8 @@ func (b *backend) fetch(ctx context.Context, c *conn, caps serverCaps, kinds lis
 		}
 	}
 	if kinds&listPrompts != 0 && caps.prompts {
-		raws, err := listAll(ctx, c, "prompts/list", "prompts", o)
+		raws, meta, err := listAll(ctx, c, "prompts/list", "prompts", o)
+		l.setMeta("prompts/list", meta)
 		if err != nil {
 			if ctx.Err() != nil {
 				return l, err
@@ -152,7 +172,8 @@ func (b *backend) fetch(ctx context.Context, c *conn, caps serverCaps, kinds lis
 			{"resources/list", "resources", "uri", false},
 			{"resources/templates/list", "resourceTemplates", "uriTemplate", true},
 		} {
-			raws, err := listAll(ctx, c, lk.method, lk.field, o)
+			raws, meta, err := listAll(ctx, c, lk.method, lk.field, o)
+			l.setMeta(lk.method, meta)
 			if err != nil {
 				if ctx.Err() != nil {
 					return l, err

@@ -17,7 +17,6 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends/ratelimit"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Manager owns every backend. Its methods are safe for concurrent use.
@@ -27,7 +26,11 @@ type Manager struct {
 	environ        []string
 	startupTimeout time.Duration
 	startLimit     time.Duration
-	initParams     json.RawMessage
+	// client is the client's capabilities (SetClientCapabilities);
+	// clientSet is closed when they are set.
+	client     atomic.Pointer[clientCaps]
+	clientSet  chan struct{}
+	clientOnce sync.Once
 	// set is the current backends; Apply swaps it whole, so readers (the
 	// call path among them) take no lock.
 	set    atomic.Pointer[backendSet]
@@ -84,7 +87,7 @@ func New(opts Options) *Manager {
 	if m.startLimit <= 0 {
 		m.startLimit = config.DefaultStartLimit
 	}
-	m.initParams = initializeParams(opts)
+	m.clientSet = make(chan struct{})
 	set := &backendSet{byName: make(map[string]*backend)}
 	for _, s := range opts.Servers {
 		set.add(m.newBackend(s))
@@ -157,29 +160,6 @@ func (m *Manager) startLocked(b *backend) {
 	}()
 }
 
-// initializeParams are the params of every backend's initialize request.
-func initializeParams(opts Options) json.RawMessage {
-	info := opts.ClientInfo
-	if info == nil {
-		info = &mcp.Implementation{Name: "mcp-gateway"}
-	}
-	caps := map[string]any{}
-	if opts.OnRequest != nil {
-		caps["roots"] = map[string]any{}
-		caps["sampling"] = map[string]any{}
-		caps["elicitation"] = map[string]any{}
-	}
-	b, err := json.Marshal(map[string]any{
-		"protocolVersion": ProtocolVersion,
-		"capabilities":    caps,
-		"clientInfo":      info,
-	})
-	if err != nil {
-		panic(err) // plain data
-	}
-	return b
-}
-
 // Start starts every enabled backend in parallel and returns at once.
 // ctx bounds the backends' lifetime only as far as Close is concerned: the
 // children are stopped by Close (or die with the gateway process), not by
@@ -220,7 +200,7 @@ func (m *Manager) Start(ctx context.Context) {
 // moment its start times out. It returns at once if Start was not called.
 func (m *Manager) Wait(ctx context.Context) {
 	m.mu.Lock()
-	started, since := m.started, m.startedAt
+	started, since := m.started, m.waitFrom(m.startedAt)
 	m.mu.Unlock()
 	if !started {
 		return
@@ -241,7 +221,7 @@ func (m *Manager) WaitServer(ctx context.Context, server string) {
 		return
 	}
 	m.mu.Lock()
-	started, since := m.started, b.began // began: Start, or the Apply that added it
+	started, since := m.started, m.waitFrom(b.began) // began: Start, or the Apply that added it
 	m.mu.Unlock()
 	if started {
 		m.waitSettled(ctx, b, since)
@@ -259,7 +239,9 @@ const settleGrace = time.Second
 func (m *Manager) waitSettled(ctx context.Context, b *backend, since time.Time) bool {
 	m.mu.Lock()
 	deadline := since.Add(m.startupTimeout)
-	if limit := b.began.Add(m.startLimit); limit.Before(deadline.Add(settleGrace)) {
+	// The start limit, like the startup timeout, counts from the client's
+	// initialize when the backend waited for it (client.go).
+	if limit := m.waitFrom(b.began).Add(m.startLimit); limit.Before(deadline.Add(settleGrace)) {
 		deadline = later(deadline, limit.Add(settleGrace))
 	}
 	m.mu.Unlock()
@@ -298,6 +280,19 @@ func (m *Manager) Resources() []Resource {
 	return readyLists(m, func(l *lists) []Resource { return l.resources })
 }
 
+// ListMeta returns the _meta of each ready backend's result of a list
+// method (tools/list, prompts/list, resources/list,
+// resources/templates/list), in configuration order; backends whose result
+// had none are left out.
+func (m *Manager) ListMeta(method string) []json.RawMessage {
+	return readyLists(m, func(l *lists) []json.RawMessage {
+		if v, ok := l.meta[method]; ok {
+			return []json.RawMessage{v}
+		}
+		return nil
+	})
+}
+
 // readyLists concatenates one list of every ready backend.
 func readyLists[T any](m *Manager, list func(*lists) []T) []T {
 	var out []T
@@ -320,7 +315,7 @@ func readyLists[T any](m *Manager, list func(*lists) []T) []T {
 // args must be a JSON object (or empty, and then no arguments are sent).
 // It is StartToolCall, waited for.
 func (m *Manager) CallTool(ctx context.Context, server, tool string, args json.RawMessage, opts CallOptions) (json.RawMessage, error) {
-	return await(ctx, func(done func(json.RawMessage, error)) func() {
+	return await(ctx, func(done func(json.RawMessage, error)) CancelFunc {
 		return m.StartToolCall(server, tool, args, opts, done)
 	})
 }
@@ -335,6 +330,9 @@ func (m *Manager) Request(ctx context.Context, server, method string, params any
 		return nil, err
 	}
 	o := callOpts{timeout: b.timeout}
+	if opts.Unbounded {
+		o.timeout = 0
+	}
 	var raw json.RawMessage
 	switch p := params.(type) {
 	case nil:
@@ -479,6 +477,12 @@ func (m *Manager) Logging() []string {
 // capability, in configuration order.
 func (m *Manager) ResourceServers() []string {
 	return m.declaring(func(c serverCaps) bool { return c.resources })
+}
+
+// TaskServers returns the ready backends that declared tasks.list, in
+// configuration order.
+func (m *Manager) TaskServers() []string {
+	return m.declaring(func(c serverCaps) bool { return c.tasksList })
 }
 
 func (m *Manager) declaring(has func(serverCaps) bool) []string {

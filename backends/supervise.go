@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os/exec"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
 	"github.com/mcp-gateway/mcp-gateway/backends/ratelimit"
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -55,13 +57,17 @@ type backend struct {
 	lists      lists
 	serverInfo *mcp.Implementation
 	caps       serverCaps
-	pending    listKind   // lists a list_changed asked to refresh
-	auth       *oauthAuth // a remote server's OAuth client; nil if none
+	// capsRaw and instructions are what it answered to initialize.
+	capsRaw      json.RawMessage
+	instructions string
+	pending      listKind   // lists a list_changed asked to refresh
+	auth         *oauthAuth // a remote server's OAuth client; nil if none
 }
 
 // serverCaps are the capabilities of a backend that matter to the gateway.
 type serverCaps struct {
 	tools, prompts, resources, logging bool
+	tasksList                          bool // tasks.list
 }
 
 func (b *backend) settle() { b.settleOnce.Do(func() { close(b.settled) }) }
@@ -243,6 +249,19 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 		}
 	}
 
+	// A backend waiting for the client (Options.AwaitClient) is
+	// initialized once the client's capabilities are known; the start
+	// limit counts the backend's own time, not the client's.
+	waitFrom := time.Now()
+	if r, ok := b.m.awaitClient(ctx, s.crashed); !ok {
+		return false, r, teardown
+	}
+	if waited := time.Since(waitFrom); waited > time.Millisecond {
+		cancel()
+		var cancelWaited context.CancelFunc
+		hctx, cancelWaited = context.WithDeadline(ctx, startupDeadline.Add(waited))
+		defer cancelWaited()
+	}
 	l, info, err := b.handshake(hctx, c)
 	cancel()
 	if we := (*jsonrpc.Error)(nil); errors.As(err, &we) && we.Code == CodeRecursive {
@@ -475,7 +494,7 @@ func (b *backend) onNotification(method string, params json.RawMessage) {
 		kind = listPrompts
 	case "notifications/resources/list_changed":
 		kind = listResources
-	case "notifications/message", "notifications/resources/updated":
+	case "notifications/message", "notifications/resources/updated", "notifications/tasks/status":
 		if method == "notifications/message" {
 			b.logMessage(params)
 		}
@@ -547,15 +566,31 @@ func (b *backend) refreshLoop(c *conn) {
 			b.mu.Unlock()
 			return
 		}
+		meta := maps.Clone(b.lists.meta) // the lists not refetched keep theirs
+		refetched := func(methods ...string) {
+			for _, m := range methods {
+				delete(meta, m)
+				if v, ok := l.meta[m]; ok {
+					if meta == nil {
+						meta = make(map[string]json.RawMessage)
+					}
+					meta[m] = v
+				}
+			}
+		}
 		if kinds&listTools != 0 {
 			b.lists.tools = l.tools
+			refetched("tools/list")
 		}
 		if kinds&listPrompts != 0 {
 			b.lists.prompts = l.prompts
+			refetched("prompts/list")
 		}
 		if kinds&listResources != 0 {
 			b.lists.resources = l.resources
+			refetched("resources/list", "resources/templates/list")
 		}
+		b.lists.meta = meta
 		b.mu.Unlock()
 		b.log.Info("backend lists changed", "tools", len(l.tools))
 		b.m.notify.changed(b.cfg.Name)
@@ -575,7 +610,7 @@ func (b *backend) handshake(ctx context.Context, c *conn) (lists, *mcp.Implement
 		}
 		return lists{}, nil, fmt.Errorf("%s: %w", step, err)
 	}
-	res, err := c.call(ctx, "initialize", b.m.initParams, callOpts{})
+	res, err := c.call(ctx, "initialize", b.m.initializeParams(), callOpts{})
 	if err != nil {
 		return fail(err)
 	}
@@ -586,14 +621,17 @@ func (b *backend) handshake(ctx context.Context, c *conn) (lists, *mcp.Implement
 			Prompts   json.RawMessage `json:"prompts"`
 			Resources json.RawMessage `json:"resources"`
 			Logging   json.RawMessage `json:"logging"`
+			Tasks     json.RawMessage `json:"tasks"`
 		} `json:"capabilities"`
-		ServerInfo *mcp.Implementation `json:"serverInfo"`
+		ServerInfo   *mcp.Implementation `json:"serverInfo"`
+		Instructions string              `json:"instructions"`
 	}
 	if err := json.Unmarshal(res, &ir); err != nil {
 		return fail(fmt.Errorf("bad result: %w", err))
 	}
+	capsRaw := wire.Member(res, "capabilities") // res is a copy
 	has := func(r json.RawMessage) bool { return len(r) > 0 && string(r) != "null" }
-	caps := serverCaps{tools: has(ir.Capabilities.Tools), prompts: has(ir.Capabilities.Prompts), resources: has(ir.Capabilities.Resources), logging: has(ir.Capabilities.Logging)}
+	caps := serverCaps{tools: has(ir.Capabilities.Tools), prompts: has(ir.Capabilities.Prompts), resources: has(ir.Capabilities.Resources), logging: has(ir.Capabilities.Logging), tasksList: has(wire.Member(ir.Capabilities.Tasks, "list"))}
 	if ir.ProtocolVersion != ProtocolVersion {
 		b.log.Debug("backend chose another protocol version", "version", ir.ProtocolVersion)
 	}
@@ -608,7 +646,7 @@ func (b *backend) handshake(ctx context.Context, c *conn) (lists, *mcp.Implement
 		return fail(err)
 	}
 	b.mu.Lock()
-	b.caps = caps
+	b.caps, b.capsRaw, b.instructions = caps, capsRaw, ir.Instructions
 	b.mu.Unlock()
 	return l, ir.ServerInfo, nil
 }

@@ -17,10 +17,11 @@ import (
 )
 
 // toolCall is what serving a tools/call needs of its params; the
-// arguments and _meta values stay raw, byte for byte.
+// arguments, task and _meta values stay raw, byte for byte.
 type toolCall struct {
 	name string
 	args json.RawMessage
+	task json.RawMessage // params.task: the call creates a task (tasks.go)
 	meta map[string]json.RawMessage
 }
 
@@ -41,6 +42,10 @@ func decodeToolCall(params json.RawMessage) (toolCall, error) {
 			}
 		case "arguments":
 			tc.args = v
+		case "task":
+			if string(v) != "null" {
+				tc.task = v
+			}
 		case "_meta":
 			if string(v) == "null" {
 				return
@@ -212,6 +217,9 @@ func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc to
 	start := time.Now()
 	raw, err := f.g.opts.Backends.CallTool(ctx, r.server, r.own, tc.args, opts)
 	f.log.Debug("tools/call", "tool", name, "server", r.server, "duration", time.Since(start), "ok", err == nil)
+	if err == nil && tc.task != nil {
+		f.recordTask(r.server, raw)
+	}
 	return raw, err
 }
 
@@ -220,13 +228,22 @@ func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc to
 // while done runs, or the error. It returns the call's cancel. The request
 // may wait for backends.Manager.FlushWrites, which the session's reader
 // calls before it waits for input.
-func (f *front) startBackend(name string, r toolRoute, tc toolCall, notify func(*mcp.ProgressNotificationParams), done func(json.RawMessage, error)) (cancel func()) {
+func (f *front) startBackend(name string, r toolRoute, tc toolCall, notify func(*mcp.ProgressNotificationParams), done func(json.RawMessage, error)) (cancel backends.CancelFunc) {
 	opts, err := backendOptions(tc, notify)
 	if err != nil {
 		done(nil, err)
-		return func() {}
+		return func(json.RawMessage) {}
 	}
 	opts.Batch = true
+	if tc.task != nil {
+		inner := done
+		done = func(raw json.RawMessage, err error) {
+			if err == nil {
+				f.recordTask(r.server, raw)
+			}
+			inner(raw, err)
+		}
+	}
 	if f.log.Enabled(context.Background(), slog.LevelDebug) {
 		start, inner := time.Now(), done
 		done = func(raw json.RawMessage, err error) {
@@ -243,7 +260,7 @@ func (f *front) startBackend(name string, r toolRoute, tc toolCall, notify func(
 // client's token. notify runs in the backend's read loop, before the call's
 // response, so no progress follows the response.
 func backendOptions(tc toolCall, notify func(*mcp.ProgressNotificationParams)) (backends.CallOptions, error) {
-	var opts backends.CallOptions
+	opts := backends.CallOptions{Task: tc.task}
 	if a := bytes.TrimSpace(tc.args); len(a) > 0 && a[0] != '{' && string(a) != "null" {
 		return opts, errInvalidParams("arguments must be a JSON object")
 	}

@@ -18,32 +18,29 @@ const methodComplete = "completion/complete"
 // result pass unchanged but for the prompt's name.
 func (f *front) complete(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	f.settle(ctx) // a client may complete before listing
-	var p map[string]json.RawMessage
 	var ref struct {
 		Type string `json:"type"`
 		Name string `json:"name"`
 		URI  string `json:"uri"`
 	}
-	if json.Unmarshal(params, &p) != nil || p == nil {
+	if wire.EachMember(params, func(string, json.RawMessage) {}) != nil {
 		return nil, errInvalidParams("params must be an object")
 	}
-	if json.Unmarshal(p["ref"], &ref) != nil {
+	rawRef := wire.Member(params, "ref")
+	if json.Unmarshal(rawRef, &ref) != nil || !isObject(rawRef) {
 		return nil, errInvalidParams("ref must be an object")
 	}
 	var (
-		server, name string
-		kind         = kindPrompt
-		ok           bool
+		server, name, own string
+		kind              = kindPrompt
+		ok                bool
 	)
 	f.mu.Lock()
 	switch ref.Type {
 	case "ref/prompt":
 		var r promptRoute
 		r, ok = f.prompts[ref.Name]
-		server, name = r.server, ref.Name
-		if ok {
-			p["ref"] = renamed(p["ref"], r.own)
-		}
+		server, name, own = r.server, ref.Name, r.own
 	case "ref/resource":
 		kind, name = kindResource, ref.URI
 		if server, ok = f.res[resourceKey{ref.URI, true}]; !ok {
@@ -58,19 +55,21 @@ func (f *front) complete(ctx context.Context, params json.RawMessage) (json.RawM
 	if !ok {
 		return nil, rpcError(&notFoundError{kind, name}, kind, name, debug)
 	}
-	raw, err := f.g.opts.Backends.Request(ctx, server, methodComplete, p, backends.CallOptions{})
+	if kind == kindPrompt {
+		// The prompt under the name its owner knows it by; the rest as
+		// the client wrote it.
+		quoted, _ := json.Marshal(own)
+		newRef, err := wire.SetMember(rawRef, "name", quoted)
+		if err == nil {
+			params, err = wire.SetMember(params, "ref", newRef)
+		}
+		if err != nil {
+			return nil, errInvalidParams(err.Error())
+		}
+	}
+	raw, err := f.g.opts.Backends.Request(ctx, server, methodComplete, params, backends.CallOptions{})
 	if err != nil {
 		return nil, rpcError(err, kind, name, debug)
 	}
 	return raw, nil
-}
-
-// renamed returns the object obj with its "name" member set to name, the
-// other members unchanged.
-func renamed(obj json.RawMessage, name string) json.RawMessage {
-	m := make(map[string]json.RawMessage)
-	_ = wire.EachMember(obj, func(k string, v json.RawMessage) { m[k] = v })
-	m["name"], _ = json.Marshal(name)
-	out, _ := json.Marshal(m)
-	return out
 }

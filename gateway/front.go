@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -38,10 +37,15 @@ type front struct {
 	findIndex  *toolIndex             // what gateway.find_tools searches (lazy mode)
 	prompts    map[string]promptRoute // front name → route
 	res        map[resourceKey]string // resource or template → the server that serves it
-	toolFP     map[string]string      // front name → fingerprint of what is registered
+	toolFP     map[string]string      // front name → the definition registered (as listed)
 	promptFP   map[string]string
 	subs       map[string]bool // resource URIs the client subscribed to (subscribe.go)
+	tasks      map[string]bool // the task ids this client got (tasks.go)
 	resFP      map[resourceKey]string
+	// The lists as the session answers them (lists.go): each definition
+	// as its backend wrote it (under the front name), in listing order.
+	toolDefs, promptDefs, resourceDefs, templateDefs []json.RawMessage
+	templates                                        []templateRoute // listing order (resources.go)
 	// versions counts changes per list (tools, prompts, resources); seen
 	// is the version the client last listed, and listed whether it ever
 	// did. A list_changed notification is sent only for a list the client
@@ -94,6 +98,7 @@ type toolRoute struct {
 	server string // backend name (backendTool)
 	own    string // the name its owner knows it by
 	tool   *mcp.Tool
+	def    json.RawMessage // the definition as listed (toolDef)
 }
 
 type promptRoute struct {
@@ -106,6 +111,10 @@ func (f *front) route(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "initialize":
+			// The answer carries the backends' capabilities and
+			// instructions (initialize.go): wait for them to answer
+			// theirs, within the startup timeout.
+			f.g.waitBackends(ctx)
 			res, err := next(ctx, method, req)
 			if err == nil {
 				ss, _ := req.GetSession().(*mcp.ServerSession)
@@ -119,27 +128,7 @@ func (f *front) route(next mcp.MethodHandler) mcp.MethodHandler {
 				f.setBackendLevel(ctx, req)
 			}
 			return res, err
-		case "resources/read":
-			f.settle(ctx) // a client need not have listed first
-			res, err := next(ctx, method, req)
-			var je *jsonrpc.Error
-			if errors.As(err, &je) && je.Code == jsonrpc.CodeInvalidParams && je.Message == "Resource not found" {
-				// go-sdk's: no listed resource or template matched.
-				p, _ := req.GetParams().(*mcp.ReadResourceParams)
-				if res, err := f.readUnlisted(ctx, p, err); err == nil {
-					return res, nil
-				}
-			}
-			return res, err
-		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
-			f.settle(ctx)
-			list, _ := listOf(method)
-			f.mu.Lock()
-			f.seen[list] = f.versions[list] // read before listing: a change during it still notifies
-			f.listed[list] = true
-			f.mu.Unlock()
-			return next(ctx, method, req)
-		case "prompts/get", "resources/subscribe", "resources/unsubscribe":
+		case "resources/subscribe", "resources/unsubscribe":
 			// A client may get or read without listing first (a stateless
 			// HTTP request always does): the tables must exist.
 			f.settle(ctx)

@@ -56,7 +56,8 @@ type Gateway struct {
 	mu     sync.Mutex
 	fronts map[*front]bool
 
-	logs *ratelimit.Keyed // backends' log messages forwarded to clients
+	logs  *ratelimit.Keyed // backends' log messages forwarded to clients
+	tasks taskOwners       // task id → the backend that owns it
 }
 
 // SetServers records the servers of a reloaded configuration (their

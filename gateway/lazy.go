@@ -87,7 +87,7 @@ func (f *front) callMeta(ctx context.Context, which string, tc toolCall, notify 
 		if !ok || r.kind != backendTool {
 			return nil, &notFoundError{kindTool, args.Name}
 		}
-		return marshalResult(structured(r.tool))
+		return marshalResult(structured(r.def))
 	}
 	// call_tool: the same routing as a direct call, orphans included.
 	if r, ok := f.resolve(ctx, args.Name); ok && r.kind == metaTool {

@@ -23,8 +23,8 @@ type ToolInfo struct {
 // with both naming forms, sorted by name.
 func (g *Gateway) Tools(ctx context.Context) []ToolInfo {
 	g.waitBackends(ctx)
-	plain := g.toolRoutes(false)
-	strict := g.toolRoutes(true)
+	plain, _ := g.toolRoutes(false)
+	strict, _ := g.toolRoutes(true)
 	strictOf := make(map[[2]string]string, len(strict))
 	for name, r := range strict {
 		strictOf[[2]string{r.server, r.own}] = name

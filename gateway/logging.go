@@ -40,15 +40,7 @@ func (g *Gateway) BackendLog(server string, params json.RawMessage) {
 		g.log.Debug("dropped a backend log message", "server", server, "err", err)
 		return
 	}
-	msg := wire.AppendRequest(nil, nil, "notifications/message", params)
-	for _, f := range g.frontList() {
-		g.mu.Lock()
-		st := f.stream
-		g.mu.Unlock()
-		if st != nil && f.currentSession() != nil {
-			_ = st.Buffer(msg)
-		}
-	}
+	g.broadcast(wire.AppendRequest(nil, nil, "notifications/message", params), func(f *front) bool { return f.currentSession() != nil })
 }
 
 // taggedLog returns the params with "logger" naming the server: the

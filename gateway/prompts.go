@@ -7,6 +7,7 @@ import (
 	"maps"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -21,16 +22,24 @@ func (f *front) syncPrompts(strict bool) {
 	routes := make(map[string]promptRoute)
 	defs := make(map[string]*mcp.Prompt)
 	fps := make(map[string]string)
+	var listed []json.RawMessage
 	for _, bp := range f.g.opts.Backends.Prompts() {
+		name := names.assign(bp.Server, prefixes[bp.Server], bp.Name)
+		quoted, _ := json.Marshal(name)
+		// Listed as the backend wrote it, under the front name.
+		def, err := wire.SetMember(bp.Raw, "name", quoted)
 		var p mcp.Prompt
-		if err := json.Unmarshal(bp.Raw, &p); err != nil {
+		if err == nil {
+			err = json.Unmarshal(def, &p)
+		}
+		if err != nil {
 			f.log.Warn("skipped a prompt the backend listed", "server", bp.Server, "prompt", bp.Name, "err", err)
 			continue
 		}
-		p.Name = names.assign(bp.Server, prefixes[bp.Server], bp.Name)
-		routes[p.Name] = promptRoute{server: bp.Server, own: bp.Name}
-		defs[p.Name] = &p
-		fps[p.Name] = fingerprint(&p)
+		routes[name] = promptRoute{server: bp.Server, own: bp.Name}
+		defs[name] = &p
+		fps[name] = string(def)
+		listed = append(listed, def)
 	}
 	var gone []string
 	f.mu.Lock()
@@ -42,6 +51,7 @@ func (f *front) syncPrompts(strict bool) {
 	}
 	f.prompts = routes
 	f.promptFP = fps
+	f.promptDefs = listed
 	f.mu.Unlock()
 
 	if len(gone) > 0 {
@@ -49,7 +59,7 @@ func (f *front) syncPrompts(strict bool) {
 	}
 	for _, name := range sortedKeys(defs) {
 		if old[name] != fps[name] {
-			f.register("prompt "+name, func() { f.server.AddPrompt(defs[name], f.getPrompt) })
+			f.register("prompt "+name, func() { f.server.AddPrompt(defs[name], unreachablePrompt) })
 		}
 	}
 	if !maps.Equal(old, fps) {
@@ -57,25 +67,58 @@ func (f *front) syncPrompts(strict bool) {
 	}
 }
 
-// getPrompt forwards prompts/get to the backend that owns the prompt.
-func (f *front) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	f.mu.Lock()
-	r, ok := f.prompts[req.Params.Name]
-	f.mu.Unlock()
+// getPrompt serves prompts/get, raw both ways (go-sdk's GetPromptResult
+// would drop members it does not know): the backend that owns the prompt
+// gets it under its own name, with the client's arguments as written.
+func (f *front) getPrompt(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	if err := checkParams(params); err != nil {
+		return nil, err
+	}
+	name, ok := wire.Unquote(wire.Member(params, "name"))
 	if !ok {
-		return nil, rpcError(&notFoundError{kindPrompt, req.Params.Name}, kindPrompt, req.Params.Name, false)
+		return nil, errInvalidParams("name must be a string")
 	}
-	params := map[string]any{"name": r.own}
-	if len(req.Params.Arguments) > 0 {
-		params["arguments"] = req.Params.Arguments
+	args := wire.Member(params, "arguments")
+	if len(args) > 0 && string(args) != "null" {
+		// Prompt arguments are strings (MCP's schema).
+		var bad string
+		if wire.EachMember(args, func(k string, v json.RawMessage) {
+			if _, ok := wire.Unquote(v); !ok && bad == "" {
+				bad = "arguments." + k + " must be a string"
+			}
+		}) != nil {
+			bad = "arguments must be an object"
+		}
+		if bad != "" {
+			return nil, errInvalidParams(bad)
+		}
 	}
-	raw, err := f.g.opts.Backends.Request(ctx, r.server, "prompts/get", params, backends.CallOptions{})
+	f.settle(ctx) // a client may get a prompt before listing
+	f.mu.Lock()
+	r, ok := f.prompts[name]
+	f.mu.Unlock()
+	debug := f.g.opts.Config.Server.Debug
+	if !ok {
+		return nil, rpcError(&notFoundError{kindPrompt, name}, kindPrompt, name, debug)
+	}
+	own, _ := json.Marshal(r.own)
+	out := append(append([]byte(`{"name":`), own...), '}')
+	if len(args) > 0 && string(args) != "null" {
+		var err error
+		if out, err = wire.SetMember(out, "arguments", args); err != nil {
+			return nil, errInvalidParams(err.Error())
+		}
+	}
+	raw, err := f.g.opts.Backends.Request(ctx, r.server, "prompts/get", json.RawMessage(out), backends.CallOptions{})
 	if err != nil {
-		return nil, rpcError(err, kindPrompt, req.Params.Name, f.g.opts.Config.Server.Debug)
+		return nil, rpcError(err, kindPrompt, name, debug)
 	}
-	var res mcp.GetPromptResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("decode prompts/get result of %s: %w", r.server, err)
-	}
-	return &res, nil
+	return raw, nil
+}
+
+// unreachablePrompt is the handler registered with each prompt: go-sdk
+// lists nothing and serves no prompts/get (the session does), its table
+// only notifies changes.
+func unreachablePrompt(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	return nil, fmt.Errorf("internal error: prompts/get bypassed the gateway's session")
 }

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
 )
 
 // resourceKey names a resource (by URI) or a resource template (by URI
@@ -29,23 +32,22 @@ func (f *front) syncResources() {
 	resources := make(map[resourceKey]*mcp.Resource)
 	templates := make(map[resourceKey]*mcp.ResourceTemplate)
 	fps := make(map[resourceKey]string)
+	var listedRes, listedTmpl []json.RawMessage // as the backends wrote them
+	var matchers []templateRoute
 	for _, br := range f.g.opts.Backends.Resources() {
 		key := resourceKey{br.URI, br.Template}
 		if prev, dup := owner[key]; dup {
 			f.log.Warn("resource listed by two backends; the first serves it", "uri", br.URI, "server", prev, "ignored", br.Server)
 			continue
 		}
-		var (
-			def any
-			err error
-		)
+		var err error
 		if br.Template {
 			t := new(mcp.ResourceTemplate)
-			err, def = json.Unmarshal(br.Raw, t), t
+			err = json.Unmarshal(br.Raw, t)
 			templates[key] = t
 		} else {
 			r := new(mcp.Resource)
-			err, def = json.Unmarshal(br.Raw, r), r
+			err = json.Unmarshal(br.Raw, r)
 			resources[key] = r
 		}
 		if err != nil {
@@ -55,11 +57,20 @@ func (f *front) syncResources() {
 			continue
 		}
 		owner[key] = br.Server
-		fps[key] = fingerprint(def)
+		fps[key] = string(br.Raw)
+		if br.Template {
+			listedTmpl = append(listedTmpl, br.Raw)
+			if t, err := uritemplate.New(br.URI); err == nil {
+				matchers = append(matchers, templateRoute{t.Regexp(), br.Server})
+			}
+		} else {
+			listedRes = append(listedRes, br.Raw)
+		}
 	}
 	f.mu.Lock()
 	old := f.resFP
 	f.res, f.resFP = owner, fps
+	f.resourceDefs, f.templateDefs, f.templates = listedRes, listedTmpl, matchers
 	f.mu.Unlock()
 
 	var goneRes, goneTmpl []string
@@ -83,14 +94,11 @@ func (f *front) syncResources() {
 		if old[key] == fp {
 			continue
 		}
-		read := func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			return f.readResource(ctx, key, req)
-		}
 		if t, ok := templates[key]; ok {
-			f.register("resource template "+t.URITemplate, func() { f.server.AddResourceTemplate(t, read) })
+			f.register("resource template "+t.URITemplate, func() { f.server.AddResourceTemplate(t, unreachableRead) })
 		} else {
 			r := resources[key]
-			f.register("resource "+r.URI, func() { f.server.AddResource(r, read) })
+			f.register("resource "+r.URI, func() { f.server.AddResource(r, unreachableRead) })
 		}
 	}
 	if !maps.Equal(old, fps) {
@@ -98,47 +106,72 @@ func (f *front) syncResources() {
 	}
 }
 
-// readResource forwards resources/read to the backend that serves the
-// resource (or the template that matched its URI) now.
-func (f *front) readResource(ctx context.Context, key resourceKey, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	f.mu.Lock()
-	server, ok := f.res[key]
-	f.mu.Unlock()
-	debug := f.g.opts.Config.Server.Debug
-	if !ok {
-		return nil, rpcError(&notFoundError{kindResource, req.Params.URI}, kindResource, req.Params.URI, debug)
-	}
-	raw, err := f.g.opts.Backends.Request(ctx, server, "resources/read", req.Params, backends.CallOptions{})
-	if err != nil {
-		return nil, rpcError(err, kindResource, req.Params.URI, debug)
-	}
-	var res mcp.ReadResourceResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("decode resources/read result of %s: %w", server, err)
-	}
-	return &res, nil
+// templateRoute is a listed resource template: what it matches, and the
+// server that serves it.
+type templateRoute struct {
+	match  *regexp.Regexp
+	server string
 }
 
-// readUnlisted reads a resource that no backend listed and no listed
-// template matches: a server may serve more than it lists. The backends
-// that declared resources are asked in configuration order, and the first
-// that reads it answers; if none does, the client gets notFound.
-func (f *front) readUnlisted(ctx context.Context, p *mcp.ReadResourceParams, notFound error) (*mcp.ReadResourceResult, error) {
+// resourceOwner finds the server that serves uri: the one that lists it,
+// else the one whose template (the first listed that matches) matches it.
+func (f *front) resourceOwner(uri string) (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if server, ok := f.res[resourceKey{uri, false}]; ok {
+		return server, true
+	}
+	for _, t := range f.templates {
+		if t.match.MatchString(uri) {
+			return t.server, true
+		}
+	}
+	return "", false
+}
+
+// readResource serves resources/read, raw both ways (go-sdk's
+// ReadResourceResult would drop members it does not know and fill in
+// others): the params go as the client wrote them to the server that lists
+// the URI or a template matching it. A server may serve more than it lists:
+// a URI nothing listed matches goes to the backends that declared
+// resources, in configuration order, and the first that reads it answers;
+// if none does, the client gets -32602.
+func (f *front) readResource(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	if err := checkParams(params); err != nil {
+		return nil, err
+	}
+	uri, ok := wire.Unquote(wire.Member(params, "uri"))
+	if !ok {
+		return nil, errInvalidParams("uri must be a string")
+	}
+	f.settle(ctx) // a client need not have listed first
 	b := f.g.opts.Backends
-	if b == nil || p == nil {
+	debug := f.g.opts.Config.Server.Debug
+	notFound := rpcError(&notFoundError{kindResource, uri}, kindResource, uri, debug)
+	if b == nil {
 		return nil, notFound
 	}
-	for _, server := range b.ResourceServers() {
-		raw, err := b.Request(ctx, server, "resources/read", p, backends.CallOptions{})
+	if server, ok := f.resourceOwner(uri); ok {
+		raw, err := b.Request(ctx, server, "resources/read", params, backends.CallOptions{})
 		if err != nil {
-			f.log.Debug("unlisted resource not read", "server", server, "uri", p.URI, "err", err)
+			return nil, rpcError(err, kindResource, uri, debug)
+		}
+		return raw, nil
+	}
+	for _, server := range b.ResourceServers() {
+		raw, err := b.Request(ctx, server, "resources/read", params, backends.CallOptions{})
+		if err != nil {
+			f.log.Debug("unlisted resource not read", "server", server, "uri", uri, "err", err)
 			continue
 		}
-		var res mcp.ReadResourceResult
-		if err := json.Unmarshal(raw, &res); err != nil {
-			return nil, fmt.Errorf("decode resources/read result of %s: %w", server, err)
-		}
-		return &res, nil
+		return raw, nil
 	}
 	return nil, notFound
+}
+
+// unreachableRead is the handler registered with each resource and
+// template: go-sdk serves no resources/read (the session does), its tables
+// only notify changes.
+func unreachableRead(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	return nil, fmt.Errorf("internal error: resources/read bypassed the gateway's session")
 }

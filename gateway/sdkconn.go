@@ -55,7 +55,11 @@ func (c sdkConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		if resp.Error != nil {
 			data = appendError(nil, call.id, wireError(resp.Error))
 		} else {
-			data = wire.AppendResult(nil, call.id, dropNewerFields(resp.Result))
+			result := dropNewerFields(resp.Result)
+			if call.initialize {
+				result = s.f.g.initializeResult(result)
+			}
+			data = wire.AppendResult(nil, call.id, result)
 		}
 		return s.s.send(call.id, data, true, false)
 	}

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,10 +22,11 @@ import (
 // every message, decodes its envelope once (package wire, ids kept as the
 // client's exact bytes), keeps the one table of requests in flight, and
 // serves every tools/call itself — backend tools, answer tools, lazy mode's
-// meta tools, and the error before initialize. Everything else (initialize,
-// lists, ping, list_changed, sampling, elicitation, roots) goes to go-sdk,
-// under ids of the session's own, mapped back to the client's on the way
-// out. It depends on no transport: a transport only moves whole messages
+// meta tools, and the error before initialize — as well as the lists,
+// prompts/get, resources/read, completion and tasks, raw. Everything else
+// (initialize, ping, list_changed, logging/setLevel, subscriptions) goes to
+// go-sdk, under ids of the session's own, mapped back to the client's on
+// the way out. It depends on no transport: a transport only moves whole messages
 // (clientStream).
 
 // clientStream is a client connection as the session sees it: whole
@@ -101,13 +104,15 @@ type session struct {
 
 // call is one request in flight.
 type call struct {
-	id        json.RawMessage // exactly as the client sent it
-	sdkID     int64           // non-zero: go-sdk serves it under this id
-	cancel    func()          // the gateway's own calls; set once started
-	server    string          // the backend a tools/call went to, if known when it started
-	tool      string          // the tool a tools/call called; set once started
-	cancelled bool            // the client sent notifications/cancelled: no response
-	answered  chan struct{}   // if not nil, closed once the response is written
+	id        json.RawMessage     // exactly as the client sent it
+	sdkID     int64               // non-zero: go-sdk serves it under this id
+	cancel    backends.CancelFunc // the gateway's own calls; set once started
+	server    string              // the backend a tools/call went to, if known when it started
+	tool      string              // the tool a tools/call called; set once started
+	cancelled bool                // the client sent notifications/cancelled: no response
+	answered  chan struct{}       // if not nil, closed once the response is written
+	// initialize: go-sdk's answer is completed with the backends' (initialize.go).
+	initialize bool
 }
 
 func newSession(f *front, s clientStream) *session {
@@ -183,6 +188,24 @@ func (s *session) handle(body []byte) {
 		case methodComplete:
 			s.startRequest(m.ID, m.Method, m.Params, s.f.complete)
 			return
+		case "prompts/get":
+			s.startRequest(m.ID, m.Method, m.Params, s.f.getPrompt)
+			return
+		case "resources/read":
+			s.startRequest(m.ID, m.Method, m.Params, s.f.readResource)
+			return
+		case "tasks/get", "tasks/result", "tasks/cancel", "tasks/list":
+			method := m.Method
+			s.startRequest(m.ID, method, m.Params, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+				return s.f.task(ctx, method, params)
+			})
+			return
+		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
+			method := m.Method
+			s.startRequest(m.ID, method, m.Params, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+				return s.f.list(ctx, method, params)
+			})
+			return
 		}
 		c, ok := s.claim(m.ID, true)
 		if !ok {
@@ -192,6 +215,11 @@ func (s *session) handle(body []byte) {
 			// Nothing is served until the session is initialized: a
 			// client may send its first calls right behind initialize.
 			c.answered = make(chan struct{})
+			c.initialize = true
+			if b := s.f.g.opts.Backends; b != nil {
+				// Backends waiting for the client are told what it can do.
+				b.SetClientCapabilities(wire.Member(m.Params, "capabilities"))
+			}
 		}
 		s.deliver(&jsonrpc.Request{ID: intID(c.sdkID), Method: m.Method, Params: m.Params})
 		if c.answered != nil {
@@ -325,19 +353,20 @@ func (s *session) startToolCall(id, params json.RawMessage) {
 	record := f.recorder(tc.name) // nil unless metrics are on
 	progress := func(p *mcp.ProgressNotificationParams) { s.progress(c.id, p) }
 	if r, ok := f.inlineRoute(tc.name); ok {
-		cancel := f.startBackend(tc.name, r, tc, progress, func(raw json.RawMessage, err error) {
-			s.finishCall(c, tc.name, record, raw, err, true)
+		name := tc.name // the closure keeps the name only, not the whole toolCall
+		cancel := f.startBackend(name, r, tc, progress, func(raw json.RawMessage, err error) {
+			s.finishCall(c, name, record, raw, err, true)
 		})
 		s.setCancel(c, cancel, tc.name, r.server)
 		return
 	}
-	ctx, cancel := context.WithCancel(s.ctx)
+	ctx, cancel := s.callContext()
 	if !s.spawn(func() {
-		defer cancel()
+		defer cancel(nil)
 		raw, err := f.callTool(ctx, tc, progress)
 		s.finishCall(c, tc.name, record, raw, err, false)
 	}) {
-		cancel()
+		cancel(nil)
 		s.respond(c, nil, rpcError(context.Canceled, kindTool, tc.name, false))
 		return
 	}
@@ -352,12 +381,12 @@ func (s *session) startRequest(id json.RawMessage, method string, params json.Ra
 		return
 	}
 	if s.f.notReady(nil) != nil {
-		s.respond(c, nil, &jsonrpc.Error{Message: fmt.Sprintf("method %q is invalid during session initialization", method)})
+		s.respond(c, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("method %q is invalid during session initialization", method)})
 		return
 	}
-	ctx, cancel := context.WithCancel(s.ctx)
+	ctx, cancel := s.callContext()
 	if !s.spawn(func() {
-		defer cancel()
+		defer cancel(nil)
 		raw, err := serve(ctx, params)
 		if err != nil {
 			s.respond(c, nil, rpcError(err, "", "", false))
@@ -365,11 +394,19 @@ func (s *session) startRequest(id json.RawMessage, method string, params json.Ra
 		}
 		s.respond(c, raw, nil)
 	}) {
-		cancel()
+		cancel(nil)
 		s.respond(c, nil, rpcError(context.Canceled, "", "", false))
 		return
 	}
 	s.setCancel(c, cancel, "", "")
+}
+
+// callContext is the context of a call that runs in a goroutine: its
+// cancel passes the client's reason on to the backend it waits for
+// (backends.Cancelled).
+func (s *session) callContext() (context.Context, backends.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(s.ctx)
+	return ctx, func(reason json.RawMessage) { cancel(&backends.Cancelled{Reason: reason}) }
 }
 
 // spawn runs fn in a goroutine that close waits for; after close it runs
@@ -390,7 +427,7 @@ func (s *session) spawn(fn func()) bool {
 
 // setCancel records how to cancel a call of the gateway's own, and the
 // backend it went to, unless it has ended already.
-func (s *session) setCancel(c *call, cancel func(), tool, server string) {
+func (s *session) setCancel(c *call, cancel backends.CancelFunc, tool, server string) {
 	s.mu.Lock()
 	if s.calls[string(c.id)] == c {
 		c.cancel = cancel
@@ -442,15 +479,17 @@ func (s *session) progress(id json.RawMessage, p *mcp.ProgressNotificationParams
 }
 
 // cancelled handles notifications/cancelled: the call is cancelled and its
-// response, whenever it comes, is not sent.
+// response, whenever it comes, is not sent. A backend serving it gets the
+// client's reason as the client wrote it.
 func (s *session) cancelled(params json.RawMessage) {
 	id := wire.Member(params, "requestId")
 	if !wire.ValidID(id) {
 		return
 	}
+	reason := bytes.Clone(wire.Member(params, "reason"))
 	s.mu.Lock()
 	c := s.calls[string(id)]
-	var cancel func()
+	var cancel backends.CancelFunc
 	if c != nil {
 		c.cancelled = true
 		cancel = c.cancel
@@ -460,7 +499,7 @@ func (s *session) cancelled(params json.RawMessage) {
 	case c == nil:
 	case c.sdkID == 0:
 		if cancel != nil {
-			cancel()
+			cancel(reason)
 		}
 	default:
 		// go-sdk cancels its handler under the id it knows.
@@ -641,7 +680,7 @@ func (s *session) close() {
 	}
 	s.done = true
 	close(s.closed)
-	var cancels []func()
+	var cancels []backends.CancelFunc
 	for _, c := range s.calls {
 		if c.cancel != nil {
 			cancels = append(cancels, c.cancel)
@@ -650,7 +689,7 @@ func (s *session) close() {
 	s.mu.Unlock()
 	s.stop()
 	for _, cancel := range cancels {
-		cancel()
+		cancel(nil)
 	}
 	s.wg.Wait()
 	_ = s.s.Flush() // responses buffered by a backend's read loop that has not gone idle yet

@@ -80,12 +80,23 @@ func (f *front) forwardSubscription(ctx context.Context, method, uri string) err
 
 // BackendNotification passes on a backend's notifications that concern
 // the clients (backends.Options.OnNotification): log messages
-// (BackendLog) and resource updates, which go to the clients subscribed to
-// the URI.
+// (BackendLog), resource updates, which go to the clients subscribed to
+// the URI, and task statuses, which go to the clients that have the task.
 func (g *Gateway) BackendNotification(server, method string, params json.RawMessage) {
 	switch method {
 	case "notifications/message":
 		g.BackendLog(server, params)
+	case "notifications/tasks/status":
+		compact, err := wire.Compact(params)
+		id, ok := wire.Unquote(wire.Member(compact, "taskId"))
+		if err != nil || !ok {
+			g.log.Debug("dropped a task status", "server", server, "err", err)
+			return
+		}
+		if owner, ok := g.tasks.lookup(id); !ok || owner != server {
+			return
+		}
+		g.broadcast(wire.AppendRequest(nil, nil, method, compact), func(f *front) bool { return f.hasTask(id) })
 	case "notifications/resources/updated":
 		var p struct {
 			URI string `json:"uri"`
@@ -98,14 +109,19 @@ func (g *Gateway) BackendNotification(server, method string, params json.RawMess
 			g.log.Debug("dropped a resource update", "server", server, "err", err)
 			return
 		}
-		msg := wire.AppendRequest(nil, nil, method, compact)
-		for _, f := range g.frontList() {
-			g.mu.Lock()
-			st := f.stream
-			g.mu.Unlock()
-			if st != nil && f.subscribed(p.URI) {
-				_ = st.Buffer(msg) // the backend's read loop flushes when idle
-			}
+		g.broadcast(wire.AppendRequest(nil, nil, method, compact), func(f *front) bool { return f.subscribed(p.URI) })
+	}
+}
+
+// broadcast buffers msg for every served client that to picks. It is
+// called from a backend's read loop, which flushes when idle.
+func (g *Gateway) broadcast(msg []byte, to func(*front) bool) {
+	for _, f := range g.frontList() {
+		g.mu.Lock()
+		st := f.stream
+		g.mu.Unlock()
+		if st != nil && to(f) {
+			_ = st.Buffer(msg)
 		}
 	}
 }

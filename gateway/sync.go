@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -21,13 +22,13 @@ func (f *front) sync() {
 	f.synced = true
 	f.mu.Unlock()
 
-	tools := f.g.toolRoutes(strict)
-	f.syncTools(tools)
+	tools, order := f.g.toolRoutes(strict)
+	f.syncTools(tools, order)
 	f.syncPrompts(strict)
 	f.syncResources()
 }
 
-func (f *front) syncTools(all map[string]toolRoute) {
+func (f *front) syncTools(all map[string]toolRoute, order []string) {
 	listed := all
 	var ix *toolIndex
 	if f.g.opts.Config.Gateway.ToolsMode == "lazy" {
@@ -35,8 +36,12 @@ func (f *front) syncTools(all map[string]toolRoute) {
 		ix = newToolIndex(all)
 	}
 	fps := make(map[string]string, len(listed))
-	for name, r := range listed {
-		fps[name] = fingerprint(r.tool)
+	defs := make([]json.RawMessage, 0, len(listed))
+	for _, name := range order {
+		if r, ok := listed[name]; ok {
+			fps[name] = string(r.def)
+			defs = append(defs, r.def)
+		}
 	}
 	var down map[string]bool
 	if f.g.opts.Backends != nil {
@@ -60,6 +65,7 @@ func (f *front) syncTools(all map[string]toolRoute) {
 	// Routes change before the listed table, so that a client finds every
 	// tool it can list.
 	f.tools, f.toolFP, f.known, f.findIndex = all, fps, known, ix
+	f.toolDefs = defs
 	f.mu.Unlock()
 
 	var gone []string
@@ -92,11 +98,6 @@ func (f *front) register(what string, add func()) {
 	add()
 }
 
-func fingerprint(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -106,41 +107,83 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// toolRoutes computes every tool a client with this naming mode can call:
-// the answer tools, then each backend's tools in configuration order.
-func (g *Gateway) toolRoutes(strict bool) map[string]toolRoute {
+// toolRoutes computes every tool a client with this naming mode can call,
+// and the order they are listed in: the answer tools, lazy mode's meta
+// tools, then each backend's tools, backends in configuration order and
+// each backend's tools in its own order.
+func (g *Gateway) toolRoutes(strict bool) (map[string]toolRoute, []string) {
 	out := make(map[string]toolRoute)
-	var reserved []string
+	var order []string
+	own := func(kind toolKind, ownName string, t *mcp.Tool) {
+		def, err := marshalResult(t)
+		if err != nil {
+			panic(err) // the gateway's own definitions are plain data
+		}
+		out[t.Name] = toolRoute{kind: kind, own: ownName, tool: t, def: def}
+		order = append(order, t.Name)
+	}
 	if g.opts.Answer != nil {
 		for _, t := range g.opts.Answer.Tools() {
-			out[t.Name] = toolRoute{kind: answerTool, own: t.Name, tool: t}
-			reserved = append(reserved, t.Name)
+			own(answerTool, t.Name, t)
 		}
 	}
 	if g.opts.Config.Gateway.ToolsMode == "lazy" {
-		for own, t := range metaTools(g.namer(strict)) {
-			out[t.Name] = toolRoute{kind: metaTool, own: own, tool: t}
-			reserved = append(reserved, t.Name)
+		meta := metaTools(g.namer(strict))
+		for _, name := range []string{metaFind, metaDescribe, metaCall} {
+			own(metaTool, name, meta[name])
 		}
 	}
 	if g.opts.Backends == nil {
-		return out
+		return out, order
 	}
-	names := newNameTable(g.namer(strict), reserved...)
+	names := newNameTable(g.namer(strict), order...)
 	prefixes := g.prefixes()
 	for _, bt := range g.opts.Backends.Tools() {
-		t, err := frontTool(bt.Raw)
+		name := names.assign(bt.Server, prefixes[bt.Server], bt.Name)
+		def, err := toolDef(bt.Raw, name)
+		var t *mcp.Tool
+		if err == nil {
+			t, err = frontTool(def)
+		}
 		if err != nil {
 			g.log.Warn("skipped a tool the backend listed", "server", bt.Server, "tool", bt.Name, "err", err)
 			continue
 		}
-		t.Name = names.assign(bt.Server, prefixes[bt.Server], bt.Name)
-		out[t.Name] = toolRoute{kind: backendTool, server: bt.Server, own: bt.Name, tool: t}
+		out[name] = toolRoute{kind: backendTool, server: bt.Server, own: bt.Name, tool: t, def: def}
+		order = append(order, name)
 	}
 	for _, c := range names.collisions {
 		g.log.Warn("tool name collision resolved", "server", c.server, "tool", c.own, "wanted", c.wanted, "name", c.got)
 	}
-	return out
+	return out, order
+}
+
+// toolDef is a backend's tool definition as a client lists it: every member
+// as the backend wrote it, in its order, under the front name. Only an
+// input schema without "type":"object", which MCP requires and clients
+// enforce, is completed, and an output schema that is not an object is
+// dropped.
+func toolDef(raw json.RawMessage, name string) (json.RawMessage, error) {
+	quoted, err := json.Marshal(name)
+	if err != nil {
+		return nil, err
+	}
+	def, err := wire.SetMember(raw, "name", quoted)
+	if err != nil {
+		return nil, fmt.Errorf("decode tool: %w", err)
+	}
+	in := wire.Member(def, "inputSchema")
+	if fixed := objectSchema(in); !bytes.Equal(fixed, bytes.TrimSpace(in)) {
+		if def, err = wire.SetMember(def, "inputSchema", fixed); err != nil {
+			return nil, err
+		}
+	}
+	if out := bytes.TrimSpace(wire.Member(def, "outputSchema")); out != nil && (len(out) == 0 || out[0] != '{') {
+		if def, err = wire.SetMember(def, "outputSchema", nil); err != nil {
+			return nil, err
+		}
+	}
+	return def, nil
 }
 
 func (g *Gateway) namer(strict bool) namer {
@@ -152,11 +195,11 @@ func (g *Gateway) prefixes() map[string]string {
 	return *g.prefix.Load()
 }
 
-// frontTool decodes a backend's tool definition for listing. The schemas
-// stay raw (byte for byte) unless the input schema lacks "type":"object",
-// which MCP requires and go-sdk enforces; it is then completed.
+// frontTool decodes a tool definition (toolDef's) into go-sdk's type, for
+// go-sdk's table (which notifies list changes) and mcp-gateway tools; the
+// schemas stay raw.
 func frontTool(raw json.RawMessage) (*mcp.Tool, error) {
-	var wire struct {
+	var w struct {
 		Name         string               `json:"name"`
 		Title        string               `json:"title,omitempty"`
 		Description  string               `json:"description,omitempty"`
@@ -166,18 +209,19 @@ func frontTool(raw json.RawMessage) (*mcp.Tool, error) {
 		Icons        []mcp.Icon           `json:"icons,omitempty"`
 		Meta         map[string]any       `json:"_meta,omitempty"`
 	}
-	if err := json.Unmarshal(raw, &wire); err != nil {
+	if err := json.Unmarshal(raw, &w); err != nil {
 		return nil, fmt.Errorf("decode tool: %w", err)
 	}
 	t := &mcp.Tool{
-		Title:       wire.Title,
-		Description: wire.Description,
-		InputSchema: objectSchema(wire.InputSchema),
-		Annotations: wire.Annotations,
-		Icons:       wire.Icons,
-		Meta:        wire.Meta,
+		Name:        w.Name,
+		Title:       w.Title,
+		Description: w.Description,
+		InputSchema: objectSchema(w.InputSchema),
+		Annotations: w.Annotations,
+		Icons:       w.Icons,
+		Meta:        w.Meta,
 	}
-	if s := bytes.TrimSpace(wire.OutputSchema); len(s) > 0 && s[0] == '{' {
+	if s := bytes.TrimSpace(w.OutputSchema); len(s) > 0 && s[0] == '{' {
 		// json.RawMessage, not the []byte TrimSpace returns: a []byte in
 		// an `any` field is marshalled as a base64 string, which clients
 		// that validate tools/list (the TypeScript SDK) reject, list and all.

@@ -21,8 +21,13 @@
 //	-chatty-stderr N      write N lines to stderr per request received
 //	-extra-tools N        add tools extra_000 .. extra_N-1 (echo-like)
 //	-page-size N          page tools/list N tools at a time (0: all at once)
+//	-instructions S       answer initialize with instructions S
+//	-list-meta S          tools/list results carry "_meta":S (a JSON object)
+//	-tasks                declare tasks; every tool may run as a task
+//	                      (tasks.go)
 //	-prompts              declare prompts; one prompt "greet"
-//	-resources            declare resources; resource test://r1, template test://t/{id};
+//	-resources            declare resources; resource test://r1, template test://t/{id}
+//	                      (read: r1's contents, with an unknown member);
 //	                      resources/subscribe is answered, then the URI is
 //	                      reported updated (notifications/resources/updated)
 //	-ignore-term          ignore SIGTERM and stdin EOF (only SIGKILL ends it)
@@ -132,6 +137,10 @@ type server struct {
 	ignoreCancel bool
 	stringIDs    bool
 	describe     string
+	instructions string
+	listMeta     string
+	tasks        bool
+	taskTable    taskTable
 
 	calls sync.WaitGroup // tools/call goroutines
 
@@ -170,6 +179,9 @@ func main() {
 	chattyStderr := fs.Int("chatty-stderr", 0, "stderr lines per request")
 	extraTools := fs.Int("extra-tools", 0, "extra tools")
 	pageSize := fs.Int("page-size", 0, "tools/list page size")
+	instructions := fs.String("instructions", "", "instructions in the initialize result")
+	listMeta := fs.String("list-meta", "", "_meta of tools/list results")
+	tasks := fs.Bool("tasks", false, "declare tasks")
 	prompts := fs.Bool("prompts", false, "declare prompts")
 	resources := fs.Bool("resources", false, "declare resources")
 	ignoreTerm := fs.Bool("ignore-term", false, "ignore SIGTERM and stdin EOF")
@@ -246,6 +258,9 @@ func main() {
 		chattyStderr: *chattyStderr,
 		pageSize:     *pageSize,
 		describe:     *describe,
+		instructions: *instructions,
+		listMeta:     *listMeta,
+		tasks:        *tasks,
 		prompts:      *prompts,
 		resources:    *resources,
 		listOnInit:   *listOnInit,
@@ -464,7 +479,14 @@ func (s *server) handle(line []byte) {
 		if s.resources {
 			caps += `,"resources":{"subscribe":true}`
 		}
-		s.reply(msg.ID, `{"protocolVersion":"2025-11-25","capabilities":{`+caps+`},"serverInfo":{"name":`+quote(s.name)+`,"version":"1.0.0"}}`)
+		if s.tasks {
+			caps += "," + taskCaps
+		}
+		instructions := ""
+		if s.instructions != "" {
+			instructions = `,"instructions":` + quote(s.instructions)
+		}
+		s.reply(msg.ID, `{"protocolVersion":"2025-11-25","capabilities":{`+caps+`},"serverInfo":{"name":`+quote(s.name)+`,"version":"1.0.0"}`+instructions+`}`)
 	case msg.Method == "ping":
 		s.reply(msg.ID, `{}`)
 	case msg.Method == "logging/setLevel":
@@ -497,7 +519,7 @@ func (s *server) handle(line []byte) {
 	case msg.Method == "resources/unsubscribe" && s.resources:
 		s.reply(msg.ID, `{}`)
 	case msg.Method == "resources/read" && s.resources:
-		s.reply(msg.ID, `{"contents":[{"uri":"test://r1","text":"r1 body"}]}`)
+		s.reply(msg.ID, `{"contents":[{"uri":"test://r1","text":"r1 body","x-unknown":[1]}]}`)
 	case msg.Method == "tools/call" && bytes.Contains(msg.Params, []byte(`"name":"deaf"`)):
 		var p struct {
 			Arguments struct {
@@ -520,6 +542,9 @@ func (s *server) handle(line []byte) {
 			s.send(`{"jsonrpc":"2.0","id":"f-` + strconv.Itoa(i) + `","method":` + quote(method) + `,"params":` + params + `}`)
 		}
 		time.Sleep(time.Duration(p.Arguments.MS) * time.Millisecond) // in the read loop
+	case s.tasks && msg.Method == "tools/call" && len(bytes.TrimSpace(memberOf(msg.Params, "task"))) > 0:
+		s.startTask(msg)
+	case s.tasks && s.serveTask(msg):
 	case msg.Method == "tools/call":
 		s.calls.Add(1)
 		go func() {
@@ -558,11 +583,18 @@ func (s *server) listTools(msg message) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(`{"name":` + quote(n) + `,"description":` + quote("testbackend tool "+n+s.describe) + `,"inputSchema":{"type":"object"}}`)
+		execution := ""
+		if s.tasks {
+			execution = `,"execution":{"taskSupport":"optional"}`
+		}
+		b.WriteString(`{"name":` + quote(n) + `,"description":` + quote("testbackend tool "+n+s.describe) + `,"inputSchema":{"type":"object"}` + execution + `}`)
 	}
 	b.WriteString(`]`)
 	if end < len(names) {
 		b.WriteString(`,"nextCursor":"c` + strconv.Itoa(end) + `"`)
+	}
+	if s.listMeta != "" {
+		b.WriteString(`,"_meta":` + s.listMeta)
 	}
 	b.WriteString(`}`)
 	s.reply(msg.ID, b.String())

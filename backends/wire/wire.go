@@ -434,3 +434,38 @@ func Member(obj json.RawMessage, name string) json.RawMessage {
 	})
 	return out
 }
+
+// SetMember returns a copy of obj, a JSON object, with the value of its
+// member name set to value: in its place when obj has it (later duplicates
+// go), appended when not, removed when value is nil. The other members keep
+// their order and their bytes.
+func SetMember(obj json.RawMessage, name string, value json.RawMessage) (json.RawMessage, error) {
+	out := make([]byte, 0, len(obj)+len(name)+len(value)+4)
+	out = append(out, '{')
+	done := false
+	add := func(key string, v []byte) {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = appendString(out, key)
+		out = append(out, ':')
+		out = append(out, v...)
+	}
+	err := EachMember(obj, func(key string, v json.RawMessage) {
+		if key != name {
+			add(key, v)
+			return
+		}
+		if !done && value != nil {
+			add(key, value)
+		}
+		done = true
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !done && value != nil {
+		add(name, value)
+	}
+	return append(out, '}'), nil
+}

@@ -141,3 +141,27 @@ func FuzzAppendCompact(f *testing.F) {
 		}
 	})
 }
+
+func TestSetMember(t *testing.T) {
+	obj := json.RawMessage(`{"z":1,"name":"a","x":{"name":"in"},"name":"dup","a\u0041":[1, 2]}`)
+	for _, c := range []struct {
+		name  string
+		value json.RawMessage
+		want  string
+	}{
+		{"name", json.RawMessage(`"b"`), `{"z":1,"name":"b","x":{"name":"in"},"aA":[1, 2]}`},
+		{"name", nil, `{"z":1,"x":{"name":"in"},"aA":[1, 2]}`},
+		{"new", json.RawMessage(`true`), `{"z":1,"name":"a","x":{"name":"in"},"name":"dup","aA":[1, 2],"new":true}`},
+	} {
+		got, err := SetMember(obj, c.name, c.value)
+		if err != nil || string(got) != c.want {
+			t.Errorf("SetMember(%s, %s) = %s, %v; want %s", c.name, c.value, got, err, c.want)
+		}
+	}
+	if got, err := SetMember(json.RawMessage(`{}`), "a", json.RawMessage(`1`)); err != nil || string(got) != `{"a":1}` {
+		t.Errorf("SetMember of {} = %s, %v", got, err)
+	}
+	if _, err := SetMember(json.RawMessage(`[]`), "a", json.RawMessage(`1`)); err == nil {
+		t.Error("SetMember of an array succeeded")
+	}
+}

@@ -89,6 +89,9 @@ func newApp(inv *invocation, e env) (*app, error) {
 		OnNotification: func(server, method string, params json.RawMessage) {
 			a.gw.BackendNotification(server, method, params)
 		},
+		// The stdio gateway has one client: its backends are declared that
+		// client's own capabilities (docs/transparency.md).
+		AwaitClient: inv.command == "serve",
 	})
 	var onCall func(gateway.CallRecord)
 	if inv.command == "serve-http" {

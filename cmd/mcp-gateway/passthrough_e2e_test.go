@@ -92,6 +92,10 @@ func TestBackendClientCancellation(t *testing.T) {
 	testutil.WaitFor(t, 10*time.Second, "the backend saw the cancellation", func() bool {
 		return len(cancelled(s.structured("tb.stats", `{}`))) == 1
 	})
+	// It got the client's own reason.
+	if reasons, _ := s.structured("tb.stats", `{}`)["reasons"].([]any); len(reasons) != 1 || reasons[0] != "user pressed stop" {
+		t.Errorf("the backend got the reasons %v, want the client's [user pressed stop]", reasons)
+	}
 	// The backend's own late "done" (after 8 × 100 ms) has come and gone.
 	testutil.WaitFor(t, 10*time.Second, "the cancelled call ended at the backend", func() bool {
 		n, _ := s.structured("tb.stats", `{}`)["active"].(json.Number).Int64()

@@ -252,3 +252,17 @@ func beCtx(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// startRawCaps is startRaw for a client with capabilities caps; it also
+// returns the answer to initialize.
+func startRawCaps(t *testing.T, cfg, clientName, caps string) (*rawSession, testutil.Msg) {
+	t.Helper()
+	p := startGateway(t, baseEnv(t), "--stdio", "--config", cfg)
+	s := &rawSession{p}
+	init := s.Call("initialize", `{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":`+strconv.Quote(clientName)+`,"version":"1"}}`)
+	if init.Map()["result"] == nil {
+		t.Fatalf("initialize: %s", init)
+	}
+	s.Send(initializedMsg)
+	return s, init
+}

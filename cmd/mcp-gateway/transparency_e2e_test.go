@@ -26,13 +26,7 @@ import (
 // as server-everything serves them directly, each with why; see
 // docs/transparency.md. A feature listed here that turns out identical
 // fails the test, so the list stays true.
-var knownDifferences = map[string]string{
-	"tools/list":               "the gateway's tool table is go-sdk's, which lists by name",
-	"prompts/list":             "the gateway's prompt table is go-sdk's, which lists by name and drops required:false",
-	"resources/templates/list": "the gateway's template table is go-sdk's, which lists by URI template",
-	"tool definition echo":     "go-sdk's Tool type has no execution member (tasks are not proxied), so the gateway's tools/list drops it",
-	"instructions":             "backend instructions are not aggregated yet",
-}
+var knownDifferences = map[string]string{}
 
 // transparencyRun runs transparency.mjs with sdk ("v1" or "v2") against
 // command and returns its features.

@@ -104,10 +104,9 @@ await probe("tools/list", async () => {
   const res = await client.listTools();
   return res.tools.map((t) => strip(t.name));
 });
-await probe("tool definition echo", async () => {
+await probe("tool definitions", async () => {
   const res = await client.listTools();
-  const t = res.tools.find((t) => t.name === prefix + "echo");
-  return t ? { ...t, name: strip(t.name) } : null;
+  return res.tools.map((t) => ({ ...t, name: strip(t.name) }));
 });
 await probe("prompts/list", async () => {
   const res = await client.listPrompts();
@@ -123,7 +122,37 @@ await probe("completion/complete", () =>
   client.complete({ ref: { type: "ref/prompt", name: prefix + "completable-prompt" }, argument: { name: "department", value: "E" } }),
 );
 await probe("logging/setLevel", () => client.setLoggingLevel("debug"));
+if (plan.sdk === "v1") {
+  // A task-augmented call (v2 has no tasks API yet): the kinds of messages
+  // the stream yields, the result (task ids, which the server makes up,
+  // replaced), and the task as tasks/get and tasks/list report it after.
+  const taskProbe = (ambiguous) => async () => {
+    const tasks = client.experimental.tasks;
+    const kinds = [];
+    let taskId = null;
+    let result = null;
+    const stream = tasks.callToolStream({ name: prefix + "simulate-research-query", arguments: { topic: "gateways", ambiguous } }, undefined, {
+      task: { ttl: 60000 },
+      timeout: 30000,
+    });
+    for await (const m of stream) {
+      if (kinds[kinds.length - 1] !== m.type) kinds.push(m.type);
+      if (m.type === "taskCreated") taskId = m.task.taskId;
+      if (m.type === "result") result = m.result;
+      if (m.type === "error") result = errorOf(m.error);
+    }
+    const anon = (v) => JSON.parse(JSON.stringify(v ?? null).replaceAll(taskId ?? "\u0000", "TASK"));
+    const got = taskId ? await tasks.getTask(taskId) : null;
+    const listed = taskId ? (await tasks.listTasks()).tasks.filter((t) => t.taskId === taskId).map((t) => t.status) : [];
+    return { kinds, result: anon(result), status: got?.status ?? null, listed };
+  };
+  await probe("tasks", taskProbe(false));
+  // The server asks the client (elicitation) while the task waits for input.
+  const before = asked.elicitation.length;
+  await probe("tasks input_required", async () => ({ ...(await taskProbe(true)()), elicited: asked.elicitation.length - before }));
+}
 features.instructions = (client.getInstructions?.() ?? null) !== null;
+features.capabilities = client.getServerCapabilities() ?? null;
 
 await client.close().catch(() => {});
 process.stdout.write(JSON.stringify({ features }) + "\n");

@@ -1,0 +1,128 @@
+package backends
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// What backends are told about the client, and what they tell it.
+//
+// With Options.AwaitClient (the stdio gateway: one client, one set of
+// backends) the processes start at once, but each backend's initialize
+// waits for SetClientCapabilities, so that a backend is declared exactly
+// the client's own roots, sampling and elicitation capabilities: a backend
+// told about sampling the client lacks would offer tools that always fail.
+// Without it (HTTP: many clients share the backends; the sub-commands: no
+// client) backends are declared everything the gateway relays (roots,
+// sampling, elicitation) when Options.OnRequest is set, and a request a
+// client cannot answer fails there.
+
+// relayed are the client capabilities the gateway can relay to a backend:
+// the server-to-client requests HandleBackendRequest forwards.
+func relayed(name string) bool {
+	return name == "roots" || name == "sampling" || name == "elicitation"
+}
+
+// clientCaps is what SetClientCapabilities recorded.
+type clientCaps struct {
+	caps json.RawMessage // the capabilities object declared to backends
+	at   time.Time       // when it was set
+}
+
+// SetClientCapabilities records the client's capabilities (the raw
+// "capabilities" of its initialize) and lets the backends waiting for them
+// (Options.AwaitClient) initialize. Only the members the gateway relays are
+// declared (roots, sampling, elicitation, each as the client wrote it). The
+// first call counts; later ones, and any call without AwaitClient, do
+// nothing.
+func (m *Manager) SetClientCapabilities(caps json.RawMessage) {
+	if !m.opts.AwaitClient {
+		return
+	}
+	out := json.RawMessage(`{}`)
+	_ = wire.EachMember(caps, func(name string, v json.RawMessage) {
+		if relayed(name) {
+			out, _ = wire.SetMember(out, name, v)
+		}
+	})
+	m.clientOnce.Do(func() {
+		m.client.Store(&clientCaps{caps: out, at: time.Now()})
+		close(m.clientSet)
+	})
+}
+
+// awaitClient waits, when the Manager was told to, until the client's
+// capabilities are known, ctx is done, or stop is closed; it reports
+// whether they are known (or not awaited).
+func (m *Manager) awaitClient(ctx context.Context, stop <-chan string) (string, bool) {
+	if !m.opts.AwaitClient {
+		return "", true
+	}
+	select {
+	case <-m.clientSet:
+		return "", true
+	case r := <-stop:
+		return r, false
+	case <-ctx.Done():
+		return "stopped", false
+	}
+}
+
+// initializeParams are the params of a backend's initialize request: the
+// client's capabilities once known (AwaitClient), else everything the
+// gateway relays.
+func (m *Manager) initializeParams() json.RawMessage {
+	info := m.opts.ClientInfo
+	if info == nil {
+		info = &mcp.Implementation{Name: "mcp-gateway"}
+	}
+	caps := json.RawMessage(`{}`)
+	if c := m.client.Load(); c != nil {
+		caps = c.caps
+	} else if m.opts.OnRequest != nil {
+		caps = json.RawMessage(`{"roots":{},"sampling":{},"elicitation":{}}`)
+	}
+	b, err := json.Marshal(map[string]any{
+		"protocolVersion": ProtocolVersion,
+		"capabilities":    caps,
+		"clientInfo":      info,
+	})
+	if err != nil {
+		panic(err) // plain data
+	}
+	return b
+}
+
+// waitFrom is when the startup timeout of Wait starts counting: Start, or
+// the client's initialize when backends waited for it.
+func (m *Manager) waitFrom(start time.Time) time.Time {
+	if c := m.client.Load(); c != nil && c.at.After(start) {
+		return c.at
+	}
+	return start
+}
+
+// Initialized is what a ready backend answered to initialize.
+type Initialized struct {
+	Server       string
+	Capabilities json.RawMessage // as the backend wrote it
+	Instructions string
+}
+
+// Initialized returns what each ready backend answered to initialize, in
+// configuration order.
+func (m *Manager) Initialized() []Initialized {
+	var out []Initialized
+	for _, b := range m.backends() {
+		b.mu.Lock()
+		if b.state == Ready {
+			out = append(out, Initialized{Server: b.cfg.Name, Capabilities: b.capsRaw, Instructions: b.instructions})
+		}
+		b.mu.Unlock()
+	}
+	return out
+}

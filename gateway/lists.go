@@ -1,0 +1,116 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+)
+
+// The four lists are answered by the session, raw: each definition as its
+// backend wrote it — every member, unknown ones included, in the backend's
+// order — under the front name (tools and prompts), grouped by backend in
+// configuration order, after the gateway's own tools; the result's _meta
+// merges the backends' (listMeta). go-sdk's tables,
+// which list by key and drop what its types lack, only notify changes.
+//
+// A list is one page: the gateway fetched every page of each backend's
+// list already, so it hands out no cursor, and a request with one is
+// refused (-32602) rather than answered with the first page again.
+
+// list answers one of the four list methods.
+func (f *front) list(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if err := checkCursor(params); err != nil {
+		return nil, err
+	}
+	f.settle(ctx) // the first list is complete (within the startup timeout)
+	list, _ := listOf(method)
+	f.mu.Lock()
+	f.seen[list] = f.versions[list] // read with the list: a change after it still notifies
+	f.listed[list] = true
+	var (
+		items []json.RawMessage
+		field string // the member the result holds
+	)
+	switch method {
+	case "tools/list":
+		items, field = f.toolDefs, "tools"
+	case "prompts/list":
+		items, field = f.promptDefs, "prompts"
+	case "resources/list":
+		items, field = f.resourceDefs, "resources"
+	case "resources/templates/list":
+		items, field = f.templateDefs, "resourceTemplates"
+	}
+	f.mu.Unlock()
+	n := len(field) + 8
+	for _, it := range items {
+		n += len(it) + 1
+	}
+	out := make([]byte, 0, n)
+	out = append(out, `{"`...)
+	out = append(out, field...)
+	out = append(out, `":[`...)
+	for i, it := range items {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, it...)
+	}
+	out = append(out, ']')
+	if meta := f.listMeta(method); meta != nil {
+		out = append(append(out, `,"_meta":`...), meta...)
+	}
+	return append(out, '}'), nil
+}
+
+// listMeta merges the _meta of the backends' results of a list method:
+// each member as the first backend (in configuration order) that has it
+// wrote it. It is nil when no backend's result had one, and for lazy
+// mode's tools/list, which lists no backend tools.
+func (f *front) listMeta(method string) json.RawMessage {
+	b := f.g.opts.Backends
+	if b == nil || method == "tools/list" && f.g.opts.Config.Gateway.ToolsMode == "lazy" {
+		return nil
+	}
+	var merged json.RawMessage
+	for _, meta := range b.ListMeta(method) {
+		_ = wire.EachMember(meta, func(name string, v json.RawMessage) {
+			if merged == nil {
+				merged = json.RawMessage(`{}`)
+			}
+			if wire.Member(merged, name) == nil {
+				merged, _ = wire.SetMember(merged, name, v)
+			}
+		})
+	}
+	return merged
+}
+
+// checkParams checks that params, if any, are an object: every method's
+// are. The session's -32602 errors say what is wrong in JSON's terms, as
+// the gateway's other errors do.
+func checkParams(params json.RawMessage) error {
+	if p := bytes.TrimSpace(params); len(p) > 0 && string(p) != "null" && p[0] != '{' {
+		return errInvalidParams("params must be an object")
+	}
+	return nil
+}
+
+// checkCursor checks a list request's params. The gateway hands out no
+// cursor, so a request that carries one is refused rather than answered
+// with the first page again.
+func checkCursor(params json.RawMessage) error {
+	if err := checkParams(params); err != nil {
+		return err
+	}
+	c := bytes.TrimSpace(wire.Member(params, "cursor"))
+	switch {
+	case len(c) == 0 || string(c) == "null":
+		return nil
+	case c[0] != '"':
+		return errInvalidParams("cursor must be a string")
+	}
+	return errInvalidParams("invalid cursor: the gateway lists everything in one page")
+}

@@ -1,0 +1,143 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+
+	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// Tasks pass through. A tools/call with params.task goes to the backend
+// with its task member as the client wrote it, and the task its answer
+// creates is recorded against that backend (recordTask), so that tasks/get,
+// tasks/result and tasks/cancel reach the backend that owns the task; a
+// task id never recorded is answered -32602, as a backend answers an
+// unknown one. tasks/list asks every backend that declared tasks.list and
+// lists their tasks together in one page, recording each. A backend's
+// notifications/tasks/status goes to the clients that have its task.
+// tasks/result waits for the task to end, so it is not bounded by the
+// server's call timeout.
+
+// taskOwners maps the task ids clients got through the gateway to the
+// backends that own them. It is the Gateway's, not a client's: over
+// stateless HTTP every request is a session of its own, and the backends
+// are shared anyway. A task the owner no longer knows (-32602) is
+// forgotten.
+type taskOwners struct {
+	mu    sync.Mutex
+	owner map[string]string
+}
+
+func (t *taskOwners) record(id, server string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.owner == nil {
+		t.owner = make(map[string]string)
+	}
+	t.owner[id] = server
+}
+
+func (t *taskOwners) lookup(id string) (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	server, ok := t.owner[id]
+	return server, ok
+}
+
+func (t *taskOwners) forget(id, server string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.owner[id] == server {
+		delete(t.owner, id)
+	}
+}
+
+// recordTask records the task a task-augmented tools/call created (raw is
+// its result, {"task":{"taskId":...}}) as server's, and as one this client
+// has (its status notifications come to it).
+func (f *front) recordTask(server string, raw json.RawMessage) {
+	id, ok := wire.Unquote(wire.Member(wire.Member(raw, "task"), "taskId"))
+	if !ok || id == "" {
+		return
+	}
+	f.g.tasks.record(id, server)
+	f.mu.Lock()
+	if f.tasks == nil {
+		f.tasks = make(map[string]bool)
+	}
+	f.tasks[id] = true
+	f.mu.Unlock()
+}
+
+// hasTask reports whether this client got the task id through the gateway.
+func (f *front) hasTask(id string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.tasks[id]
+}
+
+// task serves tasks/get, tasks/result, tasks/cancel and tasks/list.
+func (f *front) task(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	b := f.g.opts.Backends
+	if method == "tasks/list" {
+		return f.listTasks(ctx, params)
+	}
+	if err := checkParams(params); err != nil {
+		return nil, err
+	}
+	id, ok := wire.Unquote(wire.Member(params, "taskId"))
+	if !ok {
+		return nil, errInvalidParams("taskId must be a string")
+	}
+	server, ok := f.g.tasks.lookup(id)
+	if !ok || b == nil {
+		return nil, errInvalidParams("Task not found: " + id)
+	}
+	raw, err := b.Request(ctx, server, method, params, backends.CallOptions{Unbounded: method == "tasks/result"})
+	if err != nil {
+		if re := (*backends.RPCError)(nil); errors.As(err, &re) && re.Code == jsonrpc.CodeInvalidParams {
+			f.g.tasks.forget(id, server) // expired, or never the backend's
+		}
+		return nil, rpcError(err, "", "", f.g.opts.Config.Server.Debug)
+	}
+	return raw, nil
+}
+
+// listTasks lists the tasks of every backend that declared tasks.list.
+func (f *front) listTasks(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	if err := checkCursor(params); err != nil {
+		return nil, err
+	}
+	b := f.g.opts.Backends
+	out := []byte(`{"tasks":[`)
+	n := 0
+	if b != nil {
+		f.settle(ctx)
+		for _, server := range b.TaskServers() {
+			raw, err := b.Request(ctx, server, "tasks/list", nil, backends.CallOptions{})
+			if err != nil {
+				f.log.Debug("tasks/list failed", "server", server, "err", err)
+				continue
+			}
+			var list struct {
+				Tasks []json.RawMessage `json:"tasks"`
+			}
+			if json.Unmarshal(raw, &list) != nil {
+				continue
+			}
+			for _, t := range list.Tasks {
+				f.recordTask(server, append(append([]byte(`{"task":`), t...), '}'))
+				if n > 0 {
+					out = append(out, ',')
+				}
+				out = append(out, t...)
+				n++
+			}
+		}
+	}
+	return append(out, "]}"...), nil
+}
