@@ -39,9 +39,12 @@ type front struct {
 	res        map[resourceKey]string // resource or template → the server that serves it
 	toolFP     map[string]string      // front name → the definition registered (as listed)
 	promptFP   map[string]string
-	subs       map[string]bool // resource URIs the client subscribed to (subscribe.go)
-	tasks      map[string]bool // the task ids this client got (tasks.go)
-	resFP      map[resourceKey]string
+	subs       map[string]bool   // resource URIs the client subscribed to (subscribe.go)
+	tasks      map[string]string // task id → its backend, for the tasks this session created (tasks.go)
+	// sharedTasks: a stateless HTTP request, which has no session of its
+	// own, reaches every task the gateway recorded (tasks.go).
+	sharedTasks bool
+	resFP       map[resourceKey]string
 	// The lists as the session answers them (lists.go): each definition
 	// as its backend wrote it (under the front name), in listing order.
 	toolDefs, promptDefs, resourceDefs, templateDefs []json.RawMessage

@@ -145,6 +145,7 @@ func (g *Gateway) serveState(ctx context.Context, cs clientStream, state *mcp.Se
 	defer g.dropFront(f)
 	if state != nil && state.InitializeParams != nil {
 		f.identify(nil, state.InitializeParams)
+		f.sharedTasks = true
 	}
 	s := newSession(f, cs)
 	g.mu.Lock()

@@ -93,10 +93,7 @@ func (g *Gateway) BackendNotification(server, method string, params json.RawMess
 			g.log.Debug("dropped a task status", "server", server, "err", err)
 			return
 		}
-		if owner, ok := g.tasks.lookup(id); !ok || owner != server {
-			return
-		}
-		g.broadcast(wire.AppendRequest(nil, nil, method, compact), func(f *front) bool { return f.hasTask(id) })
+		g.broadcast(wire.AppendRequest(nil, nil, method, compact), func(f *front) bool { return f.ownsTask(id, server) })
 	case "notifications/resources/updated":
 		var p struct {
 			URI string `json:"uri"`

@@ -13,19 +13,21 @@ import (
 
 // Tasks pass through. A tools/call with params.task goes to the backend
 // with its task member as the client wrote it, and the task its answer
-// creates is recorded against that backend (recordTask), so that tasks/get,
-// tasks/result and tasks/cancel reach the backend that owns the task; a
-// task id never recorded is answered -32602, as a backend answers an
-// unknown one. tasks/list asks every backend that declared tasks.list and
-// lists their tasks together in one page, recording each. A backend's
-// notifications/tasks/status goes to the clients that have its task.
+// creates is recorded against that backend and that session (recordTask),
+// so that tasks/get, tasks/result and tasks/cancel reach the backend that
+// owns the task. Backends are shared by every session, so a session sees
+// only the tasks it created: any other task id is answered -32602, as a
+// backend answers an unknown one, and tasks/list, which asks every backend
+// that declared tasks.list and lists their tasks together in one page,
+// leaves out the others. A backend's notifications/tasks/status goes only
+// to the session that created its task. A stateless HTTP request has no
+// session to own anything, so it sees every task the gateway recorded.
 // tasks/result waits for the task to end, so it is not bounded by the
 // server's call timeout.
 
 // taskOwners maps the task ids clients got through the gateway to the
-// backends that own them. It is the Gateway's, not a client's: over
-// stateless HTTP every request is a session of its own, and the backends
-// are shared anyway. A task the owner no longer knows (-32602) is
+// backends that own them, for stateless HTTP requests, where every request
+// is a session of its own. A task the owner no longer knows (-32602) is
 // forgotten.
 type taskOwners struct {
 	mu    sync.Mutex
@@ -57,8 +59,10 @@ func (t *taskOwners) forget(id, server string) {
 }
 
 // recordTask records the task a task-augmented tools/call created (raw is
-// its result, {"task":{"taskId":...}}) as server's, and as one this client
-// has (its status notifications come to it).
+// its result, {"task":{"taskId":...}}) as server's and this session's (its
+// status notifications come to it). A client names a task by its id alone,
+// so if two backends give one session equal ids, the later task is the one
+// the session reaches.
 func (f *front) recordTask(server string, raw json.RawMessage) {
 	id, ok := wire.Unquote(wire.Member(wire.Member(raw, "task"), "taskId"))
 	if !ok || id == "" {
@@ -67,17 +71,30 @@ func (f *front) recordTask(server string, raw json.RawMessage) {
 	f.g.tasks.record(id, server)
 	f.mu.Lock()
 	if f.tasks == nil {
-		f.tasks = make(map[string]bool)
+		f.tasks = make(map[string]string)
 	}
-	f.tasks[id] = true
+	f.tasks[id] = server
 	f.mu.Unlock()
 }
 
-// hasTask reports whether this client got the task id through the gateway.
-func (f *front) hasTask(id string) bool {
+// taskServer returns the backend that owns a task this session may reach:
+// one it created, or, for a stateless request, any the gateway recorded.
+func (f *front) taskServer(id string) (string, bool) {
+	f.mu.Lock()
+	server, ok := f.tasks[id]
+	f.mu.Unlock()
+	if !ok && f.sharedTasks {
+		return f.g.tasks.lookup(id)
+	}
+	return server, ok
+}
+
+// ownsTask reports whether this session created server's task id.
+func (f *front) ownsTask(id, server string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.tasks[id]
+	owner, ok := f.tasks[id]
+	return ok && owner == server
 }
 
 // task serves tasks/get, tasks/result, tasks/cancel and tasks/list.
@@ -93,7 +110,7 @@ func (f *front) task(ctx context.Context, method string, params json.RawMessage)
 	if !ok {
 		return nil, errInvalidParams("taskId must be a string")
 	}
-	server, ok := f.g.tasks.lookup(id)
+	server, ok := f.taskServer(id)
 	if !ok || b == nil {
 		return nil, errInvalidParams("Task not found: " + id)
 	}
@@ -101,13 +118,24 @@ func (f *front) task(ctx context.Context, method string, params json.RawMessage)
 	if err != nil {
 		if re := (*backends.RPCError)(nil); errors.As(err, &re) && re.Code == jsonrpc.CodeInvalidParams {
 			f.g.tasks.forget(id, server) // expired, or never the backend's
+			f.forgetTask(id, server)
 		}
 		return nil, rpcError(err, "", "", f.g.opts.Config.Server.Debug)
 	}
 	return raw, nil
 }
 
-// listTasks lists the tasks of every backend that declared tasks.list.
+// forgetTask forgets a task of this session that its backend no longer knows.
+func (f *front) forgetTask(id, server string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.tasks[id] == server {
+		delete(f.tasks, id)
+	}
+}
+
+// listTasks lists this session's tasks of every backend that declared
+// tasks.list, in one page.
 func (f *front) listTasks(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	if err := checkCursor(params); err != nil {
 		return nil, err
@@ -130,6 +158,10 @@ func (f *front) listTasks(ctx context.Context, params json.RawMessage) (json.Raw
 				continue
 			}
 			for _, t := range list.Tasks {
+				id, _ := wire.Unquote(wire.Member(t, "taskId"))
+				if !f.sharedTasks && !f.ownsTask(id, server) {
+					continue // another session's
+				}
 				f.recordTask(server, append(append([]byte(`{"task":`), t...), '}'))
 				if n > 0 {
 					out = append(out, ',')
