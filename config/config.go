@@ -137,6 +137,10 @@ type HTTP struct {
 	// request, no call in flight and no open stream for this long; 0 never
 	// ends one.
 	SessionIdleTimeoutMS int `json:"session_idle_timeout_ms"`
+	// SessionBufferBytes bounds the messages waiting for one HTTP
+	// session's client to read them; a session whose client falls further
+	// behind is ended.
+	SessionBufferBytes int `json:"session_buffer_bytes"`
 }
 
 // Server is one backend MCP server. Exactly one of Command and URL is set.
@@ -306,7 +310,7 @@ func Defaults() *Config {
 			StartupTimeoutMS: ms(DefaultStartupTimeout),
 			StartLimitMS:     ms(DefaultStartLimit),
 			AnswerTools:      true,
-			HTTP:             HTTP{Listen: "127.0.0.1:8000", AllowedOrigins: []string{}, SessionIdleTimeoutMS: 1800000},
+			HTTP:             HTTP{Listen: "127.0.0.1:8000", AllowedOrigins: []string{}, SessionIdleTimeoutMS: 1800000, SessionBufferBytes: 16 << 20},
 		},
 		Servers: []Server{},
 	}

@@ -36,7 +36,7 @@ func (g goneStream) BufferLatest(key string, msg []byte) error {
 // carries it there; any other writes it (or, buffered, buffers it).
 func (g goneStream) send(id json.RawMessage, msg []byte, final, buffered bool) error {
 	if cs, ok := g.clientStream.(callStreams); ok {
-		return g.check(cs.WriteFor(id, msg, final))
+		return g.check(cs.WriteFor(id, "", msg, final))
 	}
 	switch {
 	case msg == nil:
@@ -53,17 +53,17 @@ func (g goneStream) send(id json.RawMessage, msg []byte, final, buffered bool) e
 // a buffer that is reused.
 func (g goneStream) sendParts(id json.RawMessage, parts [][]byte) error {
 	if cs, ok := g.clientStream.(callStreams); ok {
-		return g.check(cs.WriteFor(id, bytes.Join(parts, nil), true))
+		return g.check(cs.WriteFor(id, "", bytes.Join(parts, nil), true))
 	}
 	return g.WriteParts(parts...)
 }
 
 // sendLatest is send for a message that a later one of the same key makes
-// obsolete (a call's progress): a stream without a way out per request
-// may keep only the latest per key for a slow client (BufferLatest).
+// obsolete (a call's progress): the stream may keep only the latest per
+// key for a slow client (BufferLatest, or WriteFor with the key).
 func (g goneStream) sendLatest(id json.RawMessage, key string, msg []byte) error {
 	if cs, ok := g.clientStream.(callStreams); ok {
-		return g.check(cs.WriteFor(id, msg, false))
+		return g.check(cs.WriteFor(id, key, msg, false))
 	}
 	return g.BufferLatest(key, msg)
 }

@@ -36,6 +36,10 @@ type HTTPOptions struct {
 	// no call in flight and no open stream for this long; zero never
 	// does.
 	IdleTimeout time.Duration
+	// SessionBufferBytes bounds the messages waiting for one session's
+	// client to read them; a session whose client falls further behind
+	// is ended. Zero means DefaultSessionBufferBytes.
+	SessionBufferBytes int64
 }
 
 // HTTPFront serves MCP over HTTP: Streamable HTTP and the 2024-11-05 SSE
@@ -59,6 +63,9 @@ func (g *Gateway) NewHTTPFront(opts HTTPOptions) *HTTPFront {
 	if opts.EventStore == nil {
 		opts.EventStore = mcp.NewMemoryEventStore(nil)
 	}
+	if opts.SessionBufferBytes <= 0 {
+		opts.SessionBufferBytes = DefaultSessionBufferBytes
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	h := &HTTPFront{
 		g:        g,
@@ -79,6 +86,11 @@ func (g *Gateway) NewHTTPFront(opts HTTPOptions) *HTTPFront {
 }
 
 const sessionIDHeader = "Mcp-Session-Id"
+
+// sessionOptions configure a Streamable HTTP session of the front.
+func (h *HTTPFront) sessionOptions(id string, store mcp.EventStore, stop func()) httpSessionOptions {
+	return httpSessionOptions{ID: id, Store: store, Stop: stop, BufferBytes: h.opts.SessionBufferBytes, Logger: h.g.log}
+}
 
 // Sessions reports how many sessions are open.
 func (h *HTTPFront) Sessions() int {
@@ -239,7 +251,7 @@ func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, version s
 	}
 	id := rand.Text()
 	ctx, cancel := context.WithCancel(h.ctx)
-	s := newHTTPSession(id, h.opts.EventStore, cancel)
+	s := newHTTPSession(h.sessionOptions(id, h.opts.EventStore, cancel))
 	h.mu.Lock()
 	h.sessions[id] = s
 	h.mu.Unlock()
@@ -282,7 +294,7 @@ func (h *HTTPFront) serveStateless(w http.ResponseWriter, r *http.Request, versi
 		}
 	}
 	ctx, cancel := context.WithCancel(h.ctx)
-	s := newHTTPSession("", nil, cancel)
+	s := newHTTPSession(h.sessionOptions("", nil, cancel))
 	ended := make(chan struct{})
 	if !h.start(ctx, s, state, func() { close(ended) }) {
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
@@ -366,14 +378,34 @@ func (h *HTTPFront) ServeSSE(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(h.ctx)
 	defer cancel()
 	ended := make(chan struct{})
-	if !h.start(ctx, &sdkStream{ctx: ctx, conn: conn}, nil, func() { close(ended) }) {
+	// This goroutine is the stream's writer (sdkStream.pump): the
+	// session only queues what it writes.
+	s := &sdkStream{ctx: ctx, conn: conn, q: newOutQueue(&outBudget{limit: h.opts.SessionBufferBytes})}
+	s.full = func(err error) {
+		if ctx.Err() == nil {
+			h.g.log.Warn("sse session ended: its client does not read its stream", "session", id, "err", err)
+			cancel()
+		}
+	}
+	if !h.start(ctx, s, nil, func() { close(ended) }) {
 		_ = conn.Close()
 		return
 	}
-	select {
-	case <-r.Context().Done():
-	case <-ended:
+	stop := make(chan struct{})
+	go func() {
+		select {
+		case <-r.Context().Done():
+		case <-ended:
+		case <-ctx.Done():
+		}
+		close(stop)
+	}()
+	cut := cutOnClose(stop, http.NewResponseController(w))
+	if err := s.pump(stop, cut); err != nil {
+		h.g.log.Debug("sse stream ended", "err", err)
 	}
+	cancel()
+	cut.stop()
 	_ = conn.Close()
 	<-ended
 }

@@ -10,10 +10,14 @@ import (
 )
 
 // sdkStream is a go-sdk connection as a client stream (Gateway.Serve): its
-// messages are encoded for the session and decoded back.
+// messages are encoded for the session and decoded back. With a queue (the
+// 2024-11-05 SSE transport), what the session writes is queued and written
+// by pump, so that a client that does not read holds up nobody else.
 type sdkStream struct {
 	ctx  context.Context
 	conn mcp.Connection
+	q    *outQueue   // nil: Write writes to conn
+	full func(error) // called when q is over its budget
 }
 
 func (s *sdkStream) Read() ([]byte, string, error) {
@@ -31,7 +35,23 @@ func (s *sdkStream) Read() ([]byte, string, error) {
 	return data, "", nil
 }
 
-func (s *sdkStream) Write(data []byte) error {
+func (s *sdkStream) Write(data []byte) error { return s.put("", data) }
+
+// put writes data, or with a queue, queues it (key as for outQueue.put).
+func (s *sdkStream) put(key string, data []byte) error {
+	if s.q == nil {
+		return s.write(data)
+	}
+	if err := s.ctx.Err(); err != nil {
+		return err
+	}
+	if err := s.q.put(key, data); err != nil {
+		s.full(err)
+	}
+	return nil
+}
+
+func (s *sdkStream) write(data []byte) error {
 	msg, err := jsonrpc.DecodeMessage(data)
 	if err != nil {
 		return err
@@ -46,9 +66,37 @@ func (s *sdkStream) Buffer(data []byte) error { return s.Write(data) }
 
 func (s *sdkStream) Flush() error { return nil }
 
-// BufferLatest writes at once: go-sdk's transport decides how a slow client
-// holds up its writer.
-func (s *sdkStream) BufferLatest(_ string, data []byte) error { return s.Write(data) }
+// BufferLatest is Write, coalesced per key with a queue.
+func (s *sdkStream) BufferLatest(key string, data []byte) error { return s.put(key, data) }
+
+// pump writes what the queue holds until done is closed or a write fails,
+// which it returns. cut fails a write in progress once the session ends.
+func (s *sdkStream) pump(done <-chan struct{}, cut *writeCutter) error {
+	for {
+		select {
+		case <-s.q.wake:
+		case <-done:
+			return nil
+		}
+		batch := s.q.take()
+		var err error
+		if len(batch) > 0 && !cut.begin() {
+			err = errSessionClosed
+		}
+		for _, m := range batch {
+			if err == nil {
+				err = s.write(m)
+			}
+		}
+		if len(batch) > 0 {
+			cut.end()
+		}
+		s.q.written()
+		if err != nil {
+			return err
+		}
+	}
+}
 
 func (s *sdkStream) More() bool { return false }
 

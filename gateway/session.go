@@ -64,8 +64,10 @@ type clientStream interface {
 type callStreams interface {
 	// WriteFor writes msg, which belongs to the client's request id: its
 	// response if final (nothing follows it; msg is nil when the response
-	// is suppressed), else a message sent while serving it.
-	WriteFor(id json.RawMessage, msg []byte, final bool) error
+	// is suppressed), else a message sent while serving it. A key, if not
+	// "", says that a later message of the same key makes msg obsolete (a
+	// call's progress), as for BufferLatest.
+	WriteFor(id json.RawMessage, key string, msg []byte, final bool) error
 }
 
 // drainGrace bounds how long the end of input is held back for calls still

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -24,7 +25,9 @@ import (
 // calls' progress, the requests made to the client while serving them, and
 // their responses — and everything else on the standalone GET stream.
 // Events are numbered per stream and kept in an event store, so that a
-// client that lost a stream can resume it (GET with Last-Event-ID).
+// client that lost a stream can resume it (GET with Last-Event-ID). Each
+// stream's events are written by the goroutine serving its request, from
+// a bounded queue (outqueue.go), never by the one that produced them.
 // docs/http.md says why go-sdk's transport is not used.
 
 // httpSession is one Streamable HTTP session as a client stream.
@@ -35,6 +38,8 @@ type httpSession struct {
 	done  chan struct{}  // closed by Close
 	stop  func()         // ends the gateway session serving it
 	once  sync.Once
+	out   *outBudget // the byte budget of the session's stream queues
+	log   *slog.Logger
 
 	mu        sync.Mutex
 	streams   map[string]*sseStream // live streams by id; "" is the standalone GET stream
@@ -50,9 +55,10 @@ type sseStream struct {
 
 	pending int // requests not answered yet (POST streams); guarded by httpSession.mu
 
-	mu   sync.Mutex          // orders the events: index, store, write
+	mu   sync.Mutex          // orders the events: index, store, queue
 	last int                 // index of the last event, -1 before the first
 	w    http.ResponseWriter // the request the stream is written to; nil while none is
+	q    *outQueue           // w's events (SSE frames), for its writer; nil while w is
 	end  chan struct{}       // closed when the stream is complete: its request returns
 
 	// A POST's response is started by its first message, not before: a
@@ -62,15 +68,28 @@ type sseStream struct {
 	started bool
 	lone    bool // the POST holds one call
 	prime   bool
+	whole   bool // the queue holds a lone call's answer, for the writer to send as JSON
 }
 
-func newHTTPSession(id string, store mcp.EventStore, stop func()) *httpSession {
+// httpSessionOptions configure an httpSession.
+type httpSessionOptions struct {
+	ID          string         // "" when stateless
+	Store       mcp.EventStore // nil: streams cannot be resumed
+	Stop        func()         // ends the gateway session serving it
+	BufferBytes int64          // the budget of its outgoing queues
+	Logger      *slog.Logger
+}
+
+func newHTTPSession(o httpSessionOptions) *httpSession {
+	id, store := o.ID, o.Store
 	h := &httpSession{
 		id:        id,
 		store:     store,
 		in:        make(chan []byte),
 		done:      make(chan struct{}),
-		stop:      stop,
+		stop:      o.Stop,
+		out:       &outBudget{limit: o.BufferBytes},
+		log:       o.Logger,
 		streams:   make(map[string]*sseStream),
 		calls:     make(map[string]*sseStream),
 		idleSince: time.Now(),
@@ -98,7 +117,7 @@ func (h *httpSession) More() bool { return false }
 
 // Write writes a message that belongs to no request: on the standalone
 // stream (or, with none open, only to the event store).
-func (h *httpSession) Write(msg []byte) error { return h.WriteFor(nil, msg, false) }
+func (h *httpSession) Write(msg []byte) error { return h.WriteFor(nil, "", msg, false) }
 
 // WriteParts writes the message the parts make, joined: the event store
 // keeps it.
@@ -109,7 +128,9 @@ func (h *httpSession) Buffer(msg []byte) error { return h.Write(msg) }
 
 // BufferLatest writes at once too: what belongs to a call goes through
 // WriteFor, on the call's own stream.
-func (h *httpSession) BufferLatest(_ string, msg []byte) error { return h.Write(msg) }
+func (h *httpSession) BufferLatest(key string, msg []byte) error {
+	return h.WriteFor(nil, key, msg, false)
+}
 
 func (h *httpSession) Flush() error { return nil }
 
@@ -139,7 +160,7 @@ func (h *httpSession) closed() bool {
 // a message for no request in flight goes to the standalone stream. A
 // final message completes the request; a POST's stream ends with its last
 // request's.
-func (h *httpSession) WriteFor(id json.RawMessage, msg []byte, final bool) error {
+func (h *httpSession) WriteFor(id json.RawMessage, key string, msg []byte, final bool) error {
 	h.mu.Lock()
 	st, ok := h.calls[string(id)]
 	complete := false
@@ -158,7 +179,18 @@ func (h *httpSession) WriteFor(id json.RawMessage, msg []byte, final bool) error
 	if st == nil || h.closed() {
 		return nil // stateless: nothing outside a request can reach the client
 	}
-	return st.event(h, msg, complete)
+	return st.event(h, key, msg, complete)
+}
+
+// overflowed ends a session whose client does not read what it is sent:
+// its streams' requests return, its calls are cancelled, and its id gets
+// 404 from now on. The other sessions never waited for it.
+func (h *httpSession) overflowed(err error) {
+	if h.closed() {
+		return
+	}
+	h.log.Warn("http session ended: its client does not read its stream", "session", h.id, "err", err)
+	_ = h.Close()
 }
 
 // becameIdle records when the session last had nothing in flight; h.mu is
@@ -190,21 +222,22 @@ func (h *httpSession) attach() func() {
 	}
 }
 
-// event numbers msg, stores it and writes it to the stream's request, if
-// one is attached; complete ends the stream. A nil msg only completes.
-func (st *sseStream) event(h *httpSession, msg []byte, complete bool) error {
+// event numbers msg, stores it and queues it for the stream's writer, if a
+// request is attached; complete ends the stream. A nil msg only completes.
+// It never waits for the client.
+func (st *sseStream) event(h *httpSession, key string, msg []byte, complete bool) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if !st.started && st.w != nil && msg != nil {
 		if complete && st.lone {
 			// The whole answer: one JSON response, nothing to resume.
-			st.started = true
-			st.w.Header().Set("Content-Type", "application/json")
-			st.w.Header().Set("Content-Length", strconv.Itoa(len(msg)))
-			_, err := st.w.Write(msg)
+			st.started, st.whole = true, true
 			close(st.end)
-			st.end, st.w = nil, nil
-			return err
+			st.end = nil
+			if err := st.q.put("", msg); err != nil {
+				h.overflowed(err)
+			}
+			return nil
 		}
 		st.start(h)
 	}
@@ -214,35 +247,117 @@ func (st *sseStream) event(h *httpSession, msg []byte, complete bool) error {
 		if h.store != nil {
 			err = h.store.Append(context.Background(), h.id, st.id, msg)
 		}
-		if st.w != nil {
-			if werr := writeSSE(st.w, "message", st.eventID(h), msg); werr != nil {
-				st.w = nil // the client is gone; it may resume from the store
-				if h.store == nil {
-					err = werr
-				}
+		if st.q != nil {
+			if qerr := st.q.put(key, sseFrame("message", st.eventID(h), msg)); qerr != nil {
+				h.overflowed(qerr)
+				return nil
 			}
 		}
 	}
 	if complete && st.end != nil {
 		close(st.end)
-		st.end, st.w = nil, nil
+		st.end = nil
 	}
 	return err
 }
 
-// start starts a POST's event stream: the headers, and the priming event
-// whose id lets the client resume the stream before its first message.
-// st.mu is held.
+// start starts a POST's event stream: the priming event, whose id lets
+// the client resume the stream before its first message. st.mu is held.
 func (st *sseStream) start(h *httpSession) {
 	st.started = true
 	if h.store != nil {
 		_ = h.store.Open(context.Background(), h.id, st.id)
 	}
-	st.w.Header().Set("Content-Type", "text/event-stream")
 	if st.prime {
 		st.last++
 		_ = h.store.Append(context.Background(), h.id, st.id, nil)
-		_ = writeSSE(st.w, "prime", st.eventID(h), nil)
+		if st.q != nil {
+			_ = st.q.put("", sseFrame("prime", st.eventID(h), nil))
+		}
+	}
+}
+
+// attach makes w the stream's request, with a new queue; st.mu is held.
+func (st *sseStream) attach(h *httpSession, w http.ResponseWriter) *outQueue {
+	st.w, st.q = w, newOutQueue(h.out)
+	return st.q
+}
+
+// detach forgets w, if it is still the stream's request, and what was
+// queued for it: later events go only to the event store.
+func (st *sseStream) detach(w http.ResponseWriter) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.w == w {
+		st.q.drop()
+		st.w, st.q = nil, nil
+	}
+}
+
+// pump is a stream's writer: it writes what is queued for w until the
+// stream is complete, the client goes, or the session closes. headers
+// says whether the response's headers were written already (a GET); a
+// POST's are written with its first event, or its lone call's answer.
+// prime, if not nil, fires when a POST's stream should start without a
+// message.
+func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWriter, q *outQueue, end <-chan struct{}, headers bool, prime <-chan time.Time) {
+	defer st.detach(w)
+	rc := http.NewResponseController(w)
+	cut := cutOnClose(h.done, rc)
+	defer cut.stop()
+	for {
+		complete := false
+		select {
+		case <-q.wake:
+		case <-end:
+			complete = true
+		case <-prime:
+			prime = nil
+			st.mu.Lock()
+			if !st.started && st.w == w {
+				st.start(h)
+			}
+			st.mu.Unlock()
+			continue
+		case <-ctx.Done():
+			return
+		case <-h.done:
+			return
+		}
+		st.mu.Lock()
+		whole := st.whole
+		st.mu.Unlock()
+		batch := q.take()
+		if whole {
+			if len(batch) == 1 {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Content-Length", strconv.Itoa(len(batch[0])))
+				if cut.begin() {
+					_, _ = w.Write(batch[0])
+					cut.end()
+				}
+			}
+			q.written()
+			return
+		}
+		if len(batch) > 0 {
+			if !headers {
+				w.Header().Set("Content-Type", "text/event-stream")
+				headers = true
+			}
+			err := errSessionClosed
+			if cut.begin() {
+				err = writeFrames(w, rc, batch)
+				cut.end()
+			}
+			q.written()
+			if err != nil {
+				return // the client is gone; it may resume from the store
+			}
+		}
+		if complete {
+			return
+		}
 	}
 }
 
@@ -259,8 +374,57 @@ func (st *sseStream) eventID(h *httpSession) string {
 	return st.id + "_" + strconv.Itoa(st.last)
 }
 
-// writeSSE writes one event and flushes it.
-func writeSSE(w http.ResponseWriter, name, id string, data []byte) error {
+// errSessionClosed is why a stream's writer stops writing.
+var errSessionClosed = errors.New("session closed")
+
+// writeCutter fails a write to a client that does not read (it would
+// block for ever) once the session is closed, and only a write in
+// progress: an idle stream's request still ends cleanly.
+type writeCutter struct {
+	rc  *http.ResponseController
+	fin chan struct{}
+
+	mu      sync.Mutex
+	writing bool
+	closed  bool // the session closed: no write begins
+}
+
+// cutOnClose watches done for the writer of rc until stop.
+func cutOnClose(done <-chan struct{}, rc *http.ResponseController) *writeCutter {
+	c := &writeCutter{rc: rc, fin: make(chan struct{})}
+	go func() {
+		select {
+		case <-done:
+			c.mu.Lock()
+			c.closed = true
+			if c.writing {
+				_ = c.rc.SetWriteDeadline(time.Now())
+			}
+			c.mu.Unlock()
+		case <-c.fin:
+		}
+	}()
+	return c
+}
+
+// begin reports whether a write may begin; end says it ended.
+func (c *writeCutter) begin() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.writing = !c.closed
+	return c.writing
+}
+
+func (c *writeCutter) end() {
+	c.mu.Lock()
+	c.writing = false
+	c.mu.Unlock()
+}
+
+func (c *writeCutter) stop() { close(c.fin) }
+
+// sseFrame is one event as written on a stream.
+func sseFrame(name, id string, data []byte) []byte {
 	buf := make([]byte, 0, len(data)+len(id)+32)
 	if name != "" {
 		buf = append(append(append(buf, "event: "...), name...), '\n')
@@ -268,11 +432,22 @@ func writeSSE(w http.ResponseWriter, name, id string, data []byte) error {
 	if id != "" {
 		buf = append(append(append(buf, "id: "...), id...), '\n')
 	}
-	buf = append(append(append(buf, "data: "...), data...), "\n\n"...)
-	if _, err := w.Write(buf); err != nil {
-		return err
+	return append(append(append(buf, "data: "...), data...), "\n\n"...)
+}
+
+// writeFrames writes events and flushes them.
+func writeFrames(w http.ResponseWriter, rc *http.ResponseController, frames [][]byte) error {
+	for _, f := range frames {
+		if _, err := w.Write(f); err != nil {
+			return err
+		}
 	}
-	return http.NewResponseController(w).Flush()
+	return rc.Flush()
+}
+
+// writeSSE writes one event and flushes it.
+func writeSSE(w http.ResponseWriter, name, id string, data []byte) error {
+	return writeFrames(w, http.NewResponseController(w), [][]byte{sseFrame(name, id, data)})
 }
 
 // primingVersion is the first revision whose clients expect a POST's
@@ -298,8 +473,9 @@ func (h *httpSession) post(w http.ResponseWriter, r *http.Request, msgs [][]byte
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	st := &sseStream{id: rand.Text(), pending: len(calls), last: -1, w: w, end: make(chan struct{}),
+	st := &sseStream{id: rand.Text(), pending: len(calls), last: -1, end: make(chan struct{}),
 		lone: len(calls) == 1, prime: h.store != nil && version >= primingVersion}
+	q := st.attach(h, w)
 	end := st.end
 	h.mu.Lock()
 	for _, id := range calls {
@@ -320,20 +496,16 @@ func (h *httpSession) post(w http.ResponseWriter, r *http.Request, msgs [][]byte
 	if initialize && h.id != "" {
 		hdr.Set(sessionIDHeader, h.id)
 	}
+	var prime <-chan time.Time
 	if st.prime {
-		t := time.AfterFunc(primeAfter, func() {
-			st.mu.Lock()
-			defer st.mu.Unlock()
-			if !st.started && st.w != nil {
-				st.start(h)
-			}
-		})
+		t := time.NewTimer(primeAfter)
 		defer t.Stop()
+		prime = t.C
 	}
 	// Not cut short when the client goes: the calls are read already and
 	// their events are kept for a resume.
 	h.deliver(msgs)
-	h.wait(r.Context(), st, w, end)
+	h.pump(r.Context(), st, w, q, end, false, prime)
 }
 
 // deliver hands messages to the session's reader, in order; false if the
@@ -347,21 +519,6 @@ func (h *httpSession) deliver(msgs [][]byte) bool {
 		}
 	}
 	return true
-}
-
-// wait holds a stream's request open until the stream is complete, the
-// client goes, or the session closes; then no event is written to it.
-func (h *httpSession) wait(ctx context.Context, st *sseStream, w http.ResponseWriter, end <-chan struct{}) {
-	select {
-	case <-end:
-	case <-ctx.Done():
-	case <-h.done:
-	}
-	st.mu.Lock()
-	if st.w == w {
-		st.w = nil
-	}
-	st.mu.Unlock()
 }
 
 // get serves a GET: the standalone stream, or with Last-Event-ID, the
@@ -410,6 +567,20 @@ func (h *httpSession) get(w http.ResponseWriter, r *http.Request) {
 			replay = append(replay, data)
 		}
 	}
+	// From here on, events go to the stream's queue, after the replayed
+	// ones, which this goroutine writes before it starts on the queue:
+	// nothing is written while st.mu is held.
+	var q *outQueue
+	var end chan struct{}
+	if live {
+		q = st.attach(h, w)
+		st.started = true
+		if st.end == nil {
+			st.end = make(chan struct{})
+		}
+		end = st.end
+	}
+	st.mu.Unlock()
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("Cache-Control", "no-cache, no-transform")
@@ -429,22 +600,15 @@ func (h *httpSession) get(w http.ResponseWriter, r *http.Request) {
 			id = streamID + "_" + strconv.Itoa(after+1+i)
 		}
 		if writeSSE(w, "message", id, data) != nil {
-			st.mu.Unlock()
+			if live {
+				st.detach(w)
+			}
 			return
 		}
 	}
-	if !live {
-		st.mu.Unlock()
-		return
+	if live {
+		h.pump(r.Context(), st, w, q, end, true, nil)
 	}
-	st.w = w
-	st.started = true
-	if st.end == nil {
-		st.end = make(chan struct{})
-	}
-	end := st.end
-	st.mu.Unlock()
-	h.wait(r.Context(), st, w, end)
 }
 
 // parseEventID splits an event id, "<stream>_<index>".

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -642,38 +643,35 @@ type sseEvent struct{ id, data string }
 // readEvents reads events from an event stream until n have arrived.
 func readEvents(t *testing.T, r io.Reader, n int) []sseEvent {
 	t.Helper()
+	return readEventsTo(t, r, func(evs []sseEvent) bool { return len(evs) >= n })
+}
+
+// readEventsTo reads events from an event stream until done says that
+// those read so far are enough.
+func readEventsTo(t *testing.T, r io.Reader, done func([]sseEvent) bool) []sseEvent {
+	t.Helper()
 	var out []sseEvent
 	var cur sseEvent
-	buf := make([]byte, 0, 4096)
-	tmp := make([]byte, 4096)
-	for len(out) < n {
-		k, err := r.Read(tmp)
-		buf = append(buf, tmp[:k]...)
-		for {
-			i := bytes.IndexByte(buf, '\n')
-			if i < 0 {
-				break
-			}
-			line := strings.TrimRight(string(buf[:i]), "\r")
-			buf = buf[i+1:]
-			switch {
-			case strings.HasPrefix(line, "id: "):
-				cur.id = line[4:]
-			case strings.HasPrefix(line, "data: "):
-				cur.data = line[6:]
-			case line == "" && cur.data != "":
-				out = append(out, cur)
-				cur = sseEvent{}
-			}
-		}
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadString('\n')
 		if err != nil {
-			if len(out) < n {
-				t.Fatalf("event stream ended after %d of %d events: %v", len(out), n, err)
+			t.Fatalf("event stream ended after %d events: %v", len(out), err)
+		}
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case strings.HasPrefix(line, "id: "):
+			cur.id = line[4:]
+		case strings.HasPrefix(line, "data: "):
+			cur.data = line[6:]
+		case line == "" && cur.data != "":
+			out = append(out, cur)
+			cur = sseEvent{}
+			if done(out) {
+				return out
 			}
-			break
 		}
 	}
-	return out
 }
 
 // TestHTTPProgressOnThePOSTStream: a client that never opens the GET

@@ -41,7 +41,8 @@ func (a *app) serveHTTP(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", hc.Listen, err)
 	}
-	front := a.gw.NewHTTPFront(gateway.HTTPOptions{Stateless: hc.Stateless, IdleTimeout: a.cfg.SessionIdleTimeout()})
+	front := a.gw.NewHTTPFront(gateway.HTTPOptions{Stateless: hc.Stateless, IdleTimeout: a.cfg.SessionIdleTimeout(),
+		SessionBufferBytes: int64(hc.SessionBufferBytes)})
 	metrics := a.metrics
 	mux := http.NewServeMux()
 	mux.HandleFunc("/mcp", front.ServeMCP)

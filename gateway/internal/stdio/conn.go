@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mcp-gateway/mcp-gateway/gateway/internal/coalesce"
 )
 
 // DefaultMaxMessageBytes is the largest message a Conn accepts.
@@ -55,13 +57,8 @@ type Conn struct {
 
 	// latest holds what BufferLatest could not queue while another
 	// goroutine held mu (a slow client): one framed message per key, the
-	// latest, in the order the keys first came. Whoever holds mu moves it
-	// into pend before its own message. nLatest is len(latest), read
-	// without lmu so that the other writers pay nothing when it is empty.
-	lmu     sync.Mutex
-	latest  map[string][]byte
-	order   []string
-	nLatest atomic.Int32
+	// latest. Whoever holds mu moves it into pend before its own message.
+	latest coalesce.Latest
 }
 
 // maxPending bounds what Buffer holds before it writes anyway.
@@ -69,9 +66,8 @@ const maxPending = 64 << 10
 
 // latestRoom is how many bytes of BufferLatest messages pend takes between
 // two writes, in order and all of them; beyond it only the latest per key
-// is kept. A burst of a few dozen progress notifications is forwarded as it
-// came; a flood is not.
-const latestRoom = 4 << 10
+// is kept.
+const latestRoom = coalesce.Room
 
 // New returns a Conn reading r and writing w.
 func New(r io.Reader, w io.Writer, opts Options) *Conn {
@@ -149,17 +145,7 @@ func (c *Conn) BufferLatest(key string, msg []byte) error {
 		}
 		c.mu.Unlock()
 	}
-	framed := c.frame(nil, msg)
-	c.lmu.Lock()
-	if c.latest == nil {
-		c.latest = map[string][]byte{}
-	}
-	if _, ok := c.latest[key]; !ok {
-		c.order = append(c.order, key)
-	}
-	c.latest[key] = framed
-	c.nLatest.Store(int32(len(c.latest)))
-	c.lmu.Unlock()
+	c.latest.Put(key, c.frame(nil, msg))
 	return nil
 }
 
@@ -224,17 +210,7 @@ var newline = []byte{'\n'}
 
 // takeLatest moves what BufferLatest held into pend; mu is held.
 func (c *Conn) takeLatest() {
-	if c.nLatest.Load() == 0 {
-		return
-	}
-	c.lmu.Lock()
-	for _, k := range c.order {
-		c.pend = append(c.pend, c.latest[k]...)
-	}
-	clear(c.latest)
-	c.order = c.order[:0]
-	c.nLatest.Store(0)
-	c.lmu.Unlock()
+	c.latest.Take(func(msg []byte) { c.pend = append(c.pend, msg...) })
 }
 
 // headerFramed reports whether replies are Content-Length framed (else one

@@ -93,7 +93,7 @@ func TestBufferLatestFloodWhileClientIsSlow(t *testing.T) {
 	if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 1<<20 {
 		t.Errorf("the heap grew by %d bytes for a flood to a slow client", grown)
 	}
-	if n := c.nLatest.Load(); n != 2 {
+	if n := int32(c.latest.Len()); n != 2 {
 		t.Errorf("%d messages kept, want 2 (one per key)", n)
 	}
 	w.mu.Lock()
