@@ -25,7 +25,7 @@ func TestCloseStopsEverything(t *testing.T) {
 	e := start(t, []config.Server{srv("g", "-grandchild"), srv("stubborn", "-ignore-term", "-grandchild")}, nil)
 	pg := e.status(t, "g").PID
 	ps := e.status(t, "stubborn").PID
-	gpid := grandchildPID(t, e.status(t, "g"))
+	gpid := grandchildPID(t, e, "g")
 	if pids, _ := groupMembers(pg); !slices.Contains(pids, gpid) || !slices.Contains(pids, pg) {
 		t.Fatalf("group %d: %v (grandchild %d)", pg, pids, gpid)
 	}
@@ -102,17 +102,22 @@ func zombieChildren() []int {
 	return z
 }
 
-// grandchildPID finds "grandchild pid N" in a server's stderr tail.
-func grandchildPID(t *testing.T, s backends.Status) int {
+// grandchildPID waits for "grandchild pid N" in a server's stderr tail. The
+// backend writes it before it answers initialize, but stderr is read on its
+// own: Ready does not mean the line has been read yet.
+func grandchildPID(t *testing.T, e *env, name string) int {
 	t.Helper()
-	for _, l := range s.StderrTail {
-		if n, ok := strings.CutPrefix(l, "grandchild pid "); ok {
-			pid, _ := strconv.Atoi(n)
-			return pid
+	pid := 0
+	testutil.WaitFor(t, 5*time.Second, "the grandchild pid on "+name+"'s stderr", func() bool {
+		for _, l := range e.status(t, name).StderrTail {
+			if n, ok := strings.CutPrefix(l, "grandchild pid "); ok {
+				pid, _ = strconv.Atoi(n)
+				return true
+			}
 		}
-	}
-	t.Fatalf("no grandchild pid in %q", s.StderrTail)
-	return 0
+		return false
+	})
+	return pid
 }
 
 // TestApplyRemovedTreeGone: a backend that a new configuration removes is
@@ -121,7 +126,7 @@ func TestApplyRemovedTreeGone(t *testing.T) {
 	t.Parallel()
 	e := start(t, []config.Server{srv("keep"), srv("gone", "-grandchild")}, nil)
 	pg := e.status(t, "gone").PID
-	gpid := grandchildPID(t, e.status(t, "gone"))
+	gpid := grandchildPID(t, e, "gone")
 	e.Apply([]config.Server{srv("keep")})
 	if pids, zombie := groupMembers(pg); len(pids) > 0 || zombie {
 		t.Errorf("group %d of the removed backend left: %v (zombie %v; grandchild %d)", pg, pids, zombie, gpid)

@@ -438,7 +438,10 @@ func (b *backend) watch(p *proc.Process, c *conn, stderrDone, stop <-chan struct
 		reason = p.ExitReason()
 	default:
 	}
-	t := time.NewTimer(100 * time.Millisecond)
+	// The last words are in the pipe already; the bound only matters when
+	// a descendant still holds stderr open, and must leave a loaded
+	// machine's scheduler room to run the reader.
+	t := time.NewTimer(500 * time.Millisecond)
 	select {
 	case <-stderrDone:
 	case <-t.C:

@@ -205,7 +205,11 @@ func TestHTTPStreamableGoClient(t *testing.T) {
 	if id == "" {
 		t.Fatal("no Mcp-Session-Id")
 	}
-	cs.Close()
+	// Close sends the DELETE; if that failed, the session was never ended
+	// and a 200 below would blame the gateway.
+	if err := cs.Close(); err != nil {
+		t.Fatalf("Close (DELETE of the session): %v", err)
+	}
 	resp := postMCP(t, g.base+"/mcp", id, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, nil)
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("POST to an ended session: %d, want 404", resp.StatusCode)

@@ -104,14 +104,20 @@ func (s *rawSession) toolsList() []string {
 // structured returns a successful tools/call result's structuredContent.
 func (s *rawSession) structured(name, args string) map[string]any {
 	s.t.Helper()
-	r := s.callTool(name, args)
-	res := r.Result(s.t)
+	return structuredContent(s.t, s.callTool(name, args))
+}
+
+// structuredContent returns the structuredContent of r, a successful
+// tools/call response.
+func structuredContent(t testing.TB, r testutil.Msg) map[string]any {
+	t.Helper()
+	res := r.Result(t)
 	if res["isError"] == true {
-		s.t.Fatalf("%s: isError result %s", name, r)
+		t.Fatalf("isError result %s", r)
 	}
 	sc, ok := res["structuredContent"].(map[string]any)
 	if !ok {
-		s.t.Fatalf("%s: no structuredContent in %s", name, r)
+		t.Fatalf("no structuredContent in %s", r)
 	}
 	return sc
 }

@@ -183,7 +183,18 @@ func TestBackendRequestFloodBoundedAndTimedOut(t *testing.T) {
 	}
 	replies := map[string]int64{}
 	testutil.WaitFor(t, 20*time.Second, "every flood request answered", func() bool {
-		m, _ := s.structured("tb.stats", `{}`)["floodReplies"].(map[string]any)
+		// The stats call shares the backend's 1 s call timeout with the
+		// flood it queues behind; on a loaded machine it can run out. That
+		// only means the counts are not known yet: ask again. Any other
+		// error fails the test, and the counts below are exact.
+		r := s.callTool("tb.stats", `{}`)
+		if r.Map()["error"] != nil {
+			if code, msg, _ := r.Error(t); code == -32001 {
+				t.Logf("stats call: %s", msg)
+				return false
+			}
+		}
+		m, _ := structuredContent(t, r)["floodReplies"].(map[string]any)
 		var total int64
 		for k, v := range m {
 			replies[k], _ = v.(json.Number).Int64()
