@@ -39,8 +39,8 @@ type front struct {
 	res        map[resourceKey]string // resource or template → the server that serves it
 	toolFP     map[string]string      // front name → the definition registered (as listed)
 	promptFP   map[string]string
-	subs       map[string]bool   // resource URIs the client subscribed to (subscribe.go)
-	tasks      map[string]string // task id → its backend, for the tasks this session created (tasks.go)
+	subs       map[string]bool // resource URIs the client subscribed to (subscribe.go)
+	tasks      taskOwners      // the tasks this session created (tasks.go)
 	// sharedTasks: a stateless HTTP request, which has no session of its
 	// own, reaches every task the gateway recorded (tasks.go).
 	sharedTasks bool

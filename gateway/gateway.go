@@ -57,7 +57,7 @@ type Gateway struct {
 	fronts map[*front]bool
 
 	logs  *ratelimit.Keyed // backends' log messages forwarded to clients
-	tasks taskOwners       // task id → the backend that owns it
+	tasks taskOwners       // the tasks stateless HTTP requests created (tasks.go)
 }
 
 // SetServers records the servers of a reloaded configuration (their

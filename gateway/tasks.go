@@ -25,10 +25,11 @@ import (
 // tasks/result waits for the task to end, so it is not bounded by the
 // server's call timeout.
 
-// taskOwners maps the task ids clients got through the gateway to the
-// backends that own them, for stateless HTTP requests, where every request
-// is a session of its own. A task the owner no longer knows (-32602) is
-// forgotten.
+// taskOwners maps task ids to the backends that own them. Each session has
+// one for the tasks it created; the gateway has one more, filled only by
+// stateless HTTP requests, where every request is a session of its own (so
+// it ends with the stateless mode's own traffic, not with every session's).
+// A task the owner no longer knows (-32602) is forgotten.
 type taskOwners struct {
 	mu    sync.Mutex
 	owner map[string]string
@@ -68,21 +69,16 @@ func (f *front) recordTask(server string, raw json.RawMessage) {
 	if !ok || id == "" {
 		return
 	}
-	f.g.tasks.record(id, server)
-	f.mu.Lock()
-	if f.tasks == nil {
-		f.tasks = make(map[string]string)
+	f.tasks.record(id, server)
+	if f.sharedTasks {
+		f.g.tasks.record(id, server)
 	}
-	f.tasks[id] = server
-	f.mu.Unlock()
 }
 
 // taskServer returns the backend that owns a task this session may reach:
 // one it created, or, for a stateless request, any the gateway recorded.
 func (f *front) taskServer(id string) (string, bool) {
-	f.mu.Lock()
-	server, ok := f.tasks[id]
-	f.mu.Unlock()
+	server, ok := f.tasks.lookup(id)
 	if !ok && f.sharedTasks {
 		return f.g.tasks.lookup(id)
 	}
@@ -91,9 +87,7 @@ func (f *front) taskServer(id string) (string, bool) {
 
 // ownsTask reports whether this session created server's task id.
 func (f *front) ownsTask(id, server string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	owner, ok := f.tasks[id]
+	owner, ok := f.tasks.lookup(id)
 	return ok && owner == server
 }
 
@@ -118,20 +112,11 @@ func (f *front) task(ctx context.Context, method string, params json.RawMessage)
 	if err != nil {
 		if re := (*backends.RPCError)(nil); errors.As(err, &re) && re.Code == jsonrpc.CodeInvalidParams {
 			f.g.tasks.forget(id, server) // expired, or never the backend's
-			f.forgetTask(id, server)
+			f.tasks.forget(id, server)
 		}
 		return nil, rpcError(err, "", "", f.g.opts.Config.Server.Debug)
 	}
 	return raw, nil
-}
-
-// forgetTask forgets a task of this session that its backend no longer knows.
-func (f *front) forgetTask(id, server string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.tasks[id] == server {
-		delete(f.tasks, id)
-	}
 }
 
 // listTasks lists this session's tasks of every backend that declared
