@@ -164,7 +164,7 @@ func TestStartupTimeoutStopsOnlyTheWait(t *testing.T) {
 		t.Errorf("late after the startup timeout: %+v", st)
 	}
 	e.waitState(t, "ok", backends.Ready)
-	e.changes.wait(t, "late")
+	e.waitChange(t, "late")
 	e.call(t, "late", "echo", `{}`)
 }
 
@@ -273,7 +273,7 @@ func TestCrashMidCall(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("in-flight hang call did not fail")
 	}
-	e.changes.wait(t, "c")
+	e.waitChange(t, "c")
 	st := e.waitState(t, "c", backends.Crashed)
 	if st.Error != "exit status 3" {
 		t.Errorf("status %+v", st)
@@ -475,10 +475,10 @@ func TestProgressAndMeta(t *testing.T) {
 func TestListChangedRefresh(t *testing.T) {
 	t.Parallel()
 	e := start(t, []config.Server{srv("lc")}, nil)
-	e.changes.wait(t, "lc") // became ready
+	e.waitChange(t, "lc") // became ready
 	before := len(e.Tools())
 	e.call(t, "lc", "change", "")
-	e.changes.wait(t, "lc")
+	e.waitChange(t, "lc")
 	names := toolNames(e.Tools())
 	if len(names) != before+1 || names[len(names)-1] != "lc/added_1" {
 		t.Errorf("tools after list_changed: %v", names)
@@ -768,7 +768,7 @@ func TestApply(t *testing.T) {
 		t.Errorf("changes %+v", ch)
 	}
 	for _, name := range []string{"gone", "change", "new"} {
-		e.changes.wait(t, name)
+		e.waitChange(t, name)
 	}
 	e.waitState(t, "new", backends.Ready)
 	e.waitState(t, "change", backends.Ready)

@@ -31,9 +31,6 @@ const (
 	e2eModel = "gpt-5.5-2026-02-17"
 	// secretQuery is a query whose text must never reach a log.
 	secretQuery = "zebra-quokka-7731 what is the weather in Tokyo today?"
-	// replyDeadline bounds every read from the gateway; generous for a
-	// loaded machine and a -race binary.
-	replyDeadline = 30 * time.Second
 )
 
 // ---- session helpers ----
@@ -77,7 +74,7 @@ func startAnswerGateway(t *testing.T, srv *answertest.Server, o answerOpts) *ans
 	if yaml == "" {
 		yaml = emptyConfig
 	}
-	p := startGatewayWith(t, testutil.ClientOptions{Framed: o.framed, Timeout: replyDeadline}, baseEnv(t, env...), "--stdio", "--config", writeConfig(t, yaml))
+	p := startGatewayWith(t, testutil.ClientOptions{Framed: o.framed}, baseEnv(t, env...), "--stdio", "--config", writeConfig(t, yaml))
 	s := &answerSession{proc: p, framed: o.framed, srv: srv}
 	// Runs before startGateway's cleanup: a clean exit, no data race.
 	t.Cleanup(s.stop)
@@ -135,7 +132,7 @@ func (s *answerSession) stop() {
 		if strings.Contains(s.Stderr.String(), "DATA RACE") {
 			s.t.Error("the gateway reported a data race")
 		}
-	case <-time.After(replyDeadline):
+	case <-time.After(testutil.DefaultTimeout):
 		s.Cmd.Process.Kill()
 		s.t.Error("gateway still running after stdin EOF")
 	}
@@ -733,7 +730,7 @@ func TestAnswerCancelled(t *testing.T) {
 	srv := newFake(t, answertest.Slow(time.Minute, answertest.Respond(e2eModel, answertest.Message("too late"))))
 	s := startAnswerGateway(t, srv, answerOpts{framed: true})
 	s.write(callMsg(7, "answer", queryArgs("cancel me")))
-	if !srv.WaitRequests(1, replyDeadline) {
+	if !srv.WaitRequests(1, testutil.DefaultTimeout) {
 		t.Fatal("the call never reached the fake API")
 	}
 	s.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user cancelled"}}`)
@@ -757,7 +754,7 @@ func TestAnswerCancelled(t *testing.T) {
 				t.Errorf("after the ping the gateway wrote %s; want no reply (none for the cancelled id 7)", m)
 			}
 		}
-	case <-time.After(replyDeadline):
+	case <-time.After(testutil.DefaultTimeout):
 		s.Cmd.Process.Kill()
 		t.Fatal("stdout not closed after stdin EOF")
 	}

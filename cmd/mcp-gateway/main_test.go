@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
@@ -169,10 +168,4 @@ func toolNames(t *testing.T, m map[string]any) []string {
 		names = append(names, tool.(map[string]any)["name"].(string))
 	}
 	return names
-}
-
-// exited waits for the gateway process to end.
-func (p *proc) exited(d time.Duration) error {
-	p.t.Helper()
-	return p.Exited(p.t, d)
 }

@@ -72,7 +72,7 @@ func TestBackendLogFloodRateLimited(t *testing.T) {
 	// allowance is the burst plus 200 a second of that.
 	limit := 1000 + int(200*time.Since(start).Seconds()) + 1
 	s.Stdin.Close()
-	s.exited(10 * time.Second)
+	s.Exited(t, 10*time.Second)
 	errOut := s.Stderr.String()
 	n := strings.Count(errOut, "flood line")
 	if n < 1000 || n > limit {
@@ -176,7 +176,7 @@ func TestBackendRequestFloodBoundedAndTimedOut(t *testing.T) {
 	srv := tb("tb")
 	srv.TimeoutMS = 1000
 	p := startGateway(t, baseEnv(t), "--stdio", "--config", beConfig(t, srv))
-	s := initSession(t, p, `{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"e2e","version":"1"}}`)
+	s, _ := initSession(t, p, "e2e", `{"sampling":{}}`)
 	const n = 5000 // their refusals fit the reply backlog while the backend floods without reading
 	if r := s.callTool("tb.deaf", fmt.Sprintf(`{"flood":%d,"method":"sampling/createMessage"}`, n)); r.Map()["result"] == nil {
 		t.Fatalf("deaf: %s", r)

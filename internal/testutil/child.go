@@ -82,9 +82,6 @@ func StartChild(t testing.TB, bin string, args []string, o ChildOptions) *Child 
 	return c
 }
 
-// Pid is the child's process id.
-func (c *Child) Pid() int { return c.Cmd.Process.Pid }
-
 // Done is closed when the child has exited.
 func (c *Child) Done() <-chan struct{} { return c.done }
 
