@@ -78,18 +78,12 @@ func startAnswerGateway(t *testing.T, srv *answertest.Server, o answerOpts) *ans
 	s := &answerSession{proc: p, framed: o.framed, srv: srv}
 	// Runs before startGateway's cleanup: a clean exit, no data race.
 	t.Cleanup(s.stop)
-	s.write(initMsg)
+	s.Send(initMsg)
 	if r := s.read(); idOf(r) != "1" || r["result"] == nil {
 		t.Fatalf("initialize reply = %v", r)
 	}
-	s.write(initializedMsg)
+	s.Send(initializedMsg)
 	return s
-}
-
-// write sends one message in the session's framing.
-func (s *answerSession) write(msg string) {
-	s.t.Helper()
-	s.Send(msg)
 }
 
 // read reads one reply in the session's framing, skipping the server's
@@ -111,7 +105,7 @@ func (s *answerSession) decode(m testutil.Msg) map[string]any {
 	if m.Framed != s.framed {
 		s.t.Fatalf("reply framed %v in a session framed %v: %s", m.Framed, s.framed, m)
 	}
-	return decode(s.t, m.Raw)
+	return decode(s.t, m)
 }
 
 // stop closes stdin and waits for the gateway to exit, so that its stderr
@@ -148,7 +142,7 @@ func callMsg(id int, tool, args string) string {
 // call sends tools/call and returns its reply (which must carry the id).
 func (s *answerSession) call(id int, tool, args string) map[string]any {
 	s.t.Helper()
-	s.write(callMsg(id, tool, args))
+	s.Send(callMsg(id, tool, args))
 	r := s.read()
 	if idOf(r) != strconv.Itoa(id) {
 		s.t.Fatalf("reply to tools/call %d has id %s: %v", id, idOf(r), r)
@@ -207,7 +201,7 @@ func answerText(t *testing.T, reply map[string]any) string {
 	if c0["type"] != "text" || !ok {
 		t.Fatalf("content[0] = %v, want a text part", c0)
 	}
-	obj := decode(t, []byte(text))
+	obj := decode(t, testutil.Msg{Raw: []byte(text)})
 	if !reflect.DeepEqual(obj, res["structuredContent"]) {
 		t.Errorf("structuredContent differs from content[0].text:\n text:              %s\n structuredContent: %v", text, res["structuredContent"])
 	}
@@ -308,7 +302,7 @@ func jsonEqual(t *testing.T, what string, got any, want string) {
 func TestAnswerToolsListSchemas(t *testing.T) {
 	srv := newFake(t)
 	s := startAnswerGateway(t, srv, answerOpts{framed: true})
-	s.write(listMsg)
+	s.Send(listMsg)
 	reply := s.read()
 	res, _ := reply["result"].(map[string]any)
 	tools, _ := res["tools"].([]any)
@@ -729,17 +723,17 @@ func TestAnswerTimeoutNotRetried(t *testing.T) {
 func TestAnswerCancelled(t *testing.T) {
 	srv := newFake(t, answertest.Slow(time.Minute, answertest.Respond(e2eModel, answertest.Message("too late"))))
 	s := startAnswerGateway(t, srv, answerOpts{framed: true})
-	s.write(callMsg(7, "answer", queryArgs("cancel me")))
+	s.Send(callMsg(7, "answer", queryArgs("cancel me")))
 	if !srv.WaitRequests(1, testutil.DefaultTimeout) {
 		t.Fatal("the call never reached the fake API")
 	}
-	s.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user cancelled"}}`)
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user cancelled"}}`)
 	// Promptly: well before the fake's minute is up (generous for a loaded
 	// machine, yet far from it).
 	if !srv.WaitCanceled(10 * time.Second) {
 		t.Fatal("the fake API did not see the request cancelled within 10s")
 	}
-	s.write(pingMsg)
+	s.Send(pingMsg)
 	if r := s.read(); idOf(r) != "99" || r["result"] == nil {
 		t.Fatalf("after cancelling 7, the next reply is %v, want the ping's", r)
 	}

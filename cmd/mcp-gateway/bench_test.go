@@ -372,19 +372,16 @@ func BenchmarkStartup(b *testing.B) {
 			}
 			// tools/list waits for the backends (docs/design.md); if it ever
 			// answered early, poll until the list is complete.
-			for {
-				n, err := c.listTools()
-				if err != nil {
-					return 0, err
-				}
-				if n == want {
-					return time.Since(t0), nil
-				}
-				if n > want || time.Since(t0) > 20*time.Second {
-					return 0, fmt.Errorf("tools/list: %d tools, want %d (stderr: %s)", n, want, c.stderr)
-				}
-				time.Sleep(5 * time.Millisecond)
+			var n int
+			var err error
+			testutil.Poll(20*time.Second, func() bool { n, err = c.listTools(); return err != nil || n >= want })
+			if err != nil {
+				return 0, err
 			}
+			if n != want {
+				return 0, fmt.Errorf("tools/list: %d tools, want %d (stderr: %s)", n, want, c.stderr)
+			}
+			return time.Since(t0), nil
 		}
 	}
 	variants := []variant{

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -102,7 +101,7 @@ func (p *proc) readFramed() map[string]any {
 	if !m.Framed {
 		p.t.Fatalf("want a framed reply, got the line %s", m)
 	}
-	return decode(p.t, m.Raw)
+	return decode(p.t, m)
 }
 
 // readLine reads one line-delimited message.
@@ -112,18 +111,17 @@ func (p *proc) readLine() map[string]any {
 	if m.Framed {
 		p.t.Fatalf("want a line, got a framed reply %s", m)
 	}
-	return decode(p.t, m.Raw)
+	return decode(p.t, m)
 }
 
-func decode(t *testing.T, b []byte) map[string]any {
+// decode returns m as a map; it fails the test if m is not a JSON object.
+func decode(t *testing.T, m testutil.Msg) map[string]any {
 	t.Helper()
-	var m map[string]any
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&m); err != nil {
-		t.Fatalf("reply is not a JSON object: %v: %q", err, b)
+	v := m.Map()
+	if v == nil {
+		t.Fatalf("reply is not a JSON object: %q", m.Raw)
 	}
-	return m
+	return v
 }
 
 func frame(s string) string { return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(s), s) }
