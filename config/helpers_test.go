@@ -2,10 +2,10 @@ package config
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // mapEnv is an environment for LoadOptions.Env.
@@ -16,20 +16,10 @@ func mapEnv(m map[string]string) func(string) (string, bool) {
 	}
 }
 
-// writeConfig writes text to a config.yaml in a temporary directory.
-func writeConfig(t testing.TB, name, text string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // loadText loads text as config.yaml with env and flags; home is /home/me.
 func loadText(t testing.TB, text string, env map[string]string, flags Flags) (*Config, *Sources, string, error) {
 	t.Helper()
-	p := writeConfig(t, "config.yaml", text)
+	p := testutil.TempFile(t, "config.yaml", text)
 	c, s, err := Load(LoadOptions{Path: p, Home: "/home/me", Env: mapEnv(env), Flags: flags})
 	return c, s, p, err
 }

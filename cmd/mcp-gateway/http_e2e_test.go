@@ -115,7 +115,7 @@ func httpConfig(t testing.TB, extra map[string]any, servers ...beServer) string 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return writeConfig(t, string(b))
+	return testutil.TempFile(t, "config.yaml", string(b))
 }
 
 // goClient connects go-sdk's client over a transport.

@@ -21,7 +21,7 @@ import (
 // slow one is still starting.
 func TestCallDoesNotWaitForOtherBackends(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, fmt.Sprintf(`{
+	cfg := testutil.TempFile(t, "config.yaml", fmt.Sprintf(`{
   "gateway": {"startup_timeout_ms": 1500, "answer_tools": false},
   "servers": [
     {"name": "fast", "command": %[1]q, "args": ["-instructions", "fast"]},
@@ -50,7 +50,7 @@ func TestCallDoesNotWaitForOtherBackends(t *testing.T) {
 // with notifications/tools/list_changed.
 func TestSlowStartComesUpLater(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, fmt.Sprintf(`{
+	cfg := testutil.TempFile(t, "config.yaml", fmt.Sprintf(`{
   "gateway": {"startup_timeout_ms": 2000, "answer_tools": false},
   "servers": [
     {"name": "fast", "command": %[1]q},

@@ -173,7 +173,7 @@ func TestLazyCallToolMetaExact(t *testing.T) {
 		"servers": []beServer{tb("tb")},
 	}
 	b, _ := json.Marshal(cfg)
-	s := startRaw(t, writeConfig(t, string(b)), "e2e")
+	s := startRaw(t, testutil.TempFile(t, "config.yaml", string(b)), "e2e")
 	s.toolsList()
 	mark := s.Mark()
 	r := s.Call("tools/call", `{"name":"gateway.call_tool","arguments":{"name":"tb.progress","arguments":{"steps":2,"ms":1}},"_meta":{"progressToken":12345678901234567890}}`)

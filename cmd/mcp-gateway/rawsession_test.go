@@ -59,7 +59,7 @@ func beConfig(t testing.TB, servers ...beServer) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return writeConfig(t, string(b))
+	return testutil.TempFile(t, "config.yaml", string(b))
 }
 
 // rawSession is a line-mode client of the gateway binary that has

@@ -56,7 +56,7 @@ func saveAsEditors(t *testing.T, path string, data []byte) {
 func TestLiveReload(t *testing.T) {
 	t.Parallel()
 	pids := t.TempDir()
-	cfg := writeConfig(t, "")
+	cfg := testutil.TempFile(t, "config.yaml", "")
 	if err := os.WriteFile(cfg, reloadConfig(t, pids, "", tb("keep"), tb("gone"), tb("change")), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -274,7 +274,7 @@ func TestRemoteHangs(t *testing.T) {
 	go srv.Serve(l)
 	t.Cleanup(func() { close(release); srv.Close() })
 
-	cfg := writeConfig(t, `{"gateway":{"answer_tools":false,"start_limit_ms":1000,"startup_timeout_ms":5000},
+	cfg := testutil.TempFile(t, "config.yaml", `{"gateway":{"answer_tools":false,"start_limit_ms":1000,"startup_timeout_ms":5000},
 "servers":[{"name":"stuck","url":"http://`+l.Addr().String()+`/mcp","restart":"never"}]}`)
 	st := remoteStatus(t, baseEnv(t), cfg)
 	if len(st) != 1 {
