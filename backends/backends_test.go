@@ -210,10 +210,10 @@ func TestChattyStdout(t *testing.T) {
 	for range 3 {
 		e.call(t, "chatty", "echo", `{"a":1}`)
 	}
-	if got := e.log.Find("WARN", "non-JSON", "server=chatty", "Banner line 0"); len(got) != 1 {
+	if got := e.log.Find("level=WARN", "non-JSON", "server=chatty", "Banner line 0"); len(got) != 1 {
 		t.Errorf("banner warnings: %q", got)
 	}
-	if got := e.log.Find("WARN", "non-JSON", "npm notice"); len(got) < 3 {
+	if got := e.log.Find("level=WARN", "non-JSON", "npm notice"); len(got) < 3 {
 		t.Errorf("npm notice warnings: %d", len(got))
 	}
 }
@@ -225,7 +225,7 @@ func TestStderrTailAndLog(t *testing.T) {
 	if len(tail) != 20 || tail[0] != "stderr line 10" || tail[19] != "stderr line 29" {
 		t.Errorf("tail %q", tail)
 	}
-	if got := e.log.Find("INFO stderr line 29", "server=noisy"); len(got) != 1 {
+	if got := e.log.Find(`level=INFO msg="stderr line 29"`, "server=noisy"); len(got) != 1 {
 		t.Errorf("stderr log %q", got)
 	}
 }
@@ -404,7 +404,7 @@ func TestLateResponseIgnored(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 	testutil.WaitFor(t, 2*time.Second, "the late response logged", func() bool {
-		return len(e.log.Find("DEBUG ignored a response to an unknown id", "server=late")) > 0
+		return len(e.log.Find(`level=DEBUG msg="ignored a response to an unknown id"`, "server=late")) > 0
 	})
 	e.call(t, "late", "echo", `{}`)
 }
@@ -630,7 +630,7 @@ func TestNotificationMessageLogged(t *testing.T) {
 	t.Parallel()
 	e := start(t, []config.Server{srv("l")}, nil)
 	e.call(t, "l", "log", `{"level":"warning","data":"disk almost full"}`)
-	if got := e.log.Find("WARN disk almost full", "server=l", "logger=tb"); len(got) != 1 {
+	if got := e.log.Find(`level=WARN msg="disk almost full"`, "server=l", "logger=tb"); len(got) != 1 {
 		t.Errorf("log %q", got)
 	}
 }
