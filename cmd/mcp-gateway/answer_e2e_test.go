@@ -117,18 +117,15 @@ func (s *answerSession) stop() {
 		return
 	}
 	s.stopped = true
-	s.Stdin.Close()
-	select {
-	case <-s.Done():
-		if err := s.Err(); err != nil {
-			s.t.Errorf("gateway exit after stdin EOF: %v", err)
-		}
-		if strings.Contains(s.Stderr.String(), "DATA RACE") {
-			s.t.Error("the gateway reported a data race")
-		}
-	case <-time.After(testutil.DefaultTimeout):
-		s.Cmd.Process.Kill()
+	if !s.Stop(testutil.DefaultTimeout) {
 		s.t.Error("gateway still running after stdin EOF")
+		return
+	}
+	if err := s.Err(); err != nil {
+		s.t.Errorf("gateway exit after stdin EOF: %v", err)
+	}
+	if strings.Contains(s.Stderr.String(), "DATA RACE") {
+		s.t.Error("the gateway reported a data race")
 	}
 }
 

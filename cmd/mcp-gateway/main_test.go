@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 // race-built process (gateway, reaper, testbackend) the race runtime's 1 s
 // sleep at exit; races are still reported, and fail the tests through the
 // exit status and stderr.
-func baseEnv(t *testing.T, extra ...string) []string {
+func baseEnv(t testing.TB, extra ...string) []string {
 	home := t.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "NO_COLOR=1", "GORACE=atexit_sleep_ms=0"}
 	if tmp := os.Getenv("TMPDIR"); tmp != "" {

@@ -22,7 +22,7 @@ import (
 // of the remote path without the first gateway). The paths alternate in
 // batches, so machine noise lands on all alike.
 func BenchmarkRemoteToolsCall(b *testing.B) {
-	back := startHTTPEnv(b, httpConfig(b, nil, tb("tb")), benchEnv(b))
+	back := startHTTPEnv(b, httpConfig(b, nil, tb("tb")), baseEnv(b))
 	front := startBenchGateway(b, beConfig(b, tb("local"), beServer{Name: "far", URL: back.base + "/mcp"}))
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
@@ -147,14 +146,11 @@ func TestStdioExitsOnEOF(t *testing.T) {
 	p := startGateway(t, baseEnv(t), "--stdio", "--config", testutil.TempFile(t, "config.yaml", emptyConfig))
 	p.send(initMsg + "\n")
 	p.readLine()
-	p.Stdin.Close()
-	select {
-	case <-p.Done():
-		if err := p.Err(); err != nil {
-			t.Fatalf("exit after stdin EOF: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("gateway still running 5s after stdin EOF")
+	if !p.Stop(testutil.DefaultTimeout) {
+		t.Fatal("gateway still running after stdin EOF")
+	}
+	if err := p.Err(); err != nil {
+		t.Fatalf("exit after stdin EOF: %v", err)
 	}
 }
 
