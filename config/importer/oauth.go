@@ -2,6 +2,7 @@ package importer
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -37,7 +38,7 @@ var oauthKeys = map[string]func(o *rawOAuth, v json.RawMessage) error{
 	"redirectUri":   func(o *rawOAuth, v json.RawMessage) error { return json.Unmarshal(v, &o.redirectURI) },
 	"callbackPort": func(o *rawOAuth, v json.RawMessage) error {
 		if err := json.Unmarshal(v, &o.callbackPort); err != nil || o.callbackPort < 1 || o.callbackPort > 65535 {
-			return fmt.Errorf("not a port")
+			return errors.New("not a port")
 		}
 		return nil
 	},
