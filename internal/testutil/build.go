@@ -81,8 +81,12 @@ func lock(path string) (unlock func(), err error) {
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, err
 		}
-		if b, err := os.ReadFile(path); err == nil { // a holder that died left it
-			if pid, err := strconv.Atoi(string(b)); err == nil && !Alive(pid) {
+		// A holder that died left it: its process is gone, or it died
+		// before writing its id (no id a minute on).
+		if b, err := os.ReadFile(path); err == nil {
+			pid, err := strconv.Atoi(string(b))
+			info, serr := os.Stat(path)
+			if err == nil && !Alive(pid) || err != nil && serr == nil && time.Since(info.ModTime()) > time.Minute {
 				os.Remove(path)
 			}
 		}
