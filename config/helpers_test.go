@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -55,28 +54,18 @@ func mustFail(t testing.TB, text string, env map[string]string) []*Error {
 // checkOnlyErrors fails unless err is an *Error or a join of them.
 func checkOnlyErrors(t testing.TB, err error) {
 	t.Helper()
-	var walk func(error) bool
-	walk = func(err error) bool {
-		if _, ok := err.(*Error); ok {
-			return true
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		if _, ok := err.(*Error); !ok {
+			t.Fatalf("error %T %q is not an *Error or a join of them", err, err)
 		}
-		j, ok := err.(interface{ Unwrap() []error })
-		if !ok {
-			return false
-		}
-		for _, e := range j.Unwrap() {
-			if !walk(e) {
-				return false
-			}
-		}
-		return true
+		return
 	}
-	if !walk(err) {
-		t.Fatalf("error %T %q is not an *Error or a join of them", err, err)
+	if len(j.Unwrap()) == 0 {
+		t.Fatalf("error %T %q joins no *Error", err, err)
 	}
-	var e *Error
-	if !errors.As(err, &e) {
-		t.Fatalf("errors.As(*Error) failed on %v", err)
+	for _, e := range j.Unwrap() {
+		checkOnlyErrors(t, e)
 	}
 }
 
