@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	var err error
-	testbackend, err = testutil.Build("./backends/testbackend", testutil.BuildOptions{Race: testutil.Race})
+	testbackend, err = testutil.Build("./backends/testbackend", testutil.BuildOptions{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

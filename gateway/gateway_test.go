@@ -26,7 +26,7 @@ var testbackendBin string
 
 func TestMain(m *testing.M) {
 	var err error
-	testbackendBin, err = testutil.Build("./backends/testbackend", testutil.BuildOptions{Race: testutil.Race})
+	testbackendBin, err = testutil.Build("./backends/testbackend", testutil.BuildOptions{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

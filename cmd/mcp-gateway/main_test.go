@@ -20,9 +20,9 @@ var (
 
 func TestMain(m *testing.M) {
 	var err error
-	gatewayBin, err = testutil.Build("./cmd/mcp-gateway", testutil.BuildOptions{Race: testutil.Race, Script: "scripts/build"})
+	gatewayBin, err = testutil.Build("./cmd/mcp-gateway", testutil.BuildOptions{Script: "scripts/build"})
 	if err == nil {
-		backendBin, err = testutil.Build("./backends/testbackend", testutil.BuildOptions{Race: testutil.Race})
+		backendBin, err = testutil.Build("./backends/testbackend", testutil.BuildOptions{})
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

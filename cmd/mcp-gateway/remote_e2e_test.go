@@ -293,7 +293,7 @@ func TestRemoteRealServers(t *testing.T) {
 	t.Parallel()
 	node := needNode(t)
 	root := npmPeers(t)
-	everything, err := testutil.Build("github.com/modelcontextprotocol/go-sdk/conformance/everything-server", testutil.BuildOptions{Race: testutil.Race})
+	everything, err := testutil.Build("github.com/modelcontextprotocol/go-sdk/conformance/everything-server", testutil.BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

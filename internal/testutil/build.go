@@ -13,11 +13,10 @@ import (
 	"time"
 )
 
-// BuildOptions say how Build builds a binary.
+// BuildOptions say how Build builds a binary. It is built with -race when
+// the tests run with -race (Race), so that end-to-end runs catch data races
+// in the binaries too.
 type BuildOptions struct {
-	// Race builds with -race: true when the tests run with -race, so that
-	// end-to-end runs catch data races in the binaries too.
-	Race bool
 	// Script, if set, builds with this script of the module (relative to
 	// its root) called as `SCRIPT OUTPUT [go build flags]`, the way
 	// releases are built; else `go build -o OUTPUT PKG`.
@@ -37,7 +36,8 @@ func Build(pkg string, o BuildOptions) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(os.TempDir(), "mcp-gateway-testbin", fmt.Sprintf("%x", sha256.Sum256(fmt.Appendf(nil, "%s\n%+v", root, o)))[:16])
+	key := sha256.Sum256(fmt.Appendf(nil, "%s\n%+v race=%v", root, o, Race))
+	dir := filepath.Join(os.TempDir(), "mcp-gateway-testbin", fmt.Sprintf("%x", key[:8]))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -46,7 +46,7 @@ func Build(pkg string, o BuildOptions) (string, error) {
 		out += ".exe"
 	}
 	var flags []string
-	if o.Race {
+	if Race {
 		flags = append(flags, "-race")
 	}
 	cmd := exec.Command("go", append(append([]string{"build", "-o", out}, flags...), pkg)...)
