@@ -90,22 +90,13 @@ func startAnswerGateway(t *testing.T, srv *answertest.Server, o answerOpts) *ans
 // notifications (tools/list_changed, log messages).
 func (s *answerSession) read() map[string]any {
 	s.t.Helper()
-	return s.decode(s.NextResponse())
+	return decodeAs(s.t, s.NextResponse(), s.framed)
 }
 
 // readMessage reads the next message of any kind.
 func (s *answerSession) readMessage() map[string]any {
 	s.t.Helper()
-	return s.decode(s.Next())
-}
-
-// decode checks that m came in the session's framing.
-func (s *answerSession) decode(m testutil.Msg) map[string]any {
-	s.t.Helper()
-	if m.Framed != s.framed {
-		s.t.Fatalf("reply framed %v in a session framed %v: %s", m.Framed, s.framed, m)
-	}
-	return decode(s.t, m)
+	return decodeAs(s.t, s.Next(), s.framed)
 }
 
 // stop closes stdin and waits for the gateway to exit, so that its stderr
@@ -198,7 +189,7 @@ func answerText(t *testing.T, reply map[string]any) string {
 	if c0["type"] != "text" || !ok {
 		t.Fatalf("content[0] = %v, want a text part", c0)
 	}
-	obj := decode(t, testutil.Msg{Raw: []byte(text)})
+	obj := decodeAs(t, testutil.Msg{Raw: []byte(text)}, false)
 	if !reflect.DeepEqual(obj, res["structuredContent"]) {
 		t.Errorf("structuredContent differs from content[0].text:\n text:              %s\n structuredContent: %v", text, res["structuredContent"])
 	}

@@ -86,29 +86,22 @@ func (p *proc) send(s string) {
 // readFramed reads one message, which must be Content-Length framed.
 func (p *proc) readFramed() map[string]any {
 	p.t.Helper()
-	m := p.Next()
-	if !m.Framed {
-		p.t.Fatalf("want a framed reply, got the line %s", m)
-	}
-	return decode(p.t, m)
+	return decodeAs(p.t, p.Next(), true)
 }
 
 // readLine reads one line-delimited message.
 func (p *proc) readLine() map[string]any {
 	p.t.Helper()
-	m := p.Next()
-	if m.Framed {
-		p.t.Fatalf("want a line, got a framed reply %s", m)
-	}
-	return decode(p.t, m)
+	return decodeAs(p.t, p.Next(), false)
 }
 
-// decode returns m as a map; it fails the test if m is not a JSON object.
-func decode(t *testing.T, m testutil.Msg) map[string]any {
+// decodeAs returns m as a map; it fails the test unless m came in this
+// framing (Content-Length or a line) and is a JSON object.
+func decodeAs(t *testing.T, m testutil.Msg, framed bool) map[string]any {
 	t.Helper()
 	v := m.Map()
-	if v == nil {
-		t.Fatalf("reply is not a JSON object: %q", m.Raw)
+	if m.Framed != framed || v == nil {
+		t.Fatalf("want a JSON object, framed %v; got %s (framed %v)", framed, m, m.Framed)
 	}
 	return v
 }
