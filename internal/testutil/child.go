@@ -10,8 +10,8 @@ import (
 
 // ChildOptions configure StartChild.
 type ChildOptions struct {
+	// Env is the child's environment; nil is the test's own.
 	Env []string
-	Dir string
 	// Client configures the client on the child's pipes.
 	Client ClientOptions
 }
@@ -35,7 +35,6 @@ func StartChild(t testing.TB, bin string, args []string, o ChildOptions) *Child 
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = o.Env
-	cmd.Dir = o.Dir
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
