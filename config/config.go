@@ -30,6 +30,7 @@
 package config
 
 import (
+	"cmp"
 	"time"
 )
 
@@ -229,16 +230,11 @@ func (c *Config) Profile(name string) Profile {
 	if !ok {
 		return base
 	}
-	if p.Model == "" {
-		p.Model = base.Model
+	return Profile{
+		Model:           cmp.Or(p.Model, base.Model),
+		ReasoningEffort: cmp.Or(p.ReasoningEffort, base.ReasoningEffort),
+		Verbosity:       cmp.Or(p.Verbosity, base.Verbosity),
 	}
-	if p.ReasoningEffort == "" {
-		p.ReasoningEffort = base.ReasoningEffort
-	}
-	if p.Verbosity == "" {
-		p.Verbosity = base.Verbosity
-	}
-	return p
 }
 
 // The defaults of the gateway's timeouts, shared with backends.Options
