@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"reflect"
 	"regexp"
@@ -194,14 +195,14 @@ func (l *loader) server(it serverItem) (s Server, ok bool) {
 	for i, a := range s.Args {
 		s.Args[i] = l.expand(s.Name, fmt.Sprintf("args[%d]", i), fmt.Sprintf("%s.args[%d]", p, i), a, args.line)
 	}
-	for _, k := range sortedKeys(s.Env) {
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 		s.Env[k] = x("env."+k, s.Env[k])
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			o, _ := at("env." + k)
 			l.errLine(o.line, join(p, "env"), "%q is not a valid environment variable name", k)
 		}
 	}
-	for _, k := range sortedKeys(s.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
 		s.Headers[k] = x("headers."+k, s.Headers[k])
 		if k == "" || strings.ContainsAny(k, " :\r\n\x00") || strings.ContainsAny(s.Headers[k], "\r\n\x00") {
 			o, _ := at("headers." + k)
