@@ -93,7 +93,14 @@ func (g *Gateway) BackendNotification(server, method string, params json.RawMess
 			g.log.Debug("dropped a task status", "server", server, "err", err)
 			return
 		}
-		g.broadcast(wire.AppendRequest(nil, nil, method, compact), func(f *front) bool { return f.ownsTask(id, server) })
+		g.tasks.update(id, server, stateOf(compact))
+		g.broadcast(wire.AppendRequest(nil, nil, method, compact), func(f *front) bool {
+			if !f.ownsTask(id, server) {
+				return false
+			}
+			f.tasks.update(id, server, stateOf(compact))
+			return true
+		})
 	case "notifications/resources/updated":
 		var p struct {
 			URI string `json:"uri"`

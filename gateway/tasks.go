@@ -1,10 +1,14 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
@@ -25,6 +29,19 @@ import (
 // tasks/result waits for the task to end, so it is not bounded by the
 // server's call timeout.
 
+// Task ownership is bounded. An entry ends when its task is known to be
+// finished (completed, failed or cancelled, from a tasks/get, tasks/cancel
+// or tasks/list answer, a status notification, or a tasks/result that
+// returned) and the backend's ttl has run out since the gateway recorded
+// it, or, when the backend gave none, taskFinishedTTL after the end. An
+// ended entry answers as an unknown task. A table also holds at most
+// taskOwnersLimit entries: past it, the oldest finished tasks go first,
+// then the oldest others (a task whose end nobody asked about).
+const (
+	taskFinishedTTL = time.Hour
+	taskOwnersLimit = 10000
+)
+
 // taskOwners maps task ids to the backends that own them. Each session has
 // one for the tasks it created; the gateway has one more, filled only by
 // stateless HTTP requests, where every request is a session of its own (so
@@ -32,31 +49,146 @@ import (
 // A task the owner no longer knows (-32602) is forgotten.
 type taskOwners struct {
 	mu    sync.Mutex
-	owner map[string]string
+	owner map[string]*taskOwner
+	seq   uint64 // recording order
+	limit int    // 0: taskOwnersLimit
 }
 
-func (t *taskOwners) record(id, server string) {
+// taskOwner is one task's entry.
+type taskOwner struct {
+	server   string
+	seq      uint64
+	recorded time.Time
+	ttl      time.Duration // the backend's; 0: none given
+	finished time.Time     // zero while the task may still run
+}
+
+// expired reports whether the entry has ended at now.
+func (o *taskOwner) expired(now time.Time) bool {
+	switch {
+	case o.finished.IsZero():
+		return false
+	case o.ttl > 0:
+		return !now.Before(o.recorded.Add(o.ttl))
+	}
+	return !now.Before(o.finished.Add(taskFinishedTTL))
+}
+
+// taskState is what a backend's answer says of a task.
+type taskState struct {
+	final bool
+	ttl   time.Duration
+}
+
+// stateOf reads a task object's status and ttl (milliseconds; null or
+// absent: unlimited).
+func stateOf(task json.RawMessage) taskState {
+	status, _ := wire.Unquote(wire.Member(task, "status"))
+	var ttl float64
+	_ = json.Unmarshal(wire.Member(task, "ttl"), &ttl)
+	st := taskState{final: status == "completed" || status == "failed" || status == "cancelled"}
+	if ttl > 0 {
+		st.ttl = time.Duration(ttl * float64(time.Millisecond))
+	}
+	return st
+}
+
+// record adds server's task id, or updates its entry.
+func (t *taskOwners) record(id, server string, st taskState) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.owner == nil {
-		t.owner = make(map[string]string)
+	now := time.Now()
+	o := t.owner[id]
+	if o == nil || o.server != server {
+		if t.owner == nil {
+			t.owner = make(map[string]*taskOwner)
+		}
+		t.shrink(now)
+		t.seq++
+		o = &taskOwner{server: server, seq: t.seq, recorded: now}
+		t.owner[id] = o
 	}
-	t.owner[id] = server
+	o.set(st, now)
+}
+
+// update updates server's task id if the table has it.
+func (t *taskOwners) update(id, server string, st taskState) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if o := t.owner[id]; o != nil && o.server == server {
+		o.set(st, time.Now())
+	}
+}
+
+func (o *taskOwner) set(st taskState, now time.Time) {
+	if st.ttl > 0 {
+		o.ttl = st.ttl
+	}
+	if st.final && o.finished.IsZero() {
+		o.finished = now
+	}
+}
+
+// shrink makes room for one more entry: it drops the ended entries, then,
+// at the limit, the oldest finished and then the oldest others down to
+// seven eighths of it, so that the sort is paid once per many records.
+func (t *taskOwners) shrink(now time.Time) {
+	limit := cmp.Or(t.limit, taskOwnersLimit)
+	if len(t.owner) < limit {
+		return
+	}
+	for id, o := range t.owner {
+		if o.expired(now) {
+			delete(t.owner, id)
+		}
+	}
+	keep := limit - max(limit/8, 1)
+	if len(t.owner) <= keep {
+		return
+	}
+	ids := slices.Collect(maps.Keys(t.owner))
+	slices.SortFunc(ids, func(a, b string) int {
+		oa, ob := t.owner[a], t.owner[b]
+		if fa, fb := !oa.finished.IsZero(), !ob.finished.IsZero(); fa != fb {
+			if fa {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(oa.seq, ob.seq)
+	})
+	for _, id := range ids[:len(ids)-keep] {
+		delete(t.owner, id)
+	}
 }
 
 func (t *taskOwners) lookup(id string) (string, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	server, ok := t.owner[id]
-	return server, ok
+	o := t.owner[id]
+	if o == nil {
+		return "", false
+	}
+	if o.expired(time.Now()) {
+		delete(t.owner, id)
+		return "", false
+	}
+	return o.server, true
 }
 
 func (t *taskOwners) forget(id, server string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.owner[id] == server {
+	if o := t.owner[id]; o != nil && o.server == server {
 		delete(t.owner, id)
 	}
+}
+
+// size is the number of entries, ended or not.
+func (t *taskOwners) size() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.owner)
 }
 
 // recordTask records the task a task-augmented tools/call created (raw is
@@ -65,13 +197,24 @@ func (t *taskOwners) forget(id, server string) {
 // so if two backends give one session equal ids, the later task is the one
 // the session reaches.
 func (f *front) recordTask(server string, raw json.RawMessage) {
-	id, ok := wire.Unquote(wire.Member(wire.Member(raw, "task"), "taskId"))
+	task := wire.Member(raw, "task")
+	id, ok := wire.Unquote(wire.Member(task, "taskId"))
 	if !ok || id == "" {
 		return
 	}
-	f.tasks.record(id, server)
+	st := stateOf(task)
+	f.tasks.record(id, server, st)
 	if f.sharedTasks {
-		f.g.tasks.record(id, server)
+		f.g.tasks.record(id, server, st)
+	}
+}
+
+// updateTask updates what this session (and, for a stateless request, the
+// gateway) knows of a task it reached.
+func (f *front) updateTask(id, server string, st taskState) {
+	f.tasks.update(id, server, st)
+	if f.sharedTasks {
+		f.g.tasks.update(id, server, st)
 	}
 }
 
@@ -115,6 +258,11 @@ func (f *front) task(ctx context.Context, method string, params json.RawMessage)
 			f.tasks.forget(id, server)
 		}
 		return nil, rpcError(err, "", "", f.g.opts.Config.Server.Debug)
+	}
+	if method == "tasks/result" {
+		f.updateTask(id, server, taskState{final: true}) // it returns when the task has ended
+	} else {
+		f.updateTask(id, server, stateOf(raw))
 	}
 	return raw, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"strconv"
 	"sync"
@@ -8,7 +9,8 @@ import (
 )
 
 // Tasks (-tasks): a tools/call with params.task is answered at once with a
-// task ("<name>-N", status working); the task completes after the call's
+// task ("<name>-N", status working, the ttl the call asked for or 60 s,
+// kept for ever all the same); the task completes after the call's
 // arguments.ms milliseconds with the echo tool's result, and a
 // notifications/tasks/status reports it. tasks/get, tasks/result (waits
 // for the end), tasks/list and tasks/cancel serve the tasks.
@@ -21,6 +23,7 @@ type task struct {
 	status string // working, completed, cancelled
 	result string
 	done   chan struct{} // closed when the status is final
+	ttl    int           // ms: the ttl the call asked for, else 60000
 }
 
 // taskTable holds the tasks of a -tasks server.
@@ -32,13 +35,16 @@ type taskTable struct {
 }
 
 func (t *task) json() string {
-	return `{"taskId":` + quote(t.id) + `,"status":` + quote(t.status) + `,"createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttl":60000,"pollInterval":20}`
+	return `{"taskId":` + quote(t.id) + `,"status":` + quote(t.status) + `,"createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttl":` + strconv.Itoa(t.ttl) + `,"pollInterval":20}`
 }
 
 // startTask answers a task-augmented tools/call.
 func (s *server) startTask(msg message) {
 	var p struct {
 		Arguments json.RawMessage `json:"arguments"`
+		Task      struct {
+			TTL int `json:"ttl"`
+		} `json:"task"`
 	}
 	json.Unmarshal(msg.Params, &p)
 	var args struct {
@@ -51,7 +57,7 @@ func (s *server) startTask(msg message) {
 	tt := &s.taskTable
 	tt.mu.Lock()
 	tt.next++
-	t := &task{id: s.name + "-" + strconv.Itoa(tt.next), status: "working", done: make(chan struct{})}
+	t := &task{id: s.name + "-" + strconv.Itoa(tt.next), status: "working", done: make(chan struct{}), ttl: cmp.Or(p.Task.TTL, 60000)}
 	if tt.tasks == nil {
 		tt.tasks = map[string]*task{}
 	}

@@ -45,6 +45,9 @@ func (r rawEntry) entry(v varContext) Entry {
 		Enabled:   r.enabled,
 		Tools:     config.ToolFilter{Include: r.include, Exclude: r.exclude},
 	}
+	if !r.oauth.empty() {
+		s.OAuth = r.oauth.config(r.key, v.client, tr, func(n string) { e.Notes = append(e.Notes, n) })
+	}
 	for k, h := range r.envHeaders {
 		if s.Headers == nil {
 			s.Headers = map[string]string{}

@@ -38,7 +38,7 @@ type Entry struct {
 	Name   string // sanitised and unique: the gateway's server name
 	Key    string // the client's own name for it
 	Source Source
-	Server config.Server // Name, Command, Args, Env, Cwd, URL, Transport, Headers, TimeoutMS, Enabled, Tools
+	Server config.Server // Name, Command, Args, Env, Cwd, URL, Transport, Headers, OAuth, TimeoutMS, Enabled, Tools
 	// Notes are what could not be carried over as it was, shown as comments.
 	Notes []string
 }
@@ -218,7 +218,19 @@ func (r *Result) finish() *Result {
 	}
 	var kept []Entry
 	for _, e := range r.Entries {
-		if err := check([]Entry{e}); err != nil {
+		err := check([]Entry{e})
+		if err != nil && e.Server.OAuth.RedirectURI != "" {
+			// A redirect URI the gateway cannot listen on (login needs an
+			// http loopback URL with a port) costs that setting, not the
+			// server.
+			bad := e
+			bad.Server.OAuth.RedirectURI = ""
+			if check([]Entry{bad}) == nil {
+				bad.Notes = append(slices.Clone(bad.Notes), fmt.Sprintf("oauth redirect URI %q not carried over: %v", e.Server.OAuth.RedirectURI, err))
+				e, err = bad, nil
+			}
+		}
+		if err != nil {
 			r.Skipped = append(r.Skipped, Skip{e, err.Error()})
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -380,4 +381,52 @@ func TestReplaceClientIntoUserFile(t *testing.T) {
 	if u.Other != 1 || len(u.MCPServers) != 1 || u.MCPServers[GatewayEntry]["command"] != w.exe || p.MCPServers == nil || len(p.MCPServers) != 0 {
 		t.Errorf("user file:\n%s\nproject file:\n%s", ub, pb)
 	}
+}
+
+// A client secret written in the client's file is not copied into the
+// YAML: it becomes a ${VAR} reference, with a note naming the variable.
+func TestOAuthSecretNotCopied(t *testing.T) {
+	_, res := imported(t, "cursor")
+	y := string(res.YAML())
+	if strings.Contains(y, "s3cr3t-in-the-file") {
+		t.Fatalf("the literal secret was copied:\n%s", y)
+	}
+	for _, e := range res.Entries {
+		if e.Key == "pipes" {
+			if e.Server.OAuth.ClientSecret != "${PIPES_CLIENT_SECRET}" || !slices.ContainsFunc(e.Notes, func(n string) bool { return strings.Contains(n, "set PIPES_CLIENT_SECRET") }) {
+				t.Errorf("pipes: secret %q, notes %q", e.Server.OAuth.ClientSecret, e.Notes)
+			}
+			return
+		}
+	}
+	t.Fatal("pipes not imported")
+}
+
+// A redirect URI the gateway cannot listen on costs that setting, with a
+// note, and not the server; one it can is carried over.
+func TestOAuthRedirectURI(t *testing.T) {
+	w := newWorld(t)
+	p := filepath.Join(w.dir, "settings.json")
+	data := `{"mcpServers": {
+  "good": {"httpUrl": "https://a.example.com/mcp", "oauth": {"clientId": "a", "redirectUri": "http://127.0.0.1:7777/cb", "tokenParamName": "t"}},
+  "web": {"httpUrl": "https://b.example.com/mcp", "oauth": {"clientId": "b", "redirectUri": "https://b.example.com/cb"}}
+}}`
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Import(w.options(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Entries) != 2 || len(res.Skipped) != 0 {
+		t.Fatalf("entries %d, skipped %v", len(res.Entries), res.Skipped)
+	}
+	good, web := res.Entries[0], res.Entries[1]
+	if good.Server.OAuth.RedirectURI != "http://127.0.0.1:7777/cb" || good.Server.OAuth.ClientID != "a" || !slices.Contains(good.Notes, "not carried over: oauth.tokenParamName") {
+		t.Errorf("good: %+v, notes %q", good.Server.OAuth, good.Notes)
+	}
+	if web.Server.OAuth.RedirectURI != "" || web.Server.OAuth.ClientID != "b" || !slices.ContainsFunc(web.Notes, func(n string) bool { return strings.Contains(n, "redirect URI") }) {
+		t.Errorf("web: %+v, notes %q", web.Server.OAuth, web.Notes)
+	}
+	loadYAML(t, res.YAML())
 }

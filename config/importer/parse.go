@@ -33,6 +33,7 @@ type rawEntry struct {
 	timeoutMS  int
 	include    []string
 	exclude    []string
+	oauth      rawOAuth
 	notes      []string
 }
 
@@ -130,6 +131,13 @@ func parseJSONServers(path string, data []byte, keys []string, raw json.RawMessa
 				e.enabled = e.enabled && en
 			case "disabledTools": // Windsurf
 				e.exclude, err = jsonStrings(v)
+			case "oauth", "auth": // Claude Code, Gemini CLI; Cursor
+				o, notes, badKey := parseJSONOAuth(f, v)
+				if badKey != "" {
+					return nil, &Error{File: path, Line: lineOf(data, v), Msg: k + "." + badKey + ": has a value of the wrong type"}
+				}
+				e.oauth = o
+				e.notes = append(e.notes, notes...)
 			case "envFile":
 				var s string
 				_ = json.Unmarshal(v, &s)
@@ -270,6 +278,9 @@ func parseTOML(path string, data []byte) ([]rawEntry, error) {
 		if s.URL != "" {
 			e.transport = "http" // Codex speaks Streamable HTTP to a url
 		}
+		var notes []string
+		e.oauth, notes = codexOAuthOf(s)
+		e.notes = append(e.notes, notes...)
 		if s.ToolTimeoutSec > 0 {
 			e.timeoutMS = int(s.ToolTimeoutSec * 1000)
 		}
@@ -307,6 +318,9 @@ type codexServer struct {
 	ToolTimeoutSec    float64           `toml:"tool_timeout_sec"`
 	EnabledTools      []string          `toml:"enabled_tools"`
 	DisabledTools     []string          `toml:"disabled_tools"`
+	Scopes            []string          `toml:"scopes"`
+	OAuthResource     string            `toml:"oauth_resource"`
+	OAuth             *codexOAuth       `toml:"oauth"`
 }
 
 // withHeader sets h[k] = v, the header values being ${VAR} references that

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcp-gateway/mcp-gateway/config"
 	"gopkg.in/yaml.v3"
 )
 
@@ -56,11 +57,7 @@ func entryNode(e Entry) *yaml.Node {
 		add("command", str(s.Command))
 	}
 	if s.Args != nil {
-		seq := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
-		for _, a := range s.Args {
-			seq.Content = append(seq.Content, str(a))
-		}
-		add("args", seq)
+		add("args", flowSeq(s.Args))
 	}
 	if len(s.Env) > 0 {
 		add("env", strMap(s.Env))
@@ -76,6 +73,9 @@ func entryNode(e Entry) *yaml.Node {
 	}
 	if len(s.Headers) > 0 {
 		add("headers", strMap(s.Headers))
+	}
+	if o := oauthNode(s.OAuth); o != nil {
+		add("oauth", o)
 	}
 	if s.TimeoutMS > 0 {
 		add("timeout_ms", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(s.TimeoutMS)})
@@ -93,18 +93,40 @@ func entryNode(e Entry) *yaml.Node {
 			if len(globs) == 0 {
 				continue
 			}
-			seq := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
-			for _, g := range globs {
-				seq.Content = append(seq.Content, str(g))
-			}
-			t.Content = append(t.Content, str(k), seq)
+			t.Content = append(t.Content, str(k), flowSeq(globs))
 		}
 		add("tools", t)
 	}
 	return m
 }
 
+// oauthNode is the server's oauth mapping, or nil when it has none.
+func oauthNode(o config.OAuth) *yaml.Node {
+	m := &yaml.Node{Kind: yaml.MappingNode}
+	for _, kv := range [][2]string{{"client_id", o.ClientID}, {"client_secret", o.ClientSecret}, {"client_metadata_url", o.ClientMetadataURL}, {"redirect_uri", o.RedirectURI}} {
+		if kv[1] != "" {
+			m.Content = append(m.Content, str(kv[0]), str(kv[1]))
+		}
+	}
+	if len(o.Scopes) > 0 {
+		m.Content = append(m.Content, str("scopes"), flowSeq(o.Scopes))
+	}
+	if len(m.Content) == 0 {
+		return nil
+	}
+	return m
+}
+
 func str(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
+
+// flowSeq is a list of strings on one line: [a, b].
+func flowSeq(ss []string) *yaml.Node {
+	seq := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+	for _, s := range ss {
+		seq.Content = append(seq.Content, str(s))
+	}
+	return seq
+}
 
 func strMap(m map[string]string) *yaml.Node {
 	n := &yaml.Node{Kind: yaml.MappingNode}

@@ -70,10 +70,7 @@ func (v varContext) translate(s string) (string, []string) {
 				return "$" + ref
 			case strings.HasPrefix(expr, "input:"):
 				id := strings.TrimPrefix(expr, "input:")
-				env := strings.ToUpper(strings.Trim(notIdent.ReplaceAllString(id, "_"), "_"))
-				if env == "" || env[0] >= '0' && env[0] <= '9' {
-					env = "INPUT_" + env
-				}
+				env := envVarName(id, "INPUT_")
 				notes = append(notes, fmt.Sprintf("%s prompted for input %q: set %s in the gateway's environment", v.client.Title, id, env))
 				return "${" + env + "}"
 			}
@@ -85,4 +82,16 @@ func (v varContext) translate(s string) (string, []string) {
 		return "$" + ref
 	})
 	return out, notes
+}
+
+// envVarName makes s an environment variable name for a value that import
+// moves to the gateway's environment: upper case, runs of other characters
+// as "_", and prefix before a name that would start with a digit or be
+// empty.
+func envVarName(s, prefix string) string {
+	env := strings.ToUpper(strings.Trim(notIdent.ReplaceAllString(s, "_"), "_"))
+	if env == "" || env[0] >= '0' && env[0] <= '9' {
+		env = prefix + env
+	}
+	return env
 }
