@@ -14,7 +14,8 @@ const Masked = "***"
 
 // WriteShowConfig writes the --show-config document
 // {"version","sources","effective"} as two-space indented JSON. The API key
-// appears only as "api_key": "set" or "unset" inside "openai".
+// appears only as "api_key": "set" or "unset" inside "openai". c and s are
+// as Load returns them (a nil c or s stands for the defaults).
 //
 // Backend settings may hold tokens, so in "effective.servers":
 //   - an env or headers value is printed as "***" when it was expanded from
@@ -32,15 +33,9 @@ func WriteShowConfig(w io.Writer, version string, c *Config, s *Sources) error {
 	if c == nil {
 		c = Defaults()
 	}
-	src := Sources{Defaults: true}
+	src := Sources{Defaults: true, Env: []string{}, CLI: []string{}}
 	if s != nil {
-		src = *s
-	}
-	if src.Env == nil {
-		src.Env = []string{}
-	}
-	if src.CLI == nil {
-		src.CLI = []string{}
+		src = *s // Load makes its lists non-nil
 	}
 	key := "unset"
 	if c.APIKey != "" {
@@ -50,15 +45,6 @@ func WriteShowConfig(w io.Writer, version string, c *Config, s *Sources) error {
 	eff.Servers = make([]Server, 0, len(c.Servers))
 	for _, sv := range c.Servers {
 		eff.Servers = append(eff.Servers, c.masked(sv))
-	}
-	if eff.ModelProfiles == nil {
-		eff.ModelProfiles = map[string]Profile{}
-	}
-	if eff.Search.Defaults.Domains == nil {
-		eff.Search.Defaults.Domains = []string{}
-	}
-	if eff.Gateway.HTTP.AllowedOrigins == nil {
-		eff.Gateway.HTTP.AllowedOrigins = []string{}
 	}
 	doc := showDoc{Version: version, Sources: src, Effective: showEffective{
 		OpenAI: showOpenAI{APIKeyEnv: c.OpenAI.APIKeyEnv, BaseURL: RedactURL(c.OpenAI.BaseURL), APIKey: key},
@@ -124,12 +110,6 @@ func (c *Config) masked(s Server) Server {
 	s.Headers = mask("headers.", s.Headers)
 	if s.OAuth.ClientSecret != "" {
 		s.OAuth.ClientSecret = Masked
-	}
-	if s.Tools.Include == nil {
-		s.Tools.Include = []string{}
-	}
-	if s.Tools.Exclude == nil {
-		s.Tools.Exclude = []string{}
 	}
 	return s
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -37,7 +38,7 @@ func TestShowConfigShape(t *testing.T) {
 			if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
 				t.Fatal(err)
 			}
-			if keys := sortedKeys(doc); !slices.Equal(keys, []string{"effective", "sources", "version"}) {
+			if keys := slices.Sorted(maps.Keys(doc)); !slices.Equal(keys, []string{"effective", "sources", "version"}) {
 				t.Errorf("top-level keys = %q", keys)
 			}
 			var src struct {
