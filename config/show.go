@@ -24,8 +24,9 @@ const Masked = "***"
 //     in any case — "Authorization", "GITHUB_TOKEN", "API_KEY");
 //   - command, cwd, url and args that were expanded from ${VAR} are printed
 //     as written in the file ("--token=${MY_TOKEN}"), never expanded;
-//   - a url's password and secret-looking query values (as written or
-//     expanded) are printed as "***"; so are those of openai.base_url.
+//   - a url's password (a user given without one, whole) and
+//     secret-looking query values (as written or expanded) are printed as
+//     "***"; so are those of openai.base_url.
 //
 // Names of variables (openai.api_key_env, gateway.http.auth_token_env) are
 // shown; their values never are.
@@ -126,18 +127,23 @@ func secretName(name string) bool {
 	return false
 }
 
-// RedactURL masks the password and secret-looking query values of a URL,
-// by text, so that it works on a URL as written with ${VAR} in it too.
+// RedactURL masks the password (or a user given without one) and the
+// secret-looking query values of a URL, by text, so that it works on a URL
+// as written with ${VAR} in it too.
 func RedactURL(s string) string {
 	rest, frag, hasFrag := strings.Cut(s, "#")
 	base, query, hasQuery := strings.Cut(rest, "?")
 	if _, after, ok := strings.Cut(base, "://"); ok {
 		authority, _, _ := strings.Cut(after, "/")
 		if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+			// A user without a password is often a token itself
+			// (https://TOKEN@host), so it is masked whole.
+			masked := Masked
 			if user, _, ok := strings.Cut(authority[:at], ":"); ok {
-				start := len(base) - len(after)
-				base = base[:start] + user + ":" + Masked + after[at:]
+				masked = user + ":" + Masked
 			}
+			start := len(base) - len(after)
+			base = base[:start] + masked + after[at:]
 		}
 	}
 	if hasQuery {

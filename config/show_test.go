@@ -128,7 +128,8 @@ func TestRedactURL(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"https://example.com/mcp", "https://example.com/mcp"},
 		{"https://u:p@h/x?a=1&token=t#frag", "https://u:***@h/x?a=1&token=***#frag"},
-		{"https://u@h/x", "https://u@h/x"},
+		{"https://u@h/x", "https://***@h/x"},
+		{"https://${TOKEN}@h/x", "https://***@h/x"},
 		{"https://h/x?apikey=", "https://h/x?apikey=***"},
 		{"not a url", "not a url"},
 		{"", ""},
