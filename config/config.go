@@ -30,6 +30,7 @@
 package config
 
 import (
+	"cmp"
 	"time"
 )
 
@@ -229,16 +230,11 @@ func (c *Config) Profile(name string) Profile {
 	if !ok {
 		return base
 	}
-	if p.Model == "" {
-		p.Model = base.Model
+	return Profile{
+		Model:           cmp.Or(p.Model, base.Model),
+		ReasoningEffort: cmp.Or(p.ReasoningEffort, base.ReasoningEffort),
+		Verbosity:       cmp.Or(p.Verbosity, base.Verbosity),
 	}
-	if p.ReasoningEffort == "" {
-		p.ReasoningEffort = base.ReasoningEffort
-	}
-	if p.Verbosity == "" {
-		p.Verbosity = base.Verbosity
-	}
-	return p
 }
 
 // The defaults of the gateway's timeouts, shared with backends.Options
@@ -249,10 +245,10 @@ const (
 	DefaultStartLimit     = 10 * time.Minute // gateway.start_limit_ms
 )
 
-// CallTimeout is the per-call timeout for a backend: its own timeout_ms, else
-// the gateway default (which DEFAULT_TIMEOUT overrides).
-func (c *Config) CallTimeout(s Server) time.Duration {
-	return CallTimeout(s, time.Duration(c.Gateway.DefaultTimeoutMS)*time.Millisecond)
+// DefaultTimeout is the per-call timeout of a backend without its own
+// timeout_ms (gateway.default_timeout_ms, which DEFAULT_TIMEOUT overrides).
+func (c *Config) DefaultTimeout() time.Duration {
+	return time.Duration(c.Gateway.DefaultTimeoutMS) * time.Millisecond
 }
 
 // CallTimeout is the per-call timeout for server s: its own timeout_ms,

@@ -116,23 +116,14 @@ type structKeys struct {
 	names  []string
 }
 
-// keysOf is keysOfType(t), computed once per Load.
+// keysOf lists the keys of struct type t by every spelling, and every
+// spelling in field order (the candidates for "did you mean"), once per
+// type and Load.
 func (l *loader) keysOf(t reflect.Type) structKeys {
-	k, ok := l.keys[t]
-	if !ok {
-		if l.keys == nil {
-			l.keys = map[reflect.Type]structKeys{}
-		}
-		k.byName, k.names = keysOfType(t)
-		l.keys[t] = k
+	if k, ok := l.keys[t]; ok {
+		return k
 	}
-	return k
-}
-
-// keysOfType lists the keys of struct type t by every spelling, and every
-// spelling in field order (the candidates for "did you mean").
-func keysOfType(t reflect.Type) (byName map[string]field, names []string) {
-	byName = map[string]field{}
+	k := structKeys{byName: map[string]field{}}
 	var walk func(t reflect.Type, index []int)
 	walk = func(t reflect.Type, index []int) {
 		for i := range t.NumField() {
@@ -148,14 +139,15 @@ func keysOfType(t reflect.Type) (byName map[string]field, names []string) {
 			}
 			for _, n := range append([]string{name}, strings.Split(f.Tag.Get("alias"), ",")...) {
 				if n != "" {
-					byName[n] = field{name: name, index: idx}
-					names = append(names, n)
+					k.byName[n] = field{name: name, index: idx}
+					k.names = append(k.names, n)
 				}
 			}
 		}
 	}
 	walk(t, nil)
-	return byName, names
+	l.keys[t] = k
+	return k
 }
 
 // fields applies the mapping n to the struct v at path. A key that is no

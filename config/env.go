@@ -143,20 +143,12 @@ func (l *loader) applyFlags(f Flags) {
 	}
 }
 
-// finish expands "~" in paths, makes lists non-nil and reads the API key.
+// finish expands "~" in paths and reads the API key. (No list is nil:
+// Defaults and the decoder give an empty one.)
 func (l *loader) finish() {
 	c := l.cfg
 	c.Policy.System.Path = ExpandHome(c.Policy.System.Path, l.home)
 	c.Server.DebugFile = ExpandHome(c.Server.DebugFile, l.home)
-	if c.Search.Defaults.Domains == nil {
-		c.Search.Defaults.Domains = []string{}
-	}
-	if c.Gateway.HTTP.AllowedOrigins == nil {
-		c.Gateway.HTTP.AllowedOrigins = []string{}
-	}
-	if c.Servers == nil {
-		c.Servers = []Server{}
-	}
 	if isEnvName(c.OpenAI.APIKeyEnv) {
 		if v, ok := l.env(c.OpenAI.APIKeyEnv); ok && strings.TrimSpace(v) != "" {
 			c.APIKey = strings.TrimSpace(v)

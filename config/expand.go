@@ -1,9 +1,7 @@
 package config
 
 import (
-	"maps"
 	"path/filepath"
-	"slices"
 	"strings"
 )
 
@@ -110,8 +108,4 @@ func ExpandHome(p, home string) string {
 		return filepath.Join(home, p[2:])
 	}
 	return p
-}
-
-func sortedKeys[M ~map[string]V, V any](m M) []string {
-	return slices.Sorted(maps.Keys(m))
 }

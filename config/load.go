@@ -143,6 +143,7 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 		cfg:    Defaults(),
 		src:    &Sources{Defaults: true, Env: []string{}, CLI: []string{}},
 		origin: map[string]origin{},
+		keys:   map[reflect.Type]structKeys{},
 	}
 	if l.env == nil {
 		l.env = func(string) (string, bool) { return "", false }

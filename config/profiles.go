@@ -1,35 +1,32 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
+	"reflect"
+)
 
 // profileSources describes each answer profile's effective fields and where
 // each came from (Sources.Profiles). A field a profile leaves empty is
 // inherited from the answer profile (Config.Profile), so MODEL_ANSWER
 // moves all three tools unless their own model is set.
 func (l *loader) profileSources() map[string]map[string]string {
-	fields := []struct {
-		key string
-		get func(Profile) string
-	}{
-		{"model", func(p Profile) string { return p.Model }},
-		{"reasoning_effort", func(p Profile) string { return p.ReasoningEffort }},
-		{"verbosity", func(p Profile) string { return p.Verbosity }},
-	}
+	fields := l.keysOf(reflect.TypeFor[Profile]())
 	out := make(map[string]map[string]string, len(profileNames))
 	for _, name := range profileNames {
-		own := l.cfg.ModelProfiles[name]
-		eff := l.cfg.Profile(name)
-		m := make(map[string]string, len(fields))
-		for _, f := range fields {
-			v := f.get(eff)
+		own := reflect.ValueOf(l.cfg.ModelProfiles[name])
+		eff := reflect.ValueOf(l.cfg.Profile(name))
+		m := make(map[string]string, len(fields.names))
+		for _, key := range fields.names {
+			idx := fields.byName[key].index
+			v := eff.FieldByIndex(idx).String()
 			if v == "" {
 				continue
 			}
-			from := l.from(join(join("model_profiles", name), f.key))
-			if f.get(own) == "" && name != ProfileAnswer {
-				from = "from answer: " + l.from(join(join("model_profiles", ProfileAnswer), f.key))
+			from := l.from(join(join("model_profiles", name), key))
+			if own.FieldByIndex(idx).String() == "" && name != ProfileAnswer {
+				from = "from answer: " + l.from(join(join("model_profiles", ProfileAnswer), key))
 			}
-			m[f.key] = fmt.Sprintf("%s (%s)", v, from)
+			m[key] = fmt.Sprintf("%s (%s)", v, from)
 		}
 		out[name] = m
 	}

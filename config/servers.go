@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"reflect"
 	"regexp"
@@ -51,41 +52,30 @@ type serverItem struct {
 // or a VS Code style `servers:` mapping) sorted by name.
 func (l *loader) servers() {
 	var items, mapped []serverItem
-	collect := func(e entry, allowList bool) {
+	// `servers:` first, whatever the order in the file.
+	slices.SortStableFunc(l.serverSections, func(a, b entry) int { return strings.Compare(b.key, a.key) })
+	for _, e := range l.serverSections {
 		n := l.resolve(e.val)
-		if n == nil || isNull(n) {
-			return
-		}
 		switch {
-		case n.Kind == yaml.SequenceNode && allowList:
+		case n == nil || isNull(n):
+		case n.Kind == yaml.SequenceNode && e.key == "servers":
 			for i, c := range n.Content {
 				items = append(items, serverItem{path: fmt.Sprintf("%s[%d]", e.key, i), line: c.Line, node: c, isList: true})
 			}
 		case n.Kind == yaml.MappingNode:
-			es, ok := l.mapping(n, e.key)
-			if !ok {
-				return
-			}
+			es, _ := l.mapping(n, e.key)
 			for _, x := range es {
 				mapped = append(mapped, serverItem{name: x.key, path: join(e.key, x.key), line: x.line, node: x.val})
 			}
-		case allowList:
+		case e.key == "servers":
 			l.errLine(n.Line, e.key, "must be a list of servers or a mapping of names to servers, not %s", kindName(n))
 		default:
 			l.errLine(n.Line, e.key, "must be a mapping of names to servers, not %s", kindName(n))
 		}
 	}
-	for _, name := range []string{"servers", "mcpServers"} {
-		for _, e := range l.serverSections {
-			if e.key == name {
-				collect(e, name == "servers")
-			}
-		}
-	}
 	slices.SortStableFunc(mapped, func(a, b serverItem) int { return strings.Compare(a.name, b.name) })
 	items = append(items, mapped...)
 
-	l.cfg.Servers = []Server{}
 	seen := map[string]string{} // name → path of its first entry
 	for _, it := range items {
 		s, ok := l.server(it)
@@ -194,14 +184,14 @@ func (l *loader) server(it serverItem) (s Server, ok bool) {
 	for i, a := range s.Args {
 		s.Args[i] = l.expand(s.Name, fmt.Sprintf("args[%d]", i), fmt.Sprintf("%s.args[%d]", p, i), a, args.line)
 	}
-	for _, k := range sortedKeys(s.Env) {
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 		s.Env[k] = x("env."+k, s.Env[k])
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			o, _ := at("env." + k)
 			l.errLine(o.line, join(p, "env"), "%q is not a valid environment variable name", k)
 		}
 	}
-	for _, k := range sortedKeys(s.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
 		s.Headers[k] = x("headers."+k, s.Headers[k])
 		if k == "" || strings.ContainsAny(k, " :\r\n\x00") || strings.ContainsAny(s.Headers[k], "\r\n\x00") {
 			o, _ := at("headers." + k)

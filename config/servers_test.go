@@ -50,10 +50,10 @@ mcpServers:
 	if memory.Prefix != "memory" || !slices.Equal(memory.Args, []string{"-y", "@modelcontextprotocol/server-memory"}) || memory.Source != p+":8" {
 		t.Errorf("memory = %+v", memory)
 	}
-	if got := c.CallTimeout(beta).Milliseconds(); got != 5000 {
+	if got := CallTimeout(beta, c.DefaultTimeout()).Milliseconds(); got != 5000 {
 		t.Errorf("CallTimeout(beta) = %dms", got)
 	}
-	if got := c.CallTimeout(zeta).Milliseconds(); got != 30000 {
+	if got := CallTimeout(zeta, c.DefaultTimeout()).Milliseconds(); got != 30000 {
 		t.Errorf("CallTimeout(zeta) = %dms", got)
 	}
 }

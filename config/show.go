@@ -14,7 +14,8 @@ const Masked = "***"
 
 // WriteShowConfig writes the --show-config document
 // {"version","sources","effective"} as two-space indented JSON. The API key
-// appears only as "api_key": "set" or "unset" inside "openai".
+// appears only as "api_key": "set" or "unset" inside "openai". c and s are
+// as Load returns them (a nil c or s stands for the defaults).
 //
 // Backend settings may hold tokens, so in "effective.servers":
 //   - an env or headers value is printed as "***" when it was expanded from
@@ -23,8 +24,9 @@ const Masked = "***"
 //     in any case — "Authorization", "GITHUB_TOKEN", "API_KEY");
 //   - command, cwd, url and args that were expanded from ${VAR} are printed
 //     as written in the file ("--token=${MY_TOKEN}"), never expanded;
-//   - a url's password and secret-looking query values (as written or
-//     expanded) are printed as "***"; so are those of openai.base_url.
+//   - a url's password (a user given without one, whole) and
+//     secret-looking query values (as written or expanded) are printed as
+//     "***"; so are those of openai.base_url.
 //
 // Names of variables (openai.api_key_env, gateway.http.auth_token_env) are
 // shown; their values never are.
@@ -32,15 +34,9 @@ func WriteShowConfig(w io.Writer, version string, c *Config, s *Sources) error {
 	if c == nil {
 		c = Defaults()
 	}
-	src := Sources{Defaults: true}
+	src := Sources{Defaults: true, Env: []string{}, CLI: []string{}}
 	if s != nil {
-		src = *s
-	}
-	if src.Env == nil {
-		src.Env = []string{}
-	}
-	if src.CLI == nil {
-		src.CLI = []string{}
+		src = *s // Load makes its lists non-nil
 	}
 	key := "unset"
 	if c.APIKey != "" {
@@ -50,15 +46,6 @@ func WriteShowConfig(w io.Writer, version string, c *Config, s *Sources) error {
 	eff.Servers = make([]Server, 0, len(c.Servers))
 	for _, sv := range c.Servers {
 		eff.Servers = append(eff.Servers, c.masked(sv))
-	}
-	if eff.ModelProfiles == nil {
-		eff.ModelProfiles = map[string]Profile{}
-	}
-	if eff.Search.Defaults.Domains == nil {
-		eff.Search.Defaults.Domains = []string{}
-	}
-	if eff.Gateway.HTTP.AllowedOrigins == nil {
-		eff.Gateway.HTTP.AllowedOrigins = []string{}
 	}
 	doc := showDoc{Version: version, Sources: src, Effective: showEffective{
 		OpenAI: showOpenAI{APIKeyEnv: c.OpenAI.APIKeyEnv, BaseURL: RedactURL(c.OpenAI.BaseURL), APIKey: key},
@@ -125,12 +112,6 @@ func (c *Config) masked(s Server) Server {
 	if s.OAuth.ClientSecret != "" {
 		s.OAuth.ClientSecret = Masked
 	}
-	if s.Tools.Include == nil {
-		s.Tools.Include = []string{}
-	}
-	if s.Tools.Exclude == nil {
-		s.Tools.Exclude = []string{}
-	}
 	return s
 }
 
@@ -146,18 +127,23 @@ func secretName(name string) bool {
 	return false
 }
 
-// RedactURL masks the password and secret-looking query values of a URL,
-// by text, so that it works on a URL as written with ${VAR} in it too.
+// RedactURL masks the password (or a user given without one) and the
+// secret-looking query values of a URL, by text, so that it works on a URL
+// as written with ${VAR} in it too.
 func RedactURL(s string) string {
 	rest, frag, hasFrag := strings.Cut(s, "#")
 	base, query, hasQuery := strings.Cut(rest, "?")
 	if _, after, ok := strings.Cut(base, "://"); ok {
 		authority, _, _ := strings.Cut(after, "/")
 		if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+			// A user without a password is often a token itself
+			// (https://TOKEN@host), so it is masked whole.
+			masked := Masked
 			if user, _, ok := strings.Cut(authority[:at], ":"); ok {
-				start := len(base) - len(after)
-				base = base[:start] + user + ":" + Masked + after[at:]
+				masked = user + ":" + Masked
 			}
+			start := len(base) - len(after)
+			base = base[:start] + masked + after[at:]
 		}
 	}
 	if hasQuery {

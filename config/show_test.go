@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -37,7 +38,7 @@ func TestShowConfigShape(t *testing.T) {
 			if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
 				t.Fatal(err)
 			}
-			if keys := sortedKeys(doc); !slices.Equal(keys, []string{"effective", "sources", "version"}) {
+			if keys := slices.Sorted(maps.Keys(doc)); !slices.Equal(keys, []string{"effective", "sources", "version"}) {
 				t.Errorf("top-level keys = %q", keys)
 			}
 			var src struct {
@@ -127,7 +128,8 @@ func TestRedactURL(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"https://example.com/mcp", "https://example.com/mcp"},
 		{"https://u:p@h/x?a=1&token=t#frag", "https://u:***@h/x?a=1&token=***#frag"},
-		{"https://u@h/x", "https://u@h/x"},
+		{"https://u@h/x", "https://***@h/x"},
+		{"https://${TOKEN}@h/x", "https://***@h/x"},
 		{"https://h/x?apikey=", "https://h/x?apikey=***"},
 		{"not a url", "not a url"},
 		{"", ""},

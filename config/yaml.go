@@ -50,16 +50,12 @@ func (l *loader) decodeFile(data []byte) {
 
 // countNodes counts the nodes of a document as written, without following
 // aliases.
-func countNodes(doc *yaml.Node) int {
-	n := 0
-	stack := []*yaml.Node{doc}
-	for len(stack) > 0 {
-		top := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		n++
-		stack = append(stack, top.Content...)
+func countNodes(n *yaml.Node) int {
+	count := 1
+	for _, c := range n.Content {
+		count += countNodes(c)
 	}
-	return n
+	return count
 }
 
 // parseError turns a yaml.v3 syntax error into an *Error with its line.

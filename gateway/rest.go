@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -32,7 +33,7 @@ func (g *Gateway) ServeTools(w http.ResponseWriter, r *http.Request) {
 	}
 	timeouts := make(map[string]int64)
 	for _, s := range g.opts.Config.Servers {
-		timeouts[s.Name] = g.opts.Config.CallTimeout(s).Milliseconds()
+		timeouts[s.Name] = config.CallTimeout(s, g.opts.Config.DefaultTimeout()).Milliseconds()
 	}
 	tools := []RESTTool{}
 	for _, t := range g.Tools(r.Context()) {

@@ -74,7 +74,7 @@ func newApp(inv *invocation, e env) (*app, error) {
 	a.backends = backends.New(backends.Options{
 		Servers:        servers,
 		Logger:         a.log.With("component", "backends"),
-		DefaultTimeout: cfg.CallTimeout(config.Server{}),
+		DefaultTimeout: cfg.DefaultTimeout(),
 		StartupTimeout: cfg.StartupTimeout(),
 		StartLimit:     cfg.StartLimit(),
 		ClientInfo:     &mcp.Implementation{Name: "mcp-gateway", Version: version()},
