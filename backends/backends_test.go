@@ -164,7 +164,7 @@ func TestStartupTimeoutStopsOnlyTheWait(t *testing.T) {
 		t.Errorf("late after the startup timeout: %+v", st)
 	}
 	e.waitState(t, "ok", backends.Ready)
-	e.changes.wait(t, "late")
+	e.waitChange(t, "late")
 	e.call(t, "late", "echo", `{}`)
 }
 
@@ -210,10 +210,10 @@ func TestChattyStdout(t *testing.T) {
 	for range 3 {
 		e.call(t, "chatty", "echo", `{"a":1}`)
 	}
-	if got := e.log.Find("WARN", "non-JSON", "server=chatty", "Banner line 0"); len(got) != 1 {
+	if got := e.log.Find("level=WARN", "non-JSON", "server=chatty", "Banner line 0"); len(got) != 1 {
 		t.Errorf("banner warnings: %q", got)
 	}
-	if got := e.log.Find("WARN", "non-JSON", "npm notice"); len(got) < 3 {
+	if got := e.log.Find("level=WARN", "non-JSON", "npm notice"); len(got) < 3 {
 		t.Errorf("npm notice warnings: %d", len(got))
 	}
 }
@@ -225,7 +225,7 @@ func TestStderrTailAndLog(t *testing.T) {
 	if len(tail) != 20 || tail[0] != "stderr line 10" || tail[19] != "stderr line 29" {
 		t.Errorf("tail %q", tail)
 	}
-	if got := e.log.Find("INFO stderr line 29", "server=noisy"); len(got) != 1 {
+	if got := e.log.Find(`level=INFO msg="stderr line 29"`, "server=noisy"); len(got) != 1 {
 		t.Errorf("stderr log %q", got)
 	}
 }
@@ -273,7 +273,7 @@ func TestCrashMidCall(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("in-flight hang call did not fail")
 	}
-	e.changes.wait(t, "c")
+	e.waitChange(t, "c")
 	st := e.waitState(t, "c", backends.Crashed)
 	if st.Error != "exit status 3" {
 		t.Errorf("status %+v", st)
@@ -404,7 +404,7 @@ func TestLateResponseIgnored(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 	testutil.WaitFor(t, 2*time.Second, "the late response logged", func() bool {
-		return len(e.log.Find("DEBUG ignored a response to an unknown id", "server=late")) > 0
+		return len(e.log.Find(`level=DEBUG msg="ignored a response to an unknown id"`, "server=late")) > 0
 	})
 	e.call(t, "late", "echo", `{}`)
 }
@@ -475,10 +475,10 @@ func TestProgressAndMeta(t *testing.T) {
 func TestListChangedRefresh(t *testing.T) {
 	t.Parallel()
 	e := start(t, []config.Server{srv("lc")}, nil)
-	e.changes.wait(t, "lc") // became ready
+	e.waitChange(t, "lc") // became ready
 	before := len(e.Tools())
 	e.call(t, "lc", "change", "")
-	e.changes.wait(t, "lc")
+	e.waitChange(t, "lc")
 	names := toolNames(e.Tools())
 	if len(names) != before+1 || names[len(names)-1] != "lc/added_1" {
 		t.Errorf("tools after list_changed: %v", names)
@@ -630,7 +630,7 @@ func TestNotificationMessageLogged(t *testing.T) {
 	t.Parallel()
 	e := start(t, []config.Server{srv("l")}, nil)
 	e.call(t, "l", "log", `{"level":"warning","data":"disk almost full"}`)
-	if got := e.log.Find("WARN disk almost full", "server=l", "logger=tb"); len(got) != 1 {
+	if got := e.log.Find(`level=WARN msg="disk almost full"`, "server=l", "logger=tb"); len(got) != 1 {
 		t.Errorf("log %q", got)
 	}
 }
@@ -768,7 +768,7 @@ func TestApply(t *testing.T) {
 		t.Errorf("changes %+v", ch)
 	}
 	for _, name := range []string{"gone", "change", "new"} {
-		e.changes.wait(t, name)
+		e.waitChange(t, name)
 	}
 	e.waitState(t, "new", backends.Ready)
 	e.waitState(t, "change", backends.Ready)

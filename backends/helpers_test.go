@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,7 +26,7 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	var err error
-	testbackend, err = testutil.Build("./backends/testbackend", testutil.BuildOptions{Race: testutil.Race})
+	testbackend, err = testutil.Build("./backends/testbackend", testutil.BuildOptions{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -56,32 +55,20 @@ func srv(name string, args ...string) config.Server {
 	}
 }
 
-// changes records OnChange calls.
-type changes struct {
-	mu    sync.Mutex
-	names []string
-	ch    chan string
+// env is a test's Manager with its log and its OnChange calls.
+type env struct {
+	*backends.Manager
+	log     *testutil.LogRecorder
+	changed chan string // OnChange's servers, in order; beyond 100 unread, dropped
 }
 
-func newChanges() *changes { return &changes{ch: make(chan string, 100)} }
-
-func (c *changes) on(server string) {
-	c.mu.Lock()
-	c.names = append(c.names, server)
-	c.mu.Unlock()
-	select {
-	case c.ch <- server:
-	default:
-	}
-}
-
-// wait waits for an OnChange of server.
-func (c *changes) wait(t *testing.T, server string) {
+// waitChange waits for an OnChange of server, consuming those before it.
+func (e *env) waitChange(t *testing.T, server string) {
 	t.Helper()
-	deadline := time.After(5 * time.Second)
+	deadline := time.After(testutil.DefaultTimeout)
 	for {
 		select {
-		case s := <-c.ch:
+		case s := <-e.changed:
 			if s == server {
 				return
 			}
@@ -91,24 +78,22 @@ func (c *changes) wait(t *testing.T, server string) {
 	}
 }
 
-// env is a test's Manager with its log and change records.
-type env struct {
-	*backends.Manager
-	log     *testutil.LogRecorder
-	changes *changes
-}
-
 // start starts a Manager over servers (opts may be adjusted by edit), with
 // fast supervision timings, waits for it, and closes it at the end of t.
 func start(t *testing.T, servers []config.Server, edit func(*backends.Options)) *env {
 	t.Helper()
-	e := &env{log: testutil.NewLogRecorder(), changes: newChanges()}
+	e := &env{log: testutil.NewLogRecorder(), changed: make(chan string, 100)}
 	opts := backends.Options{
 		Servers:        servers,
 		Logger:         e.log.Logger(),
 		DefaultTimeout: 10 * time.Second,
 		StartupTimeout: 10 * time.Second,
-		OnChange:       e.changes.on,
+		OnChange: func(server string) {
+			select {
+			case e.changed <- server:
+			default:
+			}
+		},
 	}
 	if edit != nil {
 		edit(&opts)

@@ -65,7 +65,7 @@ func TestRemoteStreamableSession(t *testing.T) {
 	}
 	// A tool added between calls: list_changed comes on the standalone stream.
 	mcp.AddTool(srv, &mcp.Tool{Name: "two"}, echo)
-	e.changes.wait(t, "far")
+	e.waitChange(t, "far")
 	testutil.WaitFor(t, 5*time.Second, "the added tool far/two", func() bool {
 		return slices.Contains(toolNames(e.Tools()), "far/two")
 	})

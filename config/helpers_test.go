@@ -1,11 +1,10 @@
 package config
 
 import (
-	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // mapEnv is an environment for LoadOptions.Env.
@@ -16,20 +15,10 @@ func mapEnv(m map[string]string) func(string) (string, bool) {
 	}
 }
 
-// writeConfig writes text to a config.yaml in a temporary directory.
-func writeConfig(t testing.TB, name, text string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // loadText loads text as config.yaml with env and flags; home is /home/me.
 func loadText(t testing.TB, text string, env map[string]string, flags Flags) (*Config, *Sources, string, error) {
 	t.Helper()
-	p := writeConfig(t, "config.yaml", text)
+	p := testutil.TempFile(t, "config.yaml", text)
 	c, s, err := Load(LoadOptions{Path: p, Home: "/home/me", Env: mapEnv(env), Flags: flags})
 	return c, s, p, err
 }
@@ -65,28 +54,18 @@ func mustFail(t testing.TB, text string, env map[string]string) []*Error {
 // checkOnlyErrors fails unless err is an *Error or a join of them.
 func checkOnlyErrors(t testing.TB, err error) {
 	t.Helper()
-	var walk func(error) bool
-	walk = func(err error) bool {
-		if _, ok := err.(*Error); ok {
-			return true
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		if _, ok := err.(*Error); !ok {
+			t.Fatalf("error %T %q is not an *Error or a join of them", err, err)
 		}
-		j, ok := err.(interface{ Unwrap() []error })
-		if !ok {
-			return false
-		}
-		for _, e := range j.Unwrap() {
-			if !walk(e) {
-				return false
-			}
-		}
-		return true
+		return
 	}
-	if !walk(err) {
-		t.Fatalf("error %T %q is not an *Error or a join of them", err, err)
+	if len(j.Unwrap()) == 0 {
+		t.Fatalf("error %T %q joins no *Error", err, err)
 	}
-	var e *Error
-	if !errors.As(err, &e) {
-		t.Fatalf("errors.As(*Error) failed on %v", err)
+	for _, e := range j.Unwrap() {
+		checkOnlyErrors(t, e)
 	}
 }
 

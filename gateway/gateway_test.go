@@ -26,7 +26,7 @@ var testbackendBin string
 
 func TestMain(m *testing.M) {
 	var err error
-	testbackendBin, err = testutil.Build("./backends/testbackend", testutil.BuildOptions{Race: testutil.Race})
+	testbackendBin, err = testutil.Build("./backends/testbackend", testutil.BuildOptions{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -275,8 +275,6 @@ func serveRaw(t *testing.T, ctx context.Context, gw *Gateway) *rawClient {
 	return c
 }
 
-func (c *rawClient) send(line string) { c.Send(line) }
-
 // read returns the next message's members.
 func (c *rawClient) read() map[string]json.RawMessage { return c.Next().Members() }
 
@@ -284,8 +282,8 @@ func (c *rawClient) read() map[string]json.RawMessage { return c.Next().Members(
 // first call; the first call still gets its one answer.
 func TestDuplicateRequestID(t *testing.T) {
 	c := newRawClient(t, nil, testServer("tb"))
-	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"tb.slow","arguments":{"ms":300}}}`)
-	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"tb.echo","arguments":{}}}`)
+	c.Send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"tb.slow","arguments":{"ms":300}}}`)
+	c.Send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"tb.echo","arguments":{}}}`)
 	first, second := c.read(), c.read()
 	if string(first["id"]) != "3" || !bytes.Contains(first["error"], []byte(`-32600`)) {
 		t.Errorf("first reply = %s, want -32600 for the duplicate", first)
@@ -294,7 +292,7 @@ func TestDuplicateRequestID(t *testing.T) {
 		t.Errorf("second reply = %s, want tb.slow's result", second)
 	}
 	// The id is free again once answered.
-	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"tb.echo","arguments":{"a":1}}}`)
+	c.Send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"tb.echo","arguments":{"a":1}}}`)
 	if again := c.read(); again["result"] == nil {
 		t.Errorf("reusing a finished id: %s", again)
 	}
@@ -303,7 +301,7 @@ func TestDuplicateRequestID(t *testing.T) {
 // A progress token too large for a float64 comes back digit for digit.
 func TestProgressTokenExact(t *testing.T) {
 	c := newRawClient(t, nil, testServer("tb"))
-	c.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"tb.progress","arguments":{"steps":2,"ms":1},"_meta":{"progressToken":12345678901234567890}}}`)
+	c.Send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"tb.progress","arguments":{"steps":2,"ms":1},"_meta":{"progressToken":12345678901234567890}}}`)
 	var progress int
 	for {
 		m := c.read()
@@ -347,11 +345,11 @@ func TestResourceOwnerFailover(t *testing.T) {
 func TestLazyCallToolOrphan(t *testing.T) {
 	cfg := func(c *config.Config) { c.Gateway.ToolsMode = "lazy" }
 	c := newRawClient(t, cfg, testServer("tb"), testServer("dead", "-fail-start", "4"))
-	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"gateway.call_tool","arguments":{"name":"dead.x","arguments":{}}}}`)
+	c.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"gateway.call_tool","arguments":{"name":"dead.x","arguments":{}}}}`)
 	if m := c.read(); !bytes.Contains(m["error"], []byte(`"MCP server 'dead' is not running"`)) {
 		t.Errorf("call_tool to a failed backend = %s", m)
 	}
-	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"gateway.call_tool","arguments":{"name":"tb.echo","arguments":{"k":12345678901234567890}}}}`)
+	c.Send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"gateway.call_tool","arguments":{"name":"tb.echo","arguments":{"k":12345678901234567890}}}}`)
 	if m := c.read(); !bytes.Contains(m["result"], []byte(`12345678901234567890`)) {
 		t.Errorf("call_tool tb.echo = %s", m)
 	}
@@ -360,7 +358,7 @@ func TestLazyCallToolOrphan(t *testing.T) {
 // A client that writes its calls and closes stdin still gets the answers.
 func TestEndOfInputWaitsForCallsInFlight(t *testing.T) {
 	c := newRawClient(t, nil, testServer("tb"))
-	c.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"tb.slow","arguments":{"ms":300}}}`)
+	c.Send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"tb.slow","arguments":{"ms":300}}}`)
 	c.in.Close()
 	if m := c.read(); string(m["id"]) != "7" || !bytes.Contains(m["result"], []byte("slept")) {
 		t.Errorf("reply after end of input = %s, want tb.slow's result", m)

@@ -34,7 +34,7 @@ func TestAnswerProgressSteps(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	c := serveRaw(t, ctx, gw)
-	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"answer","arguments":{"query":"q"},"_meta":{"progressToken":7}}}`)
+	c.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"answer","arguments":{"query":"q"},"_meta":{"progressToken":7}}}`)
 	var msgs []string
 	for {
 		m := c.read()

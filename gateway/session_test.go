@@ -10,41 +10,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/gateway/internal/stdio"
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
-
-// stdioOutput is a concurrency-safe io.Writer that records each Write.
-type stdioOutput struct {
-	mu     sync.Mutex
-	buf    bytes.Buffer
-	writes int
-	wrote  chan struct{} // signalled after each Write
-}
-
-func newStdioOutput() *stdioOutput { return &stdioOutput{wrote: make(chan struct{}, 1)} }
-
-func (o *stdioOutput) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.writes++
-	o.buf.Write(p)
-	select {
-	case o.wrote <- struct{}{}:
-	default:
-	}
-	return len(p), nil
-}
-
-func (o *stdioOutput) bytes() []byte {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return bytes.Clone(o.buf.Bytes())
-}
 
 // stdioReplies splits out into messages, strictly: framed replies must be
 // exactly "Content-Length: N\r\n\r\n" + N bytes, line replies one JSON
@@ -114,7 +86,7 @@ func stdioSummary(t testing.TB, msg []byte) string {
 // tools until the end of input, and returns what was written.
 func stdioRun(t testing.TB, in io.Reader, opts stdio.Options) []byte {
 	t.Helper()
-	out := newStdioOutput()
+	out := &testutil.Buffer{}
 	cfg := config.Defaults()
 	cfg.Gateway.AnswerTools = false
 	g := New(Options{Config: cfg})
@@ -128,7 +100,7 @@ func stdioRun(t testing.TB, in io.Reader, opts stdio.Options) []byte {
 	case <-time.After(10 * time.Second):
 		t.Fatal("serving did not end")
 	}
-	return out.bytes()
+	return []byte(out.String())
 }
 
 // stdioOneByteReader feeds data through a pipe one byte per Write.

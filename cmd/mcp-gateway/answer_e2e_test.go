@@ -31,9 +31,6 @@ const (
 	e2eModel = "gpt-5.5-2026-02-17"
 	// secretQuery is a query whose text must never reach a log.
 	secretQuery = "zebra-quokka-7731 what is the weather in Tokyo today?"
-	// replyDeadline bounds every read from the gateway; generous for a
-	// loaded machine and a -race binary.
-	replyDeadline = 30 * time.Second
 )
 
 // ---- session helpers ----
@@ -77,44 +74,29 @@ func startAnswerGateway(t *testing.T, srv *answertest.Server, o answerOpts) *ans
 	if yaml == "" {
 		yaml = emptyConfig
 	}
-	p := startGatewayWith(t, testutil.ClientOptions{Framed: o.framed, Timeout: replyDeadline}, baseEnv(t, env...), "--stdio", "--config", writeConfig(t, yaml))
+	p := startGatewayWith(t, testutil.ClientOptions{Framed: o.framed}, baseEnv(t, env...), "--stdio", "--config", testutil.TempFile(t, "config.yaml", yaml))
 	s := &answerSession{proc: p, framed: o.framed, srv: srv}
 	// Runs before startGateway's cleanup: a clean exit, no data race.
 	t.Cleanup(s.stop)
-	s.write(initMsg)
+	s.Send(initMsg)
 	if r := s.read(); idOf(r) != "1" || r["result"] == nil {
 		t.Fatalf("initialize reply = %v", r)
 	}
-	s.write(initializedMsg)
+	s.Send(initializedMsg)
 	return s
-}
-
-// write sends one message in the session's framing.
-func (s *answerSession) write(msg string) {
-	s.t.Helper()
-	s.Send(msg)
 }
 
 // read reads one reply in the session's framing, skipping the server's
 // notifications (tools/list_changed, log messages).
 func (s *answerSession) read() map[string]any {
 	s.t.Helper()
-	return s.decode(s.NextResponse())
+	return decodeAs(s.t, s.NextResponse(), s.framed)
 }
 
 // readMessage reads the next message of any kind.
 func (s *answerSession) readMessage() map[string]any {
 	s.t.Helper()
-	return s.decode(s.Next())
-}
-
-// decode checks that m came in the session's framing.
-func (s *answerSession) decode(m testutil.Msg) map[string]any {
-	s.t.Helper()
-	if m.Framed != s.framed {
-		s.t.Fatalf("reply framed %v in a session framed %v: %s", m.Framed, s.framed, m)
-	}
-	return decode(s.t, m.Raw)
+	return decodeAs(s.t, s.Next(), s.framed)
 }
 
 // stop closes stdin and waits for the gateway to exit, so that its stderr
@@ -126,18 +108,15 @@ func (s *answerSession) stop() {
 		return
 	}
 	s.stopped = true
-	s.Stdin.Close()
-	select {
-	case <-s.Done():
-		if err := s.Err(); err != nil {
-			s.t.Errorf("gateway exit after stdin EOF: %v", err)
-		}
-		if strings.Contains(s.Stderr.String(), "DATA RACE") {
-			s.t.Error("the gateway reported a data race")
-		}
-	case <-time.After(replyDeadline):
-		s.Cmd.Process.Kill()
+	if !s.Stop(testutil.DefaultTimeout) {
 		s.t.Error("gateway still running after stdin EOF")
+		return
+	}
+	if err := s.Err(); err != nil {
+		s.t.Errorf("gateway exit after stdin EOF: %v", err)
+	}
+	if strings.Contains(s.Stderr.String(), "DATA RACE") {
+		s.t.Error("the gateway reported a data race")
 	}
 }
 
@@ -151,7 +130,7 @@ func callMsg(id int, tool, args string) string {
 // call sends tools/call and returns its reply (which must carry the id).
 func (s *answerSession) call(id int, tool, args string) map[string]any {
 	s.t.Helper()
-	s.write(callMsg(id, tool, args))
+	s.Send(callMsg(id, tool, args))
 	r := s.read()
 	if idOf(r) != strconv.Itoa(id) {
 		s.t.Fatalf("reply to tools/call %d has id %s: %v", id, idOf(r), r)
@@ -210,7 +189,7 @@ func answerText(t *testing.T, reply map[string]any) string {
 	if c0["type"] != "text" || !ok {
 		t.Fatalf("content[0] = %v, want a text part", c0)
 	}
-	obj := decode(t, []byte(text))
+	obj := decodeAs(t, testutil.Msg{Raw: []byte(text)}, false)
 	if !reflect.DeepEqual(obj, res["structuredContent"]) {
 		t.Errorf("structuredContent differs from content[0].text:\n text:              %s\n structuredContent: %v", text, res["structuredContent"])
 	}
@@ -311,7 +290,7 @@ func jsonEqual(t *testing.T, what string, got any, want string) {
 func TestAnswerToolsListSchemas(t *testing.T) {
 	srv := newFake(t)
 	s := startAnswerGateway(t, srv, answerOpts{framed: true})
-	s.write(listMsg)
+	s.Send(listMsg)
 	reply := s.read()
 	res, _ := reply["result"].(map[string]any)
 	tools, _ := res["tools"].([]any)
@@ -732,17 +711,17 @@ func TestAnswerTimeoutNotRetried(t *testing.T) {
 func TestAnswerCancelled(t *testing.T) {
 	srv := newFake(t, answertest.Slow(time.Minute, answertest.Respond(e2eModel, answertest.Message("too late"))))
 	s := startAnswerGateway(t, srv, answerOpts{framed: true})
-	s.write(callMsg(7, "answer", queryArgs("cancel me")))
-	if !srv.WaitRequests(1, replyDeadline) {
+	s.Send(callMsg(7, "answer", queryArgs("cancel me")))
+	if !srv.WaitRequests(1, testutil.DefaultTimeout) {
 		t.Fatal("the call never reached the fake API")
 	}
-	s.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user cancelled"}}`)
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user cancelled"}}`)
 	// Promptly: well before the fake's minute is up (generous for a loaded
 	// machine, yet far from it).
 	if !srv.WaitCanceled(10 * time.Second) {
 		t.Fatal("the fake API did not see the request cancelled within 10s")
 	}
-	s.write(pingMsg)
+	s.Send(pingMsg)
 	if r := s.read(); idOf(r) != "99" || r["result"] == nil {
 		t.Fatalf("after cancelling 7, the next reply is %v, want the ping's", r)
 	}
@@ -757,7 +736,7 @@ func TestAnswerCancelled(t *testing.T) {
 				t.Errorf("after the ping the gateway wrote %s; want no reply (none for the cancelled id 7)", m)
 			}
 		}
-	case <-time.After(replyDeadline):
+	case <-time.After(testutil.DefaultTimeout):
 		s.Cmd.Process.Kill()
 		t.Fatal("stdout not closed after stdin EOF")
 	}

@@ -107,18 +107,18 @@ func TestBackendCrashAndRestart(t *testing.T) {
 
 	mark := s.Mark()
 	slowID := s.Request("tools/call", `{"name":"tb.progress","arguments":{"steps":600,"ms":100},"_meta":{"progressToken":"p"}}`)
-	s.WaitNote(mark, "notifications/progress", beReadTimeout) // the long call is at the backend
+	s.WaitNote(mark, "notifications/progress", testutil.DefaultTimeout) // the long call is at the backend
 	start := time.Now()
 	crashID := s.Request("tools/call", `{"name":"tb.crash","arguments":{}}`)
 	for _, id := range []string{slowID, crashID} {
-		r := s.Await(id, beReadTimeout)
+		r := s.Await(id, testutil.DefaultTimeout)
 		code, msg, data := r.Error(t)
 		wantNotRunning(t, code, msg, data, "tb", "crashed", "exit status 3", "crashing now")
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("in-flight calls failed %s after the crash, want at once", d)
 	}
-	s.WaitNote(mark, "notifications/tools/list_changed", beReadTimeout)
+	s.WaitNote(mark, "notifications/tools/list_changed", testutil.DefaultTimeout)
 	listed := s.Mark()
 	names := s.toolsList()
 	// The restart (after 1 s) may already have brought them back on a very
@@ -137,7 +137,7 @@ func TestBackendCrashAndRestart(t *testing.T) {
 	}
 
 	// restart: on-failure (after ~1 s): list_changed, and the tools are back.
-	deadline := time.Now().Add(beReadTimeout)
+	deadline := time.Now().Add(testutil.DefaultTimeout)
 	for !restartedEarly {
 		s.WaitNote(listed, "notifications/tools/list_changed", time.Until(deadline))
 		listed = s.Mark()
@@ -179,7 +179,7 @@ func TestBackendTimeout(t *testing.T) {
 		{dfltID, "dflt", "dflt.hang", "Tool 'dflt.hang' timed out after 900ms", 900},
 	}
 	for _, c := range cases {
-		r := s.Await(c.id, beReadTimeout)
+		r := s.Await(c.id, testutil.DefaultTimeout)
 		elapsed := time.Since(start)
 		code, msg, data := r.Error(t)
 		if code != -32001 || msg != c.msg {

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,15 +57,7 @@ type benchClient struct {
 func benchStart(t testing.TB, env []string, bin string, args ...string) *benchClient {
 	t.Helper()
 	ch := testutil.StartChild(t, bin, args, testutil.ChildOptions{Env: env})
-	return &benchClient{Client: ch.Client, cmd: ch.Cmd, stderr: ch.Stderr, stop: sync.OnceFunc(func() {
-		ch.Stdin.Close()
-		select {
-		case <-ch.Done():
-		case <-time.After(10 * time.Second):
-			ch.Cmd.Process.Kill()
-			<-ch.Done()
-		}
-	})}
+	return &benchClient{Client: ch.Client, cmd: ch.Cmd, stderr: ch.Stderr, stop: func() { ch.Stop(10 * time.Second) }}
 }
 
 // call sends one request and waits for its response; a JSON-RPC error is
@@ -121,15 +112,6 @@ func (c *benchClient) listTools() (int, error) {
 	}
 }
 
-// benchEnv is a clean environment for the processes under test.
-func benchEnv(t testing.TB) []string {
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "NO_COLOR=1"}
-	if tmp := os.Getenv("TMPDIR"); tmp != "" {
-		env = append(env, "TMPDIR="+tmp)
-	}
-	return env
-}
-
 // benchConfig writes a gateway config with n testbackends named tb0..tbN-1,
 // each started with args; answer tools are off so that only backends count.
 func benchConfig(t testing.TB, n int, args ...string) string {
@@ -145,17 +127,13 @@ func benchConfig(t testing.TB, n int, args ...string) string {
 	for i := range n {
 		fmt.Fprintf(&b, "  - { name: tb%d, command: %q, args: %s }\n", i, backendBin, quoted)
 	}
-	p := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return testutil.TempFile(t, "config.yaml", b.String())
 }
 
 // startBenchGateway starts the gateway on cfg and completes the handshake.
 func startBenchGateway(t testing.TB, cfg string) *benchClient {
 	t.Helper()
-	c := benchStart(t, benchEnv(t), gatewayBin, "--stdio", "--config", cfg)
+	c := benchStart(t, baseEnv(t), gatewayBin, "--stdio", "--config", cfg)
 	if err := c.handshake(); err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +144,7 @@ func startBenchGateway(t testing.TB, cfg string) *benchClient {
 // handshake.
 func startBenchBackend(t testing.TB, args ...string) *benchClient {
 	t.Helper()
-	c := benchStart(t, benchEnv(t), backendBin, args...)
+	c := benchStart(t, baseEnv(t), backendBin, args...)
 	if err := c.handshake(); err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +335,7 @@ func BenchmarkStartup(b *testing.B) {
 	delay := []string{"-start-delay", benchStartDelay.String()}
 	cfg1 := benchConfig(b, 1, delay...)
 	cfg10 := benchConfig(b, 10, delay...)
-	env := benchEnv(b)
+	env := baseEnv(b)
 	type variant struct {
 		name string
 		run  func() (time.Duration, error)
@@ -372,19 +350,16 @@ func BenchmarkStartup(b *testing.B) {
 			}
 			// tools/list waits for the backends (docs/design.md); if it ever
 			// answered early, poll until the list is complete.
-			for {
-				n, err := c.listTools()
-				if err != nil {
-					return 0, err
-				}
-				if n == want {
-					return time.Since(t0), nil
-				}
-				if n > want || time.Since(t0) > 20*time.Second {
-					return 0, fmt.Errorf("tools/list: %d tools, want %d (stderr: %s)", n, want, c.stderr)
-				}
-				time.Sleep(5 * time.Millisecond)
+			var n int
+			var err error
+			testutil.Poll(20*time.Second, func() bool { n, err = c.listTools(); return err != nil || n >= want })
+			if err != nil {
+				return 0, err
 			}
+			if n != want {
+				return 0, fmt.Errorf("tools/list: %d tools, want %d (stderr: %s)", n, want, c.stderr)
+			}
+			return time.Since(t0), nil
 		}
 	}
 	variants := []variant{

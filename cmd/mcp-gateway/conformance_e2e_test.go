@@ -24,11 +24,11 @@ func TestConformanceThroughGateway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	everything, err := testutil.Build("github.com/modelcontextprotocol/go-sdk/conformance/everything-server", testutil.BuildOptions{Race: testutil.Race})
+	everything, err := testutil.Build("github.com/modelcontextprotocol/go-sdk/conformance/everything-server", testutil.BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := writeConfig(t, `{"gateway": {"answer_tools": false, "startup_timeout_ms": 25000},
+	cfg := testutil.TempFile(t, "config.yaml", `{"gateway": {"answer_tools": false, "startup_timeout_ms": 25000},
  "servers": [{"name": "everything", "command": `+strconv.Quote(everything)+`, "prefix": ""}]}`)
 	g := startHTTP(t, cfg)
 

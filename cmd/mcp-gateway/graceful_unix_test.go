@@ -30,7 +30,7 @@ func TestGracefulStopOnEveryClientExit(t *testing.T) {
 			exitFile := filepath.Join(t.TempDir(), "exit")
 			cfg := beConfig(t, tb("state", "-exit-file", exitFile))
 			p := startGateway(t, baseEnv(t), "--stdio", "--config", cfg)
-			s := initSession(t, p, `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}`)
+			s, _ := initSession(t, p, "e2e", "{}")
 			s.toolsList()
 
 			switch how {
@@ -38,7 +38,7 @@ func TestGracefulStopOnEveryClientExit(t *testing.T) {
 				// A reload, never a kill: the backend keeps running and
 				// answering, then stdin EOF stops everything gracefully.
 				p.Cmd.Process.Signal(syscall.SIGHUP)
-				testutil.WaitFor(t, beReadTimeout, "the reload", func() bool {
+				testutil.WaitFor(t, testutil.DefaultTimeout, "the reload", func() bool {
 					return strings.Contains(p.Stderr.String(), "configuration reloaded")
 				})
 				s.structured("state.echo", `{}`)
@@ -51,7 +51,7 @@ func TestGracefulStopOnEveryClientExit(t *testing.T) {
 				io.WriteString(p.Stdin, `{"jsonrpc":"2.0","id":3,"method":"ping"}`+"\n")
 			case "client-exits-mid-call":
 				s.Request("tools/call", `{"name":"state.hang","arguments":{}}`)
-				testutil.WaitFor(t, beReadTimeout, "the call at the backend", func() bool {
+				testutil.WaitFor(t, testutil.DefaultTimeout, "the call at the backend", func() bool {
 					n, _ := s.structured("state.stats", `{}`)["active"].(json.Number).Int64()
 					return n > 0
 				})

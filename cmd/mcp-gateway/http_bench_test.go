@@ -27,7 +27,7 @@ func BenchmarkHTTPToolsCall(b *testing.B) {
 		})
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return direct }, nil))
 	b.Cleanup(srv.Close) // after the client sessions' cleanups (LIFO)
-	gw := startHTTPEnv(b, benchConfig(b, 1), benchEnv(b))
+	gw := startHTTPEnv(b, benchConfig(b, 1), baseEnv(b))
 
 	connect := func(url string) *mcp.ClientSession {
 		c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)

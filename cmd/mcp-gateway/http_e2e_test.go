@@ -62,7 +62,7 @@ func startHTTPAt(t testing.TB, addr, cfg string, env []string) *httpGW {
 	}
 	go func() { g.done <- cmd.Wait() }()
 	t.Cleanup(func() { g.stop() })
-	deadline := time.Now().Add(beReadTimeout)
+	deadline := time.Now().Add(testutil.DefaultTimeout)
 	for time.Now().Before(deadline) {
 		if m := listenAddr.FindStringSubmatch(g.stderr.String()); m != nil {
 			g.base = "http://" + m[1]
@@ -115,7 +115,7 @@ func httpConfig(t testing.TB, extra map[string]any, servers ...beServer) string 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return writeConfig(t, string(b))
+	return testutil.TempFile(t, "config.yaml", string(b))
 }
 
 // goClient connects go-sdk's client over a transport.
@@ -134,7 +134,7 @@ func goClient(t *testing.T, tr mcp.Transport, name string, opts *mcp.ClientOptio
 
 func callEcho(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) map[string]any {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), beReadTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.DefaultTimeout)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
@@ -155,7 +155,7 @@ func TestHTTPStreamableGoClient(t *testing.T) {
 			mu.Unlock()
 		},
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), beReadTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.DefaultTimeout)
 	defer cancel()
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil {
@@ -174,13 +174,13 @@ func TestHTTPStreamableGoClient(t *testing.T) {
 	if _, err := cs.CallTool(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	testutil.WaitFor(t, beReadTimeout, "3 progress notifications", func() bool { mu.Lock(); defer mu.Unlock(); return len(progress) == 3 })
+	testutil.WaitFor(t, testutil.DefaultTimeout, "3 progress notifications", func() bool { mu.Lock(); defer mu.Unlock(); return len(progress) == 3 })
 
 	// A cancelled call is cancelled at the backend.
 	cctx, ccancel := context.WithCancel(ctx)
 	go func() {
 		// Cancelled once the call has reached the backend.
-		testutil.Poll(beReadTimeout, func() bool {
+		testutil.Poll(testutil.DefaultTimeout, func() bool {
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tb.stats", Arguments: map[string]any{}})
 			if err != nil {
 				return true
@@ -194,7 +194,7 @@ func TestHTTPStreamableGoClient(t *testing.T) {
 	if _, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "tb.hang", Arguments: map[string]any{}}); err == nil {
 		t.Fatal("cancelled hang returned no error")
 	}
-	testutil.WaitFor(t, beReadTimeout, "the backend saw the cancellation", func() bool {
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the backend saw the cancellation", func() bool {
 		st := callEcho(t, cs, "tb.stats", map[string]any{})
 		c, _ := st["cancelled"].([]any)
 		return len(c) == 1
@@ -260,7 +260,7 @@ func TestHTTPManySessions(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 2*beReadTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*testutil.DefaultTimeout)
 			defer cancel()
 			c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
 			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: g.base + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
@@ -562,7 +562,7 @@ func TestHTTPShutdownFinishesCalls(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		got <- fmt.Sprintf("%d %s", resp.StatusCode, bytes.TrimSpace(b))
 	}()
-	testutil.WaitFor(t, beReadTimeout, "the call at the backend", func() bool {
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the call at the backend", func() bool {
 		r, err := http.Post(g.base+"/mcp/call", "application/json", strings.NewReader(`{"name":"tb.stats","arguments":{}}`))
 		if err != nil {
 			return false
@@ -579,7 +579,7 @@ func TestHTTPShutdownFinishesCalls(t *testing.T) {
 		if r != `200 {"result":"slept","success":true}` {
 			t.Errorf("in-flight call during shutdown: %s", r)
 		}
-	case <-time.After(beReadTimeout):
+	case <-time.After(testutil.DefaultTimeout):
 		t.Fatal("no reply")
 	}
 	g.stop()
@@ -600,7 +600,7 @@ func TestHTTPTypeScriptClients(t *testing.T) {
 	root := npmPeers(t)
 	g := startHTTP(t, httpConfig(t, nil, tb("tb")))
 	for _, c := range []struct{ kind, path string }{{"streamable", "/mcp"}, {"noget", "/mcp"}, {"sse", "/sse"}} {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*beReadTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*testutil.DefaultTimeout)
 		cmd := exec.CommandContext(ctx, "node", testdataPath(t, "http_client.mjs"), c.kind, g.base+c.path)
 		cmd.Dir = root
 		var stderr bytes.Buffer
@@ -634,7 +634,7 @@ func TestHTTPTypeScriptClients(t *testing.T) {
 			t.Errorf("noget: the client never tried its GET stream, so the test proves nothing")
 		}
 	}
-	testutil.WaitFor(t, beReadTimeout, "the sessions to end", func() bool { return strings.Contains(getStatus(t, g), `"sessions": 0`) })
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the sessions to end", func() bool { return strings.Contains(getStatus(t, g), `"sessions": 0`) })
 }
 
 // sseEvent is one event of a text/event-stream.
@@ -722,7 +722,7 @@ func TestHTTPProgressGoClientWithoutGET(t *testing.T) {
 			got = append(got, r.Params.Progress)
 			mu.Unlock()
 		}})
-	ctx, cancel := context.WithTimeout(context.Background(), beReadTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.DefaultTimeout)
 	defer cancel()
 	params := &mcp.CallToolParams{Name: "tb.progress", Arguments: map[string]any{"steps": 3, "ms": 10}}
 	params.SetProgressToken("tok")
@@ -772,7 +772,7 @@ func TestHTTPResumeWithLastEventID(t *testing.T) {
 	// Until the server notices the dropped connection, the stream still
 	// has a reader and a resume is refused: retry, as clients do.
 	var resumed *http.Response
-	testutil.WaitFor(t, beReadTimeout, "a resumed stream", func() bool {
+	testutil.WaitFor(t, testutil.DefaultTimeout, "a resumed stream", func() bool {
 		resumed = get(first[0].id)
 		return resumed.StatusCode == http.StatusOK
 	})
@@ -792,14 +792,14 @@ func TestHTTPResumeWithLastEventID(t *testing.T) {
 func TestHTTPIdleSessionsExpire(t *testing.T) {
 	g := startHTTP(t, httpConfig(t, map[string]any{"http": map[string]any{"session_idle_timeout_ms": 300}}, tb("tb")))
 	cs := goClient(t, &mcp.StreamableClientTransport{Endpoint: g.base + "/mcp", DisableStandaloneSSE: true}, "idle", nil)
-	ctx, cancel := context.WithTimeout(context.Background(), beReadTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.DefaultTimeout)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tb.progress", Arguments: map[string]any{"steps": 5, "ms": 200}})
 	if err != nil || res.IsError {
 		t.Fatalf("a call of 1 s with a 300 ms idle timeout: %v %v", err, res)
 	}
 	// Watched on /status: a request to the session would keep it.
-	testutil.WaitFor(t, beReadTimeout, "the idle session to expire", func() bool { return strings.Contains(getStatus(t, g), `"sessions": 0`) })
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the idle session to expire", func() bool { return strings.Contains(getStatus(t, g), `"sessions": 0`) })
 	if r := postMCP(t, g.base+"/mcp", cs.ID(), `{"jsonrpc":"2.0","id":9,"method":"ping"}`, nil); r.StatusCode != http.StatusNotFound {
 		t.Errorf("expired session: %d, want 404", r.StatusCode)
 	}

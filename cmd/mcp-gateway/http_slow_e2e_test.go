@@ -39,7 +39,7 @@ func TestHTTPSlowClientStallsNobody(t *testing.T) {
 	// The flood is over once the gateway has A's call's result too (the
 	// 21st call). A reads at last: its call's result, after the latest
 	// progress, and far fewer events than were sent.
-	testutil.WaitFor(t, 4*beReadTimeout, "A's call to be answered by the backend", func() bool {
+	testutil.WaitFor(t, 4*testutil.DefaultTimeout, "A's call to be answered by the backend", func() bool {
 		return toolCalls(t, g) == 21
 	})
 	evs := readEventsTo(t, flood.Body, func(evs []sseEvent) bool { return strings.Contains(evs[len(evs)-1].data, `"id":"a1"`) })

@@ -18,7 +18,7 @@ func TestInitializeCarriesClientAndBackends(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			s, init := startRawCaps(t, cfg, "e2e", c.caps)
+			s, init := initSession(t, startGateway(t, baseEnv(t), "--stdio", "--config", cfg), "e2e", c.caps)
 			res := init.Result(t)
 			if got, want := res["instructions"], "## a\n\nCall a.echo first.\n\n## c\n\nNothing else."; got != want {
 				t.Errorf("instructions %q, want %q", got, want)

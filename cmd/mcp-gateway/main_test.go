@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
@@ -23,9 +20,9 @@ var (
 
 func TestMain(m *testing.M) {
 	var err error
-	gatewayBin, err = testutil.Build("./cmd/mcp-gateway", testutil.BuildOptions{Race: testutil.Race, Script: "scripts/build"})
+	gatewayBin, err = testutil.Build("./cmd/mcp-gateway", testutil.BuildOptions{Script: "scripts/build"})
 	if err == nil {
-		backendBin, err = testutil.Build("./backends/testbackend", testutil.BuildOptions{Race: testutil.Race})
+		backendBin, err = testutil.Build("./backends/testbackend", testutil.BuildOptions{})
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -34,22 +31,12 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// writeConfig writes a config file into the test's temp dir.
-func writeConfig(t testing.TB, yaml string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(p, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // baseEnv is a clean environment for the gateway under test: no API key,
 // no debug, no user config. GORACE=atexit_sleep_ms=0 spares each
 // race-built process (gateway, reaper, testbackend) the race runtime's 1 s
 // sleep at exit; races are still reported, and fail the tests through the
 // exit status and stderr.
-func baseEnv(t *testing.T, extra ...string) []string {
+func baseEnv(t testing.TB, extra ...string) []string {
 	home := t.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "NO_COLOR=1", "GORACE=atexit_sleep_ms=0"}
 	if tmp := os.Getenv("TMPDIR"); tmp != "" {
@@ -99,32 +86,24 @@ func (p *proc) send(s string) {
 // readFramed reads one message, which must be Content-Length framed.
 func (p *proc) readFramed() map[string]any {
 	p.t.Helper()
-	m := p.Next()
-	if !m.Framed {
-		p.t.Fatalf("want a framed reply, got the line %s", m)
-	}
-	return decode(p.t, m.Raw)
+	return decodeAs(p.t, p.Next(), true)
 }
 
 // readLine reads one line-delimited message.
 func (p *proc) readLine() map[string]any {
 	p.t.Helper()
-	m := p.Next()
-	if m.Framed {
-		p.t.Fatalf("want a line, got a framed reply %s", m)
-	}
-	return decode(p.t, m.Raw)
+	return decodeAs(p.t, p.Next(), false)
 }
 
-func decode(t *testing.T, b []byte) map[string]any {
+// decodeAs returns m as a map; it fails the test unless m came in this
+// framing (Content-Length or a line) and is a JSON object.
+func decodeAs(t *testing.T, m testutil.Msg, framed bool) map[string]any {
 	t.Helper()
-	var m map[string]any
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&m); err != nil {
-		t.Fatalf("reply is not a JSON object: %v: %q", err, b)
+	v := m.Map()
+	if m.Framed != framed || v == nil {
+		t.Fatalf("want a JSON object, framed %v; got %s (framed %v)", framed, m, m.Framed)
 	}
-	return m
+	return v
 }
 
 func frame(s string) string { return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(s), s) }
@@ -169,10 +148,4 @@ func toolNames(t *testing.T, m map[string]any) []string {
 		names = append(names, tool.(map[string]any)["name"].(string))
 	}
 	return names
-}
-
-// exited waits for the gateway process to end.
-func (p *proc) exited(d time.Duration) error {
-	p.t.Helper()
-	return p.Exited(p.t, d)
 }

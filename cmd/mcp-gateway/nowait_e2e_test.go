@@ -21,7 +21,7 @@ import (
 // slow one is still starting.
 func TestCallDoesNotWaitForOtherBackends(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, fmt.Sprintf(`{
+	cfg := testutil.TempFile(t, "config.yaml", fmt.Sprintf(`{
   "gateway": {"startup_timeout_ms": 1500, "answer_tools": false},
   "servers": [
     {"name": "fast", "command": %[1]q, "args": ["-instructions", "fast"]},
@@ -29,7 +29,7 @@ func TestCallDoesNotWaitForOtherBackends(t *testing.T) {
   ]
 }`, backendBin))
 	t0 := time.Now()
-	s, init := startRawCaps(t, cfg, "e2e", `{}`)
+	s, init := initSession(t, startGateway(t, baseEnv(t), "--stdio", "--config", cfg), "e2e", `{}`)
 	if got := init.Result(t)["instructions"]; got != "## fast\n\nfast" {
 		t.Errorf("instructions %q: want the fast backend's only", got)
 	}
@@ -50,7 +50,7 @@ func TestCallDoesNotWaitForOtherBackends(t *testing.T) {
 // with notifications/tools/list_changed.
 func TestSlowStartComesUpLater(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, fmt.Sprintf(`{
+	cfg := testutil.TempFile(t, "config.yaml", fmt.Sprintf(`{
   "gateway": {"startup_timeout_ms": 2000, "answer_tools": false},
   "servers": [
     {"name": "fast", "command": %[1]q},
@@ -68,7 +68,7 @@ func TestSlowStartComesUpLater(t *testing.T) {
 	wantTools(t, names, "fast.echo")
 	wantNoTools(t, names, "slow.echo")
 	mark := s.Mark()
-	s.WaitNote(mark, "notifications/tools/list_changed", beReadTimeout)
+	s.WaitNote(mark, "notifications/tools/list_changed", testutil.DefaultTimeout)
 	wantTools(t, s.toolsList(), "fast.echo", "slow.echo")
 	if sc := s.structured("slow.echo", `{"late":true}`); sc["late"] != true {
 		t.Errorf("slow.echo = %v", sc)
@@ -81,7 +81,7 @@ func TestFailedStartRetried(t *testing.T) {
 	t.Parallel()
 	s := startRaw(t, beConfig(t, tb("ok"), tb("broken", "-fail-start", "7")), "e2e")
 	wantTools(t, s.toolsList(), "ok.echo")
-	testutil.WaitFor(t, beReadTimeout, "the failed start retried twice", func() bool {
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the failed start retried twice", func() bool {
 		return strings.Count(s.Stderr.String(), "restarting backend") >= 2
 	})
 	if !strings.Contains(s.Stderr.String(), "server=broken in=2s") {

@@ -270,7 +270,7 @@ func TestRemoteOAuthLogin(t *testing.T) {
 	}
 
 	// The running gateway picks it up, and refreshes the short-lived token.
-	testutil.WaitFor(t, beReadTimeout, "the running gateway to use the new sign-in", func() bool {
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the running gateway to use the new sign-in", func() bool {
 		return s.callTool("secure.whoami", `{}`).Map()["result"] != nil
 	})
 	before := o.refreshCount()
@@ -291,7 +291,7 @@ func TestRemoteOAuthLogin(t *testing.T) {
 	}
 	// A refused refresh: the server needs a login again.
 	o.set(func(o *oauthServer) { o.access, o.noRefresh = map[string]bool{}, true })
-	testutil.WaitFor(t, beReadTimeout, "needs_login after the refresh was refused", func() bool {
+	testutil.WaitFor(t, testutil.DefaultTimeout, "needs_login after the refresh was refused", func() bool {
 		_, _, data := s.callTool("secure.whoami", `{}`).Error(t)
 		return data["state"] == "needs_login"
 	})
@@ -369,7 +369,7 @@ func TestRemoteOAuthStepUp(t *testing.T) {
 	if code != -32000 || msg != wantMsg || data["state"] != "needs_login" {
 		t.Errorf("admin without the scope: %d %q %v", code, msg, data)
 	}
-	testutil.WaitFor(t, beReadTimeout, "needs_login in the running gateway", func() bool {
+	testutil.WaitFor(t, testutil.DefaultTimeout, "needs_login in the running gateway", func() bool {
 		_, msg, data := s.callTool("secure.whoami", `{}`).Error(t)
 		return data["state"] == "needs_login" && msg == wantMsg
 	})
@@ -389,7 +389,7 @@ func TestRemoteOAuthStepUp(t *testing.T) {
 	if asked := o.authorizations(); len(asked) != 2 || asked[0] != "mcp" || !sameScopes(asked[1], "mcp admin") {
 		t.Errorf("scopes asked at each login: %q", asked)
 	}
-	testutil.WaitFor(t, beReadTimeout, "the running gateway to use the new sign-in", func() bool {
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the running gateway to use the new sign-in", func() bool {
 		return s.callTool("secure.admin", `{}`).Map()["result"] != nil
 	})
 }

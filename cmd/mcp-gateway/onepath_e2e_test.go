@@ -27,7 +27,7 @@ func rawID(t *testing.T, m testutil.Msg) string {
 func (s *rawSession) repliesTo(id string) []testutil.Msg {
 	s.t.Helper()
 	var out []testutil.Msg
-	for _, m := range s.Strays() {
+	for _, m := range s.Since(0, "") {
 		if rawID(s.t, m) == id {
 			out = append(out, m)
 		}
@@ -38,7 +38,7 @@ func (s *rawSession) repliesTo(id string) []testutil.Msg {
 // waitReplies waits until n responses with this exact id have arrived.
 func (s *rawSession) waitReplies(id string, n int) []testutil.Msg {
 	s.t.Helper()
-	testutil.WaitFor(s.t, beReadTimeout, "a reply to id "+id, func() bool { return len(s.repliesTo(id)) >= n })
+	testutil.WaitFor(s.t, testutil.DefaultTimeout, "a reply to id "+id, func() bool { return len(s.repliesTo(id)) >= n })
 	return s.repliesTo(id)
 }
 
@@ -127,7 +127,7 @@ func TestEnvelopeKeysCaseSensitive(t *testing.T) {
 	} {
 		mark := len(s.repliesTo("null")) + len(s.repliesTo("8"))
 		s.Send(msg)
-		testutil.WaitFor(t, beReadTimeout, "a reply to "+msg, func() bool { return len(s.repliesTo("null"))+len(s.repliesTo("8")) > mark })
+		testutil.WaitFor(t, testutil.DefaultTimeout, "a reply to "+msg, func() bool { return len(s.repliesTo("null"))+len(s.repliesTo("8")) > mark })
 	}
 	s.sync()
 	if n := len(s.repliesTo("7")); n != 0 {
@@ -173,7 +173,7 @@ func TestLazyCallToolMetaExact(t *testing.T) {
 		"servers": []beServer{tb("tb")},
 	}
 	b, _ := json.Marshal(cfg)
-	s := startRaw(t, writeConfig(t, string(b)), "e2e")
+	s := startRaw(t, testutil.TempFile(t, "config.yaml", string(b)), "e2e")
 	s.toolsList()
 	mark := s.Mark()
 	r := s.Call("tools/call", `{"name":"gateway.call_tool","arguments":{"name":"tb.progress","arguments":{"steps":2,"ms":1}},"_meta":{"progressToken":12345678901234567890}}`)
@@ -232,7 +232,7 @@ func TestStuckBackendStallsNothingElse(t *testing.T) {
 	}
 	// Once it reads again, every call but the cancelled one is answered.
 	for _, id := range flood[:len(flood)-1] {
-		if r := s.Await(id, beReadTimeout); r.Map()["result"] == nil {
+		if r := s.Await(id, testutil.DefaultTimeout); r.Map()["result"] == nil {
 			t.Errorf("call %s: %s", id, r)
 		}
 	}
@@ -257,10 +257,10 @@ func TestBurstOfCallsAnsweredOnce(t *testing.T) {
 		fmt.Fprintf(&burst, `{"jsonrpc":"2.0","id":"c%d","method":"tools/call","params":{"name":"%s.echo","arguments":{"i":%d}}}`+"\n", i, server, i)
 	}
 	s.Send(strings.TrimSuffix(burst.String(), "\n"))
-	testutil.WaitFor(t, beReadTimeout, "every reply", func() bool { return len(s.Strays()) >= n })
+	testutil.WaitFor(t, testutil.DefaultTimeout, "every reply", func() bool { return len(s.Since(0, "")) >= n })
 	s.sync()
 	replies := map[string][]testutil.Msg{}
-	for _, m := range s.Strays() {
+	for _, m := range s.Since(0, "") {
 		id := rawID(t, m)
 		replies[id] = append(replies[id], m)
 	}

@@ -87,7 +87,7 @@ func TestBackendClientCancellation(t *testing.T) {
 	s.toolsList()
 	mark := s.Mark()
 	id := s.Request("tools/call", `{"name":"tb.progress","arguments":{"steps":8,"ms":100},"_meta":{"progressToken":"c"}}`)
-	s.WaitNote(mark, "notifications/progress", beReadTimeout) // the call is at the backend
+	s.WaitNote(mark, "notifications/progress", testutil.DefaultTimeout) // the call is at the backend
 	s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"user pressed stop"}}`)
 	testutil.WaitFor(t, 10*time.Second, "the backend saw the cancellation", func() bool {
 		return len(cancelled(s.structured("tb.stats", `{}`))) == 1
@@ -102,7 +102,7 @@ func TestBackendClientCancellation(t *testing.T) {
 		return n == 0
 	})
 	s.structured("tb.echo", `{}`) // everything before it has been written
-	for _, m := range s.Strays() {
+	for _, m := range s.Since(0, "") {
 		if m.ID() == id {
 			t.Errorf("a response was sent for the cancelled request: %s", m)
 		}

@@ -105,7 +105,7 @@ func shutdownTree(t *testing.T, stop func(p *proc)) {
 		t.Fatalf("process tree below the gateway: %v", tree)
 	}
 	stop(s.proc)
-	if err := s.exited(20 * time.Second); err != nil {
+	if err := s.Exited(t, 20*time.Second); err != nil {
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) {
 			t.Errorf("gateway exit: %v", err)
@@ -181,7 +181,7 @@ func TestKillNineLeavesNoProcess(t *testing.T) {
 	if err := s.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	s.exited(10 * time.Second)
+	s.Exited(t, 10*time.Second)
 	testutil.WaitFor(t, 10*time.Second, "no process alive after kill -9 of the gateway", func() bool {
 		return !slices.ContainsFunc(tree, testutil.Proc.Alive)
 	})
@@ -210,7 +210,7 @@ func TestShutdownWithEscapedGrandchild(t *testing.T) {
 			} else {
 				s.Cmd.Process.Signal(syscall.SIGTERM)
 			}
-			s.exited(10 * time.Second)
+			s.Exited(t, 10*time.Second)
 			if d := time.Since(start); d > 5*time.Second {
 				t.Errorf("shutdown took %s", d)
 			}

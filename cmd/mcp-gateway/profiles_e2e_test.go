@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/mcp-gateway/mcp-gateway/answer/answertest"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // TestModelAnswerMovesAllThree: MODEL_ANSWER alone sets the model of
@@ -39,7 +41,7 @@ func TestModelAnswerMovesAllThree(t *testing.T) {
 		}
 	}
 
-	out, errOut, code := runCLIEnv(t, baseEnv(t, "MODEL_ANSWER=gpt-5-test"), "--show-config", "--config", writeConfig(t, "model_profiles:\n  answer_quick: { verbosity: high }\n"))
+	out, errOut, code := runCLIEnv(t, baseEnv(t, "MODEL_ANSWER=gpt-5-test"), "--show-config", "--config", testutil.TempFile(t, "config.yaml", "model_profiles:\n  answer_quick: { verbosity: high }\n"))
 	if code != 0 {
 		t.Fatalf("--show-config: %d\n%s", code, errOut)
 	}

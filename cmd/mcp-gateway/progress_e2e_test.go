@@ -37,7 +37,7 @@ func TestAnswerProgress(t *testing.T) {
 	)
 	s := startAnswerGateway(t, srv, answerOpts{})
 	t0 := time.Now()
-	s.write(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"answer","arguments":` + queryArgs("q") + `,"_meta":{"progressToken":"tok-1"}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"answer","arguments":` + queryArgs("q") + `,"_meta":{"progressToken":"tok-1"}}}`)
 	var times []time.Duration
 	var last float64
 	for {
@@ -79,7 +79,7 @@ func TestAnswerProgress(t *testing.T) {
 	}
 
 	// Without a token: no progress.
-	s.write(callMsg(8, "answer", queryArgs("q2")))
+	s.Send(callMsg(8, "answer", queryArgs("q2")))
 	for {
 		m := s.readMessage()
 		if m["method"] == "notifications/progress" {

@@ -15,16 +15,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
-
-// beReadTimeout bounds every wait for a reply: generous, for a loaded
-// machine running everything under -race.
-const beReadTimeout = 30 * time.Second
 
 // beServer is one servers: entry. Configs are written as JSON (valid YAML).
 type beServer struct {
@@ -64,7 +59,7 @@ func beConfig(t testing.TB, servers ...beServer) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return writeConfig(t, string(b))
+	return testutil.TempFile(t, "config.yaml", string(b))
 }
 
 // rawSession is a line-mode client of the gateway binary that has
@@ -75,19 +70,21 @@ type rawSession struct{ *proc }
 // startRaw starts the gateway on cfg and initializes as clientName.
 func startRaw(t *testing.T, cfg, clientName string, env ...string) *rawSession {
 	t.Helper()
-	p := startGateway(t, baseEnv(t, env...), "--stdio", "--config", cfg)
-	return initSession(t, p, `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":`+strconv.Quote(clientName)+`,"version":"1"}}`)
+	s, _ := initSession(t, startGateway(t, baseEnv(t, env...), "--stdio", "--config", cfg), clientName, "{}")
+	return s
 }
 
-// initSession completes the handshake with these initialize params.
-func initSession(t *testing.T, p *proc, params string) *rawSession {
+// initSession completes the handshake as clientName with capabilities
+// caps; it also returns the answer to initialize.
+func initSession(t *testing.T, p *proc, clientName, caps string) (*rawSession, testutil.Msg) {
 	t.Helper()
 	s := &rawSession{p}
-	if init := s.Call("initialize", params); init.Map()["result"] == nil {
+	init := s.Call("initialize", `{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":`+strconv.Quote(clientName)+`,"version":"1"}}`)
+	if init.Map()["result"] == nil {
 		t.Fatalf("initialize: %s", init)
 	}
 	s.Send(initializedMsg)
-	return s
+	return s, init
 }
 
 func (s *rawSession) callTool(name, args string) testutil.Msg {
@@ -252,23 +249,10 @@ func sdkToolNames(t *testing.T, cs *mcp.ClientSession) []string {
 	return names
 }
 
-// beCtx is a context for one client operation, bounded by beReadTimeout.
+// beCtx is a context for one client operation, bounded by
+// testutil.DefaultTimeout.
 func beCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), beReadTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.DefaultTimeout)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// startRawCaps is startRaw for a client with capabilities caps; it also
-// returns the answer to initialize.
-func startRawCaps(t *testing.T, cfg, clientName, caps string) (*rawSession, testutil.Msg) {
-	t.Helper()
-	p := startGateway(t, baseEnv(t), "--stdio", "--config", cfg)
-	s := &rawSession{p}
-	init := s.Call("initialize", `{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":`+strconv.Quote(clientName)+`,"version":"1"}}`)
-	if init.Map()["result"] == nil {
-		t.Fatalf("initialize: %s", init)
-	}
-	s.Send(initializedMsg)
-	return s, init
 }

@@ -56,7 +56,7 @@ func saveAsEditors(t *testing.T, path string, data []byte) {
 func TestLiveReload(t *testing.T) {
 	t.Parallel()
 	pids := t.TempDir()
-	cfg := writeConfig(t, "")
+	cfg := testutil.TempFile(t, "config.yaml", "")
 	if err := os.WriteFile(cfg, reloadConfig(t, pids, "", tb("keep"), tb("gone"), tb("change")), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -65,9 +65,9 @@ func TestLiveReload(t *testing.T) {
 
 	mark := s.Mark()
 	saveAsEditors(t, cfg, reloadConfig(t, pids, "", tb("keep"), tb("change", "-extra-tools", "1"), tb("new")))
-	s.WaitNote(mark, "notifications/tools/list_changed", beReadTimeout)
+	s.WaitNote(mark, "notifications/tools/list_changed", testutil.DefaultTimeout)
 	var names []string
-	testutil.WaitFor(t, beReadTimeout, "new.echo and change.extra_000 listed", func() bool {
+	testutil.WaitFor(t, testutil.DefaultTimeout, "new.echo and change.extra_000 listed", func() bool {
 		names = s.toolsList()
 		return slices.Contains(names, "new.echo") && slices.Contains(names, "change.extra_000")
 	})
@@ -107,5 +107,5 @@ func TestLiveReload(t *testing.T) {
 // waitStderr waits until the gateway's stderr holds text.
 func waitStderr(t *testing.T, s *rawSession, text string) {
 	t.Helper()
-	testutil.WaitFor(t, beReadTimeout, text+" in stderr", func() bool { return strings.Contains(s.Stderr.String(), text) })
+	testutil.WaitFor(t, testutil.DefaultTimeout, text+" in stderr", func() bool { return strings.Contains(s.Stderr.String(), text) })
 }

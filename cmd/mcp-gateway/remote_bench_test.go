@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // BenchmarkRemoteToolsCall measures what a remote backend costs, in the same
@@ -20,7 +22,7 @@ import (
 // of the remote path without the first gateway). The paths alternate in
 // batches, so machine noise lands on all alike.
 func BenchmarkRemoteToolsCall(b *testing.B) {
-	back := startHTTPEnv(b, httpConfig(b, nil, tb("tb")), benchEnv(b))
+	back := startHTTPEnv(b, httpConfig(b, nil, tb("tb")), baseEnv(b))
 	front := startBenchGateway(b, beConfig(b, tb("local"), beServer{Name: "far", URL: back.base + "/mcp"}))
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,
@@ -50,13 +52,10 @@ func BenchmarkRemoteToolsCall(b *testing.B) {
 			return err
 		}},
 	}
-	deadline := time.Now().Add(30 * time.Second)
 	for _, c := range calls { // the remote's tools may still be on their way
-		for c.call() != nil {
-			if time.Now().After(deadline) {
-				b.Fatalf("%s: %v", c.name, c.call())
-			}
-			time.Sleep(50 * time.Millisecond)
+		var err error
+		if !testutil.Poll(testutil.DefaultTimeout, func() bool { err = c.call(); return err == nil }) {
+			b.Fatalf("%s: %v", c.name, err)
 		}
 		for range 200 {
 			if err := c.call(); err != nil {

@@ -40,7 +40,7 @@ func freeAddr(t *testing.T) string {
 // waitListening waits until addr accepts connections.
 func waitListening(t *testing.T, addr string) {
 	t.Helper()
-	testutil.WaitFor(t, beReadTimeout, addr+" listening", func() bool {
+	testutil.WaitFor(t, testutil.DefaultTimeout, addr+" listening", func() bool {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err != nil {
 			return false
@@ -137,23 +137,23 @@ func TestRemoteTwoHops(t *testing.T) {
 		if d := time.Since(start); d > 20*time.Second {
 			t.Errorf("timed out after %s, want about 3s", d)
 		}
-		testutil.WaitFor(t, beReadTimeout, "the far backend to see the cancel", func() bool { return nCancelled() > before })
+		testutil.WaitFor(t, testutil.DefaultTimeout, "the far backend to see the cancel", func() bool { return nCancelled() > before })
 	})
 
 	t.Run("the client's cancel reaches the far backend", func(t *testing.T) {
 		before := nCancelled()
 		mark := s.Mark()
 		id := s.Request("tools/call", `{"name":"far.tb.progress","arguments":{"steps":600,"ms":50},"_meta":{"progressToken":"c"}}`)
-		s.WaitNote(mark, "notifications/progress", beReadTimeout) // it runs on the far side
+		s.WaitNote(mark, "notifications/progress", testutil.DefaultTimeout) // it runs on the far side
 		s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `}}`)
-		testutil.WaitFor(t, beReadTimeout, "the far backend to see the cancel", func() bool { return nCancelled() > before })
+		testutil.WaitFor(t, testutil.DefaultTimeout, "the far backend to see the cancel", func() bool { return nCancelled() > before })
 	})
 
 	t.Run("list_changed", func(t *testing.T) {
 		mark := s.Mark()
 		s.callTool("far.tb.change", `{}`).Result(t)
-		s.WaitNote(mark, "notifications/tools/list_changed", beReadTimeout)
-		testutil.WaitFor(t, beReadTimeout, "the added tool", func() bool {
+		s.WaitNote(mark, "notifications/tools/list_changed", testutil.DefaultTimeout)
+		testutil.WaitFor(t, testutil.DefaultTimeout, "the added tool", func() bool {
 			return len(withPrefix(s.toolsList(), "far.tb.added_")) > 0
 		})
 	})
@@ -234,11 +234,11 @@ func TestRemoteDiesAndComesBack(t *testing.T) {
 
 	mark := s.Mark()
 	id := s.Request("tools/call", `{"name":"far.tb.progress","arguments":{"steps":600,"ms":50},"_meta":{"progressToken":"d"}}`)
-	s.WaitNote(mark, "notifications/progress", beReadTimeout)
+	s.WaitNote(mark, "notifications/progress", testutil.DefaultTimeout)
 	_ = back.cmd.Process.Kill()
 	back.done <- <-back.done
 	start := time.Now()
-	code, msg, data := s.Await(id, beReadTimeout).Error(t)
+	code, msg, data := s.Await(id, testutil.DefaultTimeout).Error(t)
 	if code != -32000 || data["server"] != "far" {
 		t.Errorf("in flight: %d %q %v", code, msg, data)
 	}
@@ -251,7 +251,7 @@ func TestRemoteDiesAndComesBack(t *testing.T) {
 	}
 
 	startHTTPAt(t, addr, backCfg, baseEnv(t))
-	testutil.WaitFor(t, beReadTimeout, "the remote back", func() bool {
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the remote back", func() bool {
 		return s.callTool("far.tb.echo", `{"b":2}`).Map()["result"] != nil
 	})
 }
@@ -274,7 +274,7 @@ func TestRemoteHangs(t *testing.T) {
 	go srv.Serve(l)
 	t.Cleanup(func() { close(release); srv.Close() })
 
-	cfg := writeConfig(t, `{"gateway":{"answer_tools":false,"start_limit_ms":1000,"startup_timeout_ms":5000},
+	cfg := testutil.TempFile(t, "config.yaml", `{"gateway":{"answer_tools":false,"start_limit_ms":1000,"startup_timeout_ms":5000},
 "servers":[{"name":"stuck","url":"http://`+l.Addr().String()+`/mcp","restart":"never"}]}`)
 	st := remoteStatus(t, baseEnv(t), cfg)
 	if len(st) != 1 {
@@ -293,7 +293,7 @@ func TestRemoteRealServers(t *testing.T) {
 	t.Parallel()
 	node := needNode(t)
 	root := npmPeers(t)
-	everything, err := testutil.Build("github.com/modelcontextprotocol/go-sdk/conformance/everything-server", testutil.BuildOptions{Race: testutil.Race})
+	everything, err := testutil.Build("github.com/modelcontextprotocol/go-sdk/conformance/everything-server", testutil.BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

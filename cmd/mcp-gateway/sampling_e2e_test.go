@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // Sampling from a backend is forwarded to a client that declared it, and
@@ -69,7 +71,7 @@ func TestBackendSamplingAndListChanged(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("tb.change: %v %+v", err, res)
 	}
-	deadline := time.After(beReadTimeout)
+	deadline := time.After(testutil.DefaultTimeout)
 	for found := false; !found; {
 		select {
 		case <-changed:

@@ -6,11 +6,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 func TestStdioExitsOnSIGTERM(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
-		p := startGateway(t, baseEnv(t), "--stdio", "--config", writeConfig(t, emptyConfig))
+		p := startGateway(t, baseEnv(t), "--stdio", "--config", testutil.TempFile(t, "config.yaml", emptyConfig))
 		p.send(initMsg + "\n")
 		p.readLine()
 		p.Cmd.Process.Signal(sig)

@@ -7,14 +7,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // emptyConfig has no backends: the answer tools alone.
 const emptyConfig = "gateway: { startup_timeout_ms: 5000 }\n"
 
 func TestStdioHandshakeFramed(t *testing.T) {
-	p := startGateway(t, baseEnv(t), "--stdio", "--config", writeConfig(t, emptyConfig))
+	p := startGateway(t, baseEnv(t), "--stdio", "--config", testutil.TempFile(t, "config.yaml", emptyConfig))
 	p.send(frame(initMsg))
 	init := p.readFramed()
 	res := init["result"].(map[string]any)
@@ -39,7 +40,7 @@ func TestStdioHandshakeFramed(t *testing.T) {
 }
 
 func TestStdioHandshakeLines(t *testing.T) {
-	p := startGateway(t, baseEnv(t), "--stdio", "--config", writeConfig(t, emptyConfig))
+	p := startGateway(t, baseEnv(t), "--stdio", "--config", testutil.TempFile(t, "config.yaml", emptyConfig))
 	p.send(initMsg + "\n" + initializedMsg + "\n" + listMsg + "\n")
 	if got := p.readLine(); idOf(got) != "1" || got["result"] == nil {
 		t.Fatalf("initialize reply = %v", got)
@@ -55,7 +56,7 @@ func TestStdioHandshakeLines(t *testing.T) {
 
 // MCP_LINE_MODE=1 makes replies line-delimited even to a framed client.
 func TestStdioLineModeEnv(t *testing.T) {
-	p := startGateway(t, baseEnv(t, "MCP_LINE_MODE=1"), "--stdio", "--config", writeConfig(t, emptyConfig))
+	p := startGateway(t, baseEnv(t, "MCP_LINE_MODE=1"), "--stdio", "--config", testutil.TempFile(t, "config.yaml", emptyConfig))
 	p.send(frame(initMsg))
 	if got := p.readLine(); idOf(got) != "1" {
 		t.Fatalf("initialize reply = %v", got)
@@ -66,7 +67,7 @@ func TestStdioLineModeEnv(t *testing.T) {
 // gets an error for each bad input and a correct reply for each good one, in
 // order, in one session.
 func TestStdioBadInputNeverStopsTheStream(t *testing.T) {
-	p := startGateway(t, baseEnv(t), "--stdio", "--config", writeConfig(t, emptyConfig))
+	p := startGateway(t, baseEnv(t), "--stdio", "--config", testutil.TempFile(t, "config.yaml", emptyConfig))
 	p.send(initMsg + "\n")
 	p.readLine()
 	p.send(initializedMsg + "\n")
@@ -105,7 +106,7 @@ func TestStdioBadInputNeverStopsTheStream(t *testing.T) {
 // A burst of good and bad inputs in one write: every input gets exactly one
 // reply, and the parse errors keep their relative order.
 func TestStdioBurst(t *testing.T) {
-	p := startGateway(t, baseEnv(t), "--stdio", "--config", writeConfig(t, emptyConfig))
+	p := startGateway(t, baseEnv(t), "--stdio", "--config", testutil.TempFile(t, "config.yaml", emptyConfig))
 	var b strings.Builder
 	b.WriteString(frame(initMsg))
 	b.WriteString(frame(initializedMsg))
@@ -142,17 +143,14 @@ func TestStdioBurst(t *testing.T) {
 }
 
 func TestStdioExitsOnEOF(t *testing.T) {
-	p := startGateway(t, baseEnv(t), "--stdio", "--config", writeConfig(t, emptyConfig))
+	p := startGateway(t, baseEnv(t), "--stdio", "--config", testutil.TempFile(t, "config.yaml", emptyConfig))
 	p.send(initMsg + "\n")
 	p.readLine()
-	p.Stdin.Close()
-	select {
-	case <-p.Done():
-		if err := p.Err(); err != nil {
-			t.Fatalf("exit after stdin EOF: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("gateway still running 5s after stdin EOF")
+	if !p.Stop(testutil.DefaultTimeout) {
+		t.Fatal("gateway still running after stdin EOF")
+	}
+	if err := p.Err(); err != nil {
+		t.Fatalf("exit after stdin EOF: %v", err)
 	}
 }
 
@@ -184,7 +182,7 @@ func TestUsageAndExitCodes(t *testing.T) {
 	if code, _, _ := run(env); code != 2 {
 		t.Errorf("no arguments: exit %d, want 2", code)
 	}
-	bad := writeConfig(t, "gateway:\n  separator: \".\"\n  tool_mode: lazy\n")
+	bad := testutil.TempFile(t, "config.yaml", "gateway:\n  separator: \".\"\n  tool_mode: lazy\n")
 	code, _, errOut := run(env, "--stdio", "--config", bad)
 	if code != 2 || !strings.Contains(errOut, bad+":3") || !strings.Contains(errOut, "tool_mode") {
 		t.Errorf("bad config: exit %d, stderr %q; want 2 naming %s:3 and the key", code, errOut, bad)
@@ -200,7 +198,7 @@ func TestUsageAndExitCodes(t *testing.T) {
 // --show-config names where each part came from, for a YAML file plus ENV
 // overrides, and never shows the key.
 func TestShowConfigSources(t *testing.T) {
-	cfg := writeConfig(t, "policy: { max_citations: 5 }\nsearch: { defaults: { recency_days: 7 } }\n")
+	cfg := testutil.TempFile(t, "config.yaml", "policy: { max_citations: 5 }\nsearch: { defaults: { recency_days: 7 } }\n")
 	cmd := exec.Command(gatewayBin, "--show-config", "--config", cfg, "--debug")
 	cmd.Env = baseEnv(t, "OPENAI_API_KEY=sk-secret-value", "MAX_CITATIONS=2", "DEFAULT_TIMEOUT=45s")
 	var stdout, stderr strings.Builder

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // Tasks pass through: the tasks capability and each tool's execution reach
@@ -12,7 +14,7 @@ import (
 // client.
 func TestTasksRoutedToTheirBackend(t *testing.T) {
 	t.Parallel()
-	s, init := startRawCaps(t, beConfig(t, tb("a", "-tasks", "-name", "a"), tb("b", "-tasks", "-name", "b")), "e2e", `{}`)
+	s, init := initSession(t, startGateway(t, baseEnv(t), "--stdio", "--config", beConfig(t, tb("a", "-tasks", "-name", "a"), tb("b", "-tasks", "-name", "b"))), "e2e", `{}`)
 	caps, _ := init.Result(t)["capabilities"].(map[string]any)
 	if tasks, _ := caps["tasks"].(map[string]any); tasks["list"] == nil || tasks["cancel"] == nil || tasks["requests"] == nil {
 		t.Errorf("capabilities.tasks: %v", caps["tasks"])
@@ -53,7 +55,7 @@ func TestTasksRoutedToTheirBackend(t *testing.T) {
 	if r := s.Call("tasks/get", `{"taskId":"a-1"}`).Result(t); r["taskId"] != "a-1" {
 		t.Errorf("tasks/get a-1: %v", r)
 	}
-	status := s.WaitNote(mark, "notifications/tasks/status", beReadTimeout)
+	status := s.WaitNote(mark, "notifications/tasks/status", testutil.DefaultTimeout)
 	if p, _ := status.Map()["params"].(map[string]any); p["status"] != "completed" {
 		t.Errorf("task status notification: %s", status)
 	}

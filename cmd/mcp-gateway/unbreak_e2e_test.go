@@ -72,7 +72,7 @@ func TestBackendLogFloodRateLimited(t *testing.T) {
 	// allowance is the burst plus 200 a second of that.
 	limit := 1000 + int(200*time.Since(start).Seconds()) + 1
 	s.Stdin.Close()
-	s.exited(10 * time.Second)
+	s.Exited(t, 10*time.Second)
 	errOut := s.Stderr.String()
 	n := strings.Count(errOut, "flood line")
 	if n < 1000 || n > limit {
@@ -140,7 +140,7 @@ func TestBackendEnvironmentAllowlist(t *testing.T) {
 // next message is served, not swallowed until stdin closes.
 func TestHugeContentLengthAnsweredAndResynchronised(t *testing.T) {
 	t.Parallel()
-	p := startGateway(t, baseEnv(t), "--stdio", "--config", writeConfig(t, emptyConfig))
+	p := startGateway(t, baseEnv(t), "--stdio", "--config", testutil.TempFile(t, "config.yaml", emptyConfig))
 	p.send(frame(initMsg))
 	p.readFramed()
 	p.send("Content-Length: 1000000000000\r\n\r\n" + frame(pingMsg))
@@ -176,7 +176,7 @@ func TestBackendRequestFloodBoundedAndTimedOut(t *testing.T) {
 	srv := tb("tb")
 	srv.TimeoutMS = 1000
 	p := startGateway(t, baseEnv(t), "--stdio", "--config", beConfig(t, srv))
-	s := initSession(t, p, `{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"e2e","version":"1"}}`)
+	s, _ := initSession(t, p, "e2e", `{"sampling":{}}`)
 	const n = 5000 // their refusals fit the reply backlog while the backend floods without reading
 	if r := s.callTool("tb.deaf", fmt.Sprintf(`{"flood":%d,"method":"sampling/createMessage"}`, n)); r.Map()["result"] == nil {
 		t.Fatalf("deaf: %s", r)
@@ -216,7 +216,7 @@ func TestBackendRequestFloodBoundedAndTimedOut(t *testing.T) {
 // stdin reader. The gateway also exits promptly at the end of input.
 func TestUnreadStderrStallsNothing(t *testing.T) {
 	t.Parallel()
-	cmd := exec.Command(gatewayBin, "--stdio", "--config", writeConfig(t, emptyConfig))
+	cmd := exec.Command(gatewayBin, "--stdio", "--config", testutil.TempFile(t, "config.yaml", emptyConfig))
 	cmd.Env = baseEnv(t)
 	errR, errW, err := os.Pipe()
 	if err != nil {
@@ -273,7 +273,7 @@ func TestUnreadStderrStallsNothing(t *testing.T) {
 // go-sdk's 0: a list before initialize, and a second initialize.
 func TestSessionStateErrorsHaveACode(t *testing.T) {
 	t.Parallel()
-	p := startGateway(t, baseEnv(t), "--stdio", "--config", writeConfig(t, emptyConfig))
+	p := startGateway(t, baseEnv(t), "--stdio", "--config", testutil.TempFile(t, "config.yaml", emptyConfig))
 	p.send(`{"jsonrpc":"2.0","id":5,"method":"tools/list"}` + "\n")
 	if r := p.readLine(); errCode(r) != -32600 {
 		t.Errorf("tools/list before initialize: %v, want -32600", r)
@@ -298,7 +298,7 @@ func TestDebugFileModeAndSymlink(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := writeConfig(t, emptyConfig)
+	cfg := testutil.TempFile(t, "config.yaml", emptyConfig)
 	if _, errOut, code := runCLI(t, "status", "--config", cfg, "--debug="+file); code != 0 {
 		t.Fatalf("status --debug: exit %d\n%s", code, errOut)
 	}
@@ -333,7 +333,7 @@ func TestCommandWithSpacesSuggestsArgs(t *testing.T) {
 // back.
 func TestInvalidParamsWithoutGoTypes(t *testing.T) {
 	t.Parallel()
-	p := startGateway(t, baseEnv(t), "--stdio", "--config", writeConfig(t, emptyConfig))
+	p := startGateway(t, baseEnv(t), "--stdio", "--config", testutil.TempFile(t, "config.yaml", emptyConfig))
 	p.send(initMsg + "\n" + initializedMsg + "\n")
 	p.readLine()
 	for _, tc := range []struct{ req, want string }{
@@ -369,7 +369,7 @@ func TestFindToolsIndexed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := startRaw(t, writeConfig(t, string(b)), "e2e")
+	s := startRaw(t, testutil.TempFile(t, "config.yaml", string(b)), "e2e")
 	find := func(args string) []string {
 		t.Helper()
 		var names []string
@@ -415,7 +415,7 @@ func TestStatusShowsTimedOutStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := writeConfig(t, string(b))
+	cfg := testutil.TempFile(t, "config.yaml", string(b))
 	for range 3 { // it used to fail every time; the race is at one instant
 		out, errOut, code := runCLI(t, "status", "--json", "--config", cfg)
 		if code != 0 {
@@ -455,7 +455,7 @@ func TestLargeConfigLoads(t *testing.T) {
 	for i := range n {
 		fmt.Fprintf(&b, "- {name: s%d, command: npx, args: [-y, p%d], enabled: false}\n", i, i)
 	}
-	cfg := writeConfig(t, b.String())
+	cfg := testutil.TempFile(t, "config.yaml", b.String())
 	start := time.Now()
 	_, errOut, code := runCLI(t, "--show-config", "--config", cfg)
 	if code != 0 {

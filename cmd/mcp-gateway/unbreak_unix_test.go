@@ -34,7 +34,7 @@ func TestConfigOnFIFORefused(t *testing.T) {
 // backend).
 func TestSIGUSR1LogsRuntimeStats(t *testing.T) {
 	t.Parallel()
-	p := startGateway(t, baseEnv(t), "--stdio", "--config", writeConfig(t, emptyConfig))
+	p := startGateway(t, baseEnv(t), "--stdio", "--config", testutil.TempFile(t, "config.yaml", emptyConfig))
 	p.send(initMsg + "\n")
 	p.readLine()
 	if err := p.Cmd.Process.Signal(syscall.SIGUSR1); err != nil {

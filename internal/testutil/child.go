@@ -10,8 +10,8 @@ import (
 
 // ChildOptions configure StartChild.
 type ChildOptions struct {
+	// Env is the child's environment; nil is the test's own.
 	Env []string
-	Dir string
 	// Client configures the client on the child's pipes.
 	Client ClientOptions
 }
@@ -35,7 +35,6 @@ func StartChild(t testing.TB, bin string, args []string, o ChildOptions) *Child 
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = o.Env
-	cmd.Dir = o.Dir
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -67,12 +66,7 @@ func StartChild(t testing.TB, bin string, args []string, o ChildOptions) *Child 
 	t.Cleanup(func() {
 		// A grandchild may still hold the write end: stop reading.
 		defer stdout.Close()
-		stdin.Close()
-		select {
-		case <-c.done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-c.done
+		if !c.Stop(10 * time.Second) {
 			t.Errorf("%s did not exit within 10s of stdin closing\nstderr:\n%s", bin, c.Stderr)
 		}
 		if t.Failed() {
@@ -81,9 +75,6 @@ func StartChild(t testing.TB, bin string, args []string, o ChildOptions) *Child 
 	})
 	return c
 }
-
-// Pid is the child's process id.
-func (c *Child) Pid() int { return c.Cmd.Process.Pid }
 
 // Done is closed when the child has exited.
 func (c *Child) Done() <-chan struct{} { return c.done }
@@ -102,6 +93,21 @@ func (c *Child) Exited(t testing.TB, d time.Duration) error {
 		t.Fatalf("%s did not exit within %s\nstderr:\n%s", c.Cmd.Path, d, c.Stderr)
 	}
 	return nil
+}
+
+// Stop closes the child's stdin and waits up to d for it to exit, and kills
+// it if it has not; it reports whether the child exited by itself. It may
+// be called more than once.
+func (c *Child) Stop(d time.Duration) bool {
+	c.Stdin.Close()
+	select {
+	case <-c.done:
+		return true
+	case <-time.After(d):
+		c.Cmd.Process.Kill()
+		<-c.done
+		return false
+	}
 }
 
 // CloseOutput closes the test's end of the child's stdout, as a client

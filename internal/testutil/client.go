@@ -218,13 +218,9 @@ func (c *Client) dispatch(m Msg) {
 // Send writes one message as it is, in the client's framing.
 func (c *Client) Send(msg string) {
 	c.t.Helper()
-	if err := c.send(msg); err != nil {
+	if err := c.write(append([]byte(msg), '\n')); err != nil {
 		c.fatalf("write: %v", err)
 	}
-}
-
-func (c *Client) send(msg string) error {
-	return c.write(append([]byte(msg), '\n'))
 }
 
 // write writes one message that ends in a newline, framed if the client
@@ -245,11 +241,7 @@ func (c *Client) write(msg []byte) error {
 // NotifyErr sends a notification (params may be ""), for code that must
 // not fail the test.
 func (c *Client) NotifyErr(method, params string) error {
-	return c.send(envelope("", method, params))
-}
-
-func envelope(id, method, params string) string {
-	return string(appendEnvelope(nil, id, method, params))
+	return c.write(append(appendEnvelope(nil, "", method, params), '\n'))
 }
 
 // appendEnvelope appends a request (or, without id, a notification).
@@ -362,29 +354,44 @@ func (c *Client) Do(method, params string) (Msg, error) {
 // Next returns the next message not claimed by Await, in arrival order.
 func (c *Client) Next() Msg {
 	c.t.Helper()
-	timer := time.NewTimer(c.o.Timeout)
+	var m Msg
+	c.waitLog(c.o.Timeout, "a message", func() bool {
+		if c.cursor == len(c.log) {
+			return false
+		}
+		m = c.log[c.cursor]
+		c.cursor++
+		return true
+	})
+	return m
+}
+
+// waitLog waits up to d until found, called with c.mu held, holds; it
+// fails the test with what when d passes or the peer closes its output
+// first. Every wait for an unclaimed message goes through it.
+func (c *Client) waitLog(d time.Duration, what string, found func() bool) {
+	c.t.Helper()
+	timer := time.NewTimer(d)
 	defer timer.Stop()
 	for {
 		c.mu.Lock()
-		if c.cursor < len(c.log) {
-			m := c.log[c.cursor]
-			c.cursor++
-			c.mu.Unlock()
-			return m
-		}
-		changed := c.changed
+		ok, changed := found(), c.changed
 		c.mu.Unlock()
+		if ok {
+			return
+		}
 		select {
 		case <-changed:
 		case <-c.eof:
 			c.mu.Lock()
-			more := c.cursor < len(c.log)
+			ok = found()
 			c.mu.Unlock()
-			if !more {
-				c.fatalf("peer closed its output: %v", c.readError())
+			if !ok {
+				c.fatalf("peer closed its output while waiting for %s: %v", what, c.readError())
 			}
+			return
 		case <-timer.C:
-			c.fatalf("no message within %s", c.o.Timeout)
+			c.fatalf("no %s within %s", what, d)
 		}
 	}
 }
@@ -407,50 +414,19 @@ func (c *Client) Mark() int {
 	return len(c.log)
 }
 
-// Since returns the messages with this method that arrived after mark.
+// Since returns the messages with this method that arrived after mark;
+// method "" selects the responses nobody awaited (to ids sent raw, or
+// unknown).
 func (c *Client) Since(mark int, method string) []Msg {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.since(mark, method)
+}
+
+func (c *Client) since(mark int, method string) []Msg {
 	var out []Msg
 	for _, m := range c.log[mark:] {
 		if m.Method() == method {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-func (c *Client) waitSince(mark int, method string, n int, d time.Duration) []Msg {
-	c.t.Helper()
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	for {
-		c.mu.Lock()
-		changed := c.changed
-		c.mu.Unlock()
-		if got := c.Since(mark, method); len(got) >= n {
-			return got
-		}
-		select {
-		case <-changed:
-		case <-c.eof:
-			if got := c.Since(mark, method); len(got) >= n {
-				return got
-			}
-			c.fatalf("peer closed its output waiting for %s: %v", method, c.readError())
-		case <-timer.C:
-			c.fatalf("%d of %d %s within %s", len(c.Since(mark, method)), n, method, d)
-		}
-	}
-}
-
-// Strays returns the responses nobody awaited (to ids sent raw, or unknown).
-func (c *Client) Strays() []Msg {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []Msg
-	for _, m := range c.log {
-		if m.Method() == "" {
 			out = append(out, m)
 		}
 	}
@@ -494,7 +470,9 @@ func (c *Client) Unread() []Msg {
 // mark.
 func (c *Client) WaitNote(mark int, method string, d time.Duration) Msg {
 	c.t.Helper()
-	return c.waitSince(mark, method, 1, d)[0]
+	var got []Msg
+	c.waitLog(d, method, func() bool { got = c.since(mark, method); return len(got) > 0 })
+	return got[0]
 }
 
 // Slow makes the client read like one slower than its servers, while on:

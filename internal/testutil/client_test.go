@@ -75,7 +75,7 @@ func TestClient(t *testing.T) {
 	if n := len(c.Since(mark, "note")); n != 4 {
 		t.Errorf("%d notes since the mark, want 4", n)
 	}
-	if s := c.Strays(); len(s) != 2 || s[0].ID() != `"stray"` || s[1].ID() != `"raw"` {
+	if s := c.Since(0, ""); len(s) != 2 || s[0].ID() != `"stray"` || s[1].ID() != `"raw"` {
 		t.Errorf("strays %v", s)
 	}
 	if _, err := c.Do("plain", `{}`); err != nil {

@@ -1,61 +1,35 @@
 package testutil
 
 import (
-	"context"
 	"log/slog"
 	"strings"
-	"sync"
 )
 
-// LogRecorder is a slog.Handler that keeps every record as one line,
-// "LEVEL message key=value ...", with the attributes of Logger.With first.
-type LogRecorder struct {
-	s     *recs
-	attrs string // " key=value" of WithAttrs, in order
-}
-
-type recs struct {
-	mu    sync.Mutex
-	lines []string
-}
+// LogRecorder keeps a logger's records as lines in slog's text format
+// without the time: `level=WARN msg="disk almost full" server=l key=value`,
+// the attributes of Logger.With first.
+type LogRecorder struct{ buf Buffer }
 
 // NewLogRecorder returns an empty recorder.
-func NewLogRecorder() *LogRecorder { return &LogRecorder{s: &recs{}} }
+func NewLogRecorder() *LogRecorder { return &LogRecorder{} }
 
-// Logger returns a logger that writes to r.
-func (r *LogRecorder) Logger() *slog.Logger { return slog.New(r) }
-
-func (r *LogRecorder) Enabled(context.Context, slog.Level) bool { return true }
-
-func (r *LogRecorder) Handle(_ context.Context, rec slog.Record) error {
-	var b strings.Builder
-	b.WriteString(rec.Level.String() + " " + rec.Message + r.attrs)
-	rec.Attrs(func(a slog.Attr) bool {
-		b.WriteString(" " + a.Key + "=" + a.Value.String())
-		return true
-	})
-	r.s.mu.Lock()
-	r.s.lines = append(r.s.lines, b.String())
-	r.s.mu.Unlock()
-	return nil
+// Logger returns a logger that writes every level to r.
+func (r *LogRecorder) Logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(&r.buf, &slog.HandlerOptions{
+		Level: slog.LevelDebug,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
 }
 
-func (r *LogRecorder) WithAttrs(as []slog.Attr) slog.Handler {
-	attrs := r.attrs
-	for _, a := range as {
-		attrs += " " + a.Key + "=" + a.Value.String()
-	}
-	return &LogRecorder{s: r.s, attrs: attrs}
-}
-
-// WithGroup is not used by the code under test; the group is ignored.
-func (r *LogRecorder) WithGroup(string) slog.Handler { return r }
-
-// Lines returns every record so far.
+// Lines returns every record so far (the text handler quotes newlines
+// within a record).
 func (r *LogRecorder) Lines() []string {
-	r.s.mu.Lock()
-	defer r.s.mu.Unlock()
-	return append([]string(nil), r.s.lines...)
+	return strings.FieldsFunc(r.buf.String(), func(c rune) bool { return c == '\n' })
 }
 
 // Find returns the records that contain every one of subs.

@@ -3,6 +3,6 @@
 package testutil
 
 // Race is true when the tests run with -race: the binaries they start are
-// then built with -race too (BuildOptions.Race), so that end-to-end runs
+// then built with -race too (Build), so that end-to-end runs
 // catch data races in them.
 const Race = true
