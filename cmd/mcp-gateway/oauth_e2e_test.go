@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -400,12 +399,7 @@ func TestRemoteOAuthStepUp(t *testing.T) {
 func TestRemoteOAuthLoginRedirectURI(t *testing.T) {
 	t.Parallel()
 	o := newOAuthServer(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	redirect := fmt.Sprintf("http://%s/oauth/cb", l.Addr())
-	l.Close() // login listens there
+	redirect := fmt.Sprintf("http://%s/oauth/cb", freeAddr(t)) // login listens there
 	o.set(func(o *oauthServer) { o.redirect = redirect })
 	home := t.TempDir()
 	env := baseEnv(t, "HOME="+home, "USERPROFILE="+home, "BROWSER=true")

@@ -10,11 +10,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -25,17 +27,32 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
-// freeAddr returns a loopback address nothing listens on (yet).
+// freeAddr returns a loopback address nothing listens on, for a server the
+// test starts in another process. The port is chosen below the ephemeral
+// ranges (Linux 32768 and up, macOS and Windows 49152 and up), where the
+// listeners of parallel tests (port 0) and outgoing connections never land:
+// a port from port 0, closed again, could be taken by one of those before
+// the server binds it, and the test would then talk to the wrong server.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 100 {
+		port := 20000 + rand.IntN(12000)
+		if _, taken := handedOut.LoadOrStore(port, true); taken {
+			continue
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return l.Addr().String()
 	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
+	t.Fatal("no free port in 20000-31999")
+	return ""
 }
+
+// handedOut are the ports freeAddr has returned in this test binary.
+var handedOut sync.Map
 
 // waitListening waits until addr accepts connections.
 func waitListening(t *testing.T, addr string) {
