@@ -371,7 +371,7 @@ func (st *sseStream) eventID(h *httpSession) string {
 	if h.store == nil {
 		return ""
 	}
-	return st.id + "_" + strconv.Itoa(st.last)
+	return eventID(st.id, st.last)
 }
 
 // errSessionClosed is why a stream's writer stops writing.
@@ -443,11 +443,6 @@ func writeFrames(w http.ResponseWriter, rc *http.ResponseController, frames [][]
 		}
 	}
 	return rc.Flush()
-}
-
-// writeSSE writes one event and flushes it.
-func writeSSE(w http.ResponseWriter, name, id string, data []byte) error {
-	return writeFrames(w, http.NewResponseController(w), [][]byte{sseFrame(name, id, data)})
 }
 
 // primingVersion is the first revision whose clients expect a POST's
@@ -591,24 +586,28 @@ func (h *httpSession) get(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, ": ok\n\n")
 		_ = http.NewResponseController(w).Flush()
 	}
+	// replay is filled only from the store, so every event has an id.
+	frames := make([][]byte, 0, len(replay))
 	for i, data := range replay {
 		if len(data) == 0 {
 			continue // a priming event
 		}
-		id := ""
-		if h.store != nil {
-			id = streamID + "_" + strconv.Itoa(after+1+i)
+		frames = append(frames, sseFrame("message", eventID(streamID, after+1+i), data))
+	}
+	if len(frames) > 0 && writeFrames(w, http.NewResponseController(w), frames) != nil {
+		if live {
+			st.detach(w)
 		}
-		if writeSSE(w, "message", id, data) != nil {
-			if live {
-				st.detach(w)
-			}
-			return
-		}
+		return
 	}
 	if live {
 		h.pump(r.Context(), st, w, q, end, true, nil)
 	}
+}
+
+// eventID names a stream's event, "<stream>_<index>" (parseEventID).
+func eventID(stream string, index int) string {
+	return stream + "_" + strconv.Itoa(index)
 }
 
 // parseEventID splits an event id, "<stream>_<index>".
