@@ -277,12 +277,11 @@ func (h *HTTPFront) serveStateless(w http.ResponseWriter, r *http.Request, versi
 	if !ok {
 		return
 	}
+	// A stateless POST's streams cannot be resumed, so it has no priming
+	// event: post needs no version but the header's, even for an
+	// initialize.
 	var state *mcp.ServerSessionState
-	if initialize {
-		if version == "" {
-			version = initializeVersion(msgs)
-		}
-	} else {
+	if !initialize {
 		v := version
 		if v == "" {
 			v = "2025-03-26"
