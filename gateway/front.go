@@ -37,14 +37,16 @@ type front struct {
 	findIndex  *toolIndex             // what gateway.find_tools searches (lazy mode)
 	prompts    map[string]promptRoute // front name → route
 	res        map[resourceKey]string // resource or template → the server that serves it
-	toolFP     map[string]string      // front name → the definition registered (as listed)
-	promptFP   map[string]string
-	subs       map[string]bool // resource URIs the client subscribed to (subscribe.go)
-	tasks      taskOwners      // the tasks this session created (tasks.go)
+	// The definitions registered with go-sdk, as listed, to tell what
+	// changed: front name (resource key) → definition.
+	toolFP   map[string]json.RawMessage
+	promptFP map[string]json.RawMessage
+	subs     map[string]bool // resource URIs the client subscribed to (subscribe.go)
+	tasks    taskOwners      // the tasks this session created (tasks.go)
 	// sharedTasks: a stateless HTTP request, which has no session of its
 	// own, reaches every task the gateway recorded (tasks.go).
 	sharedTasks bool
-	resFP       map[resourceKey]string
+	resFP       map[resourceKey]json.RawMessage
 	// The lists as the session answers them (lists.go): each definition
 	// as its backend wrote it (under the front name), in listing order.
 	toolDefs, promptDefs, resourceDefs, templateDefs []json.RawMessage

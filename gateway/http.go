@@ -45,8 +45,9 @@ type HTTPOptions struct {
 // HTTPFront serves MCP over HTTP: Streamable HTTP and the 2024-11-05 SSE
 // transport. Its methods are safe for concurrent use.
 type HTTPFront struct {
-	g    *Gateway
-	opts HTTPOptions
+	g      *Gateway
+	opts   HTTPOptions
+	served []string // servedVersions, for every request's Mcp-Protocol-Version
 
 	ctx  context.Context // parent of every session; cancelled by Close
 	stop context.CancelFunc
@@ -70,6 +71,7 @@ func (g *Gateway) NewHTTPFront(opts HTTPOptions) *HTTPFront {
 	h := &HTTPFront{
 		g:        g,
 		opts:     opts,
+		served:   servedVersions(),
 		ctx:      ctx,
 		stop:     stop,
 		sessions: make(map[string]*httpSession),
@@ -170,8 +172,8 @@ func (h *HTTPFront) ServeMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	version := r.Header.Get("Mcp-Protocol-Version")
-	if version != "" && version < firstUnserved && !slices.Contains(servedVersions(), version) {
-		http.Error(w, "Bad Request: Unsupported protocol version (supported versions: "+strings.Join(servedVersions(), ",")+")", http.StatusBadRequest)
+	if version != "" && version < firstUnserved && !slices.Contains(h.served, version) {
+		http.Error(w, "Bad Request: Unsupported protocol version (supported versions: "+strings.Join(h.served, ",")+")", http.StatusBadRequest)
 		return
 	}
 	if h.opts.Stateless {
@@ -277,12 +279,11 @@ func (h *HTTPFront) serveStateless(w http.ResponseWriter, r *http.Request, versi
 	if !ok {
 		return
 	}
+	// A stateless POST's streams cannot be resumed, so it has no priming
+	// event: post needs no version but the header's, even for an
+	// initialize.
 	var state *mcp.ServerSessionState
-	if initialize {
-		if version == "" {
-			version = initializeVersion(msgs)
-		}
-	} else {
+	if !initialize {
 		v := version
 		if v == "" {
 			v = "2025-03-26"

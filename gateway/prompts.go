@@ -21,7 +21,7 @@ func (f *front) syncPrompts(strict bool) {
 	prefixes := f.g.prefixes()
 	routes := make(map[string]promptRoute)
 	defs := make(map[string]*mcp.Prompt)
-	fps := make(map[string]string)
+	fps := make(map[string]json.RawMessage)
 	var listed []json.RawMessage
 	for _, bp := range f.g.opts.Backends.Prompts() {
 		name := names.assign(bp.Server, prefixes[bp.Server], bp.Name)
@@ -38,7 +38,7 @@ func (f *front) syncPrompts(strict bool) {
 		}
 		routes[name] = promptRoute{server: bp.Server, own: bp.Name}
 		defs[name] = &p
-		fps[name] = string(def)
+		fps[name] = def
 		listed = append(listed, def)
 	}
 	var gone []string
@@ -58,11 +58,11 @@ func (f *front) syncPrompts(strict bool) {
 		f.server.RemovePrompts(gone...)
 	}
 	for _, name := range sortedKeys(defs) {
-		if old[name] != fps[name] {
+		if !sameDef(old[name], fps[name]) {
 			f.register("prompt "+name, func() { f.server.AddPrompt(defs[name], unreachablePrompt) })
 		}
 	}
-	if !maps.Equal(old, fps) {
+	if !maps.EqualFunc(old, fps, sameDef) {
 		f.changed(promptsList)
 	}
 }

@@ -31,7 +31,7 @@ func (f *front) syncResources() {
 	owner := make(map[resourceKey]string)
 	resources := make(map[resourceKey]*mcp.Resource)
 	templates := make(map[resourceKey]*mcp.ResourceTemplate)
-	fps := make(map[resourceKey]string)
+	fps := make(map[resourceKey]json.RawMessage)
 	var listedRes, listedTmpl []json.RawMessage // as the backends wrote them
 	var matchers []templateRoute
 	for _, br := range f.g.opts.Backends.Resources() {
@@ -57,7 +57,7 @@ func (f *front) syncResources() {
 			continue
 		}
 		owner[key] = br.Server
-		fps[key] = string(br.Raw)
+		fps[key] = br.Raw
 		if br.Template {
 			listedTmpl = append(listedTmpl, br.Raw)
 			if t, err := uritemplate.New(br.URI); err == nil {
@@ -91,7 +91,7 @@ func (f *front) syncResources() {
 		f.server.RemoveResourceTemplates(goneTmpl...)
 	}
 	for key, fp := range fps {
-		if old[key] == fp {
+		if sameDef(old[key], fp) {
 			continue
 		}
 		if t, ok := templates[key]; ok {
@@ -101,7 +101,7 @@ func (f *front) syncResources() {
 			f.register("resource "+r.URI, func() { f.server.AddResource(r, unreachableRead) })
 		}
 	}
-	if !maps.Equal(old, fps) {
+	if !maps.EqualFunc(old, fps, sameDef) {
 		f.changed(resourcesList)
 	}
 }

@@ -55,11 +55,10 @@ type sseStream struct {
 
 	pending int // requests not answered yet (POST streams); guarded by httpSession.mu
 
-	mu   sync.Mutex          // orders the events: index, store, queue
-	last int                 // index of the last event, -1 before the first
-	w    http.ResponseWriter // the request the stream is written to; nil while none is
-	q    *outQueue           // w's events (SSE frames), for its writer; nil while w is
-	end  chan struct{}       // closed when the stream is complete: its request returns
+	mu   sync.Mutex    // orders the events: index, store, queue
+	last int           // index of the last event, -1 before the first
+	q    *outQueue     // the events (SSE frames) for the writer of the request attached; nil while none is
+	end  chan struct{} // closed when the stream is complete: its request returns
 
 	// A POST's response is started by its first message, not before: a
 	// lone call answered before anything else is sent as one JSON
@@ -228,7 +227,7 @@ func (h *httpSession) attach() func() {
 func (st *sseStream) event(h *httpSession, key string, msg []byte, complete bool) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if !st.started && st.w != nil && msg != nil {
+	if !st.started && st.q != nil && msg != nil {
 		if complete && st.lone {
 			// The whole answer: one JSON response, nothing to resume.
 			st.started, st.whole = true, true
@@ -277,20 +276,22 @@ func (st *sseStream) start(h *httpSession) {
 	}
 }
 
-// attach makes w the stream's request, with a new queue; st.mu is held.
-func (st *sseStream) attach(h *httpSession, w http.ResponseWriter) *outQueue {
-	st.w, st.q = w, newOutQueue(h.out)
+// attach gives the stream a new queue, for the writer of a request that
+// attaches to it; st.mu is held.
+func (st *sseStream) attach(h *httpSession) *outQueue {
+	st.q = newOutQueue(h.out)
 	return st.q
 }
 
-// detach forgets w, if it is still the stream's request, and what was
-// queued for it: later events go only to the event store.
-func (st *sseStream) detach(w http.ResponseWriter) {
+// detach forgets q, if it is still the stream's queue (its request is the
+// one attached), and what it holds: later events go only to the event
+// store.
+func (st *sseStream) detach(q *outQueue) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.w == w {
-		st.q.drop()
-		st.w, st.q = nil, nil
+	if st.q == q {
+		q.drop()
+		st.q = nil
 	}
 }
 
@@ -301,7 +302,7 @@ func (st *sseStream) detach(w http.ResponseWriter) {
 // prime, if not nil, fires when a POST's stream should start without a
 // message.
 func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWriter, q *outQueue, end <-chan struct{}, headers bool, prime <-chan time.Time) {
-	defer st.detach(w)
+	defer st.detach(q)
 	rc := http.NewResponseController(w)
 	cut := cutOnClose(h.done, rc)
 	defer cut.stop()
@@ -314,7 +315,7 @@ func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWr
 		case <-prime:
 			prime = nil
 			st.mu.Lock()
-			if !st.started && st.w == w {
+			if !st.started && st.q == q {
 				st.start(h)
 			}
 			st.mu.Unlock()
@@ -371,7 +372,7 @@ func (st *sseStream) eventID(h *httpSession) string {
 	if h.store == nil {
 		return ""
 	}
-	return st.id + "_" + strconv.Itoa(st.last)
+	return eventID(st.id, st.last)
 }
 
 // errSessionClosed is why a stream's writer stops writing.
@@ -445,11 +446,6 @@ func writeFrames(w http.ResponseWriter, rc *http.ResponseController, frames [][]
 	return rc.Flush()
 }
 
-// writeSSE writes one event and flushes it.
-func writeSSE(w http.ResponseWriter, name, id string, data []byte) error {
-	return writeFrames(w, http.NewResponseController(w), [][]byte{sseFrame(name, id, data)})
-}
-
 // primingVersion is the first revision whose clients expect a POST's
 // stream to start with an event of empty data carrying an id, so that it
 // can be resumed before its first message.
@@ -475,7 +471,7 @@ func (h *httpSession) post(w http.ResponseWriter, r *http.Request, msgs [][]byte
 	}
 	st := &sseStream{id: rand.Text(), pending: len(calls), last: -1, end: make(chan struct{}),
 		lone: len(calls) == 1, prime: h.store != nil && version >= primingVersion}
-	q := st.attach(h, w)
+	q := st.attach(h)
 	end := st.end
 	h.mu.Lock()
 	for _, id := range calls {
@@ -551,7 +547,7 @@ func (h *httpSession) get(w http.ResponseWriter, r *http.Request) {
 		st = &sseStream{id: streamID} // complete: only its events are replayed
 	}
 	st.mu.Lock()
-	if live && st.w != nil {
+	if live && st.q != nil {
 		st.mu.Unlock()
 		http.Error(w, "stream ID conflicts with ongoing stream", http.StatusConflict)
 		return
@@ -573,7 +569,7 @@ func (h *httpSession) get(w http.ResponseWriter, r *http.Request) {
 	var q *outQueue
 	var end chan struct{}
 	if live {
-		q = st.attach(h, w)
+		q = st.attach(h)
 		st.started = true
 		if st.end == nil {
 			st.end = make(chan struct{})
@@ -591,24 +587,28 @@ func (h *httpSession) get(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, ": ok\n\n")
 		_ = http.NewResponseController(w).Flush()
 	}
+	// replay is filled only from the store, so every event has an id.
+	frames := make([][]byte, 0, len(replay))
 	for i, data := range replay {
 		if len(data) == 0 {
 			continue // a priming event
 		}
-		id := ""
-		if h.store != nil {
-			id = streamID + "_" + strconv.Itoa(after+1+i)
+		frames = append(frames, sseFrame("message", eventID(streamID, after+1+i), data))
+	}
+	if len(frames) > 0 && writeFrames(w, http.NewResponseController(w), frames) != nil {
+		if live {
+			st.detach(q)
 		}
-		if writeSSE(w, "message", id, data) != nil {
-			if live {
-				st.detach(w)
-			}
-			return
-		}
+		return
 	}
 	if live {
 		h.pump(r.Context(), st, w, q, end, true, nil)
 	}
+}
+
+// eventID names a stream's event, "<stream>_<index>" (parseEventID).
+func eventID(stream string, index int) string {
+	return stream + "_" + strconv.Itoa(index)
 }
 
 // parseEventID splits an event id, "<stream>_<index>".

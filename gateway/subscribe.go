@@ -93,12 +93,13 @@ func (g *Gateway) BackendNotification(server, method string, params json.RawMess
 			g.log.Debug("dropped a task status", "server", server, "err", err)
 			return
 		}
-		g.tasks.update(id, server, stateOf(compact))
+		st := stateOf(compact)
+		g.tasks.update(id, server, st)
 		g.broadcast(wire.AppendRequest(nil, nil, method, compact), func(f *front) bool {
 			if !f.ownsTask(id, server) {
 				return false
 			}
-			f.tasks.update(id, server, stateOf(compact))
+			f.tasks.update(id, server, st)
 			return true
 		})
 	case "notifications/resources/updated":

@@ -35,11 +35,11 @@ func (f *front) syncTools(all map[string]toolRoute, order []string) {
 		listed = lazyListed(all)
 		ix = newToolIndex(all)
 	}
-	fps := make(map[string]string, len(listed))
+	fps := make(map[string]json.RawMessage, len(listed))
 	defs := make([]json.RawMessage, 0, len(listed))
 	for _, name := range order {
 		if r, ok := listed[name]; ok {
-			fps[name] = string(r.def)
+			fps[name] = r.def
 			defs = append(defs, r.def)
 		}
 	}
@@ -78,11 +78,11 @@ func (f *front) syncTools(all map[string]toolRoute, order []string) {
 		f.server.RemoveTools(gone...)
 	}
 	for _, name := range sortedKeys(listed) {
-		if old[name] != fps[name] {
+		if !sameDef(old[name], fps[name]) {
 			f.register("tool "+name, func() { f.server.AddTool(listed[name].tool, unreachable) })
 		}
 	}
-	if !maps.Equal(old, fps) {
+	if !maps.EqualFunc(old, fps, sameDef) {
 		f.changed(toolsList)
 	}
 }
@@ -97,6 +97,10 @@ func (f *front) register(what string, add func()) {
 	}()
 	add()
 }
+
+// sameDef reports whether a definition is the one registered: the
+// tables keep each as listed, so equal bytes are the same definition.
+func sameDef(a, b json.RawMessage) bool { return bytes.Equal(a, b) }
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

@@ -197,7 +197,12 @@ func (t *taskOwners) size() int {
 // so if two backends give one session equal ids, the later task is the one
 // the session reaches.
 func (f *front) recordTask(server string, raw json.RawMessage) {
-	task := wire.Member(raw, "task")
+	f.recordTaskObject(server, wire.Member(raw, "task"))
+}
+
+// recordTaskObject records a task object (one with a taskId) as server's
+// and this session's.
+func (f *front) recordTaskObject(server string, task json.RawMessage) {
 	id, ok := wire.Unquote(wire.Member(task, "taskId"))
 	if !ok || id == "" {
 		return
@@ -295,7 +300,7 @@ func (f *front) listTasks(ctx context.Context, params json.RawMessage) (json.Raw
 				if !f.sharedTasks && !f.ownsTask(id, server) {
 					continue // another session's
 				}
-				f.recordTask(server, append(append([]byte(`{"task":`), t...), '}'))
+				f.recordTaskObject(server, t)
 				if n > 0 {
 					out = append(out, ',')
 				}
