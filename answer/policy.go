@@ -72,11 +72,11 @@ func (s *Service) instructions() (text, from string) {
 	}
 }
 
-// readPolicyFile reads the policy file at path ("~" expanded). An empty or
-// whitespace-only file is an error: it would silently remove all guidance.
 // maxPolicySize bounds a policy file: a system prompt, not a document.
 const maxPolicySize = 1 << 20
 
+// readPolicyFile reads the policy file at path ("~" expanded). An empty or
+// whitespace-only file is an error: it would silently remove all guidance.
 func (s *Service) readPolicyFile(path string) (string, error) {
 	if strings.TrimSpace(path) == "" {
 		return "", fmt.Errorf("policy.system.path is empty")
