@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -96,19 +95,19 @@ func (s *Service) readPolicyFile(path string) (string, error) {
 	return text, nil
 }
 
-// expandHome replaces a leading "~" or "~/" in path with the home directory
-// (Options.Home, else the user's home directory).
+// expandHome expands a leading "~" in path as config.ExpandHome does, with
+// the home directory of Options.Home, else the user's.
 func (s *Service) expandHome(path string) (string, error) {
-	if path != "~" && !strings.HasPrefix(path, "~/") {
-		return path, nil
-	}
 	home := s.opts.Home
 	if home == "" {
 		h, err := os.UserHomeDir()
 		if err != nil {
-			return "", fmt.Errorf("expand %q: %w", path, err)
+			if strings.HasPrefix(path, "~") {
+				return "", fmt.Errorf("expand %q: %w", path, err)
+			}
+			return path, nil
 		}
 		home = h
 	}
-	return filepath.Join(home, strings.TrimPrefix(path, "~")), nil
+	return config.ExpandHome(path, home), nil
 }
