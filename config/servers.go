@@ -200,7 +200,7 @@ func (l *loader) server(it serverItem) (s Server, ok bool) {
 	}
 	s.OAuth.ClientSecret = x("oauth.client_secret", s.OAuth.ClientSecret)
 	if s.OAuth.RedirectURI != "" {
-		if msg := checkRedirectURI(s.OAuth.RedirectURI); msg != "" {
+		if msg := CheckRedirectURI(s.OAuth.RedirectURI); msg != "" {
 			o, _ := at("oauth.redirect_uri")
 			if strings.HasSuffix(o.key, ".redirectUri") {
 				// Gemini CLI's own setting, which may redirect to a
