@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -72,11 +71,11 @@ func (s *Service) instructions() (text, from string) {
 	}
 }
 
-// readPolicyFile reads the policy file at path ("~" expanded). An empty or
-// whitespace-only file is an error: it would silently remove all guidance.
 // maxPolicySize bounds a policy file: a system prompt, not a document.
 const maxPolicySize = 1 << 20
 
+// readPolicyFile reads the policy file at path ("~" expanded). An empty or
+// whitespace-only file is an error: it would silently remove all guidance.
 func (s *Service) readPolicyFile(path string) (string, error) {
 	if strings.TrimSpace(path) == "" {
 		return "", fmt.Errorf("policy.system.path is empty")
@@ -96,19 +95,19 @@ func (s *Service) readPolicyFile(path string) (string, error) {
 	return text, nil
 }
 
-// expandHome replaces a leading "~" or "~/" in path with the home directory
-// (Options.Home, else the user's home directory).
+// expandHome expands a leading "~" in path as config.ExpandHome does, with
+// the home directory of Options.Home, else the user's.
 func (s *Service) expandHome(path string) (string, error) {
-	if path != "~" && !strings.HasPrefix(path, "~/") {
-		return path, nil
-	}
 	home := s.opts.Home
 	if home == "" {
 		h, err := os.UserHomeDir()
 		if err != nil {
-			return "", fmt.Errorf("expand %q: %w", path, err)
+			if strings.HasPrefix(path, "~") {
+				return "", fmt.Errorf("expand %q: %w", path, err)
+			}
+			return path, nil
 		}
 		home = h
 	}
-	return filepath.Join(home, strings.TrimPrefix(path, "~")), nil
+	return config.ExpandHome(path, home), nil
 }

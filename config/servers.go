@@ -52,7 +52,8 @@ type serverItem struct {
 // or a VS Code style `servers:` mapping) sorted by name.
 func (l *loader) servers() {
 	var items, mapped []serverItem
-	// `servers:` first, whatever the order in the file.
+	// `servers:` first, whatever the order in the file: "servers" sorts
+	// after "mcpServers", so the keys are compared in reverse.
 	slices.SortStableFunc(l.serverSections, func(a, b entry) int { return strings.Compare(b.key, a.key) })
 	for _, e := range l.serverSections {
 		n := l.resolve(e.val)
@@ -200,7 +201,7 @@ func (l *loader) server(it serverItem) (s Server, ok bool) {
 	}
 	s.OAuth.ClientSecret = x("oauth.client_secret", s.OAuth.ClientSecret)
 	if s.OAuth.RedirectURI != "" {
-		if msg := checkRedirectURI(s.OAuth.RedirectURI); msg != "" {
+		if msg := CheckRedirectURI(s.OAuth.RedirectURI); msg != "" {
 			o, _ := at("oauth.redirect_uri")
 			if strings.HasSuffix(o.key, ".redirectUri") {
 				// Gemini CLI's own setting, which may redirect to a

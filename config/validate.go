@@ -125,10 +125,10 @@ func checkHTTPURL(s string) string {
 	return ""
 }
 
-// checkRedirectURI returns "" when s can be an OAuth redirect URI that
+// CheckRedirectURI returns "" when s can be an OAuth redirect URI that
 // `mcp-gateway login` listens on: http (the loopback exception of OAuth for
 // native apps), a loopback host, an explicit port, no fragment.
-func checkRedirectURI(s string) string {
+func CheckRedirectURI(s string) string {
 	u, err := url.Parse(s)
 	switch {
 	case err != nil:

@@ -218,19 +218,7 @@ func (r *Result) finish() *Result {
 	}
 	var kept []Entry
 	for _, e := range r.Entries {
-		err := check([]Entry{e})
-		if err != nil && e.Server.OAuth.RedirectURI != "" {
-			// A redirect URI the gateway cannot listen on (login needs an
-			// http loopback URL with a port) costs that setting, not the
-			// server.
-			bad := e
-			bad.Server.OAuth.RedirectURI = ""
-			if check([]Entry{bad}) == nil {
-				bad.Notes = append(slices.Clone(bad.Notes), fmt.Sprintf("oauth redirect URI %q not carried over: %v", e.Server.OAuth.RedirectURI, err))
-				e, err = bad, nil
-			}
-		}
-		if err != nil {
+		if err := check([]Entry{e}); err != nil {
 			r.Skipped = append(r.Skipped, Skip{e, err.Error()})
 			continue
 		}

@@ -129,6 +129,12 @@ func (o rawOAuth) config(key string, c *Client, tr func(string) string, note fun
 	if o.callbackPort > 0 && out.RedirectURI == "" {
 		out.RedirectURI = fmt.Sprintf("http://localhost:%d/callback", o.callbackPort)
 	}
+	if msg := config.CheckRedirectURI(out.RedirectURI); out.RedirectURI != "" && msg != "" {
+		// One the gateway cannot listen on costs that setting, not the
+		// server.
+		note(fmt.Sprintf("oauth redirect URI %q not carried over: oauth.redirect_uri %s", out.RedirectURI, msg))
+		out.RedirectURI = ""
+	}
 	if strings.Contains(o.clientID, "${") {
 		note(fmt.Sprintf("oauth client id %s not carried over: mcp-gateway does not expand variables in oauth.client_id; write the id there", o.clientID))
 	} else {
