@@ -99,13 +99,10 @@ func (s *Service) readPolicyFile(path string) (string, error) {
 // the home directory of Options.Home, else the user's.
 func (s *Service) expandHome(path string) (string, error) {
 	home := s.opts.Home
-	if home == "" {
+	if home == "" && strings.HasPrefix(path, "~") {
 		h, err := os.UserHomeDir()
 		if err != nil {
-			if strings.HasPrefix(path, "~") {
-				return "", fmt.Errorf("expand %q: %w", path, err)
-			}
-			return path, nil
+			return "", fmt.Errorf("expand %q: %w", path, err)
 		}
 		home = h
 	}
