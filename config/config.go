@@ -16,6 +16,9 @@
 //     (stdio, http, sse, streamable-http, streamableHttp) and `disabled`
 //     are understood, as are `envs` (env), `serverUrl` and `httpUrl` (url)
 //     and `timeout` (timeout_ms, in milliseconds);
+//   - Cursor's `auth` (oauth, with CLIENT_ID and CLIENT_SECRET), Claude
+//     Code's oauth.callbackPort (a redirect_uri) and Windsurf's
+//     disabledTools (tools.exclude) are understood too;
 //   - keys of those clients that the gateway does not use (globalShortcut,
 //     preferences, inputs, autoApprove, envFile, ...) are skipped with a
 //     warning in Sources.Warnings; `$schema` and top-level keys starting
@@ -31,6 +34,7 @@ package config
 
 import (
 	"cmp"
+	"fmt"
 	"time"
 )
 
@@ -176,8 +180,9 @@ type Server struct {
 	InheritEnv bool `json:"inherit_env,omitempty"`
 	// OAuth configures how a remote server's OAuth sign-in registers the
 	// gateway (mcp-gateway login); without it the gateway registers itself
-	// dynamically where the authorization server allows.
-	OAuth OAuth `json:"oauth,omitzero"`
+	// dynamically where the authorization server allows. Cursor writes it
+	// `auth`.
+	OAuth OAuth `json:"oauth,omitzero" alias:"auth"`
 
 	// Source locates the server's entry in the file, for error messages
 	// ("config.yaml:12"); empty for servers not from a file.
@@ -190,23 +195,39 @@ type Server struct {
 // metadata document, and the scopes to ask for when the server names none.
 type OAuth struct {
 	// ClientID, ClientSecret and RedirectURI may also be written clientId,
-	// clientSecret and redirectUri (Gemini CLI).
-	ClientID          string   `json:"client_id,omitempty" alias:"clientId"`
-	ClientSecret      string   `json:"client_secret,omitempty" alias:"clientSecret"` // ${VAR} expanded; masked in --show-config
+	// clientSecret and redirectUri (Gemini CLI, Claude Code), and the first
+	// two CLIENT_ID and CLIENT_SECRET (Cursor).
+	ClientID          string   `json:"client_id,omitempty" alias:"clientId,CLIENT_ID"`
+	ClientSecret      string   `json:"client_secret,omitempty" alias:"clientSecret,CLIENT_SECRET"` // ${VAR} expanded; masked in --show-config
 	ClientMetadataURL string   `json:"client_metadata_url,omitempty"`
 	Scopes            []string `json:"scopes,omitempty"`
 	// RedirectURI is the exact redirect URI a pre-registered client was
 	// registered with: an http URL on a loopback host with a port, where
 	// `mcp-gateway login` listens. Empty: a free loopback port is used.
 	RedirectURI string `json:"redirect_uri,omitempty" alias:"redirectUri"`
+	// CallbackPort is Claude Code's way of writing RedirectURI
+	// (CallbackRedirectURI); Load turns one into the other and leaves it 0.
+	CallbackPort int `json:"callback_port,omitempty" alias:"callbackPort"`
 }
 
-// foreignKeys are the keys of Gemini CLI's oauth object that the gateway
-// does without: it discovers the endpoints itself.
-func (*OAuth) foreignKeys() map[string]string {
-	const why = "a Gemini CLI setting; the gateway discovers the endpoints"
-	return map[string]string{"enabled": why, "authorizationUrl": why, "tokenUrl": why, "tokenParamName": why, "audiences": why}
+// CallbackRedirectURI is the redirect URI Claude Code registers a client
+// with when its oauth names a callbackPort.
+func CallbackRedirectURI(port int) string {
+	return fmt.Sprintf("http://localhost:%d/callback", port)
 }
+
+// OAuthForeignKeys are the keys of other clients' oauth objects that the
+// gateway does without, each with the reason: it discovers the endpoints
+// itself and signs in whenever a server asks.
+func OAuthForeignKeys() map[string]string {
+	const gemini = "a Gemini CLI setting; the gateway discovers the endpoints"
+	return map[string]string{
+		"enabled": gemini, "authorizationUrl": gemini, "tokenUrl": gemini, "tokenParamName": gemini, "audiences": gemini,
+		"authServerMetadataUrl": "a Claude Code setting; the gateway discovers the authorization server",
+	}
+}
+
+func (*OAuth) foreignKeys() map[string]string { return OAuthForeignKeys() }
 
 // ToolFilter selects a backend's tools by glob patterns (path.Match syntax)
 // on the backend's own names. An empty Include means all; Exclude wins.

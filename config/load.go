@@ -17,6 +17,9 @@ type LoadOptions struct {
 	// Path is the --config file; "" means the default path, where a missing
 	// file is fine (a missing explicit Path is an error).
 	Path string
+	// Data, when not nil, is the file's contents, read instead of the
+	// file; Path then only names it in messages.
+	Data []byte
 	// Home is the user's home directory, for the default path and "~".
 	// With Home and Path both empty no file is read.
 	Home string
@@ -157,7 +160,10 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 		path = ExpandHome(path, opts.Home)
 	}
 	if path != "" {
-		data, err := ReadFile(path, maxFileSize)
+		data, err := opts.Data, error(nil)
+		if data == nil {
+			data, err = ReadFile(path, maxFileSize)
+		}
 		switch {
 		case err == nil:
 			p := path

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -34,6 +35,18 @@ func TestNilEnvAndNoHome(t *testing.T) {
 	}
 	if c.APIKey != "" || c.Policy.System.Path != "~/.config/mcp-gateway/policy.md" {
 		t.Errorf("got %+v", c)
+	}
+}
+
+// LoadOptions.Data is read instead of the file, which Path only names.
+func TestLoadData(t *testing.T) {
+	c, s, err := Load(LoadOptions{Path: "nowhere/config.yaml", Data: []byte("policy: {max_citations: 7}\n")})
+	if err != nil || c.Policy.MaxCitations != 7 || s.YAML == nil || *s.YAML != "nowhere/config.yaml" {
+		t.Fatalf("Load = %v, %v, %v", c, s, err)
+	}
+	_, _, err = Load(LoadOptions{Path: "nowhere/config.yaml", Data: []byte("policy: {max_citations: x}\n")})
+	if got, want := fmt.Sprint(err), "nowhere/config.yaml:1: policy.max_citations: must be an integer"; !strings.HasPrefix(got, want) {
+		t.Errorf("error = %q, want %q...", got, want)
 	}
 }
 

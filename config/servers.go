@@ -27,6 +27,7 @@ var clientServerKeys = map[string]string{
 	"envFile":       "a VS Code setting; the file is not read, put the variables in env",
 	"trust":         "a Gemini CLI setting",
 	"description":   "a description",
+	"gallery":       "a VS Code setting",
 }
 
 // transports maps the `type` values of client files to Server.Transport.
@@ -36,6 +37,13 @@ var transports = map[string]string{
 	"streamable-http": "http",
 	"streamableHttp":  "http",
 	"sse":             "sse",
+}
+
+// TransportOf returns the Server.Transport that a client file's `type`
+// means, and false for a type the gateway does not know.
+func TransportOf(typ string) (string, bool) {
+	t, ok := transports[typ]
+	return t, ok
 }
 
 // serverItem is one server entry before parsing.
@@ -93,11 +101,13 @@ func (l *loader) servers() {
 }
 
 // serverEntry is a server entry as written: Server's keys (and their
-// aliases), and `disabled`, as some clients write it.
+// aliases), and `disabled` and Windsurf's `disabledTools` (names that join
+// tools.exclude), as some clients write them.
 type serverEntry struct {
 	Server
-	Disabled bool `json:"disabled"`
-	item     serverItem
+	Disabled      bool     `json:"disabled"`
+	DisabledTools []string `json:"disabledTools"`
+	item          serverItem
 }
 
 // checkKey checks a key of a server entry as it is read.
@@ -152,6 +162,7 @@ func (l *loader) server(it serverItem) (s Server, ok bool) {
 	}
 	s = e.Server
 	s.Enabled = s.Enabled && !e.Disabled
+	s.Tools.Exclude = append(s.Tools.Exclude, e.DisabledTools...)
 	at := func(field string) (origin, bool) { o, ok := l.origin[join(p, field)]; return o, ok }
 
 	// Name and prefix.
@@ -200,6 +211,17 @@ func (l *loader) server(it serverItem) (s Server, ok bool) {
 		}
 	}
 	s.OAuth.ClientSecret = x("oauth.client_secret", s.OAuth.ClientSecret)
+	if port, o := s.OAuth.CallbackPort, l.origin[join(p, "oauth.callback_port")]; port != 0 {
+		switch {
+		case port < 1 || port > 65535:
+			l.errLine(o.line, o.key, "must be a port number 1..65535, not %d", port)
+		case s.OAuth.RedirectURI != "":
+			l.errLine(o.line, o.key, "%s and a redirect URI both given; use one", o.key[strings.LastIndexByte(o.key, '.')+1:])
+		default:
+			s.OAuth.RedirectURI = CallbackRedirectURI(port)
+		}
+		s.OAuth.CallbackPort = 0
+	}
 	if s.OAuth.RedirectURI != "" {
 		if msg := CheckRedirectURI(s.OAuth.RedirectURI); msg != "" {
 			o, _ := at("oauth.redirect_uri")
@@ -235,7 +257,7 @@ func (l *loader) server(it serverItem) (s Server, ok bool) {
 		l.errLine(timeout.line, timeout.key, "must be between 0 (the gateway default) and %d ms", maxTimeoutMS)
 	}
 	if typ, o := s.Transport, l.origin[join(p, "type")]; typ != "" {
-		t, ok := transports[typ]
+		t, ok := TransportOf(typ)
 		switch {
 		case !ok:
 			l.errLine(o.line, o.key, "must be stdio, http, sse, streamable-http or streamableHttp, not %q", truncate(typ, 40))

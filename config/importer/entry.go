@@ -7,12 +7,6 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/config"
 )
 
-// transports maps a client's "type" to the gateway's; config.Load accepts
-// the same spellings.
-var transports = map[string]string{
-	"stdio": "stdio", "http": "http", "streamable-http": "http", "streamableHttp": "http", "sse": "sse",
-}
-
 // entry translates the raw entry's values for the gateway.
 func (r rawEntry) entry(v varContext) Entry {
 	e := Entry{Key: r.key, Source: r.source, Notes: slices.Clone(r.notes)}
@@ -57,7 +51,7 @@ func (r rawEntry) entry(v varContext) Entry {
 	for _, a := range r.args {
 		s.Args = append(s.Args, tr(a))
 	}
-	if t, ok := transports[r.transport]; ok {
+	if t, ok := config.TransportOf(r.transport); ok {
 		s.Transport = t
 	} else if r.transport != "" {
 		e.Notes = append(e.Notes, "type "+r.transport+" is not one mcp-gateway knows: left out")

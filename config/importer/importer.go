@@ -231,16 +231,7 @@ func (r *Result) finish() *Result {
 // check loads the entries' YAML with config.Load, in an empty environment.
 func check(es []Entry) error {
 	one := Result{Client: genericJSON, Entries: es}
-	dir, err := os.MkdirTemp("", "mcp-gateway-import-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	p := filepath.Join(dir, "check.yaml")
-	if err := os.WriteFile(p, one.YAML(), 0o600); err != nil {
-		return err
-	}
-	_, _, err = config.Load(config.LoadOptions{Path: p})
+	_, _, err := config.Load(config.LoadOptions{Path: "check.yaml", Data: one.YAML()})
 	if errs := config.Errors(err); len(errs) > 0 {
 		var msgs []string
 		for _, e := range errs {

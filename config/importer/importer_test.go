@@ -422,7 +422,7 @@ func TestOAuthRedirectURI(t *testing.T) {
 		t.Fatalf("entries %d, skipped %v", len(res.Entries), res.Skipped)
 	}
 	good, web := res.Entries[0], res.Entries[1]
-	if good.Server.OAuth.RedirectURI != "http://127.0.0.1:7777/cb" || good.Server.OAuth.ClientID != "a" || !slices.Contains(good.Notes, "not carried over: oauth.tokenParamName") {
+	if good.Server.OAuth.RedirectURI != "http://127.0.0.1:7777/cb" || good.Server.OAuth.ClientID != "a" || !slices.Contains(good.Notes, "oauth.tokenParamName not carried over: a Gemini CLI setting; the gateway discovers the endpoints") {
 		t.Errorf("good: %+v, notes %q", good.Server.OAuth, good.Notes)
 	}
 	if web.Server.OAuth.RedirectURI != "" || web.Server.OAuth.ClientID != "b" || !slices.ContainsFunc(web.Notes, func(n string) bool { return strings.Contains(n, "redirect URI") }) {

@@ -56,14 +56,6 @@ var oauthKeys = map[string]func(o *rawOAuth, v json.RawMessage) error{
 	},
 }
 
-// oauthUnused says why a key the gateway does without is left out.
-var oauthUnused = map[string]string{
-	"authServerMetadataUrl": "mcp-gateway discovers the authorization server itself",
-	"authorizationUrl":      "mcp-gateway discovers the authorization server itself",
-	"tokenUrl":              "mcp-gateway discovers the authorization server itself",
-	"enabled":               "mcp-gateway signs in whenever the server asks",
-}
-
 // parseJSONOAuth reads the oauth (or auth) object of a JSON entry. It
 // returns the notes on what it could not carry over, and the key of a
 // value of the wrong type.
@@ -74,6 +66,7 @@ func parseJSONOAuth(field string, v json.RawMessage) (rawOAuth, []string, string
 		return o, nil, field
 	}
 	var notes, ignored []string
+	unused := config.OAuthForeignKeys()
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		set, ok := oauthKeys[k]
 		switch {
@@ -81,8 +74,8 @@ func parseJSONOAuth(field string, v json.RawMessage) (rawOAuth, []string, string
 			if set(&o, obj[k]) != nil {
 				return o, nil, field + "." + k
 			}
-		case oauthUnused[k] != "":
-			notes = append(notes, fmt.Sprintf("%s.%s not carried over: %s", field, k, oauthUnused[k]))
+		case unused[k] != "":
+			notes = append(notes, fmt.Sprintf("%s.%s not carried over: %s", field, k, unused[k]))
 		default:
 			ignored = append(ignored, field+"."+k)
 		}
@@ -127,7 +120,7 @@ func codexOAuthOf(s codexServer) (rawOAuth, []string) {
 func (o rawOAuth) config(key string, c *Client, tr func(string) string, note func(string)) config.OAuth {
 	out := config.OAuth{Scopes: o.scopes, RedirectURI: o.redirectURI}
 	if o.callbackPort > 0 && out.RedirectURI == "" {
-		out.RedirectURI = fmt.Sprintf("http://localhost:%d/callback", o.callbackPort)
+		out.RedirectURI = config.CallbackRedirectURI(o.callbackPort)
 	}
 	if msg := config.CheckRedirectURI(out.RedirectURI); out.RedirectURI != "" && msg != "" {
 		// One the gateway cannot listen on costs that setting, not the
