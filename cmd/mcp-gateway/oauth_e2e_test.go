@@ -31,7 +31,9 @@ import (
 // metadata, dynamic registration, an authorization endpoint that redirects
 // at once (a user who consents), and a token endpoint that checks PKCE and
 // refreshes. Its access tokens live one second (ttl), so every use
-// refreshes, until a test changes that. Its tool admin needs the scope
+// refreshes, until a test changes that; the resource server accepts an
+// expired token, so a refresh on expiry and one at a 401 (refused counts
+// those) can be told apart. Its tool admin needs the scope
 // admin (step-up); with redirect set, its only client is pre-registered
 // with that exact redirect URI.
 type oauthServer struct {
@@ -44,6 +46,7 @@ type oauthServer struct {
 	asked     []string          // the scope of each authorization request
 	granted   string            // the scope of the last code exchanged
 	refreshes int
+	refused   int // requests to /mcp answered 401
 	next      int
 	ttl       int    // seconds an access token lives
 	noRefresh bool   // refresh tokens are refused
@@ -146,6 +149,9 @@ func newOAuthServer(t *testing.T) *oauthServer {
 		o.mu.Unlock()
 		meta := `resource_metadata="` + o.URL + `/.well-known/oauth-protected-resource/mcp"`
 		if !ok {
+			o.mu.Lock()
+			o.refused++
+			o.mu.Unlock()
 			w.Header().Set("WWW-Authenticate", "Bearer "+meta)
 			http.Error(w, "sign in", http.StatusUnauthorized)
 			return
@@ -183,6 +189,12 @@ func (o *oauthServer) refreshCount() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.refreshes
+}
+
+func (o *oauthServer) refusedCount() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.refused
 }
 
 // login runs `mcp-gateway login NAME` with the test as the browser: it
@@ -272,21 +284,21 @@ func TestRemoteOAuthLogin(t *testing.T) {
 	testutil.WaitFor(t, testutil.DefaultTimeout, "the running gateway to use the new sign-in", func() bool {
 		return s.callTool("secure.whoami", `{}`).Map()["result"] != nil
 	})
-	before := o.refreshCount()
+	before, refused := o.refreshCount(), o.refusedCount()
 	time.Sleep(1100 * time.Millisecond) // the access token expires
 	if r := s.callTool("secure.whoami", `{}`); r.Map()["result"] == nil {
 		t.Errorf("after the token expired: %s", r)
 	}
-	if o.refreshCount() == before {
-		t.Error("the expired token was not refreshed")
+	if o.refreshCount() == before || o.refusedCount() != refused {
+		t.Errorf("the expired token was not refreshed before it was sent (%d refreshes, %d 401s)", o.refreshCount()-before, o.refusedCount()-refused)
 	}
 	// A token the server drops before its time is refreshed at the 401.
 	o.set(func(o *oauthServer) { o.ttl = 3600 })
 	s.callTool("secure.whoami", `{}`) // its token is expired: a long-lived one comes
 	o.set(func(o *oauthServer) { o.access = map[string]bool{} })
-	before = o.refreshCount()
-	if r := s.callTool("secure.whoami", `{}`); r.Map()["result"] == nil || o.refreshCount() == before {
-		t.Errorf("after the server dropped the token (%d refreshes before, %d after): %s", before, o.refreshCount(), r)
+	before, refused = o.refreshCount(), o.refusedCount()
+	if r := s.callTool("secure.whoami", `{}`); r.Map()["result"] == nil || o.refreshCount() == before || o.refusedCount() == refused {
+		t.Errorf("after the server dropped the token (%d refreshes, %d 401s): %s", o.refreshCount()-before, o.refusedCount()-refused, r)
 	}
 	// A refused refresh: the server needs a login again.
 	o.set(func(o *oauthServer) { o.access, o.noRefresh = map[string]bool{}, true })
