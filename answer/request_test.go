@@ -1,6 +1,7 @@
 package answer
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -314,6 +315,32 @@ func TestPolicyFileUnreadable(t *testing.T) {
 	mustCall(t, f, "answer", `{"query":"q"}`)
 	if got := f.srv.Requests()[0].Body["instructions"]; got != BuiltinPolicy(testNow) {
 		t.Errorf("empty file: instructions = %q", got)
+	}
+}
+
+// A policy file of maxPolicySize bytes is used; one byte more is refused
+// with a warning that gives the bound, and the builtin policy is used.
+func TestPolicyFileSizeBound(t *testing.T) {
+	for _, tc := range []struct {
+		size int
+		used bool
+	}{{maxPolicySize, true}, {maxPolicySize + 1, false}} {
+		path := filepath.Join(t.TempDir(), "policy.md")
+		if err := os.WriteFile(path, bytes.Repeat([]byte("x"), tc.size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f := newFixture(t, func(c *config.Config, o *Options) {
+			c.Policy.System = config.SystemPolicy{Source: "file", Path: path, Merge: "replace"}
+			o.Debug = false
+		}, okReply())
+		mustCall(t, f, "answer", `{"query":"q"}`)
+		got, _ := f.srv.Requests()[0].Body["instructions"].(string)
+		if tc.used != (len(got) == tc.size) || !tc.used && got != BuiltinPolicy(testNow) {
+			t.Errorf("%d bytes: instructions are %d bytes", tc.size, len(got))
+		}
+		if warned := strings.Contains(f.logs.String(), "larger than 1048576 bytes"); warned == tc.used {
+			t.Errorf("%d bytes: warning logged = %v: %s", tc.size, warned, f.logs)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -52,6 +53,11 @@ type oauthAuth struct {
 	store       tokenStore
 	handler     *auth.AuthorizationCodeHandler // nil in a running gateway
 	log         *slog.Logger
+	// refreshes is the context of token refreshes, which outlive any one
+	// request: its HTTP client gives up after the server's call timeout,
+	// so that a token endpoint that hangs fails the calls waiting for it
+	// instead of holding them, and the token source's lock, for ever.
+	refreshes context.Context
 
 	mu        sync.Mutex
 	ts        oauth2.TokenSource // nil: not signed in
@@ -71,7 +77,11 @@ func newOAuth(s config.Server, o Options, log *slog.Logger) *oauthAuth {
 			return nil
 		}
 	}
-	a := &oauthAuth{server: s.Name, url: s.URL, store: tokenStore{TokenPath(o.TokenDir, s.Name)}, log: log}
+	hc := &http.Client{Timeout: config.CallTimeout(s, o.DefaultTimeout)}
+	a := &oauthAuth{
+		server: s.Name, url: s.URL, store: tokenStore{TokenPath(o.TokenDir, s.Name)}, log: log,
+		refreshes: context.WithValue(context.Background(), oauth2.HTTPClient, hc),
+	}
 	if o.Authorize == nil {
 		return a
 	}
@@ -157,8 +167,7 @@ func (a *oauthAuth) source() oauth2.TokenSource {
 	case si.URL != a.url:
 		a.log.Warn("the stored sign-in is for another URL; run mcp-gateway login again", "server", a.server)
 	default:
-		ctx := context.Background() // refreshes outlive any one request
-		a.ts = &savingSource{a: a, si: si, base: si.config().TokenSource(ctx, si.Token), last: si.Token.AccessToken}
+		a.ts = &savingSource{a: a, si: si, base: si.config().TokenSource(a.refreshes, si.Token), last: si.Token.AccessToken}
 	}
 	return a.ts
 }
@@ -173,11 +182,28 @@ func (a *oauthAuth) header(context.Context) (string, error) {
 	}
 	tok, err := ts.Token()
 	if err != nil {
+		var ne net.Error
+		var re *oauth2.RetrieveError
+		if errors.As(err, &ne) || errors.As(err, &re) && re.Response != nil && re.Response.StatusCode >= 500 {
+			return "", &refreshError{Server: a.server, Err: err}
+		}
 		a.log.Debug("no usable token", "server", a.server, "err", err)
-		return "", nil
+		return "", nil // the server's 401 decides (refused)
 	}
 	return tok.Type() + " " + tok.AccessToken, nil
 }
+
+// refreshError is a token refresh that failed for want of an answer (a
+// timeout, a network error, the authorization server's 5xx), not because
+// the grant was refused: the request it was for fails, and the sign-in
+// stands for the next one.
+type refreshError struct {
+	Server string
+	Err    error
+}
+
+func (e *refreshError) Error() string { return "refreshing the OAuth token failed: " + e.Err.Error() }
+func (e *refreshError) Unwrap() error { return e.Err }
 
 // refused handles a 401 or 403: with a handler it signs in (or steps up
 // the scopes); a running gateway retries once if a new sign-in was stored
@@ -313,7 +339,7 @@ func (s *savingSource) refreshFrom(sent string) bool {
 	s.forced = sent
 	expired := *s.si.Token
 	expired.Expiry = time.Now().Add(-time.Hour)
-	s.base = s.si.config().TokenSource(context.Background(), &expired)
+	s.base = s.si.config().TokenSource(s.a.refreshes, &expired)
 	s.mu.Unlock()
 	tok, err := s.Token()
 	return err == nil && tok.AccessToken != sent

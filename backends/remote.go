@@ -290,8 +290,16 @@ func (r *remote) post(ctx context.Context, msg, id []byte, method string) {
 	}
 	resp, err := r.do(ctx, http.MethodPost, msg, true)
 	if err != nil {
+		var re *refreshError
 		switch {
 		case r.ctx.Err() != nil:
+		case errors.As(err, &re):
+			// Not the session's failure: this message is not sent.
+			if id != nil {
+				r.deliverError(id, err.Error())
+			} else {
+				r.opts.Log.Warn("remote server message not sent", "method", method, "err", err)
+			}
 		case ctx.Err() != nil:
 			if id != nil {
 				return // abandoned: the call has ended

@@ -633,7 +633,10 @@ func writeJSONError(w http.ResponseWriter, status int, msg []byte) {
 
 // readMessages splits a POST's body into its messages (a batch is an
 // array of them) and finds its calls (the requests, which get answers)
-// and whether it holds an initialize.
+// and whether it holds an initialize. The session decodes each message
+// again (session.handle), as it does one read from stdio: 0.5 µs of a
+// call that takes about 450 µs over HTTP, which does not pay for a second
+// form of clientStream.Read.
 func readMessages(body []byte) (msgs [][]byte, calls []json.RawMessage, batch, initialize bool, err error) {
 	body = bytes.TrimSpace(body)
 	if len(body) > 0 && body[0] == '[' {

@@ -31,7 +31,9 @@ import (
 // metadata, dynamic registration, an authorization endpoint that redirects
 // at once (a user who consents), and a token endpoint that checks PKCE and
 // refreshes. Its access tokens live one second (ttl), so every use
-// refreshes, until a test changes that. Its tool admin needs the scope
+// refreshes, until a test changes that; the resource server accepts an
+// expired token, so a refresh on expiry and one at a 401 (refused counts
+// those) can be told apart. Its tool admin needs the scope
 // admin (step-up); with redirect set, its only client is pre-registered
 // with that exact redirect URI.
 type oauthServer struct {
@@ -44,10 +46,15 @@ type oauthServer struct {
 	asked     []string          // the scope of each authorization request
 	granted   string            // the scope of the last code exchanged
 	refreshes int
+	refused   int // requests to /mcp answered 401
 	next      int
-	ttl       int    // seconds an access token lives
-	noRefresh bool   // refresh tokens are refused
-	redirect  string // the pre-registered client's redirect URI; "": dynamic registration
+	ttl       int  // seconds an access token lives
+	noRefresh bool // refresh tokens are refused
+	// hang, when set, holds every refresh until it is closed or the
+	// request ends.
+	hang     chan struct{}
+	down     bool   // refreshes are answered 503
+	redirect string // the pre-registered client's redirect URI; "": dynamic registration
 }
 
 func newOAuthServer(t *testing.T) *oauthServer {
@@ -112,6 +119,16 @@ func newOAuthServer(t *testing.T) *oauthServer {
 	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm()
 		o.mu.Lock()
+		hang := o.hang
+		o.mu.Unlock()
+		if hang != nil && r.Form.Get("grant_type") == "refresh_token" {
+			select {
+			case <-hang:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		o.mu.Lock()
 		defer o.mu.Unlock()
 		switch r.Form.Get("grant_type") {
 		case "authorization_code":
@@ -123,6 +140,10 @@ func newOAuthServer(t *testing.T) *oauthServer {
 			delete(o.codes, r.Form.Get("code"))
 			o.granted = o.scopes[r.Form.Get("code")]
 		case "refresh_token":
+			if o.down {
+				http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+				return
+			}
 			if r.Form.Get("refresh_token") != "refresh-1" || o.noRefresh {
 				w.WriteHeader(http.StatusBadRequest)
 				writeJSON(w, map[string]any{"error": "invalid_grant"})
@@ -146,6 +167,9 @@ func newOAuthServer(t *testing.T) *oauthServer {
 		o.mu.Unlock()
 		meta := `resource_metadata="` + o.URL + `/.well-known/oauth-protected-resource/mcp"`
 		if !ok {
+			o.mu.Lock()
+			o.refused++
+			o.mu.Unlock()
 			w.Header().Set("WWW-Authenticate", "Bearer "+meta)
 			http.Error(w, "sign in", http.StatusUnauthorized)
 			return
@@ -183,6 +207,12 @@ func (o *oauthServer) refreshCount() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.refreshes
+}
+
+func (o *oauthServer) refusedCount() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.refused
 }
 
 // login runs `mcp-gateway login NAME` with the test as the browser: it
@@ -272,21 +302,21 @@ func TestRemoteOAuthLogin(t *testing.T) {
 	testutil.WaitFor(t, testutil.DefaultTimeout, "the running gateway to use the new sign-in", func() bool {
 		return s.callTool("secure.whoami", `{}`).Map()["result"] != nil
 	})
-	before := o.refreshCount()
+	before, refused := o.refreshCount(), o.refusedCount()
 	time.Sleep(1100 * time.Millisecond) // the access token expires
 	if r := s.callTool("secure.whoami", `{}`); r.Map()["result"] == nil {
 		t.Errorf("after the token expired: %s", r)
 	}
-	if o.refreshCount() == before {
-		t.Error("the expired token was not refreshed")
+	if o.refreshCount() == before || o.refusedCount() != refused {
+		t.Errorf("the expired token was not refreshed before it was sent (%d refreshes, %d 401s)", o.refreshCount()-before, o.refusedCount()-refused)
 	}
 	// A token the server drops before its time is refreshed at the 401.
 	o.set(func(o *oauthServer) { o.ttl = 3600 })
 	s.callTool("secure.whoami", `{}`) // its token is expired: a long-lived one comes
 	o.set(func(o *oauthServer) { o.access = map[string]bool{} })
-	before = o.refreshCount()
-	if r := s.callTool("secure.whoami", `{}`); r.Map()["result"] == nil || o.refreshCount() == before {
-		t.Errorf("after the server dropped the token (%d refreshes before, %d after): %s", before, o.refreshCount(), r)
+	before, refused = o.refreshCount(), o.refusedCount()
+	if r := s.callTool("secure.whoami", `{}`); r.Map()["result"] == nil || o.refreshCount() == before || o.refusedCount() == refused {
+		t.Errorf("after the server dropped the token (%d refreshes, %d 401s): %s", o.refreshCount()-before, o.refusedCount()-refused, r)
 	}
 	// A refused refresh: the server needs a login again.
 	o.set(func(o *oauthServer) { o.access, o.noRefresh = map[string]bool{}, true })
@@ -311,6 +341,45 @@ func TestRemoteOAuthLogin(t *testing.T) {
 // status shows a remote server's URL without its password or query
 // secrets (and never its headers), and a server waiting for sign-in with
 // the command to run, in the table and in --json.
+// A token endpoint that hangs, or answers 503, costs the calls that wait
+// for a refresh, not the sign-in: the refresh gives up with the call's
+// timeout, the server does not become needs_login, and the next call after
+// the endpoint recovers succeeds.
+func TestRemoteOAuthRefreshHangs(t *testing.T) {
+	t.Parallel()
+	o := newOAuthServer(t)
+	hang := make(chan struct{})
+	t.Cleanup(func() { close(hang) }) // before the server closes
+	home := t.TempDir()
+	env := baseEnv(t, "HOME="+home, "USERPROFILE="+home, "BROWSER=true")
+	cfg := beConfig(t, beServer{Name: "secure", URL: o.URL + "/mcp", TimeoutMS: 2000})
+	s := startRaw(t, cfg, "e2e", "HOME="+home, "USERPROFILE="+home)
+	login(t, env, cfg, "secure")
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the running gateway to use the new sign-in", func() bool {
+		return s.callTool("secure.whoami", `{}`).Map()["result"] != nil
+	})
+	o.set(func(o *oauthServer) { o.hang = hang })
+	time.Sleep(1100 * time.Millisecond) // the access token expires: the next call refreshes
+	if r := s.callTool("secure.whoami", `{}`); r.Map()["error"] == nil {
+		t.Fatalf("a call through a hanging refresh: %s", r)
+	}
+	o.set(func(o *oauthServer) { o.hang = nil })
+	testutil.WaitFor(t, testutil.DefaultTimeout, "a call after the token endpoint recovered", func() bool {
+		return s.callTool("secure.whoami", `{}`).Map()["result"] != nil
+	})
+
+	o.set(func(o *oauthServer) { o.down = true })
+	time.Sleep(1100 * time.Millisecond)
+	_, msg, data := s.callTool("secure.whoami", `{}`).Error(t)
+	if !strings.Contains(msg, "refreshing the OAuth token failed") || data["state"] == "needs_login" {
+		t.Errorf("a call while the token endpoint answers 503: %q %v", msg, data)
+	}
+	o.set(func(o *oauthServer) { o.down = false })
+	if r := s.callTool("secure.whoami", `{}`); r.Map()["result"] == nil {
+		t.Errorf("a call after the token endpoint came back: %s", r)
+	}
+}
+
 func TestRemoteStatusURL(t *testing.T) {
 	t.Parallel()
 	o := newOAuthServer(t)
