@@ -21,6 +21,7 @@ func (r *remote) connectSSE(ctx context.Context, retryAuth bool) error {
 	// opening (the response and the endpoint event).
 	sctx, cancel := context.WithCancel(r.ctx)
 	stop := context.AfterFunc(ctx, cancel)
+	defer stop() // on the ways out before the stream is kept
 	req, err := http.NewRequestWithContext(sctx, http.MethodGet, r.opts.URL, nil)
 	if err != nil {
 		cancel()
@@ -59,6 +60,10 @@ func (r *remote) connectSSE(ctx context.Context, retryAuth bool) error {
 	if err == nil {
 		endpoint, err = resp.Request.URL.Parse(strings.TrimSpace(string(ev.data)))
 	}
+	if err == nil && !sameOrigin(endpoint, r.opts.URL) {
+		// Every POST carries the server's headers and token.
+		err = fmt.Errorf("the endpoint is on another origin (%s) than the server's URL; refused", endpoint.Host)
+	}
 	if err == nil && !stop() {
 		err = ctx.Err()
 	}
@@ -90,4 +95,10 @@ func (r *remote) connectSSE(ctx context.Context, retryAuth bool) error {
 		}
 	}()
 	return nil
+}
+
+// sameOrigin reports whether u has the scheme and host of the URL base.
+func sameOrigin(u *url.URL, base string) bool {
+	b, err := url.Parse(base)
+	return err == nil && strings.EqualFold(u.Scheme, b.Scheme) && strings.EqualFold(u.Host, b.Host)
 }
