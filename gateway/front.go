@@ -43,10 +43,12 @@ type front struct {
 	promptFP map[string]json.RawMessage
 	subs     map[string]bool // resource URIs the client subscribed to (subscribe.go)
 	tasks    taskOwners      // the tasks this session created (tasks.go)
-	// sharedTasks: a stateless HTTP request, which has no session of its
-	// own, reaches every task the gateway recorded (tasks.go).
-	sharedTasks bool
-	resFP       map[resourceKey]json.RawMessage
+	// stateless: a stateless HTTP request, which has no session of its
+	// own, reaches every task the gateway recorded (tasks.go), and is
+	// never told of a list change, so go-sdk's tables, which exist only to
+	// notify changes, are not filled (sync.go).
+	stateless bool
+	resFP     map[resourceKey]json.RawMessage
 	// The lists as the session answers them (lists.go): each definition
 	// as its backend wrote it (under the front name), in listing order.
 	toolDefs, promptDefs, resourceDefs, templateDefs []json.RawMessage

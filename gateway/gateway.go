@@ -58,6 +58,9 @@ type Gateway struct {
 
 	logs  *ratelimit.Keyed // backends' log messages forwarded to clients
 	tasks taskOwners       // the tasks stateless HTTP requests created (tasks.go)
+
+	routesMu sync.Mutex
+	routes   [2]*toolTable // toolRoutes' last result per naming mode (plain, strict)
 }
 
 // SetServers records the servers of a reloaded configuration (their
@@ -145,7 +148,7 @@ func (g *Gateway) serveState(ctx context.Context, cs clientStream, state *mcp.Se
 	defer g.dropFront(f)
 	if state != nil && state.InitializeParams != nil {
 		f.identify(nil, state.InitializeParams)
-		f.sharedTasks = true
+		f.stateless = true
 	}
 	s := newSession(f, cs)
 	g.mu.Lock()

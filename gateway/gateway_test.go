@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -363,4 +364,29 @@ func TestEndOfInputWaitsForCallsInFlight(t *testing.T) {
 	if m := c.read(); string(m["id"]) != "7" || !bytes.Contains(m["result"], []byte("slept")) {
 		t.Errorf("reply after end of input = %s, want tb.slow's result", m)
 	}
+}
+
+// Sessions share one tool table per naming mode, built again only when a
+// backend's tools change: a stateless HTTP request is a session, and would
+// otherwise rewrite every tool's definition (BenchmarkHTTPStatelessToolsCall).
+func TestToolTableShared(t *testing.T) {
+	gw, ctx := newGateway(t, nil, testServer("tb"))
+	gw.opts.Backends.Wait(ctx)
+	same := func(a, b map[string]toolRoute) bool {
+		return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer()
+	}
+	plain, _ := gw.toolRoutes(false)
+	if again, _ := gw.toolRoutes(false); !same(plain, again) {
+		t.Error("a second session built the table again")
+	}
+	if strict, _ := gw.toolRoutes(true); same(plain, strict) || strict["tb__echo"].own != "echo" {
+		t.Error("the strict naming mode shares the plain table")
+	}
+	if _, err := gw.opts.Backends.CallTool(ctx, "tb", "change", nil, backends.CallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 10*time.Second, "a new table after tb.change", func() bool {
+		now, order := gw.toolRoutes(false)
+		return !same(plain, now) && len(order) == len(plain)+1
+	})
 }

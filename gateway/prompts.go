@@ -53,6 +53,9 @@ func (f *front) syncPrompts(strict bool) {
 	f.promptFP = fps
 	f.promptDefs = listed
 	f.mu.Unlock()
+	if f.stateless {
+		return
+	}
 
 	if len(gone) > 0 {
 		f.server.RemovePrompts(gone...)

@@ -72,6 +72,9 @@ func (f *front) syncResources() {
 	f.res, f.resFP = owner, fps
 	f.resourceDefs, f.templateDefs, f.templates = listedRes, listedTmpl, matchers
 	f.mu.Unlock()
+	if f.stateless {
+		return
+	}
 
 	var goneRes, goneTmpl []string
 	for key := range old {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -68,6 +69,9 @@ func (f *front) syncTools(all map[string]toolRoute, order []string) {
 	f.toolDefs = defs
 	f.mu.Unlock()
 
+	if f.stateless {
+		return
+	}
 	var gone []string
 	for name := range old {
 		if _, ok := fps[name]; !ok {
@@ -111,11 +115,59 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// toolRoutes computes every tool a client with this naming mode can call,
+// toolTable is what toolRoutes computed from the backends' tools and
+// prefixes: shared, read only, by every session with its naming mode.
+type toolTable struct {
+	tools    []backends.Tool
+	prefixes *map[string]string
+	routes   map[string]toolRoute
+	order    []string
+}
+
+// toolRoutes returns every tool a client with this naming mode can call,
 // and the order they are listed in: the answer tools, lazy mode's meta
 // tools, then each backend's tools, backends in configuration order and
-// each backend's tools in its own order.
+// each backend's tools in its own order. The result is read only: it is
+// computed again only when a backend's tools or the prefixes changed, so
+// that a session (a stateless HTTP request is one) costs one pass over the
+// tools, not a rewrite of every definition.
 func (g *Gateway) toolRoutes(strict bool) (map[string]toolRoute, []string) {
+	var tools []backends.Tool
+	if g.opts.Backends != nil {
+		tools = g.opts.Backends.Tools()
+	}
+	prefixes := g.prefix.Load()
+	mode := 0
+	if strict {
+		mode = 1
+	}
+	g.routesMu.Lock()
+	defer g.routesMu.Unlock()
+	if t := g.routes[mode]; t != nil && t.prefixes == prefixes && sameTools(t.tools, tools) {
+		return t.routes, t.order
+	}
+	routes, order := g.buildToolRoutes(strict, tools, *prefixes)
+	g.routes[mode] = &toolTable{tools: tools, prefixes: prefixes, routes: routes, order: order}
+	return routes, order
+}
+
+// sameTools reports whether a and b are the same definitions: a backend's
+// list is replaced, never changed in place, when it changes.
+func sameTools(a, b []backends.Tool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.Server != y.Server || x.Name != y.Name || len(x.Raw) != len(y.Raw) || len(x.Raw) > 0 && &x.Raw[0] != &y.Raw[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// buildToolRoutes is toolRoutes' computation.
+func (g *Gateway) buildToolRoutes(strict bool, tools []backends.Tool, prefixes map[string]string) (map[string]toolRoute, []string) {
 	out := make(map[string]toolRoute)
 	var order []string
 	own := func(kind toolKind, ownName string, t *mcp.Tool) {
@@ -137,12 +189,8 @@ func (g *Gateway) toolRoutes(strict bool) (map[string]toolRoute, []string) {
 			own(metaTool, name, meta[name])
 		}
 	}
-	if g.opts.Backends == nil {
-		return out, order
-	}
 	names := newNameTable(g.namer(strict), order...)
-	prefixes := g.prefixes()
-	for _, bt := range g.opts.Backends.Tools() {
+	for _, bt := range tools {
 		name := names.assign(bt.Server, prefixes[bt.Server], bt.Name)
 		def, err := toolDef(bt.Raw, name)
 		var t *mcp.Tool

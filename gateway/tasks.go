@@ -209,7 +209,7 @@ func (f *front) recordTaskObject(server string, task json.RawMessage) {
 	}
 	st := stateOf(task)
 	f.tasks.record(id, server, st)
-	if f.sharedTasks {
+	if f.stateless {
 		f.g.tasks.record(id, server, st)
 	}
 }
@@ -218,7 +218,7 @@ func (f *front) recordTaskObject(server string, task json.RawMessage) {
 // gateway) knows of a task it reached.
 func (f *front) updateTask(id, server string, st taskState) {
 	f.tasks.update(id, server, st)
-	if f.sharedTasks {
+	if f.stateless {
 		f.g.tasks.update(id, server, st)
 	}
 }
@@ -227,7 +227,7 @@ func (f *front) updateTask(id, server string, st taskState) {
 // one it created, or, for a stateless request, any the gateway recorded.
 func (f *front) taskServer(id string) (string, bool) {
 	server, ok := f.tasks.lookup(id)
-	if !ok && f.sharedTasks {
+	if !ok && f.stateless {
 		return f.g.tasks.lookup(id)
 	}
 	return server, ok
@@ -297,7 +297,7 @@ func (f *front) listTasks(ctx context.Context, params json.RawMessage) (json.Raw
 			}
 			for _, t := range list.Tasks {
 				id, _ := wire.Unquote(wire.Member(t, "taskId"))
-				if !f.sharedTasks && !f.ownsTask(id, server) {
+				if !f.stateless && !f.ownsTask(id, server) {
 					continue // another session's
 				}
 				f.recordTaskObject(server, t)

@@ -292,6 +292,37 @@ func TestHTTPManySessions(t *testing.T) {
 	}
 }
 
+// Stateless requests share the gateway's tool table, which a backend's
+// list change replaces: the request after tb.change lists the tool it
+// added and can call it.
+func TestHTTPStatelessSeesListChange(t *testing.T) {
+	t.Parallel()
+	g := startHTTP(t, httpConfig(t, map[string]any{"http": map[string]any{"stateless": true}}, tb("tb")))
+	post := func(body string) string {
+		resp := postMCP(t, g.base+"/mcp", "", body, nil)
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d %s", body, resp.StatusCode, out)
+		}
+		return string(out)
+	}
+	const list = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	if out := post(list); !strings.Contains(out, `"tb.echo"`) || strings.Contains(out, `"tb.added_`) {
+		t.Fatalf("tools/list before the change: %s", out)
+	}
+	post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tb.change","arguments":{}}}`)
+	var added string
+	testutil.WaitFor(t, testutil.DefaultTimeout, "a stateless tools/list with the added tool", func() bool {
+		_, rest, ok := strings.Cut(post(list), `"name":"tb.added_`)
+		added, _, _ = strings.Cut(rest, `"`)
+		return ok
+	})
+	if out := post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"tb.added_` + added + `","arguments":{}}}`); !strings.Contains(out, `"result"`) {
+		t.Errorf("calling the added tool: %s", out)
+	}
+}
+
 // TestHTTPStatelessBehindRoundRobin: two stateless gateways behind a
 // round-robin reverse proxy serve one go-sdk client.
 func TestHTTPStatelessBehindRoundRobin(t *testing.T) {
