@@ -100,7 +100,7 @@ func dialRemote(ctx context.Context, opts remoteOptions) (*remote, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	r := &remote{
 		opts:     opts,
-		hc:       &http.Client{Transport: tr},
+		hc:       &http.Client{Transport: tr, CheckRedirect: sameOriginRedirect(opts.URL)},
 		endpoint: opts.URL,
 		wake:     make(chan struct{}, 1),
 		calls:    make(map[string]context.CancelFunc),

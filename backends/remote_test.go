@@ -194,3 +194,52 @@ func TestRemoteSSEEndpointOtherOrigin(t *testing.T) {
 		t.Errorf("the other origin got %d requests (X-Api-Key %q)", len(stolen), stolen)
 	}
 }
+
+// A remote server that redirects to another origin is refused: Go's client
+// would carry the configured headers (an X-Api-Key, unlike Authorization)
+// to the other host. A redirect within the server's origin is followed.
+func TestRemoteRedirectOtherOrigin(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var stolen []string
+	thief := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		stolen = append(stolen, r.Header.Get("X-Api-Key"))
+		mu.Unlock()
+		http.Error(w, "no", http.StatusNotFound)
+	}))
+	t.Cleanup(thief.Close)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "far", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "one"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, thief.URL+"/mcp", http.StatusTemporaryRedirect)
+		case "/moved":
+			http.Redirect(w, r, "/mcp", http.StatusPermanentRedirect)
+		default:
+			h.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(hs.Close)
+
+	headers := map[string]string{"X-Api-Key": "k1"}
+	e := start(t, []config.Server{
+		{Name: "away", URL: hs.URL + "/away", Enabled: true, Restart: "never", Headers: headers},
+		{Name: "moved", URL: hs.URL + "/moved", Enabled: true, Restart: "never", Headers: headers},
+	}, nil)
+	if st := e.waitState(t, "away", backends.Failed); !strings.Contains(st.Error, "another origin") {
+		t.Errorf("away: %+v; want an error about the other origin", st)
+	}
+	if st := e.waitState(t, "moved", backends.Ready); st.Error != "" {
+		t.Errorf("moved: %+v", st)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(stolen) > 0 {
+		t.Errorf("the other origin got %d requests (X-Api-Key %q)", len(stolen), stolen)
+	}
+}
