@@ -375,18 +375,18 @@ func TestToolTableShared(t *testing.T) {
 	same := func(a, b map[string]toolRoute) bool {
 		return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer()
 	}
-	plain, _ := gw.toolRoutes(false)
-	if again, _ := gw.toolRoutes(false); !same(plain, again) {
-		t.Error("a second session built the table again")
+	plain := gw.toolRoutes(false).routes
+	if again := gw.toolRoutes(false); !same(plain, again.routes) || again.findIndex() != gw.toolRoutes(false).findIndex() {
+		t.Error("a second session built the table or its find_tools index again")
 	}
-	if strict, _ := gw.toolRoutes(true); same(plain, strict) || strict["tb__echo"].own != "echo" {
+	if strict := gw.toolRoutes(true).routes; same(plain, strict) || strict["tb__echo"].own != "echo" {
 		t.Error("the strict naming mode shares the plain table")
 	}
 	if _, err := gw.opts.Backends.CallTool(ctx, "tb", "change", nil, backends.CallOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, 10*time.Second, "a new table after tb.change", func() bool {
-		now, order := gw.toolRoutes(false)
-		return !same(plain, now) && len(order) == len(plain)+1
+		now := gw.toolRoutes(false)
+		return !same(plain, now.routes) && len(now.order) == len(plain)+1
 	})
 }

@@ -23,8 +23,7 @@ type ToolInfo struct {
 // with both naming forms, sorted by name.
 func (g *Gateway) Tools(ctx context.Context) []ToolInfo {
 	g.waitBackends(ctx)
-	plain, _ := g.toolRoutes(false)
-	strict, _ := g.toolRoutes(true)
+	plain, strict := g.toolRoutes(false).routes, g.toolRoutes(true).routes
 	strictOf := make(map[[2]string]string, len(strict))
 	for name, r := range strict {
 		strictOf[[2]string{r.server, r.own}] = name

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
@@ -23,18 +24,18 @@ func (f *front) sync() {
 	f.synced = true
 	f.mu.Unlock()
 
-	tools, order := f.g.toolRoutes(strict)
-	f.syncTools(tools, order)
+	f.syncTools(f.g.toolRoutes(strict))
 	f.syncPrompts(strict)
 	f.syncResources()
 }
 
-func (f *front) syncTools(all map[string]toolRoute, order []string) {
+func (f *front) syncTools(t *toolTable) {
+	all, order := t.routes, t.order
 	listed := all
 	var ix *toolIndex
 	if f.g.opts.Config.Gateway.ToolsMode == "lazy" {
 		listed = lazyListed(all)
-		ix = newToolIndex(all)
+		ix = t.findIndex()
 	}
 	fps := make(map[string]json.RawMessage, len(listed))
 	defs := make([]json.RawMessage, 0, len(listed))
@@ -120,18 +121,27 @@ func sortedKeys[V any](m map[string]V) []string {
 type toolTable struct {
 	tools    []backends.Tool
 	prefixes *map[string]string
-	routes   map[string]toolRoute
-	order    []string
+	routes   map[string]toolRoute // front name → route
+	order    []string             // the front names in listing order
+
+	indexOnce sync.Once
+	index     *toolIndex // lazy mode's find_tools index of routes
+}
+
+// findIndex is the find_tools index of the table, built on first use.
+func (t *toolTable) findIndex() *toolIndex {
+	t.indexOnce.Do(func() { t.index = newToolIndex(t.routes) })
+	return t.index
 }
 
 // toolRoutes returns every tool a client with this naming mode can call,
 // and the order they are listed in: the answer tools, lazy mode's meta
 // tools, then each backend's tools, backends in configuration order and
-// each backend's tools in its own order. The result is read only: it is
+// each backend's tools in its own order. The table is read only: it is
 // computed again only when a backend's tools or the prefixes changed, so
 // that a session (a stateless HTTP request is one) costs one pass over the
-// tools, not a rewrite of every definition.
-func (g *Gateway) toolRoutes(strict bool) (map[string]toolRoute, []string) {
+// tools, not a rewrite of every definition or a new find_tools index.
+func (g *Gateway) toolRoutes(strict bool) *toolTable {
 	var tools []backends.Tool
 	if g.opts.Backends != nil {
 		tools = g.opts.Backends.Tools()
@@ -144,11 +154,12 @@ func (g *Gateway) toolRoutes(strict bool) (map[string]toolRoute, []string) {
 	g.routesMu.Lock()
 	defer g.routesMu.Unlock()
 	if t := g.routes[mode]; t != nil && t.prefixes == prefixes && sameTools(t.tools, tools) {
-		return t.routes, t.order
+		return t
 	}
 	routes, order := g.buildToolRoutes(strict, tools, *prefixes)
-	g.routes[mode] = &toolTable{tools: tools, prefixes: prefixes, routes: routes, order: order}
-	return routes, order
+	t := &toolTable{tools: tools, prefixes: prefixes, routes: routes, order: order}
+	g.routes[mode] = t
+	return t
 }
 
 // sameTools reports whether a and b are the same definitions: a backend's

@@ -103,45 +103,53 @@ func BenchmarkHTTPToolsCall(b *testing.B) {
 
 // BenchmarkHTTPStatelessToolsCall measures one stateless Streamable HTTP
 // tools/call (a plain POST, as a serverless client sends it) through
-// gateways whose one testbackend has few or many tools, in the same run.
-// A stateless request is a session of its own, and a session builds its
-// tables of every tool on its first call, so the ratio
-// "many/few" is what that costs per request.
+// gateways whose one testbackend has few or many tools, in the same run,
+// in full and in lazy mode (where the call goes through gateway.call_tool).
+// A stateless request is a session of its own, so the ratio "many/few" is
+// what a session's tables cost per request.
 func BenchmarkHTTPStatelessToolsCall(b *testing.B) {
-	start := func(extra int) *httpGW {
-		cfg := fmt.Sprintf("gateway: {startup_timeout_ms: 20000, answer_tools: false, http: {stateless: true}}\n"+
-			"servers:\n  - {name: tb0, command: %q, args: [-extra-tools, %d]}\n", backendBin, extra)
-		return startHTTPEnv(b, testutil.TempFile(b, "config.yaml", cfg), baseEnv(b))
+	for _, mode := range []string{"full", "lazy"} {
+		b.Run(mode, func(b *testing.B) {
+			start := func(extra int) *httpGW {
+				cfg := fmt.Sprintf("gateway: {startup_timeout_ms: 20000, answer_tools: false, tools_mode: %s, http: {stateless: true}}\n"+
+					"servers:\n  - {name: tb0, command: %q, args: [-extra-tools, %d]}\n", mode, backendBin, extra)
+				return startHTTPEnv(b, testutil.TempFile(b, "config.yaml", cfg), baseEnv(b))
+			}
+			paths := []struct {
+				name string
+				gw   *httpGW
+			}{{"few", start(0)}, {"many", start(2000)}}
+			params := `{"name":"tb0.echo","arguments":` + benchEchoArgs + `}`
+			if mode == "lazy" {
+				params = `{"name":"gateway.call_tool","arguments":` + params + `}`
+			}
+			body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + params + `}`
+			hc := &http.Client{}
+			call := func(i int) {
+				req, _ := http.NewRequest(http.MethodPost, paths[i].gw.base+"/mcp", strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+				resp, err := hc.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				out, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK || !strings.Contains(string(out), `"result"`) || strings.Contains(string(out), `"isError":true`) {
+					b.Fatalf("%s: %s %s", paths[i].name, resp.Status, out)
+				}
+			}
+			for i := range paths {
+				for range 50 { // warm up; the first waits for the backend
+					call(i)
+				}
+			}
+			lat := benchAlternate(b, len(paths), call)
+			f50, m50 := benchPercentile(lat[0], 0.50), benchPercentile(lat[1], 0.50)
+			b.ReportMetric(benchMicros(f50), "few-p50-µs")
+			b.ReportMetric(benchMicros(m50), "many-p50-µs")
+			b.ReportMetric(float64(m50)/float64(f50), "p50-many/few")
+		})
 	}
-	paths := []struct {
-		name string
-		gw   *httpGW
-	}{{"few", start(0)}, {"many", start(2000)}}
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tb0.echo","arguments":` + benchEchoArgs + `}}`
-	hc := &http.Client{}
-	call := func(i int) {
-		req, _ := http.NewRequest(http.MethodPost, paths[i].gw.base+"/mcp", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		resp, err := hc.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		out, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || !strings.Contains(string(out), `"result"`) {
-			b.Fatalf("%s: %s %s", paths[i].name, resp.Status, out)
-		}
-	}
-	for i := range paths {
-		for range 50 { // warm up; the first waits for the backend
-			call(i)
-		}
-	}
-	lat := benchAlternate(b, len(paths), call)
-	f50, m50 := benchPercentile(lat[0], 0.50), benchPercentile(lat[1], 0.50)
-	b.ReportMetric(benchMicros(f50), "few-p50-µs")
-	b.ReportMetric(benchMicros(m50), "many-p50-µs")
-	b.ReportMetric(float64(m50)/float64(f50), "p50-many/few")
 }
