@@ -185,7 +185,8 @@ func (a *oauthAuth) header(context.Context) (string, error) {
 		var ne net.Error
 		var re *oauth2.RetrieveError
 		if errors.As(err, &ne) || errors.As(err, &re) && re.Response != nil && re.Response.StatusCode >= 500 {
-			return "", &refreshError{Server: a.server, Err: err}
+			a.log.Warn("refreshing the token got no answer; the request fails, the sign-in stands", "server", a.server, "err", err)
+			return "", &refreshError{err}
 		}
 		a.log.Debug("no usable token", "server", a.server, "err", err)
 		return "", nil // the server's 401 decides (refused)
@@ -197,13 +198,10 @@ func (a *oauthAuth) header(context.Context) (string, error) {
 // timeout, a network error, the authorization server's 5xx), not because
 // the grant was refused: the request it was for fails, and the sign-in
 // stands for the next one.
-type refreshError struct {
-	Server string
-	Err    error
-}
+type refreshError struct{ err error }
 
-func (e *refreshError) Error() string { return "refreshing the OAuth token failed: " + e.Err.Error() }
-func (e *refreshError) Unwrap() error { return e.Err }
+func (e *refreshError) Error() string { return "refreshing the OAuth token failed: " + e.err.Error() }
+func (e *refreshError) Unwrap() error { return e.err }
 
 // refused handles a 401 or 403: with a handler it signs in (or steps up
 // the scopes); a running gateway retries once if a new sign-in was stored

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -426,6 +427,32 @@ func causeOf(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// sameOriginRedirect follows redirects only within base's origin (an
+// http URL may move to https on the same host): Go's client carries every
+// header but Authorization and cookies to another host, and the configured
+// headers often hold a key.
+func sameOriginRedirect(base string) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		upgrade := *req.URL
+		if upgrade.Scheme == "https" {
+			upgrade.Scheme = "http"
+		}
+		if !sameOrigin(req.URL, base) && !sameOrigin(&upgrade, base) {
+			return fmt.Errorf("redirected to another origin (%s); refused", req.URL.Host)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+}
+
+// sameOrigin reports whether u has the scheme and host of the URL base.
+func sameOrigin(u *url.URL, base string) bool {
+	b, err := url.Parse(base)
+	return err == nil && strings.EqualFold(u.Scheme, b.Scheme) && strings.EqualFold(u.Host, b.Host)
 }
 
 // setHeaders puts the configured headers, the session's and the
