@@ -7,29 +7,9 @@
 // secret: it is read from the variable that openai.api_key_env names, kept in
 // Config.APIKey, and never marshalled, logged or shown.
 //
-// The file is YAML, or JSON (a subset of YAML), so a client's own file —
-// Claude Desktop's claude_desktop_config.json, Cursor's mcp.json, VS Code's
-// .vscode/mcp.json, Claude Code's .mcp.json — can be passed as it is:
-//
-//   - backends come from `servers:` (a list, or a VS Code style mapping of
-//     names) and `mcpServers:` (a mapping of names); per-server `type`
-//     (stdio, http, sse, streamable-http, streamableHttp) and `disabled`
-//     are understood, as are `envs` (env), `serverUrl` and `httpUrl` (url)
-//     and `timeout` (timeout_ms, in milliseconds);
-//   - Cursor's `auth` (oauth, with CLIENT_ID and CLIENT_SECRET), Claude
-//     Code's oauth.callbackPort (a redirect_uri) and Windsurf's
-//     disabledTools (tools.exclude) are understood too;
-//   - keys of those clients that the gateway does not use (globalShortcut,
-//     preferences, inputs, autoApprove, envFile, ...) are skipped with a
-//     warning in Sources.Warnings; `$schema` and top-level keys starting
-//     with "x-" (a place for YAML anchors) are skipped silently;
-//   - any other unknown key is an error naming the file, line and key.
-//
-// YAML anchors, aliases and merge keys (<<) work. In a server's command,
-// args, env values, cwd, url and headers, ${VAR}, ${VAR:-default} and
-// ${env:VAR} expand from LoadOptions.Env ($${ is a literal ${); a leading
-// "~/" expands to LoadOptions.Home in cwd, command, policy.system.path and
-// server.debug_file.
+// A client's own file (Claude Desktop, Cursor, VS Code, Claude Code, ...) can
+// be passed as it is; what the file may hold is in docs/configuration.md, and
+// how it is decoded in docs/config-decoding.md.
 package config
 
 import (

@@ -11,9 +11,10 @@ import (
 // ReadFile reads a regular file of at most limit bytes; the error of a
 // larger one says so. Anything but a regular file is refused before it is
 // opened: opening a named pipe waits for a writer, for ever if none comes,
-// and a device or a pipe can be read without end. Errors do not repeat the
-// path (the caller names it) but keep fs.ErrNotExist and the like
-// reachable.
+// and a device or a pipe can be read without end (what is read is bounded
+// all the same, should the file be replaced in between). Errors do not
+// repeat the path (the caller names it) but keep fs.ErrNotExist and the
+// like reachable.
 func ReadFile(path string, limit int64) ([]byte, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -27,15 +28,6 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 		return nil, unwrapPathError(err)
 	}
 	defer f.Close()
-	if st, err = f.Stat(); err != nil {
-		return nil, unwrapPathError(err)
-	}
-	if err := regular(st); err != nil {
-		return nil, err // replaced since the first look
-	}
-	if st.Size() > limit {
-		return nil, fmt.Errorf("file is larger than %d bytes", limit)
-	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, unwrapPathError(err)
