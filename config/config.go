@@ -134,7 +134,7 @@ type Server struct {
 	Command string   `json:"command,omitempty"`
 	Args    []string `json:"args,omitempty"`
 	// Env is ${VAR}-expanded from the gateway's environment. A file may
-	// also write it `envs` (seed MCP Gateway).
+	// also write it `envs`, as some gateways do.
 	Env map[string]string `json:"env,omitempty" alias:"envs"`
 	Cwd string            `json:"cwd,omitempty"`
 	// URL may also be written `serverUrl` (Windsurf) or `httpUrl` (Gemini CLI).
