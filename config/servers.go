@@ -163,10 +163,9 @@ func (l *loader) server(it serverItem) (s Server, ok bool) {
 	s = e.Server
 	s.Enabled = s.Enabled && !e.Disabled
 	s.Tools.Exclude = append(s.Tools.Exclude, e.DisabledTools...)
-	at := func(field string) (origin, bool) { o, ok := l.origin[join(p, field)]; return o, ok }
 
 	// Name and prefix.
-	name, named := at("name")
+	name, named := l.origin[join(p, "name")]
 	if !it.isList {
 		s.Name = it.name
 	}
@@ -179,81 +178,97 @@ func (l *loader) server(it serverItem) (s Server, ok bool) {
 	case !serverName.MatchString(s.Name):
 		l.errLine(name.line, join(p, "name"), "%q may hold only letters, digits, '_' and '-'", truncate(s.Name, 40))
 	}
-	if _, ok := at("prefix"); !ok {
+	if _, ok := l.origin[join(p, "prefix")]; !ok {
 		s.Prefix = s.Name
 	}
 	s.Source = fmt.Sprintf("%s:%d", l.file, it.line)
 
-	// Expansion of ${VAR} (and "~/" for paths), placed at each value's key.
+	l.expandServer(&s, p)
+	l.redirectURI(&s.OAuth, p)
+	l.transport(&s, p, it.line)
+	return s, len(l.errs) == nerr
+}
+
+// expandServer expands ${VAR} (and "~/" in paths) in the values of server
+// s, placing each message at its value's key under path p, and checks the
+// names of env and headers.
+func (l *loader) expandServer(s *Server, p string) {
 	x := func(field string, v string) string {
-		o, _ := at(field)
-		return l.expand(s.Name, field, join(p, field), v, o.line)
+		return l.expand(s.Name, field, join(p, field), v, l.origin[join(p, field)].line)
 	}
 	s.Command = ExpandHome(x("command", s.Command), l.home)
 	s.Cwd = ExpandHome(x("cwd", s.Cwd), l.home)
 	s.URL = x("url", s.URL)
-	args, _ := at("args")
+	args := l.origin[join(p, "args")]
 	for i, a := range s.Args {
 		s.Args[i] = l.expand(s.Name, fmt.Sprintf("args[%d]", i), fmt.Sprintf("%s.args[%d]", p, i), a, args.line)
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 		s.Env[k] = x("env."+k, s.Env[k])
 		if k == "" || strings.ContainsAny(k, "=\x00") {
-			o, _ := at("env." + k)
-			l.errLine(o.line, join(p, "env"), "%q is not a valid environment variable name", k)
+			l.errLine(l.origin[join(p, "env."+k)].line, join(p, "env"), "%q is not a valid environment variable name", k)
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
 		s.Headers[k] = x("headers."+k, s.Headers[k])
 		if k == "" || strings.ContainsAny(k, " :\r\n\x00") || strings.ContainsAny(s.Headers[k], "\r\n\x00") {
-			o, _ := at("headers." + k)
-			l.errLine(o.line, join(p, "headers."+k), "is not a valid HTTP header")
+			l.errLine(l.origin[join(p, "headers."+k)].line, join(p, "headers."+k), "is not a valid HTTP header")
 		}
 	}
 	s.OAuth.ClientSecret = x("oauth.client_secret", s.OAuth.ClientSecret)
-	if port, o := s.OAuth.CallbackPort, l.origin[join(p, "oauth.callback_port")]; port != 0 {
-		switch {
-		case port < 1 || port > 65535:
-			l.errLine(o.line, o.key, "must be a port number 1..65535, not %d", port)
-		case s.OAuth.RedirectURI != "":
-			l.errLine(o.line, o.key, "%s and a redirect URI both given; use one", o.key[strings.LastIndexByte(o.key, '.')+1:])
-		default:
-			s.OAuth.RedirectURI = CallbackRedirectURI(port)
-		}
-		s.OAuth.CallbackPort = 0
-	}
-	if s.OAuth.RedirectURI != "" {
-		if msg := CheckRedirectURI(s.OAuth.RedirectURI); msg != "" {
-			o, _ := at("oauth.redirect_uri")
-			if strings.HasSuffix(o.key, ".redirectUri") {
-				// Gemini CLI's own setting, which may redirect to a
-				// page of its own: the gateway does without it.
-				l.warn(o.line, o.key, "ignored by mcp-gateway, which listens for the redirect on an http loopback URL with a port")
-				s.OAuth.RedirectURI = ""
-			} else {
-				l.errLine(o.line, o.key, "%s", msg)
-			}
-		}
-	}
 	if len(s.Env) == 0 {
 		s.Env = nil
 	}
 	if len(s.Headers) == 0 {
 		s.Headers = nil
 	}
+}
 
-	// Command or URL, and the declared transport.
-	switch url, _ := at("url"); {
+// redirectURI turns Claude Code's callback_port into the redirect URI it
+// stands for, and checks the redirect URI of the oauth block at path p.
+func (l *loader) redirectURI(a *OAuth, p string) {
+	if port, o := a.CallbackPort, l.origin[join(p, "oauth.callback_port")]; port != 0 {
+		switch {
+		case port < 1 || port > 65535:
+			l.errLine(o.line, o.key, "must be a port number 1..65535, not %d", port)
+		case a.RedirectURI != "":
+			l.errLine(o.line, o.key, "%s and a redirect URI both given; use one", o.key[strings.LastIndexByte(o.key, '.')+1:])
+		default:
+			a.RedirectURI = CallbackRedirectURI(port)
+		}
+		a.CallbackPort = 0
+	}
+	if a.RedirectURI == "" {
+		return
+	}
+	if msg := CheckRedirectURI(a.RedirectURI); msg != "" {
+		o := l.origin[join(p, "oauth.redirect_uri")]
+		if strings.HasSuffix(o.key, ".redirectUri") {
+			// Gemini CLI's own setting, which may redirect to a page
+			// of its own: the gateway does without it.
+			l.warn(o.line, o.key, "ignored by mcp-gateway, which listens for the redirect on an http loopback URL with a port")
+			a.RedirectURI = ""
+		} else {
+			l.errLine(o.line, o.key, "%s", msg)
+		}
+	}
+}
+
+// transport checks that server s (at path p, line) has exactly one of
+// command and url, a timeout in range and a `type` that fits, and
+// normalizes the type.
+func (l *loader) transport(s *Server, p string, line int) {
+	switch url := l.origin[join(p, "url")]; {
 	case s.Command != "" && s.URL != "":
-		l.errLine(it.line, p, "has both command and url; give exactly one")
+		l.errLine(line, p, "has both command and url; give exactly one")
 	case s.Command == "" && s.URL == "":
-		l.errLine(it.line, p, "needs command (a local server) or url (a remote one)")
+		l.errLine(line, p, "needs command (a local server) or url (a remote one)")
 	case s.URL != "":
 		if msg := checkHTTPURL(s.URL); msg != "" {
 			l.errLine(url.line, url.key, "%s", msg)
 		}
 	}
-	if timeout, _ := at("timeout_ms"); s.TimeoutMS < 0 || s.TimeoutMS > maxTimeoutMS {
+	if timeout := l.origin[join(p, "timeout_ms")]; s.TimeoutMS < 0 || s.TimeoutMS > maxTimeoutMS {
 		l.errLine(timeout.line, timeout.key, "must be between 0 (the gateway default) and %d ms", maxTimeoutMS)
 	}
 	if typ, o := s.Transport, l.origin[join(p, "type")]; typ != "" {
@@ -268,5 +283,4 @@ func (l *loader) server(it serverItem) (s Server, ok bool) {
 		}
 		s.Transport = t
 	}
-	return s, len(l.errs) == nerr
 }
