@@ -19,8 +19,7 @@ type recStream struct {
 	wrote chan []byte
 }
 
-func (r *recStream) Read() ([]byte, string, error)           { select {} }
-func (r *recStream) More() bool                              { return false }
+func (r *recStream) Read(func()) ([]byte, string, error)     { select {} }
 func (r *recStream) Buffer(msg []byte) error                 { return r.Write(msg) }
 func (r *recStream) WriteParts(p ...[]byte) error            { return r.Write(bytes.Join(p, nil)) }
 func (r *recStream) Flush() error                            { return nil }

@@ -19,7 +19,7 @@ func RefuseStdio(ctx context.Context, r io.Reader, w io.Writer, e *jsonrpc.Error
 	c := stdio.New(r, w, stdio.Options{Logger: log})
 	defer c.Close()
 	for ctx.Err() == nil {
-		body, bad, err := c.Read()
+		body, bad, err := c.Read(nil)
 		if err == io.EOF {
 			return nil
 		}

@@ -20,7 +20,10 @@ type sdkStream struct {
 	full func(error) // called when q is over its budget
 }
 
-func (s *sdkStream) Read() ([]byte, string, error) {
+func (s *sdkStream) Read(wait func()) ([]byte, string, error) {
+	if wait != nil {
+		wait()
+	}
 	msg, err := s.conn.Read(s.ctx)
 	if err != nil {
 		if s.ctx.Err() != nil {
@@ -98,6 +101,5 @@ func (s *sdkStream) pump(done <-chan struct{}, cut *writeCutter) error {
 	}
 }
 
-func (s *sdkStream) More() bool { return false }
 
 func (s *sdkStream) Close() error { return s.conn.Close() }

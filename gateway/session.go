@@ -34,11 +34,9 @@ import (
 type clientStream interface {
 	// Read returns the next message (owned by the caller), or, for input
 	// that is not one, why (answered with -32700). err ends the input:
-	// io.EOF at its end. It is called from one goroutine.
-	Read() (msg []byte, bad string, err error)
-	// More reports whether Read has input buffered and will not wait; it
-	// is called from the reading goroutine.
-	More() bool
+	// io.EOF at its end. It is called from one goroutine. Before it waits
+	// for input it calls wait (when not nil), on the calling goroutine.
+	Read(wait func()) (msg []byte, bad string, err error)
 	// Write writes one whole message, after those Buffer holds; it is safe
 	// for concurrent use.
 	Write(msg []byte) error
@@ -139,10 +137,9 @@ func newSession(f *front, s clientStream) *session {
 // more; it exits when the current Read returns.
 func (s *session) readLoop() {
 	for {
-		if !s.s.More() {
-			s.flushBackends() // before waiting for input
-		}
-		msg, bad, err := s.s.Read()
+		// The calls started from buffered input are held back and
+		// written to their backends together, before Read waits.
+		msg, bad, err := s.s.Read(s.flushBackends)
 		if err != nil {
 			if err == io.EOF {
 				s.log.Debug("end of input")

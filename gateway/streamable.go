@@ -103,7 +103,15 @@ func newHTTPSession(o httpSessionOptions) *httpSession {
 }
 
 // Read returns the next POSTed message; io.EOF once the session is closed.
-func (h *httpSession) Read() ([]byte, string, error) {
+func (h *httpSession) Read(wait func()) ([]byte, string, error) {
+	select {
+	case msg := <-h.in:
+		return msg, "", nil
+	default:
+	}
+	if wait != nil {
+		wait()
+	}
 	select {
 	case msg := <-h.in:
 		return msg, "", nil
@@ -111,8 +119,6 @@ func (h *httpSession) Read() ([]byte, string, error) {
 		return nil, "", io.EOF
 	}
 }
-
-func (h *httpSession) More() bool { return false }
 
 // Write writes a message that belongs to no request: on the standalone
 // stream (or, with none open, only to the event store).

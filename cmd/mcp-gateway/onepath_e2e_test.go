@@ -300,3 +300,24 @@ func TestToolsCallBeforeInitialize(t *testing.T) {
 		t.Errorf("server/discover: %v", r)
 	}
 }
+
+// A call followed in the same write by blank input (a blank line, trailing
+// spaces) reaches its backend at once: the gateway holds calls back to batch
+// them only while whole messages are buffered, and blank input is none. It
+// used to wait there for the next message, and got -32001 at its timeout.
+func TestCallWithTrailingBlankInput(t *testing.T) {
+	t.Parallel()
+	be := tb("tb")
+	be.TimeoutMS = 300000 // longer than the wait below: the answer must be the result
+	s := startRaw(t, beConfig(t, be), "e2e")
+	for i, tail := range []string{"\n", " ", "\r\n\t \n", "\n{\"jsonrpc\":"} {
+		id := fmt.Sprint(100 + i)
+		s.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"tb.echo","arguments":{"text":"x"}}}` + "\n" + tail)
+		if r := s.waitReplies(id, 1)[0]; r.Map()["result"] == nil {
+			t.Fatalf("call followed by %q: %s", tail, r)
+		}
+		if strings.HasPrefix(tail, "\n{") {
+			s.send(`"2.0","method":"notifications/cancelled","params":{"requestId":0}}` + "\n")
+		}
+	}
+}

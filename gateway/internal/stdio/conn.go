@@ -86,7 +86,13 @@ func New(r io.Reader, w io.Writer, opts Options) *Conn {
 // piece of input that is not one (bad framing, over the size limit), why.
 // err is non-nil only at the end of input (io.EOF) or when r failed. Read
 // must be called from one goroutine at a time.
-func (c *Conn) Read() (msg []byte, bad string, err error) {
+//
+// Before each read of r, which may wait for input, Read calls wait (when
+// not nil): a caller that holds writes back while whole messages are
+// buffered sends them then. Buffered blank lines or part of a message do
+// not count as buffered input.
+func (c *Conn) Read(wait func()) (msg []byte, bad string, err error) {
+	c.f.wait = wait
 	fr, err := c.f.Next()
 	if err != nil {
 		return nil, "", err
@@ -97,10 +103,6 @@ func (c *Conn) Read() (msg []byte, bad string, err error) {
 	}
 	return fr.Body, fr.Bad, nil
 }
-
-// More reports whether more input is already buffered: Read will not wait.
-// Like Read, it must be called from the reading goroutine.
-func (c *Conn) More() bool { return c.f.Buffered() }
 
 // Write writes one message (without terminator or header) whole, after
 // any messages Buffer holds. It is safe for concurrent use; after Close it

@@ -136,7 +136,7 @@ func TestWritePartsLargeMessage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &recWriter{}
 			c := New(strings.NewReader(tc.input), w, Options{})
-			if _, _, err := c.Read(); err != nil {
+			if _, _, err := c.Read(nil); err != nil {
 				t.Fatal(err)
 			}
 			if err := c.Buffer([]byte(stdioA)); err != nil {

@@ -84,6 +84,9 @@ var (
 type Framer struct {
 	br  *bufio.Reader
 	max int
+	// wait, when not nil, is called before each read of the input, which
+	// may block (Conn.Read).
+	wait func()
 
 	started bool // the BOM check is done
 	resync  bool // the last frame was an unusable header block
@@ -99,7 +102,23 @@ func NewFramer(r io.Reader, max, bufSize int) *Framer {
 	if bufSize <= 0 {
 		bufSize = framerBufSize
 	}
-	return &Framer{br: bufio.NewReaderSize(r, bufSize), max: max}
+	f := &Framer{max: max}
+	f.br = bufio.NewReaderSize(waitReader{r, f}, bufSize)
+	return f
+}
+
+// waitReader is a framer's input: it calls the framer's wait before each
+// read.
+type waitReader struct {
+	r io.Reader
+	f *Framer
+}
+
+func (w waitReader) Read(p []byte) (int, error) {
+	if w.f.wait != nil {
+		w.f.wait()
+	}
+	return w.r.Read(p)
 }
 
 // Next returns the next frame. Blank lines are skipped. The error is non-nil
@@ -147,10 +166,6 @@ func (f *Framer) Next() (Frame, error) {
 		return Frame{Framing: FramingLine, Body: bytes.Clone(content), Size: n, Skipped: skipped}, nil
 	}
 }
-
-// Buffered reports whether input is already buffered, so that Next may
-// return without reading.
-func (f *Framer) Buffered() bool { return f.pending != nil || f.br.Buffered() > 0 }
 
 // readHeaderFramed reads the rest of a header block whose first line is
 // first (n bytes of input), then the body.
