@@ -508,17 +508,20 @@ func (c *conn) timeouts() {
 }
 
 // abort ends the call with err and tells the backend, if it was still
-// pending; reason is the notification's reason (a JSON value), nil for none.
+// pending; reason is the notification's reason (a JSON value, as the client
+// wrote it), nil for none. A reason that is not JSON is left out.
 func (p *pending) abort(err error, reason json.RawMessage) {
 	if !p.finish(nil, err) {
 		return
 	}
-	params := strconv.AppendInt(append(make([]byte, 0, 48+len(reason)), `{"requestId":`...), p.id, 10)
+	params := bytes.NewBuffer(strconv.AppendInt(append(make([]byte, 0, 48+len(reason)), `{"requestId":`...), p.id, 10))
 	if len(reason) > 0 {
-		params = append(append(params, `,"reason":`...), reason...)
+		// Compacted: a client may have written it over several lines,
+		// and each line would reach the backend as a message.
+		_ = writeCompact(params, `,"reason":`, reason)
 	}
-	params = append(params, '}')
-	_ = p.c.notify(context.Background(), time.Time{}, "notifications/cancelled", params)
+	params.WriteByte('}')
+	_ = p.c.notify(context.Background(), time.Time{}, "notifications/cancelled", params.Bytes())
 }
 
 // finish ends the call once, and reports whether this was the time.

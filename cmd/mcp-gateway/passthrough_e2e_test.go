@@ -126,3 +126,24 @@ func TestBackendClientCancellation(t *testing.T) {
 		t.Errorf("a response was sent for the cancelled request %s", id)
 	}
 }
+
+// A cancellation's reason that a framed client wrote over several lines
+// reaches the backend on one line: its newlines would otherwise split the
+// notification, and a line of it could pass for a request of its own (here
+// one that crashes the backend).
+func TestCancelReasonStaysOneLine(t *testing.T) {
+	t.Parallel()
+	p := startGatewayWith(t, testutil.ClientOptions{Framed: true}, baseEnv(t), "--stdio", "--config", beConfig(t, tb("tb")))
+	s, _ := initSession(t, p, "e2e", "{}")
+	s.toolsList()
+	mark := s.Mark()
+	id := s.Request("tools/call", `{"name":"tb.progress","arguments":{"steps":8,"ms":100},"_meta":{"progressToken":"c"}}`)
+	s.WaitNote(mark, "notifications/progress", testutil.DefaultTimeout) // the call is at the backend
+	injected := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"crash","arguments":{}}}`
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":{"why":` + "\n" + injected + "\n}}}")
+	// A split notification is no cancellation to the backend, and the
+	// crash would restart it with its records empty.
+	testutil.WaitFor(t, 10*time.Second, "the backend saw the cancellation", func() bool {
+		return len(cancelled(s.structured("tb.stats", `{}`))) == 1
+	})
+}
