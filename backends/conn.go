@@ -330,11 +330,18 @@ func (c *conn) handleRequest(id json.RawMessage, method string, params json.RawM
 		cancel()
 		return
 	}
-	if len(c.handling) >= maxBackendRequests {
+	var refuse *jsonrpc.Error
+	switch {
+	case c.handling[key] != nil:
+		// Its answer and a cancellation could not tell the two apart.
+		refuse = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "duplicate request id " + truncate(id, 40) + " in flight"}
+	case len(c.handling) >= maxBackendRequests:
+		refuse = &jsonrpc.Error{Code: codeTooMany, Message: fmt.Sprintf("too many requests in flight from this server (limit %d)", maxBackendRequests)}
+	}
+	if refuse != nil {
 		c.mu.Unlock()
 		cancel()
-		c.reply(id, nil, &jsonrpc.Error{Code: codeTooMany,
-			Message: fmt.Sprintf("too many requests in flight from this server (limit %d)", maxBackendRequests)})
+		c.reply(id, nil, refuse)
 		return
 	}
 	c.handling[key] = cancel

@@ -77,9 +77,9 @@
 //	log (level, data,     sends notifications/message (count times, default
 //	     count)           once), answers "logged"
 //	deaf (ms, flood,      answers "deaf", sends flood requests of method
-//	      method)         (default ping; ids "f-N"), then stops reading
-//	                      stdin for ms (a stuck child whose stdin pipe
-//	                      fills up)
+//	      method,         (default ping; ids "f-N", or all "f-0" with
+//	      same_id)        same_id), then stops reading stdin for ms (a
+//	                      stuck child whose stdin pipe fills up)
 //	stats                 structuredContent {"cancelled":[requestId...],
 //	                      "reasons":[...], "initialized":bool,
 //	                      "capabilities":<client capabilities>,
@@ -526,6 +526,7 @@ func (s *server) handle(line []byte) {
 				MS     int    `json:"ms"`
 				Flood  int    `json:"flood"`
 				Method string `json:"method"`
+				SameID bool   `json:"same_id"`
 			} `json:"arguments"`
 		}
 		json.Unmarshal(msg.Params, &p)
@@ -539,6 +540,9 @@ func (s *server) handle(line []byte) {
 			params = `{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10}`
 		}
 		for i := range p.Arguments.Flood {
+			if p.Arguments.SameID {
+				i = 0
+			}
 			s.send(`{"jsonrpc":"2.0","id":"f-` + strconv.Itoa(i) + `","method":` + quote(method) + `,"params":` + params + `}`)
 		}
 		time.Sleep(time.Duration(p.Arguments.MS) * time.Millisecond) // in the read loop

@@ -210,6 +210,42 @@ func TestBackendRequestFloodBoundedAndTimedOut(t *testing.T) {
 	}
 }
 
+// A backend that sends its requests under one id while the first is in
+// flight gets -32600 for each of the others: only the first reaches the
+// client. (The limit of 64 counted ids, so such a flood went past it: every
+// request reached the client.)
+func TestBackendRequestDuplicateIDsRefused(t *testing.T) {
+	t.Parallel()
+	srv := tb("tb")
+	srv.TimeoutMS = 1000
+	p := startGateway(t, baseEnv(t), "--stdio", "--config", beConfig(t, srv))
+	s, _ := initSession(t, p, "e2e", `{"sampling":{}}`)
+	const n = 200
+	if r := s.callTool("tb.deaf", fmt.Sprintf(`{"flood":%d,"method":"sampling/createMessage","same_id":true}`, n)); r.Map()["result"] == nil {
+		t.Fatalf("deaf: %s", r)
+	}
+	replies := map[string]int64{}
+	testutil.WaitFor(t, 20*time.Second, "every flood request answered", func() bool {
+		r := s.callTool("tb.stats", `{}`)
+		if r.Map()["error"] != nil {
+			return false // the stats call queued behind the flood and timed out: ask again
+		}
+		m, _ := structuredContent(t, r)["floodReplies"].(map[string]any)
+		var total int64
+		for k, v := range m {
+			replies[k], _ = v.(json.Number).Int64()
+			total += replies[k]
+		}
+		return total == n
+	})
+	if replies["-32600"] != n-1 || replies["-32001"] != 1 {
+		t.Errorf("answers by code = %v, want %d duplicates refused (-32600) and the first timed out (-32001)", replies, n-1)
+	}
+	if got := len(s.Since(0, "sampling/createMessage")); got != 1 {
+		t.Errorf("%d sampling requests reached the client, want 1", got)
+	}
+}
+
 // A client that never reads the gateway's stderr: 20,000 bad lines, each
 // answered on stdout and logged on stderr (far more than a pipe holds),
 // and then a ping, which is still answered — logging never blocks the
