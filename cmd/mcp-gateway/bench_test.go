@@ -70,16 +70,13 @@ func (c *benchClient) call(method, params string) ([]byte, error) {
 	return m.Raw, nil
 }
 
-func (c *benchClient) notify(method string) error {
-	return c.Client.NotifyErr(method, "")
-}
-
 // handshake is initialize + notifications/initialized.
 func (c *benchClient) handshake() error {
 	if _, err := c.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`); err != nil {
 		return err
 	}
-	return c.notify("notifications/initialized")
+	c.Send(initializedMsg) // only ever from the benchmark's own goroutine
+	return nil
 }
 
 // listTools returns the number of tools in one tools/list (following
