@@ -25,12 +25,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	var err error
-	testbackend, err = testutil.Build("./backends/testbackend", testutil.BuildOptions{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	testbackend = testutil.MustBuild("./backends/testbackend", "")
 	before := runtime.NumGoroutine()
 	code := m.Run()
 	// Every Manager was closed, so everything it started must have ended.

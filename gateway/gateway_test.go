@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"reflect"
@@ -26,12 +25,7 @@ import (
 var testbackendBin string
 
 func TestMain(m *testing.M) {
-	var err error
-	testbackendBin, err = testutil.Build("./backends/testbackend", testutil.BuildOptions{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	testbackendBin = testutil.MustBuild("./backends/testbackend", "")
 	os.Exit(m.Run())
 }
 

@@ -74,7 +74,8 @@ func startAnswerGateway(t *testing.T, srv *answertest.Server, o answerOpts) *ans
 	if yaml == "" {
 		yaml = emptyConfig
 	}
-	p := startGatewayWith(t, testutil.ClientOptions{Framed: o.framed}, baseEnv(t, env...), "--stdio", "--config", testutil.TempFile(t, "config.yaml", yaml))
+	args := []string{"--stdio", "--config", testutil.TempFile(t, "config.yaml", yaml)}
+	p := &proc{testutil.StartChild(t, gatewayBin, args, baseEnv(t, env...), testutil.ClientOptions{Framed: o.framed}), t}
 	s := &answerSession{proc: p, framed: o.framed, srv: srv}
 	// Runs before startGateway's cleanup: a clean exit, no data race.
 	t.Cleanup(s.stop)

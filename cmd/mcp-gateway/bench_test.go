@@ -56,7 +56,7 @@ type benchClient struct {
 // of the benchmark if still running.
 func benchStart(t testing.TB, env []string, bin string, args ...string) *benchClient {
 	t.Helper()
-	ch := testutil.StartChild(t, bin, args, testutil.ChildOptions{Env: env})
+	ch := testutil.StartChild(t, bin, args, env, testutil.ClientOptions{})
 	return &benchClient{Client: ch.Client, cmd: ch.Cmd, stderr: ch.Stderr, stop: func() { ch.Stop(10 * time.Second) }}
 }
 

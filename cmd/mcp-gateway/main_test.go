@@ -19,15 +19,8 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	var err error
-	gatewayBin, err = testutil.Build("./cmd/mcp-gateway", testutil.BuildOptions{Script: "scripts/build"})
-	if err == nil {
-		backendBin, err = testutil.Build("./backends/testbackend", testutil.BuildOptions{})
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	gatewayBin = testutil.MustBuild("./cmd/mcp-gateway", "scripts/build")
+	backendBin = testutil.MustBuild("./backends/testbackend", "")
 	os.Exit(m.Run())
 }
 
@@ -55,7 +48,9 @@ func baseEnv(t testing.TB, extra ...string) []string {
 	return append(env, extra...)
 }
 
-// proc is the gateway binary serving stdio, driven by raw bytes.
+// proc is the gateway binary serving stdio, driven by raw bytes or, in
+// line mode, by its testutil.Client: responses matched by id,
+// notifications kept.
 type proc struct {
 	*testutil.Child
 	t *testing.T
@@ -65,14 +60,7 @@ type proc struct {
 // of the test if still running.
 func startGateway(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
-	return startGatewayWith(t, testutil.ClientOptions{}, env, args...)
-}
-
-// startGatewayWith is startGateway with the client's options (framing).
-func startGatewayWith(t *testing.T, co testutil.ClientOptions, env []string, args ...string) *proc {
-	t.Helper()
-	c := testutil.StartChild(t, gatewayBin, args, testutil.ChildOptions{Env: env, Client: co})
-	return &proc{Child: c, t: t}
+	return &proc{testutil.StartChild(t, gatewayBin, args, env, testutil.ClientOptions{}), t}
 }
 
 // send writes s as it is (with its own framing).

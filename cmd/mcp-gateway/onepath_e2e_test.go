@@ -24,7 +24,7 @@ func rawID(t *testing.T, m testutil.Msg) string {
 
 // repliesTo returns the responses nobody waited for whose id is id, byte for
 // byte.
-func (s *rawSession) repliesTo(id string) []testutil.Msg {
+func (s *proc) repliesTo(id string) []testutil.Msg {
 	s.t.Helper()
 	var out []testutil.Msg
 	for _, m := range s.Since(0, "") {
@@ -36,7 +36,7 @@ func (s *rawSession) repliesTo(id string) []testutil.Msg {
 }
 
 // waitReplies waits until n responses with this exact id have arrived.
-func (s *rawSession) waitReplies(id string, n int) []testutil.Msg {
+func (s *proc) waitReplies(id string, n int) []testutil.Msg {
 	s.t.Helper()
 	testutil.WaitFor(s.t, testutil.DefaultTimeout, "a reply to id "+id, func() bool { return len(s.repliesTo(id)) >= n })
 	return s.repliesTo(id)
@@ -44,7 +44,7 @@ func (s *rawSession) waitReplies(id string, n int) []testutil.Msg {
 
 // sync makes sure that everything the gateway wrote before answering a
 // fresh ping has been read.
-func (s *rawSession) sync() {
+func (s *proc) sync() {
 	s.t.Helper()
 	if r := s.Call("ping", `{}`); r.Map()["result"] == nil {
 		s.t.Fatalf("ping: %s", r)
