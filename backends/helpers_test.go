@@ -40,14 +40,7 @@ func TestMain(m *testing.M) {
 
 // srv is an enabled testbackend server with restart: never.
 func srv(name string, args ...string) config.Server {
-	return config.Server{
-		Name:    name,
-		Command: testbackend,
-		Args:    args,
-		Enabled: true,
-		Prefix:  name,
-		Restart: "never",
-	}
+	return config.Server{Name: name, Command: testbackend, Args: args, Enabled: true, Prefix: name, Restart: "never"}
 }
 
 // env is a test's Manager with its log and its OnChange calls.
@@ -77,7 +70,7 @@ func (e *env) waitChange(t *testing.T, server string) {
 // fast supervision timings, waits for it, and closes it at the end of t.
 func start(t *testing.T, servers []config.Server, edit func(*backends.Options)) *env {
 	t.Helper()
-	e := &env{log: testutil.NewLogRecorder(), changed: make(chan string, 100)}
+	e := &env{log: &testutil.LogRecorder{}, changed: make(chan string, 100)}
 	opts := backends.Options{
 		Servers:        servers,
 		Logger:         e.log.Logger(),
@@ -148,7 +141,6 @@ func (e *env) call(t *testing.T, server, tool, args string) json.RawMessage {
 type stats struct {
 	Cancelled    []json.RawMessage `json:"cancelled"`
 	Reasons      []string          `json:"reasons"`
-	Initialized  bool              `json:"initialized"`
 	Capabilities json.RawMessage   `json:"capabilities"`
 	Meta         json.RawMessage   `json:"meta"`
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/textproto"
 	"strconv"
 	"strings"
 	"sync"
@@ -163,14 +164,8 @@ func readMsg(r *bufio.Reader) (Msg, error) {
 	if err != nil {
 		return Msg{Raw: line}, fmt.Errorf("bad Content-Length %q", val)
 	}
-	for { // further headers, up to the empty line
-		h, err := r.ReadString('\n')
-		if err != nil {
-			return Msg{}, err
-		}
-		if strings.TrimRight(h, "\r\n") == "" {
-			break
-		}
+	if _, err := textproto.NewReader(r).ReadMIMEHeader(); err != nil { // up to the empty line
+		return Msg{}, err
 	}
 	body := make([]byte, n)
 	_, err = io.ReadFull(r, body)
