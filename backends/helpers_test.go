@@ -126,11 +126,7 @@ func (e *env) waitState(t *testing.T, name string, want backends.State) backends
 
 func (e *env) call(t *testing.T, server, tool, args string) json.RawMessage {
 	t.Helper()
-	var a json.RawMessage
-	if args != "" {
-		a = json.RawMessage(args)
-	}
-	res, err := e.CallTool(context.Background(), server, tool, a, backends.CallOptions{})
+	res, err := e.CallTool(context.Background(), server, tool, json.RawMessage(args), backends.CallOptions{})
 	if err != nil {
 		t.Fatalf("CallTool(%s, %s): %v", server, tool, err)
 	}

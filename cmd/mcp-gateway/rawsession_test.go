@@ -155,24 +155,14 @@ func prefixed(prefix, sep string, names ...string) []string {
 // wantNotRunning checks a -32000 error of docs/errors.md.
 func wantNotRunning(t *testing.T, code int, msg string, data map[string]any, server, state, reason, tailLine string) {
 	t.Helper()
-	if code != -32000 {
-		t.Errorf("code = %d, want -32000 (%s)", code, msg)
-	}
 	want := "MCP server '" + server + "' is not running"
 	if state == "crashed" {
 		want = "MCP server '" + server + "' crashed: " + reason
 	}
-	if msg != want {
-		t.Errorf("message = %q, want %q", msg, want)
-	}
-	if data["server"] != server {
-		t.Errorf("data.server = %v, want %s", data["server"], server)
-	}
-	if state != "" && data["state"] != state {
-		t.Errorf("data.state = %v, want %s", data["state"], state)
-	}
-	if r, _ := data["reason"].(string); !strings.Contains(r, reason) {
-		t.Errorf("data.reason = %q, want it to contain %q", r, reason)
+	if r, _ := data["reason"].(string); code != -32000 || msg != want || data["server"] != server ||
+		state != "" && data["state"] != state || !strings.Contains(r, reason) {
+		t.Errorf("error %d %q, data %v; want -32000 %q, data.server %s, data.state %s, data.reason with %q",
+			code, msg, data, want, server, state, reason)
 	}
 	tail, ok := data["stderr_tail"].([]any)
 	if !ok {
