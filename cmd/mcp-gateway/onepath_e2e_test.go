@@ -16,19 +16,13 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
-// rawID returns a message's id member exactly as written, or "" without one.
-func rawID(t *testing.T, m testutil.Msg) string {
-	t.Helper()
-	return string(m.Member("id"))
-}
-
 // repliesTo returns the responses nobody waited for whose id is id, byte for
 // byte.
 func (s *proc) repliesTo(id string) []testutil.Msg {
 	s.t.Helper()
 	var out []testutil.Msg
 	for _, m := range s.Since(0, "") {
-		if rawID(s.t, m) == id {
+		if m.ID() == id {
 			out = append(out, m)
 		}
 	}
@@ -261,7 +255,7 @@ func TestBurstOfCallsAnsweredOnce(t *testing.T) {
 	s.sync()
 	replies := map[string][]testutil.Msg{}
 	for _, m := range s.Since(0, "") {
-		id := rawID(t, m)
+		id := m.ID()
 		replies[id] = append(replies[id], m)
 	}
 	for i := range n {
