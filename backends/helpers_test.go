@@ -25,12 +25,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	var err error
-	testbackend, err = testutil.Build("./backends/testbackend", testutil.BuildOptions{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	testbackend = testutil.MustBuild("./backends/testbackend", "")
 	before := runtime.NumGoroutine()
 	code := m.Run()
 	// Every Manager was closed, so everything it started must have ended.
@@ -45,14 +40,7 @@ func TestMain(m *testing.M) {
 
 // srv is an enabled testbackend server with restart: never.
 func srv(name string, args ...string) config.Server {
-	return config.Server{
-		Name:    name,
-		Command: testbackend,
-		Args:    args,
-		Enabled: true,
-		Prefix:  name,
-		Restart: "never",
-	}
+	return config.Server{Name: name, Command: testbackend, Args: args, Enabled: true, Prefix: name, Restart: "never"}
 }
 
 // env is a test's Manager with its log and its OnChange calls.
@@ -82,7 +70,7 @@ func (e *env) waitChange(t *testing.T, server string) {
 // fast supervision timings, waits for it, and closes it at the end of t.
 func start(t *testing.T, servers []config.Server, edit func(*backends.Options)) *env {
 	t.Helper()
-	e := &env{log: testutil.NewLogRecorder(), changed: make(chan string, 100)}
+	e := &env{log: &testutil.LogRecorder{}, changed: make(chan string, 100)}
 	opts := backends.Options{
 		Servers:        servers,
 		Logger:         e.log.Logger(),
@@ -138,11 +126,7 @@ func (e *env) waitState(t *testing.T, name string, want backends.State) backends
 
 func (e *env) call(t *testing.T, server, tool, args string) json.RawMessage {
 	t.Helper()
-	var a json.RawMessage
-	if args != "" {
-		a = json.RawMessage(args)
-	}
-	res, err := e.CallTool(context.Background(), server, tool, a, backends.CallOptions{})
+	res, err := e.CallTool(context.Background(), server, tool, json.RawMessage(args), backends.CallOptions{})
 	if err != nil {
 		t.Fatalf("CallTool(%s, %s): %v", server, tool, err)
 	}
@@ -153,7 +137,6 @@ func (e *env) call(t *testing.T, server, tool, args string) json.RawMessage {
 type stats struct {
 	Cancelled    []json.RawMessage `json:"cancelled"`
 	Reasons      []string          `json:"reasons"`
-	Initialized  bool              `json:"initialized"`
 	Capabilities json.RawMessage   `json:"capabilities"`
 	Meta         json.RawMessage   `json:"meta"`
 }

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
@@ -54,15 +53,12 @@ func mustFail(t testing.TB, text string, env map[string]string) []*Error {
 // checkOnlyErrors fails unless err is an *Error or a join of them.
 func checkOnlyErrors(t testing.TB, err error) {
 	t.Helper()
-	j, ok := err.(interface{ Unwrap() []error })
-	if !ok {
-		if _, ok := err.(*Error); !ok {
-			t.Fatalf("error %T %q is not an *Error or a join of them", err, err)
-		}
+	if _, ok := err.(*Error); ok {
 		return
 	}
-	if len(j.Unwrap()) == 0 {
-		t.Fatalf("error %T %q joins no *Error", err, err)
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok || len(j.Unwrap()) == 0 {
+		t.Fatalf("error %T %q is not an *Error or a join of them", err, err)
 	}
 	for _, e := range j.Unwrap() {
 		checkOnlyErrors(t, e)
@@ -77,10 +73,6 @@ func findErr(t testing.TB, errs []*Error, key string) *Error {
 			return e
 		}
 	}
-	var got []string
-	for _, e := range errs {
-		got = append(got, e.Error())
-	}
-	t.Fatalf("no error for key %q; got:\n%s", key, strings.Join(got, "\n"))
+	t.Fatalf("no error for key %q; got %q", key, errs)
 	return nil
 }

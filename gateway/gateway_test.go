@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"reflect"
@@ -26,12 +25,7 @@ import (
 var testbackendBin string
 
 func TestMain(m *testing.M) {
-	var err error
-	testbackendBin, err = testutil.Build("./backends/testbackend", testutil.BuildOptions{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	testbackendBin = testutil.MustBuild("./backends/testbackend", "")
 	os.Exit(m.Run())
 }
 
@@ -269,15 +263,12 @@ func serveRaw(t *testing.T, ctx context.Context, gw *Gateway) *rawClient {
 	})
 	c := &rawClient{Client: testutil.NewClient(t, inW, outR, testutil.ClientOptions{}), in: inW}
 	c.Send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-	c.read()
+	c.Next()
 	c.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	c.Send(`{"jsonrpc":"2.0","id":"list","method":"tools/list"}`)
-	c.read()
+	c.Next()
 	return c
 }
-
-// read returns the next message's members.
-func (c *rawClient) read() map[string]json.RawMessage { return c.Next().Members() }
 
 // A request id already in flight is rejected, whichever path serves the
 // first call; the first call still gets its one answer.
@@ -285,16 +276,16 @@ func TestDuplicateRequestID(t *testing.T) {
 	c := newRawClient(t, nil, testServer("tb"))
 	c.Send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"tb.slow","arguments":{"ms":300}}}`)
 	c.Send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"tb.echo","arguments":{}}}`)
-	first, second := c.read(), c.read()
-	if string(first["id"]) != "3" || !bytes.Contains(first["error"], []byte(`-32600`)) {
+	first, second := c.Next(), c.Next()
+	if first.ID() != "3" || !bytes.Contains(first.Member("error"), []byte(`-32600`)) {
 		t.Errorf("first reply = %s, want -32600 for the duplicate", first)
 	}
-	if string(second["id"]) != "3" || !bytes.Contains(second["result"], []byte("slept")) {
+	if second.ID() != "3" || !bytes.Contains(second.Member("result"), []byte("slept")) {
 		t.Errorf("second reply = %s, want tb.slow's result", second)
 	}
 	// The id is free again once answered.
 	c.Send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"tb.echo","arguments":{"a":1}}}`)
-	if again := c.read(); again["result"] == nil {
+	if again := c.Next(); again.Member("result") == nil {
 		t.Errorf("reusing a finished id: %s", again)
 	}
 }
@@ -305,15 +296,15 @@ func TestProgressTokenExact(t *testing.T) {
 	c.Send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"tb.progress","arguments":{"steps":2,"ms":1},"_meta":{"progressToken":12345678901234567890}}}`)
 	var progress int
 	for {
-		m := c.read()
-		if string(m["method"]) == `"notifications/progress"` {
-			if !bytes.Contains(m["params"], []byte(`"progressToken":12345678901234567890`)) {
-				t.Errorf("progress params = %s", m["params"])
+		m := c.Next()
+		if m.Method() == "notifications/progress" {
+			if !bytes.Contains(m.Member("params"), []byte(`"progressToken":12345678901234567890`)) {
+				t.Errorf("progress params = %s", m.Member("params"))
 			}
 			progress++
 			continue
 		}
-		if string(m["id"]) != "5" || m["result"] == nil {
+		if m.ID() != "5" || m.Member("result") == nil {
 			t.Fatalf("reply = %s", m)
 		}
 		break
@@ -347,11 +338,11 @@ func TestLazyCallToolOrphan(t *testing.T) {
 	cfg := func(c *config.Config) { c.Gateway.ToolsMode = "lazy" }
 	c := newRawClient(t, cfg, testServer("tb"), testServer("dead", "-fail-start", "4"))
 	c.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"gateway.call_tool","arguments":{"name":"dead.x","arguments":{}}}}`)
-	if m := c.read(); !bytes.Contains(m["error"], []byte(`"MCP server 'dead' is not running"`)) {
+	if m := c.Next(); !bytes.Contains(m.Member("error"), []byte(`"MCP server 'dead' is not running"`)) {
 		t.Errorf("call_tool to a failed backend = %s", m)
 	}
 	c.Send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"gateway.call_tool","arguments":{"name":"tb.echo","arguments":{"k":12345678901234567890}}}}`)
-	if m := c.read(); !bytes.Contains(m["result"], []byte(`12345678901234567890`)) {
+	if m := c.Next(); !bytes.Contains(m.Member("result"), []byte(`12345678901234567890`)) {
 		t.Errorf("call_tool tb.echo = %s", m)
 	}
 }
@@ -361,7 +352,7 @@ func TestEndOfInputWaitsForCallsInFlight(t *testing.T) {
 	c := newRawClient(t, nil, testServer("tb"))
 	c.Send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"tb.slow","arguments":{"ms":300}}}`)
 	c.in.Close()
-	if m := c.read(); string(m["id"]) != "7" || !bytes.Contains(m["result"], []byte("slept")) {
+	if m := c.Next(); m.ID() != "7" || !bytes.Contains(m.Member("result"), []byte("slept")) {
 		t.Errorf("reply after end of input = %s, want tb.slow's result", m)
 	}
 }

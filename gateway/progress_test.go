@@ -37,22 +37,22 @@ func TestAnswerProgressSteps(t *testing.T) {
 	c.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"answer","arguments":{"query":"q"},"_meta":{"progressToken":7}}}`)
 	var msgs []string
 	for {
-		m := c.read()
-		if string(m["method"]) == `"notifications/progress"` {
+		m := c.Next()
+		if m.Method() == "notifications/progress" {
 			var p struct {
 				Token   json.RawMessage `json:"progressToken"`
 				Message string          `json:"message"`
 			}
-			json.Unmarshal(m["params"], &p)
+			json.Unmarshal(m.Member("params"), &p)
 			if string(p.Token) != "7" {
 				t.Errorf("token %s", p.Token)
 			}
 			msgs = append(msgs, p.Message)
 			continue
 		}
-		if string(m["id"]) == "1" {
-			if m["result"] == nil {
-				t.Fatalf("answer failed: %s", m["error"])
+		if m.ID() == "1" {
+			if m.Member("result") == nil {
+				t.Fatalf("answer failed: %s", m.Member("error"))
 			}
 			break
 		}

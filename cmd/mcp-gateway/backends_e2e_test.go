@@ -230,7 +230,7 @@ func TestBackendChattyStdout(t *testing.T) {
 func TestBackendRPCError(t *testing.T) {
 	t.Parallel()
 	node := needNode(t)
-	rpc := beServer{Name: "rpc", Command: node, Args: []string{testdataPath(t, "rpcerror_server.mjs")}}
+	rpc := beServer{Name: "rpc", Command: node, Args: []string{testdataPath("rpcerror_server.mjs")}}
 	s := startRaw(t, beConfig(t, rpc, tb("tb")), "e2e")
 	wantTools(t, s.toolsList(), "rpc.fail", "tb.echo")
 	cases := []struct{ kind, data string }{

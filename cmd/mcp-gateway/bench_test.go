@@ -56,7 +56,7 @@ type benchClient struct {
 // of the benchmark if still running.
 func benchStart(t testing.TB, env []string, bin string, args ...string) *benchClient {
 	t.Helper()
-	ch := testutil.StartChild(t, bin, args, testutil.ChildOptions{Env: env})
+	ch := testutil.StartChild(t, bin, args, env, testutil.ClientOptions{})
 	return &benchClient{Client: ch.Client, cmd: ch.Cmd, stderr: ch.Stderr, stop: func() { ch.Stop(10 * time.Second) }}
 }
 
@@ -70,16 +70,13 @@ func (c *benchClient) call(method, params string) ([]byte, error) {
 	return m.Raw, nil
 }
 
-func (c *benchClient) notify(method string) error {
-	return c.Client.NotifyErr(method, "")
-}
-
 // handshake is initialize + notifications/initialized.
 func (c *benchClient) handshake() error {
 	if _, err := c.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`); err != nil {
 		return err
 	}
-	return c.notify("notifications/initialized")
+	c.Send(initializedMsg) // only ever from the benchmark's own goroutine
+	return nil
 }
 
 // listTools returns the number of tools in one tools/list (following

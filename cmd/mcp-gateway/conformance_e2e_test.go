@@ -24,7 +24,7 @@ func TestConformanceThroughGateway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	everything, err := testutil.Build("github.com/modelcontextprotocol/go-sdk/conformance/everything-server", testutil.BuildOptions{})
+	everything, err := testutil.Build("github.com/modelcontextprotocol/go-sdk/conformance/everything-server", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestConformanceThroughGateway(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := conformancetest.Command(ctx, t, root, "server",
-		"--url", g.base+"/mcp", "--expected-failures", testdataPath(t, "conformance-baseline.yml"))
+		"--url", g.base+"/mcp", "--expected-failures", testdataPath("conformance-baseline.yml"))
 	out, err := cmd.CombinedOutput()
 	total := regexp.MustCompile(`Total: (\d+) passed, (\d+) failed`).FindSubmatch(out)
 	if total != nil {

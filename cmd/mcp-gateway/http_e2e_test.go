@@ -632,7 +632,7 @@ func TestHTTPTypeScriptClients(t *testing.T) {
 	g := startHTTP(t, httpConfig(t, nil, tb("tb")))
 	for _, c := range []struct{ kind, path string }{{"streamable", "/mcp"}, {"noget", "/mcp"}, {"sse", "/sse"}} {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*testutil.DefaultTimeout)
-		cmd := exec.CommandContext(ctx, "node", testdataPath(t, "http_client.mjs"), c.kind, g.base+c.path)
+		cmd := exec.CommandContext(ctx, "node", testdataPath("http_client.mjs"), c.kind, g.base+c.path)
 		cmd.Dir = root
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
-	"strconv"
 	"testing"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
@@ -19,15 +17,8 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	var err error
-	gatewayBin, err = testutil.Build("./cmd/mcp-gateway", testutil.BuildOptions{Script: "scripts/build"})
-	if err == nil {
-		backendBin, err = testutil.Build("./backends/testbackend", testutil.BuildOptions{})
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	gatewayBin = testutil.MustBuild("./cmd/mcp-gateway", "scripts/build")
+	backendBin = testutil.MustBuild("./backends/testbackend", "")
 	os.Exit(m.Run())
 }
 
@@ -37,25 +28,20 @@ func TestMain(m *testing.M) {
 // sleep at exit; races are still reported, and fail the tests through the
 // exit status and stderr.
 func baseEnv(t testing.TB, extra ...string) []string {
-	home := t.TempDir()
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "NO_COLOR=1", "GORACE=atexit_sleep_ms=0"}
-	if tmp := os.Getenv("TMPDIR"); tmp != "" {
-		env = append(env, "TMPDIR="+tmp)
-	}
-	if runtime.GOOS == "windows" {
-		// The home directory is USERPROFILE there, and programs need
-		// SystemRoot (and TEMP) to run at all.
-		env = append(env, "USERPROFILE="+home)
-		for _, k := range []string{"SystemRoot", "TEMP", "TMP", "PATHEXT", "ComSpec"} {
-			if v := os.Getenv(k); v != "" {
-				env = append(env, k+"="+v)
-			}
+	home := t.TempDir() // USERPROFILE on Windows
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "USERPROFILE=" + home, "NO_COLOR=1", "GORACE=atexit_sleep_ms=0"}
+	// The temporary directory, and what Windows programs need to run at all.
+	for _, k := range []string{"TMPDIR", "SystemRoot", "TEMP", "TMP", "PATHEXT", "ComSpec"} {
+		if v := os.Getenv(k); v != "" {
+			env = append(env, k+"="+v)
 		}
 	}
 	return append(env, extra...)
 }
 
-// proc is the gateway binary serving stdio, driven by raw bytes.
+// proc is the gateway binary serving stdio, driven by raw bytes or, in
+// line mode, by its testutil.Client: responses matched by id,
+// notifications kept.
 type proc struct {
 	*testutil.Child
 	t *testing.T
@@ -65,14 +51,7 @@ type proc struct {
 // of the test if still running.
 func startGateway(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
-	return startGatewayWith(t, testutil.ClientOptions{}, env, args...)
-}
-
-// startGatewayWith is startGateway with the client's options (framing).
-func startGatewayWith(t *testing.T, co testutil.ClientOptions, env []string, args ...string) *proc {
-	t.Helper()
-	c := testutil.StartChild(t, gatewayBin, args, testutil.ChildOptions{Env: env, Client: co})
-	return &proc{Child: c, t: t}
+	return &proc{testutil.StartChild(t, gatewayBin, args, env, testutil.ClientOptions{}), t}
 }
 
 // send writes s as it is (with its own framing).
@@ -117,24 +96,16 @@ const (
 
 // errCode returns a reply's error code, or 0.
 func errCode(m map[string]any) int {
-	e, ok := m["error"].(map[string]any)
-	if !ok {
-		return 0
-	}
-	n, _ := e["code"].(json.Number).Int64()
+	e, _ := m["error"].(map[string]any)
+	code, _ := e["code"].(json.Number)
+	n, _ := code.Int64()
 	return int(n)
 }
 
+// idOf returns a reply's id as JSON (`7`, `"s-7"`); `null` if it has none.
 func idOf(m map[string]any) string {
-	switch v := m["id"].(type) {
-	case nil:
-		return "null"
-	case json.Number:
-		return v.String()
-	case string:
-		return strconv.Quote(v)
-	}
-	return fmt.Sprint(m["id"])
+	b, _ := json.Marshal(m["id"])
+	return string(b)
 }
 
 func toolNames(t *testing.T, m map[string]any) []string {

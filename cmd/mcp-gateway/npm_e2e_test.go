@@ -135,7 +135,7 @@ func runTSClient(t *testing.T, cfg string, steps ...map[string]any) tsOutput {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", testdataPath(t, "client.mjs"), planPath)
+	cmd := exec.CommandContext(ctx, "node", testdataPath("client.mjs"), planPath)
 	cmd.Env = os.Environ()
 	var stderr testutil.Buffer
 	cmd.Stderr = &stderr

@@ -16,19 +16,13 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
-// rawID returns a message's id member exactly as written, or "" without one.
-func rawID(t *testing.T, m testutil.Msg) string {
-	t.Helper()
-	return string(m.Member("id"))
-}
-
 // repliesTo returns the responses nobody waited for whose id is id, byte for
 // byte.
-func (s *rawSession) repliesTo(id string) []testutil.Msg {
+func (s *proc) repliesTo(id string) []testutil.Msg {
 	s.t.Helper()
 	var out []testutil.Msg
 	for _, m := range s.Since(0, "") {
-		if rawID(s.t, m) == id {
+		if m.ID() == id {
 			out = append(out, m)
 		}
 	}
@@ -36,7 +30,7 @@ func (s *rawSession) repliesTo(id string) []testutil.Msg {
 }
 
 // waitReplies waits until n responses with this exact id have arrived.
-func (s *rawSession) waitReplies(id string, n int) []testutil.Msg {
+func (s *proc) waitReplies(id string, n int) []testutil.Msg {
 	s.t.Helper()
 	testutil.WaitFor(s.t, testutil.DefaultTimeout, "a reply to id "+id, func() bool { return len(s.repliesTo(id)) >= n })
 	return s.repliesTo(id)
@@ -44,7 +38,7 @@ func (s *rawSession) waitReplies(id string, n int) []testutil.Msg {
 
 // sync makes sure that everything the gateway wrote before answering a
 // fresh ping has been read.
-func (s *rawSession) sync() {
+func (s *proc) sync() {
 	s.t.Helper()
 	if r := s.Call("ping", `{}`); r.Map()["result"] == nil {
 		s.t.Fatalf("ping: %s", r)
@@ -261,7 +255,7 @@ func TestBurstOfCallsAnsweredOnce(t *testing.T) {
 	s.sync()
 	replies := map[string][]testutil.Msg{}
 	for _, m := range s.Since(0, "") {
-		id := rawID(t, m)
+		id := m.ID()
 		replies[id] = append(replies[id], m)
 	}
 	for i := range n {

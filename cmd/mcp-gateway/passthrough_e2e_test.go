@@ -26,7 +26,7 @@ func TestBackendOddResultsByteIdentical(t *testing.T) {
 	t.Parallel()
 	s := startRaw(t, beConfig(t, tb("tb")), "e2e")
 	s.toolsList()
-	direct := testutil.StartChild(t, backendBin, nil, testutil.ChildOptions{Env: baseEnv(t)})
+	direct := testutil.StartChild(t, backendBin, nil, baseEnv(t), testutil.ClientOptions{})
 	defer direct.Stop(10 * time.Second)
 	direct.Call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"direct","version":"1"}}`)
 	for _, c := range []struct{ args, golden string }{{`{}`, "odd_result.json"}, {`{"isError":true}`, "odd_error_result.json"}} {

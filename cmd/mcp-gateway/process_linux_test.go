@@ -104,7 +104,7 @@ func shutdownTree(t *testing.T, stop func(p *proc)) {
 	if sleeps != 2 || direct < 3 {
 		t.Fatalf("process tree below the gateway: %v", tree)
 	}
-	stop(s.proc)
+	stop(s)
 	if err := s.Exited(t, 20*time.Second); err != nil {
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) {

@@ -105,7 +105,7 @@ func TestLiveReload(t *testing.T) {
 }
 
 // waitStderr waits until the gateway's stderr holds text.
-func waitStderr(t *testing.T, s *rawSession, text string) {
+func waitStderr(t *testing.T, s *proc, text string) {
 	t.Helper()
 	testutil.WaitFor(t, testutil.DefaultTimeout, text+" in stderr", func() bool { return strings.Contains(s.Stderr.String(), text) })
 }

@@ -310,7 +310,7 @@ func TestRemoteRealServers(t *testing.T) {
 	t.Parallel()
 	node := needNode(t)
 	root := npmPeers(t)
-	everything, err := testutil.Build("github.com/modelcontextprotocol/go-sdk/conformance/everything-server", testutil.BuildOptions{})
+	everything, err := testutil.Build("github.com/modelcontextprotocol/go-sdk/conformance/everything-server", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -182,12 +182,12 @@ func (c *soakClient) sample(label string) soakSample {
 // has not awaited (only counts), and can read slowly.
 type soakClient struct {
 	t *testing.T
-	p *proc
+	p *testutil.Child
 }
 
 func startSoak(t *testing.T, cfg string) *soakClient {
 	t.Helper()
-	p := startGatewayWith(t, testutil.ClientOptions{Discard: true, Timeout: 60 * time.Second}, baseEnv(t), "--stdio", "--config", cfg)
+	p := testutil.StartChild(t, gatewayBin, []string{"--stdio", "--config", cfg}, baseEnv(t), testutil.ClientOptions{Discard: true, Timeout: 60 * time.Second})
 	c := &soakClient{t: t, p: p}
 	r := c.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"soak","version":"1"}}`)
 	if !bytes.Contains(r, []byte(`"result"`)) {

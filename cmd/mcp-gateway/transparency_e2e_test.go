@@ -39,7 +39,7 @@ func transparencyRun(t *testing.T, sdk, prefix, command string, args ...string) 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", testdataPath(t, "transparency.mjs"), planPath)
+	cmd := exec.CommandContext(ctx, "node", testdataPath("transparency.mjs"), planPath)
 	var stderr testutil.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -10,33 +10,27 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 )
 
-// BuildOptions say how Build builds a binary. It is built with -race when
-// the tests run with -race (Race), so that end-to-end runs catch data races
-// in the binaries too.
-type BuildOptions struct {
-	// Script, if set, builds with this script of the module (relative to
-	// its root) called as `SCRIPT OUTPUT [go build flags]`, the way
-	// releases are built; else `go build -o OUTPUT PKG`.
-	Script string
-}
-
-// Build returns the path of the binary of pkg (a path relative to the
-// module root, "./backends/testbackend"), built or brought up to date. The
-// binary is kept in the temporary directory, one per module tree and
-// options, and go build itself decides whether it is up to date (it
-// compares the build ID recorded in the binary with its sources and
-// flags), so that every test binary of one `go test ./...` run — and later
-// runs over the same sources — share one link instead of each linking its
-// own.
-func Build(pkg string, o BuildOptions) (string, error) {
-	root, err := moduleRoot()
+// Build returns the path of the binary of pkg (relative to the module root,
+// "./backends/testbackend"), built or brought up to date by `go build -o
+// OUTPUT PKG` or, if script is not "", by that script of the module called
+// as `SCRIPT OUTPUT [go build flags]`, the way releases are built; with
+// -race when the tests run with it (Race), so that end-to-end runs catch
+// data races in the binaries too. The binary is kept in the temporary
+// directory, one per module tree and script, and go build decides whether
+// it is up to date (by the build ID recorded in it), so that the test
+// binaries of one `go test ./...` run, and later runs over the same
+// sources, share one link instead of each linking its own.
+func Build(pkg, script string) (string, error) {
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("go env GOMOD: %w", err)
 	}
-	key := sha256.Sum256(fmt.Appendf(nil, "%s\n%+v race=%v", root, o, Race))
+	root := filepath.Dir(strings.TrimSpace(string(gomod)))
+	key := sha256.Sum256(fmt.Appendf(nil, "%s\n%s race=%v", root, script, Race))
 	dir := filepath.Join(os.TempDir(), "mcp-gateway-testbin", fmt.Sprintf("%x", key[:8]))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
@@ -50,8 +44,8 @@ func Build(pkg string, o BuildOptions) (string, error) {
 		flags = append(flags, "-race")
 	}
 	cmd := exec.Command("go", append(append([]string{"build", "-o", out}, flags...), pkg)...)
-	if o.Script != "" {
-		cmd = exec.Command("bash", append([]string{filepath.Join(root, o.Script), out}, flags...)...)
+	if script != "" {
+		cmd = exec.Command("bash", append([]string{filepath.Join(root, script), out}, flags...)...)
 	}
 	cmd.Dir = root
 	// One build at a time: the next finds the binary up to date instead of
@@ -66,6 +60,16 @@ func Build(pkg string, o BuildOptions) (string, error) {
 		return "", fmt.Errorf("build %s: %w\n%s", pkg, err, b)
 	}
 	return out, nil
+}
+
+// MustBuild is Build for TestMain: it exits the process if the build fails.
+func MustBuild(pkg, script string) string {
+	bin, err := Build(pkg, script)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	return bin
 }
 
 // lock creates the file path holding this process's id, waiting while
@@ -91,24 +95,5 @@ func lock(path string) (unlock func(), err error) {
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// moduleRoot is the directory of go.mod above the working directory (a
-// test runs in its package's directory).
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
 	}
 }

@@ -8,14 +8,6 @@ import (
 	"time"
 )
 
-// ChildOptions configure StartChild.
-type ChildOptions struct {
-	// Env is the child's environment; nil is the test's own.
-	Env []string
-	// Client configures the client on the child's pipes.
-	Client ClientOptions
-}
-
 // Child is a process under test whose stdin and stdout are a Client and
 // whose stderr is kept. At the end of the test its stdin is closed and it
 // must exit within 10 s (else it is killed and the test fails); its stderr
@@ -30,11 +22,12 @@ type Child struct {
 	err    error
 }
 
-// StartChild runs bin with args.
-func StartChild(t testing.TB, bin string, args []string, o ChildOptions) *Child {
+// StartChild runs bin with args in env (nil is the test's own); o
+// configures the client on its pipes, whose failures show its stderr.
+func StartChild(t testing.TB, bin string, args, env []string, o ClientOptions) *Child {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = o.Env
+	cmd.Env = env
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -54,11 +47,8 @@ func StartChild(t testing.TB, bin string, args []string, o ChildOptions) *Child 
 		stdout.Close()
 		t.Fatal(err)
 	}
-	co := o.Client
-	if co.Context == nil {
-		co.Context = func() string { return "stderr:\n" + c.Stderr.String() }
-	}
-	c.Client = NewClient(t, stdin, stdout, co)
+	o.Context = func() string { return "stderr:\n" + c.Stderr.String() }
+	c.Client = NewClient(t, stdin, stdout, o)
 	go func() {
 		c.err = cmd.Wait()
 		close(c.done)
@@ -67,7 +57,7 @@ func StartChild(t testing.TB, bin string, args []string, o ChildOptions) *Child 
 		// A grandchild may still hold the write end: stop reading.
 		defer stdout.Close()
 		if !c.Stop(10 * time.Second) {
-			t.Errorf("%s did not exit within 10s of stdin closing\nstderr:\n%s", bin, c.Stderr)
+			t.Errorf("%s did not exit within 10s of stdin closing", bin)
 		}
 		if t.Failed() {
 			t.Logf("%s stderr:\n%s", bin, c.Stderr)
@@ -88,11 +78,10 @@ func (c *Child) Exited(t testing.TB, d time.Duration) error {
 	t.Helper()
 	select {
 	case <-c.done:
-		return c.err
 	case <-time.After(d):
 		t.Fatalf("%s did not exit within %s\nstderr:\n%s", c.Cmd.Path, d, c.Stderr)
 	}
-	return nil
+	return c.err
 }
 
 // Stop closes the child's stdin and waits up to d for it to exit, and kills

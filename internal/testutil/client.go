@@ -4,10 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"net/textproto"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,27 +42,22 @@ func (m Msg) Map() map[string]any {
 	return v
 }
 
-// Members returns the exact bytes of each top-level member.
-func (m Msg) Members() map[string]json.RawMessage {
-	var v map[string]json.RawMessage
-	json.Unmarshal(m.Raw, &v)
-	return v
-}
-
 // Member returns the exact bytes of one top-level member ("result",
 // "error"), nil if there is none.
-func (m Msg) Member(name string) json.RawMessage { return m.Members()[name] }
+func (m Msg) Member(name string) json.RawMessage {
+	var v map[string]json.RawMessage
+	json.Unmarshal(m.Raw, &v)
+	return v[name]
+}
 
 // ID returns the id as written (`7`, `"abc"`, `null`), "" if there is none.
 func (m Msg) ID() string { return string(m.Member("id")) }
 
 // Method returns the method of a request or notification, "" for a response.
 func (m Msg) Method() string {
-	var v struct {
-		Method string `json:"method"`
-	}
-	json.Unmarshal(m.Raw, &v)
-	return v.Method
+	var s string
+	json.Unmarshal(m.Member("method"), &s)
+	return s
 }
 
 // Result returns the result object; it fails the test if there is none.
@@ -120,9 +115,15 @@ type Client struct {
 	cursor  int              // Next's position in log
 	changed chan struct{}    // closed and replaced when log grows
 	counts  map[string]int   // with Discard: unclaimed messages by method
-	readErr error
 	eof     chan struct{}
+	readErr error // what ended reading; set before eof is closed
 	slow    atomic.Bool
+}
+
+// call is a request of Request; done is closed when its response has come.
+type call struct {
+	done chan struct{}
+	resp Msg
 }
 
 // NewClient starts reading r; messages go to w.
@@ -133,12 +134,6 @@ func NewClient(t testing.TB, w io.Writer, r io.Reader, o ClientOptions) *Client 
 	c := &Client{t: t, o: o, w: w, nextID: 100, calls: map[string]*call{}, changed: make(chan struct{}), counts: map[string]int{}, eof: make(chan struct{})}
 	go c.readLoop(bufio.NewReaderSize(r, 64<<10))
 	return c
-}
-
-// call is a request of Request: its response goes to ch.
-type call struct {
-	ch       chan Msg
-	answered bool
 }
 
 func (c *Client) readLoop(r *bufio.Reader) {
@@ -152,9 +147,7 @@ func (c *Client) readLoop(r *bufio.Reader) {
 			c.dispatch(m)
 		}
 		if err != nil {
-			c.mu.Lock()
 			c.readErr = err
-			c.mu.Unlock()
 			return
 		}
 	}
@@ -171,14 +164,8 @@ func readMsg(r *bufio.Reader) (Msg, error) {
 	if err != nil {
 		return Msg{Raw: line}, fmt.Errorf("bad Content-Length %q", val)
 	}
-	for { // further headers, up to the empty line
-		h, err := r.ReadString('\n')
-		if err != nil {
-			return Msg{}, err
-		}
-		if strings.TrimRight(h, "\r\n") == "" {
-			break
-		}
+	if _, err := textproto.NewReader(r).ReadMIMEHeader(); err != nil { // up to the empty line
+		return Msg{}, err
 	}
 	body := make([]byte, n)
 	_, err = io.ReadFull(r, body)
@@ -188,26 +175,20 @@ func readMsg(r *bufio.Reader) (Msg, error) {
 func (c *Client) dispatch(m Msg) {
 	var env struct {
 		ID     json.RawMessage `json:"id"`
-		Method *string         `json:"method"`
+		Method string          `json:"method"`
 		Error  json.RawMessage `json:"error"`
 	}
 	json.Unmarshal(m.Raw, &env)
 	m.err = env.Error
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if env.Method == nil && env.ID != nil {
-		if r := c.calls[string(env.ID)]; r != nil && !r.answered {
-			r.answered = true
-			r.ch <- m
-			return
-		}
+	if r := c.calls[string(env.ID)]; env.Method == "" && r != nil && r.resp.Raw == nil {
+		r.resp = m
+		close(r.done)
+		return
 	}
 	if c.o.Discard {
-		method := ""
-		if env.Method != nil {
-			method = *env.Method
-		}
-		c.counts[method]++
+		c.counts[env.Method]++
 		return
 	}
 	c.log = append(c.log, m)
@@ -238,25 +219,6 @@ func (c *Client) write(msg []byte) error {
 	return err
 }
 
-// NotifyErr sends a notification (params may be ""), for code that must
-// not fail the test.
-func (c *Client) NotifyErr(method, params string) error {
-	return c.write(append(appendEnvelope(nil, "", method, params), '\n'))
-}
-
-// appendEnvelope appends a request (or, without id, a notification).
-func appendEnvelope(b []byte, id, method, params string) []byte {
-	b = append(b, `{"jsonrpc":"2.0",`...)
-	if id != "" {
-		b = append(append(append(b, `"id":`...), id...), ',')
-	}
-	b = strconv.AppendQuote(append(b, `"method":`...), method)
-	if params != "" {
-		b = append(append(b, `,"params":`...), params...)
-	}
-	return append(b, '}')
-}
-
 // Request sends a request with the client's next id and returns the id.
 func (c *Client) Request(method, params string) string {
 	c.t.Helper()
@@ -271,10 +233,14 @@ func (c *Client) request(method, params string) (string, error) {
 	c.mu.Lock()
 	c.nextID++
 	id := strconv.Itoa(c.nextID)
-	c.calls[id] = &call{ch: make(chan Msg, 1)}
+	c.calls[id] = &call{done: make(chan struct{})}
 	c.mu.Unlock()
-	msg := appendEnvelope(make([]byte, 0, 48+len(method)+len(params)), id, method, params)
-	return id, c.write(append(msg, '\n'))
+	b := append(make([]byte, 0, 48+len(method)+len(params)), `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendQuote(append(append(b, id...), `,"method":`...), method)
+	if params != "" {
+		b = append(append(b, `,"params":`...), params...)
+	}
+	return id, c.write(append(b, "}\n"...))
 }
 
 // Await waits up to d for the response to a request of Request.
@@ -294,29 +260,19 @@ func (c *Client) await(id string, d time.Duration) (Msg, error) {
 	if r == nil {
 		return Msg{}, fmt.Errorf("no request %s in flight", id)
 	}
-	ch := r.ch
-	defer func() {
-		c.mu.Lock()
-		if r.answered {
-			delete(c.calls, id)
-		}
-		c.mu.Unlock()
-	}()
-	timer := time.NewTimer(d)
-	defer timer.Stop()
 	select {
-	case m := <-ch:
-		return m, nil
-	case <-c.eof:
-		select { // read before the end
-		case m := <-ch:
-			return m, nil
-		default:
-		}
-		return Msg{}, fmt.Errorf("peer closed its output while waiting for %s: %v", id, c.readError())
-	case <-timer.C:
+	case <-r.done:
+	case <-c.eof: // everything read was dispatched: done is final
+	case <-time.After(d):
 		return Msg{}, fmt.Errorf("no response to %s within %s", id, d)
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r.resp.Raw == nil {
+		return Msg{}, fmt.Errorf("peer closed its output while waiting for %s: %v", id, c.readErr)
+	}
+	delete(c.calls, id)
+	return r.resp, nil
 }
 
 // Answered reports, without waiting, whether the response to a request
@@ -325,7 +281,7 @@ func (c *Client) Answered(id string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := c.calls[id]
-	return r != nil && r.answered
+	return r != nil && r.resp.Raw != nil
 }
 
 // Call sends a request and waits for its response.
@@ -342,13 +298,10 @@ func (c *Client) Do(method, params string) (Msg, error) {
 		return Msg{}, err
 	}
 	m, err := c.await(id, c.o.Timeout)
-	if err != nil {
-		return m, err
+	if err == nil && len(m.err) > 0 && string(m.err) != "null" {
+		err = fmt.Errorf("%s: error %s", method, m.err)
 	}
-	if len(m.err) > 0 && string(m.err) != "null" {
-		return m, fmt.Errorf("%s: error %s", method, m.err)
-	}
-	return m, nil
+	return m, err
 }
 
 // Next returns the next message not claimed by Await, in arrival order.
@@ -366,13 +319,21 @@ func (c *Client) Next() Msg {
 	return m
 }
 
+// WaitNote waits up to d for the first message with this method after
+// mark.
+func (c *Client) WaitNote(mark int, method string, d time.Duration) Msg {
+	c.t.Helper()
+	var got []Msg
+	c.waitLog(d, method, func() bool { got = c.since(mark, method); return len(got) > 0 })
+	return got[0]
+}
+
 // waitLog waits up to d until found, called with c.mu held, holds; it
 // fails the test with what when d passes or the peer closes its output
 // first. Every wait for an unclaimed message goes through it.
 func (c *Client) waitLog(d time.Duration, what string, found func() bool) {
 	c.t.Helper()
-	timer := time.NewTimer(d)
-	defer timer.Stop()
+	timeout := time.After(d)
 	for {
 		c.mu.Lock()
 		ok, changed := found(), c.changed
@@ -387,22 +348,11 @@ func (c *Client) waitLog(d time.Duration, what string, found func() bool) {
 			ok = found()
 			c.mu.Unlock()
 			if !ok {
-				c.fatalf("peer closed its output while waiting for %s: %v", what, c.readError())
+				c.fatalf("peer closed its output while waiting for %s: %v", what, c.readErr)
 			}
 			return
-		case <-timer.C:
+		case <-timeout:
 			c.fatalf("no %s within %s", what, d)
-		}
-	}
-}
-
-// NextResponse returns the next response, skipping notifications and the
-// peer's requests.
-func (c *Client) NextResponse() Msg {
-	c.t.Helper()
-	for {
-		if m := c.Next(); m.Method() == "" {
-			return m
 		}
 	}
 }
@@ -437,16 +387,6 @@ func (c *Client) since(mark int, method string) []Msg {
 // has been dispatched.
 func (c *Client) EOF() <-chan struct{} { return c.eof }
 
-// readError is the error that ended reading (io.EOF for a clean end).
-func (c *Client) readError() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if errors.Is(c.readErr, io.EOF) {
-		return io.EOF
-	}
-	return c.readErr
-}
-
 func (c *Client) fatalf(format string, args ...any) {
 	c.t.Helper()
 	msg := fmt.Sprintf(format, args...)
@@ -454,25 +394,6 @@ func (c *Client) fatalf(format string, args ...any) {
 		msg += "\n" + c.o.Context()
 	}
 	c.t.Fatal(msg)
-}
-
-// Unread returns, without waiting, the messages Next has not returned yet,
-// and moves past them.
-func (c *Client) Unread() []Msg {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := append([]Msg(nil), c.log[c.cursor:]...)
-	c.cursor = len(c.log)
-	return out
-}
-
-// WaitNote waits up to d for the first message with this method after
-// mark.
-func (c *Client) WaitNote(mark int, method string, d time.Duration) Msg {
-	c.t.Helper()
-	var got []Msg
-	c.waitLog(d, method, func() bool { got = c.since(mark, method); return len(got) > 0 })
-	return got[0]
 }
 
 // Slow makes the client read like one slower than its servers, while on:

@@ -2,16 +2,14 @@ package testutil
 
 import (
 	"log/slog"
+	"slices"
 	"strings"
 )
 
 // LogRecorder keeps a logger's records as lines in slog's text format
 // without the time: `level=WARN msg="disk almost full" server=l key=value`,
-// the attributes of Logger.With first.
+// the attributes of Logger.With first. The zero value is empty.
 type LogRecorder struct{ buf Buffer }
-
-// NewLogRecorder returns an empty recorder.
-func NewLogRecorder() *LogRecorder { return &LogRecorder{} }
 
 // Logger returns a logger that writes every level to r.
 func (r *LogRecorder) Logger() *slog.Logger {
@@ -35,14 +33,10 @@ func (r *LogRecorder) Lines() []string {
 // Find returns the records that contain every one of subs.
 func (r *LogRecorder) Find(subs ...string) []string {
 	var out []string
-next:
 	for _, l := range r.Lines() {
-		for _, s := range subs {
-			if !strings.Contains(l, s) {
-				continue next
-			}
+		if !slices.ContainsFunc(subs, func(s string) bool { return !strings.Contains(l, s) }) {
+			out = append(out, l)
 		}
-		out = append(out, l)
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"strconv"
@@ -21,26 +22,17 @@ type Proc struct {
 
 // ReadProc reads /proc/PID; false if there is no such process.
 func ReadProc(pid int) (Proc, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return Proc{}, false
-	}
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	// pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return Proc{}, false
-	}
-	f := strings.Fields(s[i+1:])
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 	if len(f) < 20 {
 		return Proc{}, false
 	}
 	p := Proc{PID: pid, State: f[0][0], Start: f[19]}
 	p.PPID, _ = strconv.Atoi(f[1])
 	p.PGID, _ = strconv.Atoi(f[2])
-	if c, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil {
-		p.Cmdline = strings.TrimSpace(strings.ReplaceAll(string(c), "\x00", " "))
-	}
+	c, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	p.Cmdline = strings.TrimSpace(strings.ReplaceAll(string(c), "\x00", " "))
 	return p, true
 }
 
@@ -52,10 +44,7 @@ func (p Proc) Exists() bool {
 }
 
 // Alive reports whether the same process exists and is not a zombie.
-func (p Proc) Alive() bool {
-	q, ok := ReadProc(p.PID)
-	return ok && q.Start == p.Start && q.State != 'Z'
-}
+func (p Proc) Alive() bool { return p.Exists() && Alive(p.PID) }
 
 func (p Proc) String() string { return fmt.Sprintf("%d (%s)", p.PID, p.Cmdline) }
 
@@ -75,72 +64,48 @@ func Procs() []Proc {
 
 // Descendants returns every live process below root, nearest first.
 func Descendants(root int) []Proc {
-	children := map[int][]Proc{}
-	for _, p := range Procs() {
-		if p.State != 'Z' {
-			children[p.PPID] = append(children[p.PPID], p)
+	all, out := Procs(), []Proc{{PID: root}}
+	for i := 0; i < len(out); i++ {
+		for _, p := range all {
+			if p.PPID == out[i].PID && p.State != 'Z' {
+				out = append(out, p)
+			}
 		}
 	}
-	var out []Proc
-	for queue := []int{root}; len(queue) > 0; queue = queue[1:] {
-		for _, c := range children[queue[0]] {
-			out = append(out, c)
-			queue = append(queue, c.PID)
-		}
-	}
-	return out
+	return out[1:]
 }
 
 // StatusKB returns fields of /proc/PID/status that are in kB (VmRSS,
 // VmHWM, RssAnon), by name; an error if one is missing.
 func StatusKB(pid int, fields ...string) (map[string]int64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return nil, err
-	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	out := map[string]int64{}
 	for _, line := range strings.Split(string(b), "\n") {
-		key, val, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(val), " kB"), 10, 64)
-		if err == nil {
+		key, val, _ := strings.Cut(line, ":")
+		if n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(val), " kB"), 10, 64); err == nil {
 			out[key] = n
 		}
 	}
 	for _, f := range fields {
-		if _, ok := out[f]; !ok {
-			return nil, fmt.Errorf("no %s in /proc/%d/status", f, pid)
+		if _, ok := out[f]; !ok && err == nil {
+			err = fmt.Errorf("no %s in /proc/%d/status", f, pid)
 		}
 	}
-	return out, nil
+	return out, err
 }
 
 // CPUTime returns the CPU time pid has used so far, summed over its
 // threads from /proc/PID/task/*/schedstat (nanoseconds, unlike the clock
-// ticks of /proc/PID/stat); false where there is no such file.
+// ticks of /proc/PID/stat); false where there is no such directory.
 func CPUTime(pid int) (time.Duration, bool) {
-	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	dir := fmt.Sprintf("/proc/%d/task/", pid)
 	tasks, err := os.ReadDir(dir)
-	if err != nil {
-		return 0, false
-	}
 	var sum time.Duration
 	for _, t := range tasks {
-		data, err := os.ReadFile(dir + "/" + t.Name() + "/schedstat")
-		if err != nil {
-			continue // the thread ended
-		}
-		f := strings.Fields(string(data))
-		if len(f) == 0 {
-			return 0, false
-		}
-		ns, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
-			return 0, false
-		}
+		var ns int64
+		b, _ := os.ReadFile(dir + t.Name() + "/schedstat") // none if the thread ended
+		fmt.Sscan(string(b), &ns)
 		sum += time.Duration(ns)
 	}
-	return sum, true
+	return sum, err == nil
 }

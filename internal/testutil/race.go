@@ -2,7 +2,5 @@
 
 package testutil
 
-// Race is true when the tests run with -race: the binaries they start are
-// then built with -race too (Build), so that end-to-end runs
-// catch data races in them.
+// Race is true when the tests run with -race.
 const Race = true

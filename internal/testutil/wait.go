@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 )
@@ -35,12 +36,5 @@ func Poll(d time.Duration, cond func() bool) bool {
 // fails the test if one still is after d.
 func WaitDead(t testing.TB, d time.Duration, pids ...int) {
 	t.Helper()
-	WaitFor(t, d, fmt.Sprintf("processes %v to end", pids), func() bool {
-		for _, pid := range pids {
-			if Alive(pid) {
-				return false
-			}
-		}
-		return true
-	})
+	WaitFor(t, d, fmt.Sprintf("processes %v to end", pids), func() bool { return !slices.ContainsFunc(pids, Alive) })
 }
