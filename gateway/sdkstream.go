@@ -101,5 +101,4 @@ func (s *sdkStream) pump(done <-chan struct{}, cut *writeCutter) error {
 	}
 }
 
-
 func (s *sdkStream) Close() error { return s.conn.Close() }

@@ -133,7 +133,7 @@ func TestBackendClientCancellation(t *testing.T) {
 // one that crashes the backend).
 func TestCancelReasonStaysOneLine(t *testing.T) {
 	t.Parallel()
-	p := startGatewayWith(t, testutil.ClientOptions{Framed: true}, baseEnv(t), "--stdio", "--config", beConfig(t, tb("tb")))
+	p := &proc{testutil.StartChild(t, gatewayBin, []string{"--stdio", "--config", beConfig(t, tb("tb"))}, baseEnv(t), testutil.ClientOptions{Framed: true}), t}
 	s, _ := initSession(t, p, "e2e", "{}")
 	s.toolsList()
 	mark := s.Mark()
