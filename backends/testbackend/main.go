@@ -30,6 +30,8 @@
 //	                      (read: r1's contents, with an unknown member);
 //	                      resources/subscribe is answered, then the URI is
 //	                      reported updated (notifications/resources/updated)
+//	-null-error           every result carries "error":null too, as some
+//	                      servers write it
 //	-ignore-term          ignore SIGTERM and stdin EOF (only SIGKILL ends it)
 //	-grandchild           start a grandchild ("sleep 300") in its process group;
 //	                      its pid is written to stderr as "grandchild pid N"
@@ -136,6 +138,7 @@ type server struct {
 	listOnInit   bool
 	ignoreCancel bool
 	stringIDs    bool
+	nullError    bool
 	describe     string
 	instructions string
 	listMeta     string
@@ -190,6 +193,7 @@ func main() {
 	listOnInit := fs.Bool("list-changed-on-init", false, "send tools/list_changed after initialized")
 	ignoreCancel := fs.Bool("ignore-cancel", false, "slow answers even when cancelled")
 	stringIDs := fs.Bool("string-ids", false, "echo numeric request ids back as strings")
+	nullError := fs.Bool("null-error", false, `every result carries "error":null too`)
 	relayMode := fs.Bool("relay", false, "only relay bytes to and from the command after --")
 	pidDir := fs.String("pid-dir", "", "create DIR/<pid> at start")
 	exitFile := fs.String("exit-file", "", "write how we were stopped (eof, term) to this file")
@@ -266,6 +270,7 @@ func main() {
 		listOnInit:   *listOnInit,
 		ignoreCancel: *ignoreCancel,
 		stringIDs:    *stringIDs,
+		nullError:    *nullError,
 		out:          bufio.NewWriterSize(os.Stdout, 64<<10),
 		tools:        []string{"echo", "crash", "hang", "slow", "progress", "big", "odd", "change", "sample", "log", "stats", "deaf"},
 		cancels:      map[string]chan struct{}{},
@@ -375,6 +380,9 @@ func (s *server) send(msg string) {
 }
 
 func (s *server) reply(id json.RawMessage, result string) {
+	if s.nullError {
+		result += `,"error":null`
+	}
 	s.send(`{"jsonrpc":"2.0","id":` + s.echoID(id) + `,"result":` + result + `}`)
 }
 

@@ -115,6 +115,14 @@ func Decode(body []byte) (Message, error) {
 	if m.ID == nil {
 		return fail("a response needs an id")
 	}
+	// A null beside the other member is no member: go-sdk reads it so, and
+	// some servers write "error":null in every result.
+	switch {
+	case m.Result != nil && string(m.Error) == "null":
+		m.Error = nil
+	case m.Error != nil && string(m.Result) == "null":
+		m.Result = nil
+	}
 	if (m.Result == nil) == (m.Error == nil) {
 		return fail("a response has a result or an error")
 	}

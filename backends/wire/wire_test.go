@@ -10,12 +10,14 @@ func TestDecode(t *testing.T) {
 	cases := []struct {
 		in           string
 		id, method   string
+		result       string // the result member, when the case has one
+		errMember    string // the error member, likewise
 		parse, fails bool
 		errID        string
 	}{
 		{in: `{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, id: "9007199254740993", method: "ping"},
 		{in: ` { "method" : "a\"b" , "jsonrpc":"2.0", "id" : 1e30, "params":{"x":[1,{"y":"}"}]} } `, id: "1e30", method: `a"b`},
-		{in: `{"jsonrpc":"2.0","id":"x\u0041","result":{}}`, id: `"x\u0041"`},
+		{in: `{"jsonrpc":"2.0","id":"x\u0041","result":{}}`, id: `"x\u0041"`, result: `{}`},
 		{in: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, method: "notifications/initialized"},
 		{in: `{"jsonrpc":"2.0","ID":7,"METHOD":"ping"}`, fails: true},
 		{in: `{"JSONRPC":"2.0","id":7,"method":"ping"}`, fails: true, errID: "7"},
@@ -28,6 +30,13 @@ func TestDecode(t *testing.T) {
 		{in: `{"jsonrpc":`, fails: true, parse: true},
 		{in: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}", fails: true, parse: true},
 		{in: `{"jsonrpc":"2.0","i\u0064":3,"method":"ping"}`, id: "3", method: "ping"},
+		// A null beside the other member is no member (go-sdk reads it so,
+		// and servers write it); two non-null ones are no response.
+		{in: `{"jsonrpc":"2.0","id":4,"result":{"a":1},"error":null}`, id: "4", result: `{"a":1}`},
+		{in: `{"jsonrpc":"2.0","id":5,"result":null,"error":{"code":1,"message":"x"}}`, id: "5", errMember: `{"code":1,"message":"x"}`},
+		{in: `{"jsonrpc":"2.0","id":6,"result":null}`, id: "6", result: `null`},
+		{in: `{"jsonrpc":"2.0","id":7,"result":{},"error":{"code":1,"message":"x"}}`, fails: true, errID: "7"},
+		{in: `{"jsonrpc":"2.0","id":8,"result":null,"error":null}`, id: "8", result: `null`},
 	}
 	for _, c := range cases {
 		m, err := Decode([]byte(c.in))
@@ -38,8 +47,8 @@ func TestDecode(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || string(m.ID) != c.id || m.Method != c.method {
-			t.Errorf("%s: %+v %v, want id %s method %q", c.in, m, err, c.id, c.method)
+		if err != nil || string(m.ID) != c.id || m.Method != c.method || string(m.Result) != c.result || string(m.Error) != c.errMember {
+			t.Errorf("%s: %+v %v, want id %s method %q result %s error %s", c.in, m, err, c.id, c.method, c.result, c.errMember)
 		}
 	}
 }
@@ -74,10 +83,14 @@ func TestMember(t *testing.T) {
 
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":[1,"}"]}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"result":{},"error":null}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := Decode(b)
 		if err == nil && m.ID != nil && !ValidID(m.ID) {
 			t.Fatalf("invalid id %q accepted", m.ID)
+		}
+		if err == nil && !m.HasMethod && (m.Result == nil) == (m.Error == nil) {
+			t.Fatalf("a response accepted with result %q and error %q", m.Result, m.Error)
 		}
 	})
 }

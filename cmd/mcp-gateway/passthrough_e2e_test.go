@@ -147,3 +147,15 @@ func TestCancelReasonStaysOneLine(t *testing.T) {
 		return len(cancelled(s.structured("tb.stats", `{}`))) == 1
 	})
 }
+
+// A server that writes "error":null beside every result, as some do, is a
+// working server: it becomes ready and its calls return their results.
+// (Its answers were dropped as invalid: it never became ready.)
+func TestBackendNullErrorMember(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, beConfig(t, tb("tb", "-null-error")), "e2e")
+	wantTools(t, s.toolsList(), "tb.echo")
+	if r := s.callTool("tb.echo", `{"text":"hi"}`); r.Map()["result"] == nil {
+		t.Fatalf("tb.echo: %s", r)
+	}
+}
