@@ -487,11 +487,17 @@ func (c *conn) start(method string, params json.RawMessage, o callOpts, done fun
 		p.token = o.token
 		c.progress[o.token] = p.sink
 	}
-	if o.timeout > 0 {
-		c.deadlines.add(p, o.timeout)
-	}
 	c.mu.Unlock()
 	c.send(encodeMessage(p.id, method, params), &p.end, o.batch)
+	if o.timeout > 0 {
+		// Only now: a timeout's cancellation must not reach the backend
+		// before the request it cancels.
+		c.mu.Lock()
+		if !p.ended {
+			c.deadlines.add(p, o.timeout)
+		}
+		c.mu.Unlock()
+	}
 	return func(reason json.RawMessage) { p.abort(context.Canceled, reason) }
 }
 
