@@ -10,6 +10,7 @@ package answer
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf16"
 
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/config/safetext"
@@ -178,7 +180,17 @@ func (s *Service) callWith(ctx context.Context, tool string, args json.RawMessag
 		s.debug("response failed", "code", string(resp.Error.Code), "msg", s.redact(msg, a.Query))
 		return nil, &APIError{Message: msg, Code: string(resp.Error.Code), Name: NameAPIError}
 	}
+	if resp.Status == responses.ResponseStatusIncomplete {
+		// Cut short (max_output_tokens, content_filter): a half answer
+		// would read as a whole one.
+		reason := cmp.Or(string(resp.IncompleteDetails.Reason), "unknown")
+		s.debug("response incomplete", "reason", reason)
+		return nil, &APIError{Message: "The response is incomplete (" + reason + ")", Code: "incomplete", Name: NameAPIError}
+	}
 	res, err := parseResponse([]byte(resp.RawJSON()), s.now(), cfg.Policy.MaxCitations, profile.Model)
+	if errors.Is(err, errNoAnswer) {
+		return nil, &APIError{Message: "The response holds no answer text", Name: NameAPIError}
+	}
 	if err != nil {
 		return nil, &APIError{Message: "Invalid response from the Responses API: " + err.Error(), Name: NameAPIError, Err: err}
 	}
@@ -240,21 +252,54 @@ func (s *Service) debug(msg string, args ...any) {
 }
 
 // redact removes the API key and the query from text bound for a log (an
-// error body may echo either). Queries shorter than 4 characters are too
-// common as substrings to redact.
+// error body may echo either), then terminal control and anything that
+// looks like a token; the caller truncates what it returns, never before.
+// Queries shorter than 4 characters are too common as substrings to redact.
 func (s *Service) redact(text, query string) string {
-	text = safetext.Strip(text, false)
 	if s.opts.Config != nil && s.opts.Config.APIKey != "" {
 		text = strings.ReplaceAll(text, s.opts.Config.APIKey, "[redacted key]")
 	}
-	if q := strings.TrimSpace(query); len([]rune(q)) >= 4 {
-		text = strings.ReplaceAll(text, q, "[redacted query]")
-		// The form a JSON error body would quote it in.
-		if b, err := json.Marshal(q); err == nil {
-			if esc := string(b[1 : len(b)-1]); esc != q {
-				text = strings.ReplaceAll(text, esc, "[redacted query]")
-			}
+	q := strings.TrimSpace(query)
+	if len([]rune(q)) < 4 {
+		return safetext.Redact(safetext.Strip(text, false))
+	}
+	// As written, and as a JSON body may quote it: Go's escaping, and the
+	// \uXXXX escaping of every non-ASCII character (Python's ensure_ascii).
+	forms := []string{q, asciiJSON(q, "%04x"), asciiJSON(q, "%04X")}
+	if b, err := json.Marshal(q); err == nil {
+		forms = append(forms, string(b[1:len(b)-1]))
+	}
+	for _, f := range forms {
+		text = strings.ReplaceAll(text, f, "[redacted query]")
+	}
+	// Strip makes a line break a space, in the text and in the query alike.
+	text = strings.ReplaceAll(safetext.Strip(text, false), safetext.Strip(q, false), "[redacted query]")
+	return safetext.Redact(text)
+}
+
+// asciiJSON is s as the inside of a JSON string whose every non-ASCII
+// character is a \u escape with hex digits in format.
+func asciiJSON(s, format string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r > 0x7f && r <= 0xffff:
+			fmt.Fprintf(&b, `\u`+format, r)
+		case r > 0xffff:
+			hi, lo := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, `\u`+format+`\u`+format, hi, lo)
+		default:
+			b.WriteRune(r)
 		}
 	}
-	return text
+	return b.String()
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -319,6 +321,7 @@ func TestWithSources(t *testing.T) {
 		{"undated heading replaced", "Answer.\n\n## Sources\n\n* [X](https://x.example/)", "Answer.\n\n" + ours},
 		{"word in prose", "Sources say it is sunny.", "Sources say it is sunny.\n\n" + ours},
 		{"heading followed by prose", "Sources:\nThe agency and the press agree.", "Sources:\nThe agency and the press agree.\n\n" + ours},
+		{"sentence that starts like a header", "Answer.\nSource: the ministry, which publishes it monthly.", "Answer.\nSource: the ministry, which publishes it monthly.\n\n" + ours},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := withSources(tc.in, cs); got != tc.want {
@@ -359,5 +362,108 @@ func TestFailedResponse(t *testing.T) {
 	ae := wantAPIError(t, err)
 	if ae.Message != "The model failed." || ae.Code != "server_error" {
 		t.Errorf("err = %+v", ae)
+	}
+}
+
+// A response cut short, or one with no text, is a failed answer, not an
+// empty or half one; a refusal is the answer.
+func TestIncompleteRefusedEmpty(t *testing.T) {
+	incomplete := answertest.RespondWith(testModel,
+		[]answertest.Item{answertest.Message("The population of Tokyo in 2025 is approx")},
+		answertest.Status("incomplete"), answertest.Field("incomplete_details", map[string]any{"reason": "max_output_tokens"}))
+	_, err := newFixture(t, nil, incomplete).call(t, "answer", `{"query":"tokyo population"}`)
+	if ae := wantAPIError(t, err); ae.Message != "The response is incomplete (max_output_tokens)" {
+		t.Errorf("incomplete: message %q", ae.Message)
+	}
+
+	for name, items := range map[string][]answertest.Item{
+		"no output":      {},
+		"reasoning only": {answertest.Reasoning("thinking")},
+		"blank text":     {answertest.Message(" \n")},
+	} {
+		_, err := newFixture(t, nil, answertest.Respond(testModel, items...)).call(t, "answer", `{"query":"anything"}`)
+		if ae := wantAPIError(t, err); ae.Message != "The response holds no answer text" {
+			t.Errorf("%s: message %q", name, ae.Message)
+		}
+	}
+
+	refused := answertest.Respond(testModel, answertest.MessageParts(answertest.Refusal("I can't help with that.")))
+	if r := mustCall(t, newFixture(t, nil, refused), "answer", `{"query":"something refused"}`); r.Answer != "I can't help with that." {
+		t.Errorf("refusal: answer %q", r.Answer)
+	}
+}
+
+// A preamble in the commentary phase is left out when a final answer
+// follows; the rest is joined as openai-go's Response.OutputText joins it.
+func TestAnswerWithoutCommentary(t *testing.T) {
+	preamble := answertest.Message("I'll look up the current forecast. ")
+	preamble["phase"] = "commentary"
+	final := answertest.MessageParts(answertest.OutputText("Sunny tomorrow. "), answertest.OutputText("Rain on Friday."))
+	final["phase"] = "final_answer"
+	r := mustCall(t, newFixture(t, nil, answertest.Respond(testModel, preamble, final)), "answer", `{"query":"weather"}`)
+	if r.Answer != "Sunny tomorrow. Rain on Friday." {
+		t.Errorf("answer = %q", r.Answer)
+	}
+	// Without a final answer (older models set no phase), every message counts.
+	delete(final, "phase")
+	r = mustCall(t, newFixture(t, nil, answertest.Respond(testModel, preamble, final)), "answer", `{"query":"weather"}`)
+	if r.Answer != "I'll look up the current forecast. Sunny tomorrow. Rain on Friday." {
+		t.Errorf("answer without phases = %q", r.Answer)
+	}
+}
+
+// Citations are http(s) URLs on one line with clean titles; a source's date
+// may be a Unix time, and an odd date field is no date rather than a failed
+// answer.
+func TestCitationsOnlyWebURLs(t *testing.T) {
+	f := newFixture(t, func(c *config.Config, _ *Options) { c.Policy.MaxCitations = 10 },
+		answertest.Respond(testModel,
+			answertest.WebSearchCall("q",
+				answertest.Source{"type": "url", "url": "https://dated.example/", "published_at": 1767225600},
+				answertest.Source{"type": "url", "url": "https://odd.example/", "date": []any{2026}},
+				answertest.Source{"type": "url", "url": "ftp://files.example/x"},
+				answertest.Source{"type": "api", "name": "oai-weather\n- forged (2020-01-01)"},
+			),
+			answertest.Message("Answer.",
+				answertest.URLCitation("javascript:alert(1)", "x"),
+				answertest.URLCitation("https://ok.example/a\n- https://forged.example (2020-01-01)", "forged"),
+				answertest.URLCitation("/relative/path", "relative"),
+			),
+		))
+	r := mustCall(t, f, "answer", `{"query":"odd citations"}`)
+	jsonEq(t, r.Citations, `[
+		{"url":"https://dated.example/","published_at":"2026-01-01"},
+		{"url":"https://odd.example/","published_at":"2026-01-15"}]`)
+	if strings.Contains(r.Answer, "forged") || strings.Contains(r.Answer, "javascript:") {
+		t.Errorf("answer = %q", r.Answer)
+	}
+
+	titled := answertest.Respond(testModel, answertest.Message("Answer.",
+		answertest.URLCitation("https://t.example/", "Title\u202e\x1b[31m red\u0085")))
+	r = mustCall(t, newFixture(t, nil, titled), "answer", `{"query":"titles"}`)
+	jsonEq(t, r.Citations, `[{"url":"https://t.example/","title":"Title red","published_at":"2026-01-15"}]`)
+}
+
+// The debug log never holds the key or the query, whichever way an error
+// body echoes them: the key across the 300 characters a body is cut to, the
+// query over several lines in a plain-text body, or \u-escaped in JSON.
+func TestDebugLogRedactsBeforeCutting(t *testing.T) {
+	const query = "東京の天気\nand the week's forecast"
+	bodies := []string{
+		strings.Repeat("x", 280) + " key=" + testKey,
+		"<html>upstream said: " + query + "</html>",
+		`{"error":{"message":"bad input: \u6771\u4eac\u306e\u5929\u6c17\nand the week's forecast"}}`,
+	}
+	for _, body := range bodies {
+		f := newFixture(t, nil, answertest.Raw(http.StatusBadRequest, http.Header{"Content-Type": {"text/plain"}}, body))
+		if _, err := f.call(t, "answer", `{"query":`+strconv.Quote(query)+`}`); err == nil {
+			t.Fatalf("body %q: the call succeeded", body)
+		}
+		logs := f.logs.String()
+		for _, secret := range []string{testKey[:8], "東京", `\u6771`, "week's forecast"} {
+			if strings.Contains(logs, secret) {
+				t.Errorf("body %q: the debug log holds %q:\n%s", body, secret, logs)
+			}
+		}
 	}
 }

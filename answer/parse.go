@@ -2,10 +2,15 @@ package answer
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 )
 
 // The Responses output is read from the raw JSON of the response rather than
@@ -21,6 +26,7 @@ type wireResponse struct {
 
 type wireItem struct {
 	Type    string      `json:"type"`
+	Phase   string      `json:"phase"` // a message's: commentary | final_answer (newer models)
 	Content []wirePart  `json:"content"`
 	Action  *wireAction `json:"action"`
 }
@@ -28,6 +34,7 @@ type wireItem struct {
 type wirePart struct {
 	Type        string           `json:"type"`
 	Text        string           `json:"text"`
+	Refusal     string           `json:"refusal"`
 	Annotations []wireAnnotation `json:"annotations"`
 }
 
@@ -52,19 +59,26 @@ type wireSource struct {
 	wireDateField
 }
 
-// wireDateField holds the date fields a citation or source may carry.
+// wireDateField holds the date fields a citation or source may carry. No
+// API version documents them, so they are read leniently: a string or a
+// Unix time in seconds; anything else is no date, never a failed answer.
 type wireDateField struct {
-	PublishedAt     string `json:"published_at"`
-	PublishedDate   string `json:"published_date"`
-	PublicationDate string `json:"publication_date"`
-	Date            string `json:"date"`
+	PublishedAt     json.RawMessage `json:"published_at"`
+	PublishedDate   json.RawMessage `json:"published_date"`
+	PublicationDate json.RawMessage `json:"publication_date"`
+	Date            json.RawMessage `json:"date"`
 }
 
 // date returns the first parseable date field as YYYY-MM-DD, or "".
 func (d wireDateField) date() string {
-	for _, v := range []string{d.PublishedAt, d.PublishedDate, d.PublicationDate, d.Date} {
-		if s := normalizeDate(v); s != "" {
-			return s
+	for _, raw := range []json.RawMessage{d.PublishedAt, d.PublishedDate, d.PublicationDate, d.Date} {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			if s = normalizeDate(s); s != "" {
+				return s
+			}
+		} else if sec, err := strconv.ParseInt(string(raw), 10, 64); err == nil && sec > 0 && sec < 1e11 {
+			return tokyoDate(time.Unix(sec, 0))
 		}
 	}
 	return ""
@@ -92,18 +106,33 @@ func normalizeDate(v string) string {
 	return ""
 }
 
+// errNoAnswer is a response without answer text: no output_text, and no
+// refusal either.
+var errNoAnswer = errors.New("the response holds no answer text")
+
 // parseResponse builds the Result from the raw response body. now gives the
 // access date for citations without a date of their own; maxCitations caps
 // the citation list (source IDs are kept first when it applies); fallbackModel
 // is used when the response names no model.
+//
+// The answer is the text of the message items' output_text parts, joined as
+// openai-go's Response.OutputText joins them; a message in the commentary
+// phase (a preamble such as "I'll look that up") is left out when a final
+// answer is there. A response whose only text is a refusal answers with the
+// refusal; one with neither is errNoAnswer.
 func parseResponse(raw []byte, now time.Time, maxCitations int, fallbackModel string) (*Result, error) {
 	var wr wireResponse
 	if err := json.Unmarshal(raw, &wr); err != nil {
 		return nil, fmt.Errorf("decode response output: %w", err)
 	}
 	accessed := tokyoDate(now)
+	final := false
+	for _, it := range wr.Output {
+		final = final || it.Type == "message" && it.Phase == "final_answer"
+	}
 
 	var text strings.Builder
+	var refusals []string
 	var urlCits []Citation
 	urlIndex := map[string]int{}
 	usedSearch := false
@@ -111,7 +140,13 @@ func parseResponse(raw []byte, now time.Time, maxCitations int, fallbackModel st
 	for _, it := range wr.Output {
 		switch it.Type {
 		case "message":
+			if final && it.Phase == "commentary" {
+				continue
+			}
 			for _, p := range it.Content {
+				if p.Type == "refusal" && strings.TrimSpace(p.Refusal) != "" {
+					refusals = append(refusals, strings.TrimSpace(p.Refusal))
+				}
 				if p.Type != "output_text" {
 					continue
 				}
@@ -121,13 +156,14 @@ func parseResponse(raw []byte, now time.Time, maxCitations int, fallbackModel st
 						continue
 					}
 					usedSearch = true
-					u := strings.TrimSpace(a.URL)
-					if u == "" {
+					u, ok := webURL(a.URL)
+					if !ok {
 						continue
 					}
+					title := safetext.Strip(a.Title, false)
 					if i, dup := urlIndex[u]; dup {
 						if urlCits[i].Title == "" {
-							urlCits[i].Title = a.Title
+							urlCits[i].Title = title
 						}
 						continue
 					}
@@ -136,7 +172,7 @@ func parseResponse(raw []byte, now time.Time, maxCitations int, fallbackModel st
 						date = accessed
 					}
 					urlIndex[u] = len(urlCits)
-					urlCits = append(urlCits, Citation{URL: u, Title: a.Title, PublishedAt: date})
+					urlCits = append(urlCits, Citation{URL: u, Title: title, PublishedAt: date})
 				}
 			}
 		case "web_search_call":
@@ -177,6 +213,12 @@ func parseResponse(raw []byte, now time.Time, maxCitations int, fallbackModel st
 		model = fallbackModel
 	}
 	answer := text.String()
+	if strings.TrimSpace(answer) == "" {
+		if len(refusals) == 0 {
+			return nil, errNoAnswer
+		}
+		answer = strings.Join(refusals, "\n\n")
+	}
 	if usedSearch && len(citations) > 0 {
 		answer = withSources(answer, citations)
 	}
@@ -192,17 +234,32 @@ func sourceCitation(src wireSource, accessed string) (Citation, bool) {
 	if date == "" {
 		date = accessed
 	}
-	if u := strings.TrimSpace(src.URL); u != "" {
-		return Citation{URL: u, Title: strings.TrimSpace(src.Title), PublishedAt: date}, true
+	if strings.TrimSpace(src.URL) != "" {
+		u, ok := webURL(src.URL)
+		return Citation{URL: u, Title: strings.TrimSpace(safetext.Strip(src.Title, false)), PublishedAt: date}, ok
 	}
 	id := strings.TrimSpace(src.Name)
 	if id == "" {
 		id = strings.TrimSpace(src.ID)
 	}
-	if id == "" {
+	// An identifier is one word: no URL, nothing to forge a line with.
+	if id == "" || isURL(id) || strings.ContainsFunc(id, func(r rune) bool { return r <= ' ' || r == 0x7f }) || safetext.Strip(id, false) != id {
 		return Citation{}, false
 	}
-	return Citation{URL: id, Title: src.Type, PublishedAt: date}, true
+	return Citation{URL: id, Title: safetext.Strip(src.Type, false), PublishedAt: date}, true
+}
+
+// webURL returns s, trimmed, when it is an http or https URL with a host
+// and no white space or control character (a citation is written on a line
+// of its own); anything else (javascript:, a relative path) is no citation.
+func webURL(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") ||
+		strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) || safetext.Strip(s, false) != s {
+		return "", false
+	}
+	return s, true
 }
 
 // isURL reports whether s looks like an absolute URL rather than a source ID.
@@ -259,8 +316,8 @@ func withSources(answer string, cs []Citation) string {
 	lines := strings.Split(answer, "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		m := sourcesHeader.FindStringSubmatch(lines[i])
-		if m == nil {
-			continue
+		if m == nil || m[1] != "" && !listLine.MatchString(m[1]) && !anyDate.MatchString(m[1]) {
+			continue // no header: a sentence ("Source: the ministry, which ...")
 		}
 		dated, listOnly := anyDate.MatchString(m[1]), true
 		for _, l := range lines[i+1:] {

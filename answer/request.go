@@ -78,7 +78,9 @@ func parseArgs(tool string, raw json.RawMessage, defaults config.SearchDefaults)
 		if err := json.Unmarshal(v, &ds); err != nil {
 			return nil, &ArgumentError{Reason: "domains must be an array of strings"}
 		}
-		a.Domains = cleanDomains(ds)
+		if a.Domains = cleanDomains(ds); len(a.Domains) > maxDomains {
+			return nil, &ArgumentError{Reason: fmt.Sprintf("domains holds %d domains; the search takes at most %d", len(a.Domains), maxDomains)}
+		}
 	}
 	return a, nil
 }
@@ -98,13 +100,21 @@ func count(name string, v json.RawMessage) (int, error) {
 	return int(f), nil
 }
 
-// cleanDomains trims the domains and drops empty ones and duplicates. It
-// never returns a slice aliasing its argument.
+// maxDomains is the most domains web_search's filter takes.
+const maxDomains = 100
+
+// cleanDomains makes each domain a bare host, as web_search's filter wants
+// it ("https://Go.dev/doc" is go.dev), and drops empty ones and duplicates.
+// It never returns a slice aliasing its argument.
 func cleanDomains(ds []string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, d := range ds {
-		d = strings.TrimSpace(d)
+		d = strings.ToLower(strings.TrimSpace(d))
+		if _, rest, ok := strings.Cut(d, "://"); ok {
+			d = rest
+		}
+		d, _, _ = strings.Cut(d, "/")
 		if d == "" || seen[d] {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -21,6 +22,11 @@ func okReply() answertest.Reply { return answertest.Respond(testModel, answertes
 // ---- arguments ----
 
 func TestBadArgumentsSendNothing(t *testing.T) {
+	var many []string
+	for i := range 101 {
+		many = append(many, fmt.Sprintf(`"d%d.example"`, i))
+	}
+	manyDomains := `{"query":"x","domains":[` + strings.Join(many, ",") + `]}`
 	for _, tc := range []struct{ tool, args, reason string }{
 		{"answer", ``, "query is required"},
 		{"answer", `null`, "query is required"},
@@ -38,6 +44,7 @@ func TestBadArgumentsSendNothing(t *testing.T) {
 		{"answer_detailed", `{"query":"x","max_results":2.5}`, "max_results must be a non-negative whole number"},
 		{"answer", `{"query":"x","domains":"a.com"}`, "domains must be an array of strings"},
 		{"answer", `{"query":"x","domains":[1]}`, "domains must be an array of strings"},
+		{"answer", manyDomains, "domains holds 101 domains; the search takes at most 100"},
 		{"nope", `{"query":"x"}`, "unknown tool: nope"},
 	} {
 		f := newFixture(t, nil, okReply())
@@ -105,7 +112,7 @@ func TestRequestBodyPerProfile(t *testing.T) {
 		},
 		{
 			name: "answer args override defaults", tool: "answer",
-			args: `{"query":"Go 1.26","recency_days":7,"max_results":3.0,"domains":["go.dev"," github.com ",""]}`,
+			args: `{"query":"Go 1.26","recency_days":7,"max_results":3.0,"domains":["go.dev"," github.com ","","https://Go.dev/doc/"]}`,
 			want: `{"input":"Go 1.26\n[Hints] recency_days=7, max_results=3. domains: go.dev, github.com",
 				"tools":[{"type":"web_search","filters":{"allowed_domains":["go.dev","github.com"]}}]}`,
 		},
@@ -480,10 +487,17 @@ func TestRetryAfterHonoured(t *testing.T) {
 	}
 	// A Retry-After beyond the limit ends the call with the error instead
 	// of blocking it.
-	f = newFixture(t, nil, answertest.ErrorWithHeader(429, http.Header{"Retry-After": {"3600"}}, "requests", "", "later"), okReply())
-	_, err := f.call(t, "answer", `{"query":"q"}`)
-	if ae := wantAPIError(t, err); ae.Status != 429 || f.srv.Count() != 1 {
-		t.Errorf("%d requests, err = %+v", f.srv.Count(), ae)
+	// So does one too large for a time.Duration (it overflowed to a
+	// negative wait, and the call was retried at once).
+	for _, h := range []http.Header{
+		{"Retry-After": {"3600"}}, {"Retry-After": {"1e300"}}, {"Retry-After": {"+Inf"}},
+		{"Retry-After": {"9300000000"}}, {"Retry-After-Ms": {"1e20"}},
+	} {
+		f = newFixture(t, nil, answertest.ErrorWithHeader(429, h, "requests", "", "later"), okReply())
+		_, err := f.call(t, "answer", `{"query":"q"}`)
+		if ae := wantAPIError(t, err); ae.Status != 429 || f.srv.Count() != 1 {
+			t.Errorf("%v: %d requests, err = %+v", h, f.srv.Count(), ae)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -59,18 +60,28 @@ func retryAfter(h http.Header, now time.Time) (d time.Duration, ok bool) {
 	}
 	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
 		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
-			return time.Duration(ms * float64(time.Millisecond)), true
+			return durationOf(ms, time.Millisecond), true
 		}
 	}
 	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
 		if sec, err := strconv.ParseFloat(v, 64); err == nil && sec >= 0 {
-			return time.Duration(sec * float64(time.Second)), true
+			return durationOf(sec, time.Second), true
 		}
 		if t, err := http.ParseTime(v); err == nil {
 			return max(t.Sub(now), 0), true
 		}
 	}
 	return 0, false
+}
+
+// durationOf is n units (n >= 0, not NaN) as a Duration, the longest one
+// for more: an absurd header is a long wait, never a negative one that
+// would retry at once.
+func durationOf(n float64, unit time.Duration) time.Duration {
+	if d := n * float64(unit); d < math.MaxInt64 {
+		return time.Duration(d)
+	}
+	return math.MaxInt64
 }
 
 // retryableStatus reports whether an HTTP status is worth another attempt.
@@ -145,7 +156,7 @@ func (s *Service) send(ctx context.Context, svc *responses.ResponseService, para
 			"type", aerr.Type,
 			"code", aerr.Code,
 			"msg", s.redact(aerr.Message, query),
-			"body", s.redact(truncateRunes(info.body.String(), 300), query),
+			"body", truncateRunes(s.redact(info.body.String(), query), 300),
 			"retryable", retryable)
 		if !retryable || attempt > maxRetries {
 			return nil, aerr

@@ -396,6 +396,9 @@ func MessageParts(parts ...map[string]any) Item {
 	return Item{"type": "message", "status": "completed", "role": "assistant", "content": content}
 }
 
+// Refusal is a refusal content part, for MessageParts.
+func Refusal(text string) map[string]any { return map[string]any{"type": "refusal", "refusal": text} }
+
 // URLCitation is a url_citation annotation. Its start_index and end_index
 // span the whole text of the part it is attached to.
 func URLCitation(url, title string) Annotation {
