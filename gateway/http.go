@@ -172,7 +172,7 @@ func (h *HTTPFront) ServeMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	version := r.Header.Get("Mcp-Protocol-Version")
-	if version != "" && version < firstUnserved && !slices.Contains(h.served, version) {
+	if version != "" && (!isVersion(version) || version < firstUnserved && !slices.Contains(h.served, version)) {
 		http.Error(w, "Bad Request: Unsupported protocol version (supported versions: "+strings.Join(h.served, ",")+")", http.StatusBadRequest)
 		return
 	}
@@ -246,6 +246,12 @@ func readPOST(w http.ResponseWriter, r *http.Request, version string) (msgs [][]
 func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, version string) {
 	msgs, calls, initialize, ok := readPOST(w, r, version)
 	if !ok {
+		return
+	}
+	if !initialize && version < firstUnserved {
+		// Nobody could reach a session opened by anything else: its id
+		// is sent only with initialize's answer.
+		http.Error(w, "Bad Request: Mcp-Session-Id header is required (a session starts with initialize)", http.StatusBadRequest)
 		return
 	}
 	if initialize && version == "" {
@@ -480,4 +486,11 @@ func onlyMethod(w http.ResponseWriter, r *http.Request, m string) bool {
 	w.Header().Set("Allow", m)
 	http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
 	return false
+}
+
+// isVersion reports whether v is a protocol revision, YYYY-MM-DD: the
+// versions are compared as strings, so "zzz" must not pass for a later one.
+func isVersion(v string) bool {
+	_, err := time.Parse(time.DateOnly, v)
+	return err == nil
 }

@@ -136,6 +136,11 @@ func TestHTTPStreamableRules(t *testing.T) {
 		{"Last-Event-ID on a POST", http.MethodPost, map[string]string{sessionIDHeader: sid, "Last-Event-ID": "x_1"}, `{"jsonrpc":"2.0","id":5,"method":"ping"}`, http.StatusBadRequest},
 		{"unknown session", http.MethodPost, map[string]string{sessionIDHeader: "nope"}, `{"jsonrpc":"2.0","id":6,"method":"ping"}`, http.StatusNotFound},
 		{"GET without a session", http.MethodGet, nil, ``, http.StatusBadRequest},
+		// Only initialize starts a session (nobody could reach another).
+		{"notification without a session", http.MethodPost, nil, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, http.StatusBadRequest},
+		{"request without a session", http.MethodPost, map[string]string{"Mcp-Protocol-Version": "2025-06-18"}, `{"jsonrpc":"2.0","id":8,"method":"ping"}`, http.StatusBadRequest},
+		// Versions are compared as dates: no string may pass for a later one.
+		{"malformed version", http.MethodPost, map[string]string{sessionIDHeader: sid, "Mcp-Protocol-Version": "zzz"}, `{"jsonrpc":"2.0","id":9,"method":"ping"}`, http.StatusBadRequest},
 		{"malformed Last-Event-ID", http.MethodGet, map[string]string{sessionIDHeader: sid, "Last-Event-ID": "x"}, ``, http.StatusBadRequest},
 		{"PUT", http.MethodPut, nil, ``, http.StatusMethodNotAllowed},
 	} {

@@ -335,26 +335,33 @@ func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWr
 		whole := st.whole
 		st.mu.Unlock()
 		batch := q.take()
-		if whole {
-			if len(batch) == 1 {
-				w.Header().Set("Content-Type", "application/json")
-				w.Header().Set("Content-Length", strconv.Itoa(len(batch[0])))
-				if cut.begin() {
-					_, _ = w.Write(batch[0])
-					cut.end()
-				}
+		if whole && len(batch) == 1 && !headers {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", strconv.Itoa(len(batch[0])))
+			if cut.begin() {
+				_, _ = w.Write(batch[0])
+				cut.end()
 			}
 			q.written()
 			return
 		}
-		if len(batch) > 0 {
+		done := complete || whole
+		if len(batch) > 0 || done && !headers {
+			// A stream that ends with nothing written (its call was
+			// cancelled before it started) is still an event stream:
+			// a response without a Content-Type breaks clients.
 			if !headers {
 				w.Header().Set("Content-Type", "text/event-stream")
 				headers = true
 			}
 			err := errSessionClosed
 			if cut.begin() {
-				err = writeFrames(w, rc, batch)
+				if len(batch) > 0 {
+					err = writeFrames(w, rc, batch)
+				} else {
+					w.WriteHeader(http.StatusOK)
+					err = nil
+				}
 				cut.end()
 			}
 			q.written()
@@ -362,7 +369,7 @@ func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWr
 				return // the client is gone; it may resume from the store
 			}
 		}
-		if complete {
+		if done {
 			return
 		}
 	}

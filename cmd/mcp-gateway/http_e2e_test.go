@@ -495,7 +495,9 @@ func TestHTTPRESTStatuses(t *testing.T) {
 }
 
 func TestHTTPSecurity(t *testing.T) {
-	g := startHTTP(t, httpConfig(t, map[string]any{"http": map[string]any{"auth_token_env": "GW_TOKEN"}}, tb("tb")), "GW_TOKEN=s3cret")
+	// The token as read from a file, with its newline: the presented one
+	// is trimmed, so the configured one is too.
+	g := startHTTP(t, httpConfig(t, map[string]any{"http": map[string]any{"auth_token_env": "GW_TOKEN"}}, tb("tb")), "GW_TOKEN=s3cret\n")
 	auth := map[string]string{"Authorization": "Bearer s3cret"}
 	with := func(extra map[string]string) map[string]string {
 		m := map[string]string{"Authorization": "Bearer s3cret"}
@@ -833,5 +835,46 @@ func TestHTTPIdleSessionsExpire(t *testing.T) {
 	testutil.WaitFor(t, testutil.DefaultTimeout, "the idle session to expire", func() bool { return strings.Contains(getStatus(t, g), `"sessions": 0`) })
 	if r := postMCP(t, g.base+"/mcp", cs.ID(), `{"jsonrpc":"2.0","id":9,"method":"ping"}`, nil); r.StatusCode != http.StatusNotFound {
 		t.Errorf("expired session: %d, want 404", r.StatusCode)
+	}
+}
+
+// TestHTTPCancelledCallStillAnEventStream: a call cancelled before its
+// stream started (2025-06-18 has no priming event) is answered with an
+// empty event stream, not a 200 without a Content-Type, which clients
+// reject.
+func TestHTTPCancelledCallStillAnEventStream(t *testing.T) {
+	g := startHTTP(t, httpConfig(t, nil, tb("tb")))
+	sid := initRaw(t, g)
+	hdr := map[string]string{"Mcp-Protocol-Version": "2025-06-18"}
+	req, _ := http.NewRequest(http.MethodPost, g.base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":"h","method":"tools/call","params":{"name":"tb.hang","arguments":{}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	type answer struct {
+		resp *http.Response
+		err  error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req) // returns once the headers are written
+		answered <- answer{resp, err}
+	}()
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the call at the backend", func() bool {
+		r := postMCP(t, g.base+"/mcp", sid, `{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"tb.stats","arguments":{}}}`, hdr)
+		body, _ := io.ReadAll(r.Body)
+		return strings.Contains(string(body), `"active":1`)
+	})
+	if r := postMCP(t, g.base+"/mcp", sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"h"}}`, hdr); r.StatusCode != http.StatusAccepted {
+		t.Fatalf("cancel: %d", r.StatusCode)
+	}
+	a := <-answered
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	defer a.resp.Body.Close()
+	body, err := io.ReadAll(a.resp.Body)
+	if ct := a.resp.Header.Get("Content-Type"); a.resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/event-stream") || err != nil || len(bytes.TrimSpace(body)) != 0 {
+		t.Errorf("the cancelled call's POST: %d, Content-Type %q, body %q, %v; want 200, an empty event stream", a.resp.StatusCode, ct, body, err)
 	}
 }

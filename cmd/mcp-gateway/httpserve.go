@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -31,11 +32,15 @@ func (a *app) serveHTTP(ctx context.Context) error {
 	hc := a.cfg.Gateway.HTTP
 	g := &guard{origins: hc.AllowedOrigins, maxBody: httpMaxBody, loopback: isLoopbackAddr(hc.Listen)}
 	if hc.AuthTokenEnv != "" {
+		// Trimmed as the presented token is: a secret read from a file
+		// often ends in a newline.
 		tok, _ := a.env.lookup(hc.AuthTokenEnv)
-		if tok == "" {
+		if tok = strings.TrimSpace(tok); tok == "" {
 			return usagef("gateway.http.auth_token_env names %s, which is not set", hc.AuthTokenEnv)
 		}
 		g.token = []byte(tok)
+	} else if !g.loopback {
+		a.log.Warn("listening beyond loopback without gateway.http.auth_token_env: anyone who reaches the address can call every tool", "listen", hc.Listen)
 	}
 	ln, err := net.Listen("tcp", hc.Listen)
 	if err != nil {
