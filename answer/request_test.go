@@ -393,6 +393,22 @@ func TestRetriesExhausted(t *testing.T) {
 	}
 }
 
+// An exhausted quota, or an answer that says not to retry, ends the call
+// at the first attempt.
+func TestNotRetried(t *testing.T) {
+	for name, reply := range map[string]answertest.Reply{
+		"insufficient_quota": answertest.Error(429, "insufficient_quota", "insufficient_quota", "You exceeded your current quota"),
+		"x-should-retry":     answertest.ErrorWithHeader(503, http.Header{"X-Should-Retry": {"false"}}, "server_error", "", "overloaded"),
+	} {
+		f := newFixture(t, func(c *config.Config, _ *Options) { c.Request.MaxRetries = 3 }, reply, okReply())
+		_, err := f.call(t, "answer", `{"query":"q"}`)
+		wantAPIError(t, err)
+		if got := f.srv.Count(); got != 1 {
+			t.Errorf("%s: %d requests, want 1", name, got)
+		}
+	}
+}
+
 func TestServerErrors(t *testing.T) {
 	f := newFixture(t, func(c *config.Config, _ *Options) { c.Request.MaxRetries = 2 },
 		answertest.ServerError(500), answertest.ServerError(502), answertest.ServerError(500), okReply())

@@ -84,6 +84,10 @@ func durationOf(n float64, unit time.Duration) time.Duration {
 	return math.MaxInt64
 }
 
+// noRetry reports whether the API said not to retry (x-should-retry:
+// false), as its SDKs honour it.
+func noRetry(h http.Header) bool { return h != nil && h.Get("X-Should-Retry") == "false" }
+
 // retryableStatus reports whether an HTTP status is worth another attempt.
 func retryableStatus(code int) bool {
 	return code == http.StatusRequestTimeout || code == http.StatusConflict ||
@@ -220,6 +224,8 @@ func classify(err error, info *attemptInfo, timedOut bool, timeoutMS int) (*APIE
 		if msg == "" {
 			msg = statusMessage(apiErr.StatusCode)
 		}
+		// A 429 for an exhausted quota (not a rate) never succeeds on
+		// another attempt.
 		return &APIError{
 			Message: msg,
 			Status:  apiErr.StatusCode,
@@ -227,13 +233,13 @@ func classify(err error, info *attemptInfo, timedOut bool, timeoutMS int) (*APIE
 			Code:    apiErr.Code,
 			Name:    NameAPIError,
 			Err:     err,
-		}, retryableStatus(apiErr.StatusCode)
+		}, retryableStatus(apiErr.StatusCode) && apiErr.Code != "insufficient_quota" && !noRetry(info.header)
 	}
 	if info.status >= 400 {
 		// An error status whose body is not the API's JSON error (a proxy's
 		// HTML page, say).
 		return &APIError{Message: statusMessage(info.status), Status: info.status, Name: NameAPIError, Err: err},
-			retryableStatus(info.status)
+			retryableStatus(info.status) && !noRetry(info.header)
 	}
 	if (info.status == 0 && isConnectionError(err)) || info.readErr != nil {
 		// No response, or the connection broke while the body was read.
