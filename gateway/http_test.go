@@ -2,11 +2,14 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -131,6 +134,9 @@ func TestHTTPStreamableRules(t *testing.T) {
 	}{
 		{"unserved version", http.MethodPost, map[string]string{sessionIDHeader: sid, "Mcp-Protocol-Version": "1999-01-01"}, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, http.StatusBadRequest},
 		{"batch in 2025-06-18", http.MethodPost, session, `[{"jsonrpc":"2.0","id":3,"method":"ping"}]`, http.StatusBadRequest},
+		// Its answers could not be told apart (the second completed the
+		// first's entry, and the POST hung).
+		{"one id twice in a batch", http.MethodPost, map[string]string{sessionIDHeader: sid, "Mcp-Protocol-Version": "2025-03-26"}, `[{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"ping"}]`, http.StatusBadRequest},
 		{"not JSON-RPC", http.MethodPost, session, `{"jsonrpc":"1.0","id":4,"method":"ping"}`, http.StatusBadRequest},
 		{"empty body", http.MethodPost, session, ``, http.StatusBadRequest},
 		{"Last-Event-ID on a POST", http.MethodPost, map[string]string{sessionIDHeader: sid, "Last-Event-ID": "x_1"}, `{"jsonrpc":"2.0","id":5,"method":"ping"}`, http.StatusBadRequest},
@@ -172,5 +178,31 @@ func TestHTTPStreamableRules(t *testing.T) {
 	}
 	if _, err := io.ReadAll(stream.Body); err != nil {
 		t.Errorf("the GET stream after DELETE: %v, want its end", err)
+	}
+}
+
+// The answers of one POST's calls, given from two goroutines, are both
+// queued for the POST's writer before its stream completes: a stream's
+// last answer is counted and queued under one lock. (The count was kept
+// apart, and an answer could be queued after the writer had seen the end:
+// the client never got it on the POST.)
+func TestPOSTStreamCompletesAfterEveryAnswer(t *testing.T) {
+	for range 20000 {
+		h := newHTTPSession(httpSessionOptions{ID: "S", Stop: func() {}, BufferBytes: 1 << 20, Logger: slog.New(slog.DiscardHandler)})
+		st := &sseStream{id: "P", pending: 2, last: -1, end: make(chan struct{})}
+		q := st.attach(h)
+		end := st.end
+		h.streams[st.id] = st
+		h.calls["1"], h.calls["2"] = st, st
+		var wg sync.WaitGroup
+		for _, id := range []string{"1", "2"} {
+			wg.Go(func() { _ = h.WriteFor(json.RawMessage(id), "", []byte(`{"id":`+id+`}`), true) })
+		}
+		<-end
+		n := len(q.take()) // what the writer takes once it sees the end
+		wg.Wait()
+		if n != 2 {
+			t.Fatalf("the stream completed with %d of its 2 answers queued", n)
+		}
 	}
 }

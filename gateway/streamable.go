@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,7 +54,7 @@ type httpSession struct {
 type sseStream struct {
 	id string
 
-	pending int // requests not answered yet (POST streams); guarded by httpSession.mu
+	pending int // requests not answered yet (POST streams)
 
 	mu   sync.Mutex    // orders the events: index, store, queue
 	last int           // index of the last event, -1 before the first
@@ -168,13 +169,8 @@ func (h *httpSession) closed() bool {
 func (h *httpSession) WriteFor(id json.RawMessage, key string, msg []byte, final bool) error {
 	h.mu.Lock()
 	st, ok := h.calls[string(id)]
-	complete := false
 	if ok && final {
 		delete(h.calls, string(id))
-		st.pending--
-		if complete = st.pending == 0; complete {
-			delete(h.streams, st.id)
-		}
 		h.becameIdle()
 	}
 	if !ok {
@@ -184,7 +180,13 @@ func (h *httpSession) WriteFor(id json.RawMessage, key string, msg []byte, final
 	if st == nil || h.closed() {
 		return nil // stateless: nothing outside a request can reach the client
 	}
-	return st.event(h, key, msg, complete)
+	complete, err := st.event(h, key, msg, ok && final)
+	if complete {
+		h.mu.Lock()
+		delete(h.streams, st.id)
+		h.mu.Unlock()
+	}
+	return err
 }
 
 // overflowed ends a session whose client does not read what it is sent:
@@ -228,11 +230,17 @@ func (h *httpSession) attach() func() {
 }
 
 // event numbers msg, stores it and queues it for the stream's writer, if a
-// request is attached; complete ends the stream. A nil msg only completes.
-// It never waits for the client.
-func (st *sseStream) event(h *httpSession, key string, msg []byte, complete bool) error {
+// request is attached; final says it answers one of the stream's requests,
+// and the last of them completes the stream (reported), in the same
+// critical section as it is queued: no answer can be queued after the
+// stream's end. A nil msg only answers. It never waits for the client.
+func (st *sseStream) event(h *httpSession, key string, msg []byte, final bool) (complete bool, err error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if final {
+		st.pending--
+		complete = st.pending == 0
+	}
 	if !st.started && st.q != nil && msg != nil {
 		if complete && st.lone {
 			// The whole answer: one JSON response, nothing to resume.
@@ -242,11 +250,10 @@ func (st *sseStream) event(h *httpSession, key string, msg []byte, complete bool
 			if err := st.q.put("", msg); err != nil {
 				h.overflowed(err)
 			}
-			return nil
+			return complete, nil
 		}
 		st.start(h)
 	}
-	var err error
 	if msg != nil {
 		st.last++
 		if h.store != nil {
@@ -255,7 +262,7 @@ func (st *sseStream) event(h *httpSession, key string, msg []byte, complete bool
 		if st.q != nil {
 			if qerr := st.q.put(key, sseFrame("message", st.eventID(h), msg)); qerr != nil {
 				h.overflowed(qerr)
-				return nil
+				return complete, nil
 			}
 		}
 	}
@@ -263,7 +270,7 @@ func (st *sseStream) event(h *httpSession, key string, msg []byte, complete bool
 		close(st.end)
 		st.end = nil
 	}
-	return err
+	return complete, err
 }
 
 // start starts a POST's event stream: the priming event, whose id lets
@@ -487,8 +494,11 @@ func (h *httpSession) post(w http.ResponseWriter, r *http.Request, msgs [][]byte
 	q := st.attach(h)
 	end := st.end
 	h.mu.Lock()
-	for _, id := range calls {
-		if _, dup := h.calls[string(id)]; dup {
+	for i, id := range calls {
+		// In flight already, or twice in this batch: its answers could
+		// not be told apart.
+		_, dup := h.calls[string(id)]
+		if dup || slices.ContainsFunc(calls[:i], func(c json.RawMessage) bool { return bytes.Equal(c, id) }) {
 			h.mu.Unlock()
 			writeJSONError(w, http.StatusBadRequest, appendError(nil, id, errDuplicateID))
 			return
@@ -560,6 +570,9 @@ func (h *httpSession) get(w http.ResponseWriter, r *http.Request) {
 		st = &sseStream{id: streamID} // complete: only its events are replayed
 	}
 	st.mu.Lock()
+	if live && streamID != "" && st.end == nil {
+		live = false // a POST stream completed since it was looked up: replay only
+	}
 	if live && st.q != nil {
 		st.mu.Unlock()
 		http.Error(w, "stream ID conflicts with ongoing stream", http.StatusConflict)
