@@ -173,35 +173,8 @@ func TestBackendInvalidUTF8Repaired(t *testing.T) {
 // ever (the finding: 20,000 goroutines and 295 MB).
 func TestBackendRequestFloodBoundedAndTimedOut(t *testing.T) {
 	t.Parallel()
-	srv := tb("tb")
-	srv.TimeoutMS = 1000
-	p := startGateway(t, baseEnv(t), "--stdio", "--config", beConfig(t, srv))
-	s, _ := initSession(t, p, "e2e", `{"sampling":{}}`)
 	const n = 5000 // their refusals fit the reply backlog while the backend floods without reading
-	if r := s.callTool("tb.deaf", fmt.Sprintf(`{"flood":%d,"method":"sampling/createMessage"}`, n)); r.Map()["result"] == nil {
-		t.Fatalf("deaf: %s", r)
-	}
-	replies := map[string]int64{}
-	testutil.WaitFor(t, 20*time.Second, "every flood request answered", func() bool {
-		// The stats call shares the backend's 1 s call timeout with the
-		// flood it queues behind; on a loaded machine it can run out. That
-		// only means the counts are not known yet: ask again. Any other
-		// error fails the test, and the counts below are exact.
-		r := s.callTool("tb.stats", `{}`)
-		if r.Map()["error"] != nil {
-			if code, msg, _ := r.Error(t); code == -32001 {
-				t.Logf("stats call: %s", msg)
-				return false
-			}
-		}
-		m, _ := structuredContent(t, r)["floodReplies"].(map[string]any)
-		var total int64
-		for k, v := range m {
-			replies[k], _ = v.(json.Number).Int64()
-			total += replies[k]
-		}
-		return total == n
-	})
+	s, replies := samplingFlood(t, n, false)
 	if replies["-32001"] != 64 || replies["-32000"] != n-64 {
 		t.Errorf("answers by code = %v, want 64 timeouts (-32001) and %d refusals (-32000)", replies, n-64)
 	}
@@ -216,19 +189,41 @@ func TestBackendRequestFloodBoundedAndTimedOut(t *testing.T) {
 // request reached the client.)
 func TestBackendRequestDuplicateIDsRefused(t *testing.T) {
 	t.Parallel()
+	const n = 200
+	s, replies := samplingFlood(t, n, true)
+	if replies["-32600"] != n-1 || replies["-32001"] != 1 {
+		t.Errorf("answers by code = %v, want %d duplicates refused (-32600) and the first timed out (-32001)", replies, n-1)
+	}
+	if got := len(s.Since(0, "sampling/createMessage")); got != 1 {
+		t.Errorf("%d sampling requests reached the client, want 1", got)
+	}
+}
+
+// samplingFlood has a backend with a 1 s call timeout send n sampling
+// requests (all under one id with sameID) to a client that never answers
+// them, and returns the session and the backend's count of the answers it
+// got, by error code ("0" for results), once all n are answered.
+func samplingFlood(t *testing.T, n int, sameID bool) (*proc, map[string]int64) {
+	t.Helper()
 	srv := tb("tb")
 	srv.TimeoutMS = 1000
 	p := startGateway(t, baseEnv(t), "--stdio", "--config", beConfig(t, srv))
 	s, _ := initSession(t, p, "e2e", `{"sampling":{}}`)
-	const n = 200
-	if r := s.callTool("tb.deaf", fmt.Sprintf(`{"flood":%d,"method":"sampling/createMessage","same_id":true}`, n)); r.Map()["result"] == nil {
+	if r := s.callTool("tb.deaf", fmt.Sprintf(`{"flood":%d,"method":"sampling/createMessage","same_id":%v}`, n, sameID)); r.Map()["result"] == nil {
 		t.Fatalf("deaf: %s", r)
 	}
 	replies := map[string]int64{}
 	testutil.WaitFor(t, 20*time.Second, "every flood request answered", func() bool {
+		// The stats call shares the backend's 1 s call timeout with the
+		// flood it queues behind; on a loaded machine it can run out. That
+		// only means the counts are not known yet: ask again. Any other
+		// error fails the test, and the counts are exact.
 		r := s.callTool("tb.stats", `{}`)
 		if r.Map()["error"] != nil {
-			return false // the stats call queued behind the flood and timed out: ask again
+			if code, msg, _ := r.Error(t); code == -32001 {
+				t.Logf("stats call: %s", msg)
+				return false
+			}
 		}
 		m, _ := structuredContent(t, r)["floodReplies"].(map[string]any)
 		var total int64
@@ -236,14 +231,9 @@ func TestBackendRequestDuplicateIDsRefused(t *testing.T) {
 			replies[k], _ = v.(json.Number).Int64()
 			total += replies[k]
 		}
-		return total == n
+		return total == int64(n)
 	})
-	if replies["-32600"] != n-1 || replies["-32001"] != 1 {
-		t.Errorf("answers by code = %v, want %d duplicates refused (-32600) and the first timed out (-32001)", replies, n-1)
-	}
-	if got := len(s.Since(0, "sampling/createMessage")); got != 1 {
-		t.Errorf("%d sampling requests reached the client, want 1", got)
-	}
+	return s, replies
 }
 
 // A client that never reads the gateway's stderr: 20,000 bad lines, each
