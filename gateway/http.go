@@ -30,7 +30,9 @@ type HTTPOptions struct {
 	// any gateway process behind a round-robin balancer can answer it.
 	Stateless bool
 	// EventStore keeps the events of /mcp streams so that a client can
-	// resume one (Last-Event-ID); nil means a memory store.
+	// resume one (Last-Event-ID); nil means a memory store of 10 MiB that
+	// keeps a session's open streams and its last 100 completed ones
+	// (eventstore.go).
 	EventStore mcp.EventStore
 	// IdleTimeout ends a Streamable HTTP session that has had no request,
 	// no call in flight and no open stream for this long; zero never
@@ -62,7 +64,7 @@ type HTTPFront struct {
 // NewHTTPFront returns an HTTP front for g.
 func (g *Gateway) NewHTTPFront(opts HTTPOptions) *HTTPFront {
 	if opts.EventStore == nil {
-		opts.EventStore = mcp.NewMemoryEventStore(nil)
+		opts.EventStore = newEventStore(10<<20, 100)
 	}
 	if opts.SessionBufferBytes <= 0 {
 		opts.SessionBufferBytes = DefaultSessionBufferBytes

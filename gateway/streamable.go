@@ -185,6 +185,9 @@ func (h *httpSession) WriteFor(id json.RawMessage, key string, msg []byte, final
 		h.mu.Lock()
 		delete(h.streams, st.id)
 		h.mu.Unlock()
+		if es, ok := h.store.(*eventStore); ok {
+			es.streamDone(h.id, st.id)
+		}
 	}
 	return err
 }
