@@ -273,7 +273,10 @@ func (s *Service) redact(text, query string) string {
 		text = strings.ReplaceAll(text, f, "[redacted query]")
 	}
 	// Strip makes a line break a space, in the text and in the query alike.
-	text = strings.ReplaceAll(safetext.Strip(text, false), safetext.Strip(q, false), "[redacted query]")
+	text = safetext.Strip(text, false)
+	if sq := strings.TrimSpace(safetext.Strip(q, false)); len([]rune(sq)) >= 4 {
+		text = strings.ReplaceAll(text, sq, "[redacted query]")
+	}
 	return safetext.Redact(text)
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -114,7 +115,15 @@ func cleanDomains(ds []string) []string {
 		if _, rest, ok := strings.Cut(d, "://"); ok {
 			d = rest
 		}
-		d, _, _ = strings.Cut(d, "/")
+		if i := strings.IndexAny(d, "/?#"); i >= 0 {
+			d = d[:i]
+		}
+		if i := strings.LastIndexByte(d, '@'); i >= 0 {
+			d = d[i+1:] // a user
+		}
+		if host, _, err := net.SplitHostPort(d); err == nil {
+			d = host // a port
+		}
 		if d == "" || seen[d] {
 			continue
 		}

@@ -112,7 +112,7 @@ func TestRequestBodyPerProfile(t *testing.T) {
 		},
 		{
 			name: "answer args override defaults", tool: "answer",
-			args: `{"query":"Go 1.26","recency_days":7,"max_results":3.0,"domains":["go.dev"," github.com ","","https://Go.dev/doc/"]}`,
+			args: `{"query":"Go 1.26","recency_days":7,"max_results":3.0,"domains":["go.dev"," github.com ","","https://Go.dev/doc/","https://me@go.dev:443/x?y#z"]}`,
 			want: `{"input":"Go 1.26\n[Hints] recency_days=7, max_results=3. domains: go.dev, github.com",
 				"tools":[{"type":"web_search","filters":{"allowed_domains":["go.dev","github.com"]}}]}`,
 		},

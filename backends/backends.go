@@ -186,8 +186,9 @@ type CallOptions struct {
 	// for a task to end).
 	Unbounded bool
 	// Batch lets StartToolCall leave the request in a buffer until
-	// Manager.FlushWrites, so that a caller starting many calls in a row
-	// (a burst of client requests) writes them to each backend at once.
+	// Manager.FlushWrites, or until 64 KiB wait, so that a caller starting
+	// many calls in a row (a burst of client requests) writes them to each
+	// backend at once.
 	Batch bool
 }
 

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -802,4 +803,24 @@ func TestApply(t *testing.T) {
 	if ch := e.Apply(moved); !ch.Empty() {
 		t.Errorf("entries that only moved in the file changed %+v", ch)
 	}
+}
+
+// Calls held back for a batch go to the backend once a pipe's worth is
+// held, whether or not the caller flushes: 100 calls of 2 KiB held and
+// never flushed are answered all the same, but for those after the last
+// 64 KiB.
+func TestHeldCallsBounded(t *testing.T) {
+	e := start(t, []config.Server{srv("tb")}, nil)
+	args := json.RawMessage(`{"text":"` + strings.Repeat("x", 2048) + `"}`)
+	var answered atomic.Int32
+	for range 100 {
+		e.StartToolCall("tb", "echo", args, backends.CallOptions{Batch: true}, func(_ json.RawMessage, err error) {
+			if err == nil {
+				answered.Add(1)
+			}
+		})
+	}
+	testutil.WaitFor(t, 10*time.Second, "the held calls answered", func() bool { return answered.Load() >= 60 })
+	e.FlushWrites()
+	testutil.WaitFor(t, 10*time.Second, "every call answered after the flush", func() bool { return answered.Load() == 100 })
 }

@@ -349,12 +349,6 @@ func (c *conn) handleRequest(id json.RawMessage, method string, params json.RawM
 	c.mu.Unlock()
 	go func() {
 		defer c.wg.Done()
-		defer func() {
-			c.mu.Lock()
-			delete(c.handling, key)
-			c.mu.Unlock()
-			cancel()
-		}()
 		var (
 			result json.RawMessage
 			err    error
@@ -364,7 +358,14 @@ func (c *conn) handleRequest(id json.RawMessage, method string, params json.RawM
 		} else {
 			result, err = c.hooks.request(ctx, method, params)
 		}
-		if ctx.Err() != nil && c.ctx.Err() == nil {
+		cancelled := ctx.Err() != nil && c.ctx.Err() == nil
+		// The id is free again before the answer goes: a backend may
+		// reuse it as soon as it has the answer.
+		c.mu.Lock()
+		delete(c.handling, key)
+		c.mu.Unlock()
+		cancel()
+		if cancelled {
 			return // the backend cancelled it: no response is sent
 		}
 		c.reply(id, result, err)

@@ -45,7 +45,14 @@ func (c *conn) send(msg []byte, end *int64, hold bool) {
 			c.held, c.spare = c.spare, nil
 		}
 		c.held = append(c.held, msg...)
+		full := len(c.held) >= maxHeld
 		c.wmu.Unlock()
+		if full {
+			// A caller that keeps holding (an HTTP front under a
+			// flood of POSTs) must not keep every call from its
+			// backend.
+			c.flushHeld()
+		}
 	case c.canWriteInline(len(msg)):
 		c.writeInline(msg)
 	default:
@@ -53,6 +60,9 @@ func (c *conn) send(msg []byte, end *int64, hold bool) {
 		c.wmu.Unlock()
 	}
 }
+
+// maxHeld is the most send holds back for flushHeld: a pipe's worth.
+const maxHeld = 64 << 10
 
 // sendReply sends a reply to one of the backend's own requests, unless more
 // than maxReplyBacklog bytes already wait for a backend that reads nothing:

@@ -53,34 +53,36 @@ func newEventStore(maxBytes, keepDone int) *eventStore {
 	return &eventStore{maxBytes: maxBytes, keepDone: keepDone, sessions: map[string]*storedSession{}}
 }
 
-// stream returns the stream, made if need be; s.mu is held.
-func (s *eventStore) stream(session, stream string) *storedStream {
-	ss := s.sessions[session]
-	if ss == nil {
-		ss = &storedSession{streams: map[string]*storedStream{}}
-		s.sessions[session] = ss
-	}
-	st := ss.streams[stream]
-	if st == nil {
-		st = &storedStream{}
-		ss.streams[stream] = st
-	}
-	return st
-}
-
-// Open implements mcp.EventStore.
+// Open implements mcp.EventStore. A session is opened with its standalone
+// stream (""), before any other; a stream of a session that is not open
+// (closed already, by a write racing its end) is not made, so that nothing
+// outlives SessionClosed.
 func (s *eventStore) Open(_ context.Context, session, stream string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.stream(session, stream)
+	ss := s.sessions[session]
+	if ss == nil {
+		if stream != "" {
+			return nil
+		}
+		ss = &storedSession{streams: map[string]*storedStream{}}
+		s.sessions[session] = ss
+	}
+	if ss.streams[stream] == nil {
+		ss.streams[stream] = &storedStream{}
+	}
 	return nil
 }
 
-// Append implements mcp.EventStore.
+// Append implements mcp.EventStore. The events of a stream that is not
+// open (forgotten, or its session closed) are dropped.
 func (s *eventStore) Append(_ context.Context, session, stream string, data []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := s.stream(session, stream)
+	st := s.sessions[session].get(stream)
+	if st == nil {
+		return nil
+	}
 	st.data = append(st.data, data)
 	st.size += len(data)
 	s.bytes += len(data)

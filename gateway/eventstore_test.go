@@ -52,6 +52,7 @@ func replay(t *testing.T, s *eventStore, session, stream string, after int) ([]s
 func TestEventStoreForgetsOldCompletedStreams(t *testing.T) {
 	ctx := context.Background()
 	s := newEventStore(10<<20, 100)
+	_ = s.Open(ctx, "S", "")
 	_ = s.Open(ctx, "S", "open")
 	_ = s.Append(ctx, "S", "open", []byte("o0"))
 	for i := range 10000 {
@@ -62,8 +63,8 @@ func TestEventStoreForgetsOldCompletedStreams(t *testing.T) {
 		s.streamDone("S", id)
 	}
 	s.check(t)
-	if n := len(s.sessions["S"].streams); n != 101 {
-		t.Errorf("the session keeps %d streams, want the open one and 100 completed", n)
+	if n := len(s.sessions["S"].streams); n != 102 {
+		t.Errorf("the session keeps %d streams, want the two open ones and 100 completed", n)
 	}
 	if len(s.done) > 2*s.liveDone+64 {
 		t.Errorf("%d entries listed for %d completed streams kept", len(s.done), s.liveDone)
@@ -78,6 +79,10 @@ func TestEventStoreForgetsOldCompletedStreams(t *testing.T) {
 		t.Errorf("replay of a forgotten stream: %v, want ErrEventsPurged", err)
 	}
 	_ = s.SessionClosed(ctx, "S")
+	// A write racing the session's end leaves nothing behind.
+	_ = s.Open(ctx, "S", "late")
+	_ = s.Append(ctx, "S", "late", []byte("x"))
+	_ = s.Append(ctx, "S", "", []byte("x"))
 	s.check(t)
 	if s.bytes != 0 || len(s.sessions) != 0 {
 		t.Errorf("after SessionClosed: %d bytes, %d sessions", s.bytes, len(s.sessions))
@@ -91,6 +96,10 @@ func TestEventStoreBytesBound(t *testing.T) {
 	ctx := context.Background()
 	s := newEventStore(1000, 100)
 	ev := func(c byte) []byte { return slices.Repeat([]byte{c}, 100) }
+	_ = s.Open(ctx, "S", "")
+	_ = s.Open(ctx, "T", "")
+	_ = s.Open(ctx, "T", "live")
+	_ = s.Open(ctx, "T", "big")
 	for _, id := range []string{"a", "b", "c"} {
 		_ = s.Open(ctx, "S", id)
 		_ = s.Append(ctx, "S", id, ev(id[0]))

@@ -250,9 +250,15 @@ func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, version s
 	if !ok {
 		return
 	}
-	if !initialize && version < firstUnserved {
+	if !initialize {
 		// Nobody could reach a session opened by anything else: its id
-		// is sent only with initialize's answer.
+		// is sent only with initialize's answer. A later revision's
+		// requests need no session (the answer to server/discover sends
+		// its client to initialize): each is served on its own.
+		if version >= firstUnserved {
+			h.serveOnce(w, r, msgs, calls, version, false)
+			return
+		}
 		http.Error(w, "Bad Request: Mcp-Session-Id header is required (a session starts with initialize)", http.StatusBadRequest)
 		return
 	}
@@ -283,10 +289,14 @@ func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, version s
 // if initialized (unless the POST is the initialize) and ends with the
 // request.
 func (h *HTTPFront) serveStateless(w http.ResponseWriter, r *http.Request, version string) {
-	msgs, calls, initialize, ok := readPOST(w, r, version)
-	if !ok {
-		return
+	if msgs, calls, initialize, ok := readPOST(w, r, version); ok {
+		h.serveOnce(w, r, msgs, calls, version, initialize)
 	}
+}
+
+// serveOnce serves a POST's messages as a session of their own, which
+// ends with the request.
+func (h *HTTPFront) serveOnce(w http.ResponseWriter, r *http.Request, msgs [][]byte, calls []json.RawMessage, version string, initialize bool) {
 	// A stateless POST's streams cannot be resumed, so it has no priming
 	// event: post needs no version but the header's, even for an
 	// initialize.

@@ -155,6 +155,15 @@ func TestHTTPStreamableRules(t *testing.T) {
 		}
 	}
 
+	// A later revision's request needs no session: it is answered, and
+	// leaves none behind.
+	if r, body := do(http.MethodPost, map[string]string{"Mcp-Protocol-Version": "2026-07-28"}, `{"jsonrpc":"2.0","id":10,"method":"ping"}`); r.StatusCode != http.StatusOK || r.Header.Get(sessionIDHeader) != "" || !strings.Contains(body, `"id":10`) {
+		t.Errorf("sessionless 2026-07-28 ping: %d %q %s", r.StatusCode, r.Header.Get(sessionIDHeader), body)
+	}
+	if n := front.Sessions(); n != 1 {
+		t.Errorf("%d sessions, want the initialized one", n)
+	}
+
 	// One standalone stream at a time.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -345,7 +345,9 @@ func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWr
 		whole := st.whole
 		st.mu.Unlock()
 		batch := q.take()
-		if whole && len(batch) == 1 && !headers {
+		if whole && len(batch) > 0 && !headers {
+			// The lone call's answer, first in the queue: anything
+			// after it came late for a call that has ended.
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Content-Length", strconv.Itoa(len(batch[0])))
 			if cut.begin() {
