@@ -174,7 +174,7 @@ func (h *HTTPFront) ServeMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	version := r.Header.Get("Mcp-Protocol-Version")
-	if version != "" && (!isVersion(version) || version < firstUnserved && !slices.Contains(h.served, version)) {
+	if version != "" && !slices.Contains(h.served, version) && (version < firstUnserved || !isVersion(version)) {
 		http.Error(w, "Bad Request: Unsupported protocol version (supported versions: "+strings.Join(h.served, ",")+")", http.StatusBadRequest)
 		return
 	}

@@ -105,11 +105,6 @@ func newHTTPSession(o httpSessionOptions) *httpSession {
 
 // Read returns the next POSTed message; io.EOF once the session is closed.
 func (h *httpSession) Read(wait func()) ([]byte, string, error) {
-	select {
-	case msg := <-h.in:
-		return msg, "", nil
-	default:
-	}
 	if wait != nil {
 		wait()
 	}
@@ -368,12 +363,7 @@ func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWr
 			}
 			err := errSessionClosed
 			if cut.begin() {
-				if len(batch) > 0 {
-					err = writeFrames(w, rc, batch)
-				} else {
-					w.WriteHeader(http.StatusOK)
-					err = nil
-				}
+				err = writeFrames(w, rc, batch) // flushes the headers of an empty one too
 				cut.end()
 			}
 			q.written()
