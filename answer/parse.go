@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 )
@@ -243,7 +244,7 @@ func sourceCitation(src wireSource, accessed string) (Citation, bool) {
 		id = strings.TrimSpace(src.ID)
 	}
 	// An identifier is one word: no URL, nothing to forge a line with.
-	if id == "" || isURL(id) || strings.ContainsFunc(id, func(r rune) bool { return r <= ' ' || r == 0x7f }) || safetext.Strip(id, false) != id {
+	if id == "" || isURL(id) || !oneWord(id) {
 		return Citation{}, false
 	}
 	return Citation{URL: id, Title: safetext.Strip(src.Type, false), PublishedAt: date}, true
@@ -255,11 +256,17 @@ func sourceCitation(src wireSource, accessed string) (Citation, bool) {
 func webURL(s string) (string, bool) {
 	s = strings.TrimSpace(s)
 	u, err := url.Parse(s)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") ||
-		strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) || safetext.Strip(s, false) != s {
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") || !oneWord(s) {
 		return "", false
 	}
 	return s, true
+}
+
+// oneWord reports whether s holds no white space and nothing that
+// safetext.Strip would remove: it cannot break or forge a line it is
+// written on.
+func oneWord(s string) bool {
+	return !strings.ContainsFunc(s, unicode.IsSpace) && safetext.Strip(s, false) == s
 }
 
 // isURL reports whether s looks like an absolute URL rather than a source ID.
