@@ -108,6 +108,11 @@ type Options struct {
 	Authorize   auth.AuthorizationCodeFetcher
 	RedirectURL string
 
+	// SnapshotDir is where each backend's snapshot is kept: what it
+	// looked like when last ready, shown to clients during its first
+	// start (snapshot.go); "" keeps none.
+	SnapshotDir string
+
 	// Self, when set, is this gateway: an enabled server that would run it
 	// again (Self.Match's Loop) is not started but reported as Skipped, and
 	// every child inherits ChainEnv (Self.Environ), so that a nested gateway
@@ -132,12 +137,15 @@ const (
 
 // Status describes one backend for `mcp-gateway status` and GET /status.
 type Status struct {
-	Name       string              `json:"name"`
-	State      State               `json:"state"`
-	PID        int                 `json:"pid,omitempty"`
-	URL        string              `json:"url,omitempty"` // a remote server's, its password and query secrets masked
-	StartedAt  time.Time           `json:"started_at,omitzero"`
-	Tools      int                 `json:"tools"`
+	Name      string    `json:"name"`
+	State     State     `json:"state"`
+	PID       int       `json:"pid,omitempty"`
+	URL       string    `json:"url,omitempty"` // a remote server's, its password and query secrets masked
+	StartedAt time.Time `json:"started_at,omitzero"`
+	Tools     int       `json:"tools"`
+	// Snapshot: the backend is starting, and Tools and ServerInfo are
+	// what it was when last ready (in an earlier run).
+	Snapshot   bool                `json:"snapshot,omitempty"`
 	Restarts   int                 `json:"restarts"`
 	Error      string              `json:"error,omitempty"`
 	StderrTail []string            `json:"stderr_tail,omitempty"`
@@ -234,10 +242,17 @@ type TimeoutError struct {
 	Method  string // "tools/call", "prompts/get", ...
 	Name    string // the backend's own tool (or prompt) name, if any
 	Timeout time.Duration
+	// Starting: the backend was still starting when the time ran out; the
+	// request was never sent.
+	Starting bool
 }
 
 func (e *TimeoutError) Error() string {
-	return "MCP server '" + e.Server + "' " + e.Method + " timed out after " + e.Timeout.String()
+	s := "MCP server '" + e.Server + "' " + e.Method + " timed out after " + e.Timeout.String()
+	if e.Starting {
+		s += " (the server is still starting)"
+	}
+	return s
 }
 
 // RPCError is a JSON-RPC error returned by a backend; the gateway forwards

@@ -665,7 +665,7 @@ func TestCloseDuringStartupAndBackoff(t *testing.T) {
 	if st := m.Status()[0]; st.State != backends.Stopped {
 		t.Errorf("state %s", st.State)
 	}
-	m.Wait(context.Background())
+	m.Wait(context.Background(), 0)
 }
 
 func TestManagerWithReaperCloses(t *testing.T) {
@@ -709,7 +709,7 @@ func TestConcurrentCalls(t *testing.T) {
 func BenchmarkCallTool(b *testing.B) {
 	m := backends.New(backends.Options{Servers: []config.Server{srv("bench")}})
 	m.Start(context.Background())
-	m.Wait(context.Background())
+	m.Wait(context.Background(), 0)
 	defer m.Close()
 	args := json.RawMessage(`{"text":"hello","n":12345678901234567890123}`)
 	ctx := context.Background()
@@ -746,7 +746,7 @@ func BenchmarkStart(b *testing.B) {
 			for b.Loop() {
 				m := backends.New(backends.Options{Servers: servers})
 				m.Start(context.Background())
-				m.Wait(context.Background())
+				m.Wait(context.Background(), 0)
 				if got := len(m.Tools()); got != n*len(baseTools) {
 					b.Fatalf("%d tools", got)
 				}

@@ -2,8 +2,11 @@ package backends
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
+	"time"
 )
 
 // OnReadIdle sets fn (nil: none) to run in a backend's read loop each time
@@ -48,20 +51,73 @@ func (m *Manager) readIdle() {
 // ends the call with context.Canceled and sends the backend
 // notifications/cancelled; after the call ended it does nothing.
 func (m *Manager) StartToolCall(server, tool string, args json.RawMessage, opts CallOptions, done func(json.RawMessage, error)) (cancel CancelFunc) {
-	b, c, err := m.session(server)
-	if err != nil {
-		done(nil, err)
+	b := m.set.Load().byName[server]
+	if b == nil {
+		done(nil, &ServerError{Server: server, Reason: "no such server"})
 		return func(json.RawMessage) {}
 	}
-	o := callOpts{timeout: b.timeout, batch: opts.Batch}
-	params, err := m.toolParams(tool, args, opts, &o)
+	c, err := b.readyConn()
+	switch {
+	case err == nil:
+		return b.startCall(c, tool, args, opts, b.timeout, done)
+	case b.isStarting():
+		return b.startWhenReady(tool, args, opts, done)
+	}
+	done(nil, err)
+	return func(json.RawMessage) {}
+}
+
+// startCall starts a tools/call on c, b's session, bounded by timeout.
+func (b *backend) startCall(c *conn, tool string, args json.RawMessage, opts CallOptions, timeout time.Duration, done func(json.RawMessage, error)) CancelFunc {
+	o := callOpts{timeout: timeout, batch: opts.Batch}
+	params, err := b.m.toolParams(tool, args, opts, &o)
 	if err != nil {
-		done(nil, fmt.Errorf("call %s/%s: %w", server, tool, err))
+		done(nil, fmt.Errorf("call %s/%s: %w", b.cfg.Name, tool, err))
 		return func(json.RawMessage) {}
 	}
 	return c.start("tools/call", params, o, func(res json.RawMessage, err error) {
 		done(res, b.callError(err, "tools/call", tool))
 	})
+}
+
+// startWhenReady is StartToolCall for a backend still starting: a
+// goroutine of the call's own waits for the backend to be ready and then
+// starts the call, both within the call's timeout (awaitConn). A start
+// that fails fails the call at once, with the backend's error.
+func (b *backend) startWhenReady(tool string, args json.RawMessage, opts CallOptions, done func(json.RawMessage, error)) CancelFunc {
+	deadline := time.Now().Add(b.timeout)
+	ctx, stop := context.WithCancel(context.Background())
+	var (
+		mu        sync.Mutex
+		cancelled bool
+		inner     CancelFunc // the call's, once started
+	)
+	go func() {
+		defer stop()
+		c, err := b.awaitConn(ctx, deadline, "tools/call", tool)
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case cancelled:
+			done(nil, context.Canceled)
+		case err != nil:
+			done(nil, err)
+		default:
+			opts.Batch = false // nobody flushes for it: it starts on its own
+			inner = b.startCall(c, tool, args, opts, max(time.Until(deadline), time.Millisecond), done)
+		}
+	}()
+	return func(reason json.RawMessage) {
+		mu.Lock()
+		if inner != nil {
+			mu.Unlock()
+			inner(reason)
+			return
+		}
+		cancelled = true
+		mu.Unlock()
+		stop()
+	}
 }
 
 // toolParams encodes tools/call params: the name, the arguments as given

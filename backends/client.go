@@ -113,14 +113,15 @@ type Initialized struct {
 	Instructions string
 }
 
-// Initialized returns what each ready backend answered to initialize, in
-// configuration order.
+// Initialized returns what each backend clients are shown answered to
+// initialize — the ready ones, and those in their first start as their
+// snapshot says — in configuration order.
 func (m *Manager) Initialized() []Initialized {
 	var out []Initialized
 	for _, b := range m.backends() {
 		b.mu.Lock()
-		if b.state == Ready {
-			out = append(out, Initialized{Server: b.cfg.Name, Capabilities: b.capsRaw, Instructions: b.instructions})
+		if sf := b.shownLocked(); sf != nil {
+			out = append(out, Initialized{Server: b.cfg.Name, Capabilities: sf.capsRaw, Instructions: sf.instructions})
 		}
 		b.mu.Unlock()
 	}

@@ -11,7 +11,11 @@ func SetTimings(m *Manager, backoffBase, backoffMax, crashWindow, stopGrace time
 // InFlight is the number of calls to server awaiting the backend's
 // response: a test's sync point for "the call has been sent".
 func InFlight(m *Manager, server string) int {
-	_, c, err := m.session(server)
+	b := m.set.Load().byName[server]
+	if b == nil {
+		return 0
+	}
+	c, err := b.readyConn()
 	if err != nil {
 		return 0
 	}

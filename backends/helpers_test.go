@@ -3,6 +3,7 @@ package backends_test
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"runtime"
@@ -28,7 +29,11 @@ func TestMain(m *testing.M) {
 	testbackend = testutil.MustBuild("./backends/testbackend", "")
 	before := runtime.NumGoroutine()
 	code := m.Run()
-	// Every Manager was closed, so everything it started must have ended.
+	// Every Manager was closed, so everything it started must have ended
+	// (the fuzzing engine's own goroutines aside).
+	if fuzzing := flag.Lookup("test.fuzz"); fuzzing != nil && fuzzing.Value.String() != "" {
+		os.Exit(code)
+	}
 	if code == 0 && !testutil.Poll(time.Second, func() bool { return runtime.NumGoroutine() <= before }) {
 		fmt.Fprintf(os.Stderr, "goroutines left behind: %d (started with %d)\n", runtime.NumGoroutine(), before)
 		buf := make([]byte, 1<<20)
@@ -99,7 +104,7 @@ func start(t *testing.T, servers []config.Server, edit func(*backends.Options)) 
 		}
 	})
 	e.Start(context.Background())
-	e.Wait(context.Background())
+	e.Wait(context.Background(), opts.StartupTimeout)
 	return e
 }
 

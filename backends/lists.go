@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path"
 
 	"github.com/mcp-gateway/mcp-gateway/config"
@@ -130,62 +131,88 @@ const (
 // backend has. A tools/list error fails; a prompts or resources error is
 // logged and leaves that list empty (they are optional extras).
 func (b *backend) fetch(ctx context.Context, c *conn, caps serverCaps, kinds listKind, o callOpts) (lists, error) {
-	var l lists
+	var (
+		tools, prompts, resources, templates []json.RawMessage
+		meta                                 = map[string]json.RawMessage{}
+	)
 	if kinds&listTools != 0 {
-		raws, meta, err := listAll(ctx, c, "tools/list", "tools", o)
-		l.setMeta("tools/list", meta)
+		raws, m, err := listAll(ctx, c, "tools/list", "tools", o)
+		meta["tools/list"] = m
 		var se *ServerError
 		if err != nil && (caps.tools || ctx.Err() != nil || errors.As(err, &se)) {
-			return l, fmt.Errorf("tools/list: %w", err)
+			return lists{}, fmt.Errorf("tools/list: %w", err)
 		}
-		for _, raw := range raws {
-			name := stringField(raw, "name")
-			if name == "" {
-				b.log.Warn("ignored a tool without a name")
-				continue
-			}
-			if toolAllowed(b.cfg.Tools, name) {
-				l.tools = append(l.tools, Tool{Server: b.cfg.Name, Name: name, Raw: raw})
-			}
-		}
+		tools = raws
 	}
 	if kinds&listPrompts != 0 && caps.prompts {
-		raws, meta, err := listAll(ctx, c, "prompts/list", "prompts", o)
-		l.setMeta("prompts/list", meta)
+		raws, m, err := listAll(ctx, c, "prompts/list", "prompts", o)
+		meta["prompts/list"] = m
 		if err != nil {
 			if ctx.Err() != nil {
-				return l, err
+				return lists{}, err
 			}
 			b.log.Warn("prompts/list failed", "err", err)
 		}
-		for _, raw := range raws {
-			if name := stringField(raw, "name"); name != "" {
-				l.prompts = append(l.prompts, Prompt{Server: b.cfg.Name, Name: name, Raw: raw})
-			}
-		}
+		prompts = raws
 	}
 	if kinds&listResources != 0 && caps.resources {
 		for _, lk := range []struct {
-			method, field, key string
-			template           bool
+			method, field string
+			items         *[]json.RawMessage
 		}{
-			{"resources/list", "resources", "uri", false},
-			{"resources/templates/list", "resourceTemplates", "uriTemplate", true},
+			{"resources/list", "resources", &resources},
+			{"resources/templates/list", "resourceTemplates", &templates},
 		} {
-			raws, meta, err := listAll(ctx, c, lk.method, lk.field, o)
-			l.setMeta(lk.method, meta)
+			raws, m, err := listAll(ctx, c, lk.method, lk.field, o)
+			meta[lk.method] = m
 			if err != nil {
 				if ctx.Err() != nil {
-					return l, err
+					return lists{}, err
 				}
 				b.log.Warn("list failed", "method", lk.method, "err", err)
 			}
-			for _, raw := range raws {
-				if uri := stringField(raw, lk.key); uri != "" {
-					l.resources = append(l.resources, Resource{Server: b.cfg.Name, URI: uri, Template: lk.template, Raw: raw})
-				}
-			}
+			*lk.items = raws
 		}
 	}
+	l := decodeLists(b.cfg, tools, prompts, resources, templates, b.log)
+	for method, m := range meta {
+		l.setMeta(method, m)
+	}
 	return l, nil
+}
+
+// decodeLists makes a backend's lists of the items it listed (or a
+// snapshot kept): tools without a name, prompts without a name and
+// resources without a URI are left out (and logged, given log), and the
+// server's tool filter applies.
+func decodeLists(s config.Server, tools, prompts, resources, templates []json.RawMessage, log *slog.Logger) lists {
+	var l lists
+	for _, raw := range tools {
+		name := stringField(raw, "name")
+		if name == "" {
+			if log != nil {
+				log.Warn("ignored a tool without a name")
+			}
+			continue
+		}
+		if toolAllowed(s.Tools, name) {
+			l.tools = append(l.tools, Tool{Server: s.Name, Name: name, Raw: raw})
+		}
+	}
+	for _, raw := range prompts {
+		if name := stringField(raw, "name"); name != "" {
+			l.prompts = append(l.prompts, Prompt{Server: s.Name, Name: name, Raw: raw})
+		}
+	}
+	for _, raw := range resources {
+		if uri := stringField(raw, "uri"); uri != "" {
+			l.resources = append(l.resources, Resource{Server: s.Name, URI: uri, Raw: raw})
+		}
+	}
+	for _, raw := range templates {
+		if uri := stringField(raw, "uriTemplate"); uri != "" {
+			l.resources = append(l.resources, Resource{Server: s.Name, URI: uri, Template: true, Raw: raw})
+		}
+	}
+	return l
 }

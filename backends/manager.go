@@ -33,9 +33,10 @@ type Manager struct {
 	clientOnce sync.Once
 	// set is the current backends; Apply swaps it whole, so readers (the
 	// call path among them) take no lock.
-	set    atomic.Pointer[backendSet]
-	tokens atomic.Int64           // progress tokens
-	idle   atomic.Pointer[func()] // OnReadIdle
+	set      atomic.Pointer[backendSet]
+	tokens   atomic.Int64           // progress tokens
+	logLevel atomic.Pointer[string] // the clients' logging/setLevel, if any
+	idle     atomic.Pointer[func()] // OnReadIdle
 
 	// Supervision tunables; New sets the documented values, tests shorten them.
 	backoffBase, backoffMax time.Duration // restart delay: base doubling to max
@@ -119,6 +120,7 @@ func (m *Manager) newBackend(s config.Server) *backend {
 		log:     m.log.With("server", s.Name),
 		logs:    ratelimit.New(logLimit),
 		settled: make(chan struct{}),
+		moved:   make(chan struct{}),
 		refresh: make(chan struct{}, 1),
 		done:    make(chan struct{}),
 		state:   Stopped,
@@ -135,6 +137,9 @@ func (m *Manager) newBackend(s config.Server) *backend {
 			m.log.Warn("not starting a server that would run this gateway again", "server", s.Name, "config", match.Config)
 		}
 	}
+	if !b.settledYet() {
+		b.readSnapshot()
+	}
 	return b
 }
 
@@ -149,7 +154,7 @@ func (m *Manager) startLocked(b *backend) {
 	ctx, cancel := context.WithCancel(m.runCtx)
 	b.stop, b.began = cancel, time.Now()
 	b.mu.Lock()
-	b.state, b.reason = Starting, ""
+	b.setStateLocked(Starting, "")
 	b.mu.Unlock()
 	m.wg.Add(1)
 	go func() {
@@ -194,37 +199,57 @@ func (m *Manager) Start(ctx context.Context) {
 }
 
 // Wait blocks until every enabled backend is ready or has failed (its first
-// start attempt has concluded), the startup timeout since Start passes, or
-// ctx is done. A backend whose start limit ends by then is waited for until
-// its start has concluded, so that it is never reported as starting at the
-// moment its start times out. It returns at once if Start was not called.
-func (m *Manager) Wait(ctx context.Context) {
+// start attempt has concluded), or ctx is done, or — when within is not
+// zero — within has passed since the backend could begin to start (Start,
+// the Apply that added it, or the client's capabilities with AwaitClient).
+// A backend whose start limit ends by then is waited for until its start
+// has concluded, so that it is never reported as starting at the moment
+// its start times out. It returns at once if Start was not called.
+func (m *Manager) Wait(ctx context.Context, within time.Duration) {
+	m.wait(ctx, within, func(*backend) bool { return true })
+}
+
+// WaitUnseen is Wait for the backends never seen before, those without a
+// snapshot: what a client's initialize and first lists wait for, briefly
+// (gateway.first_start_wait_ms), since the others are shown as their
+// snapshots say. It is always bounded: within <= 0 waits for none.
+func (m *Manager) WaitUnseen(ctx context.Context, within time.Duration) {
+	if within > 0 {
+		m.wait(ctx, within, func(b *backend) bool { return b.snap == nil })
+	}
+}
+
+func (m *Manager) wait(ctx context.Context, within time.Duration, which func(*backend) bool) {
 	m.mu.Lock()
-	started, since := m.started, m.waitFrom(m.startedAt)
+	started := m.started
 	m.mu.Unlock()
 	if !started {
 		return
 	}
 	for _, b := range m.backends() {
-		if !m.waitSettled(ctx, b, since) {
+		// A wait that ran out goes on to the others, whose time has run
+		// out too unless they began later (waitSettled marks them seen).
+		if which(b) && !m.waitSettled(ctx, b, within) && ctx.Err() != nil {
 			return
 		}
 	}
 }
 
-// WaitServer is Wait for one backend: it blocks until server is ready or
-// its first start has concluded, the startup timeout since Start passes, or
-// ctx is done. It returns at once for an unknown server or before Start.
+// WaitServer blocks until server is ready or its first start has
+// concluded, the startup timeout since it could begin passes, or ctx is
+// done: how long a call by a name nobody lists yet waits for the server
+// the name belongs to. It returns at once for an unknown server or before
+// Start.
 func (m *Manager) WaitServer(ctx context.Context, server string) {
 	b := m.set.Load().byName[server]
 	if b == nil {
 		return
 	}
 	m.mu.Lock()
-	started, since := m.started, m.waitFrom(b.began) // began: Start, or the Apply that added it
+	started := m.started
 	m.mu.Unlock()
 	if started {
-		m.waitSettled(ctx, b, since)
+		m.waitSettled(ctx, b, m.startupTimeout)
 	}
 }
 
@@ -232,25 +257,32 @@ func (m *Manager) WaitServer(ctx context.Context, server string) {
 // to conclude (its supervisor tears the attempt down).
 const settleGrace = time.Second
 
-// waitSettled waits for b's first start to conclude, at most until the
-// startup timeout since since — or, when b's start limit ends about then or
-// before (within settleGrace), until its start has timed out and been torn
-// down. It reports false when the wait ended without the start concluding.
-func (m *Manager) waitSettled(ctx context.Context, b *backend, since time.Time) bool {
-	m.mu.Lock()
-	deadline := since.Add(m.startupTimeout)
-	// The start limit, like the startup timeout, counts from the client's
-	// initialize when the backend waited for it (client.go).
-	if limit := m.waitFrom(b.began).Add(m.startLimit); limit.Before(deadline.Add(settleGrace)) {
-		deadline = later(deadline, limit.Add(settleGrace))
+// waitSettled waits for b's first start to conclude, at most within (zero:
+// no bound) after it could begin — or, when b's start limit ends about
+// then or before (within settleGrace), until its start has timed out and
+// been torn down. It reports false when the wait ended without the start
+// concluding.
+func (m *Manager) waitSettled(ctx context.Context, b *backend, within time.Duration) bool {
+	var expired <-chan time.Time
+	if within > 0 {
+		m.mu.Lock()
+		since := m.waitFrom(b.began) // began: Start, or the Apply that added it
+		deadline := since.Add(within)
+		// The start limit counts from the client's initialize too when the
+		// backend waited for it (client.go).
+		if limit := since.Add(m.startLimit); limit.Before(deadline.Add(settleGrace)) {
+			deadline = later(deadline, limit.Add(settleGrace))
+		}
+		m.mu.Unlock()
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		expired = t.C
 	}
-	m.mu.Unlock()
-	t := time.NewTimer(time.Until(deadline))
-	defer t.Stop()
 	select {
 	case <-b.settled:
 		return true
-	case <-t.C:
+	case <-expired:
+		b.markSeen()
 	case <-ctx.Done():
 	}
 	return false
@@ -293,13 +325,15 @@ func (m *Manager) ListMeta(method string) []json.RawMessage {
 	})
 }
 
-// readyLists concatenates one list of every ready backend.
+// readyLists concatenates one list of every backend clients are shown:
+// the ready ones, and those in their first start that have a snapshot
+// (snapshot.go).
 func readyLists[T any](m *Manager, list func(*lists) []T) []T {
 	var out []T
 	for _, b := range m.backends() {
 		b.mu.Lock()
-		if b.state == Ready {
-			out = append(out, list(&b.lists)...)
+		if sf := b.shownLocked(); sf != nil {
+			out = append(out, list(&sf.lists)...)
 		}
 		b.mu.Unlock()
 	}
@@ -324,16 +358,31 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args json.R
 // completion/complete, ...) to a backend with the same timeout and
 // cancellation rules as CallTool, and returns the raw result. params may be
 // nil, a json.RawMessage, or anything encoding/json marshals to an object.
+//
+// A backend still starting is waited for, within the request's timeout
+// (the rest of which the request then has); one whose start failed fails
+// the request at once with its error.
 func (m *Manager) Request(ctx context.Context, server, method string, params any, opts CallOptions) (json.RawMessage, error) {
-	b, c, err := m.session(server)
-	if err != nil {
-		return nil, err
+	b := m.set.Load().byName[server]
+	if b == nil {
+		return nil, &ServerError{Server: server, Reason: "no such server"}
 	}
-	o := callOpts{timeout: b.timeout}
-	if opts.Unbounded {
-		o.timeout = 0
+	var deadline time.Time
+	if !opts.Unbounded {
+		deadline = time.Now().Add(b.timeout)
 	}
 	var raw json.RawMessage
+	c, err := b.awaitConn(ctx, deadline, method, "")
+	if err != nil {
+		if te, ok := err.(*TimeoutError); ok {
+			te.Name = nameOf(params)
+		}
+		return nil, err
+	}
+	o := callOpts{}
+	if !deadline.IsZero() {
+		o.timeout = max(time.Until(deadline), time.Millisecond)
+	}
 	switch p := params.(type) {
 	case nil:
 	case json.RawMessage:
@@ -379,17 +428,16 @@ func (m *Manager) Request(ctx context.Context, server, method string, params any
 	return res, b.callError(err, method, name)
 }
 
-// session finds a ready backend's session.
-func (m *Manager) session(server string) (*backend, *conn, error) {
-	b := m.set.Load().byName[server]
-	if b == nil {
-		return nil, nil, &ServerError{Server: server, Reason: "no such server"}
+// nameOf is the name a request's params give (a prompt's), or "".
+func nameOf(params any) string {
+	switch p := params.(type) {
+	case json.RawMessage:
+		return stringField(p, "name")
+	case map[string]any:
+		s, _ := p["name"].(string)
+		return s
 	}
-	c, err := b.readyConn()
-	if err != nil {
-		return nil, nil, err
-	}
-	return b, c, nil
+	return ""
 }
 
 // meta builds a request's _meta: existing (the params' own, if any), then
@@ -467,6 +515,25 @@ func (m *Manager) Notify(method string, params json.RawMessage) {
 	}
 }
 
+// SetLogLevel sets the level of the log messages the backends send
+// (logging/setLevel): every ready backend that declared logging is told
+// now, and SetLogLevel waits for their answers; a backend that becomes
+// ready later is told before it is. A backend that refuses is logged, not
+// reported.
+func (m *Manager) SetLogLevel(ctx context.Context, level string) {
+	m.logLevel.Store(&level)
+	params := map[string]any{"level": level}
+	var wg sync.WaitGroup
+	for _, server := range m.Logging() {
+		wg.Go(func() {
+			if _, err := m.Request(ctx, server, "logging/setLevel", params, CallOptions{}); err != nil {
+				m.log.Debug("logging/setLevel not accepted", "server", server, "err", err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
 // Logging returns the ready backends that declared the logging capability,
 // in configuration order.
 func (m *Manager) Logging() []string {
@@ -489,7 +556,7 @@ func (m *Manager) declaring(has func(serverCaps) bool) []string {
 	var out []string
 	for _, b := range m.backends() {
 		b.mu.Lock()
-		if b.state == Ready && has(b.caps) {
+		if b.state == Ready && has(b.live.caps) {
 			out = append(out, b.cfg.Name)
 		}
 		b.mu.Unlock()
@@ -504,11 +571,13 @@ func (m *Manager) Status() []Status {
 	for _, b := range list {
 		b.mu.Lock()
 		s := Status{
-			Name:       b.cfg.Name,
-			State:      b.state,
-			Tools:      len(b.lists.tools),
-			Restarts:   b.restarts,
-			ServerInfo: b.serverInfo,
+			Name:     b.cfg.Name,
+			State:    b.state,
+			Restarts: b.restarts,
+		}
+		if sf := b.shownLocked(); sf != nil {
+			s.Tools, s.ServerInfo = len(sf.lists.tools), sf.serverInfo
+			s.Snapshot = b.state != Ready
 		}
 		if b.cfg.URL != "" {
 			s.URL = config.RedactURL(b.cfg.URL)

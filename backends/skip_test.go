@@ -21,7 +21,7 @@ func TestSelfSkipped(t *testing.T) {
 	self := backends.Self{Executable: testbackend, Config: cfg, Dir: t.TempDir()}
 	loop := srv("loop", "-pid-dir", pids, "--config", cfg) // would fail on --config if started
 	e := start(t, []config.Server{loop, srv("tb", "-pid-dir", pids)}, func(o *backends.Options) { o.Self = &self })
-	e.Wait(context.Background())
+	e.Wait(context.Background(), 0)
 	if st := e.status(t, "loop"); st.State != backends.Skipped || st.PID != 0 || !strings.Contains(st.Error, "runs this mcp-gateway again on "+cfg) {
 		t.Errorf("loop: %+v", st)
 	}

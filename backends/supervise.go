@@ -1,6 +1,7 @@
 package backends
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,6 +37,11 @@ type backend struct {
 	// refused is set by runOnce (on the supervisor goroutine) when the child
 	// answered initialize with CodeRecursive: it is Skipped, not Failed.
 	refused bool
+	// unrunnable is set by startChild (on the supervisor goroutine) when
+	// the command cannot be run at all (not found, not executable): it is
+	// Failed at once, since trying again changes nothing until the user
+	// does.
+	unrunnable bool
 
 	settled    chan struct{} // closed once the first start attempt has concluded
 	settleOnce sync.Once
@@ -47,21 +53,23 @@ type backend struct {
 	done  chan struct{}
 	began time.Time // when startLocked ran; guarded by Manager.mu
 
-	mu         sync.Mutex
-	state      State
-	reason     string // why it is not ready: crash reason, start error, ...
-	pid        int
-	startedAt  time.Time
-	restarts   int
-	conn       *conn // the session while Ready
-	lists      lists
-	serverInfo *mcp.Implementation
-	caps       serverCaps
-	// capsRaw and instructions are what it answered to initialize.
-	capsRaw      json.RawMessage
-	instructions string
-	pending      listKind   // lists a list_changed asked to refresh
-	auth         *oauthAuth // a remote server's OAuth client; nil if none
+	mu        sync.Mutex
+	state     State
+	reason    string        // why it is not ready: crash reason, start error, ...
+	moved     chan struct{} // closed and replaced at every change of state
+	pid       int
+	startedAt time.Time
+	restarts  int
+	conn      *conn   // the session while Ready
+	live      surface // what the session answered and listed; while Ready
+	// snap is what the backend looked like when it was last ready, in an
+	// earlier run (snapshot.go), shown while its first start is under
+	// way; snapSum is the hash of the snapshot file last read or written.
+	snap    *surface
+	snapSum [32]byte   // guarded by saveMu once the backend runs
+	saveMu  sync.Mutex // one saveSnapshot at a time
+	pending listKind   // lists a list_changed asked to refresh
+	auth    *oauthAuth // a remote server's OAuth client; nil if none
 }
 
 // serverCaps are the capabilities of a backend that matter to the gateway.
@@ -70,7 +78,40 @@ type serverCaps struct {
 	tasksList                          bool // tasks.list
 }
 
-func (b *backend) settle() { b.settleOnce.Do(func() { close(b.settled) }) }
+// settle records that the first start attempt has concluded. A backend
+// whose snapshot clients were shown until now shows its live lists from
+// here on, or none: they are told.
+func (b *backend) settle() {
+	b.settleOnce.Do(func() {
+		close(b.settled)
+		b.mu.Lock()
+		shown := b.snap != nil && b.state != Ready
+		b.mu.Unlock()
+		if shown {
+			b.m.notify.changed(b.cfg.Name)
+		}
+	})
+}
+
+// settledYet reports whether the first start attempt has concluded.
+func (b *backend) settledYet() bool {
+	select {
+	case <-b.settled:
+		return true
+	default:
+		return false
+	}
+}
+
+// setStateLocked changes the state and wakes whoever waits for a change;
+// b.mu is held.
+func (b *backend) setStateLocked(s State, reason string) {
+	b.state, b.reason = s, reason
+	if b.moved != nil {
+		close(b.moved)
+	}
+	b.moved = make(chan struct{})
+}
 
 // setState changes the state; leaving Ready drops the session and the lists.
 // It reports whether the backend was Ready before (its lists changed).
@@ -78,12 +119,25 @@ func (b *backend) setState(s State, reason string) (wasReady bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	wasReady = b.state == Ready
-	b.state, b.reason = s, reason
+	b.setStateLocked(s, reason)
 	if s != Ready {
 		b.conn = nil
-		b.lists = lists{}
+		b.live = surface{}
 	}
 	return wasReady
+}
+
+// shownLocked is what clients are shown of b now: its live surface while
+// it is ready, its snapshot while its first start is under way, else nil;
+// b.mu is held.
+func (b *backend) shownLocked() *surface {
+	switch {
+	case b.state == Ready:
+		return &b.live
+	case b.snap != nil && b.state == Starting && !b.settledYet():
+		return b.snap
+	}
+	return nil
 }
 
 // readyConn returns the session of a Ready backend, or the *ServerError a
@@ -95,6 +149,50 @@ func (b *backend) readyConn() (*conn, error) {
 		return b.conn, nil
 	}
 	return nil, b.notRunningLocked()
+}
+
+// isStarting reports whether b is starting: a call to it waits
+// (awaitConn) rather than fails.
+func (b *backend) isStarting() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.state == Starting
+}
+
+// awaitConn is readyConn for a request that may wait for a backend still
+// starting: it returns b's session once b is ready, or the error of a
+// start that failed, at once. Waiting ends with ctx, or at deadline (if
+// not zero) with a *TimeoutError of method and name that says the backend
+// was still starting.
+func (b *backend) awaitConn(ctx context.Context, deadline time.Time, method, name string) (*conn, error) {
+	var expired <-chan time.Time
+	for {
+		b.mu.Lock()
+		if b.state == Ready && b.conn != nil {
+			c := b.conn
+			b.mu.Unlock()
+			return c, nil
+		}
+		if b.state != Starting {
+			err := b.notRunningLocked()
+			b.mu.Unlock()
+			return nil, err
+		}
+		moved := b.moved
+		b.mu.Unlock()
+		if expired == nil && !deadline.IsZero() {
+			t := time.NewTimer(time.Until(deadline))
+			defer t.Stop()
+			expired = t.C
+		}
+		select {
+		case <-moved:
+		case <-expired:
+			return nil, &TimeoutError{Server: b.cfg.Name, Method: method, Name: name, Timeout: b.timeout, Starting: true}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 }
 
 func (b *backend) notRunningLocked() *ServerError {
@@ -157,9 +255,15 @@ func (b *backend) run(ctx context.Context) {
 			}
 			crashes = nil
 			b.mu.Lock()
-			b.state, b.reason = Starting, ""
+			b.setStateLocked(Starting, "")
 			b.mu.Unlock()
 			continue
+		}
+		if b.unrunnable {
+			b.setState(Failed, reason)
+			b.settle()
+			b.log.Error("backend cannot start", "reason", reason)
+			return
 		}
 		if attempt == 0 && !wasReady {
 			b.log.Error("backend failed to start", "reason", reason, "stderr_tail", b.stderr.snapshot())
@@ -214,7 +318,7 @@ func (b *backend) run(ctx context.Context) {
 		}
 		b.mu.Lock()
 		b.restarts++
-		b.state, b.reason = Starting, "" // status: starting, with the time since the process started
+		b.setStateLocked(Starting, "") // status: starting, with the time since the process started
 		b.mu.Unlock()
 	}
 }
@@ -262,7 +366,7 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 		hctx, cancelWaited = context.WithDeadline(ctx, startupDeadline.Add(waited))
 		defer cancelWaited()
 	}
-	l, info, err := b.handshake(hctx, c)
+	sf, err := b.handshake(hctx, c)
 	cancel()
 	if we := (*jsonrpc.Error)(nil); errors.As(err, &we) && we.Code == CodeRecursive {
 		// A nested gateway reached through a wrapper found itself in
@@ -283,12 +387,14 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 	}
 
 	b.mu.Lock()
-	b.state, b.reason = Ready, ""
-	b.conn, b.lists, b.serverInfo = c, l, info
+	b.setStateLocked(Ready, "")
+	b.conn, b.live = c, *sf
 	b.mu.Unlock()
 	b.settle()
+	l := sf.lists
 	b.log.Info("backend ready", append(s.attrs, "tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources))...)
 	b.m.notify.changed(name)
+	b.saveSnapshot()
 
 	refreshing = true
 	go func() {
@@ -328,6 +434,7 @@ func (b *backend) startChild() (*session, string) {
 	name := b.cfg.Name
 	p, err := startProcess(b.cfg, b.m.environ)
 	if err != nil {
+		b.unrunnable = unrunnable(err)
 		reason := fmt.Sprintf("start %s: %v", b.cfg.Command, err)
 		if strings.ContainsAny(b.cfg.Command, " \t") && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, exec.ErrNotFound)) {
 			reason += " (command is one program; put its arguments in args)"
@@ -457,8 +564,8 @@ func (b *backend) watch(p *proc.Process, c *conn, stderrDone, stop <-chan struct
 func (b *backend) sessionEnded(c *conn, state State, reason string, tail []string, crashed chan<- string) {
 	b.mu.Lock()
 	if b.conn == c {
-		b.state, b.reason = state, reason
-		b.conn, b.lists = nil, lists{}
+		b.setStateLocked(state, reason)
+		b.conn, b.live = nil, surface{}
 	}
 	b.mu.Unlock()
 	c.shutdown(&ServerError{Server: b.cfg.Name, State: state, Reason: reason, StderrTail: tail})
@@ -554,7 +661,7 @@ func (b *backend) refreshLoop(c *conn) {
 		b.mu.Lock()
 		kinds := b.pending
 		b.pending = 0
-		caps := b.caps
+		caps := b.live.caps
 		b.mu.Unlock()
 		if kinds == 0 {
 			continue
@@ -569,7 +676,7 @@ func (b *backend) refreshLoop(c *conn) {
 			b.mu.Unlock()
 			return
 		}
-		meta := maps.Clone(b.lists.meta) // the lists not refetched keep theirs
+		meta := maps.Clone(b.live.lists.meta) // the lists not refetched keep theirs
 		refetched := func(methods ...string) {
 			for _, m := range methods {
 				delete(meta, m)
@@ -582,59 +689,55 @@ func (b *backend) refreshLoop(c *conn) {
 			}
 		}
 		if kinds&listTools != 0 {
-			b.lists.tools = l.tools
+			b.live.lists.tools = l.tools
 			refetched("tools/list")
 		}
 		if kinds&listPrompts != 0 {
-			b.lists.prompts = l.prompts
+			b.live.lists.prompts = l.prompts
 			refetched("prompts/list")
 		}
 		if kinds&listResources != 0 {
-			b.lists.resources = l.resources
+			b.live.lists.resources = l.resources
 			refetched("resources/list", "resources/templates/list")
 		}
-		b.lists.meta = meta
+		b.live.lists.meta = meta
 		b.mu.Unlock()
 		b.log.Info("backend lists changed", "tools", len(l.tools))
 		b.m.notify.changed(b.cfg.Name)
+		b.saveSnapshot()
 	}
 }
 
 // handshake initializes the session and fetches the lists, within ctx.
-func (b *backend) handshake(ctx context.Context, c *conn) (lists, *mcp.Implementation, error) {
+func (b *backend) handshake(ctx context.Context, c *conn) (*surface, error) {
 	step := "initialize"
-	fail := func(err error) (lists, *mcp.Implementation, error) {
+	fail := func(err error) (*surface, error) {
 		var se *ServerError
 		switch {
 		case errors.As(err, &se):
-			return lists{}, nil, fmt.Errorf("%s: %s", step, se.Reason)
+			return nil, fmt.Errorf("%s: %s", step, se.Reason)
 		case errors.Is(err, context.DeadlineExceeded):
-			return lists{}, nil, fmt.Errorf("%s: start timed out after %s (gateway.start_limit_ms)", step, b.m.startLimit)
+			return nil, fmt.Errorf("%s: start timed out after %s (gateway.start_limit_ms)", step, b.m.startLimit)
 		}
-		return lists{}, nil, fmt.Errorf("%s: %w", step, err)
+		return nil, fmt.Errorf("%s: %w", step, err)
 	}
 	res, err := c.call(ctx, "initialize", b.m.initializeParams(), callOpts{})
 	if err != nil {
 		return fail(err)
 	}
 	var ir struct {
-		ProtocolVersion string `json:"protocolVersion"`
-		Capabilities    struct {
-			Tools     json.RawMessage `json:"tools"`
-			Prompts   json.RawMessage `json:"prompts"`
-			Resources json.RawMessage `json:"resources"`
-			Logging   json.RawMessage `json:"logging"`
-			Tasks     json.RawMessage `json:"tasks"`
-		} `json:"capabilities"`
-		ServerInfo   *mcp.Implementation `json:"serverInfo"`
-		Instructions string              `json:"instructions"`
+		ProtocolVersion string              `json:"protocolVersion"`
+		Capabilities    json.RawMessage     `json:"capabilities"`
+		ServerInfo      *mcp.Implementation `json:"serverInfo"`
+		Instructions    string              `json:"instructions"`
 	}
 	if err := json.Unmarshal(res, &ir); err != nil {
 		return fail(fmt.Errorf("bad result: %w", err))
 	}
-	capsRaw := wire.Member(res, "capabilities") // res is a copy
-	has := func(r json.RawMessage) bool { return len(r) > 0 && string(r) != "null" }
-	caps := serverCaps{tools: has(ir.Capabilities.Tools), prompts: has(ir.Capabilities.Prompts), resources: has(ir.Capabilities.Resources), logging: has(ir.Capabilities.Logging), tasksList: has(wire.Member(ir.Capabilities.Tasks, "list"))}
+	caps, err := parseCaps(ir.Capabilities)
+	if err != nil {
+		return fail(fmt.Errorf("bad result: capabilities: %w", err))
+	}
 	if ir.ProtocolVersion != ProtocolVersion {
 		b.log.Debug("backend chose another protocol version", "version", ir.ProtocolVersion)
 	}
@@ -648,10 +751,47 @@ func (b *backend) handshake(ctx context.Context, c *conn) (lists, *mcp.Implement
 	if err != nil {
 		return fail(err)
 	}
-	b.mu.Lock()
-	b.caps, b.capsRaw, b.instructions = caps, capsRaw, ir.Instructions
-	b.mu.Unlock()
-	return l, ir.ServerInfo, nil
+	if level := b.m.logLevel.Load(); level != nil && caps.logging {
+		// A client's logging/setLevel, sent while this backend was
+		// starting (Manager.SetLogLevel).
+		params, _ := json.Marshal(map[string]string{"level": *level})
+		if _, err := c.call(ctx, "logging/setLevel", params, callOpts{timeout: b.timeout}); err != nil {
+			b.log.Debug("logging/setLevel not accepted", "err", err)
+		}
+	}
+	return &surface{
+		protocol:     ir.ProtocolVersion,
+		serverInfo:   ir.ServerInfo,
+		caps:         caps,
+		capsRaw:      bytes.Clone(ir.Capabilities),
+		instructions: ir.Instructions,
+		lists:        l,
+	}, nil
+}
+
+// parseCaps reads the capabilities a backend declared (nil: none).
+func parseCaps(raw json.RawMessage) (serverCaps, error) {
+	if len(bytes.TrimSpace(raw)) == 0 || string(raw) == "null" {
+		return serverCaps{}, nil
+	}
+	var c struct {
+		Tools     json.RawMessage `json:"tools"`
+		Prompts   json.RawMessage `json:"prompts"`
+		Resources json.RawMessage `json:"resources"`
+		Logging   json.RawMessage `json:"logging"`
+		Tasks     json.RawMessage `json:"tasks"`
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return serverCaps{}, err
+	}
+	has := func(r json.RawMessage) bool { return len(r) > 0 && string(r) != "null" }
+	return serverCaps{
+		tools:     has(c.Tools),
+		prompts:   has(c.Prompts),
+		resources: has(c.Resources),
+		logging:   has(c.Logging),
+		tasksList: has(wire.Member(c.Tasks, "list")),
+	}, nil
 }
 
 // waitClosed waits up to d, in all, for every channel of chs to be closed,

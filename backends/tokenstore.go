@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/internal/atomicfile"
 	"golang.org/x/oauth2"
 )
 
@@ -70,23 +71,7 @@ func (t tokenStore) save(s *signIn) error {
 	if err := os.MkdirAll(filepath.Dir(t.path), 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(t.path), ".token-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if err := f.Chmod(0o600); err != nil && !errors.Is(err, errors.ErrUnsupported) {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), t.path)
+	return atomicfile.WriteFile(t.path, append(b, '\n'), 0o600)
 }
 
 // stamp identifies the file's version (its modification time and size); a

@@ -105,9 +105,17 @@ type Gateway struct {
 	StartupTimeoutMS int    `json:"startup_timeout_ms"`
 	// StartLimitMS bounds a backend's start (process, initialize and first
 	// lists); past startup_timeout_ms it keeps starting in the background.
-	StartLimitMS int  `json:"start_limit_ms"`
-	AnswerTools  bool `json:"answer_tools"`
-	HTTP         HTTP `json:"http"`
+	StartLimitMS int `json:"start_limit_ms"`
+	// FirstStartWaitMS is how long a client's initialize and first lists
+	// wait for a backend never seen before (one without a snapshot); the
+	// others are answered for at once from their snapshots.
+	FirstStartWaitMS int `json:"first_start_wait_ms"`
+	// Snapshots keeps what each backend looked like when last ready in the
+	// user's cache directory (SnapshotDir), to answer clients from while
+	// it starts.
+	Snapshots   bool `json:"snapshots"`
+	AnswerTools bool `json:"answer_tools"`
+	HTTP        HTTP `json:"http"`
 	// LineMode forces line-delimited replies on stdio (MCP_LINE_MODE=1).
 	LineMode bool `json:"line_mode"`
 }
@@ -244,6 +252,7 @@ const (
 	DefaultCallTimeout    = 30 * time.Second // gateway.default_timeout_ms
 	DefaultStartupTimeout = 30 * time.Second // gateway.startup_timeout_ms
 	DefaultStartLimit     = 10 * time.Minute // gateway.start_limit_ms
+	DefaultFirstStartWait = 1500 * time.Millisecond
 )
 
 // DefaultTimeout is the per-call timeout of a backend without its own
@@ -270,6 +279,12 @@ func ms(d time.Duration) int { return int(d / time.Millisecond) }
 // StartupTimeout bounds how long tools/list waits for backends to settle.
 func (c *Config) StartupTimeout() time.Duration {
 	return time.Duration(c.Gateway.StartupTimeoutMS) * time.Millisecond
+}
+
+// FirstStartWait bounds how long initialize and the first lists wait for
+// a backend never seen before.
+func (c *Config) FirstStartWait() time.Duration {
+	return time.Duration(c.Gateway.FirstStartWaitMS) * time.Millisecond
 }
 
 // SessionIdleTimeout is how long an idle HTTP session lives; 0 means for
@@ -306,6 +321,8 @@ func Defaults() *Config {
 			DefaultTimeoutMS: ms(DefaultCallTimeout),
 			StartupTimeoutMS: ms(DefaultStartupTimeout),
 			StartLimitMS:     ms(DefaultStartLimit),
+			FirstStartWaitMS: ms(DefaultFirstStartWait),
+			Snapshots:        true,
 			AnswerTools:      true,
 			HTTP:             HTTP{Listen: "127.0.0.1:8000", AllowedOrigins: []string{}, SessionIdleTimeoutMS: 1800000, SessionBufferBytes: 16 << 20},
 		},

@@ -125,6 +125,32 @@ func TokenDir(home string) string {
 	return filepath.Join(home, ".config", "mcp-gateway", "tokens")
 }
 
+// SnapshotDir is where the backends' snapshots are kept (gateway.snapshots):
+// mcp-gateway/snapshots in the user's cache directory under home, as the
+// OS has it — $XDG_CACHE_HOME or ~/.cache on Linux and other Unix systems,
+// ~/Library/Caches on macOS, %LocalAppData% on Windows. getenv looks up
+// environment variables.
+func SnapshotDir(home, goos string, getenv func(string) (string, bool)) string {
+	var base string
+	switch goos {
+	case "windows":
+		if v, ok := getenv("LocalAppData"); ok && filepath.IsAbs(v) {
+			base = v
+		} else {
+			base = filepath.Join(home, "AppData", "Local")
+		}
+	case "darwin", "ios":
+		base = filepath.Join(home, "Library", "Caches")
+	default:
+		if v, ok := getenv("XDG_CACHE_HOME"); ok && filepath.IsAbs(v) {
+			base = v
+		} else {
+			base = filepath.Join(home, ".cache")
+		}
+	}
+	return filepath.Join(base, "mcp-gateway", "snapshots")
+}
+
 // maxFileSize bounds the configuration file Load reads.
 const maxFileSize = 4 << 20
 

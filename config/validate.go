@@ -85,6 +85,7 @@ func (l *loader) validate() {
 	between("gateway.default_timeout_ms", g.DefaultTimeoutMS, 1, maxTimeoutMS)
 	between("gateway.startup_timeout_ms", g.StartupTimeoutMS, 1, maxTimeoutMS)
 	between("gateway.start_limit_ms", g.StartLimitMS, 1, maxTimeoutMS)
+	between("gateway.first_start_wait_ms", g.FirstStartWaitMS, 0, maxTimeoutMS)
 	between("gateway.http.session_idle_timeout_ms", g.HTTP.SessionIdleTimeoutMS, 0, maxTimeoutMS)
 	between("gateway.http.session_buffer_bytes", g.HTTP.SessionBufferBytes, 64<<10, 1<<30)
 	if msg := checkListen(g.HTTP.Listen); msg != "" {

@@ -59,14 +59,18 @@ func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 			"stderr_tail": tail,
 		})
 	case errors.As(err, &timeout):
-		return withData(CodeToolFailed,
-			fmt.Sprintf("%s '%s' timed out after %s", kind, name, roundDuration(timeout.Timeout)),
-			map[string]any{
-				"server":              timeout.Server,
-				strings.ToLower(kind): name,
-				"timeout_ms":          timeout.Timeout.Milliseconds(),
-				"reason":              "timeout",
-			})
+		msg := fmt.Sprintf("%s '%s' timed out after %s", kind, name, roundDuration(timeout.Timeout))
+		data := map[string]any{
+			"server":              timeout.Server,
+			strings.ToLower(kind): name,
+			"timeout_ms":          timeout.Timeout.Milliseconds(),
+			"reason":              "timeout",
+		}
+		if timeout.Starting {
+			msg += ": MCP server '" + timeout.Server + "' is still starting"
+			data["state"] = backends.Starting
+		}
+		return withData(CodeToolFailed, msg, data)
 	case errors.As(err, &backend):
 		return &jsonrpc.Error{Code: backend.Code, Message: backend.Message, Data: addServer(backend.Data, backend.Server)}
 	case errors.As(err, &argErr):

@@ -119,9 +119,11 @@ func (f *front) route(next mcp.MethodHandler) mcp.MethodHandler {
 		switch method {
 		case "initialize":
 			// The answer carries the backends' capabilities and
-			// instructions (initialize.go): wait for them to answer
-			// theirs, within the startup timeout.
-			f.g.waitBackends(ctx)
+			// instructions (initialize.go), as live or as their snapshots
+			// say; only a backend never seen before is waited for, briefly.
+			if !f.g.lazy() {
+				f.g.waitFirstStarts(ctx)
+			}
 			res, err := next(ctx, method, req)
 			if err == nil {
 				ss, _ := req.GetSession().(*mcp.ServerSession)
@@ -214,11 +216,23 @@ func (f *front) refresh() {
 	}
 }
 
-// settle waits for the backends to finish starting (once) and builds the
-// tables, so that the first list a client sees is complete. Every caller
-// that finds the first build unfinished waits for the backends and syncs
-// itself (sync is serialised and idempotent): returning as soon as another
-// caller had begun would answer from tables still being built.
+// build builds the tables if they never were, without waiting for any
+// backend.
+func (f *front) build() {
+	f.mu.Lock()
+	synced := f.synced
+	f.mu.Unlock()
+	if !synced {
+		f.sync()
+	}
+}
+
+// settle builds the tables once, after the brief wait for backends never
+// seen before (waitFirstStarts), so that the first list a client sees
+// holds what is known of every backend. Every caller that finds the first
+// build unfinished waits and syncs itself (sync is serialised and
+// idempotent): returning as soon as another caller had begun would answer
+// from tables still being built.
 func (f *front) settle(ctx context.Context) {
 	f.mu.Lock()
 	settled := f.settled
@@ -226,7 +240,7 @@ func (f *front) settle(ctx context.Context) {
 	if settled {
 		return
 	}
-	f.g.waitBackends(ctx)
+	f.g.waitFirstStarts(ctx)
 	if ctx.Err() != nil {
 		return // the wait was cut short: the next list or call waits again
 	}

@@ -263,10 +263,17 @@ func (g *Gateway) dropFront(f *front) {
 	g.mu.Unlock()
 }
 
-// waitBackends blocks until every backend has settled (bounded by the
-// startup timeout inside Manager.Wait).
-func (g *Gateway) waitBackends(ctx context.Context) {
+// waitFirstStarts is all a client's initialize and first lists wait for:
+// the backends never seen before, within gateway.first_start_wait_ms. The
+// others are shown as their snapshots say until they are ready, and any
+// difference reaches the client by list_changed.
+func (g *Gateway) waitFirstStarts(ctx context.Context) {
 	if g.opts.Backends != nil {
-		g.opts.Backends.Wait(ctx)
+		g.opts.Backends.WaitUnseen(ctx, g.opts.Config.FirstStartWait())
 	}
 }
+
+// lazy reports whether tools/list names the meta tools instead of the
+// backends' tools (gateway.tools_mode: lazy): then neither initialize nor
+// tools/list waits for any backend, and find_tools does the waiting.
+func (g *Gateway) lazy() bool { return g.opts.Config.Gateway.ToolsMode == "lazy" }

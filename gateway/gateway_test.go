@@ -362,7 +362,7 @@ func TestEndOfInputWaitsForCallsInFlight(t *testing.T) {
 // otherwise rewrite every tool's definition (BenchmarkHTTPStatelessToolsCall).
 func TestToolTableShared(t *testing.T) {
 	gw, ctx := newGateway(t, nil, testServer("tb"))
-	gw.opts.Backends.Wait(ctx)
+	gw.opts.Backends.Wait(ctx, 0)
 	same := func(a, b map[string]toolRoute) bool {
 		return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer()
 	}

@@ -24,7 +24,11 @@ func (f *front) list(ctx context.Context, method string, params json.RawMessage)
 	if err := checkCursor(params); err != nil {
 		return nil, err
 	}
-	f.settle(ctx) // the first list is complete (within the startup timeout)
+	if method == "tools/list" && f.g.lazy() {
+		f.build() // it names no backend tool: nothing to wait for
+	} else {
+		f.settle(ctx) // the first list holds what is known of every backend
+	}
 	list, _ := listOf(method)
 	f.mu.Lock()
 	f.seen[list] = f.versions[list] // read with the list: a change after it still notifies

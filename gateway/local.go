@@ -19,10 +19,10 @@ type ToolInfo struct {
 	Tool        *mcp.Tool `json:"tool"`
 }
 
-// Tools waits for the backends to settle and returns every callable tool,
-// with both naming forms, sorted by name.
-func (g *Gateway) Tools(ctx context.Context) []ToolInfo {
-	g.waitBackends(ctx)
+// Tools returns every tool a client can call now, with both naming forms,
+// sorted by name; the caller waits for the backends it wants listed
+// (backends.Manager.Wait).
+func (g *Gateway) Tools() []ToolInfo {
 	plain, strict := g.toolRoutes(false).routes, g.toolRoutes(true).routes
 	strictOf := make(map[[2]string]string, len(strict))
 	for name, r := range strict {

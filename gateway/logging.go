@@ -5,10 +5,8 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"sync"
 	"time"
 
-	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/ratelimit"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -81,25 +79,14 @@ func taggedLog(server string, params json.RawMessage) (json.RawMessage, error) {
 	return append(out, '}'), nil
 }
 
-// setBackendLevel forwards a client's logging/setLevel to every backend
-// that declared logging once the backends have settled, and waits for
-// their answers; a backend that fails is logged, not reported to the
-// client.
+// setBackendLevel forwards a client's logging/setLevel to the backends
+// (backends.Manager.SetLogLevel: those ready now, and the others when they
+// become ready).
 func (f *front) setBackendLevel(ctx context.Context, req mcp.Request) {
 	b := f.g.opts.Backends
 	p, _ := req.GetParams().(*mcp.SetLoggingLevelParams)
 	if b == nil || p == nil {
 		return
 	}
-	f.g.waitBackends(ctx)
-	params := map[string]any{"level": p.Level}
-	var wg sync.WaitGroup
-	for _, server := range b.Logging() {
-		wg.Go(func() {
-			if _, err := b.Request(ctx, server, "logging/setLevel", params, backends.CallOptions{}); err != nil {
-				f.log.Debug("logging/setLevel not accepted", "server", server, "err", err)
-			}
-		})
-	}
-	wg.Wait()
+	b.SetLogLevel(ctx, string(p.Level))
 }

@@ -36,7 +36,8 @@ func (g *Gateway) ServeTools(w http.ResponseWriter, r *http.Request) {
 		timeouts[s.Name] = config.CallTimeout(s, g.opts.Config.DefaultTimeout()).Milliseconds()
 	}
 	tools := []RESTTool{}
-	for _, t := range g.Tools(r.Context()) {
+	g.waitFirstStarts(r.Context())
+	for _, t := range g.Tools() {
 		to, ok := timeouts[t.Server]
 		if !ok {
 			to = int64(g.opts.Config.Gateway.DefaultTimeoutMS)
@@ -148,7 +149,8 @@ func (g *Gateway) ServeCall(w http.ResponseWriter, r *http.Request) {
 // backend that is down is not listed; its name is built from the prefix,
 // so that the call reports the backend's state.
 func (g *Gateway) restName(r *http.Request, server, tool string) (string, bool) {
-	for _, t := range g.Tools(r.Context()) {
+	g.waitFirstStarts(r.Context())
+	for _, t := range g.Tools() {
 		if t.Server == server && t.Own == tool {
 			return t.Name, true
 		}

@@ -539,7 +539,7 @@ func TestAnswerProfilesRequestBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	yaml := fmt.Sprintf(`gateway: { startup_timeout_ms: 5000 }
+	yaml := fmt.Sprintf(`gateway: { startup_timeout_ms: 5000, first_start_wait_ms: 5000 }
 model_profiles:
   answer:          { model: gpt-5.2, reasoning_effort: medium, verbosity: low }
   answer_detailed: { model: o3, reasoning_effort: high, verbosity: high }
@@ -632,7 +632,7 @@ policy:
 // original ignored the variable); the YAML base_url works without it.
 func TestAnswerBaseURLFromEnv(t *testing.T) {
 	srv := newFake(t, answertest.Respond(e2eModel, answertest.Message("via env")))
-	dead := "gateway: { startup_timeout_ms: 5000 }\nopenai: { base_url: \"http://127.0.0.1:9/v1\" }\nrequest: { max_retries: 0 }\n"
+	dead := "gateway: { startup_timeout_ms: 5000, first_start_wait_ms: 5000 }\nopenai: { base_url: \"http://127.0.0.1:9/v1\" }\nrequest: { max_retries: 0 }\n"
 	s := startAnswerGateway(t, srv, answerOpts{yaml: dead})
 	start := time.Now()
 	wantResult(t, s.call(3, "answer", queryArgs("env route")), start, func(string) answer.Result {
@@ -641,7 +641,7 @@ func TestAnswerBaseURLFromEnv(t *testing.T) {
 	wantCount(t, srv, 1)
 
 	srv2 := newFake(t, answertest.Respond(e2eModel, answertest.Message("via yaml")))
-	yaml := fmt.Sprintf("gateway: { startup_timeout_ms: 5000 }\nopenai: { base_url: %q }\n", srv2.URL)
+	yaml := fmt.Sprintf("gateway: { startup_timeout_ms: 5000, first_start_wait_ms: 5000 }\nopenai: { base_url: %q }\n", srv2.URL)
 	s2 := startAnswerGateway(t, srv2, answerOpts{framed: true, yaml: yaml, noBaseURL: true})
 	start = time.Now()
 	wantResult(t, s2.call(3, "answer", queryArgs("yaml route")), start, func(string) answer.Result {

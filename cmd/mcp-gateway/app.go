@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"runtime"
 	"strings"
 
 	"github.com/mcp-gateway/mcp-gateway/answer"
@@ -67,6 +68,10 @@ func newApp(inv *invocation, e env) (*app, error) {
 			HTTPClient: http.DefaultClient,
 		})
 	}
+	var snapshots string
+	if cfg.Gateway.Snapshots {
+		snapshots = config.SnapshotDir(home, runtime.GOOS, e.lookup)
+	}
 	var reaper []string
 	if exe, err := os.Executable(); err == nil {
 		reaper = []string{exe, reaperArg}
@@ -82,6 +87,7 @@ func newApp(inv *invocation, e env) (*app, error) {
 		Subreaper:      e.subreaper,
 		Self:           &a.self,
 		TokenDir:       a.tokenDir,
+		SnapshotDir:    snapshots,
 		OnChange:       func(server string) { a.gw.BackendsChanged(server) },
 		OnRequest: func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
 			return a.gw.HandleBackendRequest(ctx, server, method, params)
@@ -180,10 +186,13 @@ func shutdownReason(ctx context.Context, err error) string {
 	return "stdin closed"
 }
 
-// callError is a failed `call`, already printed.
-type callError struct{}
+// reportedError is a failure the command has already reported on its
+// output (a failed `call`, every backend failed): exit 1, nothing more.
+type reportedError struct{}
 
-func (*callError) Error() string { return "call failed" }
+func (*reportedError) Error() string { return "failed (reported)" }
+
+var errReported = &reportedError{}
 
 // call is `mcp-gateway call NAME [JSON_ARGS]`.
 func (a *app) call(ctx context.Context) error {
@@ -202,7 +211,7 @@ func (a *app) call(ctx context.Context) error {
 	enc.SetIndent("", "  ")
 	if rpcErr != nil {
 		enc.Encode(map[string]any{"error": rpcErr})
-		return &callError{}
+		return errReported
 	}
 	// Numbers are printed exactly as received (json.Number).
 	var pretty any
@@ -218,7 +227,7 @@ func (a *app) call(ctx context.Context) error {
 		IsError bool `json:"isError"`
 	}
 	if json.Unmarshal(res, &r) == nil && r.IsError {
-		return &callError{}
+		return errReported
 	}
 	return nil
 }

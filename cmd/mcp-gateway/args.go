@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 )
 
 const usage = `mcp-gateway: one MCP entry for many MCP servers, plus cited web answers.
@@ -12,9 +14,9 @@ Usage:
   mcp-gateway --transport http [--listen ADDR] [--config PATH]
                                                          serve MCP (Streamable HTTP, SSE) and REST over HTTP (docs/http.md)
   mcp-gateway --show-config [--config PATH]              effective config with its sources, JSON, to stderr
-  mcp-gateway tools [--config PATH] [--json]             start the backends, list every tool a client sees
+  mcp-gateway tools [--config PATH] [--json] [--wait D]  start the backends, list every tool a client sees
   mcp-gateway call NAME [JSON_ARGS] [--config PATH]      call one tool through the gateway, print the result
-  mcp-gateway status [--config PATH] [--json]            start every backend; state, start time, tools, errors
+  mcp-gateway status [--config PATH] [--json] [--wait D] start every backend; state, start time, tools, errors
   mcp-gateway import --from CLIENT|PATH [--write PATH [--force] [--replace-client]]
                                                          gateway YAML from a client's MCP servers (docs/clients.md)
   mcp-gateway login NAME [--config PATH]                 sign in to a remote server (OAuth, in the browser)
@@ -26,6 +28,8 @@ Flags:
   --debug [PATH]   debug logs on stderr, and also to PATH when given
   --show-config    print the effective configuration to stderr (with --stdio, then serve)
   --listen ADDR    HTTP listen address (default 127.0.0.1:8000)
+  --wait D         tools, status: wait at most D (30s, 2m) for backends still starting;
+                   by default until each has started or failed (Ctrl-C stops waiting)
   --json           machine-readable output for tools and status
   --from CLIENT    claude-desktop, claude-code, cursor, vscode, windsurf, codex, or a file
   --write PATH     write the imported YAML to PATH (--force to overwrite)
@@ -48,9 +52,12 @@ type invocation struct {
 	help       bool
 	version    bool
 	listen     string
-	callName   string
-	callArgs   string
-	server     string // login, logout
+	// wait bounds how long tools and status wait for backends still
+	// starting (--wait); 0: until every first start has concluded.
+	wait     time.Duration
+	callName string
+	callArgs string
+	server   string // login, logout
 	// import
 	from          string
 	write         string
@@ -110,6 +117,11 @@ func parseArgs(args []string) (*invocation, error) {
 			inv.showConfig = true
 		case "--json":
 			inv.json = true
+		case "--wait":
+			var v string
+			if v, err = value(); err == nil {
+				inv.wait, err = parseWait(v)
+			}
 		case "--from":
 			inv.from, err = value()
 		case "--write":
@@ -171,6 +183,9 @@ func parseArgs(args []string) (*invocation, error) {
 		if inv.stdio {
 			return nil, usagef("--stdio cannot be combined with %s", inv.command)
 		}
+		if inv.wait != 0 && inv.command != "tools" && inv.command != "status" {
+			return nil, usagef("--wait belongs to tools and status")
+		}
 		if inv.command != "import" && (inv.from != "" || inv.write != "" || inv.force || inv.replaceClient) {
 			return nil, usagef("--from, --write, --force and --replace-client belong to import")
 		}
@@ -201,4 +216,20 @@ func isCommand(s string) bool {
 		return true
 	}
 	return false
+}
+
+// parseWait reads --wait: a Go duration (30s, 2m) or milliseconds.
+func parseWait(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		ms, err2 := strconv.Atoi(v)
+		if err2 != nil {
+			return 0, usagef("--wait takes a duration such as 30s or 2m, not %q", v)
+		}
+		d = time.Duration(ms) * time.Millisecond
+	}
+	if d <= 0 {
+		return 0, usagef("--wait must be positive, not %q", v)
+	}
+	return d, nil
 }

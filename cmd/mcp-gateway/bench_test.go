@@ -114,7 +114,7 @@ func (c *benchClient) listTools() (int, error) {
 func benchConfig(t testing.TB, n int, args ...string) string {
 	t.Helper()
 	var b strings.Builder
-	b.WriteString("gateway: { startup_timeout_ms: 20000, answer_tools: false }\n")
+	b.WriteString("gateway: { startup_timeout_ms: 20000, first_start_wait_ms: 20000, answer_tools: false }\n")
 	if n == 0 {
 		b.WriteString("servers: []\n")
 	} else {

@@ -13,12 +13,17 @@ import (
 )
 
 // tools is `mcp-gateway tools`: every tool a client would see, in both
-// naming forms, after the backends have settled.
+// naming forms, after the backends have started (waitStarts).
 func (a *app) tools(ctx context.Context) error {
 	a.backends.Start(ctx)
-	tools := a.gw.Tools(ctx)
+	a.waitStarts(ctx)
+	tools := a.gw.Tools()
+	st := a.backends.Status()
 	if a.inv.json {
-		return writeJSON(a.env.stdout, map[string]any{"tools": tools, "servers": a.backends.Status()})
+		if err := writeJSON(a.env.stdout, map[string]any{"tools": tools, "servers": st}); err != nil {
+			return err
+		}
+		return a.allFailed(st)
 	}
 	tw := tabwriter.NewWriter(a.env.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSTRICT NAME (Claude, Codex, ...)\tSERVER\tDESCRIPTION")
@@ -34,13 +39,17 @@ func (a *app) tools(ctx context.Context) error {
 	}
 	fmt.Fprintf(a.env.stdout, "\n%d tools", len(tools))
 	var notReady, skipped []string
-	for _, s := range a.backends.Status() {
+	for _, s := range st {
 		switch s.State {
 		case backends.Ready, backends.Disabled:
 		case backends.Skipped:
 			skipped = append(skipped, s.Name)
 		default:
-			notReady = append(notReady, fmt.Sprintf("%s (%s)", s.Name, s.State))
+			state := string(s.State)
+			if d, ok := startingFor(s); ok {
+				state += fmt.Sprintf(" %.1fs", d.Seconds())
+			}
+			notReady = append(notReady, fmt.Sprintf("%s (%s)", s.Name, state))
 		}
 	}
 	if len(notReady) > 0 {
@@ -50,16 +59,19 @@ func (a *app) tools(ctx context.Context) error {
 		fmt.Fprintf(a.env.stdout, "; skipped: %s (would run this gateway again)", strings.Join(skipped, ", "))
 	}
 	fmt.Fprintln(a.env.stdout)
-	return nil
+	return a.allFailed(st)
 }
 
 // status is `mcp-gateway status`: start every backend and report.
 func (a *app) status(ctx context.Context) error {
 	a.backends.Start(ctx)
-	a.backends.Wait(ctx)
+	a.waitStarts(ctx)
 	st := a.backends.Status()
 	if a.inv.json {
-		return writeJSON(a.env.stdout, map[string]any{"servers": st})
+		if err := writeJSON(a.env.stdout, map[string]any{"servers": st}); err != nil {
+			return err
+		}
+		return a.allFailed(st)
 	}
 	tw := tabwriter.NewWriter(a.env.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tSTATE\tPID\tSTARTED\tTOOLS\tRESTARTS\tERROR")
@@ -72,13 +84,11 @@ func (a *app) status(ctx context.Context) error {
 		if s.PID != 0 {
 			pid = fmt.Sprint(s.PID)
 		}
-		state := string(s.State)
-		if s.State == backends.Starting && !s.StartedAt.IsZero() {
-			// Still starting after the startup timeout: it keeps starting
-			// up to gateway.start_limit_ms.
-			state += fmt.Sprintf(" (%.1fs)", time.Since(s.StartedAt).Seconds())
+		tools := fmt.Sprint(s.Tools)
+		if s.Snapshot {
+			tools += " (last run)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", s.Name, state, pid, started, s.Tools, s.Restarts, oneLine(s.Error, 70))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, stateText(s), pid, started, tools, s.Restarts, oneLine(s.Error, 70))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -107,7 +117,79 @@ func (a *app) status(ctx context.Context) error {
 			}
 		}
 	}
-	return nil
+	return a.allFailed(st)
+}
+
+// waitReport is how often waitStarts says what it is waiting for.
+const waitReport = 3 * time.Second
+
+// waitStarts waits until every backend's first start has concluded —
+// ready or failed — within --wait if given, or until a signal. There is no
+// other bound: a first `npx -y` download can take minutes, and a start cut
+// short can leave npm's cache broken (gateway.start_limit_ms still ends a
+// start that hangs). Meanwhile it says on stderr which backends it waits
+// for, and since when.
+func (a *app) waitStarts(ctx context.Context) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.backends.Wait(ctx, a.inv.wait)
+	}()
+	t := time.NewTicker(waitReport)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			var starting []string
+			for _, s := range a.backends.Status() {
+				if d, ok := startingFor(s); ok {
+					starting = append(starting, fmt.Sprintf("%s (%.1fs)", s.Name, d.Seconds()))
+				}
+			}
+			if len(starting) > 0 {
+				fmt.Fprintf(a.env.stderr, "mcp-gateway: still starting: %s; Ctrl-C shows what is ready\n", strings.Join(starting, ", "))
+			}
+		}
+	}
+}
+
+// stateText is a backend's state for people: a start under way says for
+// how long.
+func stateText(s backends.Status) string {
+	if d, ok := startingFor(s); ok {
+		return fmt.Sprintf("%s (%.1fs)", s.State, d.Seconds())
+	}
+	return string(s.State)
+}
+
+// startingFor is how long a backend has been starting, if it is.
+func startingFor(s backends.Status) (time.Duration, bool) {
+	if s.State != backends.Starting || s.StartedAt.IsZero() {
+		return 0, false
+	}
+	return time.Since(s.StartedAt), true
+}
+
+// allFailed is the error of tools and status when every backend that was
+// to start has failed (exit 1), after the report that says why.
+func (a *app) allFailed(st []backends.Status) error {
+	tried, failed := 0, 0
+	for _, s := range st {
+		switch s.State {
+		case backends.Disabled, backends.Skipped:
+			continue
+		case backends.Failed, backends.Crashed, backends.Restarting:
+			failed++
+		}
+		tried++
+	}
+	if tried == 0 || failed < tried {
+		return nil
+	}
+	fmt.Fprintln(a.env.stderr, "mcp-gateway: every backend failed to start (see their errors above, or mcp-gateway status)")
+	return errReported
 }
 
 func writeJSON(w interface{ Write([]byte) (int, error) }, v any) error {

@@ -28,7 +28,7 @@ func TestConformanceThroughGateway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := testutil.TempFile(t, "config.yaml", `{"gateway": {"answer_tools": false, "startup_timeout_ms": 25000},
+	cfg := testutil.TempFile(t, "config.yaml", `{"gateway": {"answer_tools": false, "startup_timeout_ms": 25000, "first_start_wait_ms": 25000},
  "servers": [{"name": "everything", "command": `+strconv.Quote(everything)+`, "prefix": ""}]}`)
 	g := startHTTP(t, cfg)
 

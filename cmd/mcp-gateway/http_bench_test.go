@@ -111,7 +111,7 @@ func BenchmarkHTTPStatelessToolsCall(b *testing.B) {
 	for _, mode := range []string{"full", "lazy"} {
 		b.Run(mode, func(b *testing.B) {
 			start := func(extra int) *httpGW {
-				cfg := fmt.Sprintf("gateway: {startup_timeout_ms: 20000, answer_tools: false, tools_mode: %s, http: {stateless: true}}\n"+
+				cfg := fmt.Sprintf("gateway: {startup_timeout_ms: 20000, first_start_wait_ms: 20000, answer_tools: false, tools_mode: %s, http: {stateless: true}}\n"+
 					"servers:\n  - {name: tb0, command: %q, args: [-extra-tools, %d]}\n", mode, backendBin, extra)
 				return startHTTPEnv(b, testutil.TempFile(b, "config.yaml", cfg), baseEnv(b))
 			}

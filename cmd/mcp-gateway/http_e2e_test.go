@@ -107,7 +107,7 @@ func (g *httpGW) stop() {
 
 func httpConfig(t testing.TB, extra map[string]any, servers ...beServer) string {
 	t.Helper()
-	gw := map[string]any{"startup_timeout_ms": 25000, "answer_tools": false}
+	gw := map[string]any{"startup_timeout_ms": 25000, "first_start_wait_ms": 25000, "answer_tools": false}
 	for k, v := range extra {
 		gw[k] = v
 	}

@@ -97,7 +97,7 @@ func run(ctx context.Context, args []string, e env) int {
 			fmt.Fprintf(e.stderr, "mcp-gateway: %v\n", err)
 			return exitUsage
 		}
-		var ce *callError
+		var ce *reportedError
 		if errors.As(err, &ce) {
 			return exitFailure // already printed
 		}

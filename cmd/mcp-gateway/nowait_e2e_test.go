@@ -16,13 +16,13 @@ import (
 
 // TestCallDoesNotWaitForOtherBackends: with one fast backend and one that
 // takes 8 s to start, initialize waits for the slow one only as long as
-// startup_timeout_ms (it carries the backends' capabilities and
+// first_start_wait_ms (it carries the backends' capabilities and
 // instructions), and a call to the fast one is answered then, while the
 // slow one is still starting.
 func TestCallDoesNotWaitForOtherBackends(t *testing.T) {
 	t.Parallel()
 	cfg := testutil.TempFile(t, "config.yaml", fmt.Sprintf(`{
-  "gateway": {"startup_timeout_ms": 1500, "answer_tools": false},
+  "gateway": {"first_start_wait_ms": 1500, "answer_tools": false},
   "servers": [
     {"name": "fast", "command": %[1]q, "args": ["-instructions", "fast"]},
     {"name": "slow", "command": %[1]q, "args": ["-start-delay", "8s", "-instructions", "slow"]}
@@ -44,23 +44,23 @@ func TestCallDoesNotWaitForOtherBackends(t *testing.T) {
 	wantTools(t, s.toolsList(), "fast.echo")
 }
 
-// TestSlowStartComesUpLater: a backend slower than startup_timeout_ms is
-// not killed: tools/list answers without it at the timeout, `status` shows
-// it starting with the elapsed time, and when it is ready its tools appear
+// TestSlowStartComesUpLater: a backend slower than first_start_wait_ms is
+// not killed: tools/list answers without it, `status --wait` shows it
+// starting with the elapsed time, and when it is ready its tools appear
 // with notifications/tools/list_changed.
 func TestSlowStartComesUpLater(t *testing.T) {
 	t.Parallel()
 	cfg := testutil.TempFile(t, "config.yaml", fmt.Sprintf(`{
-  "gateway": {"startup_timeout_ms": 2000, "answer_tools": false},
+  "gateway": {"first_start_wait_ms": 1000, "answer_tools": false},
   "servers": [
     {"name": "fast", "command": %[1]q},
     {"name": "slow", "command": %[1]q, "args": ["-start-delay", "6s"]}
   ]
 }`, backendBin))
 
-	out, errOut, _ := runCLI(t, "status", "--config", cfg)
-	if !regexp.MustCompile(`(?m)^slow\s+starting \(\d+(\.\d+)?s\)`).MatchString(out) {
-		t.Errorf("status does not show slow as starting with the elapsed time:\n%s\nstderr:\n%s", out, errOut)
+	out, errOut, code := runCLI(t, "status", "--wait", "1s", "--config", cfg)
+	if !regexp.MustCompile(`(?m)^slow\s+starting \(\d+(\.\d+)?s\)`).MatchString(out) || code != 0 {
+		t.Errorf("status (exit %d) does not show slow as starting with the elapsed time:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 
 	s := startRaw(t, cfg, "e2e")

@@ -163,7 +163,7 @@ func TestDuplicateIDThenCancelOriginal(t *testing.T) {
 func TestLazyCallToolMetaExact(t *testing.T) {
 	t.Parallel()
 	cfg := map[string]any{
-		"gateway": map[string]any{"startup_timeout_ms": 25000, "answer_tools": false, "tools_mode": "lazy"},
+		"gateway": map[string]any{"startup_timeout_ms": 25000, "first_start_wait_ms": 25000, "answer_tools": false, "tools_mode": "lazy"},
 		"servers": []beServer{tb("tb")},
 	}
 	b, _ := json.Marshal(cfg)

@@ -52,7 +52,7 @@ func tb(name string, args ...string) beServer {
 func beConfig(t testing.TB, servers ...beServer) string {
 	t.Helper()
 	cfg := map[string]any{
-		"gateway": map[string]any{"startup_timeout_ms": 25000, "answer_tools": false},
+		"gateway": map[string]any{"startup_timeout_ms": 25000, "first_start_wait_ms": 25000, "answer_tools": false},
 		"servers": servers,
 	}
 	b, err := json.MarshalIndent(cfg, "", "  ")

@@ -17,7 +17,7 @@ import (
 
 // runCLIEnv runs the binary to completion with env and returns stdout,
 // stderr and the exit code.
-func runCLIEnv(t *testing.T, env []string, args ...string) (string, string, int) {
+func runCLIEnv(t testing.TB, env []string, args ...string) (string, string, int) {
 	t.Helper()
 	cmd := exec.Command(gatewayBin, args...)
 	cmd.Env = env

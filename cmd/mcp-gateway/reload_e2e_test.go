@@ -24,7 +24,7 @@ func reloadConfig(t *testing.T, pidDir string, extra string, servers ...beServer
 		}
 		servers[i].Args = append(servers[i].Args, "-pid-dir", dir)
 	}
-	gw := map[string]any{"startup_timeout_ms": 25000, "answer_tools": false}
+	gw := map[string]any{"startup_timeout_ms": 25000, "first_start_wait_ms": 25000, "answer_tools": false}
 	if extra != "" {
 		gw["separator"] = extra
 	}

@@ -291,7 +291,7 @@ func TestRemoteHangs(t *testing.T) {
 	go srv.Serve(l)
 	t.Cleanup(func() { close(release); srv.Close() })
 
-	cfg := testutil.TempFile(t, "config.yaml", `{"gateway":{"answer_tools":false,"start_limit_ms":1000,"startup_timeout_ms":5000},
+	cfg := testutil.TempFile(t, "config.yaml", `{"gateway":{"answer_tools":false,"start_limit_ms":1000,"startup_timeout_ms":5000,"first_start_wait_ms":5000},
 "servers":[{"name":"stuck","url":"http://`+l.Addr().String()+`/mcp","restart":"never"}]}`)
 	st := remoteStatus(t, baseEnv(t), cfg)
 	if len(st) != 1 {

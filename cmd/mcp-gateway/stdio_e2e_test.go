@@ -12,7 +12,7 @@ import (
 )
 
 // emptyConfig has no backends: the answer tools alone.
-const emptyConfig = "gateway: { startup_timeout_ms: 5000 }\n"
+const emptyConfig = "gateway: { startup_timeout_ms: 5000, first_start_wait_ms: 5000 }\n"
 
 func TestStdioHandshakeFramed(t *testing.T) {
 	p := startGateway(t, baseEnv(t), "--stdio", "--config", testutil.TempFile(t, "config.yaml", emptyConfig))

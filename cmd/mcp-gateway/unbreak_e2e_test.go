@@ -389,7 +389,7 @@ func TestInvalidParamsWithoutGoTypes(t *testing.T) {
 func TestFindToolsIndexed(t *testing.T) {
 	t.Parallel()
 	b, err := json.Marshal(map[string]any{
-		"gateway": map[string]any{"startup_timeout_ms": 25000, "answer_tools": false, "tools_mode": "lazy"},
+		"gateway": map[string]any{"startup_timeout_ms": 25000, "first_start_wait_ms": 25000, "answer_tools": false, "tools_mode": "lazy"},
 		"servers": []beServer{tb("tb"), tb("other")},
 	})
 	if err != nil {
@@ -427,8 +427,9 @@ func TestFindToolsIndexed(t *testing.T) {
 }
 
 // A backend whose start times out when the status wait ends (start limit
-// equal to the startup timeout) is reported as what it is — failed, or
-// restarting, with the timeout as its error — never as still starting.
+// equal to the wait) is reported as what it is — failed, or restarting,
+// with the timeout as its error — never as still starting; and with every
+// backend failed, status exits 1.
 func TestStatusShowsTimedOutStart(t *testing.T) {
 	t.Parallel()
 	hang := tb("hang", "-start-delay", "60s")
@@ -443,9 +444,9 @@ func TestStatusShowsTimedOutStart(t *testing.T) {
 	}
 	cfg := testutil.TempFile(t, "config.yaml", string(b))
 	for range 3 { // it used to fail every time; the race is at one instant
-		out, errOut, code := runCLI(t, "status", "--json", "--config", cfg)
-		if code != 0 {
-			t.Fatalf("status: exit %d\n%s", code, errOut)
+		out, errOut, code := runCLI(t, "status", "--json", "--wait", "1s", "--config", cfg)
+		if code != 1 || !strings.Contains(errOut, "every backend failed to start") {
+			t.Fatalf("status: exit %d, want 1 (every backend failed)\n%s", code, errOut)
 		}
 		var st struct {
 			Servers []struct{ Name, State, Error string }

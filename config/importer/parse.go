@@ -294,7 +294,7 @@ func parseTOML(path string, data []byte) ([]rawEntry, error) {
 			e.notes = append(e.notes, "env_vars "+strings.Join(s.EnvVars, ", ")+": mcp-gateway passes its whole environment to servers")
 		}
 		if s.StartupTimeoutSec > 0 || s.StartupTimeoutMS > 0 {
-			e.notes = append(e.notes, "startup timeout: use gateway.startup_timeout_ms (one value for all servers)")
+			e.notes = append(e.notes, "startup timeout: not needed (the gateway answers at once; gateway.start_limit_ms bounds a start)")
 		}
 		out = append(out, e)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/internal/atomicfile"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -262,23 +263,7 @@ func writeAtomic(f string, data []byte) error {
 	if st, err := os.Stat(f); err == nil {
 		mode = st.Mode().Perm()
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(f), "."+filepath.Base(f)+".tmp-")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), f)
+	return atomicfile.WriteFile(f, data, mode)
 }
 
 // ErrExists is returned by WriteConfig for an existing file without force.

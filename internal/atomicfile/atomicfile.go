@@ -1,0 +1,34 @@
+// Package atomicfile replaces a file's contents all at once: a reader sees
+// the old file or the new one, never a part of either, and a crash midway
+// leaves the old file in place. The gateway's state files (sign-ins,
+// backend snapshots, client configurations it rewrites) are written
+// through it.
+package atomicfile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+)
+
+// WriteFile writes data to a temporary file in path's directory, with
+// permissions perm, and renames it over path. The directory must exist.
+func WriteFile(path string, data []byte, perm os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name()) // after a failure; gone by then after the rename
+	if err := f.Chmod(perm); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
