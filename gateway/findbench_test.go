@@ -121,6 +121,7 @@ type findFigures struct {
 	resultBytes      float64 // mean bytes of a find_tools result
 	roundTrip        float64 // mean bytes of listing + find + describe (when needed) + call
 	fullListing      int     // bytes of the full tools/list
+	lazyListing      int     // bytes of lazy mode's tools/list
 	maxResults       int
 	misses           []string // the needs with no acceptable tool in the first 5
 	seconds          []string // those with one in the first 5, not first
@@ -133,8 +134,7 @@ type searcher func(query string) (names []string, result []byte, describe bool)
 
 func measure(tb testing.TB, ts toolsets, needs []need, search searcher) findFigures {
 	tb.Helper()
-	fig := findFigures{fullListing: len(ts.full.listing())}
-	lazyListing := len(ts.lazy.listing())
+	fig := findFigures{fullListing: len(ts.full.listing()), lazyListing: len(ts.lazy.listing())}
 	for _, n := range needs {
 		names, result, describe := search(n.Query)
 		fig.maxResults = max(fig.maxResults, len(names))
@@ -158,7 +158,7 @@ func measure(tb testing.TB, ts toolsets, needs []need, search searcher) findFigu
 		// result has no schema, and the call_tool wrapper around the
 		// arguments (the arguments and the call's result are the same
 		// as in full mode).
-		trip := lazyListing + len(findRequest(n.Query)) + len(result)
+		trip := fig.lazyListing + len(findRequest(n.Query)) + len(result)
 		if len(names) > 0 {
 			if describe {
 				trip += len(fmt.Sprintf(`{"name":"gateway.describe_tool","arguments":{"name":%q}}`, names[0]))
@@ -281,6 +281,7 @@ func BenchmarkFindToolsRecall(b *testing.B) {
 				b.ReportMetric(fig.resultBytes, "result-B")
 				b.ReportMetric(fig.roundTrip, "roundtrip-B")
 				b.ReportMetric(float64(fig.fullListing), "full-listing-B")
+				b.ReportMetric(float64(fig.lazyListing), "lazy-listing-B")
 				b.ReportMetric(100*fig.roundTrip/float64(fig.fullListing), "roundtrip-%")
 				b.ReportMetric(float64(fig.maxResults), "max-results")
 			})

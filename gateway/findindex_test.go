@@ -365,9 +365,16 @@ func BenchmarkFindTools(b *testing.B) {
 	}
 }
 
-// BenchmarkToolIndex builds the index of 10,000 tools: from nothing, and
-// again after one tool changed.
+// BenchmarkToolIndex builds the index of the 217 tools of 15 npm servers
+// (testdata/toolsets), and of 10,000 tools: from nothing, and again after
+// one tool changed.
 func BenchmarkToolIndex(b *testing.B) {
+	ts := loadToolsets(b)
+	b.Run("npm-217", func(b *testing.B) {
+		for b.Loop() {
+			newToolIndex(ts.lazy.routes, ts.instructions, nil)
+		}
+	})
 	routes := manyTools(10000)
 	b.Run("new", func(b *testing.B) {
 		for b.Loop() {
