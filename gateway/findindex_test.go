@@ -390,3 +390,37 @@ func BenchmarkToolIndex(b *testing.B) {
 		}
 	})
 }
+
+// FuzzFindTools: any query, server and limit gives an answer or a -32602
+// error, never a panic; never more tools than the limit; the same answer
+// twice.
+func FuzzFindTools(f *testing.F) {
+	ix := index(
+		tool("web", "take_screenshot", "Take a screenshot of the current page."),
+		tool("fs", "read_file", "Read the complete contents of a file."),
+		tool("git", "create_repository", "Create a new repository in your account."),
+	)
+	f.Add("take a screenshot of https://example.com", "", 8.0)
+	f.Add("fs.read_", "fs", 1.0)
+	f.Add("ÜBER-größe useEffect 日本語 ss sses ies", "git", 50.0)
+	f.Add("", "nope", 0.5)
+	f.Add(strings.Repeat("ab ", 40), "", 1e9)
+	f.Fuzz(func(t *testing.T, query, server string, limit float64) {
+		args := metaArgs{Query: query, Server: server, Limit: &limit}
+		first, err := findTools(context.Background(), ix, args)
+		if err != nil {
+			return
+		}
+		var res struct{ Content []struct{ Text string } }
+		var found struct{ Tools []foundTool }
+		if json.Unmarshal(first, &res) != nil || len(res.Content) != 1 || json.Unmarshal([]byte(res.Content[0].Text), &found) != nil {
+			t.Fatalf("answer: %s", first)
+		}
+		if float64(len(found.Tools)) > min(limit, maxFindLimit) {
+			t.Errorf("%d tools, limit %v", len(found.Tools), limit)
+		}
+		if again, _ := findTools(context.Background(), ix, args); string(again) != string(first) {
+			t.Errorf("a second answer differs:\n%s\n%s", first, again)
+		}
+	})
+}
