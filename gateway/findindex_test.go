@@ -18,7 +18,6 @@ func manyTools(n int) map[string]toolRoute {
 	routes := map[string]toolRoute{"gateway.find_tools": {kind: metaTool, tool: &mcp.Tool{Name: "gateway.find_tools", Description: "files"}}}
 	for i := range n {
 		server := fmt.Sprintf("srv%d", i%10)
-		name := fmt.Sprintf("%s.tool_%d", server, i)
 		desc := fmt.Sprintf("Tool number %d reads and writes records of kind k%d in the store.\nSecond line.", i, i%97)
 		if i%1000 == 7 {
 			desc = "Search Files by glob pattern " + desc
