@@ -367,7 +367,8 @@ func TestToolTableShared(t *testing.T) {
 		return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer()
 	}
 	plain := gw.toolRoutes(false).routes
-	if again := gw.toolRoutes(false); !same(plain, again.routes) || again.findIndex() != gw.toolRoutes(false).findIndex() {
+	first := gw.toolRoutes(false).findIndex(gw.instructions)
+	if again := gw.toolRoutes(false); !same(plain, again.routes) || again.findIndex(gw.instructions) != first {
 		t.Error("a second session built the table or its find_tools index again")
 	}
 	if strict := gw.toolRoutes(true).routes; same(plain, strict) || strict["tb__echo"].own != "echo" {
@@ -380,4 +381,16 @@ func TestToolTableShared(t *testing.T) {
 		now := gw.toolRoutes(false)
 		return !same(plain, now.routes) && len(now.order) == len(plain)+1
 	})
+	// The new table's index analyses only the tool that is new: the
+	// others' analysis is the first index's.
+	next := gw.toolRoutes(false).findIndex(gw.instructions)
+	reused := 0
+	for name, i := range next.byName {
+		if j, ok := first.byName[name]; ok && next.docs[i] == first.docs[j] {
+			reused++
+		}
+	}
+	if len(next.docs) != len(first.docs)+1 || reused != len(first.docs) {
+		t.Errorf("new index: %d tools, %d of the %d before reused", len(next.docs), reused, len(first.docs))
+	}
 }

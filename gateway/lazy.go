@@ -5,38 +5,77 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Lazy tool listing (gateway.tools_mode: lazy, docs/configuration.md): tools/list shows
-// the answer tools and three meta tools; the backends' tools stay callable
-// by name and are found and described through the meta tools.
+// the answer tools and four meta tools; the backends' tools stay callable
+// by name and are found, described and called through the meta tools.
 const (
 	metaFind     = "find_tools"
 	metaDescribe = "describe_tool"
 	metaCall     = "call_tool"
+	metaCallRead = "call_tool_read"
 )
+
+// metaOrder is the order the meta tools are listed in.
+var metaOrder = []string{metaFind, metaDescribe, metaCall, metaCallRead}
 
 // metaTools returns the meta tools under this naming mode, keyed by their
 // own (mode-independent) names.
+//
+// Their annotations tell a client what each does, so that one that asks
+// before a tool with effects (Codex with approval_policy = "never" refuses
+// such a tool outright) asks exactly as it would for the backend tool
+// itself: find_tools and describe_tool read the gateway's own tables
+// (read-only, closed world); call_tool_read calls only tools whose own
+// annotations say read-only, and says so; call_tool calls anything, so it
+// says it may destroy and reach the open world, and a client asks every
+// time (docs/configuration.md, "Lazy tool listing").
 func metaTools(n namer) map[string]*mcp.Tool {
 	name := func(own string) string { return n.name("gateway", own) }
+	yes, no := true, false
+	lookup := &mcp.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &no}
 	tools := []*mcp.Tool{{
-		Name:        name(metaFind),
-		Description: "Search the gateway's backend tools by words in their name or description; returns each match's name and one-line description. Call with no arguments to list every tool.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"Words to match (all must appear)."},"server":{"type":"string","description":"Only tools of this backend server."}}}`),
+		Name:  name(metaFind),
+		Title: "Find tools",
+		Description: "Find the backend tools for a need: describe it in words (\"take a screenshot of the page\") or give a tool's name or its start. " +
+			"Returns the best matches first, each with its name, a one-line description, and its inputSchema when small (else get it with " + name(metaDescribe) + "). " +
+			"Call a tool marked readOnly with " + name(metaCallRead) + ", any other with " + name(metaCall) + ".",
+		InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{`+
+			`"query":{"type":"string","description":"What the tool should do, in words; or a tool name or its start."},`+
+			`"server":{"type":"string","description":"Only this backend server's tools."},`+
+			`"limit":{"type":"integer","minimum":1,"maximum":%d,"description":"At most this many tools (default %d)."}}}`, maxFindLimit, findLimit)),
+		Annotations: lookup,
 	}, {
 		Name:        name(metaDescribe),
-		Description: "Return one backend tool's full definition, including its input schema, before calling it.",
+		Title:       "Describe a tool",
+		Description: "Return one backend tool's full definition: its input schema, output schema and annotations.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
+		Annotations: lookup,
 	}, {
-		Name:        name(metaCall),
-		Description: "Call a backend tool by the name gateway find_tools returned, with its arguments.",
+		Name:  name(metaCall),
+		Title: "Call a tool",
+		Description: "Call a backend tool by the name " + name(metaFind) + " returned, with its arguments. " +
+			"It may change things: for a tool marked readOnly use " + name(metaCallRead) + ".",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"},"arguments":{"type":"object"}},"required":["name"]}`),
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &yes},
+	}, {
+		Name:  name(metaCallRead),
+		Title: "Call a read-only tool",
+		Description: "Call a backend tool that " + name(metaFind) + " marks readOnly, by name, with its arguments. " +
+			"Other tools are refused: call them with " + name(metaCall) + ".",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"},"arguments":{"type":"object"}},"required":["name"]}`),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &no, OpenWorldHint: &yes},
 	}}
-	return map[string]*mcp.Tool{metaFind: tools[0], metaDescribe: tools[1], metaCall: tools[2]}
+	out := make(map[string]*mcp.Tool, len(tools))
+	for i, own := range metaOrder {
+		out[own] = tools[i]
+	}
+	return out
 }
 
 // lazyListed keeps what lazy mode lists: everything but backend tools.
@@ -50,15 +89,20 @@ func lazyListed(all map[string]toolRoute) map[string]toolRoute {
 	return out
 }
 
+// metaArgs are the meta tools' arguments.
+type metaArgs struct {
+	Query     string          `json:"query"`
+	Server    string          `json:"server"`
+	Limit     *float64        `json:"limit"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
 // callMeta serves the meta tool whose own name is which (metaFind, ...).
-// call_tool forwards the client's _meta and progress like a direct call.
+// The call tools forward the client's _meta and progress like a direct
+// call.
 func (f *front) callMeta(ctx context.Context, which string, tc toolCall, notify func(*mcp.ProgressNotificationParams)) (json.RawMessage, error) {
-	var args struct {
-		Query     string          `json:"query"`
-		Server    string          `json:"server"`
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
+	var args metaArgs
 	if a := bytes.TrimSpace(tc.args); len(a) > 0 {
 		if err := json.Unmarshal(a, &args); err != nil {
 			return nil, errInvalidParams("arguments: " + err.Error())
@@ -67,39 +111,104 @@ func (f *front) callMeta(ctx context.Context, which string, tc toolCall, notify 
 	f.settle(ctx)
 	switch which {
 	case metaFind:
-		words, ok := queryWords(args.Query)
-		if !ok {
-			return nil, errInvalidParams(fmt.Sprintf("query has more than %d distinct words", maxFindWords))
-		}
 		f.mu.Lock()
 		ix := f.findIndex
 		f.mu.Unlock()
 		if ix == nil {
-			ix = newToolIndex(nil)
+			ix = newToolIndex(nil, nil, nil)
 		}
-		found, err := ix.find(ctx, words, args.Server)
-		if err != nil {
-			return nil, err
-		}
-		return marshalResult(structured(map[string]any{"tools": found}))
+		return findTools(ctx, ix, args)
 	case metaDescribe:
 		r, ok := f.lookupTool(args.Name)
 		if !ok || r.kind != backendTool {
 			return nil, &notFoundError{kindTool, args.Name}
 		}
-		return marshalResult(structured(r.def))
+		return textResult(r.def), nil
 	}
-	// call_tool: the same routing as a direct call, orphans included.
-	if r, ok := f.resolve(ctx, args.Name); ok && r.kind == metaTool {
+	call := toolCall{name: args.Name, args: args.Arguments, meta: tc.meta}
+	// The same routing as a direct call, orphans included.
+	r, ok := f.resolve(ctx, args.Name)
+	if ok && r.kind == metaTool {
 		return nil, &notFoundError{kindTool, args.Name}
 	}
-	return f.callTool(ctx, toolCall{name: args.Name, args: args.Arguments, meta: tc.meta}, notify)
+	if which == metaCallRead {
+		if !ok {
+			return nil, &notFoundError{kindTool, args.Name}
+		}
+		if r.kind != backendTool || !readOnly(r) {
+			return nil, errInvalidParams(fmt.Sprintf("%s is not marked read-only: call it with %s", args.Name, f.metaName(metaCall)))
+		}
+		// The route that was checked is the one called, even if the
+		// tables change in between.
+		return f.callBackend(ctx, args.Name, r, call, notify)
+	}
+	return f.callTool(ctx, call, notify)
 }
 
-type foundTool struct {
-	Name        string `json:"name"`
-	Server      string `json:"server"`
-	Description string `json:"description"`
+// metaName is a meta tool's front name for this client.
+func (f *front) metaName(own string) string {
+	f.mu.Lock()
+	strict := f.strict
+	f.mu.Unlock()
+	return f.g.namer(strict).name("gateway", own)
+}
+
+// findTools answers gateway.find_tools from ix.
+func findTools(ctx context.Context, ix *toolIndex, args metaArgs) (json.RawMessage, error) {
+	if !queryWords(args.Query) {
+		return nil, errInvalidParams(fmt.Sprintf("query has more than %d distinct words", maxFindWords))
+	}
+	q := findQuery{Query: args.Query, Server: args.Server, Limit: findLimit}
+	if args.Limit != nil {
+		l := *args.Limit
+		if l != math.Trunc(l) || l < 1 {
+			return nil, errInvalidParams("limit must be a whole number of at least 1")
+		}
+		q.Limit = int(min(l, maxFindLimit))
+	}
+	var res struct {
+		Tools []foundTool `json:"tools"`
+		Hint  string      `json:"hint,omitempty"`
+	}
+	if s := args.Server; s != "" && ix.servers[s] == nil {
+		res.Tools = []foundTool{}
+		res.Hint = fmt.Sprintf("No server is named %q. Servers: %s.", s, serverList(ix))
+		return textResult(mustJSON(res)), nil
+	}
+	found, err := ix.find(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	res.Tools = found
+	switch all := ix.count(args.Server); {
+	case all == 0:
+		res.Hint = "No backend tools are ready yet: try again shortly, or ask the user to run `mcp-gateway status`."
+	case len(found) == 0:
+		res.Hint = "No tool matched. Try other words for what the tool does (a verb and its object, like \"send message\" or \"read file\"), a tool name, " +
+			"or no query to list tools. Servers: " + serverList(ix) + "."
+	case strings.TrimSpace(args.Query) == "" && all > len(found):
+		res.Hint = fmt.Sprintf("The first %d of %d tools, by name. Give a query to find the tools for a need.", len(found), all)
+	}
+	return textResult(mustJSON(res)), nil
+}
+
+// count is how many tools the index holds, of server if it is not "".
+func (ix *toolIndex) count(server string) int {
+	if server == "" {
+		return len(ix.docs)
+	}
+	if s := ix.servers[server]; s != nil {
+		return len(s.tools)
+	}
+	return 0
+}
+
+func serverList(ix *toolIndex) string {
+	const max = 40
+	if len(ix.names) > max {
+		return strings.Join(ix.names[:max], ", ") + fmt.Sprintf(" and %d more", len(ix.names)-max)
+	}
+	return strings.Join(ix.names, ", ")
 }
 
 func firstLine(s string) string {
@@ -111,12 +220,31 @@ func firstLine(s string) string {
 	return s
 }
 
-// structured returns v as a tool result: JSON text plus structuredContent.
-func structured(v any) *mcp.CallToolResult {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	raw := json.RawMessage(bytes.TrimSpace(buf.Bytes()))
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(raw)}}, StructuredContent: raw}
+func mustJSON(v any) json.RawMessage {
+	raw, err := marshalResult(v)
+	if err != nil {
+		panic(err) // the gateway's own results are plain data
+	}
+	return raw
+}
+
+// textResult is a tool result whose one text content is the JSON text
+// raw. The meta tools answer in text only, not also in structuredContent:
+// every client gives a model a tool's text content, and a client that
+// gives it both would give it everything twice; with no outputSchema, no
+// client expects structured content of these tools.
+func textResult(raw json.RawMessage) json.RawMessage {
+	return mustJSON(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(raw)}}})
+}
+
+// instructions maps each ready backend to the instructions it answered
+// initialize with: find_tools searches them too.
+func (g *Gateway) instructions() map[string]string {
+	out := make(map[string]string)
+	if g.opts.Backends != nil {
+		for _, in := range g.opts.Backends.Initialized() {
+			out[in.Server] = in.Instructions
+		}
+	}
+	return out
 }

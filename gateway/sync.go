@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
@@ -35,7 +36,7 @@ func (f *front) syncTools(t *toolTable) {
 	var ix *toolIndex
 	if f.g.opts.Config.Gateway.ToolsMode == "lazy" {
 		listed = lazyListed(all)
-		ix = t.findIndex()
+		ix = t.findIndex(f.g.instructions)
 	}
 	fps := make(map[string]json.RawMessage, len(listed))
 	defs := make([]json.RawMessage, 0, len(listed))
@@ -125,13 +126,15 @@ type toolTable struct {
 	order    []string             // the front names in listing order
 
 	indexOnce sync.Once
-	index     *toolIndex // lazy mode's find_tools index of routes
+	index     atomic.Pointer[toolIndex] // lazy mode's find_tools index of routes, once built
+	seed      *toolIndex                // an earlier table's index, whose analysis of unchanged tools the index reuses
 }
 
-// findIndex is the find_tools index of the table, built on first use.
-func (t *toolTable) findIndex() *toolIndex {
-	t.indexOnce.Do(func() { t.index = newToolIndex(t.routes) })
-	return t.index
+// findIndex is the find_tools index of the table, built on first use with
+// the servers' instructions.
+func (t *toolTable) findIndex(instructions func() map[string]string) *toolIndex {
+	t.indexOnce.Do(func() { t.index.Store(newToolIndex(t.routes, instructions(), t.seed)) })
+	return t.index.Load()
 }
 
 // toolRoutes returns every tool a client with this naming mode can call,
@@ -158,6 +161,12 @@ func (g *Gateway) toolRoutes(strict bool) *toolTable {
 	}
 	routes, order := g.buildToolRoutes(strict, tools, *prefixes)
 	t := &toolTable{tools: tools, prefixes: prefixes, routes: routes, order: order}
+	if old := g.routes[mode]; old != nil {
+		// Only the newest index is kept as a seed, never a chain of them.
+		if t.seed = old.index.Load(); t.seed == nil {
+			t.seed = old.seed
+		}
+	}
 	g.routes[mode] = t
 	return t
 }
@@ -196,7 +205,7 @@ func (g *Gateway) buildToolRoutes(strict bool, tools []backends.Tool, prefixes m
 	}
 	if g.opts.Config.Gateway.ToolsMode == "lazy" {
 		meta := metaTools(g.namer(strict))
-		for _, name := range []string{metaFind, metaDescribe, metaCall} {
+		for _, name := range metaOrder {
 			own(metaTool, name, meta[name])
 		}
 	}

@@ -255,6 +255,46 @@ func RespondWith(model string, items []Item, opts ...ResponseOption) Reply {
 	}
 }
 
+// Stream answers 200 with the response as the API streams it when the
+// request says "stream": true (Server-Sent Events, as Codex reads them):
+// response.created, then response.output_item.added and
+// response.output_item.done for each item, then response.completed with
+// the whole response object. Each event carries its type and a
+// sequence_number.
+func Stream(model string, items ...Item) Reply {
+	return func(w http.ResponseWriter, r *Request) {
+		obj := responseObject(model, items, r)
+		output := obj["output"].([]any)
+		created := make(map[string]any, len(obj))
+		for k, v := range obj {
+			created[k] = v
+		}
+		created["status"], created["output"], created["usage"] = "in_progress", []any{}, nil
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("x-request-id", "req_answertest")
+		w.WriteHeader(http.StatusOK)
+		seq := 0
+		event := func(typ string, fields map[string]any) {
+			fields["type"], fields["sequence_number"] = typ, seq
+			seq++
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			_ = enc.Encode(fields)
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, bytes.TrimSpace(buf.Bytes()))
+			if f, ok := w.(http.Flusher); ok {
+				f.Flush()
+			}
+		}
+		event("response.created", map[string]any{"response": created})
+		for i, it := range output {
+			event("response.output_item.added", map[string]any{"output_index": i, "item": it})
+			event("response.output_item.done", map[string]any{"output_index": i, "item": it})
+		}
+		event("response.completed", map[string]any{"response": obj})
+	}
+}
+
 // Status sets the response object's status ("completed" by default).
 func Status(status string) ResponseOption {
 	return func(obj map[string]any) { obj["status"] = status }
@@ -355,6 +395,8 @@ func idPrefix(typ any) string {
 		return "ws"
 	case "reasoning":
 		return "rs"
+	case "function_call":
+		return "fc"
 	}
 	return "item"
 }
@@ -431,6 +473,17 @@ func URLSource(url string) Source { return Source{"type": "url", "url": url} }
 // APISource is a {"type":"api","name":...} search source, such as the
 // "oai-weather" source of weather answers.
 func APISource(name string) Source { return Source{"type": "api", "name": name} }
+
+// FunctionCall is a completed function_call item: the model calls the
+// function name (of namespace, when it is not "", as Codex groups an MCP
+// server's tools) with arguments, a JSON text.
+func FunctionCall(callID, namespace, name, arguments string) Item {
+	it := Item{"type": "function_call", "status": "completed", "call_id": callID, "name": name, "arguments": arguments}
+	if namespace != "" {
+		it["namespace"] = namespace
+	}
+	return it
+}
 
 // Reasoning is a reasoning item with the given summary texts.
 func Reasoning(summary ...string) Item {

@@ -3,6 +3,7 @@ package answertest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -130,5 +131,44 @@ func TestHandleFunc(t *testing.T) {
 	resp, err := svc.New(context.Background(), params())
 	if err != nil || resp.OutputText() != "second" {
 		t.Errorf("second call: %v", err)
+	}
+}
+
+// A streamed reply decodes with openai-go's streaming reader, as the real
+// API's stream does: every event in order, and the completed response.
+func TestStreamWireFormat(t *testing.T) {
+	srv := answertest.New(answertest.Stream("gpt-5.5-2026-01-01",
+		answertest.FunctionCall("call_1", "mcp__gateway", "gateway__find_tools", `{"query":"screenshot"}`),
+		answertest.Message("Done."),
+	))
+	defer srv.Close()
+	svc := client(srv)
+	stream := svc.NewStreaming(context.Background(), params())
+	var types []string
+	var done []responses.ResponseOutputItemUnion
+	var completed responses.Response
+	for stream.Next() {
+		ev := stream.Current()
+		types = append(types, ev.Type)
+		switch ev.Type {
+		case "response.output_item.done":
+			done = append(done, ev.Item)
+		case "response.completed":
+			completed = ev.Response
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := "[response.created response.output_item.added response.output_item.done response.output_item.added response.output_item.done response.completed]"
+	if fmt.Sprint(types) != want {
+		t.Errorf("events = %v, want %s", types, want)
+	}
+	if len(done) != 2 || done[0].AsFunctionCall().Name != "gateway__find_tools" || done[0].AsFunctionCall().CallID != "call_1" ||
+		done[0].AsFunctionCall().Arguments != `{"query":"screenshot"}` || !strings.Contains(done[0].RawJSON(), `"namespace":"mcp__gateway"`) {
+		t.Errorf("items = %+v", done)
+	}
+	if completed.Status != responses.ResponseStatusCompleted || completed.OutputText() != "Done." || len(completed.Output) != 2 {
+		t.Errorf("completed = %s", completed.RawJSON())
 	}
 }

@@ -382,50 +382,6 @@ func TestInvalidParamsWithoutGoTypes(t *testing.T) {
 	}
 }
 
-// gateway.find_tools searches an index of the tools: every word must
-// appear (as a substring) in a tool's name, title or description; a query
-// of more distinct words than the index takes is refused with -32602
-// rather than costing words × tools.
-func TestFindToolsIndexed(t *testing.T) {
-	t.Parallel()
-	b, err := json.Marshal(map[string]any{
-		"gateway": map[string]any{"startup_timeout_ms": 25000, "first_start_wait_ms": 25000, "answer_tools": false, "tools_mode": "lazy"},
-		"servers": []beServer{tb("tb"), tb("other")},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := startRaw(t, testutil.TempFile(t, "config.yaml", string(b)), "e2e")
-	find := func(args string) []string {
-		t.Helper()
-		var names []string
-		for _, tool := range s.structured("gateway.find_tools", args)["tools"].([]any) {
-			names = append(names, tool.(map[string]any)["name"].(string))
-		}
-		return names
-	}
-	if got := find(`{"query":"ECHO tb."}`); fmt.Sprint(got) != "[tb.echo]" {
-		t.Errorf("find ECHO tb. = %v, want [tb.echo]", got)
-	}
-	if got := find(`{"query":"echo","server":"other"}`); fmt.Sprint(got) != "[other.echo]" {
-		t.Errorf("find echo on other = %v, want [other.echo]", got)
-	}
-	if got := find(`{"query":"echo nowhere-at-all"}`); len(got) != 0 {
-		t.Errorf("find with a word no tool has = %v", got)
-	}
-	if all, tbOnly := find(`{}`), find(`{"server":"tb"}`); len(all) != 2*len(tbOnly) || len(tbOnly) < 3 {
-		t.Errorf("every tool: %d, tb's: %d", len(all), len(tbOnly))
-	}
-	var many strings.Builder
-	for i := range 40 {
-		fmt.Fprintf(&many, "w%d ", i)
-	}
-	r := s.callTool("gateway.find_tools", `{"query":"`+many.String()+`"}`)
-	if errCode(r.Map()) != -32602 || !strings.Contains(r.String(), "more than 32 distinct words") {
-		t.Errorf("40 distinct words: %s, want -32602", r)
-	}
-}
-
 // A backend whose start times out when the status wait ends (start limit
 // equal to the wait) is reported as what it is — failed, or restarting,
 // with the timeout as its error — never as still starting; and with every
