@@ -193,6 +193,14 @@ type CallOptions struct {
 	// Unbounded lifts the server's call timeout (tasks/result, which waits
 	// for a task to end).
 	Unbounded bool
+	// ClientCaps, for a backend of the stateless era, are the capabilities
+	// of the client the call is for (compact JSON; nil: the ones the
+	// backends are told, Manager.SetClientCapabilities).
+	ClientCaps json.RawMessage
+	// Extra are members of a tools/call's params beyond name, arguments,
+	// task and _meta, as the client wrote them (a retry's inputResponses
+	// and requestState), forwarded as they are: an object, or nil.
+	Extra json.RawMessage
 	// Batch lets StartToolCall leave the request in a buffer until
 	// Manager.FlushWrites, or until 64 KiB wait, so that a caller starting
 	// many calls in a row (a burst of client requests) writes them to each

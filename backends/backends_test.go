@@ -180,7 +180,7 @@ func TestStartLimit(t *testing.T) {
 		o.StartLimit = 300 * time.Millisecond
 	})
 	st := e.waitState(t, "late", backends.Failed)
-	if !strings.Contains(st.Error, "initialize: start timed out after 300ms (gateway.start_limit_ms)") {
+	if !strings.Contains(st.Error, ": start timed out after 300ms (gateway.start_limit_ms)") {
 		t.Errorf("reason %q", st.Error)
 	}
 }

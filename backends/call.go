@@ -2,11 +2,14 @@ package backends
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 )
 
 // OnReadIdle sets fn (nil: none) to run in a backend's read loop each time
@@ -69,7 +72,7 @@ func (m *Manager) StartToolCall(server, tool string, args json.RawMessage, opts 
 
 // startCall starts a tools/call on c, b's session, bounded by timeout.
 func (b *backend) startCall(c *conn, tool string, args json.RawMessage, opts CallOptions, timeout time.Duration, done func(json.RawMessage, error)) CancelFunc {
-	o := callOpts{timeout: timeout, batch: opts.Batch}
+	o := callOpts{timeout: timeout, batch: opts.Batch, caps: opts.ClientCaps}
 	params, err := b.m.toolParams(tool, args, opts, &o)
 	if err != nil {
 		done(nil, fmt.Errorf("call %s/%s: %w", b.cfg.Name, tool, err))
@@ -137,6 +140,20 @@ func (m *Manager) toolParams(tool string, args json.RawMessage, opts CallOptions
 	if len(opts.Task) > 0 {
 		if err := writeCompact(&buf, `,"task":`, opts.Task); err != nil {
 			return nil, fmt.Errorf("task: %w", err)
+		}
+	}
+	if len(opts.Extra) > 0 {
+		var werr error
+		err := wire.EachMember(opts.Extra, func(name string, v json.RawMessage) {
+			if werr == nil {
+				buf.WriteByte(',')
+				if werr = writeJSON(&buf, name); werr == nil {
+					werr = writeCompact(&buf, ":", v)
+				}
+			}
+		})
+		if err = cmp.Or(err, werr); err != nil {
+			return nil, fmt.Errorf("params: %w", err)
 		}
 	}
 	if opts.Progress != nil || len(opts.Meta) > 0 {

@@ -29,17 +29,20 @@ func relayed(name string) bool {
 
 // clientCaps is what SetClientCapabilities recorded.
 type clientCaps struct {
-	caps json.RawMessage // the capabilities object declared to backends
-	at   time.Time       // when it was set
+	caps      json.RawMessage // the capabilities object declared to backends
+	at        time.Time       // when it was set
+	stateless bool            // the client speaks 2026-07-28 (era.go)
 }
 
 // SetClientCapabilities records the client's capabilities (the raw
-// "capabilities" of its initialize) and lets the backends waiting for them
-// (Options.AwaitClient) initialize. Only the members the gateway relays are
+// "capabilities" of its initialize, or of a request's _meta in the
+// stateless era) and lets the backends waiting for them
+// (Options.AwaitClient) start their session, in the client's era unless
+// configured otherwise (era.go). Only the members the gateway relays are
 // declared (roots, sampling, elicitation, each as the client wrote it). The
 // first call counts; later ones, and any call without AwaitClient, do
 // nothing.
-func (m *Manager) SetClientCapabilities(caps json.RawMessage) {
+func (m *Manager) SetClientCapabilities(caps json.RawMessage, stateless bool) {
 	if !m.opts.AwaitClient {
 		return
 	}
@@ -50,7 +53,7 @@ func (m *Manager) SetClientCapabilities(caps json.RawMessage) {
 		}
 	})
 	m.clientOnce.Do(func() {
-		m.client.Store(&clientCaps{caps: out, at: time.Now()})
+		m.client.Store(&clientCaps{caps: out, at: time.Now(), stateless: stateless})
 		close(m.clientSet)
 	})
 }
@@ -72,24 +75,32 @@ func (m *Manager) awaitClient(ctx context.Context, stop <-chan string) (string, 
 	}
 }
 
-// initializeParams are the params of a backend's initialize request: the
-// client's capabilities once known (AwaitClient), else everything the
-// gateway relays.
-func (m *Manager) initializeParams() json.RawMessage {
-	info := m.opts.ClientInfo
-	if info == nil {
-		info = &mcp.Implementation{Name: "mcp-gateway"}
+// clientInfo is who the gateway says it is to backends.
+func (m *Manager) clientInfo() *mcp.Implementation {
+	if m.opts.ClientInfo != nil {
+		return m.opts.ClientInfo
 	}
-	caps := json.RawMessage(`{}`)
+	return &mcp.Implementation{Name: "mcp-gateway"}
+}
+
+// clientCaps are the client capabilities backends are told: the client's
+// own once known (AwaitClient), else everything the gateway relays.
+func (m *Manager) clientCaps() json.RawMessage {
 	if c := m.client.Load(); c != nil {
-		caps = c.caps
-	} else if m.opts.OnRequest != nil {
-		caps = json.RawMessage(`{"roots":{},"sampling":{},"elicitation":{}}`)
+		return c.caps
 	}
+	if m.opts.OnRequest != nil {
+		return json.RawMessage(`{"roots":{},"sampling":{},"elicitation":{}}`)
+	}
+	return json.RawMessage(`{}`)
+}
+
+// initializeParams are the params of a backend's initialize request.
+func (m *Manager) initializeParams() json.RawMessage {
 	b, err := json.Marshal(map[string]any{
 		"protocolVersion": ProtocolVersion,
-		"capabilities":    caps,
-		"clientInfo":      info,
+		"capabilities":    m.clientCaps(),
+		"clientInfo":      m.clientInfo(),
 	})
 	if err != nil {
 		panic(err) // plain data

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -35,6 +36,9 @@ type connHooks struct {
 	// notifications/cancelled, which the conn handles itself. It runs in the
 	// read loop and must not block.
 	notify func(method string, params json.RawMessage)
+	// level, if set, is the log level clients asked for ("" for none):
+	// a backend of the stateless era is told it in every request's _meta.
+	level func() string
 	// request answers a server-to-client request; nil answers -32601.
 	request func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 	// idle, if set, runs in the read loop each time it has handled all it
@@ -82,6 +86,7 @@ type conn struct {
 	handling  map[string]context.CancelFunc // server-to-client requests in flight, by raw id
 	deadlines deadlines                     // of the calls in pending that have a timeout
 	err       error                         // set by shutdown
+	subs      map[string]CancelFunc         // resource subscriptions' listens, by URI (stateless era)
 
 	eof chan struct{} // closed when readLoop has returned
 
@@ -92,6 +97,10 @@ type conn struct {
 	ctx    context.Context // cancelled by shutdown; parent of request handlers
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // request handlers and the writer goroutine
+
+	// era, once the handshake found the backend speaks 2026-07-28, is
+	// what every request's _meta says (era.go).
+	era atomic.Pointer[era]
 }
 
 // progressSink delivers a call's progress; closing it (when the call
@@ -461,6 +470,9 @@ type callOpts struct {
 	timeout  time.Duration // 0: none
 	progress func(*mcp.ProgressNotificationParams)
 	token    string // progress token already placed in params, if progress is set
+	// caps, for a backend of the stateless era, are the capabilities of
+	// the client the call is for (nil: the session's).
+	caps json.RawMessage
 }
 
 // start sends a request and returns at once; done receives the raw result
@@ -489,6 +501,13 @@ func (c *conn) start(method string, params json.RawMessage, o callOpts, done fun
 		c.progress[o.token] = p.sink
 	}
 	c.mu.Unlock()
+	if e := c.era.Load(); e != nil {
+		level := ""
+		if c.hooks.level != nil {
+			level = c.hooks.level()
+		}
+		params = e.stamp(params, o.caps, level)
+	}
 	c.send(encodeMessage(p.id, method, params), &p.end, o.batch)
 	if o.timeout > 0 {
 		// Only now: a timeout's cancellation must not reach the backend

@@ -14,17 +14,38 @@ import (
 // maxPages bounds a paged list, in case a backend hands out cursors forever.
 const maxPages = 1000
 
+// CacheHint is what a backend's list result said of caching it (the
+// ttlMs and cacheScope of 2026-07-28): Set when it said anything.
+type CacheHint struct {
+	Set     bool
+	TTLMs   int
+	Private bool // cacheScope "private"
+}
+
+// cacheHint reads a list result's cache hint.
+func cacheHint(body map[string]json.RawMessage) CacheHint {
+	var h CacheHint
+	if raw, ok := body["ttlMs"]; ok && json.Unmarshal(raw, &h.TTLMs) == nil && h.TTLMs >= 0 {
+		h.Set = true
+	}
+	var scope string
+	if raw, ok := body["cacheScope"]; ok && json.Unmarshal(raw, &scope) == nil {
+		h.Set, h.Private = true, scope == "private"
+	}
+	return h
+}
+
 // listAll fetches every page of a list method (tools/list, ...) and returns
 // the items of field, each exactly as the backend wrote it, and the first
-// page's _meta, if any.
-func listAll(ctx context.Context, c *conn, method, field string, o callOpts) (items []json.RawMessage, meta json.RawMessage, err error) {
+// page's _meta, if any, and cache hint.
+func listAll(ctx context.Context, c *conn, method, field string, o callOpts) (items []json.RawMessage, meta json.RawMessage, hint CacheHint, err error) {
 	var (
 		cursor string
 		seen   = map[string]bool{}
 	)
 	for page := 0; ; page++ {
 		if page == maxPages {
-			return nil, nil, fmt.Errorf("%s: more than %d pages", method, maxPages)
+			return nil, nil, hint, fmt.Errorf("%s: more than %d pages", method, maxPages)
 		}
 		var params json.RawMessage
 		if cursor != "" {
@@ -32,35 +53,36 @@ func listAll(ctx context.Context, c *conn, method, field string, o callOpts) (it
 		}
 		res, err := c.call(ctx, method, params, o)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, hint, err
 		}
 		var body map[string]json.RawMessage
 		if err := json.Unmarshal(res, &body); err != nil {
-			return nil, nil, fmt.Errorf("%s: bad result: %w", method, err)
+			return nil, nil, hint, fmt.Errorf("%s: bad result: %w", method, err)
 		}
 		var pageItems []json.RawMessage
 		if raw, ok := body[field]; ok && string(raw) != "null" {
 			if err := json.Unmarshal(raw, &pageItems); err != nil {
-				return nil, nil, fmt.Errorf("%s: bad %q: %w", method, field, err)
+				return nil, nil, hint, fmt.Errorf("%s: bad %q: %w", method, field, err)
 			}
 		}
 		items = append(items, pageItems...)
 		cursor = ""
 		if raw, ok := body["nextCursor"]; ok && string(raw) != "null" {
 			if err := json.Unmarshal(raw, &cursor); err != nil {
-				return nil, nil, fmt.Errorf("%s: bad nextCursor: %w", method, err)
+				return nil, nil, hint, fmt.Errorf("%s: bad nextCursor: %w", method, err)
 			}
 		}
 		if page == 0 {
 			if m, ok := body["_meta"]; ok && string(m) != "null" {
 				meta = m
 			}
+			hint = cacheHint(body)
 		}
 		if cursor == "" {
-			return items, meta, nil
+			return items, meta, hint, nil
 		}
 		if seen[cursor] {
-			return nil, nil, fmt.Errorf("%s: cursor %q repeated", method, cursor)
+			return nil, nil, hint, fmt.Errorf("%s: cursor %q repeated", method, cursor)
 		}
 		seen[cursor] = true
 	}
@@ -97,13 +119,14 @@ func toolAllowed(f config.ToolFilter, name string) bool {
 	return !match(f.Exclude)
 }
 
-// lists are a backend's tools, prompts and resources, and the _meta of
-// each list's result, by list method.
+// lists are a backend's tools, prompts and resources, and the _meta and
+// cache hint of each list's result, by list method.
 type lists struct {
 	tools     []Tool
 	prompts   []Prompt
 	resources []Resource // resources, then templates
 	meta      map[string]json.RawMessage
+	hints     map[string]CacheHint
 }
 
 // setMeta records a list's _meta.
@@ -134,10 +157,11 @@ func (b *backend) fetch(ctx context.Context, c *conn, caps serverCaps, kinds lis
 	var (
 		tools, prompts, resources, templates []json.RawMessage
 		meta                                 = map[string]json.RawMessage{}
+		hints                                = map[string]CacheHint{}
 	)
 	if kinds&listTools != 0 {
-		raws, m, err := listAll(ctx, c, "tools/list", "tools", o)
-		meta["tools/list"] = m
+		raws, m, h, err := listAll(ctx, c, "tools/list", "tools", o)
+		meta["tools/list"], hints["tools/list"] = m, h
 		var se *ServerError
 		if err != nil && (caps.tools || ctx.Err() != nil || errors.As(err, &se)) {
 			return lists{}, fmt.Errorf("tools/list: %w", err)
@@ -145,8 +169,8 @@ func (b *backend) fetch(ctx context.Context, c *conn, caps serverCaps, kinds lis
 		tools = raws
 	}
 	if kinds&listPrompts != 0 && caps.prompts {
-		raws, m, err := listAll(ctx, c, "prompts/list", "prompts", o)
-		meta["prompts/list"] = m
+		raws, m, h, err := listAll(ctx, c, "prompts/list", "prompts", o)
+		meta["prompts/list"], hints["prompts/list"] = m, h
 		if err != nil {
 			if ctx.Err() != nil {
 				return lists{}, err
@@ -163,8 +187,8 @@ func (b *backend) fetch(ctx context.Context, c *conn, caps serverCaps, kinds lis
 			{"resources/list", "resources", &resources},
 			{"resources/templates/list", "resourceTemplates", &templates},
 		} {
-			raws, m, err := listAll(ctx, c, lk.method, lk.field, o)
-			meta[lk.method] = m
+			raws, m, h, err := listAll(ctx, c, lk.method, lk.field, o)
+			meta[lk.method], hints[lk.method] = m, h
 			if err != nil {
 				if ctx.Err() != nil {
 					return lists{}, err
@@ -178,6 +202,7 @@ func (b *backend) fetch(ctx context.Context, c *conn, caps serverCaps, kinds lis
 	for method, m := range meta {
 		l.setMeta(method, m)
 	}
+	l.hints = hints
 	return l, nil
 }
 

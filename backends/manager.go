@@ -33,8 +33,12 @@ type Manager struct {
 	clientOnce sync.Once
 	// set is the current backends; Apply swaps it whole, so readers (the
 	// call path among them) take no lock.
-	set      atomic.Pointer[backendSet]
-	tokens   atomic.Int64           // progress tokens
+	set    atomic.Pointer[backendSet]
+	tokens atomic.Int64 // progress tokens
+	// listGen counts, per list (tools, prompts, resources), the times a
+	// backend said its list changed and it was fetched again
+	// (ListGenerations).
+	listGen  [3]atomic.Uint64
 	logLevel atomic.Pointer[string] // the clients' logging/setLevel, if any
 	idle     atomic.Pointer[func()] // OnReadIdle
 
@@ -325,6 +329,22 @@ func (m *Manager) ListMeta(method string) []json.RawMessage {
 	})
 }
 
+// ListGenerations counts, per list — tools, prompts, resources — the
+// times a backend said its list changed and it was fetched again, even if
+// it came back the same: a client of the stateless era listening for
+// changes is told of each, as by the server directly.
+func (m *Manager) ListGenerations() [3]uint64 {
+	return [3]uint64{m.listGen[0].Load(), m.listGen[1].Load(), m.listGen[2].Load()}
+}
+
+// ListHints returns the cache hint of each backend's result of a list
+// method, for every backend clients are shown (one that said nothing, or
+// is shown from its snapshot, has a hint that is not Set), in
+// configuration order.
+func (m *Manager) ListHints(method string) []CacheHint {
+	return readyLists(m, func(l *lists) []CacheHint { return []CacheHint{l.hints[method]} })
+}
+
 // readyLists concatenates one list of every backend clients are shown:
 // the ready ones, and those in their first start that have a snapshot
 // (snapshot.go).
@@ -379,9 +399,21 @@ func (m *Manager) Request(ctx context.Context, server, method string, params any
 		}
 		return nil, err
 	}
-	o := callOpts{}
+	o := callOpts{caps: opts.ClientCaps}
 	if !deadline.IsZero() {
 		o.timeout = max(time.Until(deadline), time.Millisecond)
+	}
+	if c.era.Load() != nil {
+		switch method {
+		case "logging/setLevel":
+			return json.RawMessage(`{}`), nil // the level goes in every request's _meta
+		case "resources/subscribe", "resources/unsubscribe":
+			p, _ := params.(json.RawMessage)
+			if m, ok := params.(map[string]string); ok {
+				p, _ = json.Marshal(m)
+			}
+			return c.subscription(method, p)
+		}
 	}
 	switch p := params.(type) {
 	case nil:
@@ -513,6 +545,14 @@ func (m *Manager) Notify(method string, params json.RawMessage) {
 			b.log.Debug("notification not sent", "method", method, "err", err)
 		}
 	}
+}
+
+// level is the log level clients asked for, or "".
+func (m *Manager) level() string {
+	if l := m.logLevel.Load(); l != nil {
+		return *l
+	}
+	return ""
 }
 
 // SetLogLevel sets the level of the log messages the backends send

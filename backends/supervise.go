@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
@@ -42,6 +43,9 @@ type backend struct {
 	// Failed at once, since trying again changes nothing until the user
 	// does.
 	unrunnable bool
+	// noDiscover: the backend ended its session when asked server/discover;
+	// it is initialized from then on (era.go).
+	noDiscover atomic.Bool
 
 	settled    chan struct{} // closed once the first start attempt has concluded
 	settleOnce sync.Once
@@ -574,7 +578,7 @@ func (b *backend) sessionEnded(c *conn, state State, reason string, tail []strin
 
 // hooks connect a session to the Manager's callbacks.
 func (b *backend) hooks() connHooks {
-	h := connHooks{notify: b.onNotification, idle: b.m.readIdle}
+	h := connHooks{notify: b.onNotification, idle: b.m.readIdle, level: b.m.level}
 	if fn := b.m.opts.OnRequest; fn != nil {
 		h.request = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 			// A client that never answers must not park the request
@@ -677,6 +681,7 @@ func (b *backend) refreshLoop(c *conn) {
 			return
 		}
 		meta := maps.Clone(b.live.lists.meta) // the lists not refetched keep theirs
+		hints := maps.Clone(b.live.lists.hints)
 		refetched := func(methods ...string) {
 			for _, m := range methods {
 				delete(meta, m)
@@ -686,6 +691,10 @@ func (b *backend) refreshLoop(c *conn) {
 					}
 					meta[m] = v
 				}
+				if hints == nil {
+					hints = make(map[string]CacheHint)
+				}
+				hints[m] = l.hints[m]
 			}
 		}
 		if kinds&listTools != 0 {
@@ -700,27 +709,144 @@ func (b *backend) refreshLoop(c *conn) {
 			b.live.lists.resources = l.resources
 			refetched("resources/list", "resources/templates/list")
 		}
-		b.live.lists.meta = meta
+		b.live.lists.meta, b.live.lists.hints = meta, hints
 		b.mu.Unlock()
+		for i, k := range []listKind{listTools, listPrompts, listResources} {
+			if kinds&k != 0 {
+				b.m.listGen[i].Add(1)
+			}
+		}
 		b.log.Info("backend lists changed", "tools", len(l.tools))
 		b.m.notify.changed(b.cfg.Name)
 		b.saveSnapshot()
 	}
 }
 
-// handshake initializes the session and fetches the lists, within ctx.
+// discoverTimeout bounds how long a backend has to answer server/discover
+// before it is taken for one of the handshake era.
+const discoverTimeout = 10 * time.Second
+
+// handshake learns what the backend is — by server/discover, else by
+// initialize (era.go) — and fetches the lists, within ctx.
 func (b *backend) handshake(ctx context.Context, c *conn) (*surface, error) {
-	step := "initialize"
-	fail := func(err error) (*surface, error) {
-		var se *ServerError
-		switch {
-		case errors.As(err, &se):
-			return nil, fmt.Errorf("%s: %s", step, se.Reason)
-		case errors.Is(err, context.DeadlineExceeded):
-			return nil, fmt.Errorf("%s: start timed out after %s (gateway.start_limit_ms)", step, b.m.startLimit)
+	if b.asksDiscover() {
+		sf, ok, err := b.discover(ctx, c)
+		if ok {
+			return sf, err
 		}
-		return nil, fmt.Errorf("%s: %w", step, err)
 	}
+	return b.initialize(ctx, c)
+}
+
+// asksDiscover reports whether the backend is asked server/discover: by
+// its protocol setting; for "auto", unless it ended its session on the
+// question before, or it is a remote server (whose transport speaks the
+// handshake era), or — over stdio, with one client — the client speaks
+// the handshake era: the backend then sees the era the client would show
+// it directly.
+func (b *backend) asksDiscover() bool {
+	switch {
+	case b.cfg.Protocol == "2025-11-25" || b.noDiscover.Load() || b.cfg.URL != "":
+		return false
+	case b.cfg.Protocol == "2026-07-28" || !b.m.opts.AwaitClient:
+		return true
+	}
+	c := b.m.client.Load()
+	return c != nil && c.stateless
+}
+
+// discover asks a backend server/discover: ok reports whether the answer
+// settles what it is — it speaks 2026-07-28 (sf), or its session ended on
+// the question (err: the start failed, and the next start initializes).
+// Any other answer, or none in discoverTimeout, leaves initialize to it.
+func (b *backend) discover(ctx context.Context, c *conn) (sf *surface, ok bool, err error) {
+	info, _ := json.Marshal(b.m.clientInfo())
+	e := &era{version: StatelessVersion, caps: b.m.clientCaps(), info: info}
+	res, err := c.call(ctx, "server/discover", e.stamp(nil, nil, ""), callOpts{timeout: discoverTimeout})
+	var se *ServerError
+	switch {
+	case errors.As(err, &se):
+		b.noDiscover.Store(true)
+		b.log.Warn("the server ended its session on server/discover; it is spoken to in 2025-11-25 from now on", "reason", se.Reason)
+		return nil, true, b.startError("server/discover", err)
+	case ctx.Err() != nil:
+		return nil, true, b.startError("server/discover", ctx.Err())
+	case err != nil || !offersStateless(res):
+		return nil, false, nil
+	}
+	var dr struct {
+		Capabilities json.RawMessage     `json:"capabilities"`
+		Instructions string              `json:"instructions"`
+		ServerInfo   *mcp.Implementation `json:"serverInfo"`
+		Meta         struct {
+			ServerInfo *mcp.Implementation `json:"io.modelcontextprotocol/serverInfo"`
+		} `json:"_meta"`
+	}
+	if err := json.Unmarshal(res, &dr); err != nil {
+		return nil, true, b.startError("server/discover", fmt.Errorf("bad result: %w", err))
+	}
+	caps, err := parseCaps(dr.Capabilities)
+	if err != nil {
+		return nil, true, b.startError("server/discover", fmt.Errorf("bad result: capabilities: %w", err))
+	}
+	c.era.Store(e)
+	l, err := b.fetch(ctx, c, caps, listAllKinds, callOpts{})
+	if err != nil {
+		return nil, true, b.startError("lists", err)
+	}
+	b.listen(c, dr.Capabilities)
+	info2 := dr.Meta.ServerInfo
+	if info2 == nil {
+		info2 = dr.ServerInfo
+	}
+	return &surface{
+		protocol:     StatelessVersion,
+		serverInfo:   info2,
+		caps:         caps,
+		capsRaw:      bytes.Clone(dr.Capabilities),
+		instructions: dr.Instructions,
+		lists:        l,
+	}, true, nil
+}
+
+// listen asks a backend of the stateless era for its list changes, on a
+// subscriptions/listen that lasts as long as the session: they arrive as
+// the handshake era's list_changed notifications would (onNotification).
+func (b *backend) listen(c *conn, caps json.RawMessage) {
+	want := map[string]bool{}
+	for cap, key := range map[string]string{"tools": "toolsListChanged", "prompts": "promptsListChanged", "resources": "resourcesListChanged"} {
+		if string(bytes.TrimSpace(wire.Member(wire.Member(caps, cap), "listChanged"))) == "true" {
+			want[key] = true
+		}
+	}
+	if len(want) == 0 {
+		return
+	}
+	params, _ := json.Marshal(map[string]any{"notifications": want})
+	c.start("subscriptions/listen", params, callOpts{}, func(_ json.RawMessage, err error) {
+		if err != nil && c.ctx.Err() == nil {
+			b.log.Debug("the backend ended its subscriptions/listen", "err", err)
+		}
+	})
+}
+
+// startError is why a start failed at step: the session's end, the start
+// limit, or err itself.
+func (b *backend) startError(step string, err error) error {
+	var se *ServerError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Errorf("%s: %s", step, se.Reason)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%s: start timed out after %s (gateway.start_limit_ms)", step, b.m.startLimit)
+	}
+	return fmt.Errorf("%s: %w", step, err)
+}
+
+// initialize initializes a backend of the handshake era.
+func (b *backend) initialize(ctx context.Context, c *conn) (*surface, error) {
+	step := "initialize"
+	fail := func(err error) (*surface, error) { return nil, b.startError(step, err) }
 	res, err := c.call(ctx, "initialize", b.m.initializeParams(), callOpts{})
 	if err != nil {
 		return fail(err)

@@ -125,7 +125,12 @@ type HTTP struct {
 	Listen         string   `json:"listen"`
 	AllowedOrigins []string `json:"allowed_origins"`
 	AuthTokenEnv   string   `json:"auth_token_env"`
-	Stateless      bool     `json:"stateless"`
+	// StateKeyEnv names the variable holding the key that seals the
+	// requestState of calls held for input (2026-07-28): the replicas
+	// behind one load balancer share it. "" means a key of each process's
+	// own.
+	StateKeyEnv string `json:"state_key_env"`
+	Stateless   bool   `json:"stateless"`
 	// SessionIdleTimeoutMS ends a Streamable HTTP session that has had no
 	// request, no call in flight and no open stream for this long; 0 never
 	// ends one.
@@ -162,6 +167,13 @@ type Server struct {
 	Prefix  string     `json:"prefix"`
 	Tools   ToolFilter `json:"tools"`
 	Restart string     `json:"restart"` // on-failure | never
+	// Protocol says which protocol era to speak to the server: "auto"
+	// (the default) is the newest it offers — over stdio, the era the
+	// client speaks —; "2025-11-25" is the initialize handshake always
+	// (for a server whose tools ask the client by requests, which a
+	// 2026-07-28 session refuses); "2026-07-28" is the newest, whatever
+	// the client speaks.
+	Protocol string `json:"protocol,omitempty"`
 	// InheritEnv passes the gateway's whole environment to the server (the
 	// behaviour before the allowlist); false gives it only the allowlist of
 	// docs/configuration.md ("The environment of a server") plus Env.

@@ -126,6 +126,10 @@ func (e *serverEntry) checkKey(l *loader, field, key string, line int) {
 		if s.Restart != "on-failure" && s.Restart != "never" {
 			l.errLine(line, key, "must be on-failure or never, not %q", truncate(s.Restart, 40))
 		}
+	case "protocol":
+		if s.Protocol != "auto" && s.Protocol != "2025-11-25" && s.Protocol != "2026-07-28" {
+			l.errLine(line, key, "must be auto, 2025-11-25 or 2026-07-28, not %q", truncate(s.Protocol, 40))
+		}
 	case "timeout_ms":
 		if strings.HasSuffix(key, ".timeout") && s.TimeoutMS > 0 && s.TimeoutMS < 1000 {
 			l.warn(line, key, "is in milliseconds: %d ms is very short; write timeout_ms", s.TimeoutMS)

@@ -99,6 +99,9 @@ func (l *loader) validate() {
 	if g.HTTP.AuthTokenEnv != "" && !isEnvName(g.HTTP.AuthTokenEnv) {
 		l.errAt("gateway.http.auth_token_env", "must be an environment variable name, not %q", truncate(g.HTTP.AuthTokenEnv, 40))
 	}
+	if g.HTTP.StateKeyEnv != "" && !isEnvName(g.HTTP.StateKeyEnv) {
+		l.errAt("gateway.http.state_key_env", "must be an environment variable name, not %q", truncate(g.HTTP.StateKeyEnv, 40))
+	}
 }
 
 // orList writes "a, b or c".

@@ -23,6 +23,12 @@ type toolCall struct {
 	args json.RawMessage
 	task json.RawMessage // params.task: the call creates a task (tasks.go)
 	meta map[string]json.RawMessage
+	// extra are the params' other members (a retry's inputResponses and
+	// requestState), forwarded as they are: an object, or nil.
+	extra json.RawMessage
+	// caps are what a client of the stateless era declared for the call
+	// (nil otherwise).
+	caps json.RawMessage
 }
 
 // decodeToolCall reads tools/call params, with member names compared
@@ -54,6 +60,11 @@ func decodeToolCall(params json.RawMessage) (toolCall, error) {
 			if wire.EachMember(v, func(k string, mv json.RawMessage) { tc.meta[k] = mv }) != nil {
 				bad = "_meta must be an object"
 			}
+		default:
+			if tc.extra == nil {
+				tc.extra = json.RawMessage(`{}`)
+			}
+			tc.extra, _ = wire.SetMember(tc.extra, name, v)
 		}
 	})
 	switch {
@@ -220,7 +231,25 @@ func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc to
 	if err == nil && tc.task != nil {
 		f.recordTask(r.server, raw)
 	}
+	if err == nil && tc.caps == nil && inputRequired(raw) {
+		// A client of the handshake era is asked what the backend needs.
+		return f.fulfillBackend(ctx, name, r, tc, notify, raw)
+	}
 	return raw, err
+}
+
+// fulfillBackend answers a backend's input_required result to tools/call
+// for a client of the handshake era (mrtr.go), and returns the final one.
+func (f *front) fulfillBackend(ctx context.Context, name string, r toolRoute, tc toolCall, notify func(*mcp.ProgressNotificationParams), first json.RawMessage) (json.RawMessage, error) {
+	return fulfill(ctx, first, callerOf(ctx).ask, func(ctx context.Context, extra json.RawMessage) (json.RawMessage, error) {
+		again := tc
+		again.extra, again.caps = extra, nil
+		opts, err := backendOptions(again, notify)
+		if err != nil {
+			return nil, err
+		}
+		return f.g.opts.Backends.CallTool(ctx, r.server, r.own, again.args, opts)
+	})
 }
 
 // startBackend starts one tools/call to its backend without blocking
@@ -260,7 +289,12 @@ func (f *front) startBackend(name string, r toolRoute, tc toolCall, notify func(
 // client's token. notify runs in the backend's read loop, before the call's
 // response, so no progress follows the response.
 func backendOptions(tc toolCall, notify func(*mcp.ProgressNotificationParams)) (backends.CallOptions, error) {
-	opts := backends.CallOptions{Task: tc.task}
+	opts := backends.CallOptions{Task: tc.task, Extra: tc.extra}
+	if tc.caps != nil {
+		if caps, err := wire.Compact(tc.caps); err == nil {
+			opts.ClientCaps = caps
+		}
+	}
 	if a := bytes.TrimSpace(tc.args); len(a) > 0 && a[0] != '{' && string(a) != "null" {
 		return opts, errInvalidParams("arguments must be a JSON object")
 	}

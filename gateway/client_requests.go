@@ -3,11 +3,10 @@ package gateway
 //lint:file-ignore SA1019 sampling, elicitation and roots are deprecated from protocol 2026-07-28 on, but backends speak 2025-11-25 and still use them: the gateway forwards them for as long as clients support them.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // HandleBackendRequest forwards a backend's server-to-client request
@@ -27,57 +26,59 @@ func (g *Gateway) HandleBackendRequest(ctx context.Context, server, method strin
 		return nil, fmt.Errorf("no connected client supports %s", method)
 	}
 	g.log.Debug("forwarding backend request to client", "server", server, "method", method)
-	return to.request(ctx, during, method, params)
+	if during != nil && during.stateless {
+		// A client of the stateless era is asked by an input_required
+		// answer to its call (hold.go).
+		return to.ask(ctx, during, server, method, params)
+	}
+	var id json.RawMessage
+	if during != nil {
+		id = during.id
+	}
+	return to.request(ctx, id, method, params)
 }
 
-// clientSupports reports whether the client declared the capability a
-// server-to-client method needs.
-func clientSupports(ss *mcp.ServerSession, method string) bool {
-	p := ss.InitializeParams()
-	if p == nil || p.Capabilities == nil {
-		return false
-	}
-	switch method {
-	case "sampling/createMessage":
-		return p.Capabilities.Sampling != nil
-	case "elicitation/create":
-		return p.Capabilities.Elicitation != nil
-	case "roots/list":
-		// The roots capability is a struct, not a pointer: a client that
-		// answers roots/list declares it with at least {}; go-sdk keeps
-		// RootsV2 for that.
-		return p.Capabilities.RootsV2 != nil || p.Capabilities.Roots.ListChanged
-	}
-	return false
+// supports reports whether the client declared the capability a
+// server-to-client method needs, at initialize (a client of the stateless
+// era receives no requests: it is asked per call, hold.go).
+func (f *front) supports(method string) bool {
+	f.mu.Lock()
+	caps, ok := f.caps, f.initialized && !f.stateless && f.version < statelessVersion
+	f.mu.Unlock()
+	return ok && declares(caps, method)
 }
 
-// clientFor picks the client session a backend's request goes to, and the
-// id of its call the request serves (nil outside any call). A backend's
-// request carries no reference to the call it serves, so the call is found
-// by the backend: many clients calling the same backend at once cannot be
-// told apart, and the first found gets it.
-func (g *Gateway) clientFor(server, method string) (*session, json.RawMessage) {
+// present reports whether a capability is declared: an object, even {}.
+func present(v json.RawMessage) bool {
+	v = bytes.TrimSpace(v)
+	return len(v) > 0 && v[0] == '{'
+}
+
+// clientFor picks the client session a backend's request goes to, and
+// the call in flight it serves (nil outside any call): a call to that
+// backend whose client can be asked — one of the handshake era that
+// declared the capability at initialize, or one of the stateless era whose
+// call declared it — else any session of the handshake era that declared
+// it. A backend's request carries no reference to the call it serves, so
+// the call is found by the backend: many clients calling the same backend
+// at once cannot be told apart, and the first found gets it.
+func (g *Gateway) clientFor(server, method string) (*session, *call) {
 	g.mu.Lock()
-	type served struct {
-		f *front
-		s *session
-	}
-	fronts := make([]served, 0, len(g.fronts))
+	sessions := make([]*session, 0, len(g.fronts))
 	for f := range g.fronts {
-		fronts = append(fronts, served{f, f.sess})
+		if f.sess != nil {
+			sessions = append(sessions, f.sess)
+		}
 	}
 	g.mu.Unlock()
 	var fallback *session
-	for _, x := range fronts {
-		ss := x.f.currentSession()
-		if ss == nil || x.s == nil || !clientSupports(ss, method) {
-			continue
+	for _, s := range sessions {
+		old := s.f.supports(method)
+		if c := s.callTo(server); c != nil && (old && !c.stateless || c.stateless && declares(c.caps, method)) {
+			return s, c
 		}
-		if id := x.s.callTo(server); id != nil {
-			return x.s, id
-		}
-		if fallback == nil {
-			fallback = x.s
+		if old && fallback == nil {
+			fallback = s
 		}
 	}
 	return fallback, nil

@@ -46,6 +46,10 @@ func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 	case errors.As(err, &rpc):
 		return rpc
 	case errors.As(err, &notFound):
+		if notFound.kind == kindResource {
+			// As 2026-07-28 says (SEP-2164): the URI in data.
+			return withData(jsonrpc.CodeInvalidParams, notFound.Error(), map[string]string{"uri": notFound.name})
+		}
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: notFound.Error()}
 	case errors.As(err, &srvErr):
 		tail := srvErr.StderrTail

@@ -4,61 +4,64 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"strings"
 	"sync"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// front is the MCP server of one client connection: its tool, prompt and
-// resource tables mirror the answer tools and the backends under this
-// client's names, and its receiving middleware routes every call.
+// front is what one client connection sees of the gateway: its tool,
+// prompt and resource tables mirror the answer tools and the backends
+// under this client's names, and the session (session.go) serves every
+// request from them. The front and its session are the one source of
+// truth of the connection: there is no second copy of the lists anywhere
+// to keep in step.
 type front struct {
 	g      *Gateway
 	log    *slog.Logger
-	server *mcp.Server
 	stream clientStream // the client's connection, if served; guarded by g.mu
 	sess   *session     // its session, if served; guarded by g.mu
 
 	// syncMu serialises sync, so that tables and routes change together.
 	syncMu sync.Mutex
 
-	mu      sync.Mutex
-	session *mcp.ServerSession
-	// identified is set once the client sent initialize.
+	mu sync.Mutex
+	// identified is set by the client's initialize, or by the first
+	// request of the stateless era, which says who the client is in _meta.
 	identified bool
-	client     string // clientInfo.name
-	strict     bool
-	settled    bool                   // the tables were built once the backends had settled
-	synced     bool                   // the tables were built once: keep them current
-	tools      map[string]toolRoute   // front name → route
-	known      map[string]toolRoute   // every backend tool ever listed, for orphans
-	findIndex  *toolIndex             // what gateway.find_tools searches (lazy mode)
-	prompts    map[string]promptRoute // front name → route
-	res        map[resourceKey]string // resource or template → the server that serves it
-	// The definitions registered with go-sdk, as listed, to tell what
-	// changed: front name (resource key) → definition.
-	toolFP   map[string]json.RawMessage
-	promptFP map[string]json.RawMessage
-	subs     map[string]bool // resource URIs the client subscribed to (subscribe.go)
-	tasks    taskOwners      // the tasks this session created (tasks.go)
-	// stateless: a stateless HTTP request, which has no session of its
-	// own, reaches every task the gateway recorded (tasks.go), and is
-	// never told of a list change, so go-sdk's tables, which exist only to
-	// notify changes, are not filled (sync.go).
+	// initialized: the handshake is done (initialize answered); a
+	// stateless-era client needs none.
+	initialized bool
+	version     string          // the negotiated version (handshake era)
+	client      string          // clientInfo.name
+	caps        json.RawMessage // the client's capabilities, as it wrote them
+	strict      bool
+	settled     bool                   // the first wait for backends is over (settle)
+	synced      bool                   // the tables were built once: keep them current
+	tools       map[string]toolRoute   // front name → route
+	known       map[string]toolRoute   // every backend tool ever listed, for orphans
+	findIndex   *toolIndex             // what gateway.find_tools searches (lazy mode)
+	prompts     map[string]promptRoute // front name → route
+	res         map[resourceKey]string // resource or template → the server that serves it
+	subs        map[string]bool        // resource URIs the client subscribed to (subscribe.go)
+	tasks       taskOwners             // the tasks this session created (tasks.go)
+	// stateless: an HTTP request served on its own, which has no session
+	// to come back to: it reaches every task the gateway recorded
+	// (tasks.go) and is never notified of anything.
 	stateless bool
-	resFP     map[resourceKey]json.RawMessage
 	// The lists as the session answers them (lists.go): each definition
 	// as its backend wrote it (under the front name), in listing order.
 	toolDefs, promptDefs, resourceDefs, templateDefs []json.RawMessage
 	templates                                        []templateRoute // listing order (resources.go)
 	// versions counts changes per list (tools, prompts, resources); seen
 	// is the version the client last listed, and listed whether it ever
-	// did. A list_changed notification is sent only for a list the client
-	// has seen and that changed since.
-	versions, seen [3]uint64
-	listed         [3]bool
+	// did; notified is set when list_changed went out, until the client
+	// lists again (one notification per change it has not seen yet).
+	versions, seen   [3]uint64
+	listed, notified [3]bool
+	// gens are the backends' list generations the tables were last built
+	// at (backends.Manager.ListGenerations).
+	gens    [3]uint64
+	listens map[string]*listen // subscriptions/listen in flight, by request id (listen.go)
 }
 
 // Lists whose changes are notified.
@@ -68,27 +71,24 @@ const (
 	resourcesList
 )
 
-// listOf maps a list method or list_changed notification to its list.
+// listOf maps a list method to its list.
 func listOf(method string) (int, bool) {
 	switch method {
-	case "tools/list", "notifications/tools/list_changed":
+	case "tools/list":
 		return toolsList, true
-	case "prompts/list", "notifications/prompts/list_changed":
+	case "prompts/list":
 		return promptsList, true
-	case "resources/list", "resources/templates/list", "notifications/resources/list_changed":
+	case "resources/list", "resources/templates/list":
 		return resourcesList, true
 	}
 	return 0, false
 }
 
-// changed records a change to a list, after go-sdk's table changed: a
-// client that lists in between sees the new table under the old version and
-// is notified once more, rather than the old table under the new version and
-// never.
-func (f *front) changed(list int) {
-	f.mu.Lock()
-	f.versions[list]++
-	f.mu.Unlock()
+// listChangedMethod is the notification of a change to list.
+var listChangedMethod = [3]string{
+	toolsList:     "notifications/tools/list_changed",
+	promptsList:   "notifications/prompts/list_changed",
+	resourcesList: "notifications/resources/list_changed",
 }
 
 // toolKind says who serves a tool.
@@ -102,9 +102,9 @@ const (
 
 type toolRoute struct {
 	kind   toolKind
-	server string // backend name (backendTool)
-	own    string // the name its owner knows it by
-	tool   *mcp.Tool
+	server string          // backend name (backendTool)
+	own    string          // the name its owner knows it by
+	tool   *mcp.Tool       // decoded, for find_tools, mcp-gateway tools and REST
 	def    json.RawMessage // the definition as listed (toolDef)
 }
 
@@ -112,97 +112,54 @@ type promptRoute struct {
 	server, own string
 }
 
-// route is the receiving middleware: the one place where the front decides
-// what a request goes to.
-func (f *front) route(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		switch method {
-		case "initialize":
-			// The answer carries the backends' capabilities and
-			// instructions (initialize.go), as live or as their snapshots
-			// say; only a backend never seen before is waited for, briefly.
-			if !f.g.lazy() {
-				f.g.waitFirstStarts(ctx)
-			}
-			res, err := next(ctx, method, req)
-			if err == nil {
-				ss, _ := req.GetSession().(*mcp.ServerSession)
-				p, _ := req.GetParams().(*mcp.InitializeParams)
-				f.identify(ss, p)
-			}
-			return res, err
-		case "logging/setLevel":
-			res, err := next(ctx, method, req)
-			if err == nil {
-				f.setBackendLevel(ctx, req)
-			}
-			return res, err
-		case "resources/subscribe", "resources/unsubscribe":
-			// A client may get or read without listing first (a stateless
-			// HTTP request always does): the tables must exist.
-			f.settle(ctx)
-		}
-		return next(ctx, method, req)
-	}
-}
-
-// notify is the sending middleware. go-sdk sends list_changed for every
-// change to a table, including the first build that the client's own first
-// list triggers; the client needs one only when the list it last saw is out
-// of date.
-func (f *front) notify(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if list, ok := listOf(method); ok && strings.HasPrefix(method, "notifications/") {
-			f.mu.Lock()
-			stale := f.listed[list] && f.seen[list] != f.versions[list]
-			f.mu.Unlock()
-			if !stale {
-				return nil, nil
-			}
-		}
-		return next(ctx, method, req)
-	}
-}
-
-// identify records who the client is and picks its naming mode.
-func (f *front) identify(ss *mcp.ServerSession, p *mcp.InitializeParams) {
-	name := ""
-	if p != nil && p.ClientInfo != nil {
-		name = p.ClientInfo.Name
-	}
-	strict := strictMode(f.g.opts.Config.Gateway.StrictNames, name)
+// changed records a change to a list, after the tables changed (real),
+// or a backend's word that its list changed although the tables did not,
+// and tells the client: of a real change by list_changed (handshake era)
+// once it has listed that list and not since been told, and of either on
+// every subscriptions/listen that asked for it (stateless era), as the
+// server would directly. A stateless HTTP request is told nothing but on
+// a listen.
+func (f *front) changed(list int, real bool) {
 	f.mu.Lock()
-	f.session = ss
+	if real {
+		f.versions[list]++
+	}
+	tell := real && !f.stateless && f.initialized && f.listed[list] && !f.notified[list] && f.seen[list] != f.versions[list]
+	if tell {
+		f.notified[list] = true
+	}
+	listens := f.listensFor(list)
+	s := f.sess
+	f.mu.Unlock()
+	if s == nil {
+		return
+	}
+	if tell {
+		s.notify(listChangedMethod[list], nil)
+	}
+	for _, l := range listens {
+		l.send(listChangedMethod[list], nil)
+	}
+}
+
+// identify records who the client is — its initialize, or a stateless
+// request's _meta — and picks its naming mode. Only the first counts (it
+// reports whether this was the first): the names a client was shown stay
+// its names.
+func (f *front) identify(client string, caps json.RawMessage, version string) bool {
+	strict := strictMode(f.g.opts.Config.Gateway.StrictNames, client)
+	f.mu.Lock()
+	if f.identified {
+		f.mu.Unlock()
+		return false
+	}
 	f.identified = true
-	f.client = name
-	f.strict = strict
+	f.client, f.caps, f.version, f.strict = client, caps, version, strict
 	f.mu.Unlock()
-	f.log.Info("client connected", "client", name, "strict_names", strict)
-}
-
-// notReady says why a tools/call may not be served yet, or nil: the
-// client must have sent initialize. A request of a revision without
-// initialize (2026-07-28, which names its version in _meta) is refused
-// with the versions the gateway serves, as go-sdk refuses its other
-// methods (servedVersions).
-func (f *front) notReady(meta map[string]json.RawMessage) *jsonrpc.Error {
-	f.mu.Lock()
-	ok := f.identified
-	f.mu.Unlock()
-	if ok {
-		return nil
+	if !f.stateless {
+		f.log.Info("client connected", "client", client, "protocol", version, "strict_names", strict)
 	}
-	var version string
-	if json.Unmarshal(meta[mcp.MetaKeyProtocolVersion], &version) == nil && version != "" {
-		return errUnsupportedVersion(version)
-	}
-	return errNotInitialized
-}
-
-func (f *front) currentSession() *mcp.ServerSession {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.session
+	return true
 }
 
 // refresh re-syncs the tables after a backend changed. Before the client's
@@ -248,4 +205,11 @@ func (f *front) settle(ctx context.Context) {
 	f.mu.Lock()
 	f.settled = true
 	f.mu.Unlock()
+}
+
+// isStateless reports whether the front serves a request on its own.
+func (f *front) isStateless() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.stateless
 }

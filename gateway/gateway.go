@@ -4,8 +4,8 @@
 // maps every failure to one JSON-RPC error (errors.go).
 //
 // A Gateway is shared by all client connections; each connection gets its
-// own front (one mcp.Server), because names depend on the client
-// (gateway.strict_names: auto).
+// own front and session (front.go, session.go), because names depend on
+// the client (gateway.strict_names: auto).
 package gateway
 
 import (
@@ -41,6 +41,10 @@ type Options struct {
 	// ProgressInterval is how often an answer tool called with a
 	// progressToken reports progress; zero means 5 s.
 	ProgressInterval time.Duration
+	// StateKey seals the requestState of calls the gateway holds for
+	// input (hold.go): replicas behind one load balancer share it
+	// (gateway.http.state_key_env); nil means a key of this process's own.
+	StateKey []byte
 }
 
 // Gateway routes MCP requests from clients to the answer tools and the
@@ -61,6 +65,9 @@ type Gateway struct {
 
 	routesMu sync.Mutex
 	routes   [2]*toolTable // toolRoutes' last result per naming mode (plain, strict)
+
+	sealer *sealer // seals the requestState of held calls
+	holds  holds   // the calls held for a stateless-era client's input (hold.go)
 }
 
 // SetServers records the servers of a reloaded configuration (their
@@ -88,7 +95,7 @@ func New(opts Options) *Gateway {
 	if !opts.Config.Gateway.AnswerTools {
 		opts.Answer = nil
 	}
-	g := &Gateway{opts: opts, log: log, fronts: make(map[*front]bool), logs: ratelimit.NewKeyed(logLimit)}
+	g := &Gateway{opts: opts, log: log, fronts: make(map[*front]bool), logs: ratelimit.NewKeyed(logLimit), sealer: newSealer(opts.StateKey)}
 	g.SetServers(opts.Config.Servers)
 	if opts.Backends != nil {
 		opts.Backends.OnReadIdle(g.flushClients)
@@ -134,52 +141,46 @@ func (g *Gateway) Serve(ctx context.Context, t mcp.Transport) error {
 	return g.serve(ctx, &sdkStream{ctx: ctx, conn: conn})
 }
 
-// serve runs a session on one client stream: go-sdk handles what the
-// session passes on.
+// serve runs a session on one client stream.
 func (g *Gateway) serve(ctx context.Context, cs clientStream) error {
-	return g.serveState(ctx, cs, nil)
+	return g.serveOn(ctx, cs, "")
 }
 
-// serveState is serve for a session that starts in a known state: a
-// stateless HTTP request is served as if initialize had happened (state's
-// InitializeParams), since it carries none of its own.
-func (g *Gateway) serveState(ctx context.Context, cs clientStream, state *mcp.ServerSessionState) error {
+// serveOn serves a session on cs until its input ends (and the calls read
+// are answered), the client is gone, or ctx is done. A session with a
+// version serves one HTTP request on its own (stateless): it starts as if
+// initialized at that version, since it carries no handshake of its own,
+// and is told of nothing after it.
+func (g *Gateway) serveOn(ctx context.Context, cs clientStream, version string) error {
 	f := g.newFront()
 	defer g.dropFront(f)
-	if state != nil && state.InitializeParams != nil {
-		f.identify(nil, state.InitializeParams)
-		f.stateless = true
+	if version != "" {
+		f.stateless, f.initialized, f.version = true, true, version
 	}
 	s := newSession(f, cs)
 	g.mu.Lock()
 	f.stream = cs
 	f.sess = s
 	g.mu.Unlock()
-	go s.readLoop()
-	err := f.run(ctx, sdkTransport{s}, state)
-	s.close()
-	if err == io.EOF || ctx.Err() != nil {
-		return nil
-	}
-	return err
-}
-
-// run is mcp.Server.Run with a session state.
-func (f *front) run(ctx context.Context, t mcp.Transport, state *mcp.ServerSessionState) error {
-	ss, err := f.server.Connect(ctx, t, &mcp.ServerSessionOptions{State: state})
-	if err != nil {
-		return err
-	}
-	closed := make(chan error, 1)
-	go func() { closed <- ss.Wait() }()
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		s.readLoop()
+	}()
 	select {
+	case <-read:
 	case <-ctx.Done():
-		ss.Close()
-		<-closed
-		return ctx.Err()
-	case err := <-closed:
-		return err
+	case <-s.gone.ch:
 	}
+	s.close()
+	select {
+	case <-read:
+		if err := s.readErr; err != io.EOF && ctx.Err() == nil {
+			return err
+		}
+	default: // the reader exits when its Read returns
+	}
+	return nil
 }
 
 // BackendsChanged refreshes every client's lists after a backend's tools,
@@ -204,57 +205,10 @@ func (g *Gateway) frontList() []*front {
 
 func (g *Gateway) newFront() *front {
 	f := &front{g: g, log: g.log}
-	f.server = mcp.NewServer(&mcp.Implementation{Name: "mcp-gateway", Version: g.opts.Version}, &mcp.ServerOptions{
-		Logger:                    g.sdkLogger(),
-		SupportedProtocolVersions: servedVersions(),
-		SubscribeHandler:          f.subscribe,
-		UnsubscribeHandler:        f.unsubscribe,
-		// Backends may add tools, prompts and resources at any time, so
-		// all three are declared up front, with list_changed.
-		Capabilities: &mcp.ServerCapabilities{
-			Tools:     &mcp.ToolCapabilities{ListChanged: true},
-			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
-			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
-			// Served by the session (completion.go).
-			Completions: &mcp.CompletionCapabilities{},
-			// Proxied to and from the backends (logging.go).
-			Logging: &mcp.LoggingCapabilities{}, //lint:ignore SA1019 current in the versions the gateway serves (docs/transparency.md)
-		},
-	})
-	f.server.AddReceivingMiddleware(f.route)
-	f.server.AddSendingMiddleware(f.notify)
 	g.mu.Lock()
 	g.fronts[f] = true
 	g.mu.Unlock()
 	return f
-}
-
-// sdkLogger is the go-sdk's logger: its session lifecycle lines are noise
-// at info level, so only its warnings and errors pass unless debug is on.
-func (g *Gateway) sdkLogger() *slog.Logger {
-	l := g.log.With("component", "mcp")
-	if g.opts.Config.Server.Debug {
-		return l
-	}
-	return slog.New(minLevel{l.Handler(), slog.LevelWarn})
-}
-
-// minLevel drops records below min.
-type minLevel struct {
-	slog.Handler
-	min slog.Level
-}
-
-func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= h.min && h.Handler.Enabled(ctx, l)
-}
-
-func (h minLevel) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return minLevel{h.Handler.WithAttrs(attrs), h.min}
-}
-
-func (h minLevel) WithGroup(name string) slog.Handler {
-	return minLevel{h.Handler.WithGroup(name), h.min}
 }
 
 func (g *Gateway) dropFront(f *front) {

@@ -122,9 +122,9 @@ func (h *HTTPFront) Close() {
 }
 
 // start serves a client stream as a session of the gateway, until ctx is
-// done or the stream ends. done, if not nil, runs when the session has
-// ended.
-func (h *HTTPFront) start(ctx context.Context, cs clientStream, state *mcp.ServerSessionState, done func()) bool {
+// done or the stream ends; with a version, as one request on its own
+// (Gateway.serveOn). done, if not nil, runs when the session has ended.
+func (h *HTTPFront) start(ctx context.Context, cs clientStream, version string, done func()) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -136,7 +136,7 @@ func (h *HTTPFront) start(ctx context.Context, cs clientStream, state *mcp.Serve
 		if done != nil {
 			defer done()
 		}
-		if err := h.g.serveState(ctx, cs, state); err != nil {
+		if err := h.g.serveOn(ctx, cs, version); err != nil {
 			h.g.log.Debug("http session ended", "err", err)
 		}
 	}()
@@ -174,12 +174,29 @@ func (h *HTTPFront) ServeMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	version := r.Header.Get("Mcp-Protocol-Version")
-	if version != "" && !slices.Contains(h.served, version) && (version < firstUnserved || !isVersion(version)) {
+	var (
+		msgs       [][]byte
+		calls      []json.RawMessage
+		initialize bool
+	)
+	if r.Method == http.MethodPost {
+		var ok bool
+		if msgs, calls, initialize, ok = readPOST(w, r, version); !ok {
+			return
+		}
+		if statelessEra(version, msgs) {
+			// 2026-07-28: no session, whatever the headers say; any
+			// replica serves it.
+			h.serveStatelessEra(w, r, msgs, calls, version)
+			return
+		}
+	}
+	if version != "" && !slices.Contains(h.served, version) {
 		http.Error(w, "Bad Request: Unsupported protocol version (supported versions: "+strings.Join(h.served, ",")+")", http.StatusBadRequest)
 		return
 	}
 	if h.opts.Stateless {
-		h.serveStateless(w, r, version)
+		h.serveOnce(w, r, msgs, calls, version, initialize, false)
 		return
 	}
 	id := r.Header.Get(sessionIDHeader)
@@ -188,7 +205,7 @@ func (h *HTTPFront) ServeMCP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "Bad Request: "+r.Method+" requires an Mcp-Session-Id header", http.StatusBadRequest)
 			return
 		}
-		h.newSession(w, r, version)
+		h.newSession(w, r, msgs, calls, version, initialize)
 		return
 	}
 	h.mu.Lock()
@@ -208,11 +225,44 @@ func (h *HTTPFront) ServeMCP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet:
 		s.get(w, r)
 	default:
-		msgs, calls, initialize, ok := readPOST(w, r, version)
-		if ok {
-			s.post(w, r, msgs, calls, version, initialize)
+		s.post(w, r, msgs, calls, version, initialize)
+	}
+}
+
+// statelessEra reports whether a POST is of the stateless era: its
+// version header, or a request's _meta, names 2026-07-28 or later.
+func statelessEra(version string, msgs [][]byte) bool {
+	if version >= statelessVersion {
+		return true
+	}
+	for _, msg := range msgs {
+		if d, err := wire.Decode(msg); err == nil && d.IsCall() {
+			if v, _ := wire.Unquote(wire.Member(wire.Member(d.Params, "_meta"), metaProtocolVersion)); v >= statelessVersion {
+				return true
+			}
 		}
 	}
+	return false
+}
+
+// serveStatelessEra serves a POST of the stateless era: its headers are
+// checked against its body (headers.go), and it is served on its own. An
+// error answer says its kind in the HTTP status too (errorStatus).
+func (h *HTTPFront) serveStatelessEra(w http.ResponseWriter, r *http.Request, msgs [][]byte, calls []json.RawMessage, version string) {
+	for _, msg := range msgs {
+		m, err := wire.Decode(msg)
+		if err != nil {
+			continue // the session answers it
+		}
+		if e := checkHeaders(r.Header, &m, h.g.inputSchema); e != nil {
+			writeJSONError(w, http.StatusBadRequest, appendError(nil, m.ID, e))
+			return
+		}
+		if v, _ := wire.Unquote(wire.Member(wire.Member(m.Params, "_meta"), metaProtocolVersion)); v != "" {
+			version = v
+		}
+	}
+	h.serveOnce(w, r, msgs, calls, version, false, true)
 }
 
 // readPOST reads a POST's messages; it answers the request itself (4xx)
@@ -245,24 +295,14 @@ func readPOST(w http.ResponseWriter, r *http.Request, version string) (msgs [][]
 
 // newSession starts a Streamable HTTP session with the request that opens
 // it (initialize).
-func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, version string) {
-	msgs, calls, initialize, ok := readPOST(w, r, version)
-	if !ok {
-		return
-	}
+func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, msgs [][]byte, calls []json.RawMessage, version string, initialize bool) {
 	if !initialize {
 		// Nobody could reach a session opened by anything else: its id
-		// is sent only with initialize's answer. A later revision's
-		// requests need no session (the answer to server/discover sends
-		// its client to initialize): each is served on its own.
-		if version >= firstUnserved {
-			h.serveOnce(w, r, msgs, calls, version, false)
-			return
-		}
+		// is sent only with initialize's answer.
 		http.Error(w, "Bad Request: Mcp-Session-Id header is required (a session starts with initialize)", http.StatusBadRequest)
 		return
 	}
-	if initialize && version == "" {
+	if version == "" {
 		version = initializeVersion(msgs)
 	}
 	id := rand.Text()
@@ -277,7 +317,7 @@ func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, version s
 		h.mu.Unlock()
 		_ = s.Close()
 	}
-	if !h.start(ctx, s, nil, forget) {
+	if !h.start(ctx, s, "", forget) {
 		forget()
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
 		return
@@ -285,37 +325,28 @@ func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, version s
 	s.post(w, r, msgs, calls, version, initialize)
 }
 
-// serveStateless serves one POST as a session of its own, which starts as
-// if initialized (unless the POST is the initialize) and ends with the
-// request.
-func (h *HTTPFront) serveStateless(w http.ResponseWriter, r *http.Request, version string) {
-	if msgs, calls, initialize, ok := readPOST(w, r, version); ok {
-		h.serveOnce(w, r, msgs, calls, version, initialize)
-	}
-}
-
 // serveOnce serves a POST's messages as a session of their own, which
-// ends with the request.
-func (h *HTTPFront) serveOnce(w http.ResponseWriter, r *http.Request, msgs [][]byte, calls []json.RawMessage, version string, initialize bool) {
-	// A stateless POST's streams cannot be resumed, so it has no priming
+// ends with the request. stateless: the POST is of the stateless era, and
+// an error answer sets the HTTP status (errorStatus).
+func (h *HTTPFront) serveOnce(w http.ResponseWriter, r *http.Request, msgs [][]byte, calls []json.RawMessage, version string, initialize, stateless bool) {
+	// A POST served on its own cannot be resumed, so it has no priming
 	// event: post needs no version but the header's, even for an
-	// initialize.
-	var state *mcp.ServerSessionState
+	// initialize. The session starts as if initialized (at the version
+	// asked for, else the first with Streamable HTTP) unless the POST is
+	// the initialize.
+	served := ""
 	if !initialize {
-		v := version
-		if v == "" {
-			v = "2025-03-26"
-		}
-		state = &mcp.ServerSessionState{
-			InitializeParams:  &mcp.InitializeParams{ProtocolVersion: v, ClientInfo: &mcp.Implementation{}},
-			InitializedParams: &mcp.InitializedParams{},
-			LogLevel:          "info",
+		served = version
+		if served == "" {
+			served = "2025-03-26"
 		}
 	}
 	ctx, cancel := context.WithCancel(h.ctx)
-	s := newHTTPSession(h.sessionOptions("", nil, cancel))
+	o := h.sessionOptions("", nil, cancel)
+	o.ErrorStatus = stateless
+	s := newHTTPSession(o)
 	ended := make(chan struct{})
-	if !h.start(ctx, s, state, func() { close(ended) }) {
+	if !h.start(ctx, s, served, func() { close(ended) }) {
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
 		return
 	}
@@ -406,7 +437,7 @@ func (h *HTTPFront) ServeSSE(w http.ResponseWriter, r *http.Request) {
 			cancel()
 		}
 	}
-	if !h.start(ctx, s, nil, func() { close(ended) }) {
+	if !h.start(ctx, s, "", func() { close(ended) }) {
 		_ = conn.Close()
 		return
 	}
@@ -498,11 +529,4 @@ func onlyMethod(w http.ResponseWriter, r *http.Request, m string) bool {
 	w.Header().Set("Allow", m)
 	http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
 	return false
-}
-
-// isVersion reports whether v is a protocol revision, YYYY-MM-DD: the
-// versions are compared as strings, so "zzz" must not pass for a later one.
-func isVersion(v string) bool {
-	_, err := time.Parse(time.DateOnly, v)
-	return err == nil
 }

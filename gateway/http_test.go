@@ -155,10 +155,25 @@ func TestHTTPStreamableRules(t *testing.T) {
 		}
 	}
 
-	// A later revision's request needs no session: it is answered, and
-	// leaves none behind.
-	if r, body := do(http.MethodPost, map[string]string{"Mcp-Protocol-Version": "2026-07-28"}, `{"jsonrpc":"2.0","id":10,"method":"ping"}`); r.StatusCode != http.StatusOK || r.Header.Get(sessionIDHeader) != "" || !strings.Contains(body, `"id":10`) {
-		t.Errorf("sessionless 2026-07-28 ping: %d %q %s", r.StatusCode, r.Header.Get(sessionIDHeader), body)
+	// A request of 2026-07-28 needs no session: it is answered on its
+	// own, and leaves none behind; its error says its kind in the HTTP
+	// status too (ping is gone from that revision: 404; a request without
+	// its _meta: 400), and its headers must say what its body says.
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	for _, c := range []struct {
+		name, method, body string
+		want               int
+		code               string
+	}{
+		{"ping of 2026-07-28", "ping", `{"jsonrpc":"2.0","id":10,"method":"ping","params":{` + meta + `}}`, http.StatusNotFound, `"code":-32601`},
+		{"without _meta", "ping", `{"jsonrpc":"2.0","id":11,"method":"ping"}`, http.StatusBadRequest, `"code":-32602`},
+		{"Mcp-Method not the body's", "tools/list", `{"jsonrpc":"2.0","id":12,"method":"prompts/list","params":{` + meta + `}}`, http.StatusBadRequest, `"code":-32020`},
+		{"tools/list", "tools/list", `{"jsonrpc":"2.0","id":13,"method":"tools/list","params":{` + meta + `}}`, http.StatusOK, `"resultType":"complete"`},
+	} {
+		r, body := do(http.MethodPost, map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": c.method}, c.body)
+		if r.StatusCode != c.want || r.Header.Get(sessionIDHeader) != "" || !strings.Contains(body, c.code) {
+			t.Errorf("%s: %d %q %s, want %d and %s", c.name, r.StatusCode, r.Header.Get(sessionIDHeader), body, c.want, c.code)
+		}
 	}
 	if n := front.Sessions(); n != 1 {
 		t.Errorf("%d sessions, want the initialized one", n)

@@ -8,13 +8,12 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 )
 
-// The answer to a client's initialize is go-sdk's (it negotiates the
-// version and keeps the session's state), completed by the session with
-// what the backends answered to theirs: the union of their capabilities
-// and their instructions, each under its server's name. The route
-// middleware holds initialize until the backends have answered theirs,
-// within the startup timeout (front.route), and the backends are told the
-// client's own capabilities first (backends.Manager.SetClientCapabilities).
+// The answer to a client's initialize (and to server/discover) holds the
+// gateway's own capabilities completed with what the backends answered to
+// theirs — live, or as their snapshots say while they start: the union of
+// their capabilities and their instructions, each under its server's name.
+// The backends are told the client's own capabilities first
+// (backends.Manager.SetClientCapabilities).
 
 // unionCap reports whether a capability a backend declares is added to the
 // gateway's: those whose requests and notifications the gateway routes.
@@ -28,40 +27,34 @@ func unionCap(name string) bool {
 	return false
 }
 
-// initializeResult completes go-sdk's initialize result with the ready
-// backends' capabilities and instructions.
-func (g *Gateway) initializeResult(result json.RawMessage) json.RawMessage {
-	b := g.opts.Backends
-	if b == nil {
-		return result
-	}
-	caps := wire.Member(result, "capabilities")
-	if caps == nil {
-		caps = json.RawMessage(`{}`)
-	}
+// initializeResult is the answer to initialize at version (omitted when
+// ""): the gateway's capabilities and the backends', their instructions,
+// and the gateway's serverInfo.
+func (g *Gateway) initializeResult(version string) json.RawMessage {
+	caps := json.RawMessage(ownCapabilities)
 	var text []string
-	if s, ok := wire.Unquote(wire.Member(result, "instructions")); ok && s != "" {
-		text = append(text, s)
-	}
-	for _, in := range b.Initialized() {
-		_ = wire.EachMember(in.Capabilities, func(name string, v json.RawMessage) {
-			if unionCap(name) {
-				caps = mergeMember(caps, name, v)
+	if b := g.opts.Backends; b != nil {
+		for _, in := range b.Initialized() {
+			_ = wire.EachMember(in.Capabilities, func(name string, v json.RawMessage) {
+				if unionCap(name) {
+					caps = mergeMember(caps, name, v)
+				}
+			})
+			if s := strings.TrimSpace(in.Instructions); s != "" {
+				text = append(text, "## "+in.Server+"\n\n"+s)
 			}
-		})
-		if s := strings.TrimSpace(in.Instructions); s != "" {
-			text = append(text, "## "+in.Server+"\n\n"+s)
 		}
 	}
-	out, err := wire.SetMember(result, "capabilities", caps)
-	if err != nil {
-		return result
-	}
+	out, _ := wire.SetMember(json.RawMessage(`{}`), "capabilities", caps)
 	if len(text) > 0 {
 		quoted, _ := marshalResult(strings.Join(text, "\n\n"))
-		if o, err := wire.SetMember(out, "instructions", quoted); err == nil {
-			out = o
-		}
+		out, _ = wire.SetMember(out, "instructions", quoted)
+	}
+	if version != "" {
+		v, _ := json.Marshal(version)
+		out, _ = wire.SetMember(out, "protocolVersion", v)
+		info, _ := marshalResult(g.serverInfo())
+		out, _ = wire.SetMember(out, "serverInfo", info)
 	}
 	return out
 }

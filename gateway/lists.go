@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 )
@@ -19,8 +20,9 @@ import (
 // list already, so it hands out no cursor, and a request with one is
 // refused (-32602) rather than answered with the first page again.
 
-// list answers one of the four list methods.
-func (f *front) list(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+// list answers one of the four list methods; for a request of the
+// stateless era with its cache hints (cacheHints).
+func (f *front) list(ctx context.Context, method string, params json.RawMessage, stateless bool) (json.RawMessage, error) {
 	if err := checkCursor(params); err != nil {
 		return nil, err
 	}
@@ -33,6 +35,7 @@ func (f *front) list(ctx context.Context, method string, params json.RawMessage)
 	f.mu.Lock()
 	f.seen[list] = f.versions[list] // read with the list: a change after it still notifies
 	f.listed[list] = true
+	f.notified[list] = false
 	var (
 		items []json.RawMessage
 		field string // the member the result holds
@@ -66,7 +69,41 @@ func (f *front) list(ctx context.Context, method string, params json.RawMessage)
 	if meta := f.listMeta(method); meta != nil {
 		out = append(append(out, `,"_meta":`...), meta...)
 	}
+	if stateless {
+		ttl, scope := f.cacheHints(method)
+		out = fmt.Appendf(out, `,"ttlMs":%d,"cacheScope":%q`, ttl, scope)
+	}
 	return append(out, '}'), nil
+}
+
+// cacheHints are a list's ttlMs and cacheScope for a client of the
+// stateless era, derived from the backends': the shortest time any
+// backend in the list gives (one that gives none counts as 0, stale at
+// once), and "private" when any backend says so, or when the list depends
+// on who asks — names that follow the client (strict_names: auto).
+func (f *front) cacheHints(method string) (ttl int, scope string) {
+	scope = "public"
+	if f.g.opts.Config.Gateway.StrictNames == "auto" {
+		scope = "private"
+	}
+	b := f.g.opts.Backends
+	if b == nil || method == "tools/list" && f.g.lazy() {
+		return 0, scope
+	}
+	first := true
+	for _, h := range b.ListHints(method) {
+		t := 0
+		if h.Set {
+			t = h.TTLMs
+		}
+		if first || t < ttl {
+			ttl, first = t, false
+		}
+		if h.Private {
+			scope = "private"
+		}
+	}
+	return ttl, scope
 }
 
 // listMeta merges the _meta of the backends' results of a list method:

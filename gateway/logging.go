@@ -3,13 +3,11 @@ package gateway
 //lint:file-ignore SA1019 logging is deprecated from protocol 2026-07-28 on, but the gateway serves 2025-11-25 and earlier, where it is current.
 
 import (
-	"context"
 	"encoding/json"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/ratelimit"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Backends' log messages (notifications/message) reach every connected
@@ -38,7 +36,13 @@ func (g *Gateway) BackendLog(server string, params json.RawMessage) {
 		g.log.Debug("dropped a backend log message", "server", server, "err", err)
 		return
 	}
-	g.broadcast(wire.AppendRequest(nil, nil, "notifications/message", params), func(f *front) bool { return f.currentSession() != nil })
+	// Only a session of the handshake era hears of log messages outside
+	// its requests: one of the stateless era asks per request.
+	g.broadcast(wire.AppendRequest(nil, nil, "notifications/message", params), func(f *front) bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.initialized && !f.stateless
+	})
 }
 
 // taggedLog returns the params with "logger" naming the server: the
@@ -77,16 +81,4 @@ func taggedLog(server string, params json.RawMessage) (json.RawMessage, error) {
 		add("logger", logger)
 	}
 	return append(out, '}'), nil
-}
-
-// setBackendLevel forwards a client's logging/setLevel to the backends
-// (backends.Manager.SetLogLevel: those ready now, and the others when they
-// become ready).
-func (f *front) setBackendLevel(ctx context.Context, req mcp.Request) {
-	b := f.g.opts.Backends
-	p, _ := req.GetParams().(*mcp.SetLoggingLevelParams)
-	if b == nil || p == nil {
-		return
-	}
-	b.SetLogLevel(ctx, string(p.Level))
 }

@@ -3,33 +3,28 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"maps"
 
-	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // syncPrompts mirrors the backends' prompts, named like tools
 // (prefix + separator + name).
-func (f *front) syncPrompts(strict bool) {
+func (f *front) syncPrompts(strict, touched bool) {
 	if f.g.opts.Backends == nil {
 		return
 	}
 	names := newNameTable(f.g.namer(strict))
 	prefixes := f.g.prefixes()
 	routes := make(map[string]promptRoute)
-	defs := make(map[string]*mcp.Prompt)
-	fps := make(map[string]json.RawMessage)
 	var listed []json.RawMessage
 	for _, bp := range f.g.opts.Backends.Prompts() {
 		name := names.assign(bp.Server, prefixes[bp.Server], bp.Name)
 		quoted, _ := json.Marshal(name)
 		// Listed as the backend wrote it, under the front name.
 		def, err := wire.SetMember(bp.Raw, "name", quoted)
-		var p mcp.Prompt
 		if err == nil {
+			var p mcp.Prompt
 			err = json.Unmarshal(def, &p)
 		}
 		if err != nil {
@@ -37,36 +32,15 @@ func (f *front) syncPrompts(strict bool) {
 			continue
 		}
 		routes[name] = promptRoute{server: bp.Server, own: bp.Name}
-		defs[name] = &p
-		fps[name] = def
 		listed = append(listed, def)
 	}
-	var gone []string
 	f.mu.Lock()
-	old := f.promptFP
-	for name := range old {
-		if _, ok := fps[name]; !ok {
-			gone = append(gone, name)
-		}
-	}
+	same := sameDefs(f.promptDefs, listed)
 	f.prompts = routes
-	f.promptFP = fps
 	f.promptDefs = listed
 	f.mu.Unlock()
-	if f.stateless {
-		return
-	}
-
-	if len(gone) > 0 {
-		f.server.RemovePrompts(gone...)
-	}
-	for _, name := range sortedKeys(defs) {
-		if !sameDef(old[name], fps[name]) {
-			f.register("prompt "+name, func() { f.server.AddPrompt(defs[name], unreachablePrompt) })
-		}
-	}
-	if !maps.EqualFunc(old, fps, sameDef) {
-		f.changed(promptsList)
+	if !same || touched {
+		f.changed(promptsList, !same)
 	}
 }
 
@@ -112,16 +86,14 @@ func (f *front) getPrompt(ctx context.Context, params json.RawMessage) (json.Raw
 			return nil, errInvalidParams(err.Error())
 		}
 	}
-	raw, err := f.g.opts.Backends.Request(ctx, r.server, "prompts/get", json.RawMessage(out), backends.CallOptions{})
+	for _, m := range []string{"inputResponses", "requestState"} { // a retry of the stateless era
+		if v := wire.Member(params, m); v != nil {
+			out, _ = wire.SetMember(out, m, v)
+		}
+	}
+	raw, err := f.forward(ctx, r.server, "prompts/get", out)
 	if err != nil {
 		return nil, rpcError(err, kindPrompt, name, debug)
 	}
 	return raw, nil
-}
-
-// unreachablePrompt is the handler registered with each prompt: go-sdk
-// lists nothing and serves no prompts/get (the session does), its table
-// only notifies changes.
-func unreachablePrompt(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	return nil, fmt.Errorf("internal error: prompts/get bypassed the gateway's session")
 }

@@ -3,11 +3,8 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"maps"
 	"regexp"
 
-	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/yosida95/uritemplate/v3"
@@ -24,14 +21,11 @@ type resourceKey struct {
 // URIs are not renamed; when two backends list the same URI, the first in
 // configuration order serves it, and the next one takes over when the first
 // is gone.
-func (f *front) syncResources() {
+func (f *front) syncResources(touched bool) {
 	if f.g.opts.Backends == nil {
 		return
 	}
 	owner := make(map[resourceKey]string)
-	resources := make(map[resourceKey]*mcp.Resource)
-	templates := make(map[resourceKey]*mcp.ResourceTemplate)
-	fps := make(map[resourceKey]json.RawMessage)
 	var listedRes, listedTmpl []json.RawMessage // as the backends wrote them
 	var matchers []templateRoute
 	for _, br := range f.g.opts.Backends.Resources() {
@@ -42,22 +36,15 @@ func (f *front) syncResources() {
 		}
 		var err error
 		if br.Template {
-			t := new(mcp.ResourceTemplate)
-			err = json.Unmarshal(br.Raw, t)
-			templates[key] = t
+			err = json.Unmarshal(br.Raw, new(mcp.ResourceTemplate))
 		} else {
-			r := new(mcp.Resource)
-			err = json.Unmarshal(br.Raw, r)
-			resources[key] = r
+			err = json.Unmarshal(br.Raw, new(mcp.Resource))
 		}
 		if err != nil {
-			delete(templates, key)
-			delete(resources, key)
 			f.log.Warn("skipped a resource the backend listed", "server", br.Server, "uri", br.URI, "err", err)
 			continue
 		}
 		owner[key] = br.Server
-		fps[key] = br.Raw
 		if br.Template {
 			listedTmpl = append(listedTmpl, br.Raw)
 			if t, err := uritemplate.New(br.URI); err == nil {
@@ -68,44 +55,12 @@ func (f *front) syncResources() {
 		}
 	}
 	f.mu.Lock()
-	old := f.resFP
-	f.res, f.resFP = owner, fps
+	same := sameDefs(f.resourceDefs, listedRes) && sameDefs(f.templateDefs, listedTmpl)
+	f.res = owner
 	f.resourceDefs, f.templateDefs, f.templates = listedRes, listedTmpl, matchers
 	f.mu.Unlock()
-	if f.stateless {
-		return
-	}
-
-	var goneRes, goneTmpl []string
-	for key := range old {
-		if _, ok := fps[key]; ok {
-			continue
-		}
-		if key.template {
-			goneTmpl = append(goneTmpl, key.uri)
-		} else {
-			goneRes = append(goneRes, key.uri)
-		}
-	}
-	if len(goneRes) > 0 {
-		f.server.RemoveResources(goneRes...)
-	}
-	if len(goneTmpl) > 0 {
-		f.server.RemoveResourceTemplates(goneTmpl...)
-	}
-	for key, fp := range fps {
-		if sameDef(old[key], fp) {
-			continue
-		}
-		if t, ok := templates[key]; ok {
-			f.register("resource template "+t.URITemplate, func() { f.server.AddResourceTemplate(t, unreachableRead) })
-		} else {
-			r := resources[key]
-			f.register("resource "+r.URI, func() { f.server.AddResource(r, unreachableRead) })
-		}
-	}
-	if !maps.EqualFunc(old, fps, sameDef) {
-		f.changed(resourcesList)
+	if !same || touched {
+		f.changed(resourcesList, !same)
 	}
 }
 
@@ -139,7 +94,24 @@ func (f *front) resourceOwner(uri string) (string, bool) {
 // a URI nothing listed matches goes to the backends that declared
 // resources, in configuration order, and the first that reads it answers;
 // if none does, the client gets -32602.
-func (f *front) readResource(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+func (f *front) readResource(ctx context.Context, params json.RawMessage, stateless bool) (json.RawMessage, error) {
+	res, err := f.read(ctx, params)
+	if err != nil || !stateless {
+		return res, err
+	}
+	// A result of the stateless era says how long it may be kept: as its
+	// backend said, else stale at once, and only for this client.
+	if wire.Member(res, "ttlMs") == nil {
+		res, _ = wire.SetMember(res, "ttlMs", json.RawMessage(`0`))
+	}
+	if wire.Member(res, "cacheScope") == nil {
+		res, _ = wire.SetMember(res, "cacheScope", json.RawMessage(`"private"`))
+	}
+	return res, nil
+}
+
+// read forwards resources/read (readResource).
+func (f *front) read(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	if err := checkParams(params); err != nil {
 		return nil, err
 	}
@@ -155,14 +127,14 @@ func (f *front) readResource(ctx context.Context, params json.RawMessage) (json.
 		return nil, notFound
 	}
 	if server, ok := f.resourceOwner(uri); ok {
-		raw, err := b.Request(ctx, server, "resources/read", params, backends.CallOptions{})
+		raw, err := f.forward(ctx, server, "resources/read", params)
 		if err != nil {
 			return nil, rpcError(err, kindResource, uri, debug)
 		}
 		return raw, nil
 	}
 	for _, server := range b.ResourceServers() {
-		raw, err := b.Request(ctx, server, "resources/read", params, backends.CallOptions{})
+		raw, err := f.forward(ctx, server, "resources/read", params)
 		if err != nil {
 			f.log.Debug("unlisted resource not read", "server", server, "uri", uri, "err", err)
 			continue
@@ -170,11 +142,4 @@ func (f *front) readResource(ctx context.Context, params json.RawMessage) (json.
 		return raw, nil
 	}
 	return nil, notFound
-}
-
-// unreachableRead is the handler registered with each resource and
-// template: go-sdk serves no resources/read (the session does), its tables
-// only notify changes.
-func unreachableRead(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	return nil, fmt.Errorf("internal error: resources/read bypassed the gateway's session")
 }

@@ -5,10 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
 	"sync"
 	"time"
 
@@ -18,16 +16,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The session is the one owner of a client connection's requests. It reads
-// every message, decodes its envelope once (package wire, ids kept as the
+// The session is the one owner of a client connection: it reads every
+// message, decodes its envelope once (package wire, ids kept as the
 // client's exact bytes), keeps the one table of requests in flight, and
-// serves every tools/call itself — backend tools, answer tools, lazy mode's
-// meta tools, and the error before initialize — as well as the lists,
-// prompts/get, resources/read, completion and tasks, raw. Everything else
-// (initialize, ping, list_changed, logging/setLevel, subscriptions) goes to
-// go-sdk, under ids of the session's own, mapped back to the client's on
-// the way out. It depends on no transport: a transport only moves whole messages
-// (clientStream).
+// serves every request itself, raw, in either era of the protocol
+// (versions.go): the handshake and what belongs to it (lifecycle.go), the
+// calls, lists, prompts, resources, completion and tasks. It depends on no
+// transport: a transport only moves whole messages (clientStream).
 
 // clientStream is a client connection as the session sees it: whole
 // messages in and out. The stdio transport is one.
@@ -81,16 +76,13 @@ type session struct {
 	ctx  context.Context // ends when the session closes; parent of every call
 	stop context.CancelFunc
 
-	toSDK   chan jsonrpc.Message // reader → go-sdk's Read, unbuffered
-	inputOK chan struct{}        // closed when the input has ended and the calls in flight are answered
-	readErr error                // why the input ended; set before inputOK is closed
+	inputOK chan struct{} // closed when the input has ended and the calls in flight are answered
+	readErr error         // why the input ended; set before inputOK is closed
 	closed  chan struct{}
 
 	mu      sync.Mutex
 	done    bool                     // set by close: no call starts after it
 	calls   map[string]*call         // the one table of requests in flight, by the id's exact bytes
-	sdk     map[int64]*call          // the requests go-sdk serves, by the id go-sdk knows them by
-	nextSDK int64                    // last id given to go-sdk
 	out     map[string]chan outReply // the session's own requests to the client, by id (outgoing.go)
 	nextOut int64
 	busy    int            // responses being written
@@ -103,14 +95,21 @@ type session struct {
 // call is one request in flight.
 type call struct {
 	id        json.RawMessage     // exactly as the client sent it
-	sdkID     int64               // non-zero: go-sdk serves it under this id
-	cancel    backends.CancelFunc // the gateway's own calls; set once started
+	cancel    backends.CancelFunc // how to cancel it; set once started
 	server    string              // the backend a tools/call went to, if known when it started
 	tool      string              // the tool a tools/call called; set once started
 	cancelled bool                // the client sent notifications/cancelled: no response
-	answered  chan struct{}       // if not nil, closed once the response is written
-	// initialize: go-sdk's answer is completed with the backends' (initialize.go).
-	initialize bool
+	// stateless: a request of the stateless era, whose result says its
+	// resultType and the gateway's serverInfo (front.result); caps are
+	// the capabilities it declared.
+	stateless bool
+	caps      json.RawMessage
+	// hold, once set, is the held call this request was (hold.go): the
+	// backend's answer goes to the hold, not to this request.
+	hold *hold
+	// owned: a goroutine of the session serves the call (spawnCall), and
+	// close waits for it — until the call is held, when the hold owns it.
+	owned bool
 }
 
 func newSession(f *front, s clientStream) *session {
@@ -120,11 +119,9 @@ func newSession(f *front, s clientStream) *session {
 		log:     f.log,
 		ctx:     ctx,
 		stop:    stop,
-		toSDK:   make(chan jsonrpc.Message),
 		inputOK: make(chan struct{}),
 		closed:  make(chan struct{}),
 		calls:   make(map[string]*call),
-		sdk:     make(map[int64]*call),
 		out:     make(map[string]chan outReply),
 	}
 	ss.gone.ch = make(chan struct{})
@@ -133,8 +130,8 @@ func newSession(f *front, s clientStream) *session {
 }
 
 // readLoop reads the client until the end of input, then waits for the
-// calls in flight (drain) and tells go-sdk. After close it delivers nothing
-// more; it exits when the current Read returns.
+// calls in flight (drain). After close it serves nothing more; it exits
+// when the current Read returns.
 func (s *session) readLoop() {
 	for {
 		// The calls started from buffered input are held back and
@@ -175,84 +172,23 @@ func (s *session) handle(body []byte) {
 	}
 	switch {
 	case m.IsCall():
-		switch m.Method {
-		case "tools/call":
-			s.startToolCall(m.ID, m.Params)
-			return
-		case methodDiscover:
-			s.writeError(m.ID, errNoDiscover)
-			return
-		case methodComplete:
-			s.startRequest(m.ID, m.Method, m.Params, s.f.complete)
-			return
-		case "prompts/get":
-			s.startRequest(m.ID, m.Method, m.Params, s.f.getPrompt)
-			return
-		case "resources/read":
-			s.startRequest(m.ID, m.Method, m.Params, s.f.readResource)
-			return
-		case "tasks/get", "tasks/result", "tasks/cancel", "tasks/list":
-			method := m.Method
-			s.startRequest(m.ID, method, m.Params, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-				return s.f.task(ctx, method, params)
-			})
-			return
-		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
-			method := m.Method
-			s.startRequest(m.ID, method, m.Params, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-				return s.f.list(ctx, method, params)
-			})
-			return
-		}
-		c, ok := s.claim(m.ID, true)
-		if !ok {
-			return
-		}
-		if m.Method == "initialize" {
-			// Nothing is served until the session is initialized: a
-			// client may send its first calls right behind initialize.
-			c.answered = make(chan struct{})
-			c.initialize = true
-			if b := s.f.g.opts.Backends; b != nil {
-				// Backends waiting for the client are told what it can do.
-				b.SetClientCapabilities(wire.Member(m.Params, "capabilities"))
-			}
-		}
-		s.deliver(&jsonrpc.Request{ID: intID(c.sdkID), Method: m.Method, Params: m.Params})
-		if c.answered != nil {
-			select {
-			case <-c.answered:
-			case <-s.closed:
-			}
-		}
+		s.serveRequest(&m)
 	case m.IsNotification():
-		if m.Method == methodCancelled {
+		switch m.Method {
+		case methodCancelled:
 			s.cancelled(m.Params)
-			return
-		}
-		if m.Method == methodRootsChanged {
+		case methodRootsChanged:
 			s.f.rootsChanged(m.Params)
+		case "notifications/initialized":
+			// Nothing waits for it: the answer to initialize ended the
+			// handshake (go-sdk waits for it, to no effect for a proxy).
+		default:
+			s.log.Debug("ignored a client notification", "method", m.Method)
 		}
-		s.deliver(&jsonrpc.Request{Method: m.Method, Params: m.Params})
 	default:
-		if s.reply(&m) {
-			return // the answer to a backend's request (outgoing.go)
-		}
-		// The client's answer to a request of go-sdk's.
-		id, ok := sdkRequestID(m.ID)
-		if !ok {
+		if !s.reply(&m) {
 			s.log.Debug("dropped a response to an unknown id", "id", string(m.ID))
-			return
 		}
-		resp := &jsonrpc.Response{ID: id, Result: m.Result}
-		if m.Error != nil {
-			var e jsonrpc.Error
-			if err := json.Unmarshal(m.Error, &e); err != nil {
-				e = jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "invalid error object"}
-			}
-			resp.Error = &e
-		}
-		s.deliver(resp)
 	}
 }
 
@@ -261,28 +197,71 @@ const (
 	methodRootsChanged = "notifications/roots/list_changed"
 )
 
-// sdkRequestID reads the id of a response to one of go-sdk's requests,
-// which go-sdk numbered itself.
-func sdkRequestID(raw json.RawMessage) (jsonrpc.ID, bool) {
-	if len(raw) > 0 && raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return jsonrpc.ID{}, false
+// serveRequest serves one request of either era: which one is the
+// request's own _meta's to say (versions.go).
+func (s *session) serveRequest(m *wire.Message) {
+	meta, stateless, merr := statelessMeta(m.Params)
+	if merr != nil {
+		s.writeError(m.ID, merr)
+		return
+	}
+	f := s.f
+	if stateless && f.identify(meta.client, meta.caps, meta.version) {
+		if b := f.g.opts.Backends; b != nil {
+			// Over stdio, backends wait for the client's capabilities:
+			// a client of this era says them in its first request.
+			b.SetClientCapabilities(meta.caps, true)
 		}
-		id, _ := jsonrpc.MakeID(s)
-		return id, true
 	}
-	n, err := strconv.ParseInt(string(raw), 10, 64)
-	if err != nil {
-		return jsonrpc.ID{}, false
+	method := m.Method
+	var rm *reqMeta // the request's era: nil for the handshake era
+	if stateless {
+		rm = &meta
 	}
-	return intID(n), true
-}
-
-// intID is a go-sdk id for n, which is well below 2^53.
-func intID(n int64) jsonrpc.ID {
-	id, _ := jsonrpc.MakeID(float64(n))
-	return id
+	if e := f.refuse(method, stateless); e != nil {
+		s.writeError(m.ID, e)
+		return
+	}
+	switch method {
+	case "initialize":
+		s.initialize(m.ID, m.Params)
+	case "ping":
+		if err := checkParams(m.Params); err != nil {
+			s.writeError(m.ID, err.(*jsonrpc.Error))
+			return
+		}
+		s.answer(m.ID, rm, json.RawMessage(`{}`))
+	case "logging/setLevel":
+		s.startRequest(m.ID, method, m.Params, rm, f.setLevel)
+	case "resources/subscribe", "resources/unsubscribe":
+		s.startRequest(m.ID, method, m.Params, rm, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+			return f.subscription(ctx, method, params)
+		})
+	case methodDiscover:
+		s.startRequest(m.ID, method, m.Params, rm, f.discover)
+	case methodListen:
+		s.listen(m.ID, m.Params)
+	case "tools/call":
+		s.startToolCall(m.ID, m.Params, rm)
+	case methodComplete:
+		s.startRequest(m.ID, method, m.Params, rm, f.complete)
+	case "prompts/get":
+		s.startRequest(m.ID, method, m.Params, rm, f.getPrompt)
+	case "resources/read":
+		s.startRequest(m.ID, method, m.Params, rm, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+			return f.readResource(ctx, params, stateless)
+		})
+	case "tasks/get", "tasks/result", "tasks/cancel", "tasks/list":
+		s.startRequest(m.ID, method, m.Params, rm, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+			return f.task(ctx, method, params)
+		})
+	case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
+		s.startRequest(m.ID, method, m.Params, rm, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+			return f.list(ctx, method, params, stateless)
+		})
+	default:
+		s.writeError(m.ID, errMethodNotFound(method))
+	}
 }
 
 // flushBackends writes the calls started since the last flush to their
@@ -294,19 +273,10 @@ func (s *session) flushBackends() {
 	}
 }
 
-// deliver hands a message to go-sdk's Read, which may wait.
-func (s *session) deliver(msg jsonrpc.Message) {
-	s.flushBackends()
-	select {
-	case s.toSDK <- msg:
-	case <-s.closed:
-	}
-}
-
 // claim records a request in flight. A request id already in flight is
 // answered with -32600 and not claimed: the call in flight keeps its id
-// and its entry. A request for go-sdk (sdk) gets an id for it.
-func (s *session) claim(id json.RawMessage, sdk bool) (*call, bool) {
+// and its entry.
+func (s *session) claim(id json.RawMessage, rm *reqMeta) (*call, bool) {
 	s.mu.Lock()
 	if _, dup := s.calls[string(id)]; dup || s.done {
 		s.mu.Unlock()
@@ -316,14 +286,20 @@ func (s *session) claim(id json.RawMessage, sdk bool) (*call, bool) {
 		return nil, false
 	}
 	c := &call{id: id}
-	if sdk {
-		s.nextSDK++
-		c.sdkID = s.nextSDK
-		s.sdk[c.sdkID] = c
+	if rm != nil {
+		c.stateless, c.caps = true, rm.caps
 	}
 	s.calls[string(id)] = c
 	s.mu.Unlock()
 	return c, true
+}
+
+// answer answers a request at once with result (no call in flight).
+func (s *session) answer(id json.RawMessage, rm *reqMeta, result json.RawMessage) {
+	c, ok := s.claim(id, rm)
+	if ok {
+		s.respond(c, result, nil)
+	}
 }
 
 // startToolCall serves a tools/call. A call to a backend tool in the
@@ -332,8 +308,8 @@ func (s *session) claim(id json.RawMessage, sdk bool) (*call, bool) {
 // backend's writes never block, see backends.Manager.StartToolCall).
 // Anything that may wait — the answer and meta tools, a name not in the
 // tables yet (the backends may still be starting) — runs in a goroutine.
-func (s *session) startToolCall(id, params json.RawMessage) {
-	c, ok := s.claim(id, false)
+func (s *session) startToolCall(id, params json.RawMessage, rm *reqMeta) {
+	c, ok := s.claim(id, rm)
 	if !ok {
 		return
 	}
@@ -343,22 +319,28 @@ func (s *session) startToolCall(id, params json.RawMessage) {
 		s.respond(c, nil, rpcError(err, kindTool, "", false))
 		return
 	}
-	if e := f.notReady(tc.meta); e != nil {
-		s.respond(c, nil, e)
+	if st, ok := sealedStateOf(params); ok && c.stateless {
+		s.setCancel(c, nil, tc.name, "")
+		s.resume(c, params, st)
 		return
 	}
+	tc.caps = c.caps
 	record := f.recorder(tc.name) // nil unless metrics are on
 	progress := func(p *mcp.ProgressNotificationParams) { s.progress(c.id, p) }
 	if r, ok := f.inlineRoute(tc.name); ok {
 		name := tc.name // the closure keeps the name only, not the whole toolCall
 		cancel := f.startBackend(name, r, tc, progress, func(raw json.RawMessage, err error) {
+			if err == nil && !c.stateless && inputRequired(raw) {
+				s.fulfillCall(c, name, record, r, tc, progress, bytes.Clone(raw))
+				return
+			}
 			s.finishCall(c, name, record, raw, err, true)
 		})
 		s.setCancel(c, cancel, tc.name, r.server)
 		return
 	}
-	ctx, cancel := s.callContext()
-	if !s.spawn(func() {
+	ctx, cancel := s.callContext(c)
+	if !s.spawnCall(c, func() {
 		defer cancel(nil)
 		raw, err := f.callTool(ctx, tc, progress)
 		s.finishCall(c, tc.name, record, raw, err, false)
@@ -370,21 +352,21 @@ func (s *session) startToolCall(id, params json.RawMessage) {
 	s.setCancel(c, cancel, tc.name, "")
 }
 
-// startRequest serves a request other than tools/call that the session
-// forwards raw (completion/complete) in a goroutine of its own.
-func (s *session) startRequest(id json.RawMessage, method string, params json.RawMessage, serve func(context.Context, json.RawMessage) (json.RawMessage, error)) {
-	c, ok := s.claim(id, false)
+// startRequest serves a request other than tools/call in a goroutine of
+// its own: it may wait (for backends, for the client).
+func (s *session) startRequest(id json.RawMessage, method string, params json.RawMessage, rm *reqMeta, serve func(context.Context, json.RawMessage) (json.RawMessage, error)) {
+	c, ok := s.claim(id, rm)
 	if !ok {
 		return
 	}
-	if s.f.notReady(nil) != nil {
-		s.respond(c, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("method %q is invalid during session initialization", method)})
-		return
-	}
-	ctx, cancel := s.callContext()
-	if !s.spawn(func() {
+	ctx, cancel := s.callContext(c)
+	if !s.spawnCall(c, func() {
 		defer cancel(nil)
 		raw, err := serve(ctx, params)
+		if h := s.heldBy(c); h != nil {
+			h.finish(raw, err)
+			return
+		}
 		if err != nil {
 			s.respond(c, nil, rpcError(err, "", "", false))
 			return
@@ -398,12 +380,52 @@ func (s *session) startRequest(id json.RawMessage, method string, params json.Ra
 	s.setCancel(c, cancel, "", "")
 }
 
-// callContext is the context of a call that runs in a goroutine: its
-// cancel passes the client's reason on to the backend it waits for
-// (backends.Cancelled).
-func (s *session) callContext() (context.Context, backends.CancelFunc) {
+// callContext is the context of a call that runs in a goroutine: it
+// carries the call's caller (mrtr.go), and its cancel passes the client's
+// reason on to the backend it waits for (backends.Cancelled). c may be
+// nil (no call of the client's).
+func (s *session) callContext(c *call) (context.Context, backends.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(s.ctx)
+	if c != nil {
+		ctx = withCaller(ctx, s.callerFor(c))
+	}
 	return ctx, func(reason json.RawMessage) { cancel(&backends.Cancelled{Reason: reason}) }
+}
+
+// callerFor says who call c serves: a client of the stateless era by the
+// capabilities it declared, one of the handshake era by how to ask it for
+// input (on the call's own stream).
+func (s *session) callerFor(c *call) caller {
+	if c.stateless {
+		caps, err := wire.Compact(c.caps)
+		if err != nil {
+			caps = nil
+		}
+		return caller{caps: caps}
+	}
+	return caller{ask: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		if !s.f.supports(method) {
+			return nil, errClientLacks(method)
+		}
+		return s.request(ctx, c.id, method, params)
+	}}
+}
+
+// fulfillCall answers a backend's input_required result to a client of the
+// handshake era (mrtr.go's fulfill) in a goroutine of the call's, then
+// the call.
+func (s *session) fulfillCall(c *call, name string, record func(json.RawMessage, *jsonrpc.Error), r toolRoute, tc toolCall, progress func(*mcp.ProgressNotificationParams), first json.RawMessage) {
+	ctx, cancel := s.callContext(c)
+	if !s.spawnCall(c, func() {
+		defer cancel(nil)
+		raw, err := s.f.fulfillBackend(ctx, name, r, tc, progress, first)
+		s.finishCall(c, name, record, raw, err, false)
+	}) {
+		cancel(nil)
+		s.respond(c, nil, rpcError(context.Canceled, kindTool, name, false))
+		return
+	}
+	s.setCancel(c, cancel, name, r.server)
 }
 
 // spawn runs fn in a goroutine that close waits for; after close it runs
@@ -422,6 +444,38 @@ func (s *session) spawn(fn func()) bool {
 	return true
 }
 
+// spawnCall is spawn for a goroutine that serves c: close waits for it
+// while the session owns it (a hold may take it, holdOf).
+func (s *session) spawnCall(c *call, fn func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return false
+	}
+	s.wg.Add(1)
+	c.owned = true
+	go func() {
+		defer func() {
+			s.mu.Lock()
+			owned := c.owned
+			c.owned = false
+			s.mu.Unlock()
+			if owned {
+				s.wg.Done()
+			}
+		}()
+		fn()
+	}()
+	return true
+}
+
+// heldBy returns the hold c became, if it did.
+func (s *session) heldBy(c *call) *hold {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return c.hold
+}
+
 // setCancel records how to cancel a call of the gateway's own, and the
 // backend it went to, unless it has ended already.
 func (s *session) setCancel(c *call, cancel backends.CancelFunc, tool, server string) {
@@ -434,28 +488,24 @@ func (s *session) setCancel(c *call, cancel backends.CancelFunc, tool, server st
 	s.mu.Unlock()
 }
 
-// callTo returns the id of a tools/call to server in flight, or nil. A
-// call that started before the tables were built is resolved now.
-func (s *session) callTo(server string) json.RawMessage {
-	type pending struct {
-		id   json.RawMessage
-		tool string
-	}
-	var unresolved []pending
+// callTo returns a tools/call to server in flight, or nil. A call that
+// started before the tables were built is resolved now.
+func (s *session) callTo(server string) *call {
+	var unresolved []*call
 	s.mu.Lock()
 	for _, c := range s.calls {
 		if c.server == server {
 			s.mu.Unlock()
-			return c.id
+			return c
 		}
 		if c.server == "" && c.tool != "" {
-			unresolved = append(unresolved, pending{c.id, c.tool})
+			unresolved = append(unresolved, c)
 		}
 	}
 	s.mu.Unlock()
-	for _, u := range unresolved {
-		if r, ok := s.f.lookupTool(u.tool); ok && r.server == server {
-			return u.id
+	for _, c := range unresolved {
+		if r, ok := s.f.lookupTool(c.tool); ok && r.server == server {
+			return c
 		}
 	}
 	return nil
@@ -492,16 +542,8 @@ func (s *session) cancelled(params json.RawMessage) {
 		cancel = c.cancel
 	}
 	s.mu.Unlock()
-	switch {
-	case c == nil:
-	case c.sdkID == 0:
-		if cancel != nil {
-			cancel(reason)
-		}
-	default:
-		// go-sdk cancels its handler under the id it knows.
-		p, _ := json.Marshal(map[string]any{"requestId": c.sdkID})
-		s.deliver(&jsonrpc.Request{Method: methodCancelled, Params: p})
+	if cancel != nil {
+		cancel(reason)
 	}
 }
 
@@ -514,9 +556,6 @@ func (s *session) finish(c *call) (send bool) {
 	defer s.mu.Unlock()
 	if s.calls[string(c.id)] == c {
 		delete(s.calls, string(c.id))
-	}
-	if c.sdkID != 0 {
-		delete(s.sdk, c.sdkID)
 	}
 	s.busy++
 	return !c.cancelled
@@ -537,6 +576,10 @@ func (s *session) written() {
 // JSON-RPC, and records it for metrics (record may be nil). buffered: the
 // answer comes from a backend's read loop and goes out with its burst.
 func (s *session) finishCall(c *call, name string, record func(json.RawMessage, *jsonrpc.Error), raw json.RawMessage, err error, buffered bool) {
+	if h := s.heldBy(c); h != nil {
+		h.finish(raw, err)
+		return
+	}
 	if err != nil {
 		e := rpcError(err, kindTool, name, s.f.g.opts.Config.Server.Debug)
 		if record != nil {
@@ -567,7 +610,7 @@ func (s *session) respond(c *call, result json.RawMessage, rpcErr *jsonrpc.Error
 	if rpcErr != nil {
 		err = s.s.send(c.id, appendError(nil, c.id, rpcErr), true, false)
 	} else {
-		err = s.writeResult(c.id, result, false)
+		err = s.writeResult(c.id, s.f.result(result, c.stateless), false)
 	}
 	if err != nil {
 		s.log.Debug("write response", "id", string(c.id), "err", err)
@@ -584,7 +627,7 @@ func (s *session) respondBuffered(c *call, result json.RawMessage) {
 		_ = s.s.send(c.id, nil, true, true)
 		return
 	}
-	if err := s.writeResult(c.id, result, true); err != nil {
+	if err := s.writeResult(c.id, s.f.result(result, c.stateless), true); err != nil {
 		s.log.Debug("write response", "id", string(c.id), "err", err)
 	}
 }

@@ -41,6 +41,9 @@ type httpSession struct {
 	once  sync.Once
 	out   *outBudget // the byte budget of the session's stream queues
 	log   *slog.Logger
+	// errorStatus: a lone call answered with an error sets the HTTP status
+	// (stateless era, errorStatus).
+	errorStatus bool
 
 	mu        sync.Mutex
 	streams   map[string]*sseStream // live streams by id; "" is the standalone GET stream
@@ -78,21 +81,25 @@ type httpSessionOptions struct {
 	Stop        func()         // ends the gateway session serving it
 	BufferBytes int64          // the budget of its outgoing queues
 	Logger      *slog.Logger
+	// ErrorStatus: a lone call answered with an error sets the HTTP status
+	// of the answer (a POST of the stateless era, headers.go's errorStatus).
+	ErrorStatus bool
 }
 
 func newHTTPSession(o httpSessionOptions) *httpSession {
 	id, store := o.ID, o.Store
 	h := &httpSession{
-		id:        id,
-		store:     store,
-		in:        make(chan []byte),
-		done:      make(chan struct{}),
-		stop:      o.Stop,
-		out:       &outBudget{limit: o.BufferBytes},
-		log:       o.Logger,
-		streams:   make(map[string]*sseStream),
-		calls:     make(map[string]*sseStream),
-		idleSince: time.Now(),
+		id:          id,
+		store:       store,
+		in:          make(chan []byte),
+		done:        make(chan struct{}),
+		stop:        o.Stop,
+		out:         &outBudget{limit: o.BufferBytes},
+		log:         o.Logger,
+		errorStatus: o.ErrorStatus,
+		streams:     make(map[string]*sseStream),
+		calls:       make(map[string]*sseStream),
+		idleSince:   time.Now(),
 	}
 	if id != "" {
 		h.streams[""] = &sseStream{last: -1}
@@ -345,6 +352,14 @@ func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWr
 			// after it came late for a call that has ended.
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Content-Length", strconv.Itoa(len(batch[0])))
+			if h.errorStatus {
+				if m, err := wire.Decode(batch[0]); err == nil && m.Error != nil {
+					var e struct{ Code int64 }
+					if json.Unmarshal(m.Error, &e) == nil && errorStatus(e.Code) != 0 {
+						w.WriteHeader(errorStatus(e.Code))
+					}
+				}
+			}
 			if cut.begin() {
 				_, _ = w.Write(batch[0])
 				cut.end()

@@ -6,19 +6,19 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Resource subscriptions: the gateway forwards resources/subscribe and
-// unsubscribe to the backend that lists the URI (or, for one no backend
-// lists, to every backend that declared resources), and a backend's
+// unsubscribe (or a subscriptions/listen's resources, listen.go) to the
+// backend that lists the URI (or, for one no backend lists, to every
+// backend that declared resources), and a backend's
 // notifications/resources/updated, as the backend wrote it, to the clients
 // subscribed to that URI. Each front records its subscriptions before it
 // forwards the request: a backend may report an update right after it
-// answers, before go-sdk would have recorded it.
+// answers.
 
-func (f *front) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	uri := req.Params.URI
+// subscribe records the client's subscription to uri and forwards it.
+func (f *front) subscribe(ctx context.Context, uri string) error {
 	f.mu.Lock()
 	if f.subs == nil {
 		f.subs = make(map[string]bool)
@@ -34,11 +34,12 @@ func (f *front) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error 
 	return err
 }
 
-func (f *front) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+// unsubscribe forgets the client's subscription to uri and forwards that.
+func (f *front) unsubscribe(ctx context.Context, uri string) error {
 	f.mu.Lock()
-	delete(f.subs, req.Params.URI)
+	delete(f.subs, uri)
 	f.mu.Unlock()
-	return f.forwardSubscription(ctx, "resources/unsubscribe", req.Params.URI)
+	return f.forwardSubscription(ctx, "resources/unsubscribe", uri)
 }
 
 func (f *front) subscribed(uri string) bool {
@@ -114,7 +115,12 @@ func (g *Gateway) BackendNotification(server, method string, params json.RawMess
 			g.log.Debug("dropped a resource update", "server", server, "err", err)
 			return
 		}
-		g.broadcast(wire.AppendRequest(nil, nil, method, compact), func(f *front) bool { return f.subscribed(p.URI) })
+		g.broadcast(wire.AppendRequest(nil, nil, method, compact), func(f *front) bool {
+			for _, l := range f.listensOf(p.URI) {
+				l.send(method, compact)
+			}
+			return f.subscribed(p.URI) && !f.isStateless()
+		})
 	}
 }
 

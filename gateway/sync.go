@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -15,34 +14,37 @@ import (
 )
 
 // sync makes the front's tables match the answer tools and the backends'
-// current lists, under this client's names. go-sdk sends list_changed for
-// any difference.
+// current lists, under this client's names; a list that changed is
+// notified (front.changed).
 func (f *front) sync() {
 	f.syncMu.Lock()
 	defer f.syncMu.Unlock()
+	var gens [3]uint64
+	if b := f.g.opts.Backends; b != nil {
+		gens = b.ListGenerations()
+	}
 	f.mu.Lock()
 	strict := f.strict
-	f.synced = true
+	touched := [3]bool{f.synced && gens[0] != f.gens[0], f.synced && gens[1] != f.gens[1], f.synced && gens[2] != f.gens[2]}
+	f.synced, f.gens = true, gens
 	f.mu.Unlock()
 
-	f.syncTools(f.g.toolRoutes(strict))
-	f.syncPrompts(strict)
-	f.syncResources()
+	f.syncTools(f.g.toolRoutes(strict), touched[toolsList])
+	f.syncPrompts(strict, touched[promptsList])
+	f.syncResources(touched[resourcesList])
 }
 
-func (f *front) syncTools(t *toolTable) {
+func (f *front) syncTools(t *toolTable, touched bool) {
 	all, order := t.routes, t.order
 	listed := all
 	var ix *toolIndex
-	if f.g.opts.Config.Gateway.ToolsMode == "lazy" {
+	if f.g.lazy() {
 		listed = lazyListed(all)
 		ix = t.findIndex(f.g.instructions)
 	}
-	fps := make(map[string]json.RawMessage, len(listed))
 	defs := make([]json.RawMessage, 0, len(listed))
 	for _, name := range order {
 		if r, ok := listed[name]; ok {
-			fps[name] = r.def
 			defs = append(defs, r.def)
 		}
 	}
@@ -51,7 +53,6 @@ func (f *front) syncTools(t *toolTable) {
 		down = f.g.notReady()
 	}
 	f.mu.Lock()
-	old := f.toolFP
 	// known keeps the tools of backends that are down now, for orphan;
 	// it never outgrows the current tools plus those.
 	known := make(map[string]toolRoute)
@@ -65,48 +66,20 @@ func (f *front) syncTools(t *toolTable) {
 			known[name] = r
 		}
 	}
-	// Routes change before the listed table, so that a client finds every
-	// tool it can list.
-	f.tools, f.toolFP, f.known, f.findIndex = all, fps, known, ix
+	same := sameDefs(f.toolDefs, defs)
+	f.tools, f.known, f.findIndex = all, known, ix
 	f.toolDefs = defs
 	f.mu.Unlock()
-
-	if f.stateless {
-		return
-	}
-	var gone []string
-	for name := range old {
-		if _, ok := fps[name]; !ok {
-			gone = append(gone, name)
-		}
-	}
-	if len(gone) > 0 {
-		f.server.RemoveTools(gone...)
-	}
-	for _, name := range sortedKeys(listed) {
-		if !sameDef(old[name], fps[name]) {
-			f.register("tool "+name, func() { f.server.AddTool(listed[name].tool, unreachable) })
-		}
-	}
-	if !maps.EqualFunc(old, fps, sameDef) {
-		f.changed(toolsList)
+	if !same || touched {
+		f.changed(toolsList, !same)
 	}
 }
 
-// register calls add, which go-sdk may panic in on data it rejects; a
-// backend's bad definition is logged and skipped, never fatal.
-func (f *front) register(what string, add func()) {
-	defer func() {
-		if r := recover(); r != nil {
-			f.log.Warn("skipped invalid definition from backend", "item", what, "err", r)
-		}
-	}()
-	add()
+// sameDefs reports whether two lists hold the same definitions in the same
+// order: each is kept as listed, so equal bytes are the same definition.
+func sameDefs(a, b []json.RawMessage) bool {
+	return slices.EqualFunc(a, b, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) })
 }
-
-// sameDef reports whether a definition is the one registered: the
-// tables keep each as listed, so equal bytes are the same definition.
-func sameDef(a, b json.RawMessage) bool { return bytes.Equal(a, b) }
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
@@ -317,4 +290,16 @@ func objectSchema(s json.RawMessage) json.RawMessage {
 	m["type"] = json.RawMessage(`"object"`)
 	out, _ := json.Marshal(m)
 	return out
+}
+
+// inputSchema is the input schema of a tool a client calls by name, under
+// either naming mode (nil if no tool has it): what headers.go checks a
+// call's Mcp-Param headers against.
+func (g *Gateway) inputSchema(name string) json.RawMessage {
+	for _, strict := range []bool{false, true} {
+		if r, ok := g.toolRoutes(strict).routes[name]; ok {
+			return wire.Member(r.def, "inputSchema")
+		}
+	}
+	return nil
 }

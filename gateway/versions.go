@@ -4,48 +4,126 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// firstUnserved is the first protocol revision the gateway does not serve
-// completely: 2026-07-28 requires resultType in every result and changes
-// sampling, elicitation and roots, and the backends' results pass through
-// as the 2025-11-25 servers wrote them. See docs/transparency.md.
-const firstUnserved = "2026-07-28"
+// The gateway serves both eras of MCP (docs/transparency.md, "Protocol
+// versions"): up to 2025-11-25 a connection starts with the initialize
+// handshake and the session keeps what it said; from 2026-07-28 there is
+// no handshake, and every request names its version, the client's
+// capabilities and (optionally) the client in its _meta. Which era a
+// request belongs to is decided per request, as the 2026-07-28 revision
+// says: by its _meta.
 
-// servedVersions are the protocol versions the gateway negotiates: the
-// ones go-sdk supports, up to the last revision served completely.
+// statelessVersion is the first revision without the handshake.
+const statelessVersion = "2026-07-28"
+
+// servedVersions are the protocol versions the gateway serves: every
+// revision go-sdk knows, oldest first.
 func servedVersions() []string {
-	return slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v >= firstUnserved })
+	v := slices.Clone(mcp.SupportedProtocolVersions())
+	slices.Sort(v)
+	return v
 }
 
-// methodDiscover is 2026-07-28's probe. The gateway answers it as a
-// 2025-11-25 server does (method not found), so that a client negotiating
-// falls back to initialize, as it does with the backends directly.
-const methodDiscover = "server/discover"
+// handshakeVersions are the served versions that start with initialize.
+func handshakeVersions() []string {
+	return slices.DeleteFunc(servedVersions(), func(v string) bool { return v >= statelessVersion })
+}
 
-var errNoDiscover = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: `method not found: "server/discover"`}
+// negotiate picks the version initialize answers with: the client's, if
+// the gateway serves it with a handshake, else the latest it does (the
+// client may then end the session), as go-sdk negotiates.
+func negotiate(requested string) string {
+	served := handshakeVersions()
+	if slices.Contains(served, requested) {
+		return requested
+	}
+	return served[len(served)-1]
+}
 
-// errUnsupportedVersion answers a request of a revision the gateway does
-// not serve (one that skips initialize and names its version in _meta), as
-// go-sdk answers the methods it serves.
+// isVersion reports whether v is a protocol revision, YYYY-MM-DD: the
+// versions are compared as strings, so "zzz" must not pass for a later one.
+func isVersion(v string) bool {
+	_, err := time.Parse(time.DateOnly, v)
+	return err == nil
+}
+
+// The keys of _meta that 2026-07-28 defines (go-sdk has the constants).
+const (
+	metaProtocolVersion = mcp.MetaKeyProtocolVersion
+	metaClientCaps      = mcp.MetaKeyClientCapabilities
+	metaClientInfo      = mcp.MetaKeyClientInfo
+	metaLogLevel        = mcp.MetaKeyLogLevel
+	metaServerInfo      = mcp.MetaKeyServerInfo
+	metaSubscriptionID  = mcp.MetaKeySubscriptionID
+)
+
+// JSON-RPC error codes of 2026-07-28.
+const (
+	codeHeaderMismatch     = mcp.CodeHeaderMismatch
+	codeMissingClientCap   = mcp.CodeMissingRequiredClientCapabilities
+	codeUnsupportedVersion = mcp.CodeUnsupportedProtocolVersion
+)
+
+// reqMeta is what a request of the stateless era says about its client.
+type reqMeta struct {
+	version  string
+	caps     json.RawMessage // the clientCapabilities object, as written
+	client   string          // clientInfo.name, if given
+	logLevel string          // io.modelcontextprotocol/logLevel, if given
+}
+
+// statelessMeta reads the _meta of a request's params: ok is false for a
+// request of the handshake era (no protocol version of 2026-07-28 or
+// later in _meta), and err is set for one of the stateless era whose
+// _meta is incomplete (-32602) or names a version the gateway does not
+// serve (-32022, with the versions it does).
+func statelessMeta(params json.RawMessage) (m reqMeta, ok bool, err *jsonrpc.Error) {
+	meta := wire.Member(params, "_meta")
+	v, isString := wire.Unquote(wire.Member(meta, metaProtocolVersion))
+	if !isString || v < statelessVersion {
+		return m, false, nil
+	}
+	m.version = v
+	if !slices.Contains(servedVersions(), v) {
+		return m, true, errUnsupportedVersion(v)
+	}
+	m.caps = bytes.TrimSpace(wire.Member(meta, metaClientCaps))
+	if len(m.caps) == 0 || m.caps[0] != '{' {
+		return m, true, errInvalidParams(`missing or invalid _meta field "` + metaClientCaps + `"`)
+	}
+	if info := wire.Member(meta, metaClientInfo); info != nil {
+		var impl mcp.Implementation
+		if err := json.Unmarshal(info, &impl); err != nil {
+			return m, true, errInvalidParams(`invalid _meta field "` + metaClientInfo + `"`)
+		}
+		m.client = impl.Name
+	}
+	m.logLevel, _ = wire.Unquote(wire.Member(meta, metaLogLevel))
+	return m, true, nil
+}
+
+// errUnsupportedVersion answers a request of a version the gateway does
+// not serve, with the versions it does.
 func errUnsupportedVersion(requested string) *jsonrpc.Error {
 	data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: servedVersions(), Requested: requested})
-	return &jsonrpc.Error{Code: mcp.CodeUnsupportedProtocolVersion, Message: "unsupported protocol version", Data: data}
+	return &jsonrpc.Error{Code: codeUnsupportedVersion, Message: "unsupported protocol version", Data: data}
 }
 
-// newerFields are the result members go-sdk adds that belong to
-// 2026-07-28 (cache control on lists, server/discover and resources/read);
-// no session the gateway serves negotiated that revision.
-var newerFields = []string{"ttlMs", "cacheScope"}
+// newerFields are the result members of 2026-07-28 that a session of an
+// earlier revision does not know: a backend's results carry them when it
+// speaks 2026-07-28, or when go-sdk adds them.
+var newerFields = []string{"ttlMs", "cacheScope", "resultType"}
 
 // dropNewerFields returns result without newerFields, its other members
 // in their order. Results without them are returned as they are.
 func dropNewerFields(result json.RawMessage) json.RawMessage {
-	if !bytes.Contains(result, []byte(`"ttlMs"`)) && !bytes.Contains(result, []byte(`"cacheScope"`)) {
+	if !bytes.Contains(result, []byte(`"ttlMs"`)) && !bytes.Contains(result, []byte(`"cacheScope"`)) && !bytes.Contains(result, []byte(`"resultType"`)) {
 		return result
 	}
 	out := make([]byte, 0, len(result))

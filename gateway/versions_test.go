@@ -12,6 +12,7 @@ func TestDropNewerFields(t *testing.T) {
 		`{"contents":[]}`:                   `{"contents":[]}`,
 		`{"cacheScope":"public","ttlMs":5}`: `{}`,
 		`{"a\u0022":1,"ttlMs":0}`:           `{"a\"":1}`,
+		`{"content":[{"type":"text","text":"{\"resultType\":1}"}],"resultType":"complete"}`: `{"content":[{"type":"text","text":"{\"resultType\":1}"}]}`,
 	} {
 		if got := string(dropNewerFields(json.RawMessage(in))); got != want {
 			t.Errorf("dropNewerFields(%s) = %s, want %s", in, got, want)
@@ -19,9 +20,46 @@ func TestDropNewerFields(t *testing.T) {
 	}
 }
 
-func TestServedVersions(t *testing.T) {
-	v := servedVersions()
-	if len(v) == 0 || slices.ContainsFunc(v, func(s string) bool { return s >= firstUnserved }) || !slices.Contains(v, "2025-11-25") {
+func TestVersions(t *testing.T) {
+	v, old := servedVersions(), handshakeVersions()
+	if !slices.Contains(v, statelessVersion) || !slices.Contains(v, "2025-11-25") || !slices.IsSorted(v) {
 		t.Errorf("servedVersions() = %v", v)
+	}
+	if slices.Contains(old, statelessVersion) || len(old) != len(v)-1 {
+		t.Errorf("handshakeVersions() = %v", old)
+	}
+	for in, want := range map[string]string{"2025-06-18": "2025-06-18", "2026-07-28": "2025-11-25", "2099-01-01": "2025-11-25", "": "2025-11-25", "x": "2025-11-25"} {
+		if got := negotiate(in); got != want {
+			t.Errorf("negotiate(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A request's _meta decides its era; one of the stateless era must say the
+// client's capabilities, and name a version the gateway serves.
+func TestStatelessMeta(t *testing.T) {
+	const caps = `"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}`
+	for _, c := range []struct {
+		params    string
+		stateless bool
+		code      int64
+	}{
+		{`{}`, false, 0},
+		{`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}`, false, 0},
+		{`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` + caps + `}}`, true, 0},
+		{`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, true, -32602},
+		{`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":[]}}`, true, -32602},
+		{`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` + caps + `,"io.modelcontextprotocol/clientInfo":7}}`, true, -32602},
+		{`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01",` + caps + `}}`, true, -32022},
+		{`{"_meta":{"io.modelcontextprotocol/protocolVersion":"v999.0.0",` + caps + `}}`, true, -32022},
+	} {
+		m, stateless, err := statelessMeta(json.RawMessage(c.params))
+		var code int64
+		if err != nil {
+			code = err.Code
+		}
+		if stateless != c.stateless || code != c.code {
+			t.Errorf("statelessMeta(%s) = %+v, %v, %v; want stateless %v, code %d", c.params, m, stateless, err, c.stateless, c.code)
+		}
 	}
 }

@@ -25,7 +25,7 @@ func TestConformanceClientSuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conformancetest.Command(context.Background(), t, root) // skips where the suite cannot run
+	conformancetest.Command(context.Background(), t, root, conformancetest.Suite2025) // skips where the suite cannot run
 	dir := t.TempDir()
 	ours, theirs := filepath.Join(dir, "conformance-client"), filepath.Join(dir, "everything-client")
 	for bin, pkg := range map[string]string{ours: ".", theirs: "github.com/modelcontextprotocol/go-sdk/conformance/everything-client"} {
@@ -36,7 +36,7 @@ func TestConformanceClientSuite(t *testing.T) {
 	suite := func(bin string) (map[string]bool, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		cmd := conformancetest.Command(ctx, t, root, "client", "--command", bin, "--suite", "all")
+		cmd := conformancetest.Command(ctx, t, root, conformancetest.Suite2025, "client", "--command", bin, "--suite", "all")
 		out, _ := cmd.CombinedOutput() // non-zero when any scenario fails; the lines say which
 		res := map[string]bool{}
 		for _, m := range regexp.MustCompile(`(?m)^([✓✗]) (\S+): \d+ passed, \d+ failed`).FindAllStringSubmatch(string(out), -1) {

@@ -100,9 +100,17 @@ func newApp(inv *invocation, e env) (*app, error) {
 		AwaitClient: inv.command == "serve",
 	})
 	var onCall func(gateway.CallRecord)
+	var stateKey []byte
 	if inv.command == "serve-http" {
 		a.metrics = newMetrics(a.backends)
 		onCall = a.metrics.observe
+		if name := cfg.Gateway.HTTP.StateKeyEnv; name != "" {
+			key, _ := e.lookup(name)
+			if key = strings.TrimSpace(key); key == "" {
+				return nil, usagef("gateway.http.state_key_env names %s, which is not set", name)
+			}
+			stateKey = []byte(key)
+		}
 	}
 	a.gw = gateway.New(gateway.Options{
 		Config:   cfg,
@@ -111,6 +119,7 @@ func newApp(inv *invocation, e env) (*app, error) {
 		Backends: a.backends,
 		Version:  version(),
 		OnCall:   onCall,
+		StateKey: stateKey,
 	})
 	return a, nil
 }

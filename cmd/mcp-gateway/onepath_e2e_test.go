@@ -266,11 +266,12 @@ func TestBurstOfCallsAnsweredOnce(t *testing.T) {
 	}
 }
 
-// Before initialize, a tools/call gets go-sdk's error for any method then;
-// a 2026-07-28 client, which sends no initialize and identifies itself in
-// _meta, is told the versions the gateway serves (-32022), and its
-// server/discover probe gets what a 2025-11-25 server answers (-32601),
-// so that it falls back to initialize.
+// Before initialize, a tools/call of the handshake era gets go-sdk's error
+// for any method then; a client of 2026-07-28, which sends no initialize
+// and says who it is in each request's _meta, is served at once: its
+// server/discover gets the versions and capabilities, its call the result
+// with the resultType and serverInfo of its era, under the names its
+// clientInfo calls for (claude-code: strict).
 func TestToolsCallBeforeInitialize(t *testing.T) {
 	t.Parallel()
 	p := startGateway(t, baseEnv(t), "--stdio", "--config", beConfig(t, tb("tb")))
@@ -279,19 +280,24 @@ func TestToolsCallBeforeInitialize(t *testing.T) {
 	if e, _ := r["error"].(map[string]any); e == nil || e["message"] != `method "tools/call" is invalid during session initialization` || errCode(r) != -32600 {
 		t.Errorf("tools/call before initialize: %v", r)
 	}
-	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tb__echo","arguments":{"k":1},"_meta":{` +
-		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"claude-code","version":"1"},` +
-		`"io.modelcontextprotocol/clientCapabilities":{}}}}` + "\n")
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"claude-code","version":"1"},` +
+		`"io.modelcontextprotocol/clientCapabilities":{}}`
+	p.send(`{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{` + meta + `}}` + "\n")
 	r = p.readLine()
-	e, _ := r["error"].(map[string]any)
-	if data, _ := e["data"].(map[string]any); idOf(r) != "2" || errCode(r) != -32022 || fmt.Sprint(data["supported"]) != "[2025-11-25 2025-06-18 2025-03-26 2024-11-05]" {
+	res, _ := r["result"].(map[string]any)
+	if idOf(r) != "3" || fmt.Sprint(res["supportedVersions"]) != "[2024-11-05 2025-03-26 2025-06-18 2025-11-25 2026-07-28]" || res["capabilities"] == nil || res["resultType"] != "complete" {
+		t.Errorf("server/discover: %v", r)
+	}
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tb__echo","arguments":{"k":1},` + meta + `}}` + "\n")
+	r = p.readLine()
+	res, _ = r["result"].(map[string]any)
+	info, _ := res["_meta"].(map[string]any)["io.modelcontextprotocol/serverInfo"].(map[string]any)
+	if idOf(r) != "2" || res["resultType"] != "complete" || info["name"] != "mcp-gateway" || fmt.Sprint(res["structuredContent"]) != "map[k:1]" {
 		t.Errorf("2026-07-28 tools/call, no initialize: %v", r)
 	}
-	p.send(`{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{"_meta":{` +
-		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"},` +
-		`"io.modelcontextprotocol/clientCapabilities":{}}}}` + "\n")
-	if r = p.readLine(); idOf(r) != "3" || errCode(r) != -32601 {
-		t.Errorf("server/discover: %v", r)
+	p.send(`{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":"2025-11-25",` + meta + `}}` + "\n")
+	if r = p.readLine(); idOf(r) != "4" || errCode(r) != -32601 {
+		t.Errorf("initialize of 2026-07-28: %v", r)
 	}
 }
 

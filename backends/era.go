@@ -1,0 +1,122 @@
+package backends
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A backend is spoken to in the newest revision it offers: the gateway
+// asks server/discover first, and a backend that names 2026-07-28 among
+// its versions gets no handshake — every request carries the protocol
+// version, the client's capabilities and the gateway's identity in _meta
+// (stamp), list changes arrive on a subscriptions/listen the gateway keeps
+// open, and a resource subscription is a listen of its own. A backend that
+// does not know server/discover (it answers an error, nothing within
+// discoverTimeout, or exits) gets initialize with 2025-11-25, as before;
+// one that exited is not asked again while the gateway runs.
+
+// StatelessVersion is the revision without the initialize handshake.
+const StatelessVersion = "2026-07-28"
+
+// The _meta keys of 2026-07-28 (go-sdk has the constants).
+const (
+	metaVersion = mcp.MetaKeyProtocolVersion
+	metaCaps    = mcp.MetaKeyClientCapabilities
+	metaInfo    = mcp.MetaKeyClientInfo
+	metaLevel   = mcp.MetaKeyLogLevel
+)
+
+// era is how a session speaks to its backend: nil for the handshake era;
+// else what every request's _meta says.
+type era struct {
+	version string
+	caps    json.RawMessage // the capabilities declared for the client, unless a call names its own
+	info    json.RawMessage // the gateway's Implementation
+}
+
+// stamp returns params (an object, or nil for none) with the _meta keys of
+// the era: the version, the client's capabilities (caps, if given, else
+// the era's), the gateway's identity, and the log level (if set). Keys the
+// params' own _meta has stay as they are.
+func (e *era) stamp(params, caps json.RawMessage, level string) json.RawMessage {
+	if len(bytes.TrimSpace(params)) == 0 || string(params) == "null" {
+		params = json.RawMessage(`{}`)
+	}
+	meta := wire.Member(params, "_meta")
+	if len(meta) == 0 || string(meta) == "null" {
+		meta = json.RawMessage(`{}`)
+	}
+	if caps == nil {
+		caps = e.caps
+	}
+	set := func(key string, v json.RawMessage) {
+		if wire.Member(meta, key) == nil {
+			if m, err := wire.SetMember(meta, key, v); err == nil {
+				meta = m
+			}
+		}
+	}
+	v, _ := json.Marshal(e.version)
+	set(metaVersion, v)
+	set(metaCaps, caps)
+	set(metaInfo, e.info)
+	if level != "" {
+		l, _ := json.Marshal(level)
+		set(metaLevel, l)
+	}
+	if out, err := wire.SetMember(params, "_meta", meta); err == nil {
+		return out
+	}
+	return params
+}
+
+// offersStateless reports whether a server/discover result names a
+// revision of the stateless era the gateway speaks.
+func offersStateless(result json.RawMessage) bool {
+	var r struct {
+		SupportedVersions []string `json:"supportedVersions"`
+	}
+	return json.Unmarshal(result, &r) == nil && slices.Contains(r.SupportedVersions, StatelessVersion)
+}
+
+// subscription serves resources/subscribe and resources/unsubscribe for a
+// backend of the stateless era, which has neither: a subscription is a
+// subscriptions/listen of its own for the URI, which unsubscribe cancels.
+func (c *conn) subscription(method string, params json.RawMessage) (json.RawMessage, error) {
+	uri, ok := wire.Unquote(wire.Member(params, "uri"))
+	if !ok {
+		return nil, &RPCError{Server: c.server, Code: -32602, Message: "uri must be a string"}
+	}
+	c.mu.Lock()
+	cancel, subscribed := c.subs[uri]
+	if method == "resources/unsubscribe" {
+		delete(c.subs, uri)
+	}
+	c.mu.Unlock()
+	if method == "resources/unsubscribe" {
+		if subscribed {
+			cancel(nil)
+		}
+		return json.RawMessage(`{}`), nil
+	}
+	if subscribed {
+		return json.RawMessage(`{}`), nil
+	}
+	p, _ := json.Marshal(map[string]any{"notifications": map[string]any{"resourceSubscriptions": []string{uri}}})
+	cancel = c.start("subscriptions/listen", p, callOpts{}, func(_ json.RawMessage, err error) {
+		if err != nil && c.ctx.Err() == nil {
+			c.log.Debug("a resource subscription's listen ended", "uri", uri, "err", err)
+		}
+	})
+	c.mu.Lock()
+	if c.subs == nil {
+		c.subs = make(map[string]CancelFunc)
+	}
+	c.subs[uri] = cancel
+	c.mu.Unlock()
+	return json.RawMessage(`{}`), nil
+}

@@ -1,0 +1,200 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// Over HTTP, a request of the stateless era (2026-07-28) says in headers
+// what its body says — its version (Mcp-Protocol-Version), its method
+// (Mcp-Method), the tool, prompt or resource it names (Mcp-Name), and the
+// arguments its tool marks with x-mcp-header (Mcp-Param-NAME) — so that
+// proxies and load balancers can route it without reading the body. A
+// header that disagrees with the body, or is missing, is refused with
+// -32020 (HTTP 400), as go-sdk's server refuses it; the gateway checks
+// them before the request reaches a backend, which never sees them.
+
+const (
+	headerVersion = "Mcp-Protocol-Version"
+	headerMethod  = "Mcp-Method"
+	headerName    = "Mcp-Name"
+	headerParam   = "Mcp-Param-"
+)
+
+// headerError is a request's -32020 error.
+func headerError(msg string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: codeHeaderMismatch, Message: msg}
+}
+
+// checkHeaders checks a message of a POST against its headers: a request
+// that names a version of the stateless era in _meta, or in the header,
+// must name the same in both; with the header of that era, the method and
+// name headers must match the body. params is what lookup finds for a
+// tools/call's tool: its input schema, whose x-mcp-header properties are
+// checked against their Mcp-Param headers.
+func checkHeaders(h http.Header, m *wire.Message, schema func(tool string) json.RawMessage) *jsonrpc.Error {
+	hv := h.Get(headerVersion)
+	if m.IsCall() {
+		mv, _ := wire.Unquote(wire.Member(wire.Member(m.Params, "_meta"), metaProtocolVersion))
+		if mv >= statelessVersion || hv >= statelessVersion {
+			switch {
+			case hv == "":
+				return headerError(headerVersion + " header is required for requests carrying _meta." + metaProtocolVersion)
+			case mv == "":
+				return errInvalidParams(`missing or invalid _meta field "` + metaProtocolVersion + `"`)
+			case hv != mv:
+				return headerError(headerVersion + " header " + strconv.Quote(hv) + " does not match the request's " + metaProtocolVersion + " " + strconv.Quote(mv))
+			}
+		}
+	}
+	if hv < statelessVersion {
+		return nil
+	}
+	switch got := h.Get(headerMethod); {
+	case got == "":
+		return headerError("missing required " + headerMethod + " header")
+	case got != m.Method:
+		return headerError(headerMethod + " header " + strconv.Quote(got) + " does not match the body's method " + strconv.Quote(m.Method))
+	}
+	member := map[string]string{"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}[m.Method]
+	if member == "" {
+		return nil
+	}
+	name, ok := wire.Unquote(wire.Member(m.Params, member))
+	switch got := h.Get(headerName); {
+	case !ok:
+		return nil // the session says what is wrong with the params
+	case got == "":
+		return headerError("missing required " + headerName + " header for " + m.Method)
+	case got != name:
+		return headerError(headerName + " header " + strconv.Quote(got) + " does not match the body's " + member + " " + strconv.Quote(name))
+	}
+	if m.Method == "tools/call" && schema != nil {
+		return checkParamHeaders(h, wire.Member(m.Params, "arguments"), schema(name))
+	}
+	return nil
+}
+
+// checkParamHeaders checks the arguments a tool's input schema marks with
+// x-mcp-header against their Mcp-Param headers: present exactly when the
+// argument is, and equal to it.
+func checkParamHeaders(h http.Header, args, schema json.RawMessage) *jsonrpc.Error {
+	for _, b := range headerBindings(wire.Member(schema, "properties"), nil) {
+		header := headerParam + b.header
+		got := h.Get(header)
+		v, present := argumentAt(args, b.path)
+		if !present || string(v) == "null" {
+			if got != "" {
+				return headerError("unexpected " + header + " header for the absent argument " + strings.Join(b.path, "."))
+			}
+			continue
+		}
+		if got == "" {
+			return headerError("missing " + header + " header for the argument " + strings.Join(b.path, "."))
+		}
+		decoded, ok := decodeHeaderValue(got)
+		if !ok {
+			return headerError(header + " header is not valid Base64")
+		}
+		if !headerMatches(decoded, v) {
+			return headerError(header + " header does not match the argument " + strings.Join(b.path, "."))
+		}
+	}
+	return nil
+}
+
+// headerBinding is an argument a schema marks with x-mcp-header.
+type headerBinding struct {
+	path   []string
+	header string
+}
+
+// headerBindings walks a schema's properties (nested ones too) for
+// x-mcp-header marks.
+func headerBindings(props json.RawMessage, prefix []string) []headerBinding {
+	var out []headerBinding
+	_ = wire.EachMember(props, func(name string, prop json.RawMessage) {
+		path := append(append([]string(nil), prefix...), name)
+		if hdr, ok := wire.Unquote(wire.Member(prop, "x-mcp-header")); ok && hdr != "" {
+			out = append(out, headerBinding{path, hdr})
+		}
+		if nested := wire.Member(prop, "properties"); nested != nil {
+			out = append(out, headerBindings(nested, path)...)
+		}
+	})
+	return out
+}
+
+// argumentAt finds the argument at path.
+func argumentAt(args json.RawMessage, path []string) (json.RawMessage, bool) {
+	cur := args
+	for _, p := range path {
+		found := false
+		_ = wire.EachMember(cur, func(name string, v json.RawMessage) {
+			if name == p && !found {
+				cur, found = v, true
+			}
+		})
+		if !found {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// headerMatches reports whether a header's (decoded) value is the
+// argument: a string as is, a boolean as true or false, an integer within
+// JavaScript's safe range as its decimal form.
+func headerMatches(header string, arg json.RawMessage) bool {
+	arg = bytes.TrimSpace(arg)
+	if s, ok := wire.Unquote(arg); ok {
+		return header == s
+	}
+	switch string(arg) {
+	case "true", "false":
+		return header == string(arg)
+	}
+	var n float64
+	if json.Unmarshal(arg, &n) != nil || n != math.Trunc(n) || math.Abs(n) > 1<<53-1 {
+		return false
+	}
+	h, err := strconv.ParseFloat(header, 64)
+	return err == nil && h == n
+}
+
+// decodeHeaderValue decodes a value written =?base64?...?=, the form of a
+// value that is not plain ASCII.
+func decodeHeaderValue(v string) (string, bool) {
+	enc, ok := strings.CutPrefix(v, "=?base64?")
+	if !ok {
+		return v, true
+	}
+	enc, ok = strings.CutSuffix(enc, "?=")
+	if !ok {
+		return v, true
+	}
+	b, err := base64.StdEncoding.DecodeString(enc)
+	return string(b), err == nil
+}
+
+// errorStatus is the HTTP status of a request of the stateless era
+// answered with a JSON-RPC error, as 2026-07-28 says: 404 for a method
+// not found, 400 for params, version, header or capability errors; 0 for
+// any other (200).
+func errorStatus(code int64) int {
+	switch code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, codeUnsupportedVersion, codeMissingClientCap, codeHeaderMismatch:
+		return http.StatusBadRequest
+	}
+	return 0
+}

@@ -1,0 +1,316 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// A client of the stateless era (2026-07-28) receives no requests: a
+// server that needs something of it mid-call — a sampling, an elicitation,
+// its roots — answers the call with an input_required result naming what
+// it needs and an opaque requestState, and the client calls again with
+// inputResponses and that state. A backend of the handshake era asks by
+// sending requests instead. The gateway joins the two: when such a backend
+// asks during a call of a stateless-era client, the call is held — the
+// backend's call and its request stay in flight — and the client's request
+// is answered input_required, with a requestState sealed by the gateway
+// (requeststate.go) that names the held call. The client's next call with
+// that state answers the backend's requests and takes the held call's
+// place: it gets the backend's next request, or the call's result. A held
+// call that nobody comes back for within holdTimeout is cancelled at the
+// backend. A held call lives in the gateway process that holds it: a retry
+// that reaches another replica is told so (docs/deploy.md).
+
+// holdTimeout is how long a held call waits for the client to call again.
+const holdTimeout = 5 * time.Minute
+
+// hold is one held call.
+type hold struct {
+	g      *Gateway
+	id     string
+	server string
+	cancel backends.CancelFunc // the backend call's
+
+	mu       sync.Mutex
+	asks     map[string]*ask // the backend's requests not answered yet, by key
+	next     int             // the number of the next key
+	to       *heldBy         // the client's request the next answer goes to; nil until the client calls again
+	finished bool            // the backend call ended with result or err, which wait for the client
+	result   json.RawMessage
+	err      error
+	timer    *time.Timer // abandons the hold while nobody is attached
+}
+
+// heldBy is a client's request that stands for a held call.
+type heldBy struct {
+	s *session
+	c *call
+}
+
+// ask is one request of the backend, waiting for the client's answer.
+type ask struct {
+	method string
+	params json.RawMessage
+	reply  chan outReply
+}
+
+// holds are the calls this gateway process holds, by id.
+type holds struct {
+	mu sync.Mutex
+	m  map[string]*hold
+}
+
+func (hs *holds) get(id string) *hold {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.m[id]
+}
+
+func (hs *holds) put(h *hold) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.m == nil {
+		hs.m = make(map[string]*hold)
+	}
+	hs.m[h.id] = h
+}
+
+func (hs *holds) drop(h *hold) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	delete(hs.m, h.id)
+}
+
+// errClientLacks answers a backend's request that the client's call did
+// not declare the capability for (it must not be asked).
+func errClientLacks(method string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "the client did not declare the capability for " + method}
+}
+
+// ask puts a backend's request to the stateless-era client whose call c
+// it is serving: c becomes a held call (if it is not one yet), and the
+// request goes out in an input_required answer. It returns the client's
+// answer, or an error when the hold ends first.
+func (s *session) ask(ctx context.Context, c *call, server, method string, params json.RawMessage) (json.RawMessage, error) {
+	if !declares(c.caps, method) {
+		return nil, errClientLacks(method)
+	}
+	h := s.holdOf(c, server)
+	if h == nil {
+		return nil, errors.New("the call ended before the server's request")
+	}
+	a := &ask{method: method, params: params, reply: make(chan outReply, 1)}
+	h.mu.Lock()
+	h.next++
+	key := "gw" + strconv.Itoa(h.next)
+	h.asks[key] = a
+	h.mu.Unlock()
+	h.askNow()
+	select {
+	case r := <-a.reply:
+		if r.err != nil {
+			return nil, r.err
+		}
+		return r.result, nil
+	case <-ctx.Done():
+		h.mu.Lock()
+		delete(h.asks, key)
+		h.mu.Unlock()
+		return nil, ctx.Err()
+	}
+}
+
+// holdOf returns the hold c is (a new one the first time), or nil when c
+// was answered already.
+func (s *session) holdOf(c *call, server string) *hold {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.hold != nil {
+		return c.hold
+	}
+	if s.calls[string(c.id)] != c {
+		return nil
+	}
+	h := &hold{g: s.f.g, id: rand.Text(), server: server, cancel: c.cancel, asks: make(map[string]*ask), to: &heldBy{s, c}}
+	c.hold = h
+	if c.owned { // the call's goroutine belongs to the hold now, not the session
+		c.owned = false
+		s.wg.Done()
+	}
+	s.f.g.holds.put(h)
+	return h
+}
+
+// askNow answers the attached client request, if any, with the backend's
+// requests not answered yet.
+func (h *hold) askNow() {
+	h.mu.Lock()
+	to := h.to
+	if to == nil || len(h.asks) == 0 {
+		h.mu.Unlock()
+		return
+	}
+	h.to = nil
+	reqs := json.RawMessage(`{}`)
+	for key, a := range h.asks {
+		entry, _ := wire.SetMember(json.RawMessage(`{}`), "method", mustJSON(a.method))
+		if a.params != nil {
+			entry, _ = wire.SetMember(entry, "params", a.params)
+		}
+		reqs, _ = wire.SetMember(reqs, key, entry)
+	}
+	h.armLocked()
+	h.mu.Unlock()
+	result, _ := wire.SetMember(json.RawMessage(`{"resultType":"input_required"}`), "inputRequests", reqs)
+	result, _ = wire.SetMember(result, "requestState", mustJSON(h.g.sealer.seal(h.id, time.Now().Add(holdTimeout))))
+	to.s.respond(to.c, result, nil)
+}
+
+// armLocked starts the wait for the client to call again; h.mu is held.
+func (h *hold) armLocked() {
+	if h.timer != nil {
+		h.timer.Stop()
+	}
+	h.timer = time.AfterFunc(holdTimeout, h.abandon)
+}
+
+// abandon ends a hold nobody came back for: the backend's requests get an
+// error and its call is cancelled.
+func (h *hold) abandon() {
+	h.mu.Lock()
+	if h.to != nil {
+		h.mu.Unlock()
+		return // the client came back meanwhile
+	}
+	asks := h.asks
+	h.asks = map[string]*ask{}
+	h.mu.Unlock()
+	h.g.holds.drop(h)
+	for _, a := range asks {
+		a.reply <- outReply{err: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the client did not answer within " + holdTimeout.String()}}
+	}
+	if h.cancel != nil {
+		h.cancel(json.RawMessage(`"the client did not call again"`))
+	}
+	h.g.log.Debug("held call abandoned", "server", h.server)
+}
+
+// finish takes the backend call's outcome: to the attached client request,
+// or kept for the one that calls again.
+func (h *hold) finish(result json.RawMessage, err error) {
+	h.mu.Lock()
+	to := h.to
+	if to == nil {
+		h.finished, h.result, h.err = true, bytes.Clone(result), err
+		h.mu.Unlock()
+		return
+	}
+	h.to = nil
+	if h.timer != nil {
+		h.timer.Stop()
+	}
+	h.mu.Unlock()
+	h.g.holds.drop(h)
+	to.deliver(result, err)
+}
+
+// deliver answers the request with a held call's outcome.
+func (b *heldBy) deliver(result json.RawMessage, err error) {
+	if err != nil {
+		b.s.respond(b.c, nil, rpcError(err, kindTool, b.c.tool, b.s.f.g.opts.Config.Server.Debug))
+		return
+	}
+	b.s.respond(b.c, result, nil)
+}
+
+// resume serves a client's call again with a requestState the gateway
+// sealed: the answers go to the held call's requests, and c takes the held
+// call's place.
+func (s *session) resume(c *call, params json.RawMessage, state string) {
+	g := s.f.g
+	id, err := g.sealer.open(state, time.Now())
+	var h *hold
+	if err == nil {
+		if h = g.holds.get(id); h == nil {
+			err = errors.New("requestState names a call that has ended (its server answered, or nobody called again in time): call again")
+		}
+	}
+	if err != nil {
+		s.respond(c, nil, errInvalidParams(err.Error()))
+		return
+	}
+	responses := wire.Member(params, "inputResponses")
+	h.mu.Lock()
+	if h.to != nil {
+		h.mu.Unlock()
+		s.respond(c, nil, errInvalidParams("requestState is in use by another call"))
+		return
+	}
+	if h.timer != nil {
+		h.timer.Stop()
+	}
+	var answered []*ask
+	var results []json.RawMessage
+	_ = wire.EachMember(responses, func(key string, v json.RawMessage) {
+		if a := h.asks[key]; a != nil {
+			delete(h.asks, key)
+			answered = append(answered, a)
+			results = append(results, bytes.Clone(v))
+		}
+	})
+	h.to = &heldBy{s, c}
+	finished, result, ferr := h.finished, h.result, h.err
+	if finished {
+		h.to = nil
+	}
+	h.mu.Unlock()
+	s.mu.Lock()
+	if s.calls[string(c.id)] == c {
+		c.hold = h
+		c.cancel = h.cancel
+		c.server = h.server
+	}
+	s.mu.Unlock()
+	if finished {
+		g.holds.drop(h)
+		(&heldBy{s, c}).deliver(result, ferr)
+		return
+	}
+	for i, a := range answered {
+		a.reply <- outReply{result: results[i]}
+	}
+	h.askNow() // what the client left unanswered, asked again
+}
+
+// sealedStateOf is a request's requestState, when it is one the gateway sealed.
+func sealedStateOf(params json.RawMessage) (string, bool) {
+	st, ok := wire.Unquote(wire.Member(params, "requestState"))
+	if !ok || len(st) < len(sealedPrefix) || st[:len(sealedPrefix)] != sealedPrefix {
+		return "", false
+	}
+	return st, true
+}
+
+// declares reports whether client capabilities caps declare what a
+// server-to-client method needs.
+func declares(caps json.RawMessage, method string) bool {
+	switch method {
+	case "sampling/createMessage":
+		return present(wire.Member(caps, "sampling"))
+	case "elicitation/create":
+		return present(wire.Member(caps, "elicitation"))
+	case "roots/list":
+		return present(wire.Member(caps, "roots"))
+	}
+	return false
+}

@@ -1,0 +1,219 @@
+package gateway
+
+//lint:file-ignore SA1019 logging/setLevel and resources/subscribe belong to the handshake era, which the gateway serves beside 2026-07-28.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The lifecycle of a client connection, in both eras, is the session's
+// own: initialize (and its negotiation), ping, logging/setLevel and
+// resources/subscribe belong to the handshake era; server/discover and
+// subscriptions/listen (listen.go) to the stateless era, where every
+// request says who the client is (versions.go). go-sdk provides the types;
+// nothing of a connection is kept anywhere but in its front and session.
+
+// Methods of the stateless era.
+const (
+	methodDiscover = "server/discover"
+	methodListen   = "subscriptions/listen"
+)
+
+// handshakeOnly are the methods 2026-07-28 removed: a request of that era
+// gets -32601 for them, as go-sdk answers.
+var handshakeOnly = map[string]bool{
+	"initialize": true, "ping": true, "logging/setLevel": true,
+	"resources/subscribe": true, "resources/unsubscribe": true,
+}
+
+// refuse says why method cannot be served in the request's era, or nil.
+func (f *front) refuse(method string, stateless bool) *jsonrpc.Error {
+	switch {
+	case stateless && handshakeOnly[method]:
+		return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("%q is not supported in protocol version %s and later", method, statelessVersion)}
+	case !stateless && (method == methodDiscover || method == methodListen):
+		return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("%q is only supported in protocol version %s and later", method, statelessVersion)}
+	case stateless || method == "initialize" || method == "ping":
+		return nil
+	}
+	f.mu.Lock()
+	ok := f.initialized
+	f.mu.Unlock()
+	if !ok {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("method %q is invalid during session initialization", method)}
+	}
+	return nil
+}
+
+// errMethodNotFound answers a method the gateway does not serve.
+func errMethodNotFound(method string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method not found: %q", method)}
+}
+
+// serverInfo is the gateway's Implementation.
+func (g *Gateway) serverInfo() *mcp.Implementation {
+	return &mcp.Implementation{Name: "mcp-gateway", Version: g.opts.Version}
+}
+
+// ownCapabilities are what the gateway declares whatever its backends do:
+// backends come and go (a reload, a late start), so every list may change
+// and is declared with listChanged; subscriptions, completion and logging
+// are routed to whichever backend serves them.
+const ownCapabilities = `{"completions":{},"logging":{},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"tools":{"listChanged":true}}`
+
+// initialize answers the handshake: the version negotiated as go-sdk
+// does, the gateway's capabilities and instructions completed with what
+// the backends answered to theirs (initialize.go). The backends waiting
+// for the client (stdio) are told its capabilities first, and a backend
+// never seen before is waited for, briefly (waitFirstStarts).
+func (s *session) initialize(id, params json.RawMessage) {
+	f := s.f
+	var p struct {
+		ProtocolVersion string              `json:"protocolVersion"`
+		Capabilities    json.RawMessage     `json:"capabilities"`
+		ClientInfo      *mcp.Implementation `json:"clientInfo"`
+	}
+	if err := checkParams(params); err != nil {
+		s.writeError(id, err.(*jsonrpc.Error))
+		return
+	}
+	if err := json.Unmarshal(orEmpty(params), &p); err != nil {
+		s.writeError(id, errInvalidParams(decodeReason(err.Error())))
+		return
+	}
+	f.mu.Lock()
+	again := f.initialized
+	f.initialized = true
+	f.mu.Unlock()
+	if again {
+		s.writeError(id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: `duplicate "initialize" received`})
+		return
+	}
+	version := negotiate(p.ProtocolVersion)
+	client := ""
+	if p.ClientInfo != nil {
+		client = p.ClientInfo.Name
+	}
+	caps := wire.Member(params, "capabilities")
+	f.identify(client, caps, version)
+	if b := f.g.opts.Backends; b != nil {
+		// Backends waiting for the client are told what it can do.
+		b.SetClientCapabilities(caps, false)
+	}
+	c, ok := s.claim(id, nil)
+	if !ok {
+		return
+	}
+	ctx, cancel := s.callContext(nil)
+	// Nothing else is read until initialize is answered: a client may
+	// send its first calls right behind it, and they are served as of an
+	// initialized session.
+	defer cancel(nil)
+	if !f.g.lazy() {
+		f.g.waitFirstStarts(ctx)
+	}
+	result := f.g.initializeResult(version)
+	s.respond(c, result, nil)
+}
+
+// discover answers server/discover: the versions served, and the same
+// capabilities and instructions initialize has.
+func (f *front) discover(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	if err := checkParams(params); err != nil {
+		return nil, err
+	}
+	if !f.g.lazy() {
+		f.g.waitFirstStarts(ctx)
+	}
+	init := f.g.initializeResult("")
+	out := json.RawMessage(`{}`)
+	versions, _ := json.Marshal(servedVersions())
+	out, _ = wire.SetMember(out, "supportedVersions", versions)
+	out, _ = wire.SetMember(out, "capabilities", wire.Member(init, "capabilities"))
+	if in := wire.Member(init, "instructions"); in != nil {
+		out, _ = wire.SetMember(out, "instructions", in)
+	}
+	return out, nil
+}
+
+// setLevel serves logging/setLevel: the level goes to the backends that
+// log (backends.Manager.SetLogLevel).
+func (f *front) setLevel(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	if err := checkParams(params); err != nil {
+		return nil, err
+	}
+	level, ok := wire.Unquote(wire.Member(params, "level"))
+	if !ok || level == "" {
+		return nil, errInvalidParams("level must be a string")
+	}
+	if b := f.g.opts.Backends; b != nil {
+		b.SetLogLevel(ctx, level)
+	}
+	return json.RawMessage(`{}`), nil
+}
+
+// subscription serves resources/subscribe and resources/unsubscribe.
+func (f *front) subscription(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if err := checkParams(params); err != nil {
+		return nil, err
+	}
+	uri, ok := wire.Unquote(wire.Member(params, "uri"))
+	if !ok {
+		return nil, errInvalidParams("uri must be a string")
+	}
+	var err error
+	if method == "resources/subscribe" {
+		err = f.subscribe(ctx, uri)
+	} else {
+		err = f.unsubscribe(ctx, uri)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return json.RawMessage(`{}`), nil
+}
+
+// result is a request's result as the client's era wants it: for a
+// request of the stateless era, with its resultType (complete, unless a
+// backend's says it needs input) and the gateway's serverInfo in _meta
+// (a backend's own is replaced);
+// for one of the handshake era, without the members of the stateless era
+// a backend that speaks it may have added.
+func (f *front) result(result json.RawMessage, stateless bool) json.RawMessage {
+	if !stateless {
+		return dropNewerFields(result)
+	}
+	out := result
+	if wire.Member(out, "resultType") == nil {
+		if o, err := wire.SetMember(out, "resultType", json.RawMessage(`"complete"`)); err == nil {
+			out = o
+		}
+	}
+	// The server the client talks to is the gateway, whatever backend
+	// answered: its serverInfo replaces a backend's.
+	meta := wire.Member(out, "_meta")
+	info, _ := json.Marshal(f.g.serverInfo())
+	if meta == nil || string(meta) == "null" {
+		meta = json.RawMessage(`{}`)
+	}
+	if m, err := wire.SetMember(meta, metaServerInfo, info); err == nil {
+		if o, err := wire.SetMember(out, "_meta", m); err == nil {
+			out = o
+		}
+	}
+	return out
+}
+
+// orEmpty is params, or {} for none.
+func orEmpty(params json.RawMessage) json.RawMessage {
+	if len(params) == 0 || string(params) == "null" {
+		return json.RawMessage(`{}`)
+	}
+	return params
+}
