@@ -454,12 +454,17 @@ func (h *HTTPFront) ServeMessages(w http.ResponseWriter, r *http.Request) {
 
 // jsonContent checks that a POST carries JSON (415 otherwise).
 func jsonContent(w http.ResponseWriter, r *http.Request) bool {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/json" {
+	if !isJSONContent(r) {
 		http.Error(w, "Content-Type must be 'application/json'", http.StatusUnsupportedMediaType)
 		return false
 	}
 	return true
+}
+
+// isJSONContent reports whether r's Content-Type is application/json.
+func isJSONContent(r *http.Request) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && mt == "application/json"
 }
 
 // accepts reports whether the Accept header admits JSON and event streams.

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -67,15 +70,23 @@ func (g *Gateway) ServeCall(w http.ResponseWriter, r *http.Request) {
 	if !onlyMethod(w, r, http.MethodPost) {
 		return
 	}
-	var body restCall
-	dec := json.NewDecoder(r.Body)
-	if err := dec.Decode(&body); err != nil {
+	if !isJSONContent(r) {
+		restFail(w, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be 'application/json'", nil)
+		return
+	}
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			bodyError(w, err)
 			return
 		}
-		restFail(w, http.StatusBadRequest, "VALIDATION_ERROR", "request body must be a JSON object: "+err.Error(), nil)
+		restFail(w, http.StatusBadRequest, "VALIDATION_ERROR", "read body: "+err.Error(), nil)
+		return
+	}
+	body, err := decodeRESTCall(raw)
+	if err != nil {
+		restFail(w, http.StatusBadRequest, "VALIDATION_ERROR", "request body must be one JSON object: "+err.Error(), nil)
 		return
 	}
 	name, args := body.Name, body.Arguments
@@ -142,6 +153,36 @@ func (g *Gateway) ServeCall(w http.ResponseWriter, r *http.Request) {
 		result = json.RawMessage(text)
 	}
 	writeJSONStatus(w, http.StatusOK, map[string]any{"success": true, "result": result})
+}
+
+// decodeRESTCall decodes POST /mcp/call's body as strictly as /mcp reads
+// a message: one JSON value with nothing after it, an object, and each
+// member once. A repeated member (names compared as encoding/json matches
+// them, without case) would let whatever checked the body before the
+// gateway see one tool while the gateway calls another.
+func decodeRESTCall(body []byte) (restCall, error) {
+	var c restCall
+	if err := json.Unmarshal(body, &c); err != nil {
+		return c, err
+	}
+	if b := bytes.TrimSpace(body); len(b) == 0 || b[0] != '{' {
+		return c, errors.New("not an object")
+	}
+	seen := make(map[string]bool)
+	dup := ""
+	if err := wire.EachMember(body, func(name string, _ json.RawMessage) {
+		k := strings.ToLower(name)
+		if seen[k] && dup == "" {
+			dup = name
+		}
+		seen[k] = true
+	}); err != nil {
+		return c, err
+	}
+	if dup != "" {
+		return c, fmt.Errorf("member %q is given more than once", dup)
+	}
+	return c, nil
 }
 
 // restName finds the name a client calls a backend's tool by. A tool of a
