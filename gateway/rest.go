@@ -35,7 +35,7 @@ func (g *Gateway) ServeTools(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	timeouts := make(map[string]int64)
-	for _, s := range g.opts.Config.Servers {
+	for _, s := range *g.servers.Load() {
 		timeouts[s.Name] = config.CallTimeout(s, g.opts.Config.DefaultTimeout()).Milliseconds()
 	}
 	tools := []RESTTool{}
@@ -187,17 +187,16 @@ func decodeRESTCall(body []byte) (restCall, error) {
 
 // restName finds the name a client calls a backend's tool by. A tool of a
 // backend that is down is not listed; its name is built from the prefix,
-// so that the call reports the backend's state.
+// so that the call reports the backend's state. Both come from the
+// configuration in force (SetServers), as the MCP front's names do.
 func (g *Gateway) restName(r *http.Request, server, tool string) (string, bool) {
 	for _, t := range g.Tools(r.Context()) {
 		if t.Server == server && t.Own == tool {
 			return t.Name, true
 		}
 	}
-	for _, s := range g.opts.Config.Servers {
-		if s.Name == server {
-			return g.namer(false).name(s.Prefix, tool), true
-		}
+	if prefix, ok := g.prefixes()[server]; ok {
+		return g.namer(false).name(prefix, tool), true
 	}
 	return "", false
 }

@@ -109,3 +109,58 @@ func waitStderr(t *testing.T, s *proc, text string) {
 	t.Helper()
 	testutil.WaitFor(t, testutil.DefaultTimeout, text+" in stderr", func() bool { return strings.Contains(s.Stderr.String(), text) })
 }
+
+// TestRESTAfterReload: the REST API sees the servers of the configuration
+// in force, as the MCP front does: a server added by a reload is listed
+// with its own timeout and called, one that is down reports its state,
+// and a removed one is unknown.
+func TestRESTAfterReload(t *testing.T) {
+	t.Parallel()
+	pids := t.TempDir()
+	cfg := testutil.TempFile(t, "config.yaml", "")
+	if err := os.WriteFile(cfg, reloadConfig(t, pids, "", tb("keep"), tb("gone")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := startHTTP(t, cfg)
+	if status, r := restCall(t, g.base, `{"server":"gone","toolName":"echo","input":{}}`); status != 200 {
+		t.Fatalf("gone.echo before the reload: %d %+v", status, r)
+	}
+
+	added := tb("added")
+	added.TimeoutMS = 1234
+	down := tb("down", "-fail-start", "3")
+	down.Restart = "never"
+	saveAsEditors(t, cfg, reloadConfig(t, pids, "", tb("keep"), added, down))
+	type restTool struct {
+		Name, Server string
+		Timeout      int64
+	}
+	var tools []restTool
+	testutil.WaitFor(t, testutil.DefaultTimeout, "added.echo in GET /mcp/tools", func() bool {
+		resp := getURL(t, g.base+"/mcp/tools", nil)
+		var list struct{ Tools []restTool }
+		if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+			t.Fatal(err)
+		}
+		tools = list.Tools
+		return slices.ContainsFunc(tools, func(tl restTool) bool { return tl.Name == "added.echo" })
+	})
+	for _, tl := range tools {
+		if tl.Server == "gone" {
+			t.Errorf("a removed server's tool is listed: %+v", tl)
+		}
+		if tl.Server == "added" && tl.Timeout != 1234 {
+			t.Errorf("%s: timeout %d, want the added server's 1234", tl.Name, tl.Timeout)
+		}
+	}
+	if status, r := restCall(t, g.base, `{"server":"added","toolName":"echo","input":{"n":1}}`); status != 200 || string(r.Result) != `{"n":1}` {
+		t.Errorf("added.echo: %d %+v", status, r)
+	}
+	testutil.WaitFor(t, testutil.DefaultTimeout, "down to fail", func() bool { return strings.Contains(getStatus(t, g), `"failed"`) })
+	if status, r := restCall(t, g.base, `{"server":"down","toolName":"echo","input":{}}`); status != 503 || r.Error.Code != "SERVER_NOT_RUNNING" {
+		t.Errorf("down.echo: %d %+v, want 503 SERVER_NOT_RUNNING", status, r)
+	}
+	if status, r := restCall(t, g.base, `{"server":"gone","toolName":"echo","input":{}}`); status != 404 || r.Error.Message != "Tool not found: gone/echo" {
+		t.Errorf("gone.echo after the reload: %d %+v, want 404 Tool not found: gone/echo", status, r)
+	}
+}
