@@ -92,3 +92,22 @@ func BenchmarkMaskStderrLine(b *testing.B) {
 		Mask(line, "***")
 	}
 }
+
+// FuzzMask: Mask never fails, masks what it masked once again the same
+// way (what it shows is stable), and leaves text it finds nothing in
+// untouched.
+func FuzzMask(f *testing.F) {
+	for _, s := range []string{"https://u:p@h/x?a=1&token=t#f", "--password=pw postgres://a:b@c/d", `{"access_token":"x"}`, "Bearer abcdefgh", "plain"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		once := Mask(s, "***")
+		if twice := Mask(once, "***"); twice != once {
+			t.Errorf("Mask(%q) = %q, masked again %q", s, once, twice)
+		}
+		if !maybeSecret(s) && once != s {
+			t.Errorf("Mask(%q) = %q without a trigger", s, once)
+		}
+		MaskArgs([]string{s, s}, "***")
+	})
+}
