@@ -47,7 +47,7 @@ func (a *app) serveHTTP(ctx context.Context) error {
 		return fmt.Errorf("listen on %s: %w", hc.Listen, err)
 	}
 	front := a.gw.NewHTTPFront(gateway.HTTPOptions{Stateless: hc.Stateless, IdleTimeout: a.cfg.SessionIdleTimeout(),
-		SessionBufferBytes: int64(hc.SessionBufferBytes)})
+		SessionBufferBytes: int64(hc.SessionBufferBytes), MaxSessions: hc.MaxSessions, MaxStreams: hc.MaxStreams})
 	metrics := a.metrics
 	mux := http.NewServeMux()
 	mux.HandleFunc("/mcp", front.ServeMCP)
@@ -61,7 +61,7 @@ func (a *app) serveHTTP(ctx context.Context) error {
 	})
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_ = writeJSON(w, map[string]any{"servers": a.backends.Status(), "sessions": front.Sessions()})
+		_ = writeJSON(w, map[string]any{"servers": a.backends.Status(), "sessions": front.Sessions(), "streams": front.Streams()})
 	})
 	mux.Handle("GET /metrics", metrics.handler())
 	busy := &inFlight{}
