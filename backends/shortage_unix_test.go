@@ -3,10 +3,7 @@
 package backends_test
 
 import (
-	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
@@ -21,41 +18,11 @@ import (
 // back it starts. It runs in a child process of the test binary, whose
 // descriptors it exhausts (below a lowered limit).
 func TestStartShortageNotACrash(t *testing.T) {
-	if os.Getenv("BACKENDS_SHORTAGE_CHILD") == "" {
-		t.Parallel()
-		cmd := exec.Command(os.Args[0], "-test.run=^TestStartShortageNotACrash$", "-test.v")
-		cmd.Env = append(os.Environ(), "BACKENDS_SHORTAGE_CHILD=1")
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "--- PASS: TestStartShortageNotACrash") {
-			t.Fatalf("child: %v\n%s", err, out)
-		}
+	t.Parallel()
+	if !testutil.InChild(t, "BACKENDS_SHORTAGE_CHILD") {
 		return
 	}
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		t.Fatal(err)
-	}
-	low := lim
-	low.Cur = 256
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
-		t.Fatal(err)
-	}
-	var held []*os.File
-	release := func() {
-		for _, f := range held {
-			f.Close()
-		}
-		held = nil
-		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
-	}
-	defer release()
-	for {
-		f, err := os.Open(os.DevNull)
-		if err != nil {
-			break
-		}
-		held = append(held, f)
-	}
+	release := testutil.ExhaustFiles(t)
 
 	s := srv("tb")
 	s.Restart = "on-failure"

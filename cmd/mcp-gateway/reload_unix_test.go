@@ -4,7 +4,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -36,17 +35,11 @@ func TestSIGHUPReloads(t *testing.T) {
 // applies once descriptors are back. It runs in a child process of the
 // test binary, whose descriptors it exhausts (below a lowered limit).
 func TestReloadRetriedAfterShortage(t *testing.T) {
-	if os.Getenv("RELOAD_SHORTAGE_CHILD") == "" {
-		t.Parallel()
-		cmd := exec.Command(os.Args[0], "-test.run=^TestReloadRetriedAfterShortage$", "-test.v")
-		cmd.Env = append(os.Environ(), "RELOAD_SHORTAGE_CHILD="+t.TempDir())
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "--- PASS: TestReloadRetriedAfterShortage") {
-			t.Fatalf("child: %v\n%s", err, out)
-		}
+	t.Parallel()
+	if !testutil.InChild(t, "RELOAD_SHORTAGE_CHILD") {
 		return
 	}
-	path := filepath.Join(os.Getenv("RELOAD_SHORTAGE_CHILD"), "config.yaml")
+	path := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(path, []byte("servers: []\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -56,32 +49,11 @@ func TestReloadRetriedAfterShortage(t *testing.T) {
 	var logs testutil.LogRecorder
 	log := logs.Logger()
 
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		t.Fatal(err)
-	}
-	low := lim
-	low.Cur = 256
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
-		t.Fatal(err)
-	}
-	var held []*os.File
-	for {
-		f, err := os.Open(os.DevNull)
-		if err != nil {
-			break
-		}
-		held = append(held, f)
-	}
+	release := testutil.ExhaustFiles(t)
 	s.want("file changed")
 	first := s.step(log, apply)
 	second := s.step(log, apply)
-	for _, f := range held {
-		f.Close()
-	}
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		t.Fatal(err)
-	}
+	release()
 	if first != shortageRetry || second != 2*shortageRetry || len(applied) != 0 {
 		t.Errorf("out of descriptors: next steps in %v and %v (want %v, %v), applied %q", first, second, shortageRetry, 2*shortageRetry, applied)
 	}
