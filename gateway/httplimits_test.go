@@ -131,7 +131,7 @@ func TestHTTPSessionAndStreamLimits(t *testing.T) {
 // ends after SSEHandshakeTimeout (it held a session and a stream); one
 // whose client posted initialize stays open.
 func TestHTTPSSEStreamNobodyUses(t *testing.T) {
-	const handshake = 300 * time.Millisecond
+	const handshake = time.Second
 	h := newLimitsHarness(t, HTTPOptions{SSEHandshakeTimeout: handshake})
 	endpoint := func(resp *http.Response) (*bufio.Reader, string) {
 		t.Helper()
