@@ -88,8 +88,8 @@ func maskText(s, mask string) string {
 	s = keyPattern.ReplaceAllLiteralString(s, mask)
 	s = assignPattern.ReplaceAllStringFunc(s, func(m string) string {
 		name, v, _ := strings.Cut(m, "=")
-		if !SecretName(name) || isVarRef(v) {
-			return m
+		if !SecretName(name) || isVarRef(v) || strings.EqualFold(v, "bearer") || strings.EqualFold(v, "basic") {
+			return m // auth=Bearer …: the credential that follows is masked
 		}
 		return name + "=" + mask
 	})

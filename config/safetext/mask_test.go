@@ -22,6 +22,7 @@ func TestMask(t *testing.T) {
 		{`Post "https://mcp.example.com/mcp?sig=s3cr3t": dial tcp: refused`, `Post "https://mcp.example.com/mcp?sig=***": dial tcp: refused`},
 		// Credentials and key forms.
 		{"header Authorization: Bearer abc.def.ghi-123", "header Authorization: Bearer ***"},
+		{"auth=Bearer abcdef123456 token=Basic dXNlcjpwYXNz", "auth=Bearer *** token=Basic ***"},
 		{"key sk-proj-abcdefghijklmnop1234 and sk-abc***xyz", "key *** and ***"},
 		{"gh token ghp_aBcD1234EfGh5678IjKl9012MnOp3456QrSt", "gh token ***"},
 		{"jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "jwt ***"},
