@@ -353,14 +353,15 @@ func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, version s
 		version = initializeVersion(msgs)
 	}
 	id := rand.Text()
-	ctx, cancel := context.WithCancel(h.ctx)
-	s := newHTTPSession(h.sessionOptions(id, h.opts.EventStore, cancel))
 	h.mu.Lock()
 	if !h.roomLocked(w, true, false) {
 		h.mu.Unlock()
-		cancel()
 		return
 	}
+	// Made under mu, once there is room: a session opens its stream in
+	// the event store.
+	ctx, cancel := context.WithCancel(h.ctx)
+	s := newHTTPSession(h.sessionOptions(id, h.opts.EventStore, cancel))
 	h.sessions[id] = s
 	h.mu.Unlock()
 	forget := func() {

@@ -84,7 +84,8 @@ func (h *limitsHarness) stream(path, sid string) (*http.Response, func()) {
 // that names the limit; past max_streams so is an event stream (GET /mcp,
 // GET /sse). Ending a session or closing a stream makes room again.
 func TestHTTPSessionAndStreamLimits(t *testing.T) {
-	h := newLimitsHarness(t, HTTPOptions{MaxSessions: 3, MaxStreams: 2})
+	store := newEventStore(10<<20, 100)
+	h := newLimitsHarness(t, HTTPOptions{MaxSessions: 3, MaxStreams: 2, EventStore: store})
 	var sids []string
 	for range 3 {
 		r, body := h.initialize()
@@ -93,8 +94,17 @@ func TestHTTPSessionAndStreamLimits(t *testing.T) {
 		}
 		sids = append(sids, r.Header.Get(sessionIDHeader))
 	}
-	if r, body := h.initialize(); r.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "limit of 3 open sessions (gateway.http.max_sessions)") {
-		t.Errorf("a fourth session: %d %q", r.StatusCode, body)
+	for range 5 {
+		if r, body := h.initialize(); r.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "limit of 3 open sessions (gateway.http.max_sessions)") {
+			t.Errorf("a fourth session: %d %q", r.StatusCode, body)
+		}
+	}
+	// A refused session leaves nothing behind, in the event store either.
+	store.mu.Lock()
+	kept := len(store.sessions)
+	store.mu.Unlock()
+	if kept != 3 {
+		t.Errorf("the event store holds %d sessions, want the 3 open ones", kept)
 	}
 	if r, body := h.do(http.MethodGet, "/sse", "", ""); r.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "gateway.http.max_sessions") {
 		t.Errorf("an /sse stream past max_sessions: %d %q", r.StatusCode, body)
