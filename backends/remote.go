@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/mcp-gateway/mcp-gateway/config"
 )
 
 // A remote is the transport of a url: backend: the byte stream a conn reads
@@ -159,11 +160,13 @@ func (r *remote) failure() string {
 }
 
 // fail ends the transport for reason (the first reason wins): conn reads
-// EOF, every request in flight is abandoned.
+// EOF, every request in flight is abandoned. The reason is shown (status,
+// the client's errors, the log), so the secrets of the URL an HTTP error
+// names are masked.
 func (r *remote) fail(reason string) {
 	r.mu.Lock()
 	if r.reason == "" && !r.closed {
-		r.reason = reason
+		r.reason = config.RedactURL(reason)
 	}
 	r.mu.Unlock()
 	r.cancel()

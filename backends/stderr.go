@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/ratelimit"
+	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 )
 
@@ -59,8 +60,10 @@ func drainStderr(r io.Reader, log *slog.Logger, t *tail, lim *ratelimit.Bucket) 
 		line, isPrefix, err := br.ReadLine()
 		if len(line) > 0 { // blank lines are skipped
 			// Escape sequences and control characters stripped: a line
-			// must not clear the terminal or forge a log record.
-			s := safetext.Strip(string(line), false)
+			// must not clear the terminal or forge a log record. Secrets
+			// masked by shape (postgres://u:PASS@h, password=…): the line
+			// goes to the log, status and the client's errors.
+			s := safetext.Mask(safetext.Strip(string(line), false), config.Masked)
 			logLimited(lim, log, slog.LevelInfo, s, "stream", "stderr")
 			t.add(s)
 		}

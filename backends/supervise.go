@@ -43,6 +43,10 @@ type backend struct {
 	// Failed at once, since trying again changes nothing until the user
 	// does.
 	unrunnable bool
+	// shortage is set by a start (on the supervisor goroutine) that failed
+	// for the gateway's own lack of a resource (ResourceShortage): run
+	// retries it, and it is not one of the backend's crashes.
+	shortage bool
 	// noDiscover: the backend ended its session when asked server/discover;
 	// it is initialized from then on (era.go).
 	noDiscover atomic.Bool
@@ -269,7 +273,9 @@ func (b *backend) run(ctx context.Context) {
 			b.log.Error("backend cannot start", "reason", reason)
 			return
 		}
-		if attempt == 0 && !wasReady {
+		shortage := b.shortage
+		b.shortage = false
+		if attempt == 0 && !wasReady && !shortage {
 			b.log.Error("backend failed to start", "reason", reason, "stderr_tail", b.stderr.snapshot())
 			if b.cfg.Restart == "never" {
 				b.setState(Failed, reason)
@@ -281,7 +287,7 @@ func (b *backend) run(ctx context.Context) {
 			}
 		}
 		// A crash, or a start that did not get ready: retried like a crash.
-		if b.cfg.Restart == "never" {
+		if b.cfg.Restart == "never" && !shortage {
 			b.setState(Crashed, reason)
 			if teardown != nil {
 				teardown()
@@ -289,7 +295,9 @@ func (b *backend) run(ctx context.Context) {
 			return
 		}
 		now := time.Now()
-		crashes = append(crashes, now)
+		if !shortage {
+			crashes = append(crashes, now)
+		}
 		for len(crashes) > 0 && now.Sub(crashes[0]) > b.m.crashWindow {
 			crashes = crashes[1:]
 		}
@@ -304,7 +312,7 @@ func (b *backend) run(ctx context.Context) {
 		}
 		delay := b.m.backoffMax
 		if n := len(crashes) - 1; n < 30 {
-			delay = min(b.m.backoffBase<<n, b.m.backoffMax)
+			delay = min(b.m.backoffBase<<max(n, 0), b.m.backoffMax)
 		}
 		b.setState(Restarting, reason)
 		b.settle() // the first start has concluded: lists stop waiting for it
@@ -438,8 +446,12 @@ func (b *backend) startChild() (*session, string) {
 	name := b.cfg.Name
 	p, err := startProcess(b.cfg, b.m.environ)
 	if err != nil {
-		b.unrunnable = unrunnable(err)
+		b.shortage = ResourceShortage(err)
+		b.unrunnable = !b.shortage && unrunnable(err)
 		reason := fmt.Sprintf("start %s: %v", b.cfg.Command, err)
+		if b.shortage {
+			reason += " (the gateway's own shortage, not the server's: retried, not counted as a crash)"
+		}
 		if strings.ContainsAny(b.cfg.Command, " \t") && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, exec.ErrNotFound)) {
 			reason += " (command is one program; put its arguments in args)"
 		}

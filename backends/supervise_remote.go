@@ -30,7 +30,7 @@ func (b *backend) startRemote(ctx context.Context) (*session, string) {
 	}
 	r, err := dialRemote(ctx, opts)
 	if err != nil {
-		return nil, err.Error()
+		return nil, config.RedactURL(err.Error()) // an HTTP error names the URL
 	}
 	b.mu.Lock()
 	b.startedAt = time.Now()

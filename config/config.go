@@ -139,6 +139,15 @@ type HTTP struct {
 	// session's client to read them; a session whose client falls further
 	// behind is ended.
 	SessionBufferBytes int `json:"session_buffer_bytes"`
+	// MaxSessions bounds the sessions open at once (Streamable HTTP and
+	// /sse alike); one more is refused with 503.
+	MaxSessions int `json:"max_sessions"`
+	// MaxStreams bounds the event streams open at once (GET /mcp and GET
+	// /sse); one more is refused with 503.
+	MaxStreams int `json:"max_streams"`
+	// MaxConnections bounds the HTTP connections open at once; 0 derives
+	// it from the open-file limit, keeping descriptors for the backends.
+	MaxConnections int `json:"max_connections"`
 }
 
 // Server is one backend MCP server. Exactly one of Command and URL is set.
@@ -267,6 +276,15 @@ const (
 	DefaultFirstStartWait = 1500 * time.Millisecond
 )
 
+// The defaults of gateway.http's limits (docs/http.md, "Limits"): far
+// beyond what a laptop's few clients open, and a bound on what a server's
+// many clients (or one misbehaving client) can make the gateway hold, about
+// 30 MB of sessions and 70 MB of streams.
+const (
+	DefaultMaxSessions = 1000
+	DefaultMaxStreams  = 1000
+)
+
 // DefaultTimeout is the per-call timeout of a backend without its own
 // timeout_ms (gateway.default_timeout_ms, which DEFAULT_TIMEOUT overrides).
 func (c *Config) DefaultTimeout() time.Duration {
@@ -336,7 +354,8 @@ func Defaults() *Config {
 			FirstStartWaitMS: ms(DefaultFirstStartWait),
 			Snapshots:        true,
 			AnswerTools:      true,
-			HTTP:             HTTP{Listen: "127.0.0.1:8000", AllowedOrigins: []string{}, SessionIdleTimeoutMS: 1800000, SessionBufferBytes: 16 << 20},
+			HTTP: HTTP{Listen: "127.0.0.1:8000", AllowedOrigins: []string{}, SessionIdleTimeoutMS: 1800000, SessionBufferBytes: 16 << 20,
+				MaxSessions: DefaultMaxSessions, MaxStreams: DefaultMaxStreams},
 		},
 		Servers: []Server{},
 	}

@@ -8,6 +8,11 @@ import (
 	"os"
 )
 
+// MaxFileSize bounds the configuration file Load reads; a caller reading
+// the file itself (the gateway's live reload) reads it with ReadFile and
+// this bound.
+const MaxFileSize = maxFileSize
+
 // ReadFile reads a regular file of at most limit bytes; the error of a
 // larger one says so. Anything but a regular file is refused before it is
 // opened: opening a named pipe waits for a writer, for ever if none comes,

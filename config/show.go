@@ -6,7 +6,8 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"strings"
+
+	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 )
 
 // Masked is what --show-config prints in place of a secret value.
@@ -17,16 +18,24 @@ const Masked = "***"
 // appears only as "api_key": "set" or "unset" inside "openai". c and s are
 // as Load returns them (a nil c or s stands for the defaults).
 //
-// Backend settings may hold tokens, so in "effective.servers":
+// Backend settings may hold tokens, so in "effective.servers" each value
+// that may hold one is masked by its name and by its shape, with the rules
+// of safetext.Mask (the ones status and the logs use too):
 //   - an env or headers value is printed as "***" when it was expanded from
-//     ${VAR}, or when its name looks secret (it contains token, secret,
-//     password, passwd, key, auth, credential, cookie, session or private,
-//     in any case — "Authorization", "GITHUB_TOKEN", "API_KEY");
+//     ${VAR}, or when its name looks secret (safetext.SecretName: it
+//     contains token, secret, password, key, auth, … in any case —
+//     "Authorization", "GITHUB_TOKEN", "API_KEY"); any other value is
+//     masked by shape (safetext.MaskValue: a URL's password and secret
+//     query values, password=…, a long random-looking token);
 //   - command, cwd, url and args that were expanded from ${VAR} are printed
 //     as written in the file ("--token=${MY_TOKEN}"), never expanded;
-//   - a url's password (a user given without one, whole) and
-//     secret-looking query values (as written or expanded) are printed as
-//     "***"; so are those of openai.base_url.
+//   - args are masked by shape too (safetext.MaskArgs): --password=…, the
+//     value after --token, a URL's password (postgres://u:***@h/db), a
+//     random-looking token;
+//   - a url's password (a user given without one, whole) and its
+//     secret-looking query values (by name, sig=…, or by a random-looking
+//     value; as written or expanded) are printed as "***"; so are those of
+//     openai.base_url and oauth.client_metadata_url.
 //
 // Names of variables (openai.api_key_env, gateway.http.auth_token_env) are
 // shown; their values never are.
@@ -87,22 +96,25 @@ func (c *Config) masked(s Server) Server {
 		}
 		return v
 	}
-	s.Command = written("command", s.Command)
-	s.Cwd = written("cwd", s.Cwd)
+	s.Command = safetext.Mask(written("command", s.Command), Masked)
+	s.Cwd = safetext.Mask(written("cwd", s.Cwd), Masked)
 	s.URL = RedactURL(written("url", s.URL))
-	s.Args = slices.Clone(s.Args)
-	for i, a := range s.Args {
-		s.Args[i] = written(fmt.Sprintf("args[%d]", i), a)
+	args := slices.Clone(s.Args)
+	for i, a := range args {
+		args[i] = written(fmt.Sprintf("args[%d]", i), a)
 	}
+	s.Args = safetext.MaskArgs(args, Masked)
 	mask := func(prefix string, m map[string]string) map[string]string {
 		if m == nil {
 			return nil
 		}
 		m = maps.Clone(m)
-		for k := range m {
+		for k, v := range m {
 			_, expanded := c.shown[shownKey(s.Name, prefix+k)]
-			if expanded || secretName(k) {
+			if expanded || safetext.SecretName(k) {
 				m[k] = Masked
+			} else {
+				m[k] = safetext.MaskValue(v, Masked)
 			}
 		}
 		return m
@@ -112,51 +124,11 @@ func (c *Config) masked(s Server) Server {
 	if s.OAuth.ClientSecret != "" {
 		s.OAuth.ClientSecret = Masked
 	}
+	s.OAuth.ClientMetadataURL = RedactURL(s.OAuth.ClientMetadataURL)
 	return s
 }
 
-// secretName reports whether a variable, header or query parameter name
-// looks like it holds a secret.
-func secretName(name string) bool {
-	n := strings.ToLower(name)
-	for _, w := range []string{"token", "secret", "password", "passwd", "key", "auth", "credential", "cookie", "session", "private"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
-}
-
 // RedactURL masks the password (or a user given without one) and the
-// secret-looking query values of a URL, by text, so that it works on a URL
-// as written with ${VAR} in it too.
-func RedactURL(s string) string {
-	rest, frag, hasFrag := strings.Cut(s, "#")
-	base, query, hasQuery := strings.Cut(rest, "?")
-	if _, after, ok := strings.Cut(base, "://"); ok {
-		authority, _, _ := strings.Cut(after, "/")
-		if at := strings.LastIndexByte(authority, '@'); at >= 0 {
-			// A user without a password is often a token itself
-			// (https://TOKEN@host), so it is masked whole.
-			masked := Masked
-			if user, _, ok := strings.Cut(authority[:at], ":"); ok {
-				masked = user + ":" + Masked
-			}
-			start := len(base) - len(after)
-			base = base[:start] + masked + after[at:]
-		}
-	}
-	if hasQuery {
-		parts := strings.Split(query, "&")
-		for i, kv := range parts {
-			if k, _, ok := strings.Cut(kv, "="); ok && secretName(k) {
-				parts[i] = k + "=" + Masked
-			}
-		}
-		base += "?" + strings.Join(parts, "&")
-	}
-	if hasFrag {
-		base += "#" + frag
-	}
-	return base
-}
+// secret-looking query values of a URL (safetext.Mask), by text, so that it
+// works on a URL as written with ${VAR} in it too.
+func RedactURL(s string) string { return safetext.Mask(s, Masked) }

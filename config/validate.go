@@ -16,6 +16,7 @@ const (
 	maxRetries     = 10
 	maxRecencyDays = 36500
 	maxMaxResults  = 100
+	maxHTTPLimit   = 1_000_000 // max_sessions, max_streams, max_connections
 )
 
 var separatorChars = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
@@ -88,6 +89,9 @@ func (l *loader) validate() {
 	between("gateway.first_start_wait_ms", g.FirstStartWaitMS, 0, maxTimeoutMS)
 	between("gateway.http.session_idle_timeout_ms", g.HTTP.SessionIdleTimeoutMS, 0, maxTimeoutMS)
 	between("gateway.http.session_buffer_bytes", g.HTTP.SessionBufferBytes, 64<<10, 1<<30)
+	between("gateway.http.max_sessions", g.HTTP.MaxSessions, 1, maxHTTPLimit)
+	between("gateway.http.max_streams", g.HTTP.MaxStreams, 1, maxHTTPLimit)
+	between("gateway.http.max_connections", g.HTTP.MaxConnections, 0, maxHTTPLimit)
 	if msg := checkListen(g.HTTP.Listen); msg != "" {
 		l.errAt("gateway.http.listen", "%s", msg)
 	}

@@ -56,6 +56,9 @@ type Gateway struct {
 	// prefix maps each configured server to its prefix; SetServers
 	// replaces it when the configuration is reloaded.
 	prefix atomic.Pointer[map[string]string]
+	// servers are the configured servers, replaced with prefix: what the
+	// REST API knows of them (rest.go).
+	servers atomic.Pointer[[]config.Server]
 
 	mu     sync.Mutex
 	fronts map[*front]bool
@@ -79,6 +82,7 @@ func (g *Gateway) SetServers(servers []config.Server) {
 	for _, s := range servers {
 		m[s.Name] = s.Prefix
 	}
+	g.servers.Store(&servers)
 	g.prefix.Store(&m)
 }
 

@@ -12,9 +12,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -42,7 +44,23 @@ type HTTPOptions struct {
 	// client to read them; a session whose client falls further behind
 	// is ended. Zero means DefaultSessionBufferBytes.
 	SessionBufferBytes int64
+	// MaxSessions bounds the sessions open at once, Streamable HTTP and
+	// /sse alike: one more is refused with 503. Zero means
+	// config.DefaultMaxSessions.
+	MaxSessions int
+	// MaxStreams bounds the event streams open at once, GET /mcp and GET
+	// /sse: one more is refused with 503. Zero means
+	// config.DefaultMaxStreams.
+	MaxStreams int
+	// SSEHandshakeTimeout ends an /sse stream whose client has posted no
+	// message for this long since it opened: a stream nobody uses holds
+	// a session. Zero means DefaultSSEHandshakeTimeout.
+	SSEHandshakeTimeout time.Duration
 }
+
+// DefaultSSEHandshakeTimeout is HTTPOptions.SSEHandshakeTimeout's default:
+// a client posts initialize as soon as it has read the endpoint event.
+const DefaultSSEHandshakeTimeout = time.Minute
 
 // HTTPFront serves MCP over HTTP: Streamable HTTP and the 2024-11-05 SSE
 // transport. Its methods are safe for concurrent use.
@@ -57,8 +75,19 @@ type HTTPFront struct {
 
 	mu       sync.Mutex
 	closed   bool
-	sessions map[string]*httpSession            // Streamable HTTP sessions, by Mcp-Session-Id
-	sse      map[string]*mcp.SSEServerTransport // SSE sessions, by sessionid
+	sessions map[string]*httpSession // Streamable HTTP sessions, by Mcp-Session-Id
+	sse      map[string]*sseSession  // SSE sessions, by sessionid
+	streams  int                     // event streams open (GET /mcp, GET /sse)
+	// full is set while a limit refuses requests, so that the warning is
+	// logged once each time a limit is reached, not per request.
+	full bool
+}
+
+// sseSession is one session of the 2024-11-05 transport: its stream's
+// transport, and whether its client has posted anything.
+type sseSession struct {
+	t      *mcp.SSEServerTransport
+	posted atomic.Bool
 }
 
 // NewHTTPFront returns an HTTP front for g.
@@ -69,6 +98,15 @@ func (g *Gateway) NewHTTPFront(opts HTTPOptions) *HTTPFront {
 	if opts.SessionBufferBytes <= 0 {
 		opts.SessionBufferBytes = DefaultSessionBufferBytes
 	}
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = config.DefaultMaxSessions
+	}
+	if opts.MaxStreams <= 0 {
+		opts.MaxStreams = config.DefaultMaxStreams
+	}
+	if opts.SSEHandshakeTimeout <= 0 {
+		opts.SSEHandshakeTimeout = DefaultSSEHandshakeTimeout
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	h := &HTTPFront{
 		g:        g,
@@ -77,7 +115,7 @@ func (g *Gateway) NewHTTPFront(opts HTTPOptions) *HTTPFront {
 		ctx:      ctx,
 		stop:     stop,
 		sessions: make(map[string]*httpSession),
-		sse:      make(map[string]*mcp.SSEServerTransport),
+		sse:      make(map[string]*sseSession),
 	}
 	if opts.IdleTimeout > 0 && !opts.Stateless {
 		h.wg.Add(1)
@@ -101,6 +139,52 @@ func (h *HTTPFront) Sessions() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.sessions) + len(h.sse)
+}
+
+// Streams reports how many event streams are open.
+func (h *HTTPFront) Streams() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.streams
+}
+
+// roomLocked says whether one more session (session) and one more event
+// stream (stream) fit the limits; when not, it answers w with 503 and a
+// body that names the limit, and logs the first refusal since the gateway
+// was last below its limits. h.mu is held.
+func (h *HTTPFront) roomLocked(w http.ResponseWriter, session, stream bool) bool {
+	key, n, limit, what := "", 0, 0, ""
+	switch {
+	case session && len(h.sessions)+len(h.sse) >= h.opts.MaxSessions:
+		key, n, limit, what = "max_sessions", len(h.sessions)+len(h.sse), h.opts.MaxSessions, "sessions"
+	case stream && h.streams >= h.opts.MaxStreams:
+		key, n, limit, what = "max_streams", h.streams, h.opts.MaxStreams, "event streams"
+	default:
+		h.full = false
+		return true
+	}
+	if !h.full {
+		h.full = true
+		h.g.log.Warn("http: refusing requests past a limit", "limit", "gateway.http."+key, "open", n)
+	}
+	http.Error(w, fmt.Sprintf("Service Unavailable: the gateway has reached its limit of %d open %s (gateway.http.%s); end unused ones (DELETE a session, close a stream) or raise the limit", limit, what, key), http.StatusServiceUnavailable)
+	return false
+}
+
+// openStream counts an event stream being served, if the limit has room
+// (503 otherwise); the returned func, when not nil, ends it.
+func (h *HTTPFront) openStream(w http.ResponseWriter) func() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.roomLocked(w, false, true) {
+		return nil
+	}
+	h.streams++
+	return func() {
+		h.mu.Lock()
+		h.streams--
+		h.mu.Unlock()
+	}
 }
 
 // Close ends every session: calls in flight are cancelled, and Close
@@ -223,7 +307,10 @@ func (h *HTTPFront) ServeMCP(w http.ResponseWriter, r *http.Request) {
 		_ = s.Close()
 		w.WriteHeader(http.StatusNoContent)
 	case http.MethodGet:
-		s.get(w, r)
+		if done := h.openStream(w); done != nil {
+			defer done()
+			s.get(w, r)
+		}
 	default:
 		s.post(w, r, msgs, calls, version, initialize)
 	}
@@ -306,9 +393,15 @@ func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, msgs [][]
 		version = initializeVersion(msgs)
 	}
 	id := rand.Text()
+	h.mu.Lock()
+	if !h.roomLocked(w, true, false) {
+		h.mu.Unlock()
+		return
+	}
+	// Made under mu, once there is room: a session opens its stream in
+	// the event store.
 	ctx, cancel := context.WithCancel(h.ctx)
 	s := newHTTPSession(h.sessionOptions(id, h.opts.EventStore, cancel))
-	h.mu.Lock()
 	h.sessions[id] = s
 	h.mu.Unlock()
 	forget := func() {
@@ -407,20 +500,27 @@ func (h *HTTPFront) ServeSSE(w http.ResponseWriter, r *http.Request) {
 	if !onlyMethod(w, r, http.MethodGet) {
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
 	id := rand.Text()
 	t := &mcp.SSEServerTransport{Endpoint: "/messages?sessionid=" + id, Response: w}
+	sess := &sseSession{t: t}
 	// Registered before Connect, which sends the client the endpoint: the
 	// client may post to it at once.
 	h.mu.Lock()
-	h.sse[id] = t
+	if !h.roomLocked(w, true, true) {
+		h.mu.Unlock()
+		return
+	}
+	h.sse[id] = sess
+	h.streams++
 	h.mu.Unlock()
 	defer func() {
 		h.mu.Lock()
 		delete(h.sse, id)
+		h.streams--
 		h.mu.Unlock()
 	}()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
 	conn, err := t.Connect(r.Context())
 	if err != nil {
 		return // the client is gone
@@ -443,12 +543,24 @@ func (h *HTTPFront) ServeSSE(w http.ResponseWriter, r *http.Request) {
 	}
 	stop := make(chan struct{})
 	go func() {
-		select {
-		case <-r.Context().Done():
-		case <-ended:
-		case <-ctx.Done():
+		defer close(stop)
+		// A stream whose client posts nothing (not even initialize)
+		// holds a session and a stream for nothing: it ends.
+		idle := time.NewTimer(h.opts.SSEHandshakeTimeout)
+		defer idle.Stop()
+		for {
+			select {
+			case <-r.Context().Done():
+			case <-ended:
+			case <-ctx.Done():
+			case <-idle.C:
+				if sess.posted.Load() {
+					continue
+				}
+				h.g.log.Info("sse stream ended: its client posted nothing", "session", id, "within", h.opts.SSEHandshakeTimeout)
+			}
+			return
 		}
-		close(stop)
 	}()
 	cut := cutOnClose(stop, http.NewResponseController(w))
 	if err := s.pump(stop, cut); err != nil {
@@ -474,23 +586,29 @@ func (h *HTTPFront) ServeMessages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.mu.Lock()
-	t := h.sse[id]
+	sess := h.sse[id]
 	h.mu.Unlock()
-	if t == nil {
+	if sess == nil {
 		http.Error(w, "session not found", http.StatusNotFound)
 		return
 	}
-	t.ServeHTTP(w, r)
+	sess.posted.Store(true)
+	sess.t.ServeHTTP(w, r)
 }
 
 // jsonContent checks that a POST carries JSON (415 otherwise).
 func jsonContent(w http.ResponseWriter, r *http.Request) bool {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/json" {
+	if !isJSONContent(r) {
 		http.Error(w, "Content-Type must be 'application/json'", http.StatusUnsupportedMediaType)
 		return false
 	}
 	return true
+}
+
+// isJSONContent reports whether r's Content-Type is application/json.
+func isJSONContent(r *http.Request) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && mt == "application/json"
 }
 
 // accepts reports whether the Accept header admits JSON and event streams.

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -32,7 +35,7 @@ func (g *Gateway) ServeTools(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	timeouts := make(map[string]int64)
-	for _, s := range g.opts.Config.Servers {
+	for _, s := range *g.servers.Load() {
 		timeouts[s.Name] = config.CallTimeout(s, g.opts.Config.DefaultTimeout()).Milliseconds()
 	}
 	tools := []RESTTool{}
@@ -68,15 +71,23 @@ func (g *Gateway) ServeCall(w http.ResponseWriter, r *http.Request) {
 	if !onlyMethod(w, r, http.MethodPost) {
 		return
 	}
-	var body restCall
-	dec := json.NewDecoder(r.Body)
-	if err := dec.Decode(&body); err != nil {
+	if !isJSONContent(r) {
+		restFail(w, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be 'application/json'", nil)
+		return
+	}
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			bodyError(w, err)
 			return
 		}
-		restFail(w, http.StatusBadRequest, "VALIDATION_ERROR", "request body must be a JSON object: "+err.Error(), nil)
+		restFail(w, http.StatusBadRequest, "VALIDATION_ERROR", "read body: "+err.Error(), nil)
+		return
+	}
+	body, err := decodeRESTCall(raw)
+	if err != nil {
+		restFail(w, http.StatusBadRequest, "VALIDATION_ERROR", "request body must be one JSON object: "+err.Error(), nil)
 		return
 	}
 	name, args := body.Name, body.Arguments
@@ -145,9 +156,40 @@ func (g *Gateway) ServeCall(w http.ResponseWriter, r *http.Request) {
 	writeJSONStatus(w, http.StatusOK, map[string]any{"success": true, "result": result})
 }
 
+// decodeRESTCall decodes POST /mcp/call's body as strictly as /mcp reads
+// a message: one JSON value with nothing after it, an object, and each
+// member once. A repeated member (names compared as encoding/json matches
+// them, without case) would let whatever checked the body before the
+// gateway see one tool while the gateway calls another.
+func decodeRESTCall(body []byte) (restCall, error) {
+	var c restCall
+	if err := json.Unmarshal(body, &c); err != nil {
+		return c, err
+	}
+	if b := bytes.TrimSpace(body); len(b) == 0 || b[0] != '{' {
+		return c, errors.New("not an object")
+	}
+	seen := make(map[string]bool)
+	dup := ""
+	if err := wire.EachMember(body, func(name string, _ json.RawMessage) {
+		k := strings.ToLower(name)
+		if seen[k] && dup == "" {
+			dup = name
+		}
+		seen[k] = true
+	}); err != nil {
+		return c, err
+	}
+	if dup != "" {
+		return c, fmt.Errorf("member %q is given more than once", dup)
+	}
+	return c, nil
+}
+
 // restName finds the name a client calls a backend's tool by. A tool of a
 // backend that is down is not listed; its name is built from the prefix,
-// so that the call reports the backend's state.
+// so that the call reports the backend's state. Both come from the
+// configuration in force (SetServers), as the MCP front's names do.
 func (g *Gateway) restName(r *http.Request, server, tool string) (string, bool) {
 	g.waitFirstStarts(r.Context())
 	for _, t := range g.Tools() {
@@ -155,10 +197,8 @@ func (g *Gateway) restName(r *http.Request, server, tool string) (string, bool) 
 			return t.Name, true
 		}
 	}
-	for _, s := range g.opts.Config.Servers {
-		if s.Name == server {
-			return g.namer(false).name(s.Prefix, tool), true
-		}
+	if prefix, ok := g.prefixes()[server]; ok {
+		return g.namer(false).name(prefix, tool), true
 	}
 	return "", false
 }

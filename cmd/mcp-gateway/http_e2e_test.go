@@ -55,6 +55,13 @@ func startHTTPAt(t testing.TB, addr, cfg string, env []string) *httpGW {
 	t.Helper()
 	cmd := exec.Command(gatewayBin, "--transport", "http", "--listen", addr, "--config", cfg)
 	cmd.Env = env
+	return startHTTPCmd(t, cmd)
+}
+
+// startHTTPCmd starts cmd, which runs the gateway with --transport http,
+// and waits until it listens.
+func startHTTPCmd(t testing.TB, cmd *exec.Cmd) *httpGW {
+	t.Helper()
 	g := &httpGW{t: t, cmd: cmd, stderr: &testutil.Buffer{}, done: make(chan error, 1)}
 	cmd.Stderr = g.stderr
 	if err := cmd.Start(); err != nil {

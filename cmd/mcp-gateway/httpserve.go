@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -46,8 +47,19 @@ func (a *app) serveHTTP(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", hc.Listen, err)
 	}
+	maxConns, warn := connectionLimit(hc.MaxConnections, openFileLimit())
+	if warn != "" {
+		a.log.Warn(warn)
+	}
+	var lastRefusal atomic.Int64 // unix nanoseconds of the last warning
+	ln = newLimitListener(ln, maxConns, func() {
+		now := time.Now().UnixNano()
+		if last := lastRefusal.Load(); now-last > int64(10*time.Second) && lastRefusal.CompareAndSwap(last, now) {
+			a.log.Warn("http: refusing connections past the limit (503)", "max_connections", maxConns)
+		}
+	})
 	front := a.gw.NewHTTPFront(gateway.HTTPOptions{Stateless: hc.Stateless, IdleTimeout: a.cfg.SessionIdleTimeout(),
-		SessionBufferBytes: int64(hc.SessionBufferBytes)})
+		SessionBufferBytes: int64(hc.SessionBufferBytes), MaxSessions: hc.MaxSessions, MaxStreams: hc.MaxStreams})
 	metrics := a.metrics
 	mux := http.NewServeMux()
 	mux.HandleFunc("/mcp", front.ServeMCP)
@@ -61,7 +73,7 @@ func (a *app) serveHTTP(ctx context.Context) error {
 	})
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_ = writeJSON(w, map[string]any{"servers": a.backends.Status(), "sessions": front.Sessions()})
+		_ = writeJSON(w, map[string]any{"servers": a.backends.Status(), "sessions": front.Sessions(), "streams": front.Streams()})
 	})
 	mux.Handle("GET /metrics", metrics.handler())
 	busy := &inFlight{}
@@ -70,13 +82,16 @@ func (a *app) serveHTTP(ctx context.Context) error {
 		ReadHeaderTimeout: httpReadHeaderTimeout,
 		ReadTimeout:       httpReadTimeout,
 		IdleTimeout:       httpIdleTimeout,
+		// Accept errors (out of descriptors: the server backs off 5 ms
+		// doubling to 1 s) and the like, in the gateway's log.
+		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 	}
 	a.backends.Start(ctx)
 	stopReload := a.startReload(ctx) // live configuration, as on stdio
 	defer stopReload()
 	defer startRuntimeStats(a.log)()
 	a.log.Info("mcp-gateway serving on http", "version", version(), "addr", ln.Addr().String(),
-		"stateless", hc.Stateless, "auth", g.token != nil, "backends", len(a.cfg.Servers))
+		"stateless", hc.Stateless, "auth", g.token != nil, "backends", len(a.cfg.Servers), "max_connections", maxConns)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"html"
@@ -10,6 +11,7 @@ import (
 	"net/url"
 	"os/exec"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
@@ -32,13 +34,24 @@ func (a *app) login(ctx context.Context) error {
 		return fmt.Errorf("login: listen for the redirect: %w", err)
 	}
 	results := make(chan *auth.AuthorizationResult, 1)
+	// state is the state of the authorization request in flight: a
+	// callback without it (another page or program reaching the loopback
+	// port) is answered with an error page and ignored, so that it can
+	// neither end the login nor stand in for the real callback.
+	var state atomic.Pointer[string]
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		if r.URL.Path != callback || q.Get("state") == "" {
+		if r.URL.Path != callback {
 			http.NotFound(w, r)
 			return
 		}
+		q := r.URL.Query()
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if want := state.Load(); want == nil || subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(*want)) != 1 {
+			a.log.Warn("ignored a request to the sign-in redirect that does not belong to this sign-in (its state does not match)")
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, "<p>This response does not belong to this sign-in to %s (its state does not match), so it was ignored. Sign in from the URL <code>mcp-gateway login</code> printed.</p>", html.EscapeString(s.Name))
+			return
+		}
 		if e := q.Get("error"); e != "" {
 			fmt.Fprintf(w, "<p>Sign-in to %s failed: %s. You can close this tab.</p>", html.EscapeString(s.Name), html.EscapeString(e))
 		} else {
@@ -53,6 +66,15 @@ func (a *app) login(ctx context.Context) error {
 	defer srv.Close()
 
 	fetch := func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+		u, err := url.Parse(args.URL)
+		if err != nil {
+			return nil, fmt.Errorf("authorization URL: %w", err)
+		}
+		st := u.Query().Get("state")
+		if st == "" {
+			return nil, errors.New("the authorization URL carries no state")
+		}
+		state.Store(&st)
 		fmt.Fprintf(a.env.stderr, "Sign in to %s in your browser; if it does not open, open this URL:\n\n  %s\n\n", s.Name, args.URL)
 		if err := openBrowser(args.URL); err != nil {
 			a.log.Debug("no browser opened", "err", err)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -220,34 +219,43 @@ func (o *oauthServer) refusedCount() int {
 // returns the authorization URL once login has succeeded.
 func login(t *testing.T, env []string, cfg, name string) *url.URL {
 	t.Helper()
+	return loginWith(t, env, cfg, name, nil)
+}
+
+// loginWith is login with forge, if not nil, run with the authorization
+// URL before the browser follows it.
+func loginWith(t *testing.T, env []string, cfg, name string, forge func(authURL *url.URL)) *url.URL {
+	t.Helper()
 	cmd := exec.Command(gatewayBin, "login", name, "--config", cfg)
 	cmd.Env = env
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stdout testutil.Buffer
-	cmd.Stdout = &stdout
+	var stdout, loginErr testutil.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &loginErr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	urlLine := regexp.MustCompile(`^\s+(http://\S+/authorize\S*)`)
-	sc := bufio.NewScanner(stderr)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	urlLine := regexp.MustCompile(`(?m)^\s+(http://\S+/authorize\S*)`)
 	var authURL string
-	var loginErr strings.Builder
-	for sc.Scan() {
-		loginErr.WriteString(sc.Text() + "\n")
-		if m := urlLine.FindStringSubmatch(sc.Text()); m != nil {
+	testutil.WaitFor(t, testutil.DefaultTimeout, "login to print the authorization URL", func() bool {
+		if m := urlLine.FindStringSubmatch(loginErr.String()); m != nil {
 			authURL = m[1]
-			break
+			return true
 		}
+		select {
+		case err := <-exited:
+			t.Fatalf("login exited before printing a URL: %v\n%s", err, loginErr.String())
+		default:
+		}
+		return false
+	})
+	if forge != nil {
+		u, err := url.Parse(authURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		forge(u)
 	}
-	if authURL == "" {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("login printed no URL:\n%s", loginErr.String())
-	}
-	go io.Copy(io.Discard, stderr)
 	resp, err := http.Get(authURL) // follows the redirect to login's loopback listener
 	if err != nil {
 		t.Fatal(err)
@@ -257,8 +265,15 @@ func login(t *testing.T, env []string, cfg, name string) *url.URL {
 	if !strings.Contains(string(page), "Signed in to "+name) {
 		t.Errorf("callback page: %s", page)
 	}
-	if err := cmd.Wait(); err != nil || !strings.Contains(stdout.String(), "Signed in to "+name) {
-		t.Fatalf("login: %v\n%s\n%s", err, stdout.String(), loginErr.String())
+	var err2 error
+	select {
+	case err2 = <-exited:
+	case <-time.After(testutil.DefaultTimeout):
+		cmd.Process.Kill()
+		err2 = <-exited
+	}
+	if err2 != nil || !strings.Contains(stdout.String(), "Signed in to "+name) {
+		t.Fatalf("login: %v\n%s\n%s", err2, stdout.String(), loginErr.String())
 	}
 	u, err := url.Parse(authURL)
 	if err != nil {
@@ -487,6 +502,38 @@ func TestRemoteOAuthLoginRedirectURI(t *testing.T) {
 	}
 	if err := json.Unmarshal(b, &stored); err != nil || stored.ClientID != "pre-registered" {
 		t.Errorf("stored client = %q (%v)", stored.ClientID, err)
+	}
+}
+
+// TestRemoteOAuthLoginIgnoresForgedCallback: a request to login's
+// loopback redirect whose state is wrong or missing (another page, another
+// local program) is answered with an error page and ignored; the login
+// goes on waiting, and the real callback signs in.
+func TestRemoteOAuthLoginIgnoresForgedCallback(t *testing.T) {
+	t.Parallel()
+	o := newOAuthServer(t)
+	home := t.TempDir()
+	env := baseEnv(t, "HOME="+home, "USERPROFILE="+home, "BROWSER=true")
+	cfg := beConfig(t, beServer{Name: "secure", URL: o.URL + "/mcp"})
+	loginWith(t, env, cfg, "secure", func(authURL *url.URL) {
+		redirect := authURL.Query().Get("redirect_uri")
+		if redirect == "" || authURL.Query().Get("state") == "" {
+			t.Fatalf("authorization URL without redirect_uri or state: %s", authURL)
+		}
+		for _, q := range []string{"code=forged&state=wrong", "code=forged", "error=access_denied&state=wrong", "code=forged&state="} {
+			resp, err := http.Get(redirect + "?" + q)
+			if err != nil {
+				t.Fatalf("%s: %v (login stopped listening)", q, err)
+			}
+			page, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(page), "does not belong to this sign-in") || strings.Contains(string(page), "Signed in") {
+				t.Errorf("%s: %d %s", q, resp.StatusCode, page)
+			}
+		}
+	})
+	if _, err := os.Stat(filepath.Join(home, ".config", "mcp-gateway", "tokens", "secure.json")); err != nil {
+		t.Errorf("no sign-in stored after the real callback: %v", err)
 	}
 }
 

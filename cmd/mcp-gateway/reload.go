@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/config"
 )
 
@@ -20,10 +23,21 @@ import (
 // SIGHUP. This file reloads on SIGHUP; signals_unix.go keeps SIGHUP from
 // killing the gateway at any other time (holdSIGHUP).
 
-// reloadDebounce gathers the events of one save (editors write a temporary
-// file and rename it over the original, or truncate and write in steps)
-// into one reload.
-const reloadDebounce = 200 * time.Millisecond
+// Reload timing. A reload acts only on a file that has settled: no event
+// for reloadDebounce, then two reads settleGap apart that agree. Editors
+// and cp truncate the file and then write it, in one step or several: a
+// read in between sees an empty or a partial file, which must never be
+// taken for the new configuration (an empty one has no servers: every
+// backend would stop).
+const (
+	reloadDebounce = 200 * time.Millisecond
+	settleGap      = 50 * time.Millisecond
+	// A read that failed for lack of the gateway's own resources (file
+	// descriptors) is tried again after shortageRetry, doubling up to
+	// shortageRetryMax, until it succeeds.
+	shortageRetry    = 500 * time.Millisecond
+	shortageRetryMax = 30 * time.Second
+)
 
 // startReload watches the configuration file and SIGHUP until the returned
 // stop is called; stop waits for a reload in progress to finish.
@@ -50,6 +64,7 @@ func (a *app) startReload(ctx context.Context) (stop func()) {
 			events, errs = w.Events, w.Errors
 		}
 	}
+	s := newSettler(path)
 
 	done := make(chan struct{})
 	go func() {
@@ -59,15 +74,18 @@ func (a *app) startReload(ctx context.Context) (stop func()) {
 		for {
 			select {
 			case <-ctx.Done():
+				t.Stop()
 				return
 			case <-hup:
-				a.reload("SIGHUP")
+				s.want("SIGHUP")
+				t.Reset(0)
 			case ev, ok := <-events:
 				if !ok {
 					events = nil
 					continue
 				}
 				if filepath.Clean(ev.Name) == path && !ev.Has(fsnotify.Chmod) {
+					s.want("file changed")
 					t.Reset(reloadDebounce)
 				}
 			case err, ok := <-errs:
@@ -77,7 +95,9 @@ func (a *app) startReload(ctx context.Context) (stop func()) {
 				}
 				a.log.Warn("watching the configuration file", "file", path, "err", err)
 			case <-t.C:
-				a.reload("file changed")
+				if next := s.step(a.log, a.reload); next > 0 {
+					t.Reset(next)
+				}
 			}
 		}
 	}()
@@ -91,13 +111,108 @@ func (a *app) startReload(ctx context.Context) (stop func()) {
 	}
 }
 
-// reload loads the configuration again and applies its servers: added ones
-// start, removed ones stop, changed ones restart, the others are not
-// touched, and clients get list_changed. An invalid configuration is
-// logged (file, line and key) and the running one stays. Other settings
-// cannot change while the gateway runs: a change to one is logged.
-func (a *app) reload(trigger string) {
-	cfg, sources, err := config.Load(a.load)
+// settler decides when the configuration file may be reloaded, and with
+// which contents: only once it has settled (see reloadDebounce). Its
+// methods run on the reload goroutine only.
+type settler struct {
+	path string
+	read func() ([]byte, error)
+
+	trigger string // why a reload is wanted; "" when none is
+	first   []byte // the first of the two reads; nil before it
+	firstOK bool   // first holds a read (which may be empty)
+	blank   bool   // the configuration in force came from a blank file (or none)
+	warned  bool   // the blank file was reported, for this trigger
+	retry   time.Duration
+}
+
+// newSettler returns the settler of the configuration file at path ("":
+// none), which is read now: whether the configuration in force came from
+// a blank file matters.
+func newSettler(path string) *settler {
+	s := &settler{path: path, read: func() ([]byte, error) { return config.ReadFile(path, config.MaxFileSize) }}
+	if path != "" {
+		data, _ := s.read()
+		s.blank = isBlank(data)
+	}
+	return s
+}
+
+// want asks for a reload: the settling starts again.
+func (s *settler) want(trigger string) {
+	s.trigger = trigger
+	s.first, s.firstOK = nil, false
+}
+
+// step takes the next step of a wanted reload when its timer fires: the
+// first read, or the second and then, if the file has settled, the reload
+// (apply, with the file's contents; nil without a file). It returns when
+// to take the next step; 0 when there is none (done, or waiting for the
+// file to change again).
+func (s *settler) step(log *slog.Logger, apply func(trigger string, data []byte)) time.Duration {
+	if s.trigger == "" {
+		return 0
+	}
+	if s.path == "" {
+		apply(s.trigger, nil)
+		s.trigger = ""
+		return 0
+	}
+	data, err := s.read()
+	if backends.ResourceShortage(err) {
+		s.retry = min(max(2*s.retry, shortageRetry), shortageRetryMax)
+		log.Warn("configuration not reloaded yet: the gateway is short of a system resource; trying again", "file", s.path, "err", err, "in", s.retry)
+		s.first, s.firstOK = nil, false
+		return s.retry
+	}
+	s.retry = 0
+	if err != nil {
+		// Missing, unreadable, too large: Load reads it again and says
+		// so, with the file's name.
+		apply(s.trigger, nil)
+		s.trigger = ""
+		return 0
+	}
+	if !s.firstOK {
+		s.first, s.firstOK = data, true
+		return settleGap
+	}
+	if !bytes.Equal(s.first, data) {
+		// Still being written.
+		s.first, s.firstOK = nil, false
+		return reloadDebounce
+	}
+	if isBlank(data) && !s.blank {
+		// Truncated and not written yet (or for long): never taken for
+		// "no servers". The next change of the file reloads.
+		if !s.warned {
+			log.Warn("the configuration file is empty; the running configuration stays until it is written (to stop every server, write `servers: []`)", "file", s.path)
+			s.warned = true
+		}
+		s.first, s.firstOK = nil, false
+		return 0
+	}
+	apply(s.trigger, data)
+	s.trigger, s.warned = "", false
+	s.blank = isBlank(data)
+	s.first, s.firstOK = nil, false
+	return 0
+}
+
+// isBlank reports whether a configuration file holds nothing but white
+// space: what a file being rewritten in place holds at first.
+func isBlank(data []byte) bool { return len(bytes.TrimSpace(data)) == 0 }
+
+// reload loads the configuration again (from data, the file's settled
+// contents, when not nil) and applies its servers: added ones start,
+// removed ones stop, changed ones restart, the others are not touched, and
+// clients get list_changed. An invalid configuration is logged (file,
+// line and key) and the running one stays. Other settings cannot change
+// while the gateway runs: a change to one is logged.
+func (a *app) reload(trigger string, data []byte) {
+	load := a.load
+	load.Data = data
+	cfg, sources, err := config.Load(load)
 	if err != nil {
 		for _, e := range configErrors(err) {
 			a.log.Error("configuration not reloaded; the running one stays", "trigger", trigger, "err", e)

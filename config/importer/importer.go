@@ -250,6 +250,12 @@ func check(es []Entry) error {
 // history and grows).
 const maxFileSize = 64 << 20
 
+// maxServersSize bounds the server maps of the files read (all of them
+// together, as written): what is imported must fit in a gateway
+// configuration file, which holds at most 4 MiB, and parsing and writing
+// server entries costs far more per byte than skipping history.
+const maxServersSize = 4 << 20
+
 // readFile reads a client's file with config.ReadFile (a regular file,
 // bounded), with an error that names the file.
 func readFile(p string) ([]byte, error) {

@@ -3,6 +3,7 @@ package importer
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -223,6 +224,110 @@ func TestReplaceClient(t *testing.T) {
 				t.Error("a second backup with the same name was allowed")
 			}
 		})
+	}
+}
+
+// --replace-client on a client file that is a symbolic link (a dotfiles
+// repository linked into place) writes through the link: the link stays a
+// link, its target gets the gateway entry, and the backup is the old text.
+// So does WriteConfig with force, for the gateway's own file.
+func TestReplaceClientThroughSymlink(t *testing.T) {
+	w := newWorld(t)
+	w.place(t, "claude-desktop")
+	link := filepath.Join(w.home, ".config", "Claude", "claude_desktop_config.json")
+	target := filepath.Join(w.home, "dotfiles", "claude.json")
+	if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(link, target); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Skipf("no symbolic links here: %v", err)
+	}
+	original, _ := os.ReadFile(target)
+	res, err := Import(w.options("claude-desktop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	backups, err := ReplaceClient(res, w.exe, filepath.Join(w.home, "gw.yaml"), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("%s is no longer a link: %v %v", link, fi.Mode(), err)
+	}
+	if b, _ := os.ReadFile(target); !bytes.Contains(b, []byte(`"`+GatewayEntry+`"`)) || bytes.Equal(b, original) {
+		t.Errorf("the link's target was not rewritten:\n%s", b)
+	}
+	if b, _ := os.ReadFile(backups[0]); !bytes.Equal(b, original) {
+		t.Errorf("backup %s differs from the original", backups[0])
+	}
+
+	cfgTarget := filepath.Join(w.home, "dotfiles", "gw.yaml")
+	cfgLink := filepath.Join(w.home, "gw-link.yaml")
+	if err := os.WriteFile(cfgTarget, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(cfgTarget, cfgLink); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteConfig(cfgLink, []byte("new"), true); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(cfgLink); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("%s is no longer a link", cfgLink)
+	}
+	if b, _ := os.ReadFile(cfgTarget); string(b) != "new" {
+		t.Errorf("WriteConfig through a link: the target holds %q", b)
+	}
+}
+
+// A client file's server entries are bounded: past 4 MiB of them import
+// fails at once with an error that says so, before it parses an entry.
+// History around them (Claude Code's ~/.claude.json) does not count.
+func TestImportBounded(t *testing.T) {
+	w := newWorld(t)
+	var b strings.Builder
+	b.WriteString(`{"history": "` + strings.Repeat("h", 5<<20) + `", "mcpServers": {`)
+	for i := range 50 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"s%d": {"command": "npx", "args": ["-y", "p%d"]}`, i, i)
+	}
+	b.WriteString("}}")
+	small := filepath.Join(w.dir, "small.json")
+	if err := os.WriteFile(small, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := Import(w.options(small)); err != nil || len(res.Entries) != 50 {
+		t.Fatalf("5 MiB of history and 50 servers: %v", err)
+	}
+
+	b.Reset()
+	b.WriteString(`{"mcpServers": {`)
+	for i := range 40000 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"s%d": {"command": "npx", "args": ["-y", "p%d", "%s"]}`, i, i, strings.Repeat("x", 100))
+	}
+	b.WriteString("}}")
+	big := filepath.Join(w.dir, "big.json")
+	if err := os.WriteFile(big, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Import(w.options(big))
+	if err == nil || !strings.Contains(err.Error(), "big.json: mcpServers: the server entries take 6.0 MiB") || !strings.Contains(err.Error(), "import reads at most 4.0 MiB of them") {
+		t.Errorf("5 MiB of servers: %v", err)
+	}
+	toml := filepath.Join(w.dir, "config.toml")
+	if err := os.WriteFile(toml, []byte("# "+strings.Repeat("c", 5<<20)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Import(w.options(toml)); err == nil || !strings.Contains(err.Error(), "import reads at most 4.0 MiB of a TOML file") {
+		t.Errorf("a 5 MiB config.toml: %v", err)
 	}
 }
 

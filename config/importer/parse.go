@@ -47,7 +47,11 @@ func parseJSON(path string, data []byte, c *Client, dir string) ([]rawEntry, err
 		return nil, jsonError(path, data, err)
 	}
 	var out []rawEntry
+	size := 0
 	add := func(keys []string, raw json.RawMessage) error {
+		if size += len(raw); size > maxServersSize {
+			return &Error{File: path, Msg: fmt.Sprintf("%s: the server entries take %s; import reads at most %s of them, as much as a gateway configuration file may hold", dotted(keys), mib(size), mib(maxServersSize))}
+		}
 		es, err := parseJSONServers(path, data, keys, raw)
 		out = append(out, es...)
 		return err
@@ -249,6 +253,10 @@ func lineOf(data []byte, sub []byte) int {
 
 // parseTOML reads a Codex config.toml: its [mcp_servers.NAME] tables.
 func parseTOML(path string, data []byte) ([]rawEntry, error) {
+	if len(data) > maxServersSize {
+		// Codex keeps no history in it: the file is its settings.
+		return nil, &Error{File: path, Msg: fmt.Sprintf("the file takes %s; import reads at most %s of a TOML file, as much as a gateway configuration file may hold", mib(len(data)), mib(maxServersSize))}
+	}
 	var top struct {
 		MCPServers map[string]codexServer `toml:"mcp_servers"`
 	}
@@ -393,3 +401,6 @@ func (o *claudeCodeOff) why(e rawEntry) string {
 	}
 	return ""
 }
+
+// mib formats a size in MiB, "21.3 MiB".
+func mib(n int) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

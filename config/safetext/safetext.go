@@ -7,7 +7,6 @@
 package safetext
 
 import (
-	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -119,25 +118,14 @@ func escapeLen(s string, size int) int {
 	return len(s)
 }
 
-// tokenPattern matches what looks like a credential whatever the key is:
-// an Authorization value ("Bearer …", "Basic …") and OpenAI-style keys
-// ("sk-…", also partly masked as "sk-abc***xyz").
-var tokenPattern = regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=*-]{6,}|\bsk-[A-Za-z0-9_*-]{6,}`)
-
 // Redact replaces every occurrence of each non-empty secret (of 4
 // characters or more: shorter ones are too common as substrings), and
-// anything that looks like a bearer token or an API key, with
-// "[redacted]".
+// anything Mask recognises as a secret, with "[redacted]".
 func Redact(s string, secrets ...string) string {
 	for _, sec := range secrets {
 		if len(sec) >= 4 {
 			s = strings.ReplaceAll(s, sec, "[redacted]")
 		}
 	}
-	return tokenPattern.ReplaceAllStringFunc(s, func(m string) string {
-		if f := strings.Fields(m); len(f) == 2 {
-			return f[0] + " [redacted]"
-		}
-		return "[redacted]"
-	})
+	return Mask(s, "[redacted]")
 }

@@ -1,0 +1,247 @@
+package safetext
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Secrets are recognised here by their shape, whatever they are called
+// around them: the one set of rules behind every place that shows a value
+// which may hold one (--show-config, status, a backend's stderr, an
+// upstream API's error). Each caller chooses what a secret is replaced
+// with: Redact writes "[redacted]", the configuration's views "***".
+
+// SecretName reports whether the name of a variable, header, flag, query
+// parameter or JSON member looks like it names a secret: it contains
+// token, secret, password, passwd, key, auth, credential, cookie, session,
+// private or signature, in any case ("Authorization", "GITHUB_TOKEN",
+// "api_key", "X-Amz-Signature"), or it is sig (Azure's shared access
+// signatures).
+func SecretName(name string) bool {
+	n := strings.ToLower(strings.TrimLeft(name, "-"))
+	if n == "sig" {
+		return true
+	}
+	for _, w := range []string{"token", "secret", "password", "passwd", "key", "auth", "credential", "cookie", "session", "private", "signature"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	// urlPattern finds URLs in text: a scheme, "://", and everything up
+	// to a space, a quote or an angle bracket.
+	urlPattern = regexp.MustCompile("[A-Za-z][A-Za-z0-9+.-]*://[^\\s\"'<>`]+")
+	// credPattern finds an Authorization value's credential.
+	credPattern = regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=*-]{6,}`)
+	// keyPattern finds well-known API key and token forms: OpenAI (also
+	// partly masked, "sk-abc***xyz"), GitHub, Slack, GitLab, AWS access
+	// key ids, Google API keys, and JSON Web Tokens.
+	keyPattern = regexp.MustCompile(`\bsk-[A-Za-z0-9_*-]{6,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}|\bxox[abposr]-[A-Za-z0-9-]{10,}|\bglpat-[A-Za-z0-9_-]{20,}|\bAKIA[0-9A-Z]{16}\b|\bAIza[0-9A-Za-z_-]{35}|\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)
+	// assignPattern finds NAME=VALUE (also --NAME=VALUE, and a query
+	// string's pairs outside a URL).
+	assignPattern = regexp.MustCompile(`([A-Za-z0-9_.-]+)=([^\s"'&,;<>]+)`)
+	// memberPattern finds a JSON member with a string value.
+	memberPattern = regexp.MustCompile(`"([A-Za-z0-9_.-]+)"\s*:\s*"((?:[^"\\]|\\.)*)"`)
+)
+
+// Mask returns s with each secret it recognises by shape replaced by
+// mask:
+//   - in a URL (scheme://…): the password of its user information (a user
+//     given without one is often a token itself, so it goes whole), and
+//     the value of each query parameter whose name looks secret
+//     (SecretName) or whose value looks random (LooksRandom);
+//   - the credential after "Bearer" or "Basic";
+//   - well-known API key forms (sk-…, ghp_…, github_pat_…, xoxb-…,
+//     glpat-…, AKIA…, AIza…) and JSON Web Tokens;
+//   - the value of NAME=VALUE (password=…, --token=…, PGPASSWORD=…) and
+//     of a JSON member "NAME": "VALUE" whose NAME looks secret.
+//
+// Text without any of these is returned as it is, without a copy.
+func Mask(s, mask string) string {
+	if !maybeSecret(s) {
+		return s
+	}
+	// A URL's query is masked by its own rules: the others, which see
+	// name=value too, would take its fragment for part of a value.
+	var b strings.Builder
+	at := 0
+	for _, span := range urlPattern.FindAllStringIndex(s, -1) {
+		b.WriteString(maskText(s[at:span[0]], mask))
+		b.WriteString(keyPattern.ReplaceAllLiteralString(maskURL(s[span[0]:span[1]], mask), mask))
+		at = span[1]
+	}
+	if at == 0 {
+		return maskText(s, mask)
+	}
+	b.WriteString(maskText(s[at:], mask))
+	return b.String()
+}
+
+// maskText is Mask for text without URLs.
+func maskText(s, mask string) string {
+	s = credPattern.ReplaceAllStringFunc(s, func(m string) string {
+		return strings.Fields(m)[0] + " " + mask
+	})
+	s = keyPattern.ReplaceAllLiteralString(s, mask)
+	s = assignPattern.ReplaceAllStringFunc(s, func(m string) string {
+		name, v, _ := strings.Cut(m, "=")
+		if !SecretName(name) || isVarRef(v) || strings.EqualFold(v, "bearer") || strings.EqualFold(v, "basic") {
+			return m // auth=Bearer …: the credential that follows is masked
+		}
+		return name + "=" + mask
+	})
+	return memberPattern.ReplaceAllStringFunc(s, func(m string) string {
+		sub := memberPattern.FindStringSubmatch(m)
+		if !SecretName(sub[1]) || sub[2] == "" || isVarRef(sub[2]) {
+			return m
+		}
+		return m[:len(m)-len(sub[2])-1] + mask + `"`
+	})
+}
+
+// maybeSecret is a cheap test that s holds nothing Mask would change: most
+// stderr lines pass it.
+func maybeSecret(s string) bool {
+	return strings.Contains(s, "://") || strings.ContainsAny(s, "=\"") ||
+		strings.Contains(s, "sk-") || strings.Contains(s, "_") || strings.Contains(s, "xox") ||
+		strings.Contains(s, "glpat-") || strings.Contains(s, "AKIA") || strings.Contains(s, "AIza") ||
+		strings.Contains(s, "eyJ") || strings.Contains(s, "earer") || strings.Contains(s, "EARER") ||
+		strings.Contains(s, "asic") || strings.Contains(s, "ASIC")
+}
+
+// maskURL masks the secrets of one URL, by text, so that it works on a URL
+// as written with ${VAR} in it too.
+func maskURL(s, mask string) string {
+	rest, frag, hasFrag := strings.Cut(s, "#")
+	base, query, hasQuery := strings.Cut(rest, "?")
+	if _, after, ok := strings.Cut(base, "://"); ok {
+		authority, _, _ := strings.Cut(after, "/")
+		if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+			masked := mask
+			if user, _, ok := strings.Cut(authority[:at], ":"); ok {
+				masked = user + ":" + mask
+			}
+			start := len(base) - len(after)
+			base = base[:start] + masked + after[at:]
+		}
+	}
+	if hasQuery {
+		parts := strings.Split(query, "&")
+		for i, kv := range parts {
+			if k, v, ok := strings.Cut(kv, "="); ok && !isVarRef(v) && (SecretName(k) || LooksRandom(v)) {
+				parts[i] = k + "=" + mask
+			}
+		}
+		base += "?" + strings.Join(parts, "&")
+	}
+	if hasFrag {
+		base += "#" + frag
+	}
+	return base
+}
+
+// MaskValue is Mask for a value that stands alone (an environment
+// variable's value, a header's, one command-line argument): a value that
+// is itself a long random-looking token (LooksRandom) goes whole.
+func MaskValue(v, mask string) string {
+	if LooksRandom(strings.TrimSpace(v)) {
+		return mask
+	}
+	return Mask(v, mask)
+}
+
+// MaskArgs returns a copy of a command line fit to show: each argument as
+// MaskValue, and the argument after a flag whose name looks secret
+// (--token VALUE, -password VALUE) whole. A flag that names where a secret
+// is rather than the secret (…-file, …-path, …-env) or switches something
+// (--no-…) is not one.
+func MaskArgs(args []string, mask string) []string {
+	if args == nil {
+		return nil
+	}
+	out := make([]string, len(args))
+	for i, a := range args {
+		if i > 0 && secretFlag(args[i-1]) && !strings.HasPrefix(a, "-") && !isVarRef(a) {
+			out[i] = mask
+			continue
+		}
+		out[i] = MaskValue(a, mask)
+	}
+	return out
+}
+
+// secretFlag reports whether a is a flag without a value of its own (no
+// "=") whose name looks secret.
+func secretFlag(a string) bool {
+	if !strings.HasPrefix(a, "-") || strings.Contains(a, "=") {
+		return false
+	}
+	name := strings.ToLower(strings.TrimLeft(a, "-"))
+	if name == "" || strings.HasPrefix(name, "no-") || strings.HasPrefix(name, "no_") {
+		return false
+	}
+	for _, suffix := range []string{"file", "path", "dir", "env", "var", "url", "name", "type", "mode"} {
+		if strings.HasSuffix(name, suffix) {
+			return false
+		}
+	}
+	return SecretName(name)
+}
+
+// isVarRef reports whether v is only a reference to a variable, ${NAME},
+// as a configuration writes one: the name of a secret, not the secret. A
+// default (${NAME:-value}) may be one, so it is not a reference.
+func isVarRef(v string) bool {
+	if !strings.HasPrefix(v, "${") || !strings.HasSuffix(v, "}") {
+		return false
+	}
+	v = v[2 : len(v)-1]
+	return v != "" && strings.Trim(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == ""
+}
+
+// LooksRandom reports whether v looks like a generated token rather than
+// a word, a name, a path or a version: at least 20 characters of the
+// URL-safe and base64 alphabets, not starting like a path or a flag, and
+// either 32 or more hex digits (with or without dashes: keys, UUIDs) or
+// letters and digits that change class (lower, upper, digit) at 4 or
+// more of every 10 characters, as random text does (about 6 in 10 for
+// base62) and names seldom do ("MyServer2024Production": 3 in 10).
+func LooksRandom(v string) bool {
+	if len(v) < 20 || strings.ContainsAny(v[:1], "/.~-") {
+		return false
+	}
+	hex, alnum, changes := 0, 0, 0
+	var classes, last byte
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		var class byte
+		switch {
+		case c >= '0' && c <= '9':
+			class = 1
+		case c >= 'a' && c <= 'z':
+			class = 2
+		case c >= 'A' && c <= 'Z':
+			class = 4
+		case strings.IndexByte("-_.~+/=", c) >= 0:
+			continue
+		default:
+			return false
+		}
+		if c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' {
+			hex++
+		}
+		if alnum > 0 && class != last {
+			changes++
+		}
+		alnum++
+		classes |= class
+		last = class
+	}
+	if hex == alnum && hex >= 32 && strings.Trim(v, "0123456789abcdefABCDEF-") == "" {
+		return true
+	}
+	return classes&1 != 0 && classes&6 != 0 && alnum >= 20 && changes*10 >= (alnum-1)*4
+}

@@ -1,0 +1,114 @@
+package safetext
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestMask(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"nothing here", "nothing here"},
+		{"https://example.com/mcp", "https://example.com/mcp"},
+		{"https://u:p@h/x?a=1&token=t#frag", "https://u:***@h/x?a=1&token=***#frag"},
+		{"https://u@h/x", "https://***@h/x"},
+		{"https://${TOKEN}@h/x", "https://***@h/x"},
+		{"https://h/x?apikey=", "https://h/x?apikey=***"},
+		// Query secrets by name and by shape.
+		{"https://acct.blob.core.windows.net/c?sv=2021-08-06&se=2030-01-01&sig=AbC%2Fdef", "https://acct.blob.core.windows.net/c?sv=2021-08-06&se=2030-01-01&sig=***"},
+		{"https://s3.example.com/b?X-Amz-Signature=abc123&X-Amz-Credential=AK%2F1&page=2", "https://s3.example.com/b?X-Amz-Signature=***&X-Amz-Credential=***&page=2"},
+		{"https://h/hook?id=7&c=q8Zr3kT9xW2mB7nL4pV6sY1d", "https://h/hook?id=7&c=***"},
+		// A URL anywhere in text: a connection string, an error.
+		{"DATABASE_URL is postgres://app:hunter2@db:5432/prod now", "DATABASE_URL is postgres://app:***@db:5432/prod now"},
+		{`Post "https://mcp.example.com/mcp?sig=s3cr3t": dial tcp: refused`, `Post "https://mcp.example.com/mcp?sig=***": dial tcp: refused`},
+		// Credentials and key forms.
+		{"header Authorization: Bearer abc.def.ghi-123", "header Authorization: Bearer ***"},
+		{"auth=Bearer abcdef123456 token=Basic dXNlcjpwYXNz", "auth=Bearer *** token=Basic ***"},
+		{"key sk-proj-abcdefghijklmnop1234 and sk-abc***xyz", "key *** and ***"},
+		{"gh token ghp_aBcD1234EfGh5678IjKl9012MnOp3456QrSt", "gh token ***"},
+		{"jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "jwt ***"},
+		// NAME=VALUE and JSON members whose name looks secret.
+		{"--password=hunter2 --user=bob PGPASSWORD=pw2 level=debug", "--password=*** --user=bob PGPASSWORD=*** level=debug"},
+		// A reference to a variable names a secret; it is not one.
+		{"--token=${MY_TOKEN} https://h/x?key=${KEY}&sig=$SIG&auth=${A:-lit}", "--token=${MY_TOKEN} https://h/x?key=${KEY}&sig=***&auth=***"},
+		{`{"access_token":"at-1","token_type":"bearer","scope":"mcp","id":"x"}`, `{"access_token":"***","token_type":"***","scope":"mcp","id":"x"}`},
+	} {
+		if got := Mask(c.in, "***"); got != c.want {
+			t.Errorf("Mask(%q)\n = %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestLooksRandom(t *testing.T) {
+	random := []string{
+		"9dK2/qLm+Xz7Vb3Rt8Yw1Ns4Pj6Hc0GfEaUoIiQe", // an AWS secret key's form
+		"d41d8cd98f00b204e9800998ecf8427e",         // hex
+		"550e8400-e29b-41d4-a716-446655440000",     // UUID
+		"Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA==",         // base64
+		"q8Zr3kT9xW2mB7nL4pV6sY1d",
+		"ntn_4x7Kq9Zr2mB8vL1pW6sY3dF5gH0jN",
+	}
+	words := []string{
+		"@modelcontextprotocol/server-filesystem",
+		"/home/me/.memory.jsonl",
+		"--allowed-directories",
+		"mcp-server-postgres-2024",
+		"github.com/org/repo",
+		"2025-06-18",
+		"MyServerName2024Production",
+		"org.example.server.Main1",
+		"node_modules/.bin/tsx",
+		"production_database_2",
+		"short1A",
+		"C:\\Users\\me\\config.yaml",
+		"deadbeef",
+	}
+	for _, v := range random {
+		if !LooksRandom(v) {
+			t.Errorf("LooksRandom(%q) = false", v)
+		}
+	}
+	for _, v := range words {
+		if LooksRandom(v) {
+			t.Errorf("LooksRandom(%q) = true", v)
+		}
+	}
+}
+
+func TestMaskArgs(t *testing.T) {
+	in := []string{"-y", "@scope/server", "--token", "abc", "--password=pw", "--api-key", "k1", "--token-file", "/run/tok",
+		"--no-auth", "/data", "postgres://u:pw@h/db", "q8Zr3kT9xW2mB7nL4pV6sY1d", "-e", "GITHUB_TOKEN=x", "--auth", "--verbose", "--token", "${TOKEN}"}
+	want := []string{"-y", "@scope/server", "--token", "***", "--password=***", "--api-key", "***", "--token-file", "/run/tok",
+		"--no-auth", "/data", "postgres://u:***@h/db", "***", "-e", "GITHUB_TOKEN=***", "--auth", "--verbose", "--token", "${TOKEN}"}
+	if got := MaskArgs(in, "***"); !slices.Equal(got, want) {
+		t.Errorf("MaskArgs\n = %q\nwant %q", got, want)
+	}
+	if MaskArgs(nil, "***") != nil {
+		t.Error("MaskArgs(nil) is not nil")
+	}
+}
+
+func BenchmarkMaskStderrLine(b *testing.B) {
+	line := "2026-01-02T03:04:05Z INFO server listening on port 3000 with 12 tools (pid 4242)"
+	for b.Loop() {
+		Mask(line, "***")
+	}
+}
+
+// FuzzMask: Mask never fails, masks what it masked once again the same
+// way (what it shows is stable), and leaves text it finds nothing in
+// untouched.
+func FuzzMask(f *testing.F) {
+	for _, s := range []string{"https://u:p@h/x?a=1&token=t#f", "--password=pw postgres://a:b@c/d", `{"access_token":"x"}`, "Bearer abcdefgh", "plain"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		once := Mask(s, "***")
+		if twice := Mask(once, "***"); twice != once {
+			t.Errorf("Mask(%q) = %q, masked again %q", s, once, twice)
+		}
+		if !maybeSecret(s) && once != s {
+			t.Errorf("Mask(%q) = %q without a trigger", s, once)
+		}
+		MaskArgs([]string{s, s}, "***")
+	})
+}

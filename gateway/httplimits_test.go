@@ -1,0 +1,185 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+)
+
+// limitsHarness is an HTTP front with small limits behind a real server.
+type limitsHarness struct {
+	t     *testing.T
+	front *HTTPFront
+	url   string
+}
+
+func newLimitsHarness(t *testing.T, opts HTTPOptions) *limitsHarness {
+	t.Helper()
+	cfg := config.Defaults()
+	cfg.Gateway.AnswerTools = false
+	front := New(Options{Config: cfg}).NewHTTPFront(opts)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/mcp", front.ServeMCP)
+	mux.HandleFunc("/sse", front.ServeSSE)
+	mux.HandleFunc("/messages", front.ServeMessages)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	t.Cleanup(front.Close) // before srv.Close: open streams end first
+	return &limitsHarness{t: t, front: front, url: srv.URL}
+}
+
+// do sends a request and reads its whole answer.
+func (h *limitsHarness) do(method, path, sid, body string) (*http.Response, string) {
+	h.t.Helper()
+	req, _ := http.NewRequest(method, h.url+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		req.Header.Set(sessionIDHeader, sid)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp, string(data)
+}
+
+func (h *limitsHarness) initialize() (*http.Response, string) {
+	h.t.Helper()
+	return h.do(http.MethodPost, "/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"limits","version":"1"}}}`)
+}
+
+// stream opens an event stream (GET path, with the session id if any) and
+// returns its response, open, and a func that closes it.
+func (h *limitsHarness) stream(path, sid string) (*http.Response, func()) {
+	h.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, h.url+path, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	if sid != "" {
+		req.Header.Set(sessionIDHeader, sid)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		h.t.Fatal(err)
+	}
+	closeIt := func() { cancel(); resp.Body.Close() }
+	h.t.Cleanup(closeIt)
+	return resp, closeIt
+}
+
+// TestHTTPSessionAndStreamLimits: past gateway.http.max_sessions a new
+// session (initialize, or an /sse stream) is refused with 503 and a body
+// that names the limit; past max_streams so is an event stream (GET /mcp,
+// GET /sse). Ending a session or closing a stream makes room again.
+func TestHTTPSessionAndStreamLimits(t *testing.T) {
+	store := newEventStore(10<<20, 100)
+	h := newLimitsHarness(t, HTTPOptions{MaxSessions: 3, MaxStreams: 2, EventStore: store})
+	var sids []string
+	for range 3 {
+		r, body := h.initialize()
+		if r.StatusCode != http.StatusOK || r.Header.Get(sessionIDHeader) == "" {
+			t.Fatalf("initialize: %d %s", r.StatusCode, body)
+		}
+		sids = append(sids, r.Header.Get(sessionIDHeader))
+	}
+	for range 5 {
+		if r, body := h.initialize(); r.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "limit of 3 open sessions (gateway.http.max_sessions)") {
+			t.Errorf("a fourth session: %d %q", r.StatusCode, body)
+		}
+	}
+	// A refused session leaves nothing behind, in the event store either.
+	store.mu.Lock()
+	kept := len(store.sessions)
+	store.mu.Unlock()
+	if kept != 3 {
+		t.Errorf("the event store holds %d sessions, want the 3 open ones", kept)
+	}
+	if r, body := h.do(http.MethodGet, "/sse", "", ""); r.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "gateway.http.max_sessions") {
+		t.Errorf("an /sse stream past max_sessions: %d %q", r.StatusCode, body)
+	}
+	if r, _ := h.do(http.MethodDelete, "/mcp", sids[2], ""); r.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", r.StatusCode)
+	}
+	r, body := h.initialize()
+	if r.StatusCode != http.StatusOK {
+		t.Fatalf("a session after a DELETE: %d %s", r.StatusCode, body)
+	}
+	sids[2] = r.Header.Get(sessionIDHeader)
+
+	first, closeFirst := h.stream("/mcp", sids[0])
+	second, _ := h.stream("/mcp", sids[1])
+	if first.StatusCode != http.StatusOK || second.StatusCode != http.StatusOK {
+		t.Fatalf("GET streams: %d %d", first.StatusCode, second.StatusCode)
+	}
+	third, closeThird := h.stream("/mcp", sids[2])
+	if third.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("a third stream: %d, want 503", third.StatusCode)
+		closeThird()
+	} else if body, _ := io.ReadAll(third.Body); !strings.Contains(string(body), "limit of 2 open event streams (gateway.http.max_streams)") {
+		t.Errorf("a third stream: %q", body)
+	}
+	closeFirst()
+	testutil.WaitFor(t, 10*time.Second, "the closed stream's slot", func() bool { return h.front.Streams() == 1 })
+	if again, _ := h.stream("/mcp", sids[2]); again.StatusCode != http.StatusOK {
+		t.Errorf("a stream after one closed: %d", again.StatusCode)
+	}
+}
+
+// TestHTTPSSEStreamNobodyUses: an /sse stream whose client posts nothing
+// ends after SSEHandshakeTimeout (it held a session and a stream); one
+// whose client posted initialize stays open.
+func TestHTTPSSEStreamNobodyUses(t *testing.T) {
+	const handshake = time.Second
+	h := newLimitsHarness(t, HTTPOptions{SSEHandshakeTimeout: handshake})
+	endpoint := func(resp *http.Response) (*bufio.Reader, string) {
+		t.Helper()
+		br := bufio.NewReader(resp.Body)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatalf("no endpoint event: %v", err)
+			}
+			if rest, ok := strings.CutPrefix(line, "data: "); ok {
+				return br, strings.TrimSpace(rest)
+			}
+		}
+	}
+	idle, _ := h.stream("/sse", "")
+	idleBody, _ := endpoint(idle)
+	used, _ := h.stream("/sse", "")
+	_, ep := endpoint(used)
+	if r, body := h.do(http.MethodPost, ep, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"sse","version":"1"}}}`); r.StatusCode != http.StatusAccepted {
+		t.Fatalf("initialize on %s: %d %s", ep, r.StatusCode, body)
+	}
+	if h.front.Sessions() != 2 || h.front.Streams() != 2 {
+		t.Fatalf("%d sessions, %d streams, want 2 and 2", h.front.Sessions(), h.front.Streams())
+	}
+	// The unused stream ends by itself: its body reaches EOF.
+	ended := make(chan error, 1)
+	go func() { _, err := io.ReadAll(idleBody); ended <- err }()
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Errorf("the unused stream: %v", err)
+		}
+	case <-time.After(testutil.DefaultTimeout):
+		t.Fatal("the unused stream did not end")
+	}
+	testutil.WaitFor(t, 10*time.Second, "the unused stream's session to go", func() bool { return h.front.Sessions() == 1 })
+	time.Sleep(2 * handshake) // what is checked is that the used stream does not end
+	if h.front.Sessions() != 1 || h.front.Streams() != 1 {
+		t.Errorf("%d sessions, %d streams after the handshake time, want the used one", h.front.Sessions(), h.front.Streams())
+	}
+}
