@@ -150,6 +150,9 @@ type Status struct {
 	Error      string              `json:"error,omitempty"`
 	StderrTail []string            `json:"stderr_tail,omitempty"`
 	ServerInfo *mcp.Implementation `json:"server_info,omitempty"`
+	// Protocol is the revision the gateway speaks with the backend:
+	// 2026-07-28 after server/discover, else what initialize agreed.
+	Protocol string `json:"protocol,omitempty"`
 }
 
 // Tool is one tool of a ready backend, after the server's include/exclude

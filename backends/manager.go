@@ -616,7 +616,7 @@ func (m *Manager) Status() []Status {
 			Restarts: b.restarts,
 		}
 		if sf := b.shownLocked(); sf != nil {
-			s.Tools, s.ServerInfo = len(sf.lists.tools), sf.serverInfo
+			s.Tools, s.ServerInfo, s.Protocol = len(sf.lists.tools), sf.serverInfo, sf.protocol
 			s.Snapshot = b.state != Ready
 		}
 		if b.cfg.URL != "" {

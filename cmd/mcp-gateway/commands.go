@@ -74,7 +74,7 @@ func (a *app) status(ctx context.Context) error {
 		return a.allFailed(st)
 	}
 	tw := tabwriter.NewWriter(a.env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tSTATE\tPID\tSTARTED\tTOOLS\tRESTARTS\tERROR")
+	fmt.Fprintln(tw, "SERVER\tSTATE\tPID\tSTARTED\tPROTOCOL\tTOOLS\tRESTARTS\tERROR")
 	for _, s := range st {
 		started := "-"
 		if !s.StartedAt.IsZero() {
@@ -88,7 +88,11 @@ func (a *app) status(ctx context.Context) error {
 		if s.Snapshot {
 			tools += " (last run)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, stateText(s), pid, started, tools, s.Restarts, oneLine(s.Error, 70))
+		protocol := s.Protocol
+		if protocol == "" {
+			protocol = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, stateText(s), pid, started, protocol, tools, s.Restarts, oneLine(s.Error, 70))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
