@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/trust"
 )
 
 // OnReadIdle sets fn (nil: none) to run in a backend's read loop each time
@@ -69,6 +71,10 @@ func (m *Manager) StartToolCall(server, tool string, args json.RawMessage, opts 
 
 // startCall starts a tools/call on c, b's session, bounded by timeout.
 func (b *backend) startCall(c *conn, tool string, args json.RawMessage, opts CallOptions, timeout time.Duration, done func(json.RawMessage, error)) CancelFunc {
+	if err := b.withheld(trust.Tool, tool); err != nil {
+		done(nil, err)
+		return func(json.RawMessage) {}
+	}
 	o := callOpts{timeout: timeout, batch: opts.Batch}
 	params, err := b.m.toolParams(tool, args, opts, &o)
 	if err != nil {
