@@ -28,7 +28,7 @@ func (f Finding) String() string { return fmt.Sprintf("%s in %s: %q", f.Rule, f.
 
 // The rules' names.
 const (
-	RuleHiddenTag      = "hidden-instructions"  // <IMPORTANT>, <system>, [INST], <!-- -->, special tokens
+	RuleHiddenTag      = "hidden-instructions"   // <IMPORTANT>, <system>, [INST], <!-- -->, special tokens
 	RuleOverride       = "override-instructions" // "ignore previous instructions", "you are now"
 	RuleConceal        = "conceal-from-user"     // "do not tell the user", "without informing the user"
 	RuleSensitiveFile  = "sensitive-file"        // ~/.ssh, id_rsa, .aws/credentials, mcp.json, ...
