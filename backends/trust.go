@@ -256,7 +256,7 @@ type pinKey struct {
 }
 
 func newTrustState(m *Manager, opts TrustOptions, log *slog.Logger) *trustState {
-	ts := &trustState{opts: opts, log: log.With("component", "trust"), m: m,
+	ts := &trustState{opts: opts, log: log, m: m,
 		local: map[pinKey]*trust.Pin{}, queue: map[pinKey]*trust.Pin{}, logged: map[string]bool{}, wake: make(chan struct{}, 1)}
 	ts.file = &trust.File{}
 	if opts.PinFile != "" {
@@ -640,4 +640,14 @@ func ShortDigest(d string) string {
 		return d
 	}
 	return h
+}
+
+// Withheld returns the WithheldError of server's tool (kind "tool") or
+// prompt ("prompt") name when the trust layer withholds it, else nil.
+func (m *Manager) Withheld(server, kind, name string) error {
+	b := m.set.Load().byName[server]
+	if b == nil {
+		return nil
+	}
+	return b.withheld(trust.Kind(kind), name)
 }

@@ -29,6 +29,7 @@ type front struct {
 	// identified is set once the client sent initialize.
 	identified bool
 	client     string // clientInfo.name
+	identity   string // whom the HTTP front authenticated (WithIdentity)
 	strict     bool
 	settled    bool                   // the tables were built once the backends had settled
 	synced     bool                   // the tables were built once: keep them current

@@ -146,6 +146,7 @@ func (g *Gateway) serve(ctx context.Context, cs clientStream) error {
 func (g *Gateway) serveState(ctx context.Context, cs clientStream, state *mcp.ServerSessionState) error {
 	f := g.newFront()
 	defer g.dropFront(f)
+	f.identity = IdentityOf(ctx)
 	if state != nil && state.InitializeParams != nil {
 		f.identify(nil, state.InitializeParams)
 		f.stateless = true

@@ -266,7 +266,7 @@ func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, version s
 		version = initializeVersion(msgs)
 	}
 	id := rand.Text()
-	ctx, cancel := context.WithCancel(h.ctx)
+	ctx, cancel := context.WithCancel(WithIdentity(h.ctx, IdentityOf(r.Context())))
 	s := newHTTPSession(h.sessionOptions(id, h.opts.EventStore, cancel))
 	h.mu.Lock()
 	h.sessions[id] = s
@@ -312,7 +312,7 @@ func (h *HTTPFront) serveOnce(w http.ResponseWriter, r *http.Request, msgs [][]b
 			LogLevel:          "info",
 		}
 	}
-	ctx, cancel := context.WithCancel(h.ctx)
+	ctx, cancel := context.WithCancel(WithIdentity(h.ctx, IdentityOf(r.Context())))
 	s := newHTTPSession(h.sessionOptions("", nil, cancel))
 	ended := make(chan struct{})
 	if !h.start(ctx, s, state, func() { close(ended) }) {
@@ -394,7 +394,7 @@ func (h *HTTPFront) ServeSSE(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // the client is gone
 	}
-	ctx, cancel := context.WithCancel(h.ctx)
+	ctx, cancel := context.WithCancel(WithIdentity(h.ctx, IdentityOf(r.Context())))
 	defer cancel()
 	ended := make(chan struct{})
 	// This goroutine is the stream's writer (sdkStream.pump): the

@@ -347,7 +347,8 @@ func (s *session) startToolCall(id, params json.RawMessage) {
 		s.respond(c, nil, e)
 		return
 	}
-	record := f.recorder(tc.name) // nil unless metrics are on
+	tc.id = c.id
+	record := f.recorder(tc) // nil unless metrics, the audit log or redaction are on
 	progress := func(p *mcp.ProgressNotificationParams) { s.progress(c.id, p) }
 	if r, ok := f.inlineRoute(tc.name); ok {
 		name := tc.name // the closure keeps the name only, not the whole toolCall
@@ -536,17 +537,17 @@ func (s *session) written() {
 // finishCall answers a tools/call with its result or its error mapped to
 // JSON-RPC, and records it for metrics (record may be nil). buffered: the
 // answer comes from a backend's read loop and goes out with its burst.
-func (s *session) finishCall(c *call, name string, record func(json.RawMessage, *jsonrpc.Error), raw json.RawMessage, err error, buffered bool) {
+func (s *session) finishCall(c *call, name string, record callEnd, raw json.RawMessage, err error, buffered bool) {
 	if err != nil {
 		e := rpcError(err, kindTool, name, s.f.g.opts.Config.Server.Debug)
 		if record != nil {
-			record(nil, e)
+			_, e = record(nil, e)
 		}
 		s.respond(c, nil, e)
 		return
 	}
 	if record != nil {
-		record(raw, nil)
+		raw, _ = record(raw, nil)
 	}
 	if buffered {
 		s.respondBuffered(c, raw)

@@ -169,3 +169,12 @@ func TestAnchors(t *testing.T) {
 	}
 	t.Logf("anchors %q", anchors)
 }
+
+func TestVisible(t *testing.T) {
+	if got := Visible("a\u200bb\u202ec\tline\nnext\x1b[8m" + string(rune(0xe0041))); got != `a\u{200b}b\u{202e}c`+"\tline\nnext"+`\u{1b}[8m\u{e0041}` {
+		t.Errorf("Visible: %q", got)
+	}
+	if s := "plain text, café"; Visible(s) != s {
+		t.Error("plain text changed")
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/atomicfile"
+	"github.com/mcp-gateway/mcp-gateway/internal/filelock"
 )
 
 // The pin file (docs/trust.md, "The pin file"): for each server, each
@@ -210,7 +211,7 @@ func Update(path string, change func(*File) bool) (*File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
-	unlock, err := lock(path + ".lock")
+	unlock, err := filelock.Lock(path + ".lock")
 	if err != nil {
 		return nil, fmt.Errorf("lock pin file: %w", err)
 	}

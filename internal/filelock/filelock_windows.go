@@ -1,4 +1,4 @@
-package trust
+package filelock
 
 import (
 	"os"
@@ -6,9 +6,9 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// lock takes an exclusive lock on the file at path (created if need be),
+// Lock takes an exclusive lock on the file at path (created if need be),
 // waiting for it, and returns its release.
-func lock(path string) (func(), error) {
+func Lock(path string) (func(), error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err

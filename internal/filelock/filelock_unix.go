@@ -1,6 +1,6 @@
 //go:build unix
 
-package trust
+package filelock
 
 import (
 	"os"
@@ -8,9 +8,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lock takes an exclusive advisory lock on the file at path (created if
+// Lock takes an exclusive advisory lock on the file at path (created if
 // need be), waiting for it, and returns its release.
-func lock(path string) (func(), error) {
+func Lock(path string) (func(), error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
