@@ -160,7 +160,7 @@ func setPageHeaders(w http.ResponseWriter) {
 	h.Set("Content-Security-Policy", dashboardCSP)
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin") // no-referrer would make a form POST's Origin "null"
 	h.Set("Cache-Control", "no-store")
 }
 
