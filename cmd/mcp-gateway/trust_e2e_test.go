@@ -193,7 +193,7 @@ func TestTrustRugPull(t *testing.T) {
 
 	// Approve, from another process: every gateway shows it at once.
 	mark = stdio.Mark()
-	out, err := exec.Command(gatewayBin, "approve", "calc", "echo", "--config", full).CombinedOutput()
+	out, err := gwCommand(t, "approve", "calc", "echo", "--config", full).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "approved tool echo of calc") {
 		t.Fatalf("approve: %v\n%s", err, out)
 	}
@@ -268,7 +268,7 @@ func TestTrustApproveAndDamagedPins(t *testing.T) {
 	}
 	wantWithheld(t, s.callTool("calc.echo", `{}`), "calc", "echo")
 	mark := s.Mark()
-	out, err := exec.Command(gatewayBin, "approve", "calc", "--config", cfg).CombinedOutput()
+	out, err := gwCommand(t, "approve", "calc", "--config", cfg).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "approved tool echo of calc") {
 		t.Fatalf("approve: %v\n%s", err, out)
 	}
@@ -293,11 +293,11 @@ func TestTrustApproveAndDamagedPins(t *testing.T) {
 	if code != -32003 || data["withheld"] != "pins unreadable" {
 		t.Fatalf("call with a damaged pin file: %d %v", code, data)
 	}
-	st, _ := exec.Command(gatewayBin, "status", "--config", cfg).CombinedOutput()
+	st, _ := gwCommand(t, "status", "--config", cfg).CombinedOutput()
 	if !strings.Contains(string(st), "the pin file cannot be used") {
 		t.Errorf("status does not say the pin file is damaged:\n%s", st)
 	}
-	if out, err := exec.Command(gatewayBin, "approve", "calc", "--config", cfg).CombinedOutput(); err == nil || !strings.Contains(string(out), "nothing approved") {
+	if out, err := gwCommand(t, "approve", "calc", "--config", cfg).CombinedOutput(); err == nil || !strings.Contains(string(out), "nothing approved") {
 		t.Errorf("approve into a damaged pin file: %v\n%s", err, out)
 	}
 	if string(must(os.ReadFile(pins))) != damaged {
@@ -310,4 +310,12 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// gwCommand is the gateway binary run with args in the tests' clean
+// environment (a home of the test's own).
+func gwCommand(t *testing.T, args ...string) *exec.Cmd {
+	cmd := exec.Command(gatewayBin, args...)
+	cmd.Env = baseEnv(t)
+	return cmd
 }
