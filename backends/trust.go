@@ -25,8 +25,9 @@ import (
 //
 //   - the pinned digest: shown;
 //   - another digest: withheld ("changed") until approved;
-//   - no pin: under trust: pin shown and pinned ("first sight"); under
-//     trust: approve withheld ("new") until approved;
+//   - no pin: under trust: pin shown and pinned ("first sight"; from a
+//     snapshot, shown but pinned only once the backend lists it live);
+//     under trust: approve withheld ("new") until approved;
 //   - a pin file that cannot be read or vouched for: every definition of a
 //     trusted server is withheld ("pins unreadable"): nothing that changed
 //     is released by a damaged file.
@@ -352,6 +353,11 @@ func (ts *trustState) evaluate(b *backend, sf *surface, gen uint64) trustView {
 			h = heldDef{kind: kind, name: name, reason: WithheldChanged, info: info, pin: pin}
 		} else if policy == "approve" {
 			h = heldDef{kind: kind, name: name, reason: WithheldNew, info: info}
+		} else if sf != &b.live {
+			// A snapshot's definition is shown as first seen, but pinned only
+			// when the backend itself lists it: a snapshot from before pinning
+			// began may be older than what the server serves now.
+			return true
 		} else {
 			p := &trust.Pin{Digest: info.digest, Definition: info.def, Pinned: time.Now().UTC().Truncate(time.Second), How: trust.FirstSight}
 			ts.local[k] = p

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/config"
@@ -48,8 +49,9 @@ func shown(e *env, name string) bool {
 }
 
 func description(e *env, name string) string {
+	server, name, _ := strings.Cut(name, "/")
 	for _, tl := range e.Tools() {
-		if tl.Name == name {
+		if tl.Server == server && tl.Name == name {
 			var d struct{ Description string }
 			json.Unmarshal(tl.Raw, &d)
 			return d.Description
@@ -122,8 +124,8 @@ func TestTrustPinWithholdsChange(t *testing.T) {
 		t.Fatalf("approve: %v %v", approved, err)
 	}
 	e.waitChange(t, "tb")
-	if description(e, "echo") != poisoned {
-		t.Fatalf("approved definition not shown: %q", description(e, "echo"))
+	if description(e, "tb/echo") != poisoned {
+		t.Fatalf("approved definition not shown: %q", description(e, "tb/echo"))
 	}
 	e.call(t, "tb", "echo", `{}`)
 	if len(e.Prompts()) != 0 {
@@ -213,5 +215,34 @@ func TestTrustDamagedPinFile(t *testing.T) {
 	e.Close()
 	if data, _ := os.ReadFile(pins); string(data) != damaged {
 		t.Fatalf("the damaged file was replaced:\n%s", data)
+	}
+}
+
+// TestTrustSnapshotNotPinned: a snapshot's definitions are shown while the
+// backend starts, but only what the backend itself lists is pinned: a
+// snapshot older than the server (kept before pinning began) does not
+// make its live definitions "changed".
+func TestTrustSnapshotNotPinned(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tools, pins := filepath.Join(dir, "tools.json"), filepath.Join(dir, "config.pins.json")
+	redefine(t, tools, "Echo, as the snapshot has it.", "")
+	s := srv("tb", "-tools-file", tools)
+	s.InheritEnv = true
+	snapshotted(t, dir, s) // trust off: no pins, a snapshot
+
+	redefine(t, tools, "Echo, as the server has it now.", "")
+	e := start(t, []config.Server{s}, func(o *backends.Options) {
+		o.SnapshotDir = dir
+		o.Environ = append(os.Environ(), "TESTBACKEND_START_DELAY=1s")
+		o.StartupTimeout = time.Millisecond
+		o.Trust = backends.TrustOptions{Policy: "pin", PinFile: pins}
+	})
+	if d := description(e, "tb/echo"); d != "Echo, as the snapshot has it." {
+		t.Fatalf("while starting: echo %q", d)
+	}
+	e.waitState(t, "tb", backends.Ready)
+	if d := description(e, "tb/echo"); d != "Echo, as the server has it now." {
+		t.Fatalf("ready: echo %q (changes %+v)", d, e.Changes())
 	}
 }

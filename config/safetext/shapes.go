@@ -320,22 +320,29 @@ func matchJWT(b []byte, i, n int) (int, int, bool) {
 	return i, s, true
 }
 
+// Invisible reports whether r is a character a person does not see but a
+// model reads: zero-width characters, bidi controls, Unicode tag
+// characters (which spell ASCII invisibly), the soft hyphen, and control
+// characters other than tab, newline and carriage return (terminal
+// escapes among them).
+func Invisible(r rune) bool {
+	switch {
+	case r == '\t' || r == '\n' || r == '\r':
+		return false
+	case r < 0x20 || r >= 0x7f && r < 0xa0, r == 0xad, r == 0x180e, r >= 0x200b && r <= 0x200f,
+		r >= 0x202a && r <= 0x202e, r >= 0x2060 && r <= 0x2064, r >= 0x2066 && r <= 0x2069,
+		r == 0xfeff, r >= 0xe0000 && r <= 0xe007f:
+		return true
+	}
+	return false
+}
+
 // Visible returns s with every character a person does not see but a
 // model reads — zero-width characters, bidi controls, Unicode tag
 // characters, the soft hyphen, control characters but tab and newline —
 // written as \u{XXXX}: what a reviewer of a definition must see.
 func Visible(s string) string {
-	hidden := func(r rune) bool {
-		switch {
-		case r == '\t' || r == '\n':
-			return false
-		case r < 0x20 || r >= 0x7f && r < 0xa0, r == 0xad, r == 0x180e, r >= 0x200b && r <= 0x200f,
-			r >= 0x202a && r <= 0x202e, r >= 0x2060 && r <= 0x2064, r >= 0x2066 && r <= 0x2069,
-			r == 0xfeff, r >= 0xe0000 && r <= 0xe007f:
-			return true
-		}
-		return false
-	}
+	hidden := func(r rune) bool { return r != '\n' && Invisible(r) }
 	if !strings.ContainsFunc(s, hidden) {
 		return s
 	}

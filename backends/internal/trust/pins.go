@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/atomicfile"
@@ -112,7 +113,7 @@ func Decode(data []byte) (*File, error) {
 	if f.Format != fileFormat {
 		return nil, fmt.Errorf("format %d, want %d", f.Format, fileFormat)
 	}
-	for _, server := range sortedKeys(f.Servers) {
+	for _, server := range slices.Sorted(maps.Keys(f.Servers)) {
 		s := f.Servers[server]
 		if s == nil {
 			return nil, fmt.Errorf("server %q: null", server)
@@ -122,7 +123,7 @@ func Decode(data []byte) (*File, error) {
 			if kind == Prompt {
 				pins = s.Prompts
 			}
-			for _, name := range sortedKeys(pins) {
+			for _, name := range slices.Sorted(maps.Keys(pins)) {
 				p := pins[name]
 				if err := p.check(kind); err != nil {
 					return nil, fmt.Errorf("server %q, %s %q: %w", server, kind, name, err)
@@ -231,15 +232,6 @@ func Update(path string, change func(*File) bool) (*File, error) {
 		return nil, fmt.Errorf("write pin file: %w", err)
 	}
 	return f, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func truncate(s string, n int) string {

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 )
 
 // The scanner looks for what tool poisoning puts in a definition: text
@@ -154,22 +156,9 @@ func sentenceBefore(s string, i int) string {
 }
 
 // invisibleAt returns the index of the first character in s that a person
-// does not see but a model reads, or -1: zero-width characters, bidi
-// controls, Unicode tag characters (which spell ASCII invisibly), the soft
-// hyphen, and control characters other than tab, newline and carriage
-// return (terminal escapes among them).
+// does not see but a model reads (safetext.Invisible), or -1.
 func invisibleAt(s string) int {
-	for i, r := range s {
-		switch {
-		case r == '\t' || r == '\n' || r == '\r':
-		case r < 0x20 || r >= 0x7f && r < 0xa0:
-			return i
-		case r == 0xad, r == 0x180e, r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e,
-			r >= 0x2060 && r <= 0x2064, r >= 0x2066 && r <= 0x2069, r == 0xfeff, r >= 0xe0000 && r <= 0xe007f:
-			return i
-		}
-	}
-	return -1
+	return strings.IndexFunc(s, safetext.Invisible)
 }
 
 // excerpt is the text of s around [i, j): up to 40 characters either
@@ -199,7 +188,7 @@ func excerpt(s string, i, j int) string {
 		switch {
 		case r == '\n' || r == '\r' || r == '\t':
 			b.WriteByte(' ')
-		case invisibleAt(string(r)) == 0:
+		case safetext.Invisible(r):
 			fmt.Fprintf(&b, `\u{%x}`, r)
 		default:
 			b.WriteRune(r)
