@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"html"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -164,5 +166,74 @@ func TestDashboardChromium(t *testing.T) {
 	})
 	if approval == nil || approval.Client != "dashboard" || !strings.HasPrefix(approval.Identity, "token:") || approval.Tool != "echo" || approval.Server != "calc" {
 		t.Fatalf("the audit log's approval: %+v", approval)
+	}
+}
+
+// TestDashboardCommand: `mcp-gateway dashboard` serves the page on
+// loopback (and refuses any other address); its Approve, a form POST with
+// the page's token, reaches a stdio gateway running on the same
+// configuration through the pin file, which sends list_changed.
+func TestDashboardCommand(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tools, pins := filepath.Join(dir, "tools.json"), filepath.Join(dir, "config.pins.json")
+	os.WriteFile(tools, []byte(`{}`), 0o600)
+	cfg := trustConfig(t, "config.yaml", tools, pins, nil)
+	s := startRaw(t, cfg, "dashboard-command")
+	if _, ok := s.rawTools()["calc.echo"]; !ok {
+		t.Fatal("no first sight")
+	}
+	rugTools(t, tools, rugDescription)
+	mark := s.Mark()
+	s.callTool("calc.relist", `{}`)
+	s.WaitNote(mark, "notifications/tools/list_changed", testutil.DefaultTimeout)
+
+	if out, err := gwCommand(t, "dashboard", "--listen", "0.0.0.0:0", "--config", cfg).CombinedOutput(); err == nil || !strings.Contains(string(out), "loopback only") {
+		t.Fatalf("dashboard beyond loopback: %v\n%s", err, out)
+	}
+	cmd := gwCommand(t, "dashboard", "--listen", "127.0.0.1:0", "--config", cfg)
+	stderr := &testutil.Buffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var base string
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool {
+		_, after, ok := strings.Cut(stderr.String(), "mcp-gateway dashboard on ")
+		base, _, _ = strings.Cut(after, "\n")
+		return ok && strings.HasSuffix(base, "/")
+	}) {
+		t.Fatalf("the dashboard did not say where it listens:\n%s", stderr)
+	}
+	var page string
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool {
+		resp := getURL(t, base, nil)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		page = string(b)
+		return strings.Contains(page, `data-name="echo"`)
+	}) {
+		t.Fatalf("the page shows no withheld echo:\n%s", page)
+	}
+	field := func(name string) string {
+		_, after, _ := strings.Cut(page, `name="`+name+`" value="`)
+		v, _, _ := strings.Cut(after, `"`)
+		return html.UnescapeString(v)
+	}
+	form := url.Values{"csrf": {field("csrf")}, "server": {"calc"}, "kind": {"tool"}, "name": {"echo"}, "digest": {field("digest")}}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	mark = s.Mark()
+	resp, err := noRedirect.PostForm(base+"approve", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || !strings.Contains(resp.Header.Get("Location"), "approved=1") {
+		t.Fatalf("POST /approve: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	s.WaitNote(mark, "notifications/tools/list_changed", testutil.DefaultTimeout)
+	if d := s.rawTools()["calc.echo"]["description"]; d != rugDescription {
+		t.Fatalf("the stdio gateway after the dashboard's Approve: %q", d)
 	}
 }
