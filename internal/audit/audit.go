@@ -201,6 +201,10 @@ func (l *Log) rotate() {
 		l.follow() // rotated by another process meanwhile
 		return
 	}
+	// Windows renames no file that is open: this writer's own handle is
+	// closed first (another process's still stops it there: then the file
+	// grows on, with a warning).
+	l.f.Close()
 	keep := max(l.opts.Keep, 1)
 	_ = os.Remove(fmt.Sprintf("%s.%d", l.opts.Path, keep))
 	for n := keep - 1; n >= 1; n-- {
@@ -208,9 +212,13 @@ func (l *Log) rotate() {
 	}
 	if err := os.Rename(l.opts.Path, l.opts.Path+".1"); err != nil {
 		l.log.Warn("audit log not rotated", "file", l.opts.Path, "err", err)
-		return
 	}
-	l.follow()
+	f, err := openLog(l.opts.Path)
+	if err != nil {
+		l.log.Warn("audit log not reopened", "file", l.opts.Path, "err", err)
+		f, _ = os.Open(os.DevNull) // writes fail, and are warned about, until the next rotation
+	}
+	l.f = f
 }
 
 // Tail returns the last n entries of the audit log at path (from its
