@@ -77,6 +77,7 @@ type backend struct {
 	snapSum [32]byte   // guarded by saveMu once the backend runs
 	saveMu  sync.Mutex // one saveSnapshot at a time
 	pending listKind   // lists a list_changed asked to refresh
+	view    trustView  // what the trust layer shows of the surface shown (trust.go)
 	auth    *oauthAuth // a remote server's OAuth client; nil if none
 }
 

@@ -19,6 +19,7 @@ import (
 // toolCall is what serving a tools/call needs of its params; the
 // arguments, task and _meta values stay raw, byte for byte.
 type toolCall struct {
+	id   json.RawMessage // the client's request id, for requests made during the call (confirm)
 	name string
 	args json.RawMessage
 	task json.RawMessage // params.task: the call creates a task (tasks.go)
@@ -84,7 +85,7 @@ func (f *front) callTool(ctx context.Context, tc toolCall, notify func(*mcp.Prog
 	}
 	r, ok := f.resolve(ctx, tc.name)
 	if !ok {
-		return nil, &notFoundError{kindTool, tc.name}
+		return nil, f.unknown(kindTool, tc.name)
 	}
 	switch r.kind {
 	case answerTool:
@@ -225,6 +226,11 @@ func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc to
 	if err != nil {
 		return nil, err
 	}
+	if f.needsConfirm(r) {
+		if err := f.confirm(ctx, name, r, tc); err != nil {
+			return nil, err
+		}
+	}
 	start := time.Now()
 	raw, err := f.g.opts.Backends.CallTool(ctx, r.server, r.own, tc.args, opts)
 	f.log.Debug("tools/call", "tool", name, "server", r.server, "duration", time.Since(start), "ok", err == nil)
@@ -328,7 +334,7 @@ func (f *front) inlineRoute(name string) (toolRoute, bool) {
 		return toolRoute{}, false
 	}
 	r, ok := f.lookupTool(name)
-	return r, ok && r.kind == backendTool
+	return r, ok && r.kind == backendTool && !f.needsConfirm(r)
 }
 
 // unreachable is the handler registered with each tool: go-sdk lists the

@@ -33,6 +33,7 @@ type front struct {
 	initialized bool
 	version     string          // the negotiated version (handshake era)
 	client      string          // clientInfo.name
+	identity    string          // whom the HTTP front authenticated (WithIdentity)
 	caps        json.RawMessage // the client's capabilities, as it wrote them
 	strict      bool
 	settled     bool                   // the first wait for backends is over (settle)

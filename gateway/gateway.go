@@ -158,6 +158,7 @@ func (g *Gateway) serve(ctx context.Context, cs clientStream) error {
 func (g *Gateway) serveOn(ctx context.Context, cs clientStream, version string) error {
 	f := g.newFront()
 	defer g.dropFront(f)
+	f.identity = IdentityOf(ctx)
 	if version != "" {
 		f.stateless, f.initialized, f.version = true, true, version
 	}

@@ -400,7 +400,7 @@ func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, msgs [][]
 	}
 	// Made under mu, once there is room: a session opens its stream in
 	// the event store.
-	ctx, cancel := context.WithCancel(h.ctx)
+	ctx, cancel := context.WithCancel(WithIdentity(h.ctx, IdentityOf(r.Context())))
 	s := newHTTPSession(h.sessionOptions(id, h.opts.EventStore, cancel))
 	h.sessions[id] = s
 	h.mu.Unlock()
@@ -434,7 +434,7 @@ func (h *HTTPFront) serveOnce(w http.ResponseWriter, r *http.Request, msgs [][]b
 			served = "2025-03-26"
 		}
 	}
-	ctx, cancel := context.WithCancel(h.ctx)
+	ctx, cancel := context.WithCancel(WithIdentity(h.ctx, IdentityOf(r.Context())))
 	o := h.sessionOptions("", nil, cancel)
 	o.ErrorStatus = stateless
 	s := newHTTPSession(o)
@@ -525,7 +525,7 @@ func (h *HTTPFront) ServeSSE(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // the client is gone
 	}
-	ctx, cancel := context.WithCancel(h.ctx)
+	ctx, cancel := context.WithCancel(WithIdentity(h.ctx, IdentityOf(r.Context())))
 	defer cancel()
 	ended := make(chan struct{})
 	// This goroutine is the stream's writer (sdkStream.pump): the

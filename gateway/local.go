@@ -58,6 +58,7 @@ func (g *Gateway) Tools() []ToolInfo {
 func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 	f := g.newFront()
 	defer g.dropFront(f)
+	f.client, f.identity = ClientOf(ctx), IdentityOf(ctx)
 	f.settle(ctx)
 	if _, ok := f.lookupTool(name); !ok {
 		// Not a plain name of a listed tool, nor of a backend that is not
@@ -70,15 +71,16 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (
 			f.sync()
 		}
 	}
-	record := f.recorder(name)
-	raw, err := f.callTool(ctx, toolCall{name: name, args: args}, nil)
+	tc := toolCall{name: name, args: args}
+	record := f.recorder(tc)
+	raw, err := f.callTool(ctx, tc, nil)
 	var e *jsonrpc.Error
 	if err != nil {
 		e = rpcError(err, kindTool, name, g.opts.Config.Server.Debug)
 		raw = nil
 	}
 	if record != nil {
-		record(raw, e)
+		raw, e = record(raw, e)
 	}
 	return raw, e
 }

@@ -110,7 +110,7 @@ func (g *Gateway) ServeCall(w http.ResponseWriter, r *http.Request) {
 	if a := bytes.TrimSpace(args); len(a) == 0 || string(a) == "null" {
 		args = json.RawMessage(`{}`)
 	}
-	res, rpcErr := g.Call(r.Context(), name, args)
+	res, rpcErr := g.Call(WithClient(r.Context(), "REST"), name, args)
 	if rpcErr != nil {
 		status, code := restError(rpcErr)
 		details := map[string]any{"jsonrpcCode": rpcErr.Code}
@@ -216,6 +216,10 @@ func restError(e *jsonrpc.Error) (int, string) {
 		return http.StatusServiceUnavailable, "SERVER_CRASHED"
 	case e.Code == CodeServerError:
 		return http.StatusServiceUnavailable, "SERVER_NOT_RUNNING"
+	case e.Code == CodeRefused && data.Reason == "withheld":
+		return http.StatusForbidden, "TOOL_WITHHELD"
+	case e.Code == CodeRefused:
+		return http.StatusForbidden, "CALL_REFUSED"
 	case e.Code == CodeToolFailed && data.Reason == "timeout":
 		return http.StatusGatewayTimeout, "TIMEOUT_ERROR"
 	case e.Code == jsonrpc.CodeParseError:

@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/gateway"
+	"github.com/mcp-gateway/mcp-gateway/internal/audit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -30,8 +31,9 @@ type app struct {
 	log      *slog.Logger
 	backends *backends.Manager
 	gw       *gateway.Gateway
-	metrics  *metrics // --transport http only
-	tokenDir string   // remote servers' sign-ins (login, logout)
+	metrics  *metrics   // --transport http only
+	audit    *audit.Log // the audit log, when gateway.audit.path is set
+	tokenDir string     // remote servers' sign-ins (login, logout)
 }
 
 // newApp loads the configuration and wires the gateway. It starts nothing.
@@ -76,6 +78,13 @@ func newApp(inv *invocation, e env) (*app, error) {
 	if exe, err := os.Executable(); err == nil {
 		reaper = []string{exe, reaperArg}
 	}
+	if ac := cfg.Gateway.Audit; ac.Path != "" && inv.command != "show-config" {
+		if a.audit, err = audit.Open(audit.Options{Path: ac.Path, MaxBytes: int64(ac.MaxBytes), Keep: ac.Keep, Logger: a.log}); err != nil {
+			logs.close()
+			return nil, err
+		}
+	}
+	servers = a.approveServers(servers)
 	a.backends = backends.New(backends.Options{
 		Servers:        servers,
 		Logger:         a.log.With("component", "backends"),
@@ -88,7 +97,14 @@ func newApp(inv *invocation, e env) (*app, error) {
 		Self:           &a.self,
 		TokenDir:       a.tokenDir,
 		SnapshotDir:    snapshots,
-		OnChange:       func(server string) { a.gw.BackendsChanged(server) },
+		Trust: backends.TrustOptions{
+			Policy:  cfg.Gateway.Trust,
+			PinFile: config.PinsFile(cfg, sources, home),
+			// A gateway that runs on shows what mcp-gateway approve or the
+			// dashboard of another process approved, at once.
+			Watch: inv.command == "serve" || inv.command == "serve-http" || inv.command == "dashboard",
+		},
+		OnChange: func(server string) { a.gw.BackendsChanged(server) },
 		OnRequest: func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
 			return a.gw.HandleBackendRequest(ctx, server, method, params)
 		},
@@ -99,11 +115,11 @@ func newApp(inv *invocation, e env) (*app, error) {
 		// client's own capabilities (docs/transparency.md).
 		AwaitClient: inv.command == "serve",
 	})
-	var onCall func(gateway.CallRecord)
+	var observe []func(gateway.CallRecord)
 	var stateKey []byte
 	if inv.command == "serve-http" {
 		a.metrics = newMetrics(a.backends)
-		onCall = a.metrics.observe
+		observe = append(observe, a.metrics.observe)
 		if name := cfg.Gateway.HTTP.StateKeyEnv; name != "" {
 			key, _ := e.lookup(name)
 			if key = strings.TrimSpace(key); key == "" {
@@ -111,6 +127,16 @@ func newApp(inv *invocation, e env) (*app, error) {
 			}
 			stateKey = []byte(key)
 		}
+	}
+	if a.audit != nil {
+		observe = append(observe, a.recordCall)
+	}
+	var onCall func(gateway.CallRecord)
+	switch len(observe) {
+	case 1:
+		onCall = observe[0]
+	case 2:
+		onCall = func(r gateway.CallRecord) { observe[0](r); observe[1](r) }
 	}
 	a.gw = gateway.New(gateway.Options{
 		Config:   cfg,
@@ -138,6 +164,9 @@ func (a *app) servers(cfg *config.Config) []config.Server {
 func (a *app) close() {
 	if err := a.backends.Close(); err != nil {
 		a.log.Warn("stopping backends", "err", err)
+	}
+	if a.audit != nil {
+		a.audit.Close()
 	}
 	a.logs.close()
 }
@@ -168,6 +197,10 @@ func (a *app) run(ctx context.Context) error {
 		return a.login(ctx)
 	case "logout":
 		return a.logout()
+	case "approve":
+		return a.approve(ctx)
+	case "dashboard":
+		return a.serveDashboard(ctx)
 	}
 	return usagef("unknown command %q", a.inv.command)
 }
@@ -214,7 +247,9 @@ func (a *app) call(ctx context.Context) error {
 		return usagef("JSON_ARGS must be a JSON object: %v", err)
 	}
 	a.backends.Start(ctx)
-	res, rpcErr := a.gw.Call(ctx, a.inv.callName, args)
+	// The user typed this call: a destructive tool needs no confirmation.
+	callCtx := gateway.WithConfirmed(gateway.WithClient(ctx, "mcp-gateway call"))
+	res, rpcErr := a.gw.Call(callCtx, a.inv.callName, args)
 	enc := json.NewEncoder(a.env.stdout)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/gateway"
 )
 
 // guard applies the HTTP front's security rules to every request, MCP and
@@ -16,6 +17,7 @@ import (
 type guard struct {
 	origins  []string // allowed Origin values; empty: localhost origins only
 	token    []byte   // bearer token; nil: none required
+	identity string   // who a request with the token is, for the audit log: a digest of the token
 	maxBody  int64
 	loopback bool // listening on a loopback address: Host must be local too
 }
@@ -38,6 +40,9 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-gateway"`)
 			http.Error(w, "Unauthorized: a valid bearer token is required", http.StatusUnauthorized)
 			return
+		}
+		if g.identity != "" && g.token != nil && g.authorized(r) {
+			r = r.WithContext(gateway.WithIdentity(r.Context(), g.identity))
 		}
 		if g.maxBody > 0 && r.Body != nil {
 			if r.ContentLength > g.maxBody {

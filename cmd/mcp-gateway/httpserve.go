@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -40,6 +42,8 @@ func (a *app) serveHTTP(ctx context.Context) error {
 			return usagef("gateway.http.auth_token_env names %s, which is not set", hc.AuthTokenEnv)
 		}
 		g.token = []byte(tok)
+		sum := sha256.Sum256(g.token)
+		g.identity = "token:" + hex.EncodeToString(sum[:4])
 	} else if !g.loopback {
 		a.log.Warn("listening beyond loopback without gateway.http.auth_token_env: anyone who reaches the address can call every tool", "listen", hc.Listen)
 	}
@@ -76,6 +80,7 @@ func (a *app) serveHTTP(ctx context.Context) error {
 		_ = writeJSON(w, map[string]any{"servers": a.backends.Status(), "sessions": front.Sessions(), "streams": front.Streams()})
 	})
 	mux.Handle("GET /metrics", metrics.handler())
+	a.newDashboard().routes(mux) // the trust layer's page, behind the same token
 	busy := &inFlight{}
 	srv := &http.Server{
 		Handler:           g.wrap(busy.wrap(mux)),
