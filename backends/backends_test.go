@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -116,7 +119,14 @@ func TestStartFailureIsolated(t *testing.T) {
 	if !slices.Contains(st.StderrTail, "failing at start with 7") {
 		t.Errorf("bad: stderr tail %q", st.StderrTail)
 	}
-	if st := e.status(t, "missing"); st.State != backends.Failed || !strings.Contains(st.Error, "no such file") {
+	// Where exec runs the path it says "no such file or directory"; on
+	// Windows it looks for the file with each PATHEXT extension and says
+	// "executable file not found".
+	notFound := "no such file"
+	if runtime.GOOS == "windows" {
+		notFound = exec.ErrNotFound.Error()
+	}
+	if st := e.status(t, "missing"); st.State != backends.Failed || !strings.Contains(st.Error, notFound) {
 		t.Errorf("missing: %s %q", st.State, st.Error)
 	}
 	e.call(t, "good", "echo", `{}`)
@@ -195,8 +205,14 @@ func TestRemoteAndDisabled(t *testing.T) {
 	if st := e.status(t, "off"); st.State != backends.Disabled || st.PID != 0 {
 		t.Errorf("off: %+v", st)
 	}
-	if st := e.waitState(t, "remote", backends.Failed); !strings.Contains(st.Error, "connection refused") {
-		t.Errorf("remote: %+v", st)
+	// The OS's own words for a refused connection (Windows has its own).
+	_, refused := net.Dial("tcp", "127.0.0.1:1")
+	var sys *os.SyscallError
+	if !errors.As(refused, &sys) {
+		t.Fatalf("dial 127.0.0.1:1: %v", refused)
+	}
+	if st := e.waitState(t, "remote", backends.Failed); !strings.Contains(st.Error, sys.Err.Error()) {
+		t.Errorf("remote: %+v, want %q", st, sys.Err)
 	}
 	_, err := e.CallTool(context.Background(), "nope", "x", nil, backends.CallOptions{})
 	var se *backends.ServerError

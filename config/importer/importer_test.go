@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+	"gopkg.in/yaml.v3"
 )
 
 // layout is where each fixture goes for a client on Linux: testdata file →
@@ -63,6 +64,46 @@ func (w world) fill(s string) string {
 func (w world) unfill(s string) string {
 	return filepath.ToSlash(strings.NewReplacer(w.exe, "@GATEWAY@", w.dir, "@DIR@", w.home, "@HOME@").Replace(s))
 }
+
+// unfillYAML is unfill of an import's YAML, value by value: the YAML is
+// encoded again with each path replaced by a stand-in that YAML quotes as
+// it quotes a Unix path, then the stand-ins by the placeholders, so that
+// the golden file is the same on every OS ("C:\..." is quoted in a flow
+// list where "/home/..." is not).
+func (w world) unfillYAML(t *testing.T, data []byte) string {
+	t.Helper()
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("the import's YAML does not parse: %v\n%s", err, data)
+	}
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		n.HeadComment, n.LineComment, n.FootComment = w.unfill(n.HeadComment), w.unfill(n.LineComment), w.unfill(n.FootComment)
+		if v := standIns.Replace(w.unfill(n.Value)); n.Kind == yaml.ScalarNode && v != n.Value {
+			n.Value = v
+			n.Style &^= yaml.SingleQuotedStyle | yaml.DoubleQuotedStyle
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(&doc)
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	enc.Close()
+	return placeholders.Replace(buf.String())
+}
+
+// standIns are Unix-like paths for the placeholders in YAML values, and
+// placeholders the way back.
+var (
+	standIns     = strings.NewReplacer("@GATEWAY@", "/unfill.gateway", "@HOME@", "/unfill.home", "@DIR@", "/unfill.dir")
+	placeholders = strings.NewReplacer("/unfill.gateway", "@GATEWAY@", "/unfill.home", "@HOME@", "/unfill.dir", "@DIR@")
+)
 
 func (w world) place(t *testing.T, client string) {
 	t.Helper()
@@ -126,9 +167,10 @@ func TestGolden(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			w, res := imported(t, c.Name)
 			got := res.YAML()
+			unfilled := w.unfillYAML(t, got)
 			golden := filepath.Join("testdata", c.Name, "golden.yaml")
 			if testutil.Update() {
-				if err := os.WriteFile(golden, []byte(w.unfill(string(got))), 0o644); err != nil {
+				if err := os.WriteFile(golden, []byte(unfilled), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -136,8 +178,8 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if w.unfill(string(got)) != string(want) {
-				t.Errorf("YAML differs from %s (go test -update to accept):\n%s", golden, w.unfill(string(got)))
+			if unfilled != string(want) {
+				t.Errorf("YAML differs from %s (go test -update to accept):\n%s", golden, unfilled)
 			}
 			cfg := loadYAML(t, got)
 			if len(cfg.Servers) != len(res.Entries) || len(res.Entries) == 0 {
