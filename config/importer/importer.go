@@ -19,7 +19,8 @@ import (
 
 // Options say what to import and how to find it.
 type Options struct {
-	// From is a client name (see Clients) or the path of a client's file.
+	// From is a client name (see Clients) or the path of a client's file;
+	// a leading "~" is Home, as config.ExpandHome reads it.
 	From string
 	// Home is the user's home directory; Dir the project directory (the
 	// working directory), for project files such as .mcp.json.
@@ -104,7 +105,7 @@ func Import(opts Options) (*Result, error) {
 	}
 	c, files := locate(opts)
 	if c == nil {
-		p := opts.From
+		p := config.ExpandHome(opts.From, opts.Home)
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(opts.Dir, p)
 		}
