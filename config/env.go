@@ -143,12 +143,20 @@ func (l *loader) applyFlags(f Flags) {
 	}
 }
 
-// finish expands "~" in paths and reads the API key. (No list is nil:
-// Defaults and the decoder give an empty one.)
+// finish expands "~" in paths, makes the file's relative paths relative to
+// its directory (those from flags and the environment stay the working
+// directory's) and reads the API key. (No list is nil: Defaults and the
+// decoder give an empty one.)
 func (l *loader) finish() {
 	c := l.cfg
 	c.Policy.System.Path = ExpandHome(c.Policy.System.Path, l.home)
 	c.Server.DebugFile = ExpandHome(c.Server.DebugFile, l.home)
+	if l.origin["policy.system.path"].line > 0 {
+		c.Policy.System.Path = ResolvePath(l.dir, c.Policy.System.Path)
+	}
+	if l.origin["server.debug_file"].line > 0 {
+		c.Server.DebugFile = ResolvePath(l.dir, c.Server.DebugFile)
+	}
 	if isEnvName(c.OpenAI.APIKeyEnv) {
 		if v, ok := l.env(c.OpenAI.APIKeyEnv); ok && strings.TrimSpace(v) != "" {
 			c.APIKey = strings.TrimSpace(v)

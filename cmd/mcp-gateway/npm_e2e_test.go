@@ -309,3 +309,32 @@ func TestNPMServersThroughTypeScriptClient(t *testing.T) {
 }
 
 //END
+
+// docs/examples/gateway.yaml works from any working directory, as a client
+// starts the gateway: its servers run where the file says (cwd relative to
+// the file), not where the gateway was started.
+func TestExampleConfigFromAnyDirectory(t *testing.T) {
+	t.Parallel()
+	root := npmPeers(t)
+	cmd := exec.Command(gatewayBin, "status", "--json", "--config", filepath.Join(root, "docs", "examples", "gateway.yaml"))
+	cmd.Env = baseEnv(t)
+	cmd.Dir = t.TempDir()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("status: %v\n%s\n%s", err, out, stderr.String())
+	}
+	var st struct{ Servers []struct{ Name, State, Error string } }
+	if err := json.Unmarshal(out, &st); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(st.Servers) != 3 {
+		t.Fatalf("servers: %+v", st.Servers)
+	}
+	for _, s := range st.Servers {
+		if s.State != "ready" {
+			t.Errorf("%s: %s %s\n%s", s.Name, s.State, s.Error, stderr.String())
+		}
+	}
+}

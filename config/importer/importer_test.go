@@ -472,3 +472,42 @@ func TestOAuthRedirectURI(t *testing.T) {
 	}
 	loadYAML(t, res.YAML())
 }
+
+// A relative command or cwd in a project file is the project's, made
+// absolute; in a user's file it is kept, with a note on how the gateway
+// reads it (from its own file's directory).
+func TestRelativePathsImported(t *testing.T) {
+	root := t.TempDir()
+	servers := `{"mcpServers": {"x": {"command": "./bin/x", "cwd": "tools"}, "y": {"command": "node", "args": ["./y.js"]}}}`
+	project := filepath.Join(root, "proj", ".cursor", "mcp.json")
+	user := filepath.Join(root, "claude_desktop_config.json")
+	for _, p := range []string{project, user} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(servers), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := Import(Options{From: project, Home: root, Dir: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := res.Entries[0].Server, res.Entries[1].Server
+	if want := filepath.Join(root, "proj", "tools"); x.Cwd != want || x.Command != filepath.Join(want, "bin", "x") {
+		t.Errorf("project file: cwd %q command %q, want them under %s", x.Cwd, x.Command, want)
+	}
+	if y.Command != "node" || y.Args[0] != "./y.js" {
+		t.Errorf("project file: a bare command or an argument changed: %+v", y)
+	}
+	res, err = Import(Options{From: user, Home: root, Dir: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := res.Entries[0]; x.Server.Command != "./bin/x" || x.Server.Cwd != "tools" || !strings.Contains(strings.Join(x.Notes, "\n"), "a relative path") {
+		t.Errorf("user file: %+v, notes %q", x.Server, x.Notes)
+	}
+	if y := res.Entries[1]; len(y.Notes) != 0 {
+		t.Errorf("user file: notes for a bare command: %q", y.Notes)
+	}
+}
