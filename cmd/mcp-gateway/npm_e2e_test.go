@@ -325,7 +325,9 @@ func TestExampleConfigFromAnyDirectory(t *testing.T) {
 	if err != nil {
 		t.Fatalf("status: %v\n%s\n%s", err, out, stderr.String())
 	}
-	var st struct{ Servers []struct{ Name, State, Error string } }
+	var st struct {
+		Servers []struct{ Name, State, Error string }
+	}
 	if err := json.Unmarshal(out, &st); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
