@@ -22,7 +22,11 @@ import (
 // along, and the gateway's peak memory stays far below what was sent.
 func TestHTTPSlowClientStallsNobody(t *testing.T) {
 	const budget = 1 << 20
-	g := startHTTP(t, httpConfig(t, map[string]any{"http": map[string]any{"session_buffer_bytes": budget}}, tb("tb")))
+	// The flood takes as long as the machine makes it (minutes with both
+	// cores busy): the call's timeout must not end it first.
+	flooder := tb("tb")
+	flooder.TimeoutMS = 3600_000
+	g := startHTTP(t, httpConfig(t, map[string]any{"http": map[string]any{"session_buffer_bytes": budget}}, flooder))
 	b := goClient(t, &mcp.StreamableClientTransport{Endpoint: g.base + "/mcp"}, "b", nil)
 	base := gatewayMem(t, g)
 
@@ -44,6 +48,9 @@ func TestHTTPSlowClientStallsNobody(t *testing.T) {
 	})
 	evs := readEventsTo(t, flood.Body, func(evs []sseEvent) bool { return strings.Contains(evs[len(evs)-1].data, `"id":"a1"`) })
 	flood.Body.Close()
+	if !strings.Contains(evs[len(evs)-1].data, `"result"`) {
+		t.Fatalf("A's call failed: %s", evs[len(evs)-1].data)
+	}
 	if len(evs) < 2 || !strings.Contains(evs[len(evs)-2].data, `"progress":100000`) {
 		t.Errorf("the last progress before the result: %+v", evs[max(len(evs)-2, 0)])
 	}
