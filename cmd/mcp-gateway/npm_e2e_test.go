@@ -340,3 +340,50 @@ func TestExampleConfigFromAnyDirectory(t *testing.T) {
 		}
 	}
 }
+
+// scripts/demo prints each command as it runs it, ready to copy: with its
+// --config and its quotes (bash parses it as one command), and the raw
+// session's answers as whole lines of JSON.
+func TestDemo(t *testing.T) {
+	t.Parallel()
+	root := npmPeers(t)
+	cmd := exec.Command("bash", filepath.Join(root, "scripts", "demo"))
+	cmd.Env = baseEnv(t)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("scripts/demo: %v\n%s", err, out)
+	}
+	var commands, answers int
+	for _, line := range strings.Split(string(out), "\n") {
+		line = strings.NewReplacer("\033[1m", "", "\033[0m", "").Replace(line)
+		if c, ok := strings.CutPrefix(line, "$ "); ok {
+			commands++
+			if !strings.Contains(c, "--config docs/examples/gateway.yaml") {
+				t.Errorf("printed without its --config: %s", c)
+			}
+			// As a shell reads it: the JSON argument is one word.
+			check := exec.Command("bash", "-c", `set -- `+strings.TrimPrefix(c, "env -u OPENAI_API_KEY ")+`; for a; do case $a in '{'*) printf '%s\0' "$a";; esac; done`)
+			words, err := check.Output()
+			if err != nil {
+				t.Errorf("bash cannot read the printed command: %v: %s", err, c)
+			}
+			for w := range strings.SplitSeq(string(words), "\x00") {
+				if w == "" {
+					continue
+				}
+				if !json.Valid([]byte(w)) {
+					t.Errorf("the JSON argument reaches the command as %s: %s", w, c)
+				}
+			}
+		}
+		if a, ok := strings.CutPrefix(line, "< "); ok {
+			answers++
+			if !json.Valid([]byte(a)) {
+				t.Errorf("a session line is not whole JSON: %.200s", a)
+			}
+		}
+	}
+	if commands < 6 || answers != 3 {
+		t.Errorf("%d commands and %d session answers printed, want 6 or more and 3:\n%s", commands, answers, out)
+	}
+}
