@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"strings"
+
+	"github.com/mcp-gateway/mcp-gateway/config/importer"
 )
 
 const usage = `mcp-gateway: one MCP entry for many MCP servers, plus cited web answers.
@@ -27,7 +29,7 @@ Flags:
   --show-config    print the effective configuration to stderr (with --stdio, then serve)
   --listen ADDR    HTTP listen address (default 127.0.0.1:8000)
   --json           machine-readable output for tools and status
-  --from CLIENT    claude-desktop, claude-code, cursor, vscode, windsurf, codex, or a file
+  --from CLIENT    claude-desktop, claude-code, cursor, vscode, windsurf, codex, gemini, or a file
   --write PATH     write the imported YAML to PATH (--force to overwrite)
   --replace-client back up the client's file, then leave one entry in it: this gateway on PATH
 
@@ -144,7 +146,7 @@ func parseArgs(args []string) (*invocation, error) {
 				return nil, usagef("import takes no arguments (got %q); the client goes in --from", rest[0])
 			}
 			if inv.from == "" {
-				return nil, usagef("import needs --from CLIENT or --from PATH (clients: claude-desktop, claude-code, cursor, vscode, windsurf, codex)")
+				return nil, usagef("import needs --from CLIENT or --from PATH (clients: %s)", importer.ClientNames())
 			}
 			if inv.replaceClient && inv.write == "" {
 				return nil, usagef("--replace-client needs --write PATH: the client's new entry runs the gateway on that file")

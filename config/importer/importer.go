@@ -110,6 +110,9 @@ func Import(opts Options) (*Result, error) {
 			p = filepath.Join(opts.Dir, p)
 		}
 		data, err := readFile(p)
+		if errors.Is(err, os.ErrNotExist) && !strings.ContainsAny(opts.From, `/\.`) {
+			return nil, fmt.Errorf("%q is not a client mcp-gateway knows (%s) nor a file", opts.From, ClientNames())
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -150,7 +153,7 @@ func workspaceOf(p string) string {
 	switch {
 	case filepath.Base(p) == ".mcp.json":
 		return dir
-	case slices.Contains([]string{".vscode", ".cursor", ".codex"}, filepath.Base(dir)):
+	case slices.Contains([]string{".vscode", ".cursor", ".codex", ".gemini"}, filepath.Base(dir)):
 		return filepath.Dir(dir)
 	}
 	return ""

@@ -26,6 +26,7 @@ var layout = map[string][][2]string{
 	"vscode":         {{"mcp.json", "~/.config/Code/User/mcp.json"}, {"workspace-mcp.json", "./.vscode/mcp.json"}},
 	"windsurf":       {{"mcp_config.json", "~/.codeium/windsurf/mcp_config.json"}},
 	"codex":          {{"config.toml", "~/.codex/config.toml"}},
+	"gemini":         {{"settings.json", "~/.gemini/settings.json"}, {"project-settings.json", "./.gemini/settings.json"}},
 }
 
 // world is a home and a project directory holding one client's fixtures,
@@ -260,6 +261,18 @@ func TestReplaceClient(t *testing.T) {
 			if keep != "" && !bytes.Contains(first, []byte(keep)) {
 				t.Errorf("%s lost %q:\n%s", res.Files[0], keep, first)
 			}
+			// The entry says "type": "stdio" where the client's entries have a type.
+			if !c.TOML {
+				var top map[string]any
+				if err := json.Unmarshal(first, &top); err != nil {
+					t.Fatal(err)
+				}
+				servers, _ := top[c.ServersKey].(map[string]any)
+				entry, _ := servers[GatewayEntry].(map[string]any)
+				if typ, want := entry["type"], map[bool]any{true: "stdio"}[c.Typed]; typ != want {
+					t.Errorf("the gateway entry's type is %v, want %v: %v", typ, want, entry)
+				}
+			}
 			// A second replace in the same second must not overwrite the backup.
 			if _, err := ReplaceClient(again, w.exe, cfgPath, now); err == nil {
 				t.Error("a second backup with the same name was allowed")
@@ -276,6 +289,10 @@ func TestErrors(t *testing.T) {
 	}
 	if _, err := Import(w.options(filepath.Join(w.dir, "nope.json"))); err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Errorf("missing path: %v", err)
+	}
+	// A name that is neither a client nor a file lists the clients.
+	if _, err := Import(w.options("claude")); err == nil || !strings.Contains(err.Error(), `"claude" is not a client`) || !strings.Contains(err.Error(), "claude-desktop, claude-code, cursor, vscode, windsurf, codex or gemini") {
+		t.Errorf("unknown client: %v", err)
 	}
 	cases := map[string]struct{ data, want string }{
 		"bad.json":   {"{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",,}\n  }\n}\n", "bad.json:3: invalid JSON"},
