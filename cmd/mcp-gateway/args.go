@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mcp-gateway/mcp-gateway/config/importer"
@@ -122,7 +124,7 @@ func parseArgs(args []string) (*invocation, error) {
 			inv.replaceClient = true
 		default:
 			if strings.HasPrefix(a, "-") && a != "-" {
-				return nil, usagef("unknown flag %s", a)
+				return nil, usagef("unknown flag %s%s", name, didYouMean(name, flagNames))
 			}
 			positional = append(positional, a)
 		}
@@ -165,10 +167,13 @@ func parseArgs(args []string) (*invocation, error) {
 			}
 			inv.callName = rest[0]
 			if len(rest) == 2 {
+				if err := checkCallArgs(rest[1]); err != nil {
+					return nil, err
+				}
 				inv.callArgs = rest[1]
 			}
 		default:
-			return nil, usagef("unknown command %q", inv.command)
+			return nil, usagef("unknown command %q%s", inv.command, didYouMean(inv.command, commands))
 		}
 		if inv.stdio {
 			return nil, usagef("--stdio cannot be combined with %s", inv.command)
@@ -197,10 +202,83 @@ func parseArgs(args []string) (*invocation, error) {
 	return inv, nil
 }
 
-func isCommand(s string) bool {
-	switch s {
-	case "tools", "call", "status", "import", "login", "logout":
-		return true
+// commands are the sub-commands; flagNames the flags, in their long form.
+var (
+	commands  = []string{"tools", "call", "status", "import", "login", "logout"}
+	flagNames = []string{"--help", "--version", "--stdio", "--transport", "--listen", "--config", "--debug",
+		"--show-config", "--json", "--from", "--write", "--force", "--replace-client"}
+)
+
+func isCommand(s string) bool { return slices.Contains(commands, s) }
+
+// checkCallArgs checks call's JSON_ARGS: one JSON object (blank is {}),
+// saying in JSON's terms what it was instead.
+func checkCallArgs(s string) error {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil
 	}
-	return false
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return usagef("JSON_ARGS is not valid JSON (%v): give the tool's arguments as one object, such as '{\"path\":\"/tmp\"}'", err)
+	}
+	kind := "an object"
+	switch v.(type) {
+	case map[string]any:
+		return nil
+	case []any:
+		kind = "an array"
+	case string:
+		kind = "a string"
+	case float64:
+		kind = "a number"
+	case bool:
+		kind = "true or false"
+	case nil:
+		kind = "null"
+	}
+	return usagef("JSON_ARGS must be a JSON object of the tool's arguments, such as '{\"path\":\"/tmp\"}', not %s", kind)
+}
+
+// didYouMean is "; did you mean X?" for the one of known closest to word
+// (at most two edits, and fewer than half its letters), or "".
+func didYouMean(word string, known []string) string {
+	best, bestD := "", 3
+	for _, k := range known {
+		if d := editDistance(word, k); d < bestD && 2*d < len(k) {
+			best, bestD = k, d
+		}
+	}
+	switch {
+	case best == "":
+		return ""
+	case strings.HasPrefix(best, "-"):
+		return "; did you mean " + best + "?"
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+// editDistance is the number of single-character insertions, deletions,
+// substitutions and swaps of neighbours that make a b (optimal string
+// alignment).
+func editDistance(a, b string) int {
+	prev2, prev, cur := make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
 }
