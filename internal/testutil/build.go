@@ -30,7 +30,7 @@ import (
 // beforehand for the tests' OS, and Build returns pkg's from there.
 func Build(pkg, script string) (string, error) {
 	if dir := os.Getenv("MCP_GATEWAY_TEST_BINDIR"); dir != "" {
-		out := filepath.Join(dir, filepath.Base(pkg)+exeSuffix)
+		out := filepath.Join(dir, exe(filepath.Base(pkg)))
 		if _, err := os.Stat(out); err != nil {
 			return "", fmt.Errorf("build %s: not built beforehand in $MCP_GATEWAY_TEST_BINDIR: %w", pkg, err)
 		}
@@ -46,7 +46,7 @@ func Build(pkg, script string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	out := filepath.Join(dir, filepath.Base(pkg)+exeSuffix)
+	out := filepath.Join(dir, exe(filepath.Base(pkg)))
 	var flags []string
 	if Race {
 		flags = append(flags, "-race")
@@ -70,8 +70,13 @@ func Build(pkg, script string) (string, error) {
 	return out, nil
 }
 
-// exeSuffix is what executables' names end with on this OS.
-var exeSuffix = map[bool]string{true: ".exe"}[runtime.GOOS == "windows"]
+// exe is the file name of the executable named name on this OS.
+func exe(name string) string {
+	if runtime.GOOS == "windows" {
+		return name + ".exe"
+	}
+	return name
+}
 
 // MustBuild is Build for TestMain: it exits the process if the build fails.
 func MustBuild(pkg, script string) string {
