@@ -227,14 +227,17 @@ func join(path, key string) string {
 // unknown reports an unknown key with a suggestion among known.
 func (l *loader) unknown(e entry, path string, known []string) {
 	msg := "unknown key"
-	if s := suggest(e.key, known); s != "" {
+	if s := Suggest(e.key, known); s != "" {
 		msg += " (did you mean " + s + "?)"
 	}
 	l.errLine(e.line, join(path, e.key), "%s", msg)
 }
 
-// suggest returns the known key closest to key, or "".
-func suggest(key string, known []string) string {
+// Suggest returns the known word closest to key, or "": the same but for
+// case, "_" and "-"; a prefix either way; else at most two edits away. The
+// messages about unknown keys and the command line's unknown commands and
+// flags use it.
+func Suggest(key string, known []string) string {
 	norm := func(s string) string {
 		return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(s))
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/config/importer"
 )
 
@@ -241,44 +242,14 @@ func checkCallArgs(s string) error {
 }
 
 // didYouMean is "; did you mean X?" for the one of known closest to word
-// (at most two edits, and fewer than half its letters), or "".
+// (config.Suggest), or "".
 func didYouMean(word string, known []string) string {
-	best, bestD := "", 3
-	for _, k := range known {
-		if d := editDistance(word, k); d < bestD && 2*d < len(k) {
-			best, bestD = k, d
-		}
-	}
-	switch {
-	case best == "":
+	switch s := config.Suggest(word, known); {
+	case s == "":
 		return ""
-	case strings.HasPrefix(best, "-"):
-		return "; did you mean " + best + "?"
+	case strings.HasPrefix(s, "-"):
+		return "; did you mean " + s + "?"
+	default:
+		return fmt.Sprintf("; did you mean %q?", s)
 	}
-	return fmt.Sprintf("; did you mean %q?", best)
-}
-
-// editDistance is the number of single-character insertions, deletions,
-// substitutions and swaps of neighbours that make a b (optimal string
-// alignment).
-func editDistance(a, b string) int {
-	prev2, prev, cur := make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(b)]
 }
