@@ -123,7 +123,7 @@ func (e *env) status(t *testing.T, name string) backends.Status {
 func (e *env) waitState(t *testing.T, name string, want backends.State) backends.Status {
 	t.Helper()
 	var s backends.Status
-	if !testutil.Poll(5*time.Second, func() bool { s = e.status(t, name); return s.State == want }) {
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool { s = e.status(t, name); return s.State == want }) {
 		t.Fatalf("%s: state %s (%s), want %s", name, s.State, s.Error, want)
 	}
 	return s

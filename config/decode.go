@@ -86,7 +86,7 @@ func (l *loader) profiles(e entry) {
 		path := join("model_profiles", x.key)
 		if !slices.Contains(profileNames, x.key) {
 			msg := "unknown profile (the profiles are answer, answer_detailed and answer_quick)"
-			if s := suggest(x.key, profileNames); s != "" {
+			if s := Suggest(x.key, profileNames); s != "" {
 				msg = "unknown profile (did you mean " + s + "?)"
 			}
 			l.errLine(x.line, path, "%s", msg)

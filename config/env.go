@@ -143,14 +143,26 @@ func (l *loader) applyFlags(f Flags) {
 	}
 }
 
-// finish expands "~" in paths and reads the API key. (No list is nil:
-// Defaults and the decoder give an empty one.)
+// finish expands "~" in paths, makes the file's relative paths relative to
+// its directory (those from flags and the environment stay the working
+// directory's) and reads the API key. (No list is nil: Defaults and the
+// decoder give an empty one.)
 func (l *loader) finish() {
 	c := l.cfg
 	c.Policy.System.Path = ExpandHome(c.Policy.System.Path, l.home)
 	c.Server.DebugFile = ExpandHome(c.Server.DebugFile, l.home)
 	c.Gateway.Pins = ExpandHome(c.Gateway.Pins, l.home)
 	c.Gateway.Audit.Path = ExpandHome(c.Gateway.Audit.Path, l.home)
+	for key, p := range map[string]*string{
+		"policy.system.path": &c.Policy.System.Path,
+		"server.debug_file":  &c.Server.DebugFile,
+		"gateway.pins":       &c.Gateway.Pins,
+		"gateway.audit.path": &c.Gateway.Audit.Path,
+	} {
+		if l.origin[key].line > 0 {
+			*p = ResolvePath(l.dir, *p)
+		}
+	}
 	if isEnvName(c.OpenAI.APIKeyEnv) {
 		if v, ok := l.env(c.OpenAI.APIKeyEnv); ok && strings.TrimSpace(v) != "" {
 			c.APIKey = strings.TrimSpace(v)

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -93,6 +94,30 @@ func (l *loader) expand(server, field, key, v string, line int) string {
 }
 
 func shownKey(server, field string) string { return server + "\x00" + field }
+
+// IsRelative reports whether p is a relative path: not "", not absolute,
+// not rooted ("\x" on Windows, which is the current drive's) and naming no
+// volume ("C:x").
+func IsRelative(p string) bool {
+	return p != "" && !filepath.IsAbs(p) && filepath.VolumeName(p) == "" && !os.IsPathSeparator(p[0])
+}
+
+// ResolvePath joins p to base when p is relative (IsRelative) and base is
+// not "". Load resolves the relative paths of a file this way, against
+// the file's directory.
+func ResolvePath(base, p string) string {
+	if base == "" || !IsRelative(p) {
+		return p
+	}
+	return filepath.Join(base, p)
+}
+
+// HasDir reports whether the command names a directory ("./server",
+// "bin/server", `..\x.exe` on Windows) rather than a program to look up in
+// PATH.
+func HasDir(command string) bool {
+	return strings.ContainsAny(command, "/"+string(filepath.Separator))
+}
 
 // ExpandHome replaces a leading "~" or "~/" ("~\" too on Windows) with
 // home, as the configuration does for command, cwd, --config and the other

@@ -214,6 +214,9 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 			p := path
 			l.src.YAML = &p
 			l.file = path
+			if abs, err := filepath.Abs(path); err == nil {
+				l.dir = filepath.Dir(abs)
+			}
 			l.decodeFile(data)
 		case !explicit && errors.Is(err, fs.ErrNotExist):
 			// A missing default file is fine.
@@ -249,6 +252,7 @@ type loader struct {
 	env    func(string) (string, bool)
 	home   string
 	file   string
+	dir    string // the file's directory, absolute: what relative paths in it are relative to
 	cfg    *Config
 	src    *Sources
 	errs   []*Error

@@ -78,8 +78,12 @@ func TestMissingExplicitPath(t *testing.T) {
 	if !errors.As(err, &e) || e.File != p {
 		t.Fatalf("err = %v; want *Error naming %s", err, p)
 	}
-	if !errors.Is(err, fs.ErrNotExist) && !strings.Contains(err.Error(), "no such file") {
-		t.Errorf("err = %v; want it to say the file does not exist", err)
+	// The OS's own words for a missing file ("no such file or directory",
+	// "The system cannot find the file specified.").
+	_, oserr := os.Open(p)
+	var pe *fs.PathError
+	if !errors.As(oserr, &pe) || !errors.Is(oserr, fs.ErrNotExist) || !strings.Contains(err.Error(), pe.Err.Error()) {
+		t.Errorf("err = %v; want it to say the file does not exist (%v)", err, oserr)
 	}
 }
 

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"path"
@@ -209,8 +210,14 @@ func (l *loader) expandServer(s *Server, p string) {
 	x := func(field string, v string) string {
 		return l.expand(s.Name, field, join(p, field), v, l.origin[join(p, field)].line)
 	}
+	// Relative paths are the file's (a client starts the gateway anywhere);
+	// a command with a directory part is cwd's when there is one, as exec
+	// runs it. A bare name is looked up in PATH, and args are the backend's.
+	s.Cwd = ResolvePath(l.dir, ExpandHome(x("cwd", s.Cwd), l.home))
 	s.Command = ExpandHome(x("command", s.Command), l.home)
-	s.Cwd = ExpandHome(x("cwd", s.Cwd), l.home)
+	if HasDir(s.Command) {
+		s.Command = ResolvePath(cmp.Or(s.Cwd, l.dir), s.Command)
+	}
 	s.URL = x("url", s.URL)
 	args := l.origin[join(p, "args")]
 	for i, a := range s.Args {

@@ -219,7 +219,7 @@ func TestExpansion(t *testing.T) {
 	if b.URL != "https://api.example.com/mcp" || b.Headers["Authorization"] != "Bearer s3cr3t" {
 		t.Errorf("b = %+v", b)
 	}
-	if cc.Command != filepath.Join("/home/me", "bin/c") || cc.Cwd != "/home/me" {
+	if home := filepath.FromSlash("/home/me"); cc.Command != filepath.Join(home, "bin", "c") || cc.Cwd != home {
 		t.Errorf("c = %+v", cc)
 	}
 	if len(s.Warnings) != 1 {

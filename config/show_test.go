@@ -70,6 +70,12 @@ func TestShowConfigShape(t *testing.T) {
 	}
 }
 
+// jsonString is s as a JSON string (Windows paths' backslashes doubled).
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
 func TestShowConfigYAMLPathAndMasking(t *testing.T) {
 	env := map[string]string{
 		"OPENAI_API_KEY": "sk-key-value-1",
@@ -103,7 +109,7 @@ func TestShowConfigYAMLPathAndMasking(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		`"yaml": "` + p + `"`,
+		`"yaml": ` + jsonString(p),
 		`"LOG_LEVEL": "warn"`,
 		`"TOKEN": "***"`,
 		`"GITHUB_TOKEN": "***"`,

@@ -111,8 +111,8 @@ func TestSyntaxErrors(t *testing.T) {
 		line int
 	}{
 		{"servers: [a,\n", 1},
-		{"gateway:\n  http: {listen: x\n  a: b\n", -1}, // yaml.v3 places this one near, not at, the fault
-		{"a:\n  b: 1\n c: 2\n", 2},
+		{"gateway:\n  http: {listen: x\n  a: b\n", 2}, // the unclosed brace's line
+		{"a:\n  b: 1\n c: 2\n", 3},                    // the line that fits no indentation
 		{"{\"mcpServers\": {\"a\": {\"command\": \"x\",}}", 0},
 		{"a: 1\n---\nb: 2\n", 2},
 		{"a: *nope\n", 0},

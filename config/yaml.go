@@ -30,7 +30,7 @@ func (l *loader) decodeFile(data []byte) {
 		if errors.Is(err, io.EOF) {
 			return // an empty file, or only comments
 		}
-		l.parseError(err)
+		l.parseError(err, data)
 		return
 	}
 	var next yaml.Node
@@ -38,7 +38,7 @@ func (l *loader) decodeFile(data []byte) {
 		l.errLine(next.Line, "", "a configuration file holds one YAML document; found another")
 		return
 	} else if !errors.Is(err, io.EOF) {
-		l.parseError(err)
+		l.parseError(err, nil)
 		return
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
@@ -58,17 +58,50 @@ func countNodes(n *yaml.Node) int {
 	return count
 }
 
-// parseError turns a yaml.v3 syntax error into an *Error with its line.
-func (l *loader) parseError(err error) {
+// parseError turns a yaml.v3 syntax error into an *Error with its line:
+// where data (the first document, when not nil) goes wrong (errorLine).
+func (l *loader) parseError(err error, data []byte) {
 	msg := err.Error()
 	line := 0
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = msg[len(m[0]):]
+		if data != nil {
+			line = errorLine(data, msg, line)
+		}
 	} else {
 		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
 	l.errs = append(l.errs, &Error{File: l.file, Line: line, Msg: "invalid YAML: " + msg})
+}
+
+// errorLine is the line where data goes wrong with yaml.v3's message msg.
+// For an error of the structure (an indentation that fits no level, a
+// missing "-") yaml.v3 names the line where the enclosing list or mapping
+// began, not the line that broke it; so the line is found as the shortest
+// run of data's first lines, from reported on, that fails with the same
+// message (a binary search: O(log n) parses, only for a file that fails).
+// An unclosed bracket is found at its own line, where the lines up to it
+// already fail. reported is kept when the search finds nothing.
+func errorLine(data []byte, msg string, reported int) int {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	fails := func(k int) bool {
+		var n yaml.Node
+		err := yaml.Unmarshal(bytes.Join(lines[:k], nil), &n)
+		return err != nil && strings.HasSuffix(err.Error(), ": "+msg)
+	}
+	lo, hi := max(reported, 1), len(lines)
+	if lo > hi || !fails(hi) {
+		return reported
+	}
+	for lo < hi {
+		if mid := (lo + hi) / 2; fails(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
 }
 
 // entry is one key of a mapping, after aliases and merge keys.
@@ -194,14 +227,17 @@ func join(path, key string) string {
 // unknown reports an unknown key with a suggestion among known.
 func (l *loader) unknown(e entry, path string, known []string) {
 	msg := "unknown key"
-	if s := suggest(e.key, known); s != "" {
+	if s := Suggest(e.key, known); s != "" {
 		msg += " (did you mean " + s + "?)"
 	}
 	l.errLine(e.line, join(path, e.key), "%s", msg)
 }
 
-// suggest returns the known key closest to key, or "".
-func suggest(key string, known []string) string {
+// Suggest returns the known word closest to key, or "": the same but for
+// case, "_" and "-"; a prefix either way; else at most two edits away. The
+// messages about unknown keys and the command line's unknown commands and
+// flags use it.
+func Suggest(key string, known []string) string {
 	norm := func(s string) string {
 		return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(s))
 	}

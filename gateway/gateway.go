@@ -130,7 +130,7 @@ func (g *Gateway) flushClients() {
 // the calls already read are still answered (for up to 30 s). It does not
 // close r or w.
 func (g *Gateway) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
-	return g.serve(ctx, stdio.New(r, w, stdio.Options{LineMode: g.opts.Config.Gateway.LineMode, Logger: g.log}))
+	return g.serve(ctx, stdio.New(r, w, stdio.Options{LineMode: g.opts.Config.Gateway.LineMode, Logger: g.log, Describe: describeMessage}))
 }
 
 // Serve serves one client on an MCP transport until the session ends or

@@ -56,6 +56,9 @@
 //	                      stopped it gracefully, not by SIGKILL)
 //	-pid-dir DIR          create the empty file DIR/<pid> at start (tests
 //	                      count how many times a backend was started)
+//	-start-barrier N      with -pid-dir: before reading stdin, wait until DIR
+//	                      holds N files (N backends started at once; started
+//	                      one after the other, the first would wait forever)
 //	-relay -- CMD ARGS... do not serve MCP: start CMD as a child and only copy
 //	                      bytes, stdin -> its stdin and its stdout -> stdout
 //	                      (two io.Copy goroutines, no parsing); its stderr is
@@ -210,6 +213,7 @@ func main() {
 	nullError := fs.Bool("null-error", false, `every result carries "error":null too`)
 	relayMode := fs.Bool("relay", false, "only relay bytes to and from the command after --")
 	pidDir := fs.String("pid-dir", "", "create DIR/<pid> at start")
+	barrier := fs.Int("start-barrier", 0, "with -pid-dir: wait until DIR holds N files before reading stdin")
 	exitFile := fs.String("exit-file", "", "write how we were stopped (eof, term) to this file")
 	toolsFile := fs.String("tools-file", "", "definitions that replace or add to the built-in ones, read at every list")
 	fs.VisitAll(func(f *flag.Flag) {
@@ -270,6 +274,12 @@ func main() {
 		os.Exit(*failStart)
 	}
 	time.Sleep(*startDelay)
+	for *barrier > 0 {
+		if entries, err := os.ReadDir(*pidDir); err == nil && len(entries) >= *barrier {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 
 	s := &server{
 		name:         *name,

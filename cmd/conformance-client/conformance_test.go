@@ -38,9 +38,12 @@ func TestConformanceClientSuite(t *testing.T) {
 		defer cancel()
 		cmd := conformancetest.Command(ctx, t, root, conformancetest.Suite2025, "client", "--command", bin, "--suite", "all")
 		out, _ := cmd.CombinedOutput() // non-zero when any scenario fails; the lines say which
+		// A scenario passes with no check failed: the suite marks one with
+		// only warnings ✗ too, and sse-retry warns of a reconnection
+		// "slightly late, acceptable" when both cores are busy.
 		res := map[string]bool{}
-		for _, m := range regexp.MustCompile(`(?m)^([✓✗]) (\S+): \d+ passed, \d+ failed`).FindAllStringSubmatch(string(out), -1) {
-			res[m[2]] = m[1] == "✓"
+		for _, m := range regexp.MustCompile(`(?m)^[✓✗] (\S+): \d+ passed, (\d+) failed`).FindAllStringSubmatch(string(out), -1) {
+			res[m[1]] = m[2] == "0"
 		}
 		if len(res) == 0 {
 			t.Fatalf("no scenario results from the suite:\n%s", out)

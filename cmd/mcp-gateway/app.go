@@ -240,11 +240,7 @@ var errReported = &reportedError{}
 func (a *app) call(ctx context.Context) error {
 	args := json.RawMessage(strings.TrimSpace(a.inv.callArgs))
 	if len(args) == 0 {
-		args = json.RawMessage(`{}`)
-	}
-	var probe map[string]json.RawMessage
-	if err := json.Unmarshal(args, &probe); err != nil {
-		return usagef("JSON_ARGS must be a JSON object: %v", err)
+		args = json.RawMessage(`{}`) // parseArgs checked it is an object
 	}
 	a.backends.Start(ctx)
 	// The user typed this call: a destructive tool needs no confirmation.

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/config/importer"
 )
 
 const usage = `mcp-gateway: one MCP entry for many MCP servers, plus cited web answers.
@@ -39,7 +44,7 @@ Flags:
   --json           machine-readable output for tools and status
   --changes        tools: what the trust layer withholds, with diffs, instead of the tools
   --digest HEX     approve: only a definition whose digest starts with HEX (what was reviewed)
-  --from CLIENT    claude-desktop, claude-code, cursor, vscode, windsurf, codex, or a file
+  --from CLIENT    claude-desktop, claude-code, cursor, vscode, windsurf, codex, gemini, or a file
   --write PATH     write the imported YAML to PATH (--force to overwrite)
   --replace-client back up the client's file, then leave one entry in it: this gateway on PATH
 
@@ -147,7 +152,7 @@ func parseArgs(args []string) (*invocation, error) {
 			inv.replaceClient = true
 		default:
 			if strings.HasPrefix(a, "-") && a != "-" {
-				return nil, usagef("unknown flag %s", a)
+				return nil, usagef("unknown flag %s%s", name, didYouMean(name, flagNames))
 			}
 			positional = append(positional, a)
 		}
@@ -171,7 +176,7 @@ func parseArgs(args []string) (*invocation, error) {
 				return nil, usagef("import takes no arguments (got %q); the client goes in --from", rest[0])
 			}
 			if inv.from == "" {
-				return nil, usagef("import needs --from CLIENT or --from PATH (clients: claude-desktop, claude-code, cursor, vscode, windsurf, codex)")
+				return nil, usagef("import needs --from CLIENT or --from PATH (clients: %s)", importer.ClientNames())
 			}
 			if inv.replaceClient && inv.write == "" {
 				return nil, usagef("--replace-client needs --write PATH: the client's new entry runs the gateway on that file")
@@ -202,10 +207,13 @@ func parseArgs(args []string) (*invocation, error) {
 			}
 			inv.callName = rest[0]
 			if len(rest) == 2 {
+				if err := checkCallArgs(rest[1]); err != nil {
+					return nil, err
+				}
 				inv.callArgs = rest[1]
 			}
 		default:
-			return nil, usagef("unknown command %q", inv.command)
+			return nil, usagef("unknown command %q%s", inv.command, didYouMean(inv.command, commands))
 		}
 		if inv.stdio {
 			return nil, usagef("--stdio cannot be combined with %s", inv.command)
@@ -246,12 +254,55 @@ func parseArgs(args []string) (*invocation, error) {
 	return inv, nil
 }
 
-func isCommand(s string) bool {
-	switch s {
-	case "tools", "call", "status", "import", "login", "logout", "approve", "dashboard":
-		return true
+// commands are the sub-commands; flagNames the flags, in their long form.
+var (
+	commands  = []string{"tools", "call", "status", "import", "login", "logout", "approve", "dashboard"}
+	flagNames = []string{"--help", "--version", "--stdio", "--transport", "--listen", "--config", "--debug",
+		"--show-config", "--json", "--changes", "--digest", "--wait", "--from", "--write", "--force", "--replace-client"}
+)
+
+func isCommand(s string) bool { return slices.Contains(commands, s) }
+
+// checkCallArgs checks call's JSON_ARGS: one JSON object (blank is {}),
+// saying in JSON's terms what it was instead.
+func checkCallArgs(s string) error {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil
 	}
-	return false
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return usagef("JSON_ARGS is not valid JSON (%v): give the tool's arguments as one object, such as '{\"path\":\"/tmp\"}'", err)
+	}
+	kind := "an object"
+	switch v.(type) {
+	case map[string]any:
+		return nil
+	case []any:
+		kind = "an array"
+	case string:
+		kind = "a string"
+	case float64:
+		kind = "a number"
+	case bool:
+		kind = "true or false"
+	case nil:
+		kind = "null"
+	}
+	return usagef("JSON_ARGS must be a JSON object of the tool's arguments, such as '{\"path\":\"/tmp\"}', not %s", kind)
+}
+
+// didYouMean is "; did you mean X?" for the one of known closest to word
+// (config.Suggest), or "".
+func didYouMean(word string, known []string) string {
+	switch s := config.Suggest(word, known); {
+	case s == "":
+		return ""
+	case strings.HasPrefix(s, "-"):
+		return "; did you mean " + s + "?"
+	default:
+		return fmt.Sprintf("; did you mean %q?", s)
+	}
 }
 
 // parseWait reads --wait: a Go duration (30s, 2m) or milliseconds.

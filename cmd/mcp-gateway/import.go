@@ -44,7 +44,7 @@ func runImport(inv *invocation, e env) int {
 		fmt.Fprintf(e.stderr, "mcp-gateway: import: %d servers from %s\n", len(res.Entries), res.Client.Title)
 		return exitOK
 	}
-	path, err := filepath.Abs(inv.write)
+	path, err := filepath.Abs(config.ExpandHome(inv.write, home))
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}

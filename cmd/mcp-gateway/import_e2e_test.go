@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -153,5 +154,46 @@ func TestImportNamedClient(t *testing.T) {
 	out, errOut, code := runCLIEnv(t, env, "import", "--from", "claude-desktop")
 	if code != 0 || !strings.Contains(out, "name: tb") || !strings.Contains(out, "claude_desktop_config.json: mcpServers.tb") {
 		t.Errorf("exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// A "~" in --from and --write (quoted, so no shell expanded it, as a
+// Windows shell never does) is the home directory, as in --config; the
+// file does not land in a directory named "~".
+func TestImportPathsExpandHome(t *testing.T) {
+	t.Parallel()
+	env := baseEnv(t)
+	var home string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	writeJSONFile(t, home, "claude_desktop_config.json", map[string]any{
+		"mcpServers": map[string]any{"tb": map[string]any{"command": backendBin}},
+	})
+	writes := []string{"~/sub/gateway.yaml"}
+	if runtime.GOOS == "windows" {
+		writes = append(writes, `~\sub\windows.yaml`)
+	}
+	for _, w := range writes {
+		work := t.TempDir()
+		cmd := exec.Command(gatewayBin, "import", "--from", "~/claude_desktop_config.json", "--write", w)
+		cmd.Env, cmd.Dir = env, work
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("import --write %s: %v\n%s", w, err, out)
+			continue
+		}
+		want := filepath.Join(home, "sub", filepath.Base(filepath.FromSlash(strings.ReplaceAll(w, `\`, "/"))))
+		if _, err := os.Stat(want); err != nil {
+			t.Errorf("--write %s: %v\n%s", w, err, out)
+		}
+		if _, err := os.Stat(filepath.Join(work, "~")); err == nil {
+			t.Errorf("--write %s made a directory named ~ in the working directory", w)
+		}
+		if !strings.Contains(string(out), want) {
+			t.Errorf("--write %s: the message does not name %s:\n%s", w, want, out)
+		}
 	}
 }

@@ -28,11 +28,14 @@ func newLogger(stderr io.Writer, lookup func(string) (string, bool), debug bool,
 	}
 	_, noColor := lookup("NO_COLOR")
 	sink := newLogSink(stderr, logSinkMax)
-	handler := slog.Handler(tint.NewTextHandler(sink, &tint.Options{
+	opts := &tint.Options{
 		Level:      level,
 		TimeFormat: time.TimeOnly,
 		NoColor:    noColor || !isTerminal(stderr),
-	}))
+	}
+	// The gateway's records and the backends' output reach the sink apart,
+	// so that a flood of the latter never drops the former.
+	handler := slog.Handler(backendOutput{gateway: tint.NewTextHandler(sink, opts), backend: tint.NewTextHandler(backendWriter{sink}, opts)})
 	ls := &logSetup{sink: sink}
 	if debug && debugFile != "" {
 		// The debug file may hold backends' output: it is the user's alone

@@ -40,3 +40,21 @@ func TestBackendLoggingProxied(t *testing.T) {
 		t.Errorf("messages:\n%s\nwant first:\n%s", strings.Join(got, "\n"), want)
 	}
 }
+
+// --debug names each message's method (and id) on stdin and stdout, and
+// never its arguments.
+func TestDebugLogsMethods(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, beConfig(t, tb("tb")), "e2e", "DEBUG=1")
+	s.callTool("tb.echo", `{"query":"private query text"}`)
+	s.toolsList()
+	log := s.Stderr.String()
+	for _, want := range []string{"dir=recv method=initialize id=", "dir=recv method=tools/call", "dir=recv method=notifications/initialized", "dir=send method=response id="} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the debug log lacks %q", want)
+		}
+	}
+	if strings.Contains(log, "private query text") {
+		t.Errorf("the debug log holds a call's arguments:\n%s", log)
+	}
+}

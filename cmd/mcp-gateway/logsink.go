@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -10,22 +12,35 @@ import (
 // logSink stands between the logger and stderr so that logging never
 // blocks: a client that does not read the gateway's stderr (the pipe fills
 // at 64 KiB) must not stall the goroutine that logs — the stdin reader
-// logs bad input, a backend's read loop logs its records. Writes are
-// copied to a bounded buffer that one goroutine writes out; when it is
-// full, records are dropped and counted, and the count is written with the
-// next records that fit.
+// logs bad input, a backend's read loop logs its records. Records are
+// queued, up to max bytes, for one goroutine that writes them out; when
+// the queue is full, records are dropped and counted, and the count is
+// written with the next records that fit.
+//
+// The gateway's own records come first: what a backend writes (its stderr
+// lines and its log notifications, which it can write without end) is
+// "backend" output, and a gateway record that does not fit drops queued
+// backend output, oldest first, to make room. Only a queue full of the
+// gateway's own records drops one of them.
 type logSink struct {
 	w   io.Writer
 	max int
 
 	mu      sync.Mutex
-	buf     []byte
+	queue   []sinkRecord // in the order written
+	size    int          // bytes in queue
 	dropped int
 	closed  bool
 
 	wake chan struct{}
 	stop chan struct{}
 	done chan struct{}
+}
+
+// sinkRecord is one queued log record.
+type sinkRecord struct {
+	b       []byte
+	backend bool // a backend's output, dropped first
 }
 
 // logSinkMax bounds the log bytes waiting for stderr.
@@ -37,44 +52,86 @@ func newLogSink(w io.Writer, max int) *logSink {
 	return s
 }
 
-// Write queues p (one log record) and never blocks on w.
+// Write queues p (one log record of the gateway's own) and never blocks on w.
 func (s *logSink) Write(p []byte) (int, error) {
+	s.write(p, false)
+	return len(p), nil
+}
+
+// backendWriter is the sink's way in for a backend's output.
+type backendWriter struct{ s *logSink }
+
+func (b backendWriter) Write(p []byte) (int, error) {
+	b.s.write(p, true)
+	return len(p), nil
+}
+
+func (s *logSink) write(p []byte, backend bool) {
 	s.mu.Lock()
-	if s.closed || len(s.buf)+len(p) > s.max {
+	if !backend && !s.closed && s.size+len(p) > s.max {
+		s.dropBackend(s.size + len(p) - s.max)
+	}
+	if s.closed || s.size+len(p) > s.max {
 		s.dropped++
 		s.mu.Unlock()
-		return len(p), nil
+		return
 	}
-	s.buf = append(s.buf, p...)
+	s.queue = append(s.queue, sinkRecord{b: append([]byte(nil), p...), backend: backend})
+	s.size += len(p)
 	s.mu.Unlock()
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
-	return len(p), nil
+}
+
+// dropBackend drops queued backend records, oldest first, until need bytes
+// are free or none is left; s.mu is held.
+func (s *logSink) dropBackend(need int) {
+	kept := s.queue[:0]
+	for _, r := range s.queue {
+		if r.backend && need > 0 {
+			need -= len(r.b)
+			s.size -= len(r.b)
+			s.dropped++
+			continue
+		}
+		kept = append(kept, r)
+	}
+	clear(s.queue[len(kept):])
+	s.queue = kept
 }
 
 func (s *logSink) run() {
 	defer close(s.done)
+	var spare []sinkRecord
 	var out []byte
 	for {
 		select {
 		case <-s.wake:
 		case <-s.stop:
-			s.flush(&out)
+			s.flush(&spare, &out)
 			return
 		}
-		s.flush(&out)
+		s.flush(&spare, &out)
 	}
 }
 
 // flush writes what is queued, with the count of what was dropped.
-func (s *logSink) flush(out *[]byte) {
+func (s *logSink) flush(spare *[]sinkRecord, out *[]byte) {
 	s.mu.Lock()
-	*out, s.buf = s.buf, (*out)[:0]
+	queue := s.queue
+	s.queue, *spare = (*spare)[:0], nil
+	s.size = 0
 	dropped := s.dropped
 	s.dropped = 0
 	s.mu.Unlock()
+	*out = (*out)[:0]
+	for _, r := range queue {
+		*out = append(*out, r.b...)
+	}
+	clear(queue)
+	*spare = queue
 	if dropped > 0 {
 		*out = fmt.Appendf(*out, "mcp-gateway: %d log records dropped (stderr was not read fast enough)\n", dropped)
 	}
@@ -103,4 +160,36 @@ func (s *logSink) Close(d time.Duration) {
 	case <-s.done:
 	case <-t.C: // nobody reads stderr: the process exits with the goroutine blocked
 	}
+}
+
+// backendOutput is a slog.Handler that sends a backend's output (records
+// with stream=stderr, or source=notifications/message: what backends'
+// lines and log notifications are logged with) to backend and every other
+// record to gateway: two handlers of one format, on the sink's two ways in.
+type backendOutput struct {
+	gateway, backend slog.Handler
+}
+
+func (h backendOutput) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.gateway.Enabled(ctx, l)
+}
+
+func (h backendOutput) Handle(ctx context.Context, r slog.Record) error {
+	fromBackend := false
+	r.Attrs(func(a slog.Attr) bool {
+		fromBackend = a.Key == "stream" && a.Value.String() == "stderr" || a.Key == "source" && a.Value.String() == "notifications/message"
+		return !fromBackend
+	})
+	if fromBackend {
+		return h.backend.Handle(ctx, r)
+	}
+	return h.gateway.Handle(ctx, r)
+}
+
+func (h backendOutput) WithAttrs(as []slog.Attr) slog.Handler {
+	return backendOutput{h.gateway.WithAttrs(as), h.backend.WithAttrs(as)}
+}
+
+func (h backendOutput) WithGroup(name string) slog.Handler {
+	return backendOutput{h.gateway.WithGroup(name), h.backend.WithGroup(name)}
 }

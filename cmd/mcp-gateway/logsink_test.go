@@ -57,3 +57,35 @@ func TestLogSinkDropsWithCount(t *testing.T) {
 		t.Errorf("%d written + %d counted as dropped, want 1001 with at most 30 written:\n%s", written, dropped, out)
 	}
 }
+
+// The gateway's own records are never dropped in favour of a backend's
+// forwarded output: when the bound is reached, queued backend lines make
+// room for them, oldest first, and are counted as dropped.
+func TestLogSinkKeepsGatewayRecords(t *testing.T) {
+	g := &gateWriter{open: make(chan struct{})}
+	ls, err := newLogger(g, func(string) (string, bool) { return "", false }, false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend := ls.logger.With("component", "backends", "server", "flood")
+	line := strings.Repeat("x", 100)
+	n := 3 * logSinkMax / len(line) // three times what the sink holds
+	for i := range n {
+		backend.Info(line, "stream", "stderr")
+		backend.Info(line, "source", "notifications/message")
+		if i == n/2 {
+			ls.logger.Warn("the gateway's own warning", "n", 1)
+		}
+	}
+	ls.logger.Warn("the gateway's own warning", "n", 2)
+	close(g.open)
+	ls.close()
+	g.mu.Lock()
+	out := g.b.String()
+	g.mu.Unlock()
+	for _, want := range []string{"the gateway's own warning n=1", "the gateway's own warning n=2", "log records dropped"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q missing from the %d bytes written", want, len(out))
+		}
+	}
+}

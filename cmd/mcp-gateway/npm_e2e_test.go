@@ -309,3 +309,93 @@ func TestNPMServersThroughTypeScriptClient(t *testing.T) {
 }
 
 //END
+
+// docs/examples/gateway.yaml works from any working directory, as a client
+// starts the gateway: its servers run where the file says (cwd relative to
+// the file), not where the gateway was started.
+func TestExampleConfigFromAnyDirectory(t *testing.T) {
+	t.Parallel()
+	root := npmPeers(t)
+	cmd := exec.Command(gatewayBin, "status", "--json", "--config", filepath.Join(root, "docs", "examples", "gateway.yaml"))
+	cmd.Env = baseEnv(t)
+	cmd.Dir = t.TempDir()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("status: %v\n%s\n%s", err, out, stderr.String())
+	}
+	var st struct {
+		Servers []struct{ Name, State, Error string }
+	}
+	if err := json.Unmarshal(out, &st); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(st.Servers) != 3 {
+		t.Fatalf("servers: %+v", st.Servers)
+	}
+	for _, s := range st.Servers {
+		if s.State != "ready" {
+			t.Errorf("%s: %s %s\n%s", s.Name, s.State, s.Error, stderr.String())
+		}
+	}
+}
+
+// scripts/demo prints each command as it runs it, ready to copy: with its
+// --config and its quotes (bash parses it as one command), and the raw
+// session's answers as whole lines of JSON.
+func TestDemo(t *testing.T) {
+	t.Parallel()
+	root := npmPeers(t)
+	cmd := exec.Command("bash", filepath.Join(root, "scripts", "demo"))
+	// The test's own HOME, but Go's caches: the demo builds the gateway,
+	// which must not download every module again.
+	cmd.Env = baseEnv(t)
+	for _, v := range []string{"GOPATH", "GOMODCACHE", "GOCACHE"} {
+		if out, err := exec.Command("go", "env", v).Output(); err == nil {
+			cmd.Env = append(cmd.Env, v+"="+strings.TrimSpace(string(out)))
+		}
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("scripts/demo: %v\n%s", err, out)
+	}
+	var commands, answers int
+	for _, line := range strings.Split(string(out), "\n") {
+		line = strings.NewReplacer("\033[1m", "", "\033[0m", "").Replace(line)
+		if c, ok := strings.CutPrefix(line, "$ "); ok {
+			commands++
+			if !strings.Contains(c, "--config docs/examples/gateway.yaml") {
+				t.Errorf("printed without its --config: %s", c)
+			}
+			// As a shell reads it: the JSON argument is one word.
+			check := exec.Command("bash", "-c", `set -- `+strings.TrimPrefix(c, "env -u OPENAI_API_KEY ")+`; for a; do case $a in '{'*) printf '%s\0' "$a";; esac; done`)
+			words, err := check.Output()
+			if err != nil {
+				t.Errorf("bash cannot read the printed command: %v: %s", err, c)
+			}
+			for w := range strings.SplitSeq(string(words), "\x00") {
+				if w == "" {
+					continue
+				}
+				if !json.Valid([]byte(w)) {
+					t.Errorf("the JSON argument reaches the command as %s: %s", w, c)
+				}
+			}
+		}
+		if a, ok := strings.CutPrefix(line, "< "); ok {
+			var m struct {
+				ID json.RawMessage `json:"id"`
+			}
+			if err := json.Unmarshal([]byte(a), &m); err != nil {
+				t.Errorf("a session line is not whole JSON: %.200s", a)
+			}
+			if m.ID != nil {
+				answers++ // a notification (list_changed as backends come up) may come too
+			}
+		}
+	}
+	if commands < 6 || answers != 3 {
+		t.Errorf("%d commands and %d session answers printed, want 6 or more and 3:\n%s", commands, answers, out)
+	}
+}

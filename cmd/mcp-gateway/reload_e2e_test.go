@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -95,7 +96,9 @@ func TestLiveReload(t *testing.T) {
 	bad := strings.Replace(string(reloadConfig(t, pids, "", tb("keep"))), `"name": "keep"`, `"name": "keep", "restart": "sometimes"`, 1)
 	saveAsEditors(t, cfg, []byte(bad))
 	waitStderr(t, s, "configuration not reloaded")
-	if !strings.Contains(s.Stderr.String(), cfg+":") || !strings.Contains(s.Stderr.String(), "servers[0].restart") {
+	// The log quotes the message (Windows paths' backslashes doubled).
+	quoted := strconv.Quote(cfg)
+	if !strings.Contains(s.Stderr.String(), quoted[1:len(quoted)-1]+":") || !strings.Contains(s.Stderr.String(), "servers[0].restart") {
 		t.Errorf("the error does not name file, line and key:\n%s", s.Stderr)
 	}
 	if sc := s.structured("new.echo", `{"n":2}`); sc["n"] == nil {

@@ -278,19 +278,23 @@ func TestUnreadStderrStallsNothing(t *testing.T) {
 		}
 		got <- false
 	}()
+	// A stdin reader blocked by logging would wait forever: the waits below
+	// only keep a hung gateway from hanging the test; 20,000 answered lines
+	// take a minute and more with both cores busy and -race.
+	const hung = 4 * testutil.DefaultTimeout
 	select {
 	case ok := <-got:
 		if !ok {
 			t.Fatal("stdout ended without the ping's reply")
 		}
-	case <-time.After(20 * time.Second):
+	case <-time.After(hung):
 		t.Fatal("the ping was not answered while stderr was not read")
 	}
 	stdin.Close()
 	select {
 	case err := <-done:
 		done <- err
-	case <-time.After(10 * time.Second):
+	case <-time.After(hung):
 		t.Fatal("the gateway did not exit at the end of input while stderr was not read")
 	}
 }

@@ -14,6 +14,10 @@ type Client struct {
 	// "servers" (VS Code) or "mcp_servers" (Codex).
 	ServersKey string
 	TOML       bool // Codex
+	// Typed is whether the client's entries say their transport in "type"
+	// ("stdio" for a command): the gateway's entry written by
+	// ReplaceClient says it too (Claude Code shows no command without it).
+	Typed bool
 	// Vars is how the client expands "${...}" in values; see varContext.
 	Vars varStyle
 }
@@ -21,18 +25,31 @@ type Client struct {
 // The clients, by --from name.
 var (
 	claudeDesktop = &Client{Name: "claude-desktop", Title: "Claude Desktop", ServersKey: "mcpServers", Vars: varsNone}
-	claudeCode    = &Client{Name: "claude-code", Title: "Claude Code", ServersKey: "mcpServers", Vars: varsShell}
-	cursor        = &Client{Name: "cursor", Title: "Cursor", ServersKey: "mcpServers", Vars: varsEditor}
-	vscode        = &Client{Name: "vscode", Title: "VS Code", ServersKey: "servers", Vars: varsEditor}
+	claudeCode    = &Client{Name: "claude-code", Title: "Claude Code", ServersKey: "mcpServers", Typed: true, Vars: varsShell}
+	cursor        = &Client{Name: "cursor", Title: "Cursor", ServersKey: "mcpServers", Typed: true, Vars: varsEditor}
+	vscode        = &Client{Name: "vscode", Title: "VS Code", ServersKey: "servers", Typed: true, Vars: varsEditor}
 	windsurf      = &Client{Name: "windsurf", Title: "Windsurf", ServersKey: "mcpServers", Vars: varsEditor}
 	codex         = &Client{Name: "codex", Title: "Codex", ServersKey: "mcp_servers", TOML: true, Vars: varsNone}
+	// gemini is Gemini CLI: ~/.gemini/settings.json and the project's
+	// .gemini/settings.json; "url" is an SSE server, "httpUrl" a
+	// Streamable HTTP one.
+	gemini = &Client{Name: "gemini", Title: "Gemini CLI", ServersKey: "mcpServers", Vars: varsDollar}
 	// genericJSON is a file of an unknown client with an mcpServers map:
 	// the ${...} forms the gateway knows are kept.
 	genericJSON = &Client{Name: "file", Title: "a client file", ServersKey: "mcpServers", Vars: varsShell}
 )
 
 // Clients are the names --from accepts besides a path.
-var Clients = []*Client{claudeDesktop, claudeCode, cursor, vscode, windsurf, codex}
+var Clients = []*Client{claudeDesktop, claudeCode, cursor, vscode, windsurf, codex, gemini}
+
+// ClientNames are the names of Clients, for messages: "a, b or c".
+func ClientNames() string {
+	names := make([]string, len(Clients))
+	for i, c := range Clients {
+		names[i] = c.Name
+	}
+	return joinOr(names)
+}
 
 // location is one file a client reads.
 type location struct {
@@ -85,6 +102,8 @@ func locate(opts Options) (*Client, []location) {
 		return windsurf, []location{user(home, ".codeium", "windsurf", "mcp_config.json")}
 	case codex.Name:
 		return codex, []location{user(env("CODEX_HOME", filepath.Join(home, ".codex")), "config.toml"), project(".codex", "config.toml")}
+	case gemini.Name:
+		return gemini, []location{user(home, ".gemini", "settings.json"), project(".gemini", "settings.json")}
 	}
 	return nil, nil
 }
@@ -104,6 +123,8 @@ func detect(path string, data []byte) *Client {
 		return windsurf
 	case parent == ".cursor":
 		return cursor
+	case parent == ".gemini":
+		return gemini
 	case parent == ".vscode" || parent == "user" && base == "mcp.json":
 		return vscode
 	}

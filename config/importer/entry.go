@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 
@@ -55,6 +56,17 @@ func (r rawEntry) entry(v varContext) Entry {
 		s.Transport = t
 	} else if r.transport != "" {
 		e.Notes = append(e.Notes, "type "+r.transport+" is not one mcp-gateway knows: left out")
+	}
+	// A relative cwd or command path in a project file is the project's:
+	// the client runs the server there. Elsewhere it is kept, and the
+	// gateway reads it from its own file's directory.
+	if v.workspace != "" {
+		s.Cwd = config.ResolvePath(v.workspace, s.Cwd)
+		if config.HasDir(s.Command) {
+			s.Command = config.ResolvePath(cmp.Or(s.Cwd, v.workspace), s.Command)
+		}
+	} else if config.IsRelative(s.Cwd) || config.HasDir(s.Command) && config.IsRelative(s.Command) {
+		e.Notes = append(e.Notes, "a relative path: mcp-gateway reads it from the directory of the file it loads (docs/configuration.md#paths)")
 	}
 	// A type that contradicts the entry would make config.Load fail.
 	if s.Transport == "stdio" && s.Command == "" || s.Transport != "stdio" && s.Transport != "" && s.URL == "" {

@@ -19,7 +19,8 @@ import (
 
 // Options say what to import and how to find it.
 type Options struct {
-	// From is a client name (see Clients) or the path of a client's file.
+	// From is a client name (see Clients) or the path of a client's file;
+	// a leading "~" is Home, as config.ExpandHome reads it.
 	From string
 	// Home is the user's home directory; Dir the project directory (the
 	// working directory), for project files such as .mcp.json.
@@ -104,11 +105,14 @@ func Import(opts Options) (*Result, error) {
 	}
 	c, files := locate(opts)
 	if c == nil {
-		p := opts.From
+		p := config.ExpandHome(opts.From, opts.Home)
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(opts.Dir, p)
 		}
 		data, err := readFile(p)
+		if errors.Is(err, os.ErrNotExist) && !strings.ContainsAny(opts.From, `/\.`) {
+			return nil, fmt.Errorf("%q is not a client mcp-gateway knows (%s) nor a file", opts.From, ClientNames())
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -149,7 +153,7 @@ func workspaceOf(p string) string {
 	switch {
 	case filepath.Base(p) == ".mcp.json":
 		return dir
-	case slices.Contains([]string{".vscode", ".cursor", ".codex"}, filepath.Base(dir)):
+	case slices.Contains([]string{".vscode", ".cursor", ".codex", ".gemini"}, filepath.Base(dir)):
 		return filepath.Dir(dir)
 	}
 	return ""

@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+	"gopkg.in/yaml.v3"
 )
 
 // layout is where each fixture goes for a client on Linux: testdata file →
@@ -26,6 +27,7 @@ var layout = map[string][][2]string{
 	"vscode":         {{"mcp.json", "~/.config/Code/User/mcp.json"}, {"workspace-mcp.json", "./.vscode/mcp.json"}},
 	"windsurf":       {{"mcp_config.json", "~/.codeium/windsurf/mcp_config.json"}},
 	"codex":          {{"config.toml", "~/.codex/config.toml"}},
+	"gemini":         {{"settings.json", "~/.gemini/settings.json"}, {"project-settings.json", "./.gemini/settings.json"}},
 }
 
 // world is a home and a project directory holding one client's fixtures,
@@ -64,6 +66,46 @@ func (w world) fill(s string) string {
 func (w world) unfill(s string) string {
 	return filepath.ToSlash(strings.NewReplacer(w.exe, "@GATEWAY@", w.dir, "@DIR@", w.home, "@HOME@").Replace(s))
 }
+
+// unfillYAML is unfill of an import's YAML, value by value: the YAML is
+// encoded again with each path replaced by a stand-in that YAML quotes as
+// it quotes a Unix path, then the stand-ins by the placeholders, so that
+// the golden file is the same on every OS ("C:\..." is quoted in a flow
+// list where "/home/..." is not).
+func (w world) unfillYAML(t *testing.T, data []byte) string {
+	t.Helper()
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("the import's YAML does not parse: %v\n%s", err, data)
+	}
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		n.HeadComment, n.LineComment, n.FootComment = w.unfill(n.HeadComment), w.unfill(n.LineComment), w.unfill(n.FootComment)
+		if v := standIns.Replace(w.unfill(n.Value)); n.Kind == yaml.ScalarNode && v != n.Value {
+			n.Value = v
+			n.Style &^= yaml.SingleQuotedStyle | yaml.DoubleQuotedStyle
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(&doc)
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	enc.Close()
+	return placeholders.Replace(buf.String())
+}
+
+// standIns are Unix-like paths for the placeholders in YAML values, and
+// placeholders the way back.
+var (
+	standIns     = strings.NewReplacer("@GATEWAY@", "/unfill.gateway", "@HOME@", "/unfill.home", "@DIR@", "/unfill.dir")
+	placeholders = strings.NewReplacer("/unfill.gateway", "@GATEWAY@", "/unfill.home", "@HOME@", "/unfill.dir", "@DIR@")
+)
 
 func (w world) place(t *testing.T, client string) {
 	t.Helper()
@@ -127,9 +169,10 @@ func TestGolden(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			w, res := imported(t, c.Name)
 			got := res.YAML()
+			unfilled := w.unfillYAML(t, got)
 			golden := filepath.Join("testdata", c.Name, "golden.yaml")
 			if testutil.Update() {
-				if err := os.WriteFile(golden, []byte(w.unfill(string(got))), 0o644); err != nil {
+				if err := os.WriteFile(golden, []byte(unfilled), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -137,8 +180,8 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if w.unfill(string(got)) != string(want) {
-				t.Errorf("YAML differs from %s (go test -update to accept):\n%s", golden, w.unfill(string(got)))
+			if unfilled != string(want) {
+				t.Errorf("YAML differs from %s (go test -update to accept):\n%s", golden, unfilled)
 			}
 			cfg := loadYAML(t, got)
 			if len(cfg.Servers) != len(res.Entries) || len(res.Entries) == 0 {
@@ -218,6 +261,18 @@ func TestReplaceClient(t *testing.T) {
 			keep := map[string]string{"claude-desktop": "globalShortcut", "claude-code": "/some/other/project", "vscode": "perplexity-key", "codex": "[profiles.fast]"}[c.Name]
 			if keep != "" && !bytes.Contains(first, []byte(keep)) {
 				t.Errorf("%s lost %q:\n%s", res.Files[0], keep, first)
+			}
+			// The entry says "type": "stdio" where the client's entries have a type.
+			if !c.TOML {
+				var top map[string]any
+				if err := json.Unmarshal(first, &top); err != nil {
+					t.Fatal(err)
+				}
+				servers, _ := top[c.ServersKey].(map[string]any)
+				entry, _ := servers[GatewayEntry].(map[string]any)
+				if typ, want := entry["type"], map[bool]any{true: "stdio"}[c.Typed]; typ != want {
+					t.Errorf("the gateway entry's type is %v, want %v: %v", typ, want, entry)
+				}
 			}
 			// A second replace in the same second must not overwrite the backup.
 			if _, err := ReplaceClient(again, w.exe, cfgPath, now); err == nil {
@@ -339,6 +394,10 @@ func TestErrors(t *testing.T) {
 	}
 	if _, err := Import(w.options(filepath.Join(w.dir, "nope.json"))); err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Errorf("missing path: %v", err)
+	}
+	// A name that is neither a client nor a file lists the clients.
+	if _, err := Import(w.options("claude")); err == nil || !strings.Contains(err.Error(), `"claude" is not a client`) || !strings.Contains(err.Error(), "claude-desktop, claude-code, cursor, vscode, windsurf, codex or gemini") {
+		t.Errorf("unknown client: %v", err)
 	}
 	cases := map[string]struct{ data, want string }{
 		"bad.json":   {"{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",,}\n  }\n}\n", "bad.json:3: invalid JSON"},
@@ -534,4 +593,43 @@ func TestOAuthRedirectURI(t *testing.T) {
 		t.Errorf("web: %+v, notes %q", web.Server.OAuth, web.Notes)
 	}
 	loadYAML(t, res.YAML())
+}
+
+// A relative command or cwd in a project file is the project's, made
+// absolute; in a user's file it is kept, with a note on how the gateway
+// reads it (from its own file's directory).
+func TestRelativePathsImported(t *testing.T) {
+	root := t.TempDir()
+	servers := `{"mcpServers": {"x": {"command": "./bin/x", "cwd": "tools"}, "y": {"command": "node", "args": ["./y.js"]}}}`
+	project := filepath.Join(root, "proj", ".cursor", "mcp.json")
+	user := filepath.Join(root, "claude_desktop_config.json")
+	for _, p := range []string{project, user} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(servers), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := Import(Options{From: project, Home: root, Dir: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := res.Entries[0].Server, res.Entries[1].Server
+	if want := filepath.Join(root, "proj", "tools"); x.Cwd != want || x.Command != filepath.Join(want, "bin", "x") {
+		t.Errorf("project file: cwd %q command %q, want them under %s", x.Cwd, x.Command, want)
+	}
+	if y.Command != "node" || y.Args[0] != "./y.js" {
+		t.Errorf("project file: a bare command or an argument changed: %+v", y)
+	}
+	res, err = Import(Options{From: user, Home: root, Dir: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := res.Entries[0]; x.Server.Command != "./bin/x" || x.Server.Cwd != "tools" || !strings.Contains(strings.Join(x.Notes, "\n"), "a relative path") {
+		t.Errorf("user file: %+v, notes %q", x.Server, x.Notes)
+	}
+	if y := res.Entries[1]; len(y.Notes) != 0 {
+		t.Errorf("user file: notes for a bare command: %q", y.Notes)
+	}
 }

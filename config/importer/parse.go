@@ -119,8 +119,21 @@ func parseJSONServers(path string, data []byte, keys []string, raw json.RawMessa
 				e.env, err = jsonStringMap(v)
 			case "cwd":
 				err = json.Unmarshal(v, &e.cwd)
-			case "url", "serverUrl", "httpUrl":
+			case "url", "serverUrl":
 				err = json.Unmarshal(v, &e.url)
+			case "httpUrl": // Gemini CLI: Streamable HTTP ("url" is SSE there)
+				err = json.Unmarshal(v, &e.url)
+				if _, typed := fields["type"]; !typed {
+					e.transport = "http"
+				}
+			case "timeout": // Gemini CLI: milliseconds
+				err = json.Unmarshal(v, &e.timeoutMS)
+			case "includeTools": // Gemini CLI
+				e.include, err = jsonStrings(v)
+			case "excludeTools": // Gemini CLI
+				var ex []string
+				ex, err = jsonStrings(v)
+				e.exclude = append(e.exclude, ex...)
 			case "headers":
 				e.headers, err = jsonStringMap(v)
 			case "type":
@@ -152,8 +165,10 @@ func parseJSONServers(path string, data []byte, keys []string, raw json.RawMessa
 			if err != nil {
 				want := "a string"
 				switch f {
-				case "args", "disabledTools":
+				case "args", "disabledTools", "includeTools", "excludeTools":
 					want = "a list of strings"
+				case "timeout":
+					want = "a number of milliseconds"
 				case "env", "envs", "headers":
 					want = "a mapping of names to strings"
 				case "disabled", "enabled":

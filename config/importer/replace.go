@@ -72,7 +72,7 @@ func ReplaceClient(r *Result, exe, configPath string, now time.Time) ([]string, 
 		if r.Client.TOML {
 			out, err = replaceTOML(old, ed.put != nil, exe, configPath)
 		} else {
-			out, err = replaceJSON(old, ed.paths, ed.put, r.Client == vscode, exe, configPath)
+			out, err = replaceJSON(old, ed.paths, ed.put, r.Client.Typed, exe, configPath)
 		}
 		if err != nil {
 			return nil, &Error{File: f, Msg: "cannot rewrite: " + err.Error()}
@@ -98,7 +98,7 @@ func gatewayArgs(configPath string) []string { return []string{"--stdio", "--con
 
 // replaceJSON empties the server maps at paths and puts the gateway entry
 // alone in the map at put (when not nil).
-func replaceJSON(data []byte, paths [][]string, put []string, vscodeStyle bool, exe, configPath string) ([]byte, error) {
+func replaceJSON(data []byte, paths [][]string, put []string, typed bool, exe, configPath string) ([]byte, error) {
 	data = stripJSONC(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
 	var err error
 	for _, p := range paths {
@@ -108,7 +108,7 @@ func replaceJSON(data []byte, paths [][]string, put []string, vscodeStyle bool, 
 	}
 	if put != nil {
 		entry := map[string]any{"command": exe, "args": gatewayArgs(configPath)}
-		if vscodeStyle {
+		if typed {
 			entry["type"] = "stdio"
 		}
 		v, err := json.Marshal(map[string]any{GatewayEntry: entry})

@@ -20,6 +20,8 @@ const (
 	// varsEditor: ${env:VAR}, ${userHome}, ${workspaceFolder}, ... and, in
 	// VS Code, ${input:ID} (Cursor, VS Code, Windsurf).
 	varsEditor
+	// varsDollar: $VAR and ${VAR} (Gemini CLI); $VAR becomes ${VAR}.
+	varsDollar
 )
 
 // varContext translates one file's values to the gateway's ${VAR} syntax.
@@ -37,14 +39,18 @@ var editorVars = map[string]bool{
 }
 
 var (
-	varRef   = regexp.MustCompile(`\$\{([^}]*)\}`)
-	envName  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	notIdent = regexp.MustCompile(`[^A-Za-z0-9_]+`)
+	varRef     = regexp.MustCompile(`\$\{([^}]*)\}`)
+	bareVarRef = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`)
+	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	notIdent   = regexp.MustCompile(`[^A-Za-z0-9_]+`)
 )
 
 // translate rewrites s for the gateway and says what it changed or could
 // not carry over.
 func (v varContext) translate(s string) (string, []string) {
+	if v.client.Vars == varsDollar {
+		s = bareVarRef.ReplaceAllString(s, "$${$1}")
+	}
 	if !strings.Contains(s, "${") {
 		return s, nil
 	}

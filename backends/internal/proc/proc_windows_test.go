@@ -14,14 +14,16 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
 	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+	"golang.org/x/sys/windows"
 )
 
 // testExe is this test binary's absolute path.
 var testExe string
 
-// These run on the Windows runner of the workflow (.github/workflows/ci.yml);
-// the test binary plays every process: PROC_TEST_ECHO prints its arguments
-// as JSON, PROC_TEST_TREE starts a grandchild and prints both pids,
+// These run under Wine in .ci/run (.ci/wine/test) and on the Windows runner
+// of the workflow (.github/workflows/ci.yml); the test binary plays every
+// process: PROC_TEST_ECHO prints its arguments as JSON, as Go splits them
+// and as CommandLineToArgvW does, PROC_TEST_TREE starts a grandchild and prints both pids,
 // PROC_TEST_GATEWAY starts a tree through proc.Start and waits to be
 // killed, PROC_TEST_SLEEP sleeps.
 func TestMain(m *testing.M) {
@@ -33,7 +35,12 @@ func TestMain(m *testing.M) {
 	testExe = self
 	switch {
 	case os.Getenv("PROC_TEST_ECHO") == "1":
-		json.NewEncoder(os.Stdout).Encode(os.Args[1:])
+		argv, err := windows.DecomposeCommandLine(windows.UTF16PtrToString(windows.GetCommandLine()))
+		if err != nil || len(argv) == 0 {
+			fmt.Println("CommandLineToArgvW:", err)
+			os.Exit(1)
+		}
+		json.NewEncoder(os.Stdout).Encode([][]string{os.Args[1:], argv[1:]})
 		os.Exit(0)
 	case os.Getenv("PROC_TEST_SLEEP") == "1":
 		time.Sleep(5 * time.Minute)
@@ -71,27 +78,41 @@ func readPids(t *testing.T, r io.Reader) (child, grandchild int) {
 }
 
 // TestBatchFileArgs runs a .cmd wrapper by its bare name, as "npx" is run,
-// and checks that awkward arguments arrive unchanged.
+// and checks that awkward arguments arrive unchanged, as Go and as
+// CommandLineToArgvW split them, and that cmd.exe ran nothing of theirs
+// (an injected `echo` would add output).
 func TestBatchFileArgs(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "echoargs.cmd"), []byte("@\""+testExe+"\" %*\r\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	args := []string{"plain", "a b", "", `say "hi"`, "x&y|z", "100%", "%PATH%", "!x!", `C:\dir x\`, "(a)^b"}
+	args := []string{"plain", "a b", "", `say "hi"`, `say "hi" now`, "x&y|z", "!x!", `C:\dir x\`, `C:\dir\`, "(a)^b",
+		`"`, `x"&echo INJECTED&"`, "a b&echo INJECTED", `"a|b"`, `\"&<>^`, "after odd", "a=b,c;d"}
+	// Wine's cmd.exe expands %VAR% again in the text %* stands for; real
+	// cmd.exe does not (and cmdline_test.go checks the escape).
+	if !testutil.Wine {
+		args = append(args, "100%", "%PATH%", `"%PATH%"`)
+	}
 	p, err := proc.Start(proc.Spec{Command: "echoargs", Args: args, Env: append(os.Environ(), "PROC_TEST_ECHO=1")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.CloseFiles()
-	var got []string
-	err = json.NewDecoder(p.Stdout).Decode(&got)
+	out, err := io.ReadAll(p.Stdout)
 	p.Stop(time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(got, args) {
-		t.Errorf("got  %q\nwant %q", got, args)
+	var got [][]string
+	if err := json.Unmarshal(out, &got); err != nil || len(got) != 2 {
+		t.Fatalf("the program printed %q (%v)", out, err)
+	}
+	if !slices.Equal(got[0], args) {
+		t.Errorf("Go:\ngot  %q\nwant %q", got[0], args)
+	}
+	if !slices.Equal(got[1], args) {
+		t.Errorf("CommandLineToArgvW:\ngot  %q\nwant %q", got[1], args)
 	}
 }
 

@@ -28,6 +28,10 @@ type Options struct {
 	// MaxMessageBytes caps one message; 0 means DefaultMaxMessageBytes.
 	MaxMessageBytes int
 	Logger          *slog.Logger
+	// Describe, when set, gives the debug log's attributes of a message
+	// (the gateway's: its method and id, never its params); the log
+	// names only the direction and size of a message otherwise.
+	Describe func(msg []byte) []any
 }
 
 // ErrClosed is returned by Write after Close.
@@ -48,6 +52,7 @@ type Conn struct {
 	log      *slog.Logger
 	framing  atomic.Uint32 // Framing of the first input; replies follow it
 	closed   atomic.Bool
+	describe func(msg []byte) []any
 
 	mu   sync.Mutex // held while messages are written to w
 	pend []byte     // framed messages not written yet (Buffer), then the one being written
@@ -79,7 +84,11 @@ func New(r io.Reader, w io.Writer, opts Options) *Conn {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Conn{f: NewFramer(r, max, 0), w: w, lineMode: opts.LineMode, log: log}
+	describe := opts.Describe
+	if describe == nil {
+		describe = func([]byte) []any { return nil }
+	}
+	return &Conn{f: NewFramer(r, max, 0), w: w, lineMode: opts.LineMode, log: log, describe: describe}
 }
 
 // Read returns the next message's bytes (owned by the caller), or, for a
@@ -99,7 +108,7 @@ func (c *Conn) Read(wait func()) (msg []byte, bad string, err error) {
 	}
 	c.framing.CompareAndSwap(uint32(FramingNone), uint32(fr.Framing))
 	if c.log.Enabled(context.Background(), slog.LevelDebug) {
-		c.log.Debug("stdio: message", "dir", "recv", "framing", fr.Framing, "bytes", fr.Size)
+		c.logMessage("recv", fr.Body, fr.Size, "framing", fr.Framing)
 	}
 	return fr.Body, fr.Bad, nil
 }
@@ -136,6 +145,9 @@ func (c *Conn) BufferLatest(key string, msg []byte) error {
 	if c.closed.Load() {
 		return ErrClosed
 	}
+	if c.log.Enabled(context.Background(), slog.LevelDebug) {
+		c.logMessage("send", msg, len(msg))
+	}
 	if c.mu.TryLock() {
 		if c.pendLatest+len(msg) <= latestRoom && len(c.pend) < maxPending {
 			c.takeLatest() // older ones of the same key first
@@ -160,6 +172,9 @@ func (c *Conn) put(flush bool, parts ...[]byte) error {
 	size := 0
 	for _, p := range parts {
 		size += len(p)
+	}
+	if len(parts) > 0 && c.log.Enabled(context.Background(), slog.LevelDebug) {
+		c.logMessage("send", parts[0], size) // the first part starts the message
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -197,7 +212,7 @@ func (c *Conn) put(flush bool, parts ...[]byte) error {
 		}
 	}
 	if c.log.Enabled(context.Background(), slog.LevelDebug) {
-		c.log.Debug("stdio: message", "dir", "send", "bytes", n)
+		c.log.Debug("stdio: write", "bytes", n)
 	}
 	if cap(c.pend) <= 1<<20 {
 		c.pend = c.pend[:0] // reuse, but don't pin a huge buffer
@@ -209,6 +224,13 @@ func (c *Conn) put(flush bool, parts ...[]byte) error {
 }
 
 var newline = []byte{'\n'}
+
+// logMessage writes the debug record of one message: its direction, what
+// Describe says of it, its size.
+func (c *Conn) logMessage(dir string, msg []byte, size int, attrs ...any) {
+	args := append([]any{"dir", dir}, c.describe(msg)...)
+	c.log.Debug("stdio: message", append(append(args, attrs...), "bytes", size)...)
+}
 
 // takeLatest moves what BufferLatest held into pend; mu is held.
 func (c *Conn) takeLatest() {
