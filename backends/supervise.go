@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"maps"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -776,6 +777,14 @@ func (b *backend) discover(ctx context.Context, c *conn) (sf *surface, ok bool, 
 	info, _ := json.Marshal(b.m.clientInfo())
 	e := &era{version: StatelessVersion, caps: b.m.clientCaps(), info: info}
 	res, err := c.call(ctx, "server/discover", e.stamp(nil, nil, ""), callOpts{timeout: discoverTimeout})
+	if refusedVersion(err) {
+		// The version was refused, yet the refusal names it among those
+		// supported (a server choosing per request, or one that changed
+		// in between): it is asked once more, as the revision says a
+		// client retries with a version the refusal names.
+		b.log.Debug("server/discover: the version was refused, and named among those supported; asking again")
+		res, err = c.call(ctx, "server/discover", e.stamp(nil, nil, ""), callOpts{timeout: discoverTimeout})
+	}
 	var se *ServerError
 	switch {
 	case errors.As(err, &se):
@@ -820,6 +829,18 @@ func (b *backend) discover(ctx context.Context, c *conn) (sf *surface, ok bool, 
 		instructions: dr.Instructions,
 		lists:        l,
 	}, true, nil
+}
+
+// refusedVersion reports whether err refuses the version of a request of
+// the stateless era (-32022) while naming StatelessVersion among the
+// versions the server supports.
+func refusedVersion(err error) bool {
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Code != mcp.CodeUnsupportedProtocolVersion {
+		return false
+	}
+	var data mcp.UnsupportedProtocolVersionData
+	return json.Unmarshal(we.Data, &data) == nil && slices.Contains(data.Supported, StatelessVersion)
 }
 
 // listen asks a backend of the stateless era for its list changes, on a
