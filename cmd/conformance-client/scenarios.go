@@ -95,13 +95,24 @@ func (s *session) ask(ctx context.Context, method string, params json.RawMessage
 
 // answer answers a server's request to the client — of the handshake era
 // (backends.Options.OnRequest) or an input request of the stateless era —
-// as the everything-client does: it accepts every elicitation, confirming
-// (the scenarios ask for a confirmation, or for nothing but the defaults,
-// which the server fills in), and has no roots; it cannot sample.
-func answer(_ context.Context, _, method string, _ json.RawMessage) (json.RawMessage, error) {
+// as the everything-client does: it accepts every elicitation, with the
+// default of each field that has one (as go-sdk's client fills them in)
+// and yes to a yes-or-no field without one (the scenarios ask for a
+// confirmation); it has no roots, and cannot sample.
+func answer(_ context.Context, _, method string, params json.RawMessage) (json.RawMessage, error) {
 	switch method {
 	case "elicitation/create":
-		return json.RawMessage(`{"action":"accept","content":{"confirmed":true}}`), nil
+		content := json.RawMessage(`{}`)
+		_ = wire.EachMember(wire.Member(wire.Member(params, "requestedSchema"), "properties"), func(name string, prop json.RawMessage) {
+			v := wire.Member(prop, "default")
+			if typ, _ := wire.Unquote(wire.Member(prop, "type")); v == nil && typ == "boolean" {
+				v = json.RawMessage(`true`)
+			}
+			if v != nil {
+				content, _ = wire.SetMember(content, name, v)
+			}
+		})
+		return wire.SetMember(json.RawMessage(`{"action":"accept"}`), "content", content)
 	case "roots/list":
 		return json.RawMessage(`{"roots":[]}`), nil
 	}
