@@ -771,7 +771,8 @@ func (b *backend) asksDiscover() bool {
 
 // discover asks a backend server/discover: ok reports whether the answer
 // settles what it is — it speaks 2026-07-28 (sf), or its session ended on
-// the question (err: the start failed, and the next start initializes).
+// the question (err: the start failed, and the next start of a process
+// initializes; a remote server is asked again).
 // Any other answer, or none in discoverTimeout, leaves initialize to it.
 func (b *backend) discover(ctx context.Context, c *conn) (sf *surface, ok bool, err error) {
 	info, _ := json.Marshal(b.m.clientInfo())
@@ -787,6 +788,11 @@ func (b *backend) discover(ctx context.Context, c *conn) (sf *surface, ok bool, 
 	}
 	var se *ServerError
 	switch {
+	case errors.As(err, &se) && b.cfg.URL != "":
+		// A remote server's session ends for the transport's reasons (a
+		// sign-in refused, a connection lost), not for the question: the
+		// next start asks it again.
+		return nil, true, b.startError("server/discover", err)
 	case errors.As(err, &se):
 		b.noDiscover.Store(true)
 		b.log.Warn("the server ended its session on server/discover; it is spoken to in 2025-11-25 from now on", "reason", se.Reason)
