@@ -83,12 +83,14 @@ func run(ctx context.Context, name, serverURL, contextJSON string) error {
 		Logger:      log,
 		ClientInfo:  &mcp.Implementation{Name: "test-client", Version: "1.0.0"},
 		OnRequest:   answer,
+		AwaitClient: true, // declared below: what answer answers
 		TokenDir:    dir,
 		Authorize:   followRedirect,
 		RedirectURL: redirectURL,
 	})
 	defer m.Close()
 	m.Start(ctx)
+	m.SetClientCapabilities(json.RawMessage(`{"roots":{},"elicitation":{}}`), true)
 	m.WaitServer(ctx, server)
 	if st := m.Status()[0]; st.State != backends.Ready {
 		return fmt.Errorf("connect: %s: %s", st.State, st.Error)

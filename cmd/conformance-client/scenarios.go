@@ -98,7 +98,8 @@ func (s *session) ask(ctx context.Context, method string, params json.RawMessage
 // as the everything-client does: it accepts every elicitation, with the
 // default of each field that has one (as go-sdk's client fills them in)
 // and yes to a yes-or-no field without one (the scenarios ask for a
-// confirmation); it has no roots, and cannot sample.
+// confirmation); it has no roots, and cannot sample (run declares roots
+// and elicitation only).
 func answer(_ context.Context, _, method string, params json.RawMessage) (json.RawMessage, error) {
 	switch method {
 	case "elicitation/create":
