@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -88,6 +89,51 @@ func TestToolFilter(t *testing.T) {
 	want := []string{"f/echo", "f/sample", "f/stats", "f/extra_000"}
 	if got := toolNames(e.Tools()); !slices.Equal(got, want) {
 		t.Errorf("tools %v, want %v", got, want)
+	}
+}
+
+// A tool whose x-mcp-header marks are invalid is left out of the lists
+// (a client of 2026-07-28 must not call it): the others stay.
+func TestInvalidHeaderMarksLeftOut(t *testing.T) {
+	t.Parallel()
+	tools := filepath.Join(t.TempDir(), "tools.json")
+	schema := func(props string) string { return `{"inputSchema":{"type":"object","properties":` + props + `}}` }
+	defs := map[string]string{
+		"valid":        schema(`{"region":{"type":"string","x-mcp-header":"Region"},"opts":{"type":"object","properties":{"n":{"type":"integer","x-mcp-header":"N"}}}}`),
+		"empty":        schema(`{"v":{"type":"string","x-mcp-header":""}}`),
+		"number":       schema(`{"v":{"type":"number","x-mcp-header":"V"}}`),
+		"object":       schema(`{"v":{"type":"object","x-mcp-header":"V"}}`),
+		"not_a_string": schema(`{"v":{"type":"string","x-mcp-header":7}}`),
+		"colon":        schema(`{"v":{"type":"string","x-mcp-header":"A:B"}}`),
+		"non_ascii":    schema(`{"v":{"type":"string","x-mcp-header":"Zürich"}}`),
+		"twice":        schema(`{"a":{"type":"string","x-mcp-header":"Same"},"b":{"type":"object","properties":{"c":{"type":"boolean","x-mcp-header":"same"}}}}`),
+	}
+	var b strings.Builder
+	b.WriteString(`{"tools":{`)
+	for name, def := range defs {
+		if b.Len() > len(`{"tools":{`) {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, "%q:%s", name, def)
+	}
+	b.WriteString(`}}`)
+	if err := os.WriteFile(tools, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := start(t, []config.Server{srv("h", "-tools-file", tools)}, nil)
+	var got []string
+	for _, tl := range e.Tools() {
+		if _, ok := defs[tl.Name]; ok {
+			got = append(got, tl.Name)
+		}
+	}
+	if !slices.Equal(got, []string{"valid"}) {
+		t.Errorf("tools of the file listed: %v, want [valid]", got)
+	}
+	for name := range defs {
+		if name != "valid" && len(e.log.Find("x-mcp-header marks are invalid", "tool="+name)) == 0 {
+			t.Errorf("no log line for %s", name)
+		}
 	}
 }
 

@@ -14,10 +14,12 @@ import (
 // its versions gets no handshake — every request carries the protocol
 // version, the client's capabilities and the gateway's identity in _meta
 // (stamp), list changes arrive on a subscriptions/listen the gateway keeps
-// open, and a resource subscription is a listen of its own. A backend that
-// does not know server/discover (it answers an error, nothing within
-// discoverTimeout, or exits) gets initialize with 2025-11-25, as before;
-// one that exited is not asked again while the gateway runs.
+// open, and a resource subscription is a listen of its own. A refusal of
+// the version (-32022) that names 2026-07-28 among the supported ones is
+// asked again once. A backend that does not know server/discover (it
+// answers an error, nothing within discoverTimeout, or exits) gets
+// initialize with 2025-11-25, as before; one that exited is not asked
+// again while the gateway runs.
 
 // StatelessVersion is the revision without the initialize handshake.
 const StatelessVersion = "2026-07-28"

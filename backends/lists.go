@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"path"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"
 )
 
@@ -208,9 +209,10 @@ func (b *backend) fetch(ctx context.Context, c *conn, caps serverCaps, kinds lis
 }
 
 // decodeLists makes a backend's lists of the items it listed (or a
-// snapshot kept): tools without a name, prompts without a name and
-// resources without a URI are left out (and logged, given log), and the
-// server's tool filter applies.
+// snapshot kept): tools without a name or with invalid x-mcp-header
+// marks (wire.CheckHeaderMarks), prompts without a name and resources
+// without a URI are left out (and logged, given log), and the server's
+// tool filter applies.
 func decodeLists(s config.Server, tools, prompts, resources, templates []json.RawMessage, log *slog.Logger) lists {
 	var l lists
 	for _, raw := range tools {
@@ -218,6 +220,14 @@ func decodeLists(s config.Server, tools, prompts, resources, templates []json.Ra
 		if name == "" {
 			if log != nil {
 				log.Warn("ignored a tool without a name")
+			}
+			continue
+		}
+		if err := wire.CheckHeaderMarks(wire.Member(raw, "inputSchema")); err != nil {
+			// A client of 2026-07-28 must not call it: its headers could
+			// not be written (or checked) as the schema says.
+			if log != nil {
+				log.Warn("ignored a tool whose x-mcp-header marks are invalid", "tool", name, "err", err)
 			}
 			continue
 		}

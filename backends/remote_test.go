@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -364,5 +366,99 @@ func TestRemoteStateless(t *testing.T) {
 	}
 	if want := []string{"deploy eu-west", "deploy =?base64?esO8cmljaA==?=", "hang "}; !slices.Equal(params, want) {
 		t.Errorf("Mcp-Name and Mcp-Param-Region of the calls: %q, want %q", params, want)
+	}
+}
+
+// A server of 2026-07-28 that refuses the version of the first
+// server/discover (-32022, HTTP 400) while naming 2026-07-28 among those
+// it supports is asked again in that version, and spoken to in it — not
+// initialized as one of the handshake era.
+func TestRemoteStatelessVersionRefused(t *testing.T) {
+	t.Parallel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "far", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "one", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	var mu sync.Mutex
+	var methods []string
+	refused := false
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		method := r.Header.Get("Mcp-Method")
+		if method == "" && r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			if _, m, ok := strings.Cut(string(body), `"method":"`); ok {
+				method, _, _ = strings.Cut(m, `"`)
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		mu.Lock()
+		methods = append(methods, method)
+		first := !refused && method == "server/discover"
+		refused = refused || first
+		mu.Unlock()
+		if first {
+			var req struct{ ID json.RawMessage }
+			body, _ := io.ReadAll(r.Body)
+			_ = json.Unmarshal(body, &req)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"2026-07-28"}}}`, req.ID)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+
+	e := start(t, []config.Server{{Name: "far", URL: hs.URL, Enabled: true, Restart: "never"}}, nil)
+	st := e.status(t, "far")
+	if st.State != backends.Ready || st.Protocol != backends.StatelessVersion {
+		t.Fatalf("far: %+v, want ready in %s", st, backends.StatelessVersion)
+	}
+	if res := e.call(t, "far", "one", `{}`); !strings.Contains(string(res), `"hi"`) {
+		t.Errorf("one: %s", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(methods) < 2 || methods[0] != "server/discover" || methods[1] != "server/discover" || slices.Contains(methods, "initialize") {
+		t.Errorf("methods %q: want server/discover twice, then no initialize", methods)
+	}
+}
+
+// A server of 2026-07-28 that refuses the gateway until it signs in (a
+// 401 to the first server/discover) is still asked server/discover once
+// the sign-in is stored — a refused sign-in is no sign that the server
+// does not know the question — and spoken to in 2026-07-28.
+func TestRemoteStatelessAfterLogin(t *testing.T) {
+	t.Parallel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "far", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "one", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer good" {
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+"http://"+r.Host+`/.well-known/oauth-protected-resource"`)
+			http.Error(w, "sign in first", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+
+	dir := t.TempDir()
+	e := start(t, []config.Server{{Name: "far", URL: hs.URL, Enabled: true, Restart: "on-failure"}}, func(o *backends.Options) { o.TokenDir = dir })
+	e.waitState(t, "far", backends.NeedsLogin)
+	tok, _ := json.Marshal(map[string]any{"url": hs.URL, "client_id": "c", "token_url": hs.URL + "/token",
+		"token": map[string]any{"access_token": "good", "token_type": "Bearer", "expiry": time.Now().Add(time.Hour)}})
+	if err := os.WriteFile(backends.TokenPath(dir, "far"), tok, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st := e.waitState(t, "far", backends.Ready)
+	if st.Protocol != backends.StatelessVersion {
+		t.Errorf("far after sign-in: protocol %q, want %s", st.Protocol, backends.StatelessVersion)
+	}
+	if res := e.call(t, "far", "one", `{}`); !strings.Contains(string(res), `"hi"`) {
+		t.Errorf("one: %s", res)
 	}
 }

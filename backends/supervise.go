@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"maps"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -770,14 +771,28 @@ func (b *backend) asksDiscover() bool {
 
 // discover asks a backend server/discover: ok reports whether the answer
 // settles what it is — it speaks 2026-07-28 (sf), or its session ended on
-// the question (err: the start failed, and the next start initializes).
+// the question (err: the start failed, and the next start of a process
+// initializes; a remote server is asked again).
 // Any other answer, or none in discoverTimeout, leaves initialize to it.
 func (b *backend) discover(ctx context.Context, c *conn) (sf *surface, ok bool, err error) {
 	info, _ := json.Marshal(b.m.clientInfo())
 	e := &era{version: StatelessVersion, caps: b.m.clientCaps(), info: info}
 	res, err := c.call(ctx, "server/discover", e.stamp(nil, nil, ""), callOpts{timeout: discoverTimeout})
+	if refusedVersion(err) {
+		// The version was refused, yet the refusal names it among those
+		// supported (a server choosing per request, or one that changed
+		// in between): it is asked once more, as the revision says a
+		// client retries with a version the refusal names.
+		b.log.Debug("server/discover: the version was refused, and named among those supported; asking again")
+		res, err = c.call(ctx, "server/discover", e.stamp(nil, nil, ""), callOpts{timeout: discoverTimeout})
+	}
 	var se *ServerError
 	switch {
+	case errors.As(err, &se) && b.cfg.URL != "":
+		// A remote server's session ends for the transport's reasons (a
+		// sign-in refused, a connection lost), not for the question: the
+		// next start asks it again.
+		return nil, true, b.startError("server/discover", err)
 	case errors.As(err, &se):
 		b.noDiscover.Store(true)
 		b.log.Warn("the server ended its session on server/discover; it is spoken to in 2025-11-25 from now on", "reason", se.Reason)
@@ -820,6 +835,18 @@ func (b *backend) discover(ctx context.Context, c *conn) (sf *surface, ok bool, 
 		instructions: dr.Instructions,
 		lists:        l,
 	}, true, nil
+}
+
+// refusedVersion reports whether err refuses the version of a request of
+// the stateless era (-32022) while naming StatelessVersion among the
+// versions the server supports.
+func refusedVersion(err error) bool {
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Code != mcp.CodeUnsupportedProtocolVersion {
+		return false
+	}
+	var data mcp.UnsupportedProtocolVersionData
+	return json.Unmarshal(we.Data, &data) == nil && slices.Contains(data.Supported, StatelessVersion)
 }
 
 // listen asks a backend of the stateless era for its list changes, on a

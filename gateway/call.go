@@ -237,7 +237,7 @@ func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc to
 	if err == nil && tc.task != nil {
 		f.recordTask(r.server, raw)
 	}
-	if err == nil && tc.caps == nil && inputRequired(raw) {
+	if err == nil && tc.caps == nil && backends.InputRequired(raw) {
 		// A client of the handshake era is asked what the backend needs.
 		return f.fulfillBackend(ctx, name, r, tc, notify, raw)
 	}
@@ -247,7 +247,7 @@ func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc to
 // fulfillBackend answers a backend's input_required result to tools/call
 // for a client of the handshake era (mrtr.go), and returns the final one.
 func (f *front) fulfillBackend(ctx context.Context, name string, r toolRoute, tc toolCall, notify func(*mcp.ProgressNotificationParams), first json.RawMessage) (json.RawMessage, error) {
-	return fulfill(ctx, first, callerOf(ctx).ask, func(ctx context.Context, extra json.RawMessage) (json.RawMessage, error) {
+	return backends.Fulfill(ctx, first, callerOf(ctx).ask, func(ctx context.Context, extra json.RawMessage) (json.RawMessage, error) {
 		again := tc
 		again.extra, again.caps = extra, nil
 		opts, err := backendOptions(again, notify)

@@ -330,7 +330,7 @@ func (s *session) startToolCall(id, params json.RawMessage, rm *reqMeta) {
 	if r, ok := f.inlineRoute(tc.name); ok {
 		name := tc.name // the closure keeps the name only, not the whole toolCall
 		cancel := f.startBackend(name, r, tc, progress, func(raw json.RawMessage, err error) {
-			if err == nil && !c.stateless && inputRequired(raw) {
+			if err == nil && !c.stateless && backends.InputRequired(raw) {
 				s.fulfillCall(c, name, record, r, tc, progress, bytes.Clone(raw))
 				return
 			}

@@ -2,8 +2,10 @@ package wire
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -65,6 +67,56 @@ func bindings(props json.RawMessage, prefix []string) []HeaderBinding {
 		}
 	})
 	return out
+}
+
+// CheckHeaderMarks checks the x-mcp-header marks of an input schema, as a
+// client of 2026-07-28 must before it calls the tool (a tool whose marks
+// are invalid is not called): each on a property of type string, integer
+// or boolean, each a header name (an HTTP token), no two the same but for
+// case, nested properties included.
+func CheckHeaderMarks(schema json.RawMessage) error {
+	return checkMarks(Member(schema, "properties"), "", map[string]bool{})
+}
+
+func checkMarks(props json.RawMessage, prefix string, seen map[string]bool) error {
+	var err error
+	_ = EachMember(props, func(name string, prop json.RawMessage) {
+		if err != nil {
+			return
+		}
+		path := prefix + name
+		if mark := Member(prop, "x-mcp-header"); mark != nil {
+			typ, _ := Unquote(Member(prop, "type"))
+			hdr, isString := Unquote(mark)
+			switch {
+			case typ != "string" && typ != "integer" && typ != "boolean":
+				err = fmt.Errorf("property %q: x-mcp-header on a property of type %s (only string, integer, boolean)", path, cmp.Or(string(Member(prop, "type")), "(none)"))
+			case !isString || !isToken(hdr):
+				err = fmt.Errorf("property %q: x-mcp-header %s is not a header name", path, mark)
+			case seen[strings.ToLower(hdr)]:
+				err = fmt.Errorf("property %q: x-mcp-header %q marks another property too", path, hdr)
+			}
+			seen[strings.ToLower(hdr)] = true
+		}
+		if err == nil {
+			if nested := Member(prop, "properties"); nested != nil {
+				err = checkMarks(nested, path+".", seen)
+			}
+		}
+	})
+	return err
+}
+
+// isToken reports whether s is an HTTP token (RFC 9110 5.6.2), the syntax
+// of a header's name.
+func isToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // ArgumentAt finds the argument at path in args, a JSON object.
@@ -133,6 +185,9 @@ func headerText(arg json.RawMessage) (string, bool) {
 	case "true", "false":
 		return string(arg), true
 	}
+	if len(arg) == 0 || arg[0] != '-' && !isDigit(arg[0]) {
+		return "", false // null (which would decode as 0), an object, an array
+	}
 	var n float64
 	if json.Unmarshal(arg, &n) != nil || n != math.Trunc(n) || math.Abs(n) > 1<<53-1 {
 		return "", false
@@ -171,27 +226,34 @@ func nameValue(name string) string {
 	return name
 }
 
+// The wrapper of a header value written in Base64.
+const (
+	base64Prefix = "=?base64?"
+	base64Suffix = "?="
+)
+
 // EncodeHeaderValue writes s as a header value: as is when it is printable
-// ASCII without leading or trailing blanks, else =?base64?...?=.
+// ASCII without leading or trailing blanks, else =?base64?...?= — and so
+// is a value that would read as written that way.
 func EncodeHeaderValue(s string) string {
 	plain := s == "" || s[0] != ' ' && s[0] != '\t' && s[len(s)-1] != ' ' && s[len(s)-1] != '\t'
 	for i := 0; plain && i < len(s); i++ {
 		plain = s[i] >= 0x20 && s[i] < 0x7f
 	}
-	if plain {
+	if plain && !(strings.HasPrefix(s, base64Prefix) && strings.HasSuffix(s, base64Suffix)) {
 		return s
 	}
-	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
+	return base64Prefix + base64.StdEncoding.EncodeToString([]byte(s)) + base64Suffix
 }
 
 // DecodeHeaderValue decodes a value written =?base64?...?=; ok is false
 // when its Base64 is not valid.
 func DecodeHeaderValue(v string) (string, bool) {
-	enc, ok := strings.CutPrefix(v, "=?base64?")
+	enc, ok := strings.CutPrefix(v, base64Prefix)
 	if !ok {
 		return v, true
 	}
-	enc, ok = strings.CutSuffix(enc, "?=")
+	enc, ok = strings.CutSuffix(enc, base64Suffix)
 	if !ok {
 		return v, true
 	}

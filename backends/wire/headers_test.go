@@ -13,6 +13,8 @@ func TestSetStandardHeaders(t *testing.T) {
 		"dry":{"type":"boolean","x-mcp-header":"Dry"},
 		"opts":{"type":"object","properties":{"tenant":{"type":"string","x-mcp-header":"Tenant"}}},
 		"absent":{"type":"string","x-mcp-header":"Absent"},
+		"verbose":{"type":"boolean","x-mcp-header":"Verbose"},
+		"token":{"type":"string","x-mcp-header":"Token"},
 		"plain":{"type":"string"}}}`)
 	lookup := func(tool string) json.RawMessage {
 		if tool == "deploy" {
@@ -20,7 +22,7 @@ func TestSetStandardHeaders(t *testing.T) {
 		}
 		return nil
 	}
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"deploy","arguments":{"region":" eu-west ","count":3,"dry":true,"opts":{"tenant":"zürich"},"plain":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"deploy","arguments":{"region":" eu-west ","count":3,"dry":true,"opts":{"tenant":"zürich"},"verbose":null,"token":"=?base64?aGk=?=","plain":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
 	m, err := Decode([]byte(body))
 	if err != nil {
 		t.Fatal(err)
@@ -37,6 +39,9 @@ func TestSetStandardHeaders(t *testing.T) {
 		"Mcp-Param-Count":      "3",
 		"Mcp-Param-Dry":        "true",
 		"Mcp-Param-Tenant":     "=?base64?esO8cmljaA==?=",
+		// A value that reads as written in Base64 is written in Base64.
+		"Mcp-Param-Token": "=?base64?PT9iYXNlNjQ/YUdrPT89?=",
+		// A null argument has no header (as an absent one).
 	}
 	for k, v := range want {
 		if got := h.Get(k); got != v {
@@ -50,7 +55,7 @@ func TestSetStandardHeaders(t *testing.T) {
 	args := Member(m.Params, "arguments")
 	for _, b := range HeaderBindings(schema) {
 		v, ok := ArgumentAt(args, b.Path)
-		if !ok {
+		if !ok || string(v) == "null" {
 			continue
 		}
 		dec, ok := DecodeHeaderValue(h.Get(HeaderParam + b.Header))
@@ -86,6 +91,8 @@ func TestHeaderMatches(t *testing.T) {
 		{"42.5", `42.5`, false}, // not an integer: no header form
 		{"9007199254740993", `9007199254740993`, false},
 		{"1", `{"a":1}`, false},
+		{"0", `null`, false},
+		{"", `null`, false},
 	} {
 		if got := HeaderMatches(c.header, json.RawMessage(c.arg)); got != c.want {
 			t.Errorf("HeaderMatches(%q, %s) = %v, want %v", c.header, c.arg, got, c.want)

@@ -10,8 +10,11 @@
 //
 //	MCP_CONFORMANCE_SCENARIO=NAME [MCP_CONFORMANCE_CONTEXT=JSON] conformance-client URL
 //
-// Scenarios: initialize, tools_call, sse-retry and auth/*. It exits 0 when
-// the scenario's steps succeeded, 1 otherwise; the suite judges the wire.
+// It plays the scenarios go-sdk's conformance everything-client plays, with
+// the same steps (scenarios.go): those of the 2025-11-25 suite, and those
+// of 2026-07-28 (per-request _meta, the standard and Mcp-Param headers,
+// input_required rounds, the authorization checks). It exits 0 when the
+// scenario's steps succeeded, 1 otherwise; the suite judges the wire.
 package main
 
 import (
@@ -23,7 +26,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
@@ -54,27 +56,16 @@ func main() {
 }
 
 // run plays one scenario against serverURL.
-func run(ctx context.Context, scenario, serverURL, contextJSON string) error {
-	var sc struct {
-		ClientID     string `json:"client_id"`
-		ClientSecret string `json:"client_secret"`
+func run(ctx context.Context, name, serverURL, contextJSON string) error {
+	play := scenarioFor(name)
+	if play == nil {
+		return fmt.Errorf("unknown scenario %q", name)
 	}
+	var sc suiteContext
 	if contextJSON != "" {
 		if err := json.Unmarshal([]byte(contextJSON), &sc); err != nil {
 			return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
 		}
-	}
-	var tool string
-	switch {
-	case scenario == "initialize":
-	case scenario == "tools_call":
-		tool = "add_numbers"
-	case scenario == "sse-retry":
-		tool = "test_reconnection"
-	case strings.HasPrefix(scenario, "auth/"):
-		tool = "test-tool"
-	default:
-		return fmt.Errorf("unknown scenario %q", scenario)
 	}
 	dir, err := os.MkdirTemp("", "conformance-client-")
 	if err != nil {
@@ -82,37 +73,29 @@ func run(ctx context.Context, scenario, serverURL, contextJSON string) error {
 	}
 	defer os.RemoveAll(dir)
 
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s := config.Server{
 		Name: server, URL: serverURL, Enabled: true, Restart: "never",
 		OAuth: config.OAuth{ClientMetadataURL: metadataURL, ClientID: sc.ClientID, ClientSecret: sc.ClientSecret},
 	}
 	m := backends.New(backends.Options{
 		Servers:     []config.Server{s},
-		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Logger:      log,
 		ClientInfo:  &mcp.Implementation{Name: "test-client", Version: "1.0.0"},
+		OnRequest:   answer,
+		AwaitClient: true, // declared below: what answer answers
 		TokenDir:    dir,
 		Authorize:   followRedirect,
 		RedirectURL: redirectURL,
 	})
 	defer m.Close()
 	m.Start(ctx)
+	m.SetClientCapabilities(json.RawMessage(`{"roots":{},"elicitation":{}}`), true)
 	m.WaitServer(ctx, server)
 	if st := m.Status()[0]; st.State != backends.Ready {
 		return fmt.Errorf("connect: %s: %s", st.State, st.Error)
 	}
-	if tool == "" {
-		return nil
-	}
-	args := json.RawMessage(`{}`)
-	if tool == "add_numbers" {
-		args = json.RawMessage(`{"a":5,"b":3}`)
-	}
-	res, err := m.CallTool(ctx, server, tool, args, backends.CallOptions{})
-	if err != nil {
-		return fmt.Errorf("call %s: %w", tool, err)
-	}
-	fmt.Printf("%s: %s\n", tool, res)
-	return nil
+	return play(ctx, &session{m: m, log: log, sc: sc})
 }
 
 // followRedirect is the headless sign-in: it opens the authorization URL
