@@ -84,6 +84,9 @@ func (f *front) callTool(ctx context.Context, tc toolCall, notify func(*mcp.Prog
 	}
 	r, ok := f.resolve(ctx, tc.name)
 	if !ok {
+		if fronts := f.ownCandidates(tc.name); len(fronts) > 1 {
+			return nil, &ambiguousError{kindTool, tc.name, fronts}
+		}
 		return nil, &notFoundError{kindTool, tc.name}
 	}
 	switch r.kind {
@@ -152,10 +155,15 @@ func (f *front) resolve(ctx context.Context, name string) (toolRoute, bool) {
 	return f.orphan(name)
 }
 
+// lookupTool finds a tool by its front name, else by the own name an app
+// calls it by, when that names one tool only (apps.go).
 func (f *front) lookupTool(name string) (toolRoute, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	r, ok := f.tools[name]
+	if fronts := f.ownNames[name]; !ok && len(fronts) == 1 {
+		r, ok = f.tools[fronts[0]]
+	}
 	return r, ok
 }
 

@@ -34,17 +34,20 @@ const (
 // or a resource's URI).
 func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 	var (
-		rpc      *jsonrpc.Error
-		srvErr   *backends.ServerError
-		timeout  *backends.TimeoutError
-		backend  *backends.RPCError
-		argErr   *answer.ArgumentError
-		apiErr   *answer.APIError
-		notFound *notFoundError
+		rpc       *jsonrpc.Error
+		srvErr    *backends.ServerError
+		timeout   *backends.TimeoutError
+		backend   *backends.RPCError
+		argErr    *answer.ArgumentError
+		apiErr    *answer.APIError
+		notFound  *notFoundError
+		ambiguous *ambiguousError
 	)
 	switch {
 	case errors.As(err, &rpc):
 		return rpc
+	case errors.As(err, &ambiguous):
+		return withData(jsonrpc.CodeInvalidParams, ambiguous.Error(), map[string]any{strings.ToLower(ambiguous.kind): ambiguous.name, "candidates": ambiguous.candidates})
 	case errors.As(err, &notFound):
 		if notFound.kind == kindResource {
 			// As 2026-07-28 says (SEP-2164): the URI in data.
@@ -162,6 +165,18 @@ func wireError(err error) *jsonrpc.Error {
 
 func errInvalidParams(reason string) *jsonrpc.Error {
 	return withData(jsonrpc.CodeInvalidParams, reason, map[string]any{"reason": reason})
+}
+
+// ambiguousError is returned by routing for a tool's own name (or a
+// resource's own ui:// URI) that several backends' apps have: it maps to
+// -32602 naming the candidates, the names the client can call instead.
+type ambiguousError struct {
+	kind, name string
+	candidates []string
+}
+
+func (e *ambiguousError) Error() string {
+	return fmt.Sprintf("%s '%s' is ambiguous: it is %s; use one of those names", e.kind, e.name, strings.Join(e.candidates, " and "))
 }
 
 // notFoundError is returned by routing for a name nothing has; it maps to

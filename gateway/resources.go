@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -11,52 +13,85 @@ import (
 )
 
 // resourceKey names a resource (by URI) or a resource template (by URI
-// template).
+// template), as clients are shown it.
 type resourceKey struct {
 	uri      string
 	template bool
 }
 
+// resourceRoute is where a resource or template a client names goes: the
+// server that serves it, and the URI (or template) as that server knows it.
+type resourceRoute struct {
+	server string
+	own    string
+	ui     bool // own is a ui:// URI shown as ui://SERVER/... (uiFront)
+}
+
 // syncResources mirrors the backends' resources and resource templates.
-// URIs are not renamed; when two backends list the same URI, the first in
-// configuration order serves it, and the next one takes over when the first
-// is gone.
+// URIs are not renamed, but for the ui:// ones of MCP Apps (uiFront), which
+// carry their server's name: every backend's app would otherwise be called
+// ui://get-time/mcp-app.html alike. When two backends list the same URI,
+// the first in configuration order serves it, and the next one takes over
+// when the first is gone.
 func (f *front) syncResources(touched bool) {
 	if f.g.opts.Backends == nil {
 		return
 	}
-	owner := make(map[resourceKey]string)
-	var listedRes, listedTmpl []json.RawMessage // as the backends wrote them
+	owner := make(map[resourceKey]resourceRoute)
+	var ownUI map[string][]string // a backend's own ui:// URI → the URIs clients are shown
+	var listedRes, listedTmpl []json.RawMessage // as the backends wrote them (ui:// URIs as shown)
 	var matchers []templateRoute
 	for _, br := range f.g.opts.Backends.Resources() {
-		key := resourceKey{br.URI, br.Template}
+		route := resourceRoute{server: br.Server, own: br.URI}
+		uri, raw := br.URI, br.Raw
+		if front, ok := uiFront(br.Server, br.URI); ok {
+			field := "uri"
+			if br.Template {
+				field = "uriTemplate"
+			}
+			quoted, _ := json.Marshal(front)
+			rewritten, err := wire.SetMember(raw, field, quoted)
+			if err != nil {
+				f.log.Warn("skipped a resource the backend listed", "server", br.Server, "uri", br.URI, "err", err)
+				continue
+			}
+			uri, raw, route.ui = front, rewritten, true
+		}
+		key := resourceKey{uri, br.Template}
 		if prev, dup := owner[key]; dup {
-			f.log.Warn("resource listed by two backends; the first serves it", "uri", br.URI, "server", prev, "ignored", br.Server)
+			f.log.Warn("resource listed by two backends; the first serves it", "uri", uri, "server", prev.server, "ignored", br.Server)
 			continue
 		}
 		var err error
 		if br.Template {
-			err = json.Unmarshal(br.Raw, new(mcp.ResourceTemplate))
+			err = json.Unmarshal(raw, new(mcp.ResourceTemplate))
 		} else {
-			err = json.Unmarshal(br.Raw, new(mcp.Resource))
+			err = json.Unmarshal(raw, new(mcp.Resource))
 		}
 		if err != nil {
 			f.log.Warn("skipped a resource the backend listed", "server", br.Server, "uri", br.URI, "err", err)
 			continue
 		}
-		owner[key] = br.Server
-		if br.Template {
-			listedTmpl = append(listedTmpl, br.Raw)
-			if t, err := uritemplate.New(br.URI); err == nil {
-				matchers = append(matchers, templateRoute{t.Regexp(), br.Server})
+		owner[key] = route
+		switch {
+		case br.Template:
+			listedTmpl = append(listedTmpl, raw)
+			if t, err := uritemplate.New(uri); err == nil {
+				matchers = append(matchers, templateRoute{t.Regexp(), route})
 			}
-		} else {
-			listedRes = append(listedRes, br.Raw)
+		default:
+			listedRes = append(listedRes, raw)
+			if route.ui {
+				if ownUI == nil {
+					ownUI = make(map[string][]string)
+				}
+				ownUI[br.URI] = append(ownUI[br.URI], uri)
+			}
 		}
 	}
 	f.mu.Lock()
 	same := sameDefs(f.resourceDefs, listedRes) && sameDefs(f.templateDefs, listedTmpl)
-	f.res = owner
+	f.res, f.ownUI = owner, ownUI
 	f.resourceDefs, f.templateDefs, f.templates = listedRes, listedTmpl, matchers
 	f.mu.Unlock()
 	if !same || touched {
@@ -64,27 +99,134 @@ func (f *front) syncResources(touched bool) {
 	}
 }
 
-// templateRoute is a listed resource template: what it matches, and the
-// server that serves it.
-type templateRoute struct {
-	match  *regexp.Regexp
-	server string
+// uiScheme is the scheme of MCP Apps' UI resources.
+const uiScheme = "ui://"
+
+// uiFront is the URI (or URI template) clients are shown for a backend's
+// ui:// one: ui://SERVER/REST for ui://REST. It is a pure function of the
+// server's configured name and the backend's URI, so it is the same in
+// every run and every session, and reversible (uiOwn); ok is false for a
+// URI of another scheme, which is shown as the backend wrote it.
+func uiFront(server, uri string) (front string, ok bool) {
+	rest, ok := strings.CutPrefix(uri, uiScheme)
+	if !ok {
+		return uri, false
+	}
+	return uiScheme + server + "/" + rest, true
 }
 
-// resourceOwner finds the server that serves uri: the one that lists it,
-// else the one whose template (the first listed that matches) matches it.
-func (f *front) resourceOwner(uri string) (string, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if server, ok := f.res[resourceKey{uri, false}]; ok {
-		return server, true
+// uiOwn reverses uiFront: the server a client's ui:// URI names, and the
+// URI as that server knows it.
+func uiOwn(uri string) (server, own string, ok bool) {
+	rest, ok := strings.CutPrefix(uri, uiScheme)
+	if !ok {
+		return "", "", false
 	}
-	for _, t := range f.templates {
-		if t.match.MatchString(uri) {
-			return t.server, true
+	server, rest, ok = strings.Cut(rest, "/")
+	if !ok || server == "" {
+		return "", "", false
+	}
+	return server, uiScheme + rest, true
+}
+
+// templateRoute is a listed resource template: what it matches (as
+// clients are shown it), and where it goes.
+type templateRoute struct {
+	match *regexp.Regexp
+	route resourceRoute // own is the template as its backend wrote it
+}
+
+// resourceRoute finds where a URI a client names goes: to the server that
+// lists it, else the one whose template (the first listed that matches)
+// matches it, else — a ui:// URI as clients are shown it — the server it
+// names, if that server serves resources. A backend's own ui:// URI, as
+// it wrote it, goes to the one backend that lists it; when several do, it
+// is ambiguous, and the error names the URIs to use instead.
+func (f *front) resourceRoute(uri string) (resourceRoute, bool, error) {
+	f.mu.Lock()
+	r, ok := f.res[resourceKey{uri, false}]
+	if !ok {
+		for _, t := range f.templates {
+			if t.match.MatchString(uri) {
+				r, ok = t.route, true
+				r.own = uri
+				if r.ui {
+					_, r.own, _ = uiOwn(uri)
+				}
+				break
+			}
 		}
 	}
-	return "", false
+	shown := f.ownUI[uri]
+	f.mu.Unlock()
+	switch {
+	case ok:
+		return r, true, nil
+	case len(shown) == 1:
+		return f.resourceRoute(shown[0])
+	case len(shown) > 1:
+		return resourceRoute{}, false, &ambiguousError{kindResource, uri, shown}
+	}
+	if server, own, ok := uiOwn(uri); ok && slices.Contains(f.g.opts.Backends.ResourceServers(), server) {
+		return resourceRoute{server: server, own: own, ui: true}, true, nil
+	}
+	return resourceRoute{}, false, nil
+}
+
+// ownParams are a request's params for the backend a resource route
+// names: the URI as the backend knows it, the rest as the client wrote it.
+func (r resourceRoute) ownParams(params json.RawMessage, member, uri string) (json.RawMessage, error) {
+	if r.own == uri {
+		return params, nil
+	}
+	quoted, _ := json.Marshal(r.own)
+	return wire.SetMember(params, member, quoted)
+}
+
+// shownContents is a resources/read result of a ui:// route as the client
+// is shown it: each content's ui:// uri as uiFront makes it, every other
+// byte (the HTML above all) as the backend wrote it.
+func (r resourceRoute) shownContents(res json.RawMessage) json.RawMessage {
+	if !r.ui {
+		return res
+	}
+	var contents []json.RawMessage
+	if json.Unmarshal(wire.Member(res, "contents"), &contents) != nil {
+		return res
+	}
+	changed := false
+	for i, c := range contents {
+		own, ok := wire.Unquote(wire.Member(c, "uri"))
+		if !ok {
+			continue
+		}
+		if front, ok := uiFront(r.server, own); ok {
+			quoted, _ := json.Marshal(front)
+			if out, err := wire.SetMember(c, "uri", quoted); err == nil {
+				contents[i], changed = out, true
+			}
+		}
+	}
+	if !changed {
+		return res
+	}
+	n := 2
+	for _, c := range contents {
+		n += len(c) + 1
+	}
+	list := make([]byte, 0, n)
+	list = append(list, '[')
+	for i, c := range contents {
+		if i > 0 {
+			list = append(list, ',')
+		}
+		list = append(list, c...)
+	}
+	list = append(list, ']')
+	if out, err := wire.SetMember(res, "contents", list); err == nil {
+		return out
+	}
+	return res
 }
 
 // readResource serves resources/read, raw both ways (go-sdk's
@@ -126,12 +268,20 @@ func (f *front) read(ctx context.Context, params json.RawMessage) (json.RawMessa
 	if b == nil {
 		return nil, notFound
 	}
-	if server, ok := f.resourceOwner(uri); ok {
-		raw, err := f.forward(ctx, server, "resources/read", params)
+	route, ok, err := f.resourceRoute(uri)
+	if err != nil {
+		return nil, rpcError(err, kindResource, uri, debug)
+	}
+	if ok {
+		own, err := route.ownParams(params, "uri", uri)
+		if err != nil {
+			return nil, errInvalidParams(err.Error())
+		}
+		raw, err := f.forward(ctx, route.server, "resources/read", own)
 		if err != nil {
 			return nil, rpcError(err, kindResource, uri, debug)
 		}
-		return raw, nil
+		return route.shownContents(raw), nil
 	}
 	for _, server := range b.ResourceServers() {
 		raw, err := f.forward(ctx, server, "resources/read", params)

@@ -30,6 +30,11 @@
 //	                      (read: r1's contents, with an unknown member);
 //	                      resources/subscribe is answered, then the URI is
 //	                      reported updated (notifications/resources/updated)
+//	-app                  an MCP App (app.go): tools show (its _meta names the
+//	                      UI resource ui://app/view.html) and poll (app-only),
+//	                      that resource and the template ui://app/pages/{page},
+//	                      whose HTML names the server; declares resources and
+//	                      the io.modelcontextprotocol/ui extension
 //	-null-error           every result carries "error":null too, as some
 //	                      servers write it
 //	-ignore-term          ignore SIGTERM and stdin EOF (only SIGKILL ends it)
@@ -135,6 +140,7 @@ type server struct {
 	pageSize     int
 	prompts      bool
 	resources    bool
+	app          bool
 	listOnInit   bool
 	ignoreCancel bool
 	stringIDs    bool
@@ -187,6 +193,7 @@ func main() {
 	tasks := fs.Bool("tasks", false, "declare tasks")
 	prompts := fs.Bool("prompts", false, "declare prompts")
 	resources := fs.Bool("resources", false, "declare resources")
+	app := fs.Bool("app", false, "an MCP App: UI tools and resources")
 	ignoreTerm := fs.Bool("ignore-term", false, "ignore SIGTERM and stdin EOF")
 	grandchild := fs.Bool("grandchild", false, "start a grandchild")
 	escape := fs.Bool("escape", false, "start a grandchild in its own session holding our stdout and stderr")
@@ -267,6 +274,7 @@ func main() {
 		tasks:        *tasks,
 		prompts:      *prompts,
 		resources:    *resources,
+		app:          *app,
 		listOnInit:   *listOnInit,
 		ignoreCancel: *ignoreCancel,
 		stringIDs:    *stringIDs,
@@ -484,8 +492,11 @@ func (s *server) handle(line []byte) {
 		if s.prompts {
 			caps += `,"prompts":{}`
 		}
-		if s.resources {
+		if s.resources || s.app {
 			caps += `,"resources":{"subscribe":true}`
+		}
+		if s.app {
+			caps += `,"extensions":{"io.modelcontextprotocol/ui":{}}`
 		}
 		if s.tasks {
 			caps += "," + taskCaps
@@ -512,11 +523,25 @@ func (s *server) handle(line []byte) {
 		s.reply(msg.ID, `{"prompts":[{"name":"greet","description":"Say hello","arguments":[{"name":"who"}]}]}`)
 	case msg.Method == "prompts/get" && s.prompts:
 		s.reply(msg.ID, `{"messages":[{"role":"user","content":{"type":"text","text":"hello"}}]}`)
-	case msg.Method == "resources/list" && s.resources:
-		s.reply(msg.ID, `{"resources":[{"uri":"test://r1","name":"r1"}]}`)
-	case msg.Method == "resources/templates/list" && s.resources:
-		s.reply(msg.ID, `{"resourceTemplates":[{"uriTemplate":"test://t/{id}","name":"t"}]}`)
-	case msg.Method == "resources/subscribe" && s.resources:
+	case msg.Method == "resources/list" && (s.resources || s.app):
+		var list []string
+		if s.resources {
+			list = append(list, `{"uri":"test://r1","name":"r1"}`)
+		}
+		if s.app {
+			list = append(list, appResource)
+		}
+		s.reply(msg.ID, `{"resources":[`+strings.Join(list, ",")+`]}`)
+	case msg.Method == "resources/templates/list" && (s.resources || s.app):
+		var list []string
+		if s.resources {
+			list = append(list, `{"uriTemplate":"test://t/{id}","name":"t"}`)
+		}
+		if s.app {
+			list = append(list, appTemplate)
+		}
+		s.reply(msg.ID, `{"resourceTemplates":[`+strings.Join(list, ",")+`]}`)
+	case msg.Method == "resources/subscribe" && (s.resources || s.app):
 		// Answered, then the resource is "updated" at once.
 		var p struct {
 			URI string `json:"uri"`
@@ -524,8 +549,10 @@ func (s *server) handle(line []byte) {
 		json.Unmarshal(msg.Params, &p)
 		s.reply(msg.ID, `{}`)
 		s.send(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":` + quote(p.URI) + `}}`)
-	case msg.Method == "resources/unsubscribe" && s.resources:
+	case msg.Method == "resources/unsubscribe" && (s.resources || s.app):
 		s.reply(msg.ID, `{}`)
+	case msg.Method == "resources/read" && s.app && isAppURI(stringMember(msg.Params, "uri")):
+		s.reply(msg.ID, s.appRead(stringMember(msg.Params, "uri")))
 	case msg.Method == "resources/read" && s.resources:
 		s.reply(msg.ID, `{"contents":[{"uri":"test://r1","text":"r1 body","x-unknown":[1]}]}`)
 	case msg.Method == "tools/call" && bytes.Contains(msg.Params, []byte(`"name":"deaf"`)):
@@ -589,18 +616,20 @@ func (s *server) listTools(msg message) {
 	if s.pageSize > 0 && start+s.pageSize < end {
 		end = start + s.pageSize
 	}
-	var b strings.Builder
-	b.WriteString(`{"tools":[`)
-	for i, n := range names[start:end] {
-		if i > 0 {
-			b.WriteByte(',')
-		}
+	var defs []string
+	for _, n := range names[start:end] {
 		execution := ""
 		if s.tasks {
 			execution = `,"execution":{"taskSupport":"optional"}`
 		}
-		b.WriteString(`{"name":` + quote(n) + `,"description":` + quote("testbackend tool "+n+s.describe) + `,"inputSchema":{"type":"object"}` + execution + `}`)
+		defs = append(defs, `{"name":`+quote(n)+`,"description":`+quote("testbackend tool "+n+s.describe)+`,"inputSchema":{"type":"object"}`+execution+`}`)
 	}
+	if s.app && end == len(names) {
+		defs = append(defs, appTools()...)
+	}
+	var b strings.Builder
+	b.WriteString(`{"tools":[`)
+	b.WriteString(strings.Join(defs, ","))
 	b.WriteString(`]`)
 	if end < len(names) {
 		b.WriteString(`,"nextCursor":"c` + strconv.Itoa(end) + `"`)
@@ -652,6 +681,8 @@ func (s *server) call(msg message) {
 	}()
 
 	switch {
+	case s.app && (p.Name == "show" || p.Name == "poll"):
+		s.reply(msg.ID, s.appCall(p.Name))
 	case p.Name == "echo" || strings.HasPrefix(p.Name, "extra_") || strings.HasPrefix(p.Name, "added_"):
 		a := p.Arguments
 		if len(a) == 0 {

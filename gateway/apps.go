@@ -1,0 +1,124 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+)
+
+// MCP Apps (the io.modelcontextprotocol/ui extension) through the gateway
+// (docs/transparency.md, "MCP Apps"). A tool's _meta.ui.resourceUri (and
+// the older _meta["ui/resourceUri"]) names a ui:// resource, the app's
+// HTML, which the host reads and renders; the app then calls its server's
+// tools through the host by their own names. Several servers behind one
+// gateway would make both ambiguous, so:
+//
+//   - a backend's ui:// URIs are shown as ui://SERVER/... (uiFront,
+//     resources.go), in its resources, its templates and its tools' _meta
+//     alike, and read back from that backend under its own URI;
+//   - a tools/call of a name no tool has as its front name, which is the
+//     own name of one tool of the backends with apps, calls that tool; one
+//     that several such tools have is refused, naming them (lookupTool,
+//     ambiguousError);
+//   - a tool whose _meta.ui.visibility leaves out "model" (an app-only
+//     tool) is listed only to clients that declared the extension — hosts
+//     that render apps, and keep such tools from the model themselves —
+//     and is never found by find_tools, whose answers go to the model.
+
+// uiExtension is the MCP Apps extension's name in capabilities.extensions.
+const uiExtension = "io.modelcontextprotocol/ui"
+
+// appMeta is what a tool's _meta says of it for MCP Apps.
+type appMeta struct {
+	ui   bool // it names a ui:// resource: its server has an app
+	only bool // app-only: its visibility leaves out "model"
+}
+
+// appTool returns a tool definition (toolDef's) of server with its ui://
+// resource URIs as clients are shown them (uiFront), and what its
+// _meta.ui says. A definition without them is returned as it is.
+func appTool(def json.RawMessage, server string) (json.RawMessage, appMeta) {
+	var app appMeta
+	if !bytes.Contains(def, []byte(`"_meta"`)) {
+		return def, app
+	}
+	meta := wire.Member(def, "_meta")
+	if !isObject(meta) {
+		return def, app
+	}
+	out := meta
+	// shown sets obj's member name, a ui:// URI of server's, to the URI
+	// clients are shown.
+	shown := func(obj json.RawMessage, name string) json.RawMessage {
+		uri, ok := wire.Unquote(wire.Member(obj, name))
+		if !ok {
+			return obj
+		}
+		front, ok := uiFront(server, uri)
+		if !ok {
+			return obj
+		}
+		app.ui = true
+		quoted, _ := json.Marshal(front)
+		if set, err := wire.SetMember(obj, name, quoted); err == nil {
+			return set
+		}
+		return obj
+	}
+	if ui := wire.Member(meta, "ui"); isObject(ui) {
+		var vis []string
+		if json.Unmarshal(wire.Member(ui, "visibility"), &vis) == nil {
+			app.only = len(vis) > 0 && !slices.Contains(vis, "model")
+		}
+		if set, err := wire.SetMember(out, "ui", shown(ui, "resourceUri")); err == nil {
+			out = set
+		}
+	}
+	out = shown(out, "ui/resourceUri")
+	if bytes.Equal(out, meta) {
+		return def, app
+	}
+	if set, err := wire.SetMember(def, "_meta", out); err == nil {
+		return set, app
+	}
+	return def, app
+}
+
+// appOwnNames maps the own name of each tool of the backends that have an
+// app (one of their tools names a ui:// resource) to the front names of
+// the tools that have it, in listing order: the names an app's calls use.
+func appOwnNames(routes map[string]toolRoute, order []string) map[string][]string {
+	apps := make(map[string]bool)
+	for _, r := range routes {
+		if r.kind == backendTool && r.app.ui {
+			apps[r.server] = true
+		}
+	}
+	if len(apps) == 0 {
+		return nil
+	}
+	own := make(map[string][]string)
+	for _, name := range order {
+		if r := routes[name]; r.kind == backendTool && apps[r.server] {
+			own[r.own] = append(own[r.own], name)
+		}
+	}
+	return own
+}
+
+// ownCandidates are the front names of the app backends' tools whose own
+// name is name.
+func (f *front) ownCandidates(name string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.ownNames[name])
+}
+
+// rendersApps reports whether a client's capabilities declare the MCP Apps
+// extension: it renders apps, and keeps app-only tools from its model.
+func rendersApps(caps json.RawMessage) bool {
+	v := bytes.TrimSpace(wire.Member(wire.Member(caps, "extensions"), uiExtension))
+	return len(v) > 0 && string(v) != "null"
+}
