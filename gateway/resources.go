@@ -38,7 +38,7 @@ func (f *front) syncResources(touched bool) {
 		return
 	}
 	owner := make(map[resourceKey]resourceRoute)
-	var ownUI map[string][]string // a backend's own ui:// URI → the URIs clients are shown
+	var ownUI map[string][]string               // a backend's own ui:// URI → the URIs clients are shown
 	var listedRes, listedTmpl []json.RawMessage // as the backends wrote them (ui:// URIs as shown)
 	var matchers []templateRoute
 	for _, br := range f.g.opts.Backends.Resources() {
