@@ -220,3 +220,21 @@ func TestAppsExtensionDeclared(t *testing.T) {
 		t.Errorf("initialize's capabilities: %s", caps)
 	}
 }
+
+// A read result's ui:// uris are shown as the route's, wherever the
+// contents are; nothing else changes, byte for byte.
+func TestShownContents(t *testing.T) {
+	r := resourceRoute{server: "s", own: "ui://a", ui: true}
+	res := ` { "contents" : [ {"text":"\\\" \"uri\":\"ui://x\"", "uri" : "ui://a", "_meta":{"uri":"ui://m"}},` +
+		`{"uri":"https://b"}, {"blob":"AA==","uri":"ui://c/d"} ], "_meta":{"uri":"ui://top"} }`
+	want := ` { "contents" : [ {"text":"\\\" \"uri\":\"ui://x\"", "uri" : "ui://s/a", "_meta":{"uri":"ui://m"}},` +
+		`{"uri":"https://b"}, {"blob":"AA==","uri":"ui://s/c/d"} ], "_meta":{"uri":"ui://top"} }`
+	if got := r.shownContents(json.RawMessage(res)); string(got) != want {
+		t.Errorf("shownContents:\n%s\nwant\n%s", got, want)
+	}
+	for _, same := range []string{`{"contents":[{"uri":"file:///x"}]}`, `{"contents":{}}`, `{}`} {
+		if got := r.shownContents(json.RawMessage(same)); string(got) != same {
+			t.Errorf("shownContents(%s) = %s", same, got)
+		}
+	}
+}

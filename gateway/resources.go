@@ -3,10 +3,12 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/yosida95/uritemplate/v3"
@@ -27,21 +29,40 @@ type resourceRoute struct {
 	ui     bool // own is a ui:// URI shown as ui://SERVER/... (uiFront)
 }
 
-// syncResources mirrors the backends' resources and resource templates.
-// URIs are not renamed, but for the ui:// ones of MCP Apps (uiFront), which
-// carry their server's name: every backend's app would otherwise be called
-// ui://get-time/mcp-app.html alike. When two backends list the same URI,
-// the first in configuration order serves it, and the next one takes over
-// when the first is gone.
+// syncResources mirrors the backends' resources and resource templates
+// (resourceTables).
 func (f *front) syncResources(touched bool) {
 	if f.g.opts.Backends == nil {
 		return
 	}
-	owner := make(map[resourceKey]resourceRoute)
-	var ownUI map[string][]string               // a backend's own ui:// URI → the URIs clients are shown
-	var listedRes, listedTmpl []json.RawMessage // as the backends wrote them (ui:// URIs as shown)
-	var matchers []templateRoute
-	for _, br := range f.g.opts.Backends.Resources() {
+	t := resourceTables(f.g.opts.Backends.Resources(), f.log)
+	f.mu.Lock()
+	same := sameDefs(f.resourceDefs, t.resources) && sameDefs(f.templateDefs, t.templates)
+	f.res, f.ownUI = t.routes, t.ownUI
+	f.resourceDefs, f.templateDefs, f.templates = t.resources, t.templates, t.matchers
+	f.mu.Unlock()
+	if !same || touched {
+		f.changed(resourcesList, !same)
+	}
+}
+
+// resourceTable is what a front knows of the backends' resources.
+type resourceTable struct {
+	routes               map[resourceKey]resourceRoute
+	ownUI                map[string][]string // a backend's own ui:// URI → the URIs clients are shown
+	resources, templates []json.RawMessage   // as the backends wrote them (ui:// URIs as shown)
+	matchers             []templateRoute
+}
+
+// resourceTables makes the tables of the backends' resources and
+// templates. URIs are not renamed, but for the ui:// ones of MCP Apps
+// (uiFront), which carry their server's name: every backend's app would
+// otherwise be called ui://get-time/mcp-app.html alike. When two backends
+// list the same URI, the first in configuration order serves it, and the
+// next one takes over when the first is gone.
+func resourceTables(list []backends.Resource, log *slog.Logger) resourceTable {
+	t := resourceTable{routes: make(map[resourceKey]resourceRoute)}
+	for _, br := range list {
 		route := resourceRoute{server: br.Server, own: br.URI}
 		uri, raw := br.URI, br.Raw
 		if front, ok := uiFront(br.Server, br.URI); ok {
@@ -52,14 +73,14 @@ func (f *front) syncResources(touched bool) {
 			quoted, _ := json.Marshal(front)
 			rewritten, err := wire.SetMember(raw, field, quoted)
 			if err != nil {
-				f.log.Warn("skipped a resource the backend listed", "server", br.Server, "uri", br.URI, "err", err)
+				log.Warn("skipped a resource the backend listed", "server", br.Server, "uri", br.URI, "err", err)
 				continue
 			}
 			uri, raw, route.ui = front, rewritten, true
 		}
 		key := resourceKey{uri, br.Template}
-		if prev, dup := owner[key]; dup {
-			f.log.Warn("resource listed by two backends; the first serves it", "uri", uri, "server", prev.server, "ignored", br.Server)
+		if prev, dup := t.routes[key]; dup {
+			log.Warn("resource listed by two backends; the first serves it", "uri", uri, "server", prev.server, "ignored", br.Server)
 			continue
 		}
 		var err error
@@ -69,34 +90,27 @@ func (f *front) syncResources(touched bool) {
 			err = json.Unmarshal(raw, new(mcp.Resource))
 		}
 		if err != nil {
-			f.log.Warn("skipped a resource the backend listed", "server", br.Server, "uri", br.URI, "err", err)
+			log.Warn("skipped a resource the backend listed", "server", br.Server, "uri", br.URI, "err", err)
 			continue
 		}
-		owner[key] = route
+		t.routes[key] = route
 		switch {
 		case br.Template:
-			listedTmpl = append(listedTmpl, raw)
-			if t, err := uritemplate.New(uri); err == nil {
-				matchers = append(matchers, templateRoute{t.Regexp(), route})
+			t.templates = append(t.templates, raw)
+			if tmpl, err := uritemplate.New(uri); err == nil {
+				t.matchers = append(t.matchers, templateRoute{tmpl.Regexp(), route})
 			}
 		default:
-			listedRes = append(listedRes, raw)
+			t.resources = append(t.resources, raw)
 			if route.ui {
-				if ownUI == nil {
-					ownUI = make(map[string][]string)
+				if t.ownUI == nil {
+					t.ownUI = make(map[string][]string)
 				}
-				ownUI[br.URI] = append(ownUI[br.URI], uri)
+				t.ownUI[br.URI] = append(t.ownUI[br.URI], uri)
 			}
 		}
 	}
-	f.mu.Lock()
-	same := sameDefs(f.resourceDefs, listedRes) && sameDefs(f.templateDefs, listedTmpl)
-	f.res, f.ownUI = owner, ownUI
-	f.resourceDefs, f.templateDefs, f.templates = listedRes, listedTmpl, matchers
-	f.mu.Unlock()
-	if !same || touched {
-		f.changed(resourcesList, !same)
-	}
+	return t
 }
 
 // uiScheme is the scheme of MCP Apps' UI resources.
@@ -185,48 +199,44 @@ func (r resourceRoute) ownParams(params json.RawMessage, member, uri string) (js
 
 // shownContents is a resources/read result of a ui:// route as the client
 // is shown it: each content's ui:// uri as uiFront makes it, every other
-// byte (the HTML above all) as the backend wrote it.
+// byte (the HTML above all) as the backend wrote it. The result is copied
+// once, with the new URIs spliced in where the old ones were: a UI is
+// hundreds of kilobytes (BenchmarkAppsReadResult).
 func (r resourceRoute) shownContents(res json.RawMessage) json.RawMessage {
 	if !r.ui {
 		return res
 	}
-	var contents []json.RawMessage
-	if json.Unmarshal(wire.Member(res, "contents"), &contents) != nil {
-		return res
+	type splice struct {
+		at, n int // where the old uri value is in res, and its length
+		with  []byte
 	}
-	changed := false
-	for i, c := range contents {
-		own, ok := wire.Unquote(wire.Member(c, "uri"))
+	var splices []splice
+	err := wire.EachElement(wire.Member(res, "contents"), func(c json.RawMessage) {
+		v := wire.Member(c, "uri")
+		own, ok := wire.Unquote(v)
 		if !ok {
-			continue
+			return
 		}
 		if front, ok := uiFront(r.server, own); ok {
 			quoted, _ := json.Marshal(front)
-			if out, err := wire.SetMember(c, "uri", quoted); err == nil {
-				contents[i], changed = out, true
-			}
+			// wire's values point into the message they come from.
+			splices = append(splices, splice{at: cap(res) - cap(v), n: len(v), with: quoted})
 		}
-	}
-	if !changed {
+	})
+	if err != nil || len(splices) == 0 {
 		return res
 	}
-	n := 2
-	for _, c := range contents {
-		n += len(c) + 1
+	size := len(res)
+	for _, s := range splices {
+		size += len(s.with) - s.n
 	}
-	list := make([]byte, 0, n)
-	list = append(list, '[')
-	for i, c := range contents {
-		if i > 0 {
-			list = append(list, ',')
-		}
-		list = append(list, c...)
+	out := make([]byte, 0, size)
+	last := 0
+	for _, s := range splices {
+		out = append(append(out, res[last:s.at]...), s.with...)
+		last = s.at + s.n
 	}
-	list = append(list, ']')
-	if out, err := wire.SetMember(res, "contents", list); err == nil {
-		return out
-	}
-	return res
+	return append(out, res[last:]...)
 }
 
 // readResource serves resources/read, raw both ways (go-sdk's
