@@ -36,7 +36,9 @@ var exampleApps = []exampleApp{
 }
 
 // shownURI is the URI the gateway shows for the app's UI.
-func (a exampleApp) shownURI() string { return "ui://" + a.name + "/" + strings.TrimPrefix(a.uri, "ui://") }
+func (a exampleApp) shownURI() string {
+	return "ui://" + a.name + "/" + strings.TrimPrefix(a.uri, "ui://")
+}
 
 // html is the app's HTML as its package ships it.
 func (a exampleApp) html(t *testing.T, root string) []byte {
