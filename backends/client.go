@@ -33,21 +33,25 @@ func withheld(name string) bool {
 	return name == "tasks" || name == "experimental"
 }
 
-// uiExtension is the MCP Apps extension as backends shared by many
-// clients are told of it: those that render apps would lose them if it
-// were not, and those that do not lose nothing (a tool with an app still
-// answers in text; app-only tools are kept from their lists by the
-// gateway).
-const uiExtension = `{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}`
+// AppsExtension is the name of the MCP Apps extension
+// (capabilities.extensions), which lets a server's tools show a UI.
+const AppsExtension = "io.modelcontextprotocol/ui"
+
+// sharedExtensions are the extensions backends shared by many clients are
+// told of: MCP Apps, as a host that renders them declares it. Hosts that
+// render apps would lose them if it were not, and other clients lose
+// nothing (a tool with an app still answers in text; app-only tools are
+// kept from their lists by the gateway).
+const sharedExtensions = `{"` + AppsExtension + `":{"mimeTypes":["text/html;profile=mcp-app"]}}`
 
 // sharedCaps are the client capabilities backends are declared when no
 // one client's are known: what the gateway relays (given relay), and MCP
 // Apps.
 func sharedCaps(relay bool) json.RawMessage {
 	if relay {
-		return json.RawMessage(`{"roots":{},"sampling":{},"elicitation":{},"extensions":` + uiExtension + `}`)
+		return json.RawMessage(`{"roots":{},"sampling":{},"elicitation":{},"extensions":` + sharedExtensions + `}`)
 	}
-	return json.RawMessage(`{"extensions":` + uiExtension + `}`)
+	return json.RawMessage(`{"extensions":` + sharedExtensions + `}`)
 }
 
 // clientCaps is what SetClientCapabilities recorded.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 )
 
@@ -26,9 +27,6 @@ import (
 //     tool) is listed only to clients that declared the extension — hosts
 //     that render apps, and keep such tools from the model themselves —
 //     and is never found by find_tools, whose answers go to the model.
-
-// uiExtension is the MCP Apps extension's name in capabilities.extensions.
-const uiExtension = "io.modelcontextprotocol/ui"
 
 // appMeta is what a tool's _meta says of it for MCP Apps.
 type appMeta struct {
@@ -119,6 +117,6 @@ func (f *front) ownCandidates(name string) []string {
 // rendersApps reports whether a client's capabilities declare the MCP Apps
 // extension: it renders apps, and keeps app-only tools from its model.
 func rendersApps(caps json.RawMessage) bool {
-	v := bytes.TrimSpace(wire.Member(wire.Member(caps, "extensions"), uiExtension))
+	v := bytes.TrimSpace(wire.Member(wire.Member(caps, "extensions"), backends.AppsExtension))
 	return len(v) > 0 && string(v) != "null"
 }

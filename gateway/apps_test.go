@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
@@ -216,7 +217,7 @@ func TestAppsExtensionDeclared(t *testing.T) {
 		} `json:"capabilities"`
 	}
 	json.Unmarshal(caps, &r)
-	if _, ok := r.Capabilities.Extensions[uiExtension]; !ok || len(r.Capabilities.Extensions) != 1 {
+	if _, ok := r.Capabilities.Extensions[backends.AppsExtension]; !ok || len(r.Capabilities.Extensions) != 1 {
 		t.Errorf("initialize's capabilities: %s", caps)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 )
 
@@ -44,8 +45,8 @@ func (g *Gateway) initializeResult(version string) json.RawMessage {
 					// Of the extensions, MCP Apps' only: the gateway
 					// serves it (apps.go), and cannot route another's
 					// methods.
-					if ui := wire.Member(v, uiExtension); ui != nil {
-						ext, _ := wire.SetMember(json.RawMessage(`{}`), uiExtension, ui)
+					if ui := wire.Member(v, backends.AppsExtension); ui != nil {
+						ext, _ := wire.SetMember(json.RawMessage(`{}`), backends.AppsExtension, ui)
 						caps = mergeMember(caps, name, ext)
 					}
 				}

@@ -61,3 +61,11 @@ func stringMember(params json.RawMessage, name string) string {
 	json.Unmarshal(memberOf(params, name), &v)
 	return v
 }
+
+// clientRendersApps reports whether the client's initialize declared the
+// MCP Apps extension.
+func (s *server) clientRendersApps() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(memberOf(memberOf(s.clientCaps, "extensions"), "io.modelcontextprotocol/ui")) > 0
+}

@@ -35,6 +35,9 @@
 //	                      that resource and the template ui://app/pages/{page},
 //	                      whose HTML names the server; declares resources and
 //	                      the io.modelcontextprotocol/ui extension
+//	-app-gated            -app, but the app's tools are listed only to a client
+//	                      whose initialize declared the extension (as a server
+//	                      with a text-only fallback does)
 //	-null-error           every result carries "error":null too, as some
 //	                      servers write it
 //	-ignore-term          ignore SIGTERM and stdin EOF (only SIGKILL ends it)
@@ -141,6 +144,7 @@ type server struct {
 	prompts      bool
 	resources    bool
 	app          bool
+	appGated     bool
 	listOnInit   bool
 	ignoreCancel bool
 	stringIDs    bool
@@ -194,6 +198,7 @@ func main() {
 	prompts := fs.Bool("prompts", false, "declare prompts")
 	resources := fs.Bool("resources", false, "declare resources")
 	app := fs.Bool("app", false, "an MCP App: UI tools and resources")
+	appGated := fs.Bool("app-gated", false, "-app, its tools only for clients that declare the extension")
 	ignoreTerm := fs.Bool("ignore-term", false, "ignore SIGTERM and stdin EOF")
 	grandchild := fs.Bool("grandchild", false, "start a grandchild")
 	escape := fs.Bool("escape", false, "start a grandchild in its own session holding our stdout and stderr")
@@ -274,7 +279,8 @@ func main() {
 		tasks:        *tasks,
 		prompts:      *prompts,
 		resources:    *resources,
-		app:          *app,
+		app:          *app || *appGated,
+		appGated:     *appGated,
 		listOnInit:   *listOnInit,
 		ignoreCancel: *ignoreCancel,
 		stringIDs:    *stringIDs,
@@ -624,7 +630,7 @@ func (s *server) listTools(msg message) {
 		}
 		defs = append(defs, `{"name":`+quote(n)+`,"description":`+quote("testbackend tool "+n+s.describe)+`,"inputSchema":{"type":"object"}`+execution+`}`)
 	}
-	if s.app && end == len(names) {
+	if s.app && end == len(names) && (!s.appGated || s.clientRendersApps()) {
 		defs = append(defs, appTools()...)
 	}
 	var b strings.Builder

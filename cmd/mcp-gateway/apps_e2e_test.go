@@ -10,6 +10,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -173,5 +174,63 @@ func TestAppsExampleServers(t *testing.T) {
 	wantNoTools(t, s.toolsList(), "sysmon.poll-system-stats")
 	if stats := s.structured("sysmon.poll-system-stats", `{}`); stats["memory"] == nil {
 		t.Errorf("sysmon.poll-system-stats for a client without apps: %v", stats)
+	}
+}
+
+// The client's MCP Apps extension reaches the backends: over stdio as the
+// client declared it, so that a server which lists its app's tools only
+// to hosts that render apps (testbackend -app-gated) lists them to such a
+// host through the gateway, and not to another client; over HTTP, where
+// the backends are shared, they are declared it (docs/transparency.md,
+// "What backends are told about the client"), and each client is shown
+// what is its to see: the app-only tool only to a host that renders apps.
+func TestAppsExtensionReachesBackends(t *testing.T) {
+	t.Parallel()
+	cfg := beConfig(t, tb("gated", "-app-gated"))
+	for _, c := range []struct {
+		caps string
+		want []string
+	}{
+		{uiCaps, []string{"gated.show", "gated.poll"}},
+		{`{}`, nil},
+	} {
+		s, _ := initSession(t, startGateway(t, baseEnv(t), "--stdio", "--config", cfg), "e2e", c.caps)
+		names := s.toolsList()
+		wantTools(t, names, c.want...)
+		if c.want == nil {
+			wantNoTools(t, names, "gated.show", "gated.poll")
+		}
+		ext, _ := json.Marshal(s.structured("gated.stats", `{}`)["capabilities"].(map[string]any)["extensions"])
+		if want := map[bool]string{true: `{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}`, false: "null"}[c.want != nil]; string(ext) != want {
+			t.Errorf("client %s: the backend was declared extensions %s, want %s", c.caps, ext, want)
+		}
+		s.Stop(testutil.DefaultTimeout)
+	}
+
+	g := startHTTP(t, cfg)
+	for _, c := range []struct {
+		caps       string
+		want, hide []string
+	}{
+		{uiCaps, []string{"gated.show", "gated.poll"}, nil},
+		{`{}`, []string{"gated.show"}, []string{"gated.poll"}},
+	} {
+		sid := initRawCaps(t, g, c.caps)
+		resp := postMCP(t, g.base+"/mcp", sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`, nil)
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := string(b)
+		for _, name := range c.want {
+			if !strings.Contains(body, `"name":"`+name+`"`) {
+				t.Errorf("HTTP client %s: %s not listed: %s", c.caps, name, body)
+			}
+		}
+		for _, name := range c.hide {
+			if strings.Contains(body, `"name":"`+name+`"`) {
+				t.Errorf("HTTP client %s: %s listed: %s", c.caps, name, body)
+			}
+		}
 	}
 }
