@@ -159,6 +159,23 @@ func TestAppsOwnNameCalls(t *testing.T) {
 	if code, _, _ := c.Call("tools/call", `{"name":"crash2","arguments":{}}`).Error(t); code != -32602 {
 		t.Errorf("an unknown name: %d", code)
 	}
+
+	// Everything else is as by the front name: results byte for byte
+	// (isError, unknown content, 19-digit numbers), progress under the
+	// client's token.
+	for _, args := range []string{`{}`, `{"isError":true}`} {
+		own := c.Call("tools/call", `{"name":"odd","arguments":`+args+`}`).Member("result")
+		front := c.Call("tools/call", `{"name":"a.odd","arguments":`+args+`}`).Member("result")
+		if len(own) == 0 || !bytes.Equal(own, front) {
+			t.Errorf("odd %s by its own name:\n%s\nby its front name:\n%s", args, own, front)
+		}
+	}
+	mark := c.Mark()
+	c.Send(`{"jsonrpc":"2.0","id":"p","method":"tools/call","params":{"name":"progress","arguments":{"steps":2,"ms":1},"_meta":{"progressToken":"tok"}}}`)
+	testutil.WaitFor(t, testutil.DefaultTimeout, "progress's result", func() bool { return len(c.Since(mark, "")) > 0 })
+	if got := c.Since(mark, "notifications/progress"); len(got) != 2 || !bytes.Contains(got[1].Member("params"), []byte(`"progressToken":"tok"`)) {
+		t.Errorf("progress by its own name: %v", got)
+	}
 }
 
 func toStrings(v any) []string {
