@@ -218,14 +218,13 @@ func TestAppsInChromium(t *testing.T) {
 		if o.URI != wantURI || o.ContentsURI != wantURI {
 			fail("UI %s (contents %s), want %s", o.URI, o.ContentsURI, wantURI)
 		}
-		switch own := sc.app.tool; {
-		case sc.Kind == "time":
-			own = "get-time"
+		switch sc.Kind {
+		case "time":
 			if !isoTimeText.MatchString(o.Initial) {
 				fail("the tool's result shows %q, not a time", o.Initial)
 			}
-			if len(o.Calls) == 0 || o.Calls[0].Name != own {
-				fail("the app's calls: %+v, want %s", o.Calls, own)
+			if len(o.Calls) == 0 || o.Calls[0].Name != "get-time" {
+				fail("the app's calls: %+v, want get-time", o.Calls)
 				break
 			}
 			c := o.Calls[0]
