@@ -46,42 +46,67 @@ func appTool(def json.RawMessage, server string) (json.RawMessage, appMeta) {
 	if !isObject(meta) {
 		return def, app
 	}
-	out := meta
-	// shown sets obj's member name, a ui:// URI of server's, to the URI
-	// clients are shown.
-	shown := func(obj json.RawMessage, name string) json.RawMessage {
-		uri, ok := wire.Unquote(wire.Member(obj, name))
-		if !ok {
-			return obj
+	var edits []uriEdit
+	// shown notes the value v of def, if it is a ui:// URI of server's,
+	// to be replaced by the URI clients are shown.
+	shown := func(v json.RawMessage) {
+		if e, ok := uiEdit(def, v, server); ok {
+			edits = append(edits, e)
+			app.ui = true
 		}
-		front, ok := uiFront(server, uri)
-		if !ok {
-			return obj
-		}
-		app.ui = true
-		quoted, _ := json.Marshal(front)
-		if set, err := wire.SetMember(obj, name, quoted); err == nil {
-			return set
-		}
-		return obj
 	}
 	if ui := wire.Member(meta, "ui"); isObject(ui) {
 		var vis []string
 		if json.Unmarshal(wire.Member(ui, "visibility"), &vis) == nil {
 			app.only = len(vis) > 0 && !slices.Contains(vis, "model")
 		}
-		if set, err := wire.SetMember(out, "ui", shown(ui, "resourceUri")); err == nil {
-			out = set
-		}
+		shown(wire.Member(ui, "resourceUri"))
 	}
-	out = shown(out, "ui/resourceUri")
-	if bytes.Equal(out, meta) {
-		return def, app
+	shown(wire.Member(meta, "ui/resourceUri"))
+	return spliceURIs(def, edits), app
+}
+
+// uriEdit is a ui:// URI value in a message, at offset at, n bytes long,
+// to be replaced by with (the URI clients are shown, quoted).
+type uriEdit struct {
+	at, n int
+	with  []byte
+}
+
+// uiEdit is the edit that shows the URI v holds, a value of msg (as wire's
+// Member and EachElement return them: they point into msg), as uiFront
+// makes it; ok is false when v is not a ui:// URI.
+func uiEdit(msg, v json.RawMessage, server string) (uriEdit, bool) {
+	own, ok := wire.Unquote(v)
+	if !ok {
+		return uriEdit{}, false
 	}
-	if set, err := wire.SetMember(def, "_meta", out); err == nil {
-		return set, app
+	front, ok := uiFront(server, own)
+	if !ok {
+		return uriEdit{}, false
 	}
-	return def, app
+	quoted, _ := json.Marshal(front)
+	return uriEdit{at: cap(msg) - cap(v), n: len(v), with: quoted}, true
+}
+
+// spliceURIs returns msg with the edits made, in one copy; msg itself when
+// there are none. Every other byte stays as it was.
+func spliceURIs(msg json.RawMessage, edits []uriEdit) json.RawMessage {
+	if len(edits) == 0 {
+		return msg
+	}
+	slices.SortFunc(edits, func(a, b uriEdit) int { return a.at - b.at })
+	size := len(msg)
+	for _, e := range edits {
+		size += len(e.with) - e.n
+	}
+	out := make([]byte, 0, size)
+	last := 0
+	for _, e := range edits {
+		out = append(append(out, msg[last:e.at]...), e.with...)
+		last = e.at + e.n
+	}
+	return append(out, msg[last:]...)
 }
 
 // appOwnNames maps the own name of each tool of the backends that have an

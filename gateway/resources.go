@@ -70,13 +70,10 @@ func resourceTables(list []backends.Resource, log *slog.Logger) resourceTable {
 			if br.Template {
 				field = "uriTemplate"
 			}
-			quoted, _ := json.Marshal(front)
-			rewritten, err := wire.SetMember(raw, field, quoted)
-			if err != nil {
-				log.Warn("skipped a resource the backend listed", "server", br.Server, "uri", br.URI, "err", err)
-				continue
+			if e, ok := uiEdit(raw, wire.Member(raw, field), br.Server); ok {
+				raw = spliceURIs(raw, []uriEdit{e})
 			}
-			uri, raw, route.ui = front, rewritten, true
+			uri, route.ui = front, true
 		}
 		key := resourceKey{uri, br.Template}
 		if prev, dup := t.routes[key]; dup {
@@ -199,44 +196,22 @@ func (r resourceRoute) ownParams(params json.RawMessage, member, uri string) (js
 
 // shownContents is a resources/read result of a ui:// route as the client
 // is shown it: each content's ui:// uri as uiFront makes it, every other
-// byte (the HTML above all) as the backend wrote it. The result is copied
-// once, with the new URIs spliced in where the old ones were: a UI is
+// byte (the HTML above all) as the backend wrote it, in one copy: a UI is
 // hundreds of kilobytes (BenchmarkAppsReadResult).
 func (r resourceRoute) shownContents(res json.RawMessage) json.RawMessage {
 	if !r.ui {
 		return res
 	}
-	type splice struct {
-		at, n int // where the old uri value is in res, and its length
-		with  []byte
-	}
-	var splices []splice
+	var edits []uriEdit
 	err := wire.EachElement(wire.Member(res, "contents"), func(c json.RawMessage) {
-		v := wire.Member(c, "uri")
-		own, ok := wire.Unquote(v)
-		if !ok {
-			return
-		}
-		if front, ok := uiFront(r.server, own); ok {
-			quoted, _ := json.Marshal(front)
-			// wire's values point into the message they come from.
-			splices = append(splices, splice{at: cap(res) - cap(v), n: len(v), with: quoted})
+		if e, ok := uiEdit(res, wire.Member(c, "uri"), r.server); ok {
+			edits = append(edits, e)
 		}
 	})
-	if err != nil || len(splices) == 0 {
+	if err != nil {
 		return res
 	}
-	size := len(res)
-	for _, s := range splices {
-		size += len(s.with) - s.n
-	}
-	out := make([]byte, 0, size)
-	last := 0
-	for _, s := range splices {
-		out = append(append(out, res[last:s.at]...), s.with...)
-		last = s.at + s.n
-	}
-	return append(out, res[last:]...)
+	return spliceURIs(res, edits)
 }
 
 // readResource serves resources/read, raw both ways (go-sdk's
