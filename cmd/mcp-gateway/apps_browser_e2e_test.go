@@ -93,6 +93,7 @@ type appOutcome struct {
 	Screenshot string   `json:"screenshot"`
 }
 
+// isoTimeText is the time get-time answers, as the apps show it.
 var isoTimeText = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$`)
 
 // TestAppsInChromium renders each example app in headless Chromium with
