@@ -136,7 +136,20 @@ func appOwnNames(routes map[string]toolRoute, order []string) map[string][]strin
 func (f *front) ownCandidates(name string) []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return slices.Clone(f.ownNames[name])
+	return f.ownCandidatesLocked(name)
+}
+
+// ownCandidatesLocked is ownCandidates with f.mu held: the names among
+// the front's tools, so that a name the front does not route to is never
+// reached, nor named, by its own name either.
+func (f *front) ownCandidatesLocked(name string) []string {
+	var out []string
+	for _, front := range f.ownNames[name] {
+		if _, ok := f.tools[front]; ok {
+			out = append(out, front)
+		}
+	}
+	return out
 }
 
 // rendersApps reports whether a client's capabilities declare the MCP Apps

@@ -161,8 +161,10 @@ func (f *front) lookupTool(name string) (toolRoute, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	r, ok := f.tools[name]
-	if fronts := f.ownNames[name]; !ok && len(fronts) == 1 {
-		r, ok = f.tools[fronts[0]]
+	if !ok {
+		if fronts := f.ownCandidatesLocked(name); len(fronts) == 1 {
+			r, ok = f.tools[fronts[0]]
+		}
 	}
 	return r, ok
 }
