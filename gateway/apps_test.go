@@ -118,6 +118,13 @@ func TestAppsDistinctUIResources(t *testing.T) {
 		t.Errorf("reading a backend's own URI two list: %d %q %v", code, msg, data)
 	}
 
+	// A completion of a template's argument reaches the template's
+	// server under the template it wrote.
+	m := c.Call("completion/complete", `{"ref":{"type":"ref/resource","uri":"ui://b/app/pages/{page}"},"argument":{"name":"page","value":""}}`)
+	if !bytes.Contains(m.Member("result"), []byte(`"values":["ui://app/pages/{page}"]`)) {
+		t.Errorf("completion: %s", m)
+	}
+
 	// A subscription names the URI as shown; so does the update.
 	mark := c.Mark()
 	c.Call("resources/subscribe", `{"uri":"ui://b/app/view.html"}`)

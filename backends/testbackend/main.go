@@ -34,7 +34,8 @@
 //	                      UI resource ui://app/view.html) and poll (app-only),
 //	                      that resource and the template ui://app/pages/{page},
 //	                      whose HTML names the server; declares resources and
-//	                      the io.modelcontextprotocol/ui extension
+//	                      the io.modelcontextprotocol/ui extension;
+//	                      completion/complete answers the URI its ref named
 //	-app-gated            -app, but the app's tools are listed only to a client
 //	                      whose initialize declared the extension (as a server
 //	                      with a text-only fallback does)
@@ -557,6 +558,9 @@ func (s *server) handle(line []byte) {
 		s.send(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":` + quote(p.URI) + `}}`)
 	case msg.Method == "resources/unsubscribe" && (s.resources || s.app):
 		s.reply(msg.ID, `{}`)
+	case msg.Method == "completion/complete" && s.app:
+		// The one value is the URI the reference named here.
+		s.reply(msg.ID, `{"completion":{"values":[`+quote(stringMember(memberOf(msg.Params, "ref"), "uri"))+`],"hasMore":false}}`)
 	case msg.Method == "resources/read" && s.app && isAppURI(stringMember(msg.Params, "uri")):
 		s.reply(msg.ID, s.appRead(stringMember(msg.Params, "uri")))
 	case msg.Method == "resources/read" && s.resources:
