@@ -677,7 +677,9 @@ func TestNoOnRequest(t *testing.T) {
 	if !strings.Contains(string(res), `"code":-32601`) {
 		t.Errorf("result %s", res)
 	}
-	if caps := string(e.stats(t, "s").Capabilities); caps != "{}" {
+	// Nothing the gateway relays is declared; MCP Apps, which needs no
+	// request of the client, is (client.go).
+	if caps := string(e.stats(t, "s").Capabilities); caps != `{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}}` {
 		t.Errorf("capabilities without OnRequest: %s", caps)
 	}
 }

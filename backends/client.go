@@ -13,18 +13,45 @@ import (
 //
 // With Options.AwaitClient (the stdio gateway: one client, one set of
 // backends) the processes start at once, but each backend's initialize
-// waits for SetClientCapabilities, so that a backend is declared exactly
-// the client's own roots, sampling and elicitation capabilities: a backend
-// told about sampling the client lacks would offer tools that always fail.
-// Without it (HTTP: many clients share the backends; the sub-commands: no
-// client) backends are declared everything the gateway relays (roots,
-// sampling, elicitation) when Options.OnRequest is set, and a request a
-// client cannot answer fails there.
+// waits for SetClientCapabilities, so that a backend is declared the
+// client's own capabilities: a backend told about sampling the client
+// lacks would offer tools that always fail, and one not told about an
+// extension the client has (MCP Apps' io.modelcontextprotocol/ui) may
+// leave out what it offers with it. Without it (HTTP: many clients share
+// the backends; the sub-commands: no client) backends are declared what
+// the gateway relays (roots, sampling, elicitation) when Options.OnRequest
+// is set, and a request a client cannot answer fails there, and the one
+// extension the gateway itself serves, MCP Apps (sharedCaps).
 
-// relayed are the client capabilities the gateway can relay to a backend:
-// the server-to-client requests HandleBackendRequest forwards.
-func relayed(name string) bool {
-	return name == "roots" || name == "sampling" || name == "elicitation"
+// withheld reports whether a client capability is kept from backends:
+// tasks, because a backend's tasks/* requests to the client are not
+// routed, and experimental, whose requests the gateway could not route
+// either. Everything else — roots, sampling, elicitation, extensions, and
+// capabilities newer than the gateway — is declared as the client wrote
+// it.
+func withheld(name string) bool {
+	return name == "tasks" || name == "experimental"
+}
+
+// AppsExtension is the name of the MCP Apps extension
+// (capabilities.extensions), which lets a server's tools show a UI.
+const AppsExtension = "io.modelcontextprotocol/ui"
+
+// sharedExtensions are the extensions backends shared by many clients are
+// told of: MCP Apps, as a host that renders them declares it. Hosts that
+// render apps would lose them if it were not, and other clients lose
+// nothing (a tool with an app still answers in text; app-only tools are
+// kept from their lists by the gateway).
+const sharedExtensions = `{"` + AppsExtension + `":{"mimeTypes":["text/html;profile=mcp-app"]}}`
+
+// sharedCaps are the client capabilities backends are declared when no
+// one client's are known: what the gateway relays (given relay), and MCP
+// Apps.
+func sharedCaps(relay bool) json.RawMessage {
+	if relay {
+		return json.RawMessage(`{"roots":{},"sampling":{},"elicitation":{},"extensions":` + sharedExtensions + `}`)
+	}
+	return json.RawMessage(`{"extensions":` + sharedExtensions + `}`)
 }
 
 // clientCaps is what SetClientCapabilities recorded.
@@ -38,17 +65,16 @@ type clientCaps struct {
 // "capabilities" of its initialize, or of a request's _meta in the
 // stateless era) and lets the backends waiting for them
 // (Options.AwaitClient) start their session, in the client's era unless
-// configured otherwise (era.go). Only the members the gateway relays are
-// declared (roots, sampling, elicitation, each as the client wrote it). The
-// first call counts; later ones, and any call without AwaitClient, do
-// nothing.
+// configured otherwise (era.go). Every member is declared as the client
+// wrote it, but those withheld (tasks, experimental). The first call
+// counts; later ones, and any call without AwaitClient, do nothing.
 func (m *Manager) SetClientCapabilities(caps json.RawMessage, stateless bool) {
 	if !m.opts.AwaitClient {
 		return
 	}
 	out := json.RawMessage(`{}`)
 	_ = wire.EachMember(caps, func(name string, v json.RawMessage) {
-		if relayed(name) {
+		if !withheld(name) {
 			out, _ = wire.SetMember(out, name, v)
 		}
 	})
@@ -84,15 +110,12 @@ func (m *Manager) clientInfo() *mcp.Implementation {
 }
 
 // clientCaps are the client capabilities backends are told: the client's
-// own once known (AwaitClient), else everything the gateway relays.
+// own once known (AwaitClient), else sharedCaps.
 func (m *Manager) clientCaps() json.RawMessage {
 	if c := m.client.Load(); c != nil {
 		return c.caps
 	}
-	if m.opts.OnRequest != nil {
-		return json.RawMessage(`{"roots":{},"sampling":{},"elicitation":{}}`)
-	}
-	return json.RawMessage(`{}`)
+	return sharedCaps(m.opts.OnRequest != nil)
 }
 
 // initializeParams are the params of a backend's initialize request.

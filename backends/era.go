@@ -29,7 +29,7 @@ const (
 	metaVersion = mcp.MetaKeyProtocolVersion
 	metaCaps    = mcp.MetaKeyClientCapabilities
 	metaInfo    = mcp.MetaKeyClientInfo
-	metaLevel   = mcp.MetaKeyLogLevel
+	metaLevel   = mcp.MetaKeyLogLevel //lint:ignore SA1019 logging is deprecated from 2026-07-28 on, but clients and backends still use it: the gateway forwards it while they do
 )
 
 // era is how a session speaks to its backend: nil for the handshake era;

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -85,6 +84,9 @@ func (f *front) callTool(ctx context.Context, tc toolCall, notify func(*mcp.Prog
 	}
 	r, ok := f.resolve(ctx, tc.name)
 	if !ok {
+		if fronts := f.ownCandidates(tc.name); len(fronts) > 1 {
+			return nil, &ambiguousError{kindTool, tc.name, fronts}
+		}
 		return nil, f.unknown(kindTool, tc.name)
 	}
 	switch r.kind {
@@ -153,10 +155,17 @@ func (f *front) resolve(ctx context.Context, name string) (toolRoute, bool) {
 	return f.orphan(name)
 }
 
+// lookupTool finds a tool by its front name, else by the own name an app
+// calls it by, when that names one tool only (apps.go).
 func (f *front) lookupTool(name string) (toolRoute, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	r, ok := f.tools[name]
+	if !ok {
+		if fronts := f.ownCandidatesLocked(name); len(fronts) == 1 {
+			r, ok = f.tools[fronts[0]]
+		}
+	}
 	return r, ok
 }
 
@@ -337,10 +346,3 @@ func (f *front) inlineRoute(name string) (toolRoute, bool) {
 	return r, ok && r.kind == backendTool && !f.needsConfirm(r)
 }
 
-// unreachable is the handler registered with each tool: go-sdk lists the
-// tools, but the session serves every tools/call (session.go), because
-// backend results must pass through as raw bytes, which mcp.ToolHandler
-// cannot return.
-func unreachable(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return nil, fmt.Errorf("internal error: tools/call bypassed the gateway's session")
-}

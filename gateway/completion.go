@@ -43,9 +43,11 @@ func (f *front) complete(ctx context.Context, params json.RawMessage) (json.RawM
 		server, name, own = r.server, ref.Name, r.own
 	case "ref/resource":
 		kind, name = kindResource, ref.URI
-		if server, ok = f.res[resourceKey{ref.URI, true}]; !ok {
-			server, ok = f.res[resourceKey{ref.URI, false}]
+		var r resourceRoute
+		if r, ok = f.res[resourceKey{ref.URI, true}]; !ok {
+			r, ok = f.res[resourceKey{ref.URI, false}]
 		}
+		server, own = r.server, r.own
 	default:
 		f.mu.Unlock()
 		return nil, errInvalidParams("ref.type must be ref/prompt or ref/resource")
@@ -55,11 +57,16 @@ func (f *front) complete(ctx context.Context, params json.RawMessage) (json.RawM
 	if !ok {
 		return nil, rpcError(&notFoundError{kind, name}, kind, name, debug)
 	}
-	if kind == kindPrompt {
-		// The prompt under the name its owner knows it by; the rest as
-		// the client wrote it.
+	if own != name {
+		// The prompt under the name its owner knows it by, a ui:// URI
+		// or template as its server wrote it; the rest as the client
+		// wrote it.
+		member := "name"
+		if kind == kindResource {
+			member = "uri"
+		}
 		quoted, _ := json.Marshal(own)
-		newRef, err := wire.SetMember(rawRef, "name", quoted)
+		newRef, err := wire.SetMember(rawRef, member, quoted)
 		if err == nil {
 			params, err = wire.SetMember(params, "ref", newRef)
 		}

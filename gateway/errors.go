@@ -37,19 +37,22 @@ const (
 // or a resource's URI).
 func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 	var (
-		rpc      *jsonrpc.Error
-		srvErr   *backends.ServerError
-		timeout  *backends.TimeoutError
-		backend  *backends.RPCError
-		argErr   *answer.ArgumentError
-		apiErr   *answer.APIError
-		notFound *notFoundError
-		withheld *backends.WithheldError
-		refused  *refusedError
+		rpc       *jsonrpc.Error
+		srvErr    *backends.ServerError
+		timeout   *backends.TimeoutError
+		backend   *backends.RPCError
+		argErr    *answer.ArgumentError
+		apiErr    *answer.APIError
+		notFound  *notFoundError
+		ambiguous *ambiguousError
+		withheld  *backends.WithheldError
+		refused   *refusedError
 	)
 	switch {
 	case errors.As(err, &rpc):
 		return rpc
+	case errors.As(err, &ambiguous):
+		return withData(jsonrpc.CodeInvalidParams, ambiguous.Error(), map[string]any{strings.ToLower(ambiguous.kind): ambiguous.name, "candidates": ambiguous.candidates})
 	case errors.As(err, &notFound):
 		if notFound.kind == kindResource {
 			// As 2026-07-28 says (SEP-2164): the URI in data.
@@ -137,51 +140,26 @@ func errInvalidRequest(reason string) *jsonrpc.Error {
 	return withData(jsonrpc.CodeInvalidRequest, "Invalid Request", map[string]string{"reason": reason})
 }
 
-// errNotInitialized answers a tools/call before initialize, in go-sdk's
-// words for any other method then, with -32600 (wireError gives go-sdk's
-// own the same code).
-var errNotInitialized = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: `method "tools/call" is invalid during session initialization`}
-
 // appendError appends an error response with the client's exact id (nil:
 // null).
 func appendError(buf []byte, id json.RawMessage, e *jsonrpc.Error) []byte {
 	return wire.AppendError(buf, id, e.Code, e.Message, e.Data)
 }
 
-// wireError converts an error go-sdk answers with as go-sdk does on the
-// wire, except that params go-sdk could not decode are described in JSON's
-// terms, without its Go types (paramsError).
-func wireError(err error) *jsonrpc.Error {
-	if err == nil {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
-	}
-	if we, ok := err.(*jsonrpc.Error); ok {
-		return we
-	}
-	out := &jsonrpc.Error{Message: err.Error()}
-	var wrapped *jsonrpc.Error
-	if errors.As(err, &wrapped) {
-		out.Code = wrapped.Code
-	}
-	if out.Code == jsonrpc.CodeInvalidParams {
-		if pe, ok := paramsError(out.Message); ok {
-			return pe
-		}
-	}
-	if out.Code == 0 {
-		// go-sdk answers a request the session's state does not allow (any
-		// method before initialize, a second initialize) with a plain
-		// error, which it sends with code 0; JSON-RPC has no code 0.
-		out.Code = jsonrpc.CodeInternalError
-		if strings.Contains(out.Message, "during session initialization") || strings.Contains(out.Message, `"initialize"`) {
-			out.Code = jsonrpc.CodeInvalidRequest
-		}
-	}
-	return out
-}
-
 func errInvalidParams(reason string) *jsonrpc.Error {
 	return withData(jsonrpc.CodeInvalidParams, reason, map[string]any{"reason": reason})
+}
+
+// ambiguousError is returned by routing for a tool's own name (or a
+// resource's own ui:// URI) that several backends' apps have: it maps to
+// -32602 naming the candidates, the names the client can call instead.
+type ambiguousError struct {
+	kind, name string
+	candidates []string
+}
+
+func (e *ambiguousError) Error() string {
+	return fmt.Sprintf("%s '%s' is ambiguous: it is %s; use one of those names", e.kind, e.name, strings.Join(e.candidates, " and "))
 }
 
 // notFoundError is returned by routing for a name nothing has; it maps to

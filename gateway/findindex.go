@@ -149,8 +149,8 @@ func newToolIndex(routes map[string]toolRoute, instructions map[string]string, p
 	prefixes := make(map[string]map[string]bool)
 	for _, name := range sortedKeys(routes) {
 		r := routes[name]
-		if r.kind != backendTool {
-			continue
+		if r.kind != backendTool || r.app.only {
+			continue // an app-only tool is not the model's to find (apps.go)
 		}
 		d := prev.reuse(name, r.def)
 		if d == nil {

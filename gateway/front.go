@@ -36,15 +36,17 @@ type front struct {
 	identity    string          // whom the HTTP front authenticated (WithIdentity)
 	caps        json.RawMessage // the client's capabilities, as it wrote them
 	strict      bool
-	settled     bool                   // the first wait for backends is over (settle)
-	synced      bool                   // the tables were built once: keep them current
-	tools       map[string]toolRoute   // front name → route
-	known       map[string]toolRoute   // every backend tool ever listed, for orphans
-	findIndex   *toolIndex             // what gateway.find_tools searches (lazy mode)
-	prompts     map[string]promptRoute // front name → route
-	res         map[resourceKey]string // resource or template → the server that serves it
-	subs        map[string]bool        // resource URIs the client subscribed to (subscribe.go)
-	tasks       taskOwners             // the tasks this session created (tasks.go)
+	settled     bool                          // the first wait for backends is over (settle)
+	synced      bool                          // the tables were built once: keep them current
+	tools       map[string]toolRoute          // front name → route
+	ownNames    map[string][]string           // own name of an app's backend's tool → front names (apps.go)
+	known       map[string]toolRoute          // every backend tool ever listed, for orphans
+	findIndex   *toolIndex                    // what gateway.find_tools searches (lazy mode)
+	prompts     map[string]promptRoute        // front name → route
+	res         map[resourceKey]resourceRoute // resource or template → where it goes (resources.go)
+	ownUI       map[string][]string           // a backend's own ui:// URI → the URIs it is shown as
+	subs        map[string]bool               // resource URIs the client subscribed to (subscribe.go)
+	tasks       taskOwners                    // the tasks this session created (tasks.go)
 	// stateless: an HTTP request served on its own, which has no session
 	// to come back to: it reaches every task the gateway recorded
 	// (tasks.go) and is never notified of anything.
@@ -107,6 +109,7 @@ type toolRoute struct {
 	own    string          // the name its owner knows it by
 	tool   *mcp.Tool       // decoded, for find_tools, mcp-gateway tools and REST
 	def    json.RawMessage // the definition as listed (toolDef)
+	app    appMeta         // what MCP Apps' _meta.ui says of it (apps.go)
 }
 
 type promptRoute struct {

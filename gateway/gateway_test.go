@@ -53,6 +53,7 @@ func newGateway(t *testing.T, mutate func(*config.Config), servers ...config.Ser
 		DefaultTimeout: 10 * time.Second,
 		StartupTimeout: 10 * time.Second,
 		OnChange:       func(s string) { gw.BackendsChanged(s) },
+		OnNotification: func(s, method string, params json.RawMessage) { gw.BackendNotification(s, method, params) },
 	})
 	gw = New(Options{Config: cfg, Backends: mgr})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -249,6 +250,12 @@ func newRawClient(t *testing.T, mutate func(*config.Config), servers ...config.S
 // client and lists the tools.
 func serveRaw(t *testing.T, ctx context.Context, gw *Gateway) *rawClient {
 	t.Helper()
+	return serveRawWith(t, ctx, gw, `{}`)
+}
+
+// serveRawWith is serveRaw for a client that declares caps.
+func serveRawWith(t *testing.T, ctx context.Context, gw *Gateway, caps string) *rawClient {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	served := make(chan struct{})
@@ -262,7 +269,7 @@ func serveRaw(t *testing.T, ctx context.Context, gw *Gateway) *rawClient {
 		<-served
 	})
 	c := &rawClient{Client: testutil.NewClient(t, inW, outR, testutil.ClientOptions{}), in: inW}
-	c.Send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	c.Send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":` + caps + `,"clientInfo":{"name":"raw","version":"1"}}}`)
 	c.Next()
 	c.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	c.Send(`{"jsonrpc":"2.0","id":"list","method":"tools/list"}`)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 )
 
@@ -18,7 +19,8 @@ import (
 // unionCap reports whether a capability a backend declares is added to the
 // gateway's: those whose requests and notifications the gateway routes.
 // Anything else a backend declares (experimental features, say) the
-// gateway could not serve, so it is not declared to the client.
+// gateway could not serve, so it is not declared to the client; of the
+// extensions, MCP Apps' is (apps.go).
 func unionCap(name string) bool {
 	switch name {
 	case "tools", "prompts", "resources", "completions", "logging", "tasks":
@@ -36,8 +38,17 @@ func (g *Gateway) initializeResult(version string) json.RawMessage {
 	if b := g.opts.Backends; b != nil {
 		for _, in := range b.Initialized() {
 			_ = wire.EachMember(in.Capabilities, func(name string, v json.RawMessage) {
-				if unionCap(name) {
+				switch {
+				case unionCap(name):
 					caps = mergeMember(caps, name, v)
+				case name == "extensions":
+					// Of the extensions, MCP Apps' only: the gateway
+					// serves it (apps.go), and cannot route another's
+					// methods.
+					if ui := wire.Member(v, backends.AppsExtension); ui != nil {
+						ext, _ := wire.SetMember(json.RawMessage(`{}`), backends.AppsExtension, ui)
+						caps = mergeMember(caps, name, ext)
+					}
 				}
 			})
 			if s := strings.TrimSpace(in.Instructions); s != "" {

@@ -3,88 +3,215 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"regexp"
+	"slices"
+	"strings"
 
+	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/yosida95/uritemplate/v3"
 )
 
 // resourceKey names a resource (by URI) or a resource template (by URI
-// template).
+// template), as clients are shown it.
 type resourceKey struct {
 	uri      string
 	template bool
 }
 
-// syncResources mirrors the backends' resources and resource templates.
-// URIs are not renamed; when two backends list the same URI, the first in
-// configuration order serves it, and the next one takes over when the first
-// is gone.
+// resourceRoute is where a resource or template a client names goes: the
+// server that serves it, and the URI (or template) as that server knows it.
+type resourceRoute struct {
+	server string
+	own    string
+	ui     bool // own is a ui:// URI shown as ui://SERVER/... (uiFront)
+}
+
+// syncResources mirrors the backends' resources and resource templates
+// (resourceTables).
 func (f *front) syncResources(touched bool) {
 	if f.g.opts.Backends == nil {
 		return
 	}
-	owner := make(map[resourceKey]string)
-	var listedRes, listedTmpl []json.RawMessage // as the backends wrote them
-	var matchers []templateRoute
-	for _, br := range f.g.opts.Backends.Resources() {
-		key := resourceKey{br.URI, br.Template}
-		if prev, dup := owner[key]; dup {
-			f.log.Warn("resource listed by two backends; the first serves it", "uri", br.URI, "server", prev, "ignored", br.Server)
-			continue
-		}
-		var err error
-		if br.Template {
-			err = json.Unmarshal(br.Raw, new(mcp.ResourceTemplate))
-		} else {
-			err = json.Unmarshal(br.Raw, new(mcp.Resource))
-		}
-		if err != nil {
-			f.log.Warn("skipped a resource the backend listed", "server", br.Server, "uri", br.URI, "err", err)
-			continue
-		}
-		owner[key] = br.Server
-		if br.Template {
-			listedTmpl = append(listedTmpl, br.Raw)
-			if t, err := uritemplate.New(br.URI); err == nil {
-				matchers = append(matchers, templateRoute{t.Regexp(), br.Server})
-			}
-		} else {
-			listedRes = append(listedRes, br.Raw)
-		}
-	}
+	t := resourceTables(f.g.opts.Backends.Resources(), f.log)
 	f.mu.Lock()
-	same := sameDefs(f.resourceDefs, listedRes) && sameDefs(f.templateDefs, listedTmpl)
-	f.res = owner
-	f.resourceDefs, f.templateDefs, f.templates = listedRes, listedTmpl, matchers
+	same := sameDefs(f.resourceDefs, t.resources) && sameDefs(f.templateDefs, t.templates)
+	f.res, f.ownUI = t.routes, t.ownUI
+	f.resourceDefs, f.templateDefs, f.templates = t.resources, t.templates, t.matchers
 	f.mu.Unlock()
 	if !same || touched {
 		f.changed(resourcesList, !same)
 	}
 }
 
-// templateRoute is a listed resource template: what it matches, and the
-// server that serves it.
-type templateRoute struct {
-	match  *regexp.Regexp
-	server string
+// resourceTable is what a front knows of the backends' resources.
+type resourceTable struct {
+	routes               map[resourceKey]resourceRoute
+	ownUI                map[string][]string // a backend's own ui:// URI → the URIs clients are shown
+	resources, templates []json.RawMessage   // as the backends wrote them (ui:// URIs as shown)
+	matchers             []templateRoute
 }
 
-// resourceOwner finds the server that serves uri: the one that lists it,
-// else the one whose template (the first listed that matches) matches it.
-func (f *front) resourceOwner(uri string) (string, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if server, ok := f.res[resourceKey{uri, false}]; ok {
-		return server, true
-	}
-	for _, t := range f.templates {
-		if t.match.MatchString(uri) {
-			return t.server, true
+// resourceTables makes the tables of the backends' resources and
+// templates. URIs are not renamed, but for the ui:// ones of MCP Apps
+// (uiFront), which carry their server's name: every backend's app would
+// otherwise be called ui://get-time/mcp-app.html alike. When two backends
+// list the same URI, the first in configuration order serves it, and the
+// next one takes over when the first is gone.
+func resourceTables(list []backends.Resource, log *slog.Logger) resourceTable {
+	t := resourceTable{routes: make(map[resourceKey]resourceRoute)}
+	for _, br := range list {
+		route := resourceRoute{server: br.Server, own: br.URI}
+		uri, raw := br.URI, br.Raw
+		if front, ok := uiFront(br.Server, br.URI); ok {
+			field := "uri"
+			if br.Template {
+				field = "uriTemplate"
+			}
+			if e, ok := uiEdit(raw, wire.Member(raw, field), br.Server); ok {
+				raw = spliceURIs(raw, []uriEdit{e})
+			}
+			uri, route.ui = front, true
+		}
+		key := resourceKey{uri, br.Template}
+		if prev, dup := t.routes[key]; dup {
+			log.Warn("resource listed by two backends; the first serves it", "uri", uri, "server", prev.server, "ignored", br.Server)
+			continue
+		}
+		var err error
+		if br.Template {
+			err = json.Unmarshal(raw, new(mcp.ResourceTemplate))
+		} else {
+			err = json.Unmarshal(raw, new(mcp.Resource))
+		}
+		if err != nil {
+			log.Warn("skipped a resource the backend listed", "server", br.Server, "uri", br.URI, "err", err)
+			continue
+		}
+		t.routes[key] = route
+		switch {
+		case br.Template:
+			t.templates = append(t.templates, raw)
+			if tmpl, err := uritemplate.New(uri); err == nil {
+				t.matchers = append(t.matchers, templateRoute{tmpl.Regexp(), route})
+			}
+		default:
+			t.resources = append(t.resources, raw)
+			if route.ui {
+				if t.ownUI == nil {
+					t.ownUI = make(map[string][]string)
+				}
+				t.ownUI[br.URI] = append(t.ownUI[br.URI], uri)
+			}
 		}
 	}
-	return "", false
+	return t
+}
+
+// uiScheme is the scheme of MCP Apps' UI resources.
+const uiScheme = "ui://"
+
+// uiFront is the URI (or URI template) clients are shown for a backend's
+// ui:// one: ui://SERVER/REST for ui://REST. It is a pure function of the
+// server's configured name and the backend's URI, so it is the same in
+// every run and every session, and reversible (uiOwn); ok is false for a
+// URI of another scheme, which is shown as the backend wrote it.
+func uiFront(server, uri string) (front string, ok bool) {
+	rest, ok := strings.CutPrefix(uri, uiScheme)
+	if !ok {
+		return uri, false
+	}
+	return uiScheme + server + "/" + rest, true
+}
+
+// uiOwn reverses uiFront: the server a client's ui:// URI names, and the
+// URI as that server knows it.
+func uiOwn(uri string) (server, own string, ok bool) {
+	rest, ok := strings.CutPrefix(uri, uiScheme)
+	if !ok {
+		return "", "", false
+	}
+	server, rest, ok = strings.Cut(rest, "/")
+	if !ok || server == "" {
+		return "", "", false
+	}
+	return server, uiScheme + rest, true
+}
+
+// templateRoute is a listed resource template: what it matches (as
+// clients are shown it), and where it goes.
+type templateRoute struct {
+	match *regexp.Regexp
+	route resourceRoute // own is the template as its backend wrote it
+}
+
+// resourceRoute finds where a URI a client names goes: to the server that
+// lists it, else the one whose template (the first listed that matches)
+// matches it, else — a ui:// URI as clients are shown it — the server it
+// names, if that server serves resources. A backend's own ui:// URI, as
+// it wrote it, goes to the one backend that lists it; when several do, it
+// is ambiguous, and the error names the URIs to use instead.
+func (f *front) resourceRoute(uri string) (resourceRoute, bool, error) {
+	f.mu.Lock()
+	r, ok := f.res[resourceKey{uri, false}]
+	if !ok {
+		for _, t := range f.templates {
+			if t.match.MatchString(uri) {
+				r, ok = t.route, true
+				r.own = uri
+				if r.ui {
+					_, r.own, _ = uiOwn(uri)
+				}
+				break
+			}
+		}
+	}
+	shown := f.ownUI[uri]
+	f.mu.Unlock()
+	switch {
+	case ok:
+		return r, true, nil
+	case len(shown) == 1:
+		return f.resourceRoute(shown[0])
+	case len(shown) > 1:
+		return resourceRoute{}, false, &ambiguousError{kindResource, uri, shown}
+	}
+	if server, own, ok := uiOwn(uri); ok && slices.Contains(f.g.opts.Backends.ResourceServers(), server) {
+		return resourceRoute{server: server, own: own, ui: true}, true, nil
+	}
+	return resourceRoute{}, false, nil
+}
+
+// ownParams are a request's params for the backend a resource route
+// names: the URI as the backend knows it, the rest as the client wrote it.
+func (r resourceRoute) ownParams(params json.RawMessage, member, uri string) (json.RawMessage, error) {
+	if r.own == uri {
+		return params, nil
+	}
+	quoted, _ := json.Marshal(r.own)
+	return wire.SetMember(params, member, quoted)
+}
+
+// shownContents is a resources/read result of a ui:// route as the client
+// is shown it: each content's ui:// uri as uiFront makes it, every other
+// byte (the HTML above all) as the backend wrote it, in one copy: a UI is
+// hundreds of kilobytes (BenchmarkAppsReadResult).
+func (r resourceRoute) shownContents(res json.RawMessage) json.RawMessage {
+	if !r.ui {
+		return res
+	}
+	var edits []uriEdit
+	err := wire.EachElement(wire.Member(res, "contents"), func(c json.RawMessage) {
+		if e, ok := uiEdit(res, wire.Member(c, "uri"), r.server); ok {
+			edits = append(edits, e)
+		}
+	})
+	if err != nil {
+		return res
+	}
+	return spliceURIs(res, edits)
 }
 
 // readResource serves resources/read, raw both ways (go-sdk's
@@ -126,12 +253,20 @@ func (f *front) read(ctx context.Context, params json.RawMessage) (json.RawMessa
 	if b == nil {
 		return nil, notFound
 	}
-	if server, ok := f.resourceOwner(uri); ok {
-		raw, err := f.forward(ctx, server, "resources/read", params)
+	route, ok, err := f.resourceRoute(uri)
+	if err != nil {
+		return nil, rpcError(err, kindResource, uri, debug)
+	}
+	if ok {
+		own, err := route.ownParams(params, "uri", uri)
+		if err != nil {
+			return nil, errInvalidParams(err.Error())
+		}
+		raw, err := f.forward(ctx, route.server, "resources/read", own)
 		if err != nil {
 			return nil, rpcError(err, kindResource, uri, debug)
 		}
-		return raw, nil
+		return route.shownContents(raw), nil
 	}
 	for _, server := range b.ResourceServers() {
 		raw, err := f.forward(ctx, server, "resources/read", params)

@@ -56,14 +56,17 @@ func (f *front) forwardSubscription(ctx context.Context, method, uri string) err
 		return rpcError(&notFoundError{kindResource, uri}, kindResource, uri, false)
 	}
 	f.settle(ctx)
-	f.mu.Lock()
-	owner, listed := f.res[resourceKey{uri, false}]
-	f.mu.Unlock()
-	servers := []string{owner}
+	debug := f.g.opts.Config.Server.Debug
+	route, listed, err := f.resourceRoute(uri)
+	if err != nil {
+		return rpcError(err, kindResource, uri, debug)
+	}
+	servers := []string{route.server}
 	if !listed {
 		servers = b.ResourceServers()
+		route.own = uri
 	}
-	params := map[string]string{"uri": uri}
+	params := map[string]string{"uri": route.own}
 	var lastErr error = &notFoundError{kindResource, uri}
 	accepted := false
 	for _, server := range servers {
@@ -74,7 +77,7 @@ func (f *front) forwardSubscription(ctx context.Context, method, uri string) err
 		accepted = true
 	}
 	if !accepted {
-		return rpcError(lastErr, kindResource, uri, f.g.opts.Config.Server.Debug)
+		return rpcError(lastErr, kindResource, uri, debug)
 	}
 	return nil
 }
@@ -114,6 +117,12 @@ func (g *Gateway) BackendNotification(server, method string, params json.RawMess
 		if err != nil || p.URI == "" {
 			g.log.Debug("dropped a resource update", "server", server, "err", err)
 			return
+		}
+		if front, ok := uiFront(server, p.URI); ok {
+			// The URI its subscribers know (resources.go).
+			p.URI = front
+			quoted, _ := json.Marshal(front)
+			compact, _ = wire.SetMember(compact, "uri", quoted)
 		}
 		g.broadcast(wire.AppendRequest(nil, nil, method, compact), func(f *front) bool {
 			for _, l := range f.listensOf(p.URI) {

@@ -42,9 +42,12 @@ func (f *front) syncTools(t *toolTable, touched bool) {
 		listed = lazyListed(all)
 		ix = t.findIndex(f.g.instructions)
 	}
+	f.mu.Lock()
+	hideAppOnly := !rendersApps(f.caps)
+	f.mu.Unlock()
 	defs := make([]json.RawMessage, 0, len(listed))
 	for _, name := range order {
-		if r, ok := listed[name]; ok {
+		if r, ok := listed[name]; ok && !(hideAppOnly && r.app.only) {
 			defs = append(defs, r.def)
 		}
 	}
@@ -67,7 +70,7 @@ func (f *front) syncTools(t *toolTable, touched bool) {
 		}
 	}
 	same := sameDefs(f.toolDefs, defs)
-	f.tools, f.known, f.findIndex = all, known, ix
+	f.tools, f.known, f.findIndex, f.ownNames = all, known, ix, t.own
 	f.toolDefs = defs
 	f.mu.Unlock()
 	if !same || touched {
@@ -97,6 +100,9 @@ type toolTable struct {
 	prefixes *map[string]string
 	routes   map[string]toolRoute // front name → route
 	order    []string             // the front names in listing order
+	// own maps the own name of each tool of a backend with an app (apps.go)
+	// to the front names of the tools that have it.
+	own map[string][]string
 
 	indexOnce sync.Once
 	index     atomic.Pointer[toolIndex] // lazy mode's find_tools index of routes, once built
@@ -133,7 +139,7 @@ func (g *Gateway) toolRoutes(strict bool) *toolTable {
 		return t
 	}
 	routes, order := g.buildToolRoutes(strict, tools, *prefixes)
-	t := &toolTable{tools: tools, prefixes: prefixes, routes: routes, order: order}
+	t := &toolTable{tools: tools, prefixes: prefixes, routes: routes, order: order, own: appOwnNames(routes, order)}
 	if old := g.routes[mode]; old != nil {
 		// Only the newest index is kept as a seed, never a chain of them.
 		if t.seed = old.index.Load(); t.seed == nil {
@@ -186,6 +192,10 @@ func (g *Gateway) buildToolRoutes(strict bool, tools []backends.Tool, prefixes m
 	for _, bt := range tools {
 		name := names.assign(bt.Server, prefixes[bt.Server], bt.Name)
 		def, err := toolDef(bt.Raw, name)
+		var app appMeta
+		if err == nil {
+			def, app = appTool(def, bt.Server)
+		}
 		var t *mcp.Tool
 		if err == nil {
 			t, err = frontTool(def)
@@ -194,7 +204,7 @@ func (g *Gateway) buildToolRoutes(strict bool, tools []backends.Tool, prefixes m
 			g.log.Warn("skipped a tool the backend listed", "server", bt.Server, "tool", bt.Name, "err", err)
 			continue
 		}
-		out[name] = toolRoute{kind: backendTool, server: bt.Server, own: bt.Name, tool: t, def: def}
+		out[name] = toolRoute{kind: backendTool, server: bt.Server, own: bt.Name, tool: t, def: def, app: app}
 		order = append(order, name)
 	}
 	for _, c := range names.collisions {

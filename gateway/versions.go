@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
-	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -46,19 +45,12 @@ func negotiate(requested string) string {
 	return served[len(served)-1]
 }
 
-// isVersion reports whether v is a protocol revision, YYYY-MM-DD: the
-// versions are compared as strings, so "zzz" must not pass for a later one.
-func isVersion(v string) bool {
-	_, err := time.Parse(time.DateOnly, v)
-	return err == nil
-}
-
 // The keys of _meta that 2026-07-28 defines (go-sdk has the constants).
 const (
 	metaProtocolVersion = mcp.MetaKeyProtocolVersion
 	metaClientCaps      = mcp.MetaKeyClientCapabilities
 	metaClientInfo      = mcp.MetaKeyClientInfo
-	metaLogLevel        = mcp.MetaKeyLogLevel
+	metaLogLevel        = mcp.MetaKeyLogLevel //lint:ignore SA1019 logging is deprecated from 2026-07-28 on, but clients and backends still use it: the gateway forwards it while they do
 	metaServerInfo      = mcp.MetaKeyServerInfo
 	metaSubscriptionID  = mcp.MetaKeySubscriptionID
 )

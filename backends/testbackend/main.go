@@ -30,6 +30,15 @@
 //	                      (read: r1's contents, with an unknown member);
 //	                      resources/subscribe is answered, then the URI is
 //	                      reported updated (notifications/resources/updated)
+//	-app                  an MCP App (app.go): tools show (its _meta names the
+//	                      UI resource ui://app/view.html) and poll (app-only),
+//	                      that resource and the template ui://app/pages/{page},
+//	                      whose HTML names the server; declares resources and
+//	                      the io.modelcontextprotocol/ui extension;
+//	                      completion/complete answers the URI its ref named
+//	-app-gated            -app, but the app's tools are listed only to a client
+//	                      whose initialize declared the extension (as a server
+//	                      with a text-only fallback does)
 //	-null-error           every result carries "error":null too, as some
 //	                      servers write it
 //	-ignore-term          ignore SIGTERM and stdin EOF (only SIGKILL ends it)
@@ -151,6 +160,8 @@ type server struct {
 	pageSize     int
 	prompts      bool
 	resources    bool
+	app          bool
+	appGated     bool
 	listOnInit   bool
 	ignoreCancel bool
 	stringIDs    bool
@@ -204,6 +215,8 @@ func main() {
 	tasks := fs.Bool("tasks", false, "declare tasks")
 	prompts := fs.Bool("prompts", false, "declare prompts")
 	resources := fs.Bool("resources", false, "declare resources")
+	app := fs.Bool("app", false, "an MCP App: UI tools and resources")
+	appGated := fs.Bool("app-gated", false, "-app, its tools only for clients that declare the extension")
 	ignoreTerm := fs.Bool("ignore-term", false, "ignore SIGTERM and stdin EOF")
 	grandchild := fs.Bool("grandchild", false, "start a grandchild")
 	escape := fs.Bool("escape", false, "start a grandchild in its own session holding our stdout and stderr")
@@ -292,6 +305,8 @@ func main() {
 		tasks:        *tasks,
 		prompts:      *prompts,
 		resources:    *resources,
+		app:          *app || *appGated,
+		appGated:     *appGated,
 		listOnInit:   *listOnInit,
 		ignoreCancel: *ignoreCancel,
 		stringIDs:    *stringIDs,
@@ -513,8 +528,11 @@ func (s *server) handle(line []byte) {
 		if s.prompts {
 			caps += `,"prompts":{}`
 		}
-		if s.resources {
+		if s.resources || s.app {
 			caps += `,"resources":{"subscribe":true}`
+		}
+		if s.app {
+			caps += `,"extensions":{"io.modelcontextprotocol/ui":{}}`
 		}
 		if s.tasks {
 			caps += "," + taskCaps
@@ -543,11 +561,25 @@ func (s *server) handle(line []byte) {
 		}), ",")+`]}`)
 	case msg.Method == "prompts/get" && s.prompts:
 		s.reply(msg.ID, `{"messages":[{"role":"user","content":{"type":"text","text":"hello"}}]}`)
-	case msg.Method == "resources/list" && s.resources:
-		s.reply(msg.ID, `{"resources":[{"uri":"test://r1","name":"r1"}]}`)
-	case msg.Method == "resources/templates/list" && s.resources:
-		s.reply(msg.ID, `{"resourceTemplates":[{"uriTemplate":"test://t/{id}","name":"t"}]}`)
-	case msg.Method == "resources/subscribe" && s.resources:
+	case msg.Method == "resources/list" && (s.resources || s.app):
+		var list []string
+		if s.resources {
+			list = append(list, `{"uri":"test://r1","name":"r1"}`)
+		}
+		if s.app {
+			list = append(list, appResource)
+		}
+		s.reply(msg.ID, `{"resources":[`+strings.Join(list, ",")+`]}`)
+	case msg.Method == "resources/templates/list" && (s.resources || s.app):
+		var list []string
+		if s.resources {
+			list = append(list, `{"uriTemplate":"test://t/{id}","name":"t"}`)
+		}
+		if s.app {
+			list = append(list, appTemplate)
+		}
+		s.reply(msg.ID, `{"resourceTemplates":[`+strings.Join(list, ",")+`]}`)
+	case msg.Method == "resources/subscribe" && (s.resources || s.app):
 		// Answered, then the resource is "updated" at once.
 		var p struct {
 			URI string `json:"uri"`
@@ -555,8 +587,13 @@ func (s *server) handle(line []byte) {
 		json.Unmarshal(msg.Params, &p)
 		s.reply(msg.ID, `{}`)
 		s.send(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":` + quote(p.URI) + `}}`)
-	case msg.Method == "resources/unsubscribe" && s.resources:
+	case msg.Method == "resources/unsubscribe" && (s.resources || s.app):
 		s.reply(msg.ID, `{}`)
+	case msg.Method == "completion/complete" && s.app:
+		// The one value is the URI the reference named here.
+		s.reply(msg.ID, `{"completion":{"values":[`+quote(stringMember(memberOf(msg.Params, "ref"), "uri"))+`],"hasMore":false}}`)
+	case msg.Method == "resources/read" && s.app && isAppURI(stringMember(msg.Params, "uri")):
+		s.reply(msg.ID, s.appRead(stringMember(msg.Params, "uri")))
 	case msg.Method == "resources/read" && s.resources:
 		s.reply(msg.ID, `{"contents":[{"uri":"test://r1","text":"r1 body","x-unknown":[1]}]}`)
 	case msg.Method == "tools/call" && bytes.Contains(msg.Params, []byte(`"name":"deaf"`)):
@@ -628,7 +665,10 @@ func (s *server) listTools(msg message) {
 		return `{"name":` + quote(n) + `,"description":` + quote("testbackend tool "+n+s.describe) + `,"inputSchema":{"type":"object"}` + execution + `}`
 	})
 	if end == len(names) {
-		end = len(defs) // the tools file's own come last
+		if s.app && (!s.appGated || s.clientRendersApps()) {
+			defs = append(defs, appTools()...)
+		}
+		end = len(defs) // the tools file's own, and the app's, come last
 	}
 	var b strings.Builder
 	b.WriteString(`{"tools":[`)
@@ -745,6 +785,8 @@ func (s *server) call(msg message) {
 
 	fileTool, inFile := s.fileDefs("tools")[p.Name]
 	switch {
+	case s.app && (p.Name == "show" || p.Name == "poll"):
+		s.reply(msg.ID, s.appCall(p.Name))
 	case inFile && len(fileTool["result"]) > 0:
 		s.reply(msg.ID, string(fileTool["result"]))
 	case p.Name == "relist" && s.toolsFile != "":

@@ -443,6 +443,30 @@ func Member(obj json.RawMessage, name string) json.RawMessage {
 	return out
 }
 
+// EachElement calls fn for each element of arr, a JSON array that is valid
+// JSON (as every message is: Valid checked it on arrival), in order;
+// values are raw and point into arr. It fails if arr is not an array.
+func EachElement(arr json.RawMessage, fn func(value json.RawMessage)) error {
+	b := trimSpace(arr)
+	if len(b) == 0 || b[0] != '[' {
+		return errors.New("not a JSON array")
+	}
+	i := skipWS(b, 1)
+	if i < len(b) && b[i] == ']' {
+		return nil
+	}
+	for i < len(b) {
+		end := skipValue(b, i)
+		fn(b[i:end])
+		i = skipWS(b, end)
+		if i >= len(b) || b[i] != ',' {
+			break
+		}
+		i = skipWS(b, i+1)
+	}
+	return nil
+}
+
 // SetMember returns a copy of obj, a JSON object, with the value of its
 // member name set to value: in its place when obj has it (later duplicates
 // go), appended when not, removed when value is nil. The other members keep

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"testing"
 )
 
@@ -79,6 +80,45 @@ func TestMember(t *testing.T) {
 	if Member(json.RawMessage(`[1]`), "a") != nil {
 		t.Error("Member of an array")
 	}
+}
+
+func TestEachElement(t *testing.T) {
+	for _, c := range []struct {
+		arr  string
+		want []string
+	}{
+		{`[]`, nil},
+		{` [ ] `, nil},
+		{`[1, "a,]\"", {"b":[2,3]} ,null]`, []string{`1`, `"a,]\""`, `{"b":[2,3]}`, `null`}},
+		{`[[]]`, []string{`[]`}},
+	} {
+		var got []string
+		if err := EachElement(json.RawMessage(c.arr), func(v json.RawMessage) { got = append(got, string(v)) }); err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("EachElement(%s) = %q, %v; want %q", c.arr, got, err, c.want)
+		}
+	}
+	if EachElement(json.RawMessage(`{"a":1}`), func(json.RawMessage) {}) == nil {
+		t.Error("EachElement of an object succeeded")
+	}
+}
+
+// EachElement of a valid array gives the elements encoding/json gives.
+func FuzzEachElement(f *testing.F) {
+	f.Add([]byte(`[1, "a,]\\"", {"b":[2,3]} ,null]`))
+	f.Add([]byte(` [ [] , {} ] `))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var want []json.RawMessage
+		if !Valid(b) || json.Unmarshal(b, &want) != nil {
+			return
+		}
+		var got []json.RawMessage
+		if err := EachElement(b, func(v json.RawMessage) { got = append(got, v) }); err != nil {
+			t.Fatalf("EachElement(%q): %v", b, err)
+		}
+		if !slices.EqualFunc(got, want, func(x, y json.RawMessage) bool { return string(x) == string(y) }) {
+			t.Fatalf("EachElement(%q) = %q, want %q", b, got, want)
+		}
+	})
 }
 
 func FuzzDecode(f *testing.F) {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -21,42 +20,6 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/internal/audit"
 	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
-
-// findChromium returns a Chromium or Chrome to drive: $CHROMIUM, the
-// Debian package's (scripts/test installs it), or Chrome where the OS
-// keeps it. Without one the test fails, or is skipped under -short.
-func findChromium(t *testing.T) string {
-	t.Helper()
-	candidates := []string{os.Getenv("CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"}
-	switch runtime.GOOS {
-	case "darwin":
-		candidates = append(candidates, "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome")
-	case "windows":
-		candidates = append(candidates, `C:\Program Files\Google\Chrome\Application\chrome.exe`)
-	}
-	for _, c := range candidates {
-		if c != "" {
-			if _, err := os.Stat(c); err == nil {
-				return c
-			}
-		}
-	}
-	missing(t, "Chromium is required for the dashboard test: install the Debian package chromium (scripts/test does, as root), or set CHROMIUM to a Chromium or Chrome binary")
-	return ""
-}
-
-// artifactDir is where the dashboard test leaves its screenshots:
-// $MCP_GATEWAY_ARTIFACTS, else artifacts/ at the repository root.
-func artifactDir(t *testing.T, root string) string {
-	dir := os.Getenv("MCP_GATEWAY_ARTIFACTS")
-	if dir == "" {
-		dir = filepath.Join(root, "artifacts")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
 
 // bearer adds a bearer token to every request.
 type bearer struct {

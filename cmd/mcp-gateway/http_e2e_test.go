@@ -790,7 +790,13 @@ func TestHTTPProgressGoClientWithoutGET(t *testing.T) {
 // initialized. It returns the session id.
 func initRaw(t *testing.T, g *httpGW) string {
 	t.Helper()
-	resp := postMCP(t, g.base+"/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, nil)
+	return initRawCaps(t, g, `{}`)
+}
+
+// initRawCaps is initRaw for a client that declares caps.
+func initRawCaps(t *testing.T, g *httpGW, caps string) string {
+	t.Helper()
+	resp := postMCP(t, g.base+"/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"raw","version":"1"}}}`, nil)
 	sid := resp.Header.Get("Mcp-Session-Id")
 	// One JSON response if answered within primeAfter, else an event
 	// stream.

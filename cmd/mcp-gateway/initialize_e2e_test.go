@@ -5,8 +5,10 @@ import (
 	"testing"
 )
 
-// Backends are declared the client's own capabilities (roots, sampling,
-// elicitation as the client wrote them; nothing the gateway cannot relay),
+// Backends are declared the client's own capabilities as the client wrote
+// them (roots, sampling, elicitation, extensions such as MCP Apps', and
+// capabilities the gateway does not know), but tasks and experimental,
+// whose requests the gateway cannot relay,
 // and the client's initialize is answered with the backends' instructions,
 // each under its server's name, and the union of their capabilities.
 func TestInitializeCarriesClientAndBackends(t *testing.T) {
@@ -14,6 +16,7 @@ func TestInitializeCarriesClientAndBackends(t *testing.T) {
 	cfg := beConfig(t, tb("a", "-instructions", "Call a.echo first."), tb("b", "-resources"), tb("c", "-instructions", "Nothing else."))
 	for _, c := range []struct{ name, caps, want string }{
 		{"url elicitation, no sampling", `{"elicitation":{"url":{},"form":{}},"experimental":{"x":{}},"roots":{"listChanged":true}}`, `{"elicitation":{"url":{},"form":{}},"roots":{"listChanged":true}}`},
+		{"extensions, tasks, a capability of the future", `{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]},"example.com/x":{"v":[1,2]}},"tasks":{"list":{}},"future":{"n":12345678901234567890},"sampling":{}}`, `{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]},"example.com/x":{"v":[1,2]}},"future":{"n":12345678901234567890},"sampling":{}}`},
 		{"nothing", `{}`, `{}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
