@@ -345,4 +345,3 @@ func (f *front) inlineRoute(name string) (toolRoute, bool) {
 	r, ok := f.lookupTool(name)
 	return r, ok && r.kind == backendTool && !f.needsConfirm(r)
 }
-
