@@ -84,7 +84,7 @@ func (f *front) callTool(ctx context.Context, tc toolCall, notify func(*mcp.Prog
 	}
 	r, ok := f.resolve(ctx, tc.name)
 	if !ok {
-		return nil, &notFoundError{kindTool, tc.name}
+		return nil, f.notFound(kindTool, tc.name)
 	}
 	switch r.kind {
 	case answerTool:
@@ -152,11 +152,13 @@ func (f *front) resolve(ctx context.Context, name string) (toolRoute, bool) {
 	return f.orphan(name)
 }
 
+// lookupTool finds a name in the tables: a tool the policy hides is not
+// there.
 func (f *front) lookupTool(name string) (toolRoute, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	r, ok := f.tools[name]
-	return r, ok
+	return r, ok && f.allowedLocked(r)
 }
 
 // orphan finds the backend a name belongs to when that backend is not ready
@@ -171,12 +173,16 @@ func (f *front) orphan(name string) (toolRoute, bool) {
 	down := f.g.notReady()
 	f.mu.Lock()
 	r, ok := f.known[name]
+	ok = ok && f.allowedLocked(r)
 	f.mu.Unlock()
 	if ok && down[r.server] {
 		return r, true
 	}
 	if server, own, ok := f.prefixOwner(name, down); ok {
-		return toolRoute{kind: backendTool, server: server, own: own}, true
+		r := toolRoute{kind: backendTool, server: server, own: own}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return r, f.allowedLocked(r)
 	}
 	return toolRoute{}, false
 }

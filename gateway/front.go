@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/mcp-gateway/mcp-gateway/internal/authn"
+	"github.com/mcp-gateway/mcp-gateway/internal/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -33,6 +35,15 @@ type front struct {
 	initialized bool
 	version     string          // the negotiated version (handshake era)
 	client      string          // clientInfo.name
+	// who is the client's principal (the HTTP front's authentication),
+	// nil on stdio and the command line; access is what the policy lets
+	// it see, nil for everything (access.go).
+	who    *authn.Principal
+	access *policy.Decision
+	// deniedPrompts and deniedRes are what the policy hides of the
+	// prompts and resources, to report a request for one (hidden).
+	deniedPrompts map[string]promptRoute
+	deniedRes     map[resourceKey]string
 	caps        json.RawMessage // the client's capabilities, as it wrote them
 	strict      bool
 	settled     bool                   // the first wait for backends is over (settle)

@@ -21,6 +21,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends/ratelimit"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/gateway/internal/stdio"
+	"github.com/mcp-gateway/mcp-gateway/internal/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -45,6 +46,13 @@ type Options struct {
 	// input (hold.go): replicas behind one load balancer share it
 	// (gateway.http.state_key_env); nil means a key of this process's own.
 	StateKey []byte
+	// Policy decides what each HTTP client sees and may call, by the
+	// principal its requests carry (WithPrincipal); nil, or a client
+	// without a principal, sees everything.
+	Policy *policy.Policy
+	// OnDeny, if set, is told of every request the policy refused. It
+	// runs on the request's path: it must not block.
+	OnDeny func(Denial)
 }
 
 // Gateway routes MCP requests from clients to the answer tools and the
@@ -156,8 +164,14 @@ func (g *Gateway) serve(ctx context.Context, cs clientStream) error {
 // initialized at that version, since it carries no handshake of its own,
 // and is told of nothing after it.
 func (g *Gateway) serveOn(ctx context.Context, cs clientStream, version string) error {
-	f := g.newFront()
+	return g.serveFront(ctx, g.newFront(), cs, version)
+}
+
+// serveFront is serveOn with the front made (newFront), which it drops at
+// the end. The front serves the principal of ctx (WithPrincipal).
+func (g *Gateway) serveFront(ctx context.Context, f *front, cs clientStream, version string) error {
 	defer g.dropFront(f)
+	f.setPrincipal(PrincipalOf(ctx))
 	if version != "" {
 		f.stateless, f.initialized, f.version = true, true, version
 	}

@@ -58,6 +58,7 @@ func (g *Gateway) Tools() []ToolInfo {
 func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 	f := g.newFront()
 	defer g.dropFront(f)
+	f.setPrincipal(PrincipalOf(ctx))
 	f.settle(ctx)
 	if _, ok := f.lookupTool(name); !ok {
 		// Not a plain name of a listed tool, nor of a backend that is not

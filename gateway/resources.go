@@ -6,6 +6,7 @@ import (
 	"regexp"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/mcp-gateway/mcp-gateway/internal/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/yosida95/uritemplate/v3"
 )
@@ -26,10 +27,21 @@ func (f *front) syncResources(touched bool) {
 		return
 	}
 	owner := make(map[resourceKey]string)
+	var denied map[resourceKey]string
 	var listedRes, listedTmpl []json.RawMessage // as the backends wrote them
 	var matchers []templateRoute
+	f.mu.Lock()
+	access := f.access
+	f.mu.Unlock()
 	for _, br := range f.g.opts.Backends.Resources() {
 		key := resourceKey{br.URI, br.Template}
+		if !access.Allows(policy.Resource, br.Server, "") {
+			if denied == nil {
+				denied = make(map[resourceKey]string)
+			}
+			denied[key] = br.Server
+			continue
+		}
 		if prev, dup := owner[key]; dup {
 			f.log.Warn("resource listed by two backends; the first serves it", "uri", br.URI, "server", prev, "ignored", br.Server)
 			continue
@@ -56,7 +68,7 @@ func (f *front) syncResources(touched bool) {
 	}
 	f.mu.Lock()
 	same := sameDefs(f.resourceDefs, listedRes) && sameDefs(f.templateDefs, listedTmpl)
-	f.res = owner
+	f.res, f.deniedRes = owner, denied
 	f.resourceDefs, f.templateDefs, f.templates = listedRes, listedTmpl, matchers
 	f.mu.Unlock()
 	if !same || touched {
@@ -122,9 +134,9 @@ func (f *front) read(ctx context.Context, params json.RawMessage) (json.RawMessa
 	f.settle(ctx) // a client need not have listed first
 	b := f.g.opts.Backends
 	debug := f.g.opts.Config.Server.Debug
-	notFound := rpcError(&notFoundError{kindResource, uri}, kindResource, uri, debug)
+	notFound := func() error { return rpcError(f.notFound(kindResource, uri), kindResource, uri, debug) }
 	if b == nil {
-		return nil, notFound
+		return nil, notFound()
 	}
 	if server, ok := f.resourceOwner(uri); ok {
 		raw, err := f.forward(ctx, server, "resources/read", params)
@@ -133,7 +145,13 @@ func (f *front) read(ctx context.Context, params json.RawMessage) (json.RawMessa
 		}
 		return raw, nil
 	}
+	if f.hidden(policy.Resource, uri) {
+		return nil, notFound() // listed by a server the client may not see
+	}
 	for _, server := range b.ResourceServers() {
+		if !f.allowsResources(server) {
+			continue
+		}
 		raw, err := f.forward(ctx, server, "resources/read", params)
 		if err != nil {
 			f.log.Debug("unlisted resource not read", "server", server, "uri", uri, "err", err)
@@ -141,5 +159,5 @@ func (f *front) read(ctx context.Context, params json.RawMessage) (json.RawMessa
 		}
 		return raw, nil
 	}
-	return nil, notFound
+	return nil, notFound()
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/internal/policy"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -40,7 +42,11 @@ func (g *Gateway) ServeTools(w http.ResponseWriter, r *http.Request) {
 	}
 	tools := []RESTTool{}
 	g.waitFirstStarts(r.Context())
+	access := g.decision(r.Context())
 	for _, t := range g.Tools() {
+		if !access.Allows(policy.Tool, toolPolicyServer(t.Server), t.Own) {
+			continue
+		}
 		to, ok := timeouts[t.Server]
 		if !ok {
 			to = int64(g.opts.Config.Gateway.DefaultTimeoutMS)
@@ -190,10 +196,19 @@ func decodeRESTCall(body []byte) (restCall, error) {
 // backend that is down is not listed; its name is built from the prefix,
 // so that the call reports the backend's state. Both come from the
 // configuration in force (SetServers), as the MCP front's names do.
+//
+// A server the policy shows nothing of is unknown to the caller, as one
+// that does not exist; a tool it hides gets the name its prefix makes, and
+// the call answers that it is not found, as for a tool that does not
+// exist.
 func (g *Gateway) restName(r *http.Request, server, tool string) (string, bool) {
 	g.waitFirstStarts(r.Context())
+	access := g.decision(r.Context())
+	if !access.AllowsServer(server) {
+		return "", false
+	}
 	for _, t := range g.Tools() {
-		if t.Server == server && t.Own == tool {
+		if t.Server == server && t.Own == tool && access.Allows(policy.Tool, server, tool) {
 			return t.Name, true
 		}
 	}
@@ -201,6 +216,24 @@ func (g *Gateway) restName(r *http.Request, server, tool string) (string, bool) 
 		return g.namer(false).name(prefix, tool), true
 	}
 	return "", false
+}
+
+// decision is what the policy lets the principal of ctx see (nil:
+// everything).
+func (g *Gateway) decision(ctx context.Context) *policy.Decision {
+	if p := PrincipalOf(ctx); p != nil {
+		return p.Decision(g.opts.Policy)
+	}
+	return nil
+}
+
+// toolPolicyServer is the server a tool of ToolInfo is named by in the
+// policy: the gateway's own tools are the gateway's.
+func toolPolicyServer(server string) string {
+	if server == "" {
+		return policy.Gateway
+	}
+	return server
 }
 
 // restError maps a call's JSON-RPC error to an HTTP status and a REST

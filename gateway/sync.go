@@ -43,11 +43,13 @@ func (f *front) syncTools(t *toolTable, touched bool) {
 		ix = t.findIndex(f.g.instructions)
 	}
 	defs := make([]json.RawMessage, 0, len(listed))
+	f.mu.Lock()
 	for _, name := range order {
-		if r, ok := listed[name]; ok {
+		if r, ok := listed[name]; ok && f.allowedLocked(r) {
 			defs = append(defs, r.def)
 		}
 	}
+	f.mu.Unlock()
 	var down map[string]bool
 	if f.g.opts.Backends != nil {
 		down = f.g.notReady()
