@@ -33,8 +33,8 @@ type front struct {
 	// initialized: the handshake is done (initialize answered); a
 	// stateless-era client needs none.
 	initialized bool
-	version     string          // the negotiated version (handshake era)
-	client      string          // clientInfo.name
+	version     string // the negotiated version (handshake era)
+	client      string // clientInfo.name
 	// who is the client's principal (the HTTP front's authentication),
 	// nil on stdio and the command line; access is what the policy lets
 	// it see, nil for everything (access.go).
@@ -44,17 +44,17 @@ type front struct {
 	// prompts and resources, to report a request for one (hidden).
 	deniedPrompts map[string]promptRoute
 	deniedRes     map[resourceKey]string
-	caps        json.RawMessage // the client's capabilities, as it wrote them
-	strict      bool
-	settled     bool                   // the first wait for backends is over (settle)
-	synced      bool                   // the tables were built once: keep them current
-	tools       map[string]toolRoute   // front name → route
-	known       map[string]toolRoute   // every backend tool ever listed, for orphans
-	findIndex   *toolIndex             // what gateway.find_tools searches (lazy mode)
-	prompts     map[string]promptRoute // front name → route
-	res         map[resourceKey]string // resource or template → the server that serves it
-	subs        map[string]bool        // resource URIs the client subscribed to (subscribe.go)
-	tasks       taskOwners             // the tasks this session created (tasks.go)
+	caps          json.RawMessage // the client's capabilities, as it wrote them
+	strict        bool
+	settled       bool                   // the first wait for backends is over (settle)
+	synced        bool                   // the tables were built once: keep them current
+	tools         map[string]toolRoute   // front name → route
+	known         map[string]toolRoute   // every backend tool ever listed, for orphans
+	findIndex     *toolIndex             // what gateway.find_tools searches (lazy mode)
+	prompts       map[string]promptRoute // front name → route
+	res           map[resourceKey]string // resource or template → the server that serves it
+	subs          map[string]bool        // resource URIs the client subscribed to (subscribe.go)
+	tasks         taskOwners             // the tasks this session created (tasks.go)
 	// stateless: an HTTP request served on its own, which has no session
 	// to come back to: it reaches every task the gateway recorded
 	// (tasks.go) and is never notified of anything.
