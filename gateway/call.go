@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/answer"
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/mcp-gateway/mcp-gateway/internal/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -102,6 +103,9 @@ func (f *front) isAnswerTool(name string) bool {
 // callAnswer runs an answer tool; a client that sent a progressToken gets
 // progress while it runs (startProgress).
 func (f *front) callAnswer(ctx context.Context, name string, tc toolCall, notify func(*mcp.ProgressNotificationParams)) (json.RawMessage, error) {
+	if err := f.admit(policy.Gateway, name, tc.name); err != nil {
+		return nil, err
+	}
 	step, stop := f.startProgress(tc, notify)
 	res, err := f.g.opts.Answer.CallWith(ctx, name, tc.args, answer.CallOptions{Step: step})
 	stop()
@@ -231,6 +235,9 @@ func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc to
 	if err != nil {
 		return nil, err
 	}
+	if err := f.admit(r.server, r.own, name); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	raw, err := f.g.opts.Backends.CallTool(ctx, r.server, r.own, tc.args, opts)
 	f.log.Debug("tools/call", "tool", name, "server", r.server, "duration", time.Since(start), "ok", err == nil)
@@ -265,6 +272,9 @@ func (f *front) fulfillBackend(ctx context.Context, name string, r toolRoute, tc
 // calls before it waits for input.
 func (f *front) startBackend(name string, r toolRoute, tc toolCall, notify func(*mcp.ProgressNotificationParams), done func(json.RawMessage, error)) (cancel backends.CancelFunc) {
 	opts, err := backendOptions(tc, notify)
+	if err == nil {
+		err = f.admit(r.server, r.own, name)
+	}
 	if err != nil {
 		done(nil, err)
 		return func(json.RawMessage) {}
@@ -343,4 +353,19 @@ func (f *front) inlineRoute(name string) (toolRoute, bool) {
 // cannot return.
 func unreachable(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	return nil, fmt.Errorf("internal error: tools/call bypassed the gateway's session")
+}
+
+// admit takes a call of server's tool own (called as name) from the
+// client's rate limit for that tool, if one names it (limits.go).
+func (f *front) admit(server, own, name string) error {
+	if len(f.g.limits.tools) == 0 {
+		return nil
+	}
+	f.mu.Lock()
+	who := f.who
+	f.mu.Unlock()
+	if e := f.g.admitCall(who, server, own, name); e != nil {
+		return e
+	}
+	return nil
 }

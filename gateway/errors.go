@@ -41,10 +41,13 @@ func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 		argErr   *answer.ArgumentError
 		apiErr   *answer.APIError
 		notFound *notFoundError
+		limited  *limitedError
 	)
 	switch {
 	case errors.As(err, &rpc):
 		return rpc
+	case errors.As(err, &limited):
+		return limited.rpc()
 	case errors.As(err, &notFound):
 		if notFound.kind == kindResource {
 			// As 2026-07-28 says (SEP-2164): the URI in data.

@@ -53,6 +53,9 @@ type Options struct {
 	// OnDeny, if set, is told of every request the policy refused. It
 	// runs on the request's path: it must not block.
 	OnDeny func(Denial)
+	// OnLimited, if set, is told of every request a rate limit refused:
+	// the limit ("identity" or "tool") and the tool's backend.
+	OnLimited func(limit, server string)
 }
 
 // Gateway routes MCP requests from clients to the answer tools and the
@@ -77,7 +80,8 @@ type Gateway struct {
 	routesMu sync.Mutex
 	routes   [2]*toolTable // toolRoutes' last result per naming mode (plain, strict)
 
-	sealer *sealer // seals the requestState of held calls
+	limits *limiter // gateway.rate_limits
+	sealer *sealer  // seals the requestState of held calls
 	holds  holds   // the calls held for a stateless-era client's input (hold.go)
 }
 
@@ -108,6 +112,7 @@ func New(opts Options) *Gateway {
 		opts.Answer = nil
 	}
 	g := &Gateway{opts: opts, log: log, fronts: make(map[*front]bool), logs: ratelimit.NewKeyed(logLimit), sealer: newSealer(opts.StateKey)}
+	g.limits = newLimiter(opts.Config.Gateway.RateLimits)
 	g.SetServers(opts.Config.Servers)
 	if opts.Backends != nil {
 		opts.Backends.OnReadIdle(g.flushClients)

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -272,6 +273,9 @@ func (h *HTTPFront) ServeMCP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		var ok bool
 		if msgs, calls, initialize, ok = readPOST(w, r, version); !ok {
+			return
+		}
+		if !h.g.admitPOST(w, r, calls) {
 			return
 		}
 		if statelessEra(version, msgs) {
@@ -603,6 +607,18 @@ func (h *HTTPFront) ServeMessages(w http.ResponseWriter, r *http.Request) {
 	if sess == nil || !servedTo(&sess.front, PrincipalOf(r.Context())) {
 		http.Error(w, "session not found", http.StatusNotFound)
 		return
+	}
+	if h.g.limits.identity != nil {
+		// The messages are counted before go-sdk's transport reads them.
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			bodyError(w, err)
+			return
+		}
+		if _, calls, _, _, err := readMessages(body); err == nil && !h.g.admitPOST(w, r, calls) {
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	sess.posted.Store(true)
 	sess.t.ServeHTTP(w, r)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"
@@ -33,7 +34,7 @@ type RESTTool struct {
 
 // ServeTools serves GET /mcp/tools.
 func (g *Gateway) ServeTools(w http.ResponseWriter, r *http.Request) {
-	if !onlyMethod(w, r, http.MethodGet) {
+	if !onlyMethod(w, r, http.MethodGet) || !g.admitREST(w, r) {
 		return
 	}
 	timeouts := make(map[string]int64)
@@ -74,7 +75,7 @@ type restCall struct {
 
 // ServeCall serves POST /mcp/call.
 func (g *Gateway) ServeCall(w http.ResponseWriter, r *http.Request) {
-	if !onlyMethod(w, r, http.MethodPost) {
+	if !onlyMethod(w, r, http.MethodPost) || !g.admitREST(w, r) {
 		return
 	}
 	if !isJSONContent(r) {
@@ -119,6 +120,9 @@ func (g *Gateway) ServeCall(w http.ResponseWriter, r *http.Request) {
 	res, rpcErr := g.Call(r.Context(), name, args)
 	if rpcErr != nil {
 		status, code := restError(rpcErr)
+		if status == http.StatusTooManyRequests {
+			setRetryAfter(w, rpcErr)
+		}
 		details := map[string]any{"jsonrpcCode": rpcErr.Code}
 		var data map[string]any
 		if len(rpcErr.Data) > 0 && json.Unmarshal(rpcErr.Data, &data) == nil {
@@ -249,6 +253,8 @@ func restError(e *jsonrpc.Error) (int, string) {
 		return http.StatusServiceUnavailable, "SERVER_CRASHED"
 	case e.Code == CodeServerError:
 		return http.StatusServiceUnavailable, "SERVER_NOT_RUNNING"
+	case e.Code == CodeRateLimited:
+		return http.StatusTooManyRequests, "RATE_LIMITED"
 	case e.Code == CodeToolFailed && data.Reason == "timeout":
 		return http.StatusGatewayTimeout, "TIMEOUT_ERROR"
 	case e.Code == jsonrpc.CodeParseError:
@@ -277,4 +283,27 @@ func writeJSONStatus(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+}
+
+// admitREST takes a REST request from its principal's identity bucket;
+// over the limit it answers 429 RATE_LIMITED with Retry-After.
+func (g *Gateway) admitREST(w http.ResponseWriter, r *http.Request) bool {
+	e := g.admitRequests(PrincipalOf(r.Context()), 1)
+	if e == nil {
+		return true
+	}
+	rpc := e.rpc()
+	setRetryAfter(w, rpc)
+	restFail(w, http.StatusTooManyRequests, "RATE_LIMITED", rpc.Message, map[string]any{"jsonrpcCode": rpc.Code, "retryAfter": retrySeconds(e.retryAfter), "limit": e.limit})
+	return false
+}
+
+// setRetryAfter sets Retry-After from a rate limit error's retryAfter.
+func setRetryAfter(w http.ResponseWriter, e *jsonrpc.Error) {
+	var data struct {
+		RetryAfter float64 `json:"retryAfter"`
+	}
+	if json.Unmarshal(e.Data, &data) == nil {
+		w.Header().Set("Retry-After", retryHeader(time.Duration(data.RetryAfter*float64(time.Second))))
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/gateway"
+	"github.com/mcp-gateway/mcp-gateway/internal/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -30,8 +31,9 @@ type app struct {
 	log      *slog.Logger
 	backends *backends.Manager
 	gw       *gateway.Gateway
-	metrics  *metrics // --transport http only
-	tokenDir string   // remote servers' sign-ins (login, logout)
+	metrics  *metrics       // --transport http only
+	policy   *policy.Policy // gateway.policy, for serve-http and policy check
+	tokenDir string         // remote servers' sign-ins (login, logout)
 }
 
 // newApp loads the configuration and wires the gateway. It starts nothing.
@@ -101,6 +103,11 @@ func newApp(inv *invocation, e env) (*app, error) {
 	})
 	var onCall func(gateway.CallRecord)
 	var stateKey []byte
+	if inv.command == "serve-http" || inv.command == "policy-check" {
+		if a.policy, err = compilePolicy(cfg); err != nil {
+			return nil, err
+		}
+	}
 	if inv.command == "serve-http" {
 		a.metrics = newMetrics(a.backends)
 		onCall = a.metrics.observe
@@ -120,6 +127,13 @@ func newApp(inv *invocation, e env) (*app, error) {
 		Version:  version(),
 		OnCall:   onCall,
 		StateKey: stateKey,
+		Policy:   a.policy,
+		OnDeny:   a.denied,
+		OnLimited: func(limit, server string) {
+			if a.metrics != nil {
+				a.metrics.limited.WithLabelValues(limit, server).Inc()
+			}
+		},
 	})
 	return a, nil
 }
@@ -168,6 +182,8 @@ func (a *app) run(ctx context.Context) error {
 		return a.login(ctx)
 	case "logout":
 		return a.logout()
+	case "policy-check":
+		return a.policyCheck()
 	}
 	return usagef("unknown command %q", a.inv.command)
 }
@@ -239,4 +255,14 @@ func (a *app) call(ctx context.Context) error {
 		return errReported
 	}
 	return nil
+}
+
+// denied reports a request the policy refused (gateway.Options.OnDeny):
+// in the log, and counted in /metrics.
+func (a *app) denied(d gateway.Denial) {
+	a.log.Info("policy: request denied", "identity", d.Identity, "client", d.Client, "kind", d.Kind, "name", d.Name,
+		"server", d.Server, "rule", d.Rule, "pattern", d.Pattern)
+	if a.metrics != nil {
+		a.metrics.denials.WithLabelValues(d.Kind).Inc()
+	}
 }
