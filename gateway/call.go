@@ -355,15 +355,19 @@ func unreachable(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, er
 	return nil, fmt.Errorf("internal error: tools/call bypassed the gateway's session")
 }
 
-// admit takes a call of server's tool own (called as name) from the
-// client's rate limit for that tool, if one names it (limits.go).
+// admit checks a call of server's tool own (called as name) against the
+// scopes the tool needs (scopes.go), and takes it from the client's rate
+// limit for that tool, if one names it (limits.go).
 func (f *front) admit(server, own, name string) error {
-	if len(f.g.limits.tools) == 0 {
+	if len(f.g.limits.tools) == 0 && len(f.g.toolScopes) == 0 {
 		return nil
 	}
 	f.mu.Lock()
 	who := f.who
 	f.mu.Unlock()
+	if e := f.g.checkScopes(who, server, own, name); e != nil {
+		return e
+	}
 	if e := f.g.admitCall(who, server, own, name); e != nil {
 		return e
 	}

@@ -80,7 +80,8 @@ type Gateway struct {
 	routesMu sync.Mutex
 	routes   [2]*toolTable // toolRoutes' last result per naming mode (plain, strict)
 
-	limits *limiter // gateway.rate_limits
+	limits     *limiter    // gateway.rate_limits
+	toolScopes []toolScope // gateway.http.oauth.tool_scopes
 	sealer *sealer  // seals the requestState of held calls
 	holds  holds   // the calls held for a stateless-era client's input (hold.go)
 }
@@ -113,6 +114,7 @@ func New(opts Options) *Gateway {
 	}
 	g := &Gateway{opts: opts, log: log, fronts: make(map[*front]bool), logs: ratelimit.NewKeyed(logLimit), sealer: newSealer(opts.StateKey)}
 	g.limits = newLimiter(opts.Config.Gateway.RateLimits)
+	g.toolScopes = newToolScopes(opts.Config.Gateway.HTTP.OAuth.ToolScopes)
 	g.SetServers(opts.Config.Servers)
 	if opts.Backends != nil {
 		opts.Backends.OnReadIdle(g.flushClients)

@@ -275,7 +275,7 @@ func (h *HTTPFront) ServeMCP(w http.ResponseWriter, r *http.Request) {
 		if msgs, calls, initialize, ok = readPOST(w, r, version); !ok {
 			return
 		}
-		if !h.g.admitPOST(w, r, calls) {
+		if !h.g.admitPOST(w, r, calls) || !h.g.scopesOK(w, r, msgs) {
 			return
 		}
 		if statelessEra(version, msgs) {
@@ -608,14 +608,15 @@ func (h *HTTPFront) ServeMessages(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "session not found", http.StatusNotFound)
 		return
 	}
-	if h.g.limits.identity != nil {
-		// The messages are counted before go-sdk's transport reads them.
+	if h.g.limits.identity != nil || len(h.g.toolScopes) > 0 {
+		// The messages are counted and checked before go-sdk's transport
+		// reads them.
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
 			bodyError(w, err)
 			return
 		}
-		if _, calls, _, _, err := readMessages(body); err == nil && !h.g.admitPOST(w, r, calls) {
+		if msgs, calls, _, _, err := readMessages(body); err == nil && (!h.g.admitPOST(w, r, calls) || !h.g.scopesOK(w, r, msgs)) {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))

@@ -117,6 +117,9 @@ func (g *Gateway) ServeCall(w http.ResponseWriter, r *http.Request) {
 	if a := bytes.TrimSpace(args); len(a) == 0 || string(a) == "null" {
 		args = json.RawMessage(`{}`)
 	}
+	if !g.scopesOK(w, r, [][]byte{restAsCall(name, args)}) {
+		return
+	}
 	res, rpcErr := g.Call(r.Context(), name, args)
 	if rpcErr != nil {
 		status, code := restError(rpcErr)
@@ -255,6 +258,8 @@ func restError(e *jsonrpc.Error) (int, string) {
 		return http.StatusServiceUnavailable, "SERVER_NOT_RUNNING"
 	case e.Code == CodeRateLimited:
 		return http.StatusTooManyRequests, "RATE_LIMITED"
+	case e.Code == CodeInsufficientScope:
+		return http.StatusForbidden, "INSUFFICIENT_SCOPE"
 	case e.Code == CodeToolFailed && data.Reason == "timeout":
 		return http.StatusGatewayTimeout, "TIMEOUT_ERROR"
 	case e.Code == jsonrpc.CodeParseError:
@@ -306,4 +311,12 @@ func setRetryAfter(w http.ResponseWriter, e *jsonrpc.Error) {
 	if json.Unmarshal(e.Data, &data) == nil {
 		w.Header().Set("Retry-After", retryHeader(time.Duration(data.RetryAfter*float64(time.Second))))
 	}
+}
+
+// restAsCall is a REST call as the tools/call message it stands for, for
+// the checks made of MCP requests (scopesOK).
+func restAsCall(name string, args json.RawMessage) []byte {
+	params, _ := wire.SetMember(json.RawMessage(`{}`), "name", mustJSON(name))
+	params, _ = wire.SetMember(params, "arguments", args)
+	return wire.AppendRequest(nil, json.RawMessage(`0`), "tools/call", params)
 }
