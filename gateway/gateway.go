@@ -82,8 +82,8 @@ type Gateway struct {
 
 	limits     *limiter    // gateway.rate_limits
 	toolScopes []toolScope // gateway.http.oauth.tool_scopes
-	sealer *sealer  // seals the requestState of held calls
-	holds  holds   // the calls held for a stateless-era client's input (hold.go)
+	sealer     *sealer     // seals the requestState of held calls
+	holds      holds       // the calls held for a stateless-era client's input (hold.go)
 }
 
 // SetServers records the servers of a reloaded configuration (their
