@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/internal/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // toolCall is what serving a tools/call needs of its params; the
@@ -30,6 +31,9 @@ type toolCall struct {
 	// caps are what a client of the stateless era declared for the call
 	// (nil otherwise).
 	caps json.RawMessage
+	// span is the request's span, when tracing: the parent of the
+	// backend's (trace.go).
+	span trace.Span
 }
 
 // decodeToolCall reads tools/call params, with member names compared
@@ -238,8 +242,17 @@ func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc to
 	if err := f.admit(r.server, r.own, name); err != nil {
 		return nil, err
 	}
+	var span trace.Span
+	if f.g.opts.Tracer != nil {
+		var meta map[string]any
+		span, meta = f.g.backendSpan(ctx, "tools/call", r.server, r.own)
+		opts.Meta = withTraceMeta(opts.Meta, meta)
+	}
 	start := time.Now()
 	raw, err := f.g.opts.Backends.CallTool(ctx, r.server, r.own, tc.args, opts)
+	if span != nil {
+		endSpan(span, raw, nil, err)
+	}
 	f.log.Debug("tools/call", "tool", name, "server", r.server, "duration", time.Since(start), "ok", err == nil)
 	if err == nil && tc.task != nil {
 		f.recordTask(r.server, raw)
@@ -280,6 +293,19 @@ func (f *front) startBackend(name string, r toolRoute, tc toolCall, notify func(
 		return func(json.RawMessage) {}
 	}
 	opts.Batch = true
+	if f.g.opts.Tracer != nil {
+		parent := context.Background()
+		if tc.span != nil {
+			parent = trace.ContextWithSpan(parent, tc.span)
+		}
+		span, meta := f.g.backendSpan(parent, "tools/call", r.server, r.own)
+		opts.Meta = withTraceMeta(opts.Meta, meta)
+		inner := done
+		done = func(raw json.RawMessage, err error) {
+			endSpan(span, raw, nil, err)
+			inner(raw, err)
+		}
+	}
 	if tc.task != nil {
 		inner := done
 		done = func(raw json.RawMessage, err error) {

@@ -23,6 +23,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/gateway/internal/stdio"
 	"github.com/mcp-gateway/mcp-gateway/internal/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Options configure a Gateway.
@@ -56,6 +57,9 @@ type Options struct {
 	// OnLimited, if set, is told of every request a rate limit refused:
 	// the limit ("identity" or "tool") and the tool's backend.
 	OnLimited func(limit, server string)
+	// Tracer, if set, traces every request and the backend requests made
+	// for it (trace.go); nil traces nothing.
+	Tracer trace.Tracer
 }
 
 // Gateway routes MCP requests from clients to the answer tools and the

@@ -278,6 +278,9 @@ func (h *HTTPFront) ServeMCP(w http.ResponseWriter, r *http.Request) {
 		if !h.g.admitPOST(w, r, calls) || !h.g.scopesOK(w, r, msgs) {
 			return
 		}
+		if h.g.opts.Tracer != nil {
+			msgs = traceHeaders(r.Header, msgs)
+		}
 		if statelessEra(version, msgs) {
 			// 2026-07-28: no session, whatever the headers say; any
 			// replica serves it.
@@ -608,7 +611,7 @@ func (h *HTTPFront) ServeMessages(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "session not found", http.StatusNotFound)
 		return
 	}
-	if h.g.limits.identity != nil || len(h.g.toolScopes) > 0 {
+	if h.g.limits.identity != nil || len(h.g.toolScopes) > 0 || h.g.opts.Tracer != nil {
 		// The messages are counted and checked before go-sdk's transport
 		// reads them.
 		body, err := io.ReadAll(r.Body)
@@ -616,8 +619,13 @@ func (h *HTTPFront) ServeMessages(w http.ResponseWriter, r *http.Request) {
 			bodyError(w, err)
 			return
 		}
-		if msgs, calls, _, _, err := readMessages(body); err == nil && (!h.g.admitPOST(w, r, calls) || !h.g.scopesOK(w, r, msgs)) {
-			return
+		if msgs, calls, batch, _, err := readMessages(body); err == nil {
+			if !h.g.admitPOST(w, r, calls) || !h.g.scopesOK(w, r, msgs) {
+				return
+			}
+			if h.g.opts.Tracer != nil && !batch && len(msgs) == 1 {
+				body = traceHeaders(r.Header, msgs)[0]
+			}
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // ToolInfo describes one tool a client can call, for `mcp-gateway tools`.
@@ -72,6 +74,12 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (
 		}
 	}
 	record := f.recorder(name)
+	var span trace.Span
+	if g.opts.Tracer != nil {
+		ctx, span = g.opts.Tracer.Start(ctx, "tools/call "+name, trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithAttributes(attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", name),
+				attribute.Int("mcp_gateway.request.size", len(args))))
+	}
 	raw, err := f.callTool(ctx, toolCall{name: name, args: args}, nil)
 	var e *jsonrpc.Error
 	if err != nil {
@@ -80,6 +88,9 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (
 	}
 	if record != nil {
 		record(raw, e)
+	}
+	if span != nil {
+		endRequestSpan(span, raw, e)
 	}
 	return raw, e
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/internal/policy"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"go.opentelemetry.io/otel/propagation"
 )
 
 // The REST API (docs/http.md): GET /mcp/tools and POST /mcp/call, for
@@ -120,7 +121,11 @@ func (g *Gateway) ServeCall(w http.ResponseWriter, r *http.Request) {
 	if !g.scopesOK(w, r, [][]byte{restAsCall(name, args)}) {
 		return
 	}
-	res, rpcErr := g.Call(r.Context(), name, args)
+	ctx := r.Context()
+	if g.opts.Tracer != nil {
+		ctx = traceContext.Extract(ctx, propagation.HeaderCarrier(r.Header))
+	}
+	res, rpcErr := g.Call(ctx, name, args)
 	if rpcErr != nil {
 		status, code := restError(rpcErr)
 		if status == http.StatusTooManyRequests {

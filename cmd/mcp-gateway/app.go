@@ -33,6 +33,7 @@ type app struct {
 	gw       *gateway.Gateway
 	metrics  *metrics       // --transport http only
 	policy   *policy.Policy // gateway.policy, for serve-http and policy check
+	tel      *telemetry     // OpenTelemetry, when the environment asks for it (serve, serve-http)
 	tokenDir string         // remote servers' sign-ins (login, logout)
 }
 
@@ -108,9 +109,22 @@ func newApp(inv *invocation, e env) (*app, error) {
 			return nil, err
 		}
 	}
+	if inv.command == "serve" || inv.command == "serve-http" {
+		if a.tel, err = newTelemetry(context.Background(), e.lookup, a.log); err != nil {
+			logs.close()
+			return nil, err
+		}
+		if a.tel != nil && a.tel.duration != nil {
+			onCall = a.tel.observe
+		}
+	}
 	if inv.command == "serve-http" {
 		a.metrics = newMetrics(a.backends)
-		onCall = a.metrics.observe
+		if tel := onCall; tel != nil {
+			onCall = func(c gateway.CallRecord) { a.metrics.observe(c); tel(c) }
+		} else {
+			onCall = a.metrics.observe
+		}
 		if name := cfg.Gateway.HTTP.StateKeyEnv; name != "" {
 			key, _ := e.lookup(name)
 			if key = strings.TrimSpace(key); key == "" {
@@ -133,7 +147,11 @@ func newApp(inv *invocation, e env) (*app, error) {
 			if a.metrics != nil {
 				a.metrics.limited.WithLabelValues(limit, server).Inc()
 			}
+			if a.tel != nil {
+				a.tel.rateLimited(limit, server)
+			}
 		},
+		Tracer: a.tel.tracer(),
 	})
 	return a, nil
 }
@@ -150,6 +168,9 @@ func (a *app) servers(cfg *config.Config) []config.Server {
 // close stops the backends (no child outlives the gateway) and closes the
 // debug file.
 func (a *app) close() {
+	if err := a.tel.shutdown(); err != nil {
+		a.log.Warn("OpenTelemetry: exporting the last traces and metrics", "err", err)
+	}
 	if err := a.backends.Close(); err != nil {
 		a.log.Warn("stopping backends", "err", err)
 	}
@@ -264,5 +285,8 @@ func (a *app) denied(d gateway.Denial) {
 		"server", d.Server, "rule", d.Rule, "pattern", d.Pattern)
 	if a.metrics != nil {
 		a.metrics.denials.WithLabelValues(d.Kind).Inc()
+	}
+	if a.tel != nil {
+		a.tel.denied(d.Kind)
 	}
 }
