@@ -254,12 +254,16 @@ func TestIntrospection(t *testing.T) {
 	is.opaque["good"] = map[string]any{"active": true, "sub": "bob", "iss": is.srv.URL, "aud": []string{"x", resource},
 		"exp": float64(now.Add(time.Hour).Unix()), "scope": "mcp", "client_id": "c"}
 	is.opaque["elsewhere"] = map[string]any{"active": true, "sub": "bob", "aud": "https://other.example"}
+	is.opaque["noaud"] = map[string]any{"active": true, "sub": "carol"} // vouched for by the issuer
 	is.opaque["old"] = map[string]any{"active": true, "sub": "bob", "aud": resource, "exp": float64(now.Add(-time.Hour).Unix())}
 	v := newVerifier(&now, Issuer{Issuer: is.srv.URL, IntrospectionURL: is.srv.URL + "/introspect", ClientID: "gw", ClientSecret: "s3cret"})
 	ctx := context.Background()
 	p, err := v.Verify(ctx, "good")
 	if err != nil || p.Subject != "bob" || p.Key != "bob@"+is.srv.URL || p.ClientID != "c" {
 		t.Fatalf("good: %+v, %v", p, err)
+	}
+	if p, err := v.Verify(ctx, "noaud"); err != nil || p.Subject != "carol" {
+		t.Errorf("an active token without aud: %+v, %v", p, err)
 	}
 	_, err = v.Verify(ctx, "unknown")
 	wantInvalid(t, err, "not active")
