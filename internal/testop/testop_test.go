@@ -44,8 +44,12 @@ func TestTokensVerify(t *testing.T) {
 	}
 
 	for name, get := range map[string]func() (string, error){
-		"expired":        func() (string, error) { return o.Token(ctx, ClientID, "alice", "pw", resource, "openid", "mcp", ExpiredScope) },
-		"other audience": func() (string, error) { return o.Token(ctx, ClientID, "alice", "pw", "https://other.example/mcp", "openid", "mcp") },
+		"expired": func() (string, error) {
+			return o.Token(ctx, ClientID, "alice", "pw", resource, "openid", "mcp", ExpiredScope)
+		},
+		"other audience": func() (string, error) {
+			return o.Token(ctx, ClientID, "alice", "pw", "https://other.example/mcp", "openid", "mcp")
+		},
 	} {
 		tok, err := get()
 		if err != nil {
