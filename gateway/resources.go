@@ -146,7 +146,8 @@ func (f *front) read(ctx context.Context, params json.RawMessage) (json.RawMessa
 		return raw, nil
 	}
 	if f.hidden(policy.Resource, uri) {
-		return nil, notFound() // listed by a server the client may not see
+		// Listed by a server the client may not see (reported by hidden).
+		return nil, rpcError(&notFoundError{kindResource, uri}, kindResource, uri, debug)
 	}
 	for _, server := range b.ResourceServers() {
 		if !f.allowsResources(server) {
