@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/internal/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -244,6 +245,7 @@ func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc to
 	}
 	var span trace.Span
 	if f.g.opts.Tracer != nil {
+		trace.SpanFromContext(ctx).SetAttributes(attribute.String("mcp_gateway.server", r.server))
 		var meta map[string]any
 		span, meta = f.g.backendSpan(ctx, "tools/call", r.server, r.own)
 		opts.Meta = withTraceMeta(opts.Meta, meta)

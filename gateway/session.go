@@ -355,6 +355,9 @@ func (s *session) startToolCall(id, params json.RawMessage, rm *reqMeta) {
 	record := f.recorder(tc.name) // nil unless metrics are on
 	progress := func(p *mcp.ProgressNotificationParams) { s.progress(c.id, p) }
 	if r, ok := f.inlineRoute(tc.name); ok {
+		if c.span != nil {
+			c.span.SetAttributes(attribute.String("mcp_gateway.server", r.server))
+		}
 		name := tc.name // the closure keeps the name only, not the whole toolCall
 		cancel := f.startBackend(name, r, tc, progress, func(raw json.RawMessage, err error) {
 			if err == nil && !c.stateless && inputRequired(raw) {
@@ -516,9 +519,6 @@ func (s *session) setCancel(c *call, cancel backends.CancelFunc, tool, server st
 		c.server = server
 	}
 	s.mu.Unlock()
-	if c.span != nil && server != "" {
-		c.span.SetAttributes(attribute.String("mcp_gateway.server", server))
-	}
 }
 
 // callTo returns a tools/call to server in flight, or nil. A call that
