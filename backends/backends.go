@@ -113,6 +113,11 @@ type Options struct {
 	// start (snapshot.go); "" keeps none.
 	SnapshotDir string
 
+	// Trust configures the trust layer: pinned definitions, withheld
+	// changes, the definition scanner (trust.go, docs/trust.md). The zero
+	// value trusts every definition.
+	Trust TrustOptions
+
 	// Self, when set, is this gateway: an enabled server that would run it
 	// again (Self.Match's Loop) is not started but reported as Skipped, and
 	// every child inherits ChainEnv (Self.Environ), so that a nested gateway
@@ -145,11 +150,18 @@ type Status struct {
 	Tools     int       `json:"tools"`
 	// Snapshot: the backend is starting, and Tools and ServerInfo are
 	// what it was when last ready (in an earlier run).
-	Snapshot   bool                `json:"snapshot,omitempty"`
-	Restarts   int                 `json:"restarts"`
+	Snapshot bool `json:"snapshot,omitempty"`
+	Restarts int  `json:"restarts"`
+	// Trust is the server's trust policy (pin, approve, off); Withheld
+	// how many of its definitions the trust layer withholds (Changes).
+	Trust      string              `json:"trust,omitempty"`
+	Withheld   int                 `json:"withheld,omitempty"`
 	Error      string              `json:"error,omitempty"`
 	StderrTail []string            `json:"stderr_tail,omitempty"`
 	ServerInfo *mcp.Implementation `json:"server_info,omitempty"`
+	// Protocol is the revision the gateway speaks with the backend:
+	// 2026-07-28 after server/discover, else what initialize agreed.
+	Protocol string `json:"protocol,omitempty"`
 }
 
 // Tool is one tool of a ready backend, after the server's include/exclude
@@ -158,6 +170,7 @@ type Tool struct {
 	Server string          // the backend's configured name
 	Name   string          // the backend's own tool name
 	Raw    json.RawMessage // the tool object exactly as the backend listed it
+	def    *defInfo        // its digest and scan, when its server is trusted (trust.go)
 }
 
 // Prompt is one prompt of a ready backend.
@@ -165,6 +178,7 @@ type Prompt struct {
 	Server string
 	Name   string
 	Raw    json.RawMessage
+	def    *defInfo
 }
 
 // Resource is one resource (or resource template, when Template is true) of

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/trust"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 )
 
@@ -72,6 +73,10 @@ func (m *Manager) StartToolCall(server, tool string, args json.RawMessage, opts 
 
 // startCall starts a tools/call on c, b's session, bounded by timeout.
 func (b *backend) startCall(c *conn, tool string, args json.RawMessage, opts CallOptions, timeout time.Duration, done func(json.RawMessage, error)) CancelFunc {
+	if err := b.withheld(trust.Tool, tool); err != nil {
+		done(nil, err)
+		return func(json.RawMessage) {}
+	}
 	o := callOpts{timeout: timeout, batch: opts.Batch, caps: opts.ClientCaps}
 	params, err := b.m.toolParams(tool, args, opts, &o)
 	if err != nil {

@@ -199,6 +199,7 @@ func (b *backend) fetch(ctx context.Context, c *conn, caps serverCaps, kinds lis
 		}
 	}
 	l := decodeLists(b.cfg, tools, prompts, resources, templates, b.log)
+	b.annotate(&l)
 	for method, m := range meta {
 		l.setMeta(method, m)
 	}

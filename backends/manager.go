@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/trust"
 	"github.com/mcp-gateway/mcp-gateway/backends/ratelimit"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -41,6 +42,7 @@ type Manager struct {
 	listGen  [3]atomic.Uint64
 	logLevel atomic.Pointer[string] // the clients' logging/setLevel, if any
 	idle     atomic.Pointer[func()] // OnReadIdle
+	trust    *trustState            // the trust layer (trust.go)
 
 	// Supervision tunables; New sets the documented values, tests shorten them.
 	backoffBase, backoffMax time.Duration // restart delay: base doubling to max
@@ -93,6 +95,7 @@ func New(opts Options) *Manager {
 		m.startLimit = config.DefaultStartLimit
 	}
 	m.clientSet = make(chan struct{})
+	m.trust = newTrustState(m, opts.Trust, m.log)
 	set := &backendSet{byName: make(map[string]*backend)}
 	for _, s := range opts.Servers {
 		set.add(m.newBackend(s))
@@ -197,6 +200,7 @@ func (m *Manager) Start(ctx context.Context) {
 		m.reaper = r
 	}
 	m.runCtx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	m.trust.start()
 	for _, b := range m.backends() {
 		m.startLocked(b)
 	}
@@ -353,7 +357,7 @@ func readyLists[T any](m *Manager, list func(*lists) []T) []T {
 	for _, b := range m.backends() {
 		b.mu.Lock()
 		if sf := b.shownLocked(); sf != nil {
-			out = append(out, list(&sf.lists)...)
+			out = append(out, list(b.shownListsLocked(sf))...)
 		}
 		b.mu.Unlock()
 	}
@@ -451,6 +455,11 @@ func (m *Manager) Request(ctx context.Context, server, method string, params any
 			return nil, fmt.Errorf("%s %s: params: %w", server, method, err)
 		}
 		raw = buf.Bytes()
+	}
+	if method == "prompts/get" {
+		if err := b.withheld(trust.Prompt, stringField(raw, "name")); err != nil {
+			return nil, err
+		}
 	}
 	res, err := c.call(ctx, method, raw, o)
 	name := ""
@@ -616,8 +625,14 @@ func (m *Manager) Status() []Status {
 			Restarts: b.restarts,
 		}
 		if sf := b.shownLocked(); sf != nil {
-			s.Tools, s.ServerInfo = len(sf.lists.tools), sf.serverInfo
+			s.Tools, s.ServerInfo, s.Protocol = len(b.shownListsLocked(sf).tools), sf.serverInfo, sf.protocol
 			s.Snapshot = b.state != Ready
+			if b.trusted() {
+				s.Withheld = len(b.trustedLocked(sf).held)
+			}
+		}
+		if b.cfg.Enabled && !b.skipped {
+			s.Trust = m.trust.policyOf(b.cfg.Trust)
 		}
 		if b.cfg.URL != "" {
 			s.URL = config.RedactURL(b.cfg.URL)
@@ -665,6 +680,7 @@ func (m *Manager) Close() error {
 			}
 			b.settle()
 		}
+		m.trust.close() // first sights still queued are written
 		m.mu.Lock()
 		n, r := m.notify, m.reaper
 		m.mu.Unlock()

@@ -47,6 +47,7 @@ type remote struct {
 	endpoint  string                        // where messages are POSTed: the URL, or the SSE endpoint
 	sse       bool                          // legacy HTTP+SSE
 	initID    string                        // the raw id of the initialize request
+	stateless bool                          // requests of 2026-07-28 were sent: no session
 	listening bool                          // the standalone GET stream was started
 	calls     map[string]context.CancelFunc // requests being posted, by raw id
 	queue     [][]byte
@@ -67,6 +68,9 @@ type remoteOptions struct {
 	// Auth, if set, authorizes requests (Authorization header) and handles
 	// a 401 or 403 (auth.go).
 	Auth authorizer
+	// ToolSchema, if set, finds a tool's input schema, for the Mcp-Param
+	// headers of a tools/call of 2026-07-28.
+	ToolSchema func(tool string) json.RawMessage
 }
 
 // authorizer is what a remote needs of OAuth: a header for each request,
@@ -230,11 +234,22 @@ func (r *remote) sendLoop() {
 				if m.Method == "notifications/initialized" && !r.isSSE() {
 					r.listen()
 				}
-				r.post(r.ctx, msg, nil, m.Method)
+				// In 2026-07-28 a request is cancelled by ending its HTTP
+				// request: there is no session to post the notification to.
+				if m.Method != "notifications/cancelled" || !r.isStateless() {
+					r.post(r.ctx, msg, nil, m.Method, nil)
+				}
 				if m.Method == "notifications/cancelled" {
 					r.abandon(m.Params)
 				}
 				continue
+			}
+			var hdr http.Header
+			if h := (http.Header{}); wire.SetStandardHeaders(h, &m, r.opts.ToolSchema) {
+				hdr = h
+				r.mu.Lock()
+				r.stateless = true
+				r.mu.Unlock()
 			}
 			if m.Method == "initialize" {
 				r.mu.Lock()
@@ -255,7 +270,7 @@ func (r *remote) sendLoop() {
 					r.mu.Unlock()
 					cancel()
 				}()
-				r.post(ctx, msg, id, method)
+				r.post(ctx, msg, id, method, hdr)
 			}(m.Method)
 		}
 	}
@@ -281,10 +296,11 @@ func (r *remote) abandon(params json.RawMessage) {
 }
 
 // post sends one message within ctx; id is the request's id (nil for a
-// notification or a response). What the server answers goes to conn; a
-// failure that concerns the session ends it (fail), one that concerns the
-// call answers it with an error.
-func (r *remote) post(ctx context.Context, msg, id []byte, method string) {
+// notification or a response), hdr its standard headers of 2026-07-28 (nil
+// for a message of the handshake era). What the server answers goes to
+// conn; a failure that concerns the session ends it (fail), one that
+// concerns the call answers it with an error.
+func (r *remote) post(ctx context.Context, msg, id []byte, method string, hdr http.Header) {
 	if id == nil {
 		// A notification or a response is answered with 202 at once; one
 		// the server sits on must not hold up the messages behind it.
@@ -292,7 +308,7 @@ func (r *remote) post(ctx context.Context, msg, id []byte, method string) {
 		ctx, cancel = context.WithTimeout(ctx, notifyTimeout)
 		defer cancel()
 	}
-	resp, err := r.do(ctx, http.MethodPost, msg, true)
+	resp, err := r.do(ctx, http.MethodPost, msg, hdr, true)
 	if err != nil {
 		var re *refreshError
 		switch {
@@ -335,7 +351,7 @@ func (r *remote) post(ctx context.Context, msg, id []byte, method string) {
 			}
 			return
 		}
-		r.post(ctx, msg, id, method)
+		r.post(ctx, msg, id, method, hdr)
 		return
 	case code == http.StatusNotFound && (sse || r.session() != ""):
 		resp.Body.Close()
@@ -391,10 +407,10 @@ func (r *remote) post(ctx context.Context, msg, id []byte, method string) {
 	}
 }
 
-// do POSTs body to the message endpoint with the backend's headers and
-// authorization; a 401 or 403 is handed to the authorizer once, and the
-// request retried if it signed in again.
-func (r *remote) do(ctx context.Context, method string, body []byte, retryAuth bool) (*http.Response, error) {
+// do POSTs body to the message endpoint with the backend's headers, the
+// message's own (hdr) and authorization; a 401 or 403 is handed to the
+// authorizer once, and the request retried if it signed in again.
+func (r *remote) do(ctx context.Context, method string, body []byte, hdr http.Header, retryAuth bool) (*http.Response, error) {
 	r.mu.Lock()
 	target := r.endpoint
 	r.mu.Unlock()
@@ -407,6 +423,9 @@ func (r *remote) do(ctx context.Context, method string, body []byte, retryAuth b
 	if err := r.setHeaders(r.ctx, req); err != nil {
 		return nil, err
 	}
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
 	traceHeaders(req.Header, body)
 	resp, err := r.hc.Do(req)
 	if err != nil {
@@ -418,7 +437,7 @@ func (r *remote) do(ctx context.Context, method string, body []byte, retryAuth b
 		if aerr != nil {
 			return nil, aerr
 		}
-		return r.do(ctx, method, body, false)
+		return r.do(ctx, method, body, hdr, false)
 	}
 	return resp, nil
 }
@@ -505,6 +524,12 @@ func (r *remote) isSSE() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.sse
+}
+
+func (r *remote) isStateless() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stateless
 }
 
 func (r *remote) session() string {

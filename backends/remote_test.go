@@ -26,7 +26,8 @@ type seen struct {
 	session, version, key string
 }
 
-// A Streamable HTTP session as go-sdk's server expects it: the configured
+// A Streamable HTTP session as go-sdk's (stateful) server expects it:
+// server/discover first, answered without 2026-07-28; then the configured
 // headers on every request, the session id and the negotiated version on
 // every request after initialize, the standalone stream opened before
 // initialized (so list_changed between calls arrives and refreshes the
@@ -85,9 +86,17 @@ func TestRemoteStreamableSession(t *testing.T) {
 		if r.key != "k1" {
 			t.Errorf("request %d (%s %s) without the configured header", i, r.method, r.rpc)
 		}
-		if i == 0 {
+		switch i {
+		case 0:
+			// Asked in 2026-07-28 first; this server serves that
+			// revision only statelessly, so it is initialized.
+			if r.rpc != "server/discover" || r.session != "" || r.version != backends.StatelessVersion {
+				t.Errorf("first request %+v, want server/discover", r)
+			}
+			continue
+		case 1:
 			if r.rpc != "initialize" || r.session != "" {
-				t.Errorf("first request %+v", r)
+				t.Errorf("second request %+v, want initialize", r)
 			}
 			continue
 		}
@@ -275,5 +284,118 @@ func TestRemoteTraceHeaders(t *testing.T) {
 	defer mu.Unlock()
 	if parent != tp || state != "v=1" {
 		t.Errorf("headers traceparent %q tracestate %q, want %s and v=1", parent, state, tp)
+	}
+}
+
+// A remote server that serves 2026-07-28 (go-sdk's stateless Streamable
+// HTTP) is spoken to in that revision: every request a POST of its own
+// without a session, carrying the standard headers its body implies — the
+// version, the method, the name and the Mcp-Param headers of the tool's
+// x-mcp-header arguments, which the server checks (-32020) — no
+// standalone GET, no DELETE; list changes arrive on a
+// subscriptions/listen, and a cancelled call ends its HTTP request.
+func TestRemoteStateless(t *testing.T) {
+	t.Parallel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "far", Version: "1"}, nil)
+	deploy := &mcp.Tool{Name: "deploy", InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"note":{"type":"string"}},"required":["region"]}`)}
+	srv.AddTool(deploy, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var args struct{ Region string }
+		_ = json.Unmarshal(req.Params.Arguments, &args)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "deployed to " + args.Region}}}, nil
+	})
+	hung := make(chan struct{})
+	srv.AddTool(&mcp.Tool{Name: "hang", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		<-ctx.Done() // until the gateway ends the request
+		close(hung)
+		return nil, ctx.Err()
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true})
+	var mu sync.Mutex
+	var reqs []seen
+	var params []string // the Mcp-Param-Region headers of tools/call
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := seen{method: r.Method, session: r.Header.Get("Mcp-Session-Id"), version: r.Header.Get("Mcp-Protocol-Version"), rpc: r.Header.Get("Mcp-Method")}
+		mu.Lock()
+		reqs = append(reqs, s)
+		if s.rpc == "tools/call" {
+			params = append(params, r.Header.Get("Mcp-Name")+" "+r.Header.Get("Mcp-Param-Region"))
+		}
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+
+	e := start(t, []config.Server{{Name: "far", URL: hs.URL, Enabled: true, Restart: "on-failure", Protocol: "auto"}}, nil)
+	if st := e.status(t, "far"); st.State != backends.Ready {
+		t.Fatalf("far: %+v", st)
+	}
+	if res := e.call(t, "far", "deploy", `{"region":"eu-west","note":"x"}`); !strings.Contains(string(res), "deployed to eu-west") {
+		t.Errorf("deploy: %s", res)
+	}
+	if res := e.call(t, "far", "deploy", `{"region":"zürich"}`); !strings.Contains(string(res), "deployed to zürich") {
+		t.Errorf("deploy (a value sent in Base64): %s", res)
+	}
+
+	// A tool added between calls: its list_changed comes on the listen.
+	srv.AddTool(&mcp.Tool{Name: "two", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}, nil
+	})
+	e.waitChange(t, "far")
+	testutil.WaitFor(t, 5*time.Second, "the added tool far/two", func() bool {
+		return slices.Contains(toolNames(e.Tools()), "far/two")
+	})
+
+	// A listen cut (a proxy's idle timeout, a replica gone) is opened
+	// again, and what changed in between is fetched.
+	hs.CloseClientConnections()
+	srv.AddTool(&mcp.Tool{Name: "three", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	})
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the tool added while the listen was cut, far/three", func() bool {
+		return slices.Contains(toolNames(e.Tools()), "far/three")
+	})
+	if st := e.status(t, "far"); st.State != backends.Ready {
+		t.Fatalf("far after its connections were cut: %+v", st)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.CallTool(ctx, "far", "hang", json.RawMessage(`{}`), backends.CallOptions{})
+		done <- err
+	}()
+	testutil.WaitFor(t, 5*time.Second, "the hanging call to reach the server", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.ContainsFunc(params, func(p string) bool { return strings.HasPrefix(p, "hang") })
+	})
+	cancel()
+	<-done
+	select {
+	case <-hung:
+	case <-time.After(testutil.DefaultTimeout):
+		t.Fatal("the server's handler was not cancelled when the call was")
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	listened := false
+	for i, r := range reqs {
+		if r.method != http.MethodPost || r.session != "" || r.version != backends.StatelessVersion || r.rpc == "" {
+			t.Errorf("request %d %+v: want a POST of 2026-07-28 with its method and no session", i, r)
+		}
+		if r.rpc == "initialize" || r.rpc == "notifications/cancelled" {
+			t.Errorf("request %d: %s in 2026-07-28", i, r.rpc)
+		}
+		listened = listened || r.rpc == "subscriptions/listen"
+	}
+	if !listened {
+		t.Error("no subscriptions/listen")
+	}
+	if want := []string{"deploy eu-west", "deploy =?base64?esO8cmljaA==?=", "hang "}; !slices.Equal(params, want) {
+		t.Errorf("Mcp-Name and Mcp-Param-Region of the calls: %q, want %q", params, want)
 	}
 }

@@ -244,6 +244,9 @@ func (b *backend) readSnapshot() {
 		b.log.Warn("ignored the backend's snapshot", "file", snapshotPath(dir, b.cfg), "err", err)
 		return
 	}
+	if sf != nil {
+		b.annotate(&sf.lists)
+	}
 	b.snap = sf
 	if data != nil {
 		b.snapSum = sha256.Sum256(data)

@@ -61,9 +61,12 @@ func drainStderr(r io.Reader, log *slog.Logger, t *tail, lim *ratelimit.Bucket) 
 		if len(line) > 0 { // blank lines are skipped
 			// Escape sequences and control characters stripped: a line
 			// must not clear the terminal or forge a log record. Secrets
-			// masked by shape (postgres://u:PASS@h, password=…): the line
-			// goes to the log, status and the client's errors.
-			s := safetext.Mask(safetext.Strip(string(line), false), config.Masked)
+			// masked: those of a known shape first, as everywhere
+			// (ghp_…, keys, JWTs: [redacted:KIND]), then those a name or a
+			// URL shows (postgres://u:PASS@h, password=…): the line goes
+			// to the log, status and the client's errors.
+			masked, _ := safetext.MaskShapesString(safetext.Strip(string(line), false))
+			s := safetext.Mask(masked, config.Masked)
 			logLimited(lim, log, slog.LevelInfo, s, "stream", "stderr")
 			t.add(s)
 		}

@@ -77,6 +77,7 @@ type backend struct {
 	snapSum [32]byte   // guarded by saveMu once the backend runs
 	saveMu  sync.Mutex // one saveSnapshot at a time
 	pending listKind   // lists a list_changed asked to refresh
+	view    trustView  // what the trust layer shows of the surface shown (trust.go)
 	auth    *oauthAuth // a remote server's OAuth client; nil if none
 }
 
@@ -404,7 +405,7 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 	b.mu.Unlock()
 	b.settle()
 	l := sf.lists
-	b.log.Info("backend ready", append(s.attrs, "tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources))...)
+	b.log.Info("backend ready", append(s.attrs, "protocol", sf.protocol, "tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources))...)
 	b.m.notify.changed(name)
 	b.saveSnapshot()
 
@@ -752,13 +753,13 @@ func (b *backend) handshake(ctx context.Context, c *conn) (*surface, error) {
 
 // asksDiscover reports whether the backend is asked server/discover: by
 // its protocol setting; for "auto", unless it ended its session on the
-// question before, or it is a remote server (whose transport speaks the
-// handshake era), or — over stdio, with one client — the client speaks
-// the handshake era: the backend then sees the era the client would show
-// it directly.
+// question before, or it is a remote server on the legacy HTTP+SSE
+// transport (older than either era's Streamable HTTP), or — over stdio,
+// with one client — the client speaks the handshake era: the backend then
+// sees the era the client would show it directly.
 func (b *backend) asksDiscover() bool {
 	switch {
-	case b.cfg.Protocol == "2025-11-25" || b.noDiscover.Load() || b.cfg.URL != "":
+	case b.cfg.Protocol == "2025-11-25" || b.noDiscover.Load() || b.cfg.URL != "" && useSSE(b.cfg.Transport, b.cfg.URL):
 		return false
 	case b.cfg.Protocol == "2026-07-28" || !b.m.opts.AwaitClient:
 		return true
@@ -824,23 +825,60 @@ func (b *backend) discover(ctx context.Context, c *conn) (sf *surface, ok bool, 
 // listen asks a backend of the stateless era for its list changes, on a
 // subscriptions/listen that lasts as long as the session: they arrive as
 // the handshake era's list_changed notifications would (onNotification).
+// A listen that ends while the session lasts — a remote server restarted,
+// or a proxy between cut the stream — is opened again after a pause that
+// grows to relistenMax, and the lists it covers are fetched again, since
+// changes in between were not heard.
 func (b *backend) listen(c *conn, caps json.RawMessage) {
 	want := map[string]bool{}
+	var kinds listKind
 	for cap, key := range map[string]string{"tools": "toolsListChanged", "prompts": "promptsListChanged", "resources": "resourcesListChanged"} {
 		if string(bytes.TrimSpace(wire.Member(wire.Member(caps, cap), "listChanged"))) == "true" {
 			want[key] = true
+			kinds |= map[string]listKind{"tools": listTools, "prompts": listPrompts, "resources": listResources}[cap]
 		}
 	}
 	if len(want) == 0 {
 		return
 	}
 	params, _ := json.Marshal(map[string]any{"notifications": want})
-	c.start("subscriptions/listen", params, callOpts{}, func(_ json.RawMessage, err error) {
-		if err != nil && c.ctx.Err() == nil {
-			b.log.Debug("the backend ended its subscriptions/listen", "err", err)
+	pause := relistenMin
+	var open func(again bool)
+	open = func(again bool) {
+		opened := time.Now()
+		c.start("subscriptions/listen", params, callOpts{}, func(_ json.RawMessage, err error) {
+			if c.ctx.Err() != nil {
+				return
+			}
+			b.log.Debug("the backend ended its subscriptions/listen; listening again", "err", err, "after", pause)
+			if time.Since(opened) > relistenMax {
+				pause = relistenMin // it lasted: a fresh cut, not a refusal
+			}
+			time.AfterFunc(pause, func() {
+				if c.ctx.Err() == nil {
+					open(true)
+				}
+			})
+			pause = min(2*pause, relistenMax)
+		})
+		if again {
+			b.mu.Lock()
+			b.pending |= kinds
+			b.mu.Unlock()
+			select {
+			case b.refresh <- struct{}{}:
+			default:
+			}
 		}
-	})
+	}
+	open(false)
 }
+
+// The pauses before a subscriptions/listen that ended is opened again.
+const (
+	relistenMin = time.Second
+	relistenMax = 30 * time.Second
+)
 
 // startError is why a start failed at step: the session's end, the start
 // limit, or err itself.

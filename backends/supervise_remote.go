@@ -2,11 +2,13 @@ package backends
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"
 )
 
@@ -28,6 +30,7 @@ func (b *backend) startRemote(ctx context.Context) (*session, string) {
 	if b.auth != nil {
 		opts.Auth = b.auth
 	}
+	opts.ToolSchema = b.toolSchema
 	r, err := dialRemote(ctx, opts)
 	if err != nil {
 		return nil, config.RedactURL(err.Error()) // an HTTP error names the URL
@@ -72,6 +75,19 @@ func (b *backend) startRemote(ctx context.Context) (*session, string) {
 		c.wait()
 	}
 	return &session{c: c, crashed: crashed, teardown: teardown, attrs: []any{"url", config.RedactURL(b.cfg.URL)}}, ""
+}
+
+// toolSchema finds the input schema of one of the backend's tools, as it
+// listed it; nil if it has none by that name.
+func (b *backend) toolSchema(name string) json.RawMessage {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, t := range b.live.lists.tools {
+		if t.Name == name {
+			return wire.Member(t.Raw, "inputSchema")
+		}
+	}
+	return nil
 }
 
 // useSSE reports whether a url: backend starts with the legacy HTTP+SSE

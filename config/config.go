@@ -123,6 +123,38 @@ type Gateway struct {
 	RateLimits RateLimits `json:"rate_limits"`
 	// LineMode forces line-delimited replies on stdio (MCP_LINE_MODE=1).
 	LineMode bool `json:"line_mode"`
+
+	// Trust is the policy for the backends' tool and prompt definitions
+	// (docs/trust.md): pin (the first definition seen is recorded and
+	// trusted, a later change is withheld until approved), approve (new
+	// definitions wait for approval too) or off. A server's own trust
+	// overrides it.
+	Trust string `json:"trust"`
+	// Pins is the file the approved definitions are kept in; "" means
+	// beside the configuration file (PinsFile).
+	Pins string `json:"pins"`
+	// Redact is what the gateway masks secrets in before a client sees
+	// it: off, or results (tool results, prompts and resource contents).
+	// Logs and the audit log are always masked.
+	Redact string `json:"redact"`
+	// Confirm is off, or destructive: a call to a tool whose annotations
+	// say destructiveHint asks the user through elicitation first.
+	Confirm string `json:"confirm"`
+	// Audit configures the audit log of tool calls.
+	Audit Audit `json:"audit"`
+}
+
+// Audit configures the audit log: one JSON line per tool call.
+type Audit struct {
+	// Path is the log file; "" keeps none. Load expands a leading "~/".
+	Path string `json:"path"`
+	// Arguments records each call's arguments (secrets masked); without
+	// it only their digest is.
+	Arguments bool `json:"arguments"`
+	// MaxBytes is the size at which the file is rotated (PATH.1, ...).
+	MaxBytes int `json:"max_bytes"`
+	// Keep is how many rotated files are kept.
+	Keep int `json:"keep"`
 }
 
 // HTTP configures `--transport http`.
@@ -282,6 +314,10 @@ type Server struct {
 	// behaviour before the allowlist); false gives it only the allowlist of
 	// docs/configuration.md ("The environment of a server") plus Env.
 	InheritEnv bool `json:"inherit_env,omitempty"`
+	// Trust overrides gateway.trust for this server: pin, approve or off.
+	// "" inherits it (a Gemini CLI `trust: true` is ignored with a
+	// warning).
+	Trust string `json:"trust,omitempty"`
 	// OAuth configures how a remote server's OAuth sign-in registers the
 	// gateway (mcp-gateway login); without it the gateway registers itself
 	// dynamically where the authorization server allows. Cursor writes it
@@ -360,6 +396,11 @@ func (c *Config) Profile(name string) Profile {
 		ReasoningEffort: cmp.Or(p.ReasoningEffort, base.ReasoningEffort),
 		Verbosity:       cmp.Or(p.Verbosity, base.Verbosity),
 	}
+}
+
+// TrustOf is the trust policy of server s: its own, else gateway.trust.
+func (c *Config) TrustOf(s Server) string {
+	return cmp.Or(s.Trust, c.Gateway.Trust)
 }
 
 // The defaults of the gateway's timeouts, shared with backends.Options
@@ -454,6 +495,10 @@ func Defaults() *Config {
 				OAuth: ResourceServer{Issuers: []Issuer{}, Scopes: []string{}, ToolScopes: []ToolScope{}}},
 			Policy:     AccessPolicy{Rules: []PolicyRule{}},
 			RateLimits: RateLimits{Tools: []ToolRate{}},
+			Trust:      "pin",
+			Redact:     "off",
+			Confirm:    "off",
+			Audit:      Audit{MaxBytes: 10 << 20, Keep: 3},
 		},
 		Servers: []Server{},
 	}

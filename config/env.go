@@ -149,6 +149,8 @@ func (l *loader) finish() {
 	c := l.cfg
 	c.Policy.System.Path = ExpandHome(c.Policy.System.Path, l.home)
 	c.Server.DebugFile = ExpandHome(c.Server.DebugFile, l.home)
+	c.Gateway.Pins = ExpandHome(c.Gateway.Pins, l.home)
+	c.Gateway.Audit.Path = ExpandHome(c.Gateway.Audit.Path, l.home)
 	if isEnvName(c.OpenAI.APIKeyEnv) {
 		if v, ok := l.env(c.OpenAI.APIKeyEnv); ok && strings.TrimSpace(v) != "" {
 			c.APIKey = strings.TrimSpace(v)

@@ -125,6 +125,25 @@ func TokenDir(home string) string {
 	return filepath.Join(home, ".config", "mcp-gateway", "tokens")
 }
 
+// PinsFile is the file the approved tool and prompt definitions are kept
+// in (docs/trust.md): gateway.pins when set, else beside the configuration
+// file that was read (the default path when none was), named after it:
+// config.yaml's pins are config.pins.json.
+func PinsFile(c *Config, src *Sources, home string) string {
+	if c.Gateway.Pins != "" {
+		return c.Gateway.Pins
+	}
+	file := DefaultPath(home)
+	if src != nil && src.YAML != nil {
+		file = *src.YAML
+	}
+	base := filepath.Base(file)
+	if ext := filepath.Ext(base); ext != "" && ext != base {
+		base = strings.TrimSuffix(base, ext)
+	}
+	return filepath.Join(filepath.Dir(file), base+".pins.json")
+}
+
 // SnapshotDir is where the backends' snapshots are kept (gateway.snapshots):
 // mcp-gateway/snapshots in the user's cache directory under home, as the
 // OS has it — $XDG_CACHE_HOME or ~/.cache on Linux and other Unix systems,

@@ -284,3 +284,25 @@ servers:
 		t.Errorf("b = %+v (explicit keys must win over merged ones)", b)
 	}
 }
+
+func TestPinsFile(t *testing.T) {
+	read := func(p string) *Sources { return &Sources{YAML: &p} }
+	home := filepath.FromSlash("/home/me")
+	for _, tc := range []struct {
+		pins string
+		src  *Sources
+		want string
+	}{
+		{"", read(filepath.FromSlash("/etc/gw/config.yaml")), "/etc/gw/config.pins.json"},
+		{"", read(filepath.FromSlash("/x/claude_desktop_config.json")), "/x/claude_desktop_config.pins.json"},
+		{"", read(filepath.FromSlash("/x/.gateway")), "/x/.gateway.pins.json"},
+		{"", nil, "/home/me/.config/mcp-gateway/config.pins.json"},
+		{filepath.FromSlash("/p/pins.json"), read("/etc/gw/config.yaml"), "/p/pins.json"},
+	} {
+		c := Defaults()
+		c.Gateway.Pins = tc.pins
+		if got := PinsFile(c, tc.src, home); got != filepath.FromSlash(tc.want) {
+			t.Errorf("PinsFile(pins %q) = %q, want %q", tc.pins, got, filepath.FromSlash(tc.want))
+		}
+	}
+}

@@ -25,7 +25,6 @@ var clientServerKeys = map[string]string{
 	"alwaysAllow":   "a Cline/Roo setting",
 	"transportType": "a Cline setting; the transport follows command or url",
 	"envFile":       "a VS Code setting; the file is not read, put the variables in env",
-	"trust":         "a Gemini CLI setting",
 	"description":   "a description",
 	"gallery":       "a VS Code setting",
 }
@@ -121,6 +120,16 @@ func (e *serverEntry) checkKey(l *loader, field, key string, line int) {
 	case "prefix":
 		if !prefixChars.MatchString(s.Prefix) {
 			l.errLine(line, key, "may hold only letters, digits, '_', '-' and '.'")
+		}
+	case "trust":
+		switch s.Trust {
+		case "pin", "approve", "off":
+		case "true", "false":
+			// Gemini CLI's trust, which skips its confirmations.
+			l.warn(line, key, "ignored by mcp-gateway (a Gemini CLI setting); the gateway's trust is pin, approve or off")
+			s.Trust = ""
+		default:
+			l.errLine(line, key, "must be pin, approve or off, not %q", truncate(s.Trust, 40))
 		}
 	case "restart":
 		if s.Restart != "on-failure" && s.Restart != "never" {

@@ -100,6 +100,11 @@ func (l *loader) validate() {
 			l.errAt("gateway.http.allowed_origins", "item %d (%q) must be an origin such as https://app.example.com, or *", i, truncate(o, 60))
 		}
 	}
+	oneOf("gateway.trust", g.Trust, "pin", "approve", "off")
+	oneOf("gateway.redact", g.Redact, "off", "results")
+	oneOf("gateway.confirm", g.Confirm, "off", "destructive")
+	between("gateway.audit.max_bytes", g.Audit.MaxBytes, 64<<10, 1<<30)
+	between("gateway.audit.keep", g.Audit.Keep, 1, 100)
 	if g.HTTP.AuthTokenEnv != "" && !isEnvName(g.HTTP.AuthTokenEnv) {
 		l.errAt("gateway.http.auth_token_env", "must be an environment variable name, not %q", truncate(g.HTTP.AuthTokenEnv, 40))
 	}

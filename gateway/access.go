@@ -56,7 +56,7 @@ func (f *front) setPrincipal(p *authn.Principal) {
 		d = p.Decision(f.g.opts.Policy)
 	}
 	f.mu.Lock()
-	f.who, f.access = p, d
+	f.who, f.access, f.identity = p, d, identity(p)
 	f.mu.Unlock()
 }
 
@@ -77,7 +77,7 @@ func (f *front) samePrincipal(p *authn.Principal) bool {
 	}
 	d := p.Decision(f.g.opts.Policy)
 	f.mu.Lock()
-	f.who, f.access = p, d
+	f.who, f.access, f.identity = p, d, identity(p)
 	synced := f.synced
 	f.mu.Unlock()
 	if !d.Same(access) && synced {
@@ -167,11 +167,15 @@ func (f *front) deny(kind policy.Kind, name, server, own string, e policy.Explan
 	on(d)
 }
 
-// notFound is the error of a name nothing routes to for this client; when
-// the policy hides it, the refusal is reported (hidden) and the client
-// still sees only that it is not found.
-func (f *front) notFound(kind, name string) error {
-	pk := map[string]policy.Kind{kindTool: policy.Tool, kindPrompt: policy.Prompt, kindResource: policy.Resource}[kind]
-	f.hidden(pk, name)
-	return &notFoundError{kind, name}
+// policyKind is what the policy calls a kind of name (kindTool, ...).
+func policyKind(kind string) policy.Kind {
+	return map[string]policy.Kind{kindTool: policy.Tool, kindPrompt: policy.Prompt, kindResource: policy.Resource}[kind]
+}
+
+// allows reports whether the policy lets the client see server's kind
+// named own.
+func (f *front) allows(kind policy.Kind, server, own string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.access.Allows(kind, server, own)
 }

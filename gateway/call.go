@@ -22,6 +22,7 @@ import (
 // toolCall is what serving a tools/call needs of its params; the
 // arguments, task and _meta values stay raw, byte for byte.
 type toolCall struct {
+	id   json.RawMessage // the client's request id, for requests made during the call (confirm)
 	name string
 	args json.RawMessage
 	task json.RawMessage // params.task: the call creates a task (tasks.go)
@@ -90,7 +91,7 @@ func (f *front) callTool(ctx context.Context, tc toolCall, notify func(*mcp.Prog
 	}
 	r, ok := f.resolve(ctx, tc.name)
 	if !ok {
-		return nil, f.notFound(kindTool, tc.name)
+		return nil, f.unknown(kindTool, tc.name)
 	}
 	switch r.kind {
 	case answerTool:
@@ -243,6 +244,11 @@ func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc to
 	if err := f.admit(r.server, r.own, name); err != nil {
 		return nil, err
 	}
+	if f.needsConfirm(r) {
+		if err := f.confirm(ctx, name, r, tc); err != nil {
+			return nil, err
+		}
+	}
 	var span trace.Span
 	if f.g.opts.Tracer != nil {
 		trace.SpanFromContext(ctx).SetAttributes(attribute.String("mcp_gateway.server", r.server))
@@ -372,7 +378,7 @@ func (f *front) inlineRoute(name string) (toolRoute, bool) {
 		return toolRoute{}, false
 	}
 	r, ok := f.lookupTool(name)
-	return r, ok && r.kind == backendTool
+	return r, ok && r.kind == backendTool && !f.needsConfirm(r)
 }
 
 // unreachable is the handler registered with each tool: go-sdk lists the

@@ -2,46 +2,156 @@ package gateway
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/mcp-gateway/mcp-gateway/config/safetext"
+	"github.com/mcp-gateway/mcp-gateway/internal/authn"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// CallRecord describes one finished tools/call, for metrics
-// (Options.OnCall).
+// CallRecord describes one finished tools/call, for metrics and the audit
+// log (Options.OnCall).
 type CallRecord struct {
-	Server   string // the backend; "" for the gateway's own tools and unknown names
-	Tool     string // the name the client called
-	Outcome  string // "ok", "tool_error" (isError result), or the REST error code in lower case
+	Time     time.Time // when the call began
+	Server   string    // the backend; "" for the gateway's own tools and unknown names
+	Tool     string    // the name the client called; through gateway.call_tool, the name it gave
+	Own      string    // the backend's own name of the tool, when there is a backend
+	Via      string    // the meta tool the call came through (lazy mode), if any
+	Client   string    // the client's clientInfo.name
+	Identity string    // whom the HTTP front authenticated (the principal's key), if anyone
+	Outcome  string    // "ok", "tool_error" (isError result), or the REST error code in lower case
+	Message  string    // the error's message, when the outcome is an error (secrets masked)
 	Duration time.Duration
+	// ArgsDigest is "sha256:" and the hex SHA-256 of the arguments as the
+	// client sent them: calls with the same arguments can be told apart
+	// from others without the arguments being kept.
+	ArgsDigest string
+	// Args are the arguments, with secrets masked; only with
+	// gateway.audit.arguments.
+	Args        json.RawMessage
+	ResultBytes int // the size of the result the client was sent
+	Redactions  int // secrets masked in it (gateway.redact: results)
 }
 
-// recorder returns the function that reports a call's end to
-// Options.OnCall, or nil when there is no hook (the hot path then does
-// nothing more).
-func (f *front) recorder(name string) func(result json.RawMessage, e *jsonrpc.Error) {
+// callEnd is run with a tools/call's result (or error) before the client
+// is sent it: it masks secrets in it when gateway.redact is results,
+// reports the call to Options.OnCall, and returns what to send.
+type callEnd func(result json.RawMessage, e *jsonrpc.Error) (json.RawMessage, *jsonrpc.Error)
+
+// recorder returns the callEnd of a call, or nil when there is neither a
+// hook nor redaction (the hot path then does nothing more).
+func (f *front) recorder(tc toolCall) callEnd {
 	on := f.g.opts.OnCall
-	if on == nil {
+	redact := f.g.opts.Config.Gateway.Redact == "results"
+	if on == nil && !redact {
 		return nil
 	}
-	start := time.Now()
-	server := ""
-	if r, ok := f.lookupTool(name); ok {
-		server = r.server
-	} else if r, ok := f.orphan(name); ok {
-		server = r.server
+	rec := CallRecord{Time: time.Now(), Tool: tc.name}
+	args := tc.args
+	if r, ok := f.lookupTool(tc.name); ok && r.kind == metaTool && (r.own == metaCall || r.own == metaCallRead) {
+		// The call a meta tool makes is the one to account for.
+		rec.Via = tc.name
+		rec.Tool, _ = wire.Unquote(wire.Member(tc.args, "name"))
+		args = wire.Member(tc.args, "arguments")
 	}
-	return func(result json.RawMessage, e *jsonrpc.Error) {
-		outcome := "ok"
+	if r, ok := f.lookupTool(rec.Tool); ok {
+		rec.Server, rec.Own = r.server, r.own
+	} else if r, ok := f.orphan(rec.Tool); ok {
+		rec.Server, rec.Own = r.server, r.own
+	}
+	if rec.Server == "" && f.g.opts.Backends != nil {
+		// A name nothing routes to (withheld, or unknown): the server its
+		// prefix names, if one does.
+		f.owners(rec.Tool, func(server, own string) bool {
+			if own == rec.Tool {
+				return false // a server without a prefix: any name would do
+			}
+			rec.Server, rec.Own = server, own
+			return true
+		})
+	}
+	if rec.Server == "" {
+		rec.Own = ""
+	}
+	if on != nil {
+		f.mu.Lock()
+		rec.Client, rec.Identity = f.client, f.identity
+		f.mu.Unlock()
+		args = bytes.TrimSpace(args)
+		sum := sha256.Sum256(args)
+		rec.ArgsDigest = "sha256:" + hex.EncodeToString(sum[:])
+		if f.g.opts.Config.Gateway.Audit.Arguments && len(args) > 0 {
+			masked, _ := safetext.MaskShapes(args)
+			rec.Args = bytes.Clone(masked)
+		}
+	}
+	return func(result json.RawMessage, e *jsonrpc.Error) (json.RawMessage, *jsonrpc.Error) {
+		if redact {
+			result, e, rec.Redactions = redactResult(result, e)
+		}
+		if on == nil {
+			return result, e
+		}
+		rec.Outcome = "ok"
 		switch {
 		case e != nil:
 			_, code := restError(e)
-			outcome = strings.ToLower(code)
+			rec.Outcome = strings.ToLower(code)
+			rec.Message, _ = safetext.MaskShapesString(safetext.Strip(truncate(e.Message, 400), false))
 		case bytes.Contains(result, []byte(`"isError":true`)):
-			outcome = "tool_error"
+			rec.Outcome = "tool_error"
 		}
-		on(CallRecord{Server: server, Tool: name, Outcome: outcome, Duration: time.Since(start)})
+		rec.Duration = time.Since(rec.Time)
+		rec.ResultBytes = len(result)
+		on(rec)
+		return result, e
 	}
+}
+
+// redactResult masks the secrets in a result, or in an error's message and
+// data, and says how many it masked.
+func redactResult(result json.RawMessage, e *jsonrpc.Error) (json.RawMessage, *jsonrpc.Error, int) {
+	if e != nil {
+		msg, n := safetext.MaskShapesString(e.Message)
+		data, m := safetext.MaskShapes(e.Data)
+		if n+m == 0 {
+			return result, e, 0
+		}
+		return result, &jsonrpc.Error{Code: e.Code, Message: msg, Data: data}, n + m
+	}
+	out, n := safetext.MaskShapes(result)
+	return out, nil, n
+}
+
+type clientKey struct{}
+
+// WithClient returns ctx naming the client of Gateway.Call (the REST
+// API, the call command) in its CallRecord.
+func WithClient(ctx context.Context, client string) context.Context {
+	return context.WithValue(ctx, clientKey{}, client)
+}
+
+// ClientOf is the client ctx names, or "".
+func ClientOf(ctx context.Context) string {
+	s, _ := ctx.Value(clientKey{}).(string)
+	return s
+}
+
+// IdentityOf is who the principal ctx carries (WithPrincipal) is, for the
+// audit log: its key, or "" when there is none or it is anonymous.
+func IdentityOf(ctx context.Context) string {
+	return identity(PrincipalOf(ctx))
+}
+
+func identity(p *authn.Principal) string {
+	if p == nil || p.Auth == "none" {
+		return ""
+	}
+	return p.Key
 }

@@ -19,6 +19,9 @@ import (
 const (
 	CodeServerError = -32000 // backend not running, crashed, failed to start
 	CodeToolFailed  = -32001 // backend call timed out; answer tool failed
+	// CodeRefused: the trust layer refused the call (docs/trust.md): its
+	// definition is withheld, or a destructive call was not confirmed.
+	CodeRefused = -32003
 )
 
 // What was called, for error messages and data keys.
@@ -41,6 +44,8 @@ func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 		argErr   *answer.ArgumentError
 		apiErr   *answer.APIError
 		notFound *notFoundError
+		withheld *backends.WithheldError
+		refused  *refusedError
 		limited  *limitedError
 		scope    *scopeError
 	)
@@ -57,6 +62,21 @@ func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 			return withData(jsonrpc.CodeInvalidParams, notFound.Error(), map[string]string{"uri": notFound.name})
 		}
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: notFound.Error()}
+	case errors.As(err, &withheld):
+		return withData(CodeRefused, withheld.Error(), map[string]any{
+			"server":      withheld.Server,
+			withheld.Kind: withheld.Name,
+			"reason":      "withheld",
+			"withheld":    withheld.Reason,
+			"review":      "mcp-gateway tools --changes",
+			"approve":     backends.ApproveCommand(withheld.Server, withheld.Name),
+		})
+	case errors.As(err, &refused):
+		return withData(CodeRefused, refused.Error(), map[string]any{
+			"server": refused.server,
+			"tool":   refused.tool,
+			"reason": refused.reason,
+		})
 	case errors.As(err, &srvErr):
 		tail := srvErr.StderrTail
 		if tail == nil {

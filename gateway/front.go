@@ -35,6 +35,7 @@ type front struct {
 	initialized bool
 	version     string // the negotiated version (handshake era)
 	client      string // clientInfo.name
+	identity    string // the principal's key for the audit log ("" when anonymous), set with who
 	// who is the client's principal (the HTTP front's authentication),
 	// nil on stdio and the command line; access is what the policy lets
 	// it see, nil for everything (access.go).

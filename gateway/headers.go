@@ -1,10 +1,7 @@
 package gateway
 
 import (
-	"bytes"
-	"encoding/base64"
 	"encoding/json"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -23,10 +20,9 @@ import (
 // them before the request reaches a backend, which never sees them.
 
 const (
-	headerVersion = "Mcp-Protocol-Version"
-	headerMethod  = "Mcp-Method"
-	headerName    = "Mcp-Name"
-	headerParam   = "Mcp-Param-"
+	headerVersion = wire.HeaderVersion
+	headerMethod  = wire.HeaderMethod
+	headerName    = wire.HeaderName
 )
 
 // headerError is a request's -32020 error.
@@ -64,7 +60,7 @@ func checkHeaders(h http.Header, m *wire.Message, schema func(tool string) json.
 	case got != m.Method:
 		return headerError(headerMethod + " header " + strconv.Quote(got) + " does not match the body's method " + strconv.Quote(m.Method))
 	}
-	member := map[string]string{"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}[m.Method]
+	member := wire.NameMember(m.Method)
 	if member == "" {
 		return nil
 	}
@@ -87,102 +83,28 @@ func checkHeaders(h http.Header, m *wire.Message, schema func(tool string) json.
 // x-mcp-header against their Mcp-Param headers: present exactly when the
 // argument is, and equal to it.
 func checkParamHeaders(h http.Header, args, schema json.RawMessage) *jsonrpc.Error {
-	for _, b := range headerBindings(wire.Member(schema, "properties"), nil) {
-		header := headerParam + b.header
+	for _, b := range wire.HeaderBindings(schema) {
+		header := wire.HeaderParam + b.Header
 		got := h.Get(header)
-		v, present := argumentAt(args, b.path)
+		v, present := wire.ArgumentAt(args, b.Path)
 		if !present || string(v) == "null" {
 			if got != "" {
-				return headerError("unexpected " + header + " header for the absent argument " + strings.Join(b.path, "."))
+				return headerError("unexpected " + header + " header for the absent argument " + strings.Join(b.Path, "."))
 			}
 			continue
 		}
 		if got == "" {
-			return headerError("missing " + header + " header for the argument " + strings.Join(b.path, "."))
+			return headerError("missing " + header + " header for the argument " + strings.Join(b.Path, "."))
 		}
-		decoded, ok := decodeHeaderValue(got)
+		decoded, ok := wire.DecodeHeaderValue(got)
 		if !ok {
 			return headerError(header + " header is not valid Base64")
 		}
-		if !headerMatches(decoded, v) {
-			return headerError(header + " header does not match the argument " + strings.Join(b.path, "."))
+		if !wire.HeaderMatches(decoded, v) {
+			return headerError(header + " header does not match the argument " + strings.Join(b.Path, "."))
 		}
 	}
 	return nil
-}
-
-// headerBinding is an argument a schema marks with x-mcp-header.
-type headerBinding struct {
-	path   []string
-	header string
-}
-
-// headerBindings walks a schema's properties (nested ones too) for
-// x-mcp-header marks.
-func headerBindings(props json.RawMessage, prefix []string) []headerBinding {
-	var out []headerBinding
-	_ = wire.EachMember(props, func(name string, prop json.RawMessage) {
-		path := append(append([]string(nil), prefix...), name)
-		if hdr, ok := wire.Unquote(wire.Member(prop, "x-mcp-header")); ok && hdr != "" {
-			out = append(out, headerBinding{path, hdr})
-		}
-		if nested := wire.Member(prop, "properties"); nested != nil {
-			out = append(out, headerBindings(nested, path)...)
-		}
-	})
-	return out
-}
-
-// argumentAt finds the argument at path.
-func argumentAt(args json.RawMessage, path []string) (json.RawMessage, bool) {
-	cur := args
-	for _, p := range path {
-		found := false
-		_ = wire.EachMember(cur, func(name string, v json.RawMessage) {
-			if name == p && !found {
-				cur, found = v, true
-			}
-		})
-		if !found {
-			return nil, false
-		}
-	}
-	return cur, true
-}
-
-// headerMatches reports whether a header's (decoded) value is the
-// argument: a string as is, a boolean as true or false, an integer within
-// JavaScript's safe range as its decimal form.
-func headerMatches(header string, arg json.RawMessage) bool {
-	arg = bytes.TrimSpace(arg)
-	if s, ok := wire.Unquote(arg); ok {
-		return header == s
-	}
-	switch string(arg) {
-	case "true", "false":
-		return header == string(arg)
-	}
-	var n float64
-	if json.Unmarshal(arg, &n) != nil || n != math.Trunc(n) || math.Abs(n) > 1<<53-1 {
-		return false
-	}
-	h, err := strconv.ParseFloat(header, 64)
-	return err == nil && h == n
-}
-
-// decodeHeaderValue decodes a value written =?base64?...?=, the form of a
-// value that is not plain ASCII.
-func decodeHeaderValue(v string) (string, bool) {
-	enc, ok := strings.CutPrefix(v, "=?base64?")
-	if !ok {
-		return v, true
-	}
-	enc, ok = strings.CutSuffix(enc, "?=")
-	if !ok {
-		return v, true
-	}
-	b, err := base64.StdEncoding.DecodeString(enc)
-	return string(b), err == nil
 }
 
 // errorStatus is the HTTP status of a request of the stateless era

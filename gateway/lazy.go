@@ -131,14 +131,14 @@ func (f *front) callMeta(ctx context.Context, which string, tc toolCall, notify 
 	case metaDescribe:
 		r, ok := f.lookupTool(args.Name)
 		if !ok {
-			return nil, f.notFound(kindTool, args.Name)
+			return nil, f.unknown(kindTool, args.Name)
 		}
 		if r.kind != backendTool {
 			return nil, &notFoundError{kindTool, args.Name}
 		}
 		return textResult(r.def), nil
 	}
-	call := toolCall{name: args.Name, args: args.Arguments, meta: tc.meta}
+	call := toolCall{id: tc.id, name: args.Name, args: args.Arguments, meta: tc.meta}
 	// The same routing as a direct call, orphans included.
 	r, ok := f.resolve(ctx, args.Name)
 	if ok && r.kind == metaTool {
@@ -146,7 +146,7 @@ func (f *front) callMeta(ctx context.Context, which string, tc toolCall, notify 
 	}
 	if which == metaCallRead {
 		if !ok {
-			return nil, f.notFound(kindTool, args.Name)
+			return nil, f.unknown(kindTool, args.Name)
 		}
 		if r.kind != backendTool || !readOnly(r) {
 			return nil, errInvalidParams(fmt.Sprintf("%s is not marked read-only: call it with %s", args.Name, f.metaName(metaCall)))

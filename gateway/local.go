@@ -61,6 +61,7 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (
 	f := g.newFront()
 	defer g.dropFront(f)
 	f.setPrincipal(PrincipalOf(ctx))
+	f.client = ClientOf(ctx)
 	f.settle(ctx)
 	if _, ok := f.lookupTool(name); !ok {
 		// Not a plain name of a listed tool, nor of a backend that is not
@@ -73,21 +74,22 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (
 			f.sync()
 		}
 	}
-	record := f.recorder(name)
+	tc := toolCall{name: name, args: args}
+	record := f.recorder(tc)
 	var span trace.Span
 	if g.opts.Tracer != nil {
 		ctx, span = g.opts.Tracer.Start(ctx, "tools/call "+name, trace.WithSpanKind(trace.SpanKindServer),
 			trace.WithAttributes(attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", name),
 				attribute.Int("mcp_gateway.request.size", len(args))))
 	}
-	raw, err := f.callTool(ctx, toolCall{name: name, args: args}, nil)
+	raw, err := f.callTool(ctx, tc, nil)
 	var e *jsonrpc.Error
 	if err != nil {
 		e = rpcError(err, kindTool, name, g.opts.Config.Server.Debug)
 		raw = nil
 	}
 	if record != nil {
-		record(raw, e)
+		raw, e = record(raw, e)
 	}
 	if span != nil {
 		endRequestSpan(span, raw, e)

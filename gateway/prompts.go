@@ -88,7 +88,7 @@ func (f *front) getPrompt(ctx context.Context, params json.RawMessage) (json.Raw
 	f.mu.Unlock()
 	debug := f.g.opts.Config.Server.Debug
 	if !ok {
-		return nil, rpcError(f.notFound(kindPrompt, name), kindPrompt, name, debug)
+		return nil, rpcError(f.unknown(kindPrompt, name), kindPrompt, name, debug)
 	}
 	own, _ := json.Marshal(r.own)
 	out := append(append([]byte(`{"name":`), own...), '}')

@@ -134,7 +134,7 @@ func (f *front) read(ctx context.Context, params json.RawMessage) (json.RawMessa
 	f.settle(ctx) // a client need not have listed first
 	b := f.g.opts.Backends
 	debug := f.g.opts.Config.Server.Debug
-	notFound := func() error { return rpcError(f.notFound(kindResource, uri), kindResource, uri, debug) }
+	notFound := func() error { return rpcError(f.unknown(kindResource, uri), kindResource, uri, debug) }
 	if b == nil {
 		return nil, notFound()
 	}

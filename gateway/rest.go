@@ -121,7 +121,7 @@ func (g *Gateway) ServeCall(w http.ResponseWriter, r *http.Request) {
 	if !g.scopesOK(w, r, [][]byte{restAsCall(name, args)}) {
 		return
 	}
-	ctx := r.Context()
+	ctx := WithClient(r.Context(), "REST")
 	if g.opts.Tracer != nil {
 		ctx = traceContext.Extract(ctx, propagation.HeaderCarrier(r.Header))
 	}
@@ -261,6 +261,10 @@ func restError(e *jsonrpc.Error) (int, string) {
 		return http.StatusServiceUnavailable, "SERVER_CRASHED"
 	case e.Code == CodeServerError:
 		return http.StatusServiceUnavailable, "SERVER_NOT_RUNNING"
+	case e.Code == CodeRefused && data.Reason == "withheld":
+		return http.StatusForbidden, "TOOL_WITHHELD"
+	case e.Code == CodeRefused:
+		return http.StatusForbidden, "CALL_REFUSED"
 	case e.Code == CodeRateLimited:
 		return http.StatusTooManyRequests, "RATE_LIMITED"
 	case e.Code == CodeInsufficientScope:

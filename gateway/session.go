@@ -351,8 +351,8 @@ func (s *session) startToolCall(id, params json.RawMessage, rm *reqMeta) {
 		s.resume(c, params, st)
 		return
 	}
-	tc.caps, tc.span = c.caps, c.span
-	record := f.recorder(tc.name) // nil unless metrics are on
+	tc.caps, tc.id, tc.span = c.caps, c.id, c.span
+	record := f.recorder(tc) // nil unless metrics, the audit log or redaction are on
 	progress := func(p *mcp.ProgressNotificationParams) { s.progress(c.id, p) }
 	if r, ok := f.inlineRoute(tc.name); ok {
 		if c.span != nil {
@@ -447,7 +447,7 @@ func (s *session) callerFor(c *call) caller {
 // fulfillCall answers a backend's input_required result to a client of the
 // handshake era (mrtr.go's fulfill) in a goroutine of the call's, then
 // the call.
-func (s *session) fulfillCall(c *call, name string, record func(json.RawMessage, *jsonrpc.Error), r toolRoute, tc toolCall, progress func(*mcp.ProgressNotificationParams), first json.RawMessage) {
+func (s *session) fulfillCall(c *call, name string, record callEnd, r toolRoute, tc toolCall, progress func(*mcp.ProgressNotificationParams), first json.RawMessage) {
 	ctx, cancel := s.callContext(c)
 	if !s.spawnCall(c, func() {
 		defer cancel(nil)
@@ -519,6 +519,13 @@ func (s *session) setCancel(c *call, cancel backends.CancelFunc, tool, server st
 		c.server = server
 	}
 	s.mu.Unlock()
+}
+
+// callByID returns the call in flight with that id, or nil.
+func (s *session) callByID(id json.RawMessage) *call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[string(id)]
 }
 
 // callTo returns a tools/call to server in flight, or nil. A call that
@@ -608,21 +615,28 @@ func (s *session) written() {
 // finishCall answers a tools/call with its result or its error mapped to
 // JSON-RPC, and records it for metrics (record may be nil). buffered: the
 // answer comes from a backend's read loop and goes out with its burst.
-func (s *session) finishCall(c *call, name string, record func(json.RawMessage, *jsonrpc.Error), raw json.RawMessage, err error, buffered bool) {
+func (s *session) finishCall(c *call, name string, record callEnd, raw json.RawMessage, err error, buffered bool) {
 	if h := s.heldBy(c); h != nil {
+		// Held for a client of 2026-07-28: the result goes to its retry,
+		// recorded (and masked) all the same.
+		if record != nil && err == nil {
+			raw, _ = record(raw, nil)
+		} else if record != nil {
+			record(nil, rpcError(err, kindTool, name, false))
+		}
 		h.finish(raw, err)
 		return
 	}
 	if err != nil {
 		e := rpcError(err, kindTool, name, s.f.g.opts.Config.Server.Debug)
 		if record != nil {
-			record(nil, e)
+			_, e = record(nil, e)
 		}
 		s.respond(c, nil, e)
 		return
 	}
 	if record != nil {
-		record(raw, nil)
+		raw, _ = record(raw, nil)
 	}
 	if buffered {
 		s.respondBuffered(c, raw)

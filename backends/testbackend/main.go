@@ -45,6 +45,13 @@
 //	                      notifications/initialized
 //	-ignore-cancel        slow answers even when cancelled (a late response)
 //	-string-ids           echo numeric request ids back as strings ("5" for 5)
+//	-tools-file PATH      definitions read at every tools/list and prompts/list:
+//	                      {"tools":{NAME:{"description","title","inputSchema",
+//	                      "annotations","result"}}, "prompts":{NAME:{...}}};
+//	                      a built-in tool's members are replaced, any other
+//	                      tool is added (answering its "result", else as
+//	                      echo); with it the tool relist is listed too
+//	                      (a server that redefines its tools: trust tests)
 //	-exit-file PATH       when stdin ends, write "eof" to PATH before exiting;
 //	                      on SIGTERM write "term" and exit 0 (a stateful
 //	                      server saving its data: tests check the gateway
@@ -75,6 +82,8 @@
 //	                      odd spacing; forwarded results must be byte-identical;
 //	                      with badUTF8 true, a text with bytes that are not UTF-8
 //	change                adds tool added_N, sends tools/list_changed, answers
+//	relist                (with -tools-file) sends tools/list_changed and
+//	                      prompts/list_changed, answers "relisted"
 //	sample                sends sampling/createMessage to the client and
 //	                      answers with the client's result as structuredContent
 //	                      (or an isError result carrying the client's error)
@@ -109,6 +118,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -123,6 +133,9 @@ const Odd = `{ "content": [ {"type":"hologram","data":"AAEC","extra":{"k":[1,2.5
 
 // OddError is the odd tool's isError variant.
 const OddError = `{"content":[{"type":"text","text":"it failed"}],"isError":true,"structuredContent":{"code":12345678901234567890123},"_meta":{"k":null}}`
+
+// builtinTools are the tools every testbackend lists, in order.
+var builtinTools = []string{"echo", "crash", "hang", "slow", "progress", "big", "odd", "change", "sample", "log", "stats", "deaf"}
 
 type message struct {
 	ID     json.RawMessage `json:"id,omitempty"`
@@ -148,6 +161,7 @@ type server struct {
 	listMeta     string
 	tasks        bool
 	taskTable    taskTable
+	toolsFile    string
 
 	calls sync.WaitGroup // tools/call goroutines
 	// tracer traces calls when OTEL_EXPORTER_OTLP_ENDPOINT is set
@@ -204,6 +218,7 @@ func main() {
 	relayMode := fs.Bool("relay", false, "only relay bytes to and from the command after --")
 	pidDir := fs.String("pid-dir", "", "create DIR/<pid> at start")
 	exitFile := fs.String("exit-file", "", "write how we were stopped (eof, term) to this file")
+	toolsFile := fs.String("tools-file", "", "definitions that replace or add to the built-in ones, read at every list")
 	fs.VisitAll(func(f *flag.Flag) {
 		env := "TESTBACKEND_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 		if v, ok := os.LookupEnv(env); ok {
@@ -279,11 +294,15 @@ func main() {
 		ignoreCancel: *ignoreCancel,
 		stringIDs:    *stringIDs,
 		nullError:    *nullError,
+		toolsFile:    *toolsFile,
 		out:          bufio.NewWriterSize(os.Stdout, 64<<10),
-		tools:        []string{"echo", "crash", "hang", "slow", "progress", "big", "odd", "change", "sample", "log", "stats", "deaf"},
+		tools:        slices.Clone(builtinTools),
 		cancels:      map[string]chan struct{}{},
 		waiting:      map[string]chan message{},
 		floodReplies: map[string]int{},
+	}
+	if *toolsFile != "" {
+		s.tools = append(s.tools, "relist")
 	}
 	for i := range *extraTools {
 		s.tools = append(s.tools, fmt.Sprintf("extra_%03d", i))
@@ -517,7 +536,9 @@ func (s *server) handle(line []byte) {
 	case msg.Method == "tools/list":
 		s.listTools(msg)
 	case msg.Method == "prompts/list" && s.prompts:
-		s.reply(msg.ID, `{"prompts":[{"name":"greet","description":"Say hello","arguments":[{"name":"who"}]}]}`)
+		s.reply(msg.ID, `{"prompts":[`+strings.Join(s.definitions("prompts", []string{"greet"}, func(string) string {
+			return `{"name":"greet","description":"Say hello","arguments":[{"name":"who"}]}`
+		}), ",")+`]}`)
 	case msg.Method == "prompts/get" && s.prompts:
 		s.reply(msg.ID, `{"messages":[{"role":"user","content":{"type":"text","text":"hello"}}]}`)
 	case msg.Method == "resources/list" && s.resources:
@@ -597,18 +618,19 @@ func (s *server) listTools(msg message) {
 	if s.pageSize > 0 && start+s.pageSize < end {
 		end = start + s.pageSize
 	}
-	var b strings.Builder
-	b.WriteString(`{"tools":[`)
-	for i, n := range names[start:end] {
-		if i > 0 {
-			b.WriteByte(',')
-		}
+	defs := s.definitions("tools", names, func(n string) string {
 		execution := ""
 		if s.tasks {
 			execution = `,"execution":{"taskSupport":"optional"}`
 		}
-		b.WriteString(`{"name":` + quote(n) + `,"description":` + quote("testbackend tool "+n+s.describe) + `,"inputSchema":{"type":"object"}` + execution + `}`)
+		return `{"name":` + quote(n) + `,"description":` + quote("testbackend tool "+n+s.describe) + `,"inputSchema":{"type":"object"}` + execution + `}`
+	})
+	if end == len(names) {
+		end = len(defs) // the tools file's own come last
 	}
+	var b strings.Builder
+	b.WriteString(`{"tools":[`)
+	b.WriteString(strings.Join(defs[start:end], ","))
 	b.WriteString(`]`)
 	if end < len(names) {
 		b.WriteString(`,"nextCursor":"c` + strconv.Itoa(end) + `"`)
@@ -618,6 +640,66 @@ func (s *server) listTools(msg message) {
 	}
 	b.WriteString(`}`)
 	s.reply(msg.ID, b.String())
+}
+
+// fileDefs reads -tools-file's definitions of kind ("tools" or
+// "prompts"), by name; none without the flag or the file.
+func (s *server) fileDefs(kind string) map[string]map[string]json.RawMessage {
+	if s.toolsFile == "" {
+		return nil
+	}
+	data, err := os.ReadFile(s.toolsFile)
+	if err != nil {
+		return nil
+	}
+	var f map[string]map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(data, &f); err != nil {
+		fmt.Fprintf(os.Stderr, "testbackend: %s: %v\n", s.toolsFile, err)
+		return nil
+	}
+	return f[kind]
+}
+
+// definitions are the definitions of kind listed: each built-in one (of
+// names, made by builtin) with the tools file's members put in, then the
+// file's other definitions, sorted by name.
+func (s *server) definitions(kind string, names []string, builtin func(string) string) []string {
+	file := s.fileDefs(kind)
+	var out []string
+	for _, n := range names {
+		def := builtin(n)
+		if over, ok := file[n]; ok {
+			var m map[string]json.RawMessage
+			json.Unmarshal([]byte(def), &m)
+			for k, v := range over {
+				if k != "result" {
+					m[k] = v
+				}
+			}
+			def = quote(m)
+		}
+		out = append(out, def)
+	}
+	var extra []string
+	for n := range file {
+		if !slices.Contains(names, n) {
+			extra = append(extra, n)
+		}
+	}
+	slices.Sort(extra)
+	for _, n := range extra {
+		m := map[string]json.RawMessage{"name": json.RawMessage(quote(n))}
+		if kind == "tools" {
+			m["inputSchema"] = json.RawMessage(`{"type":"object"}`)
+		}
+		for k, v := range file[n] {
+			if k != "result" {
+				m[k] = v
+			}
+		}
+		out = append(out, quote(m))
+	}
+	return out
 }
 
 // call runs one tools/call in its own goroutine.
@@ -660,8 +742,17 @@ func (s *server) call(msg message) {
 		s.mu.Unlock()
 	}()
 
+	fileTool, inFile := s.fileDefs("tools")[p.Name]
 	switch {
-	case p.Name == "echo" || strings.HasPrefix(p.Name, "extra_") || strings.HasPrefix(p.Name, "added_"):
+	case inFile && len(fileTool["result"]) > 0:
+		s.reply(msg.ID, string(fileTool["result"]))
+	case p.Name == "relist" && s.toolsFile != "":
+		s.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+		if s.prompts {
+			s.send(`{"jsonrpc":"2.0","method":"notifications/prompts/list_changed"}`)
+		}
+		s.reply(msg.ID, text("relisted"))
+	case p.Name == "echo" || strings.HasPrefix(p.Name, "extra_") || strings.HasPrefix(p.Name, "added_") || inFile && !slices.Contains(builtinTools, p.Name):
 		a := p.Arguments
 		if len(a) == 0 {
 			a = json.RawMessage("{}")

@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/gateway"
+	"github.com/mcp-gateway/mcp-gateway/internal/audit"
 	"github.com/mcp-gateway/mcp-gateway/internal/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -32,6 +33,7 @@ type app struct {
 	backends *backends.Manager
 	gw       *gateway.Gateway
 	metrics  *metrics       // --transport http only
+	audit    *audit.Log     // the audit log, when gateway.audit.path is set
 	policy   *policy.Policy // gateway.policy, for serve-http and policy check
 	tel      *telemetry     // OpenTelemetry, when the environment asks for it (serve, serve-http)
 	tokenDir string         // remote servers' sign-ins (login, logout)
@@ -79,6 +81,13 @@ func newApp(inv *invocation, e env) (*app, error) {
 	if exe, err := os.Executable(); err == nil {
 		reaper = []string{exe, reaperArg}
 	}
+	if ac := cfg.Gateway.Audit; ac.Path != "" && inv.command != "show-config" {
+		if a.audit, err = audit.Open(audit.Options{Path: ac.Path, MaxBytes: int64(ac.MaxBytes), Keep: ac.Keep, Logger: a.log}); err != nil {
+			logs.close()
+			return nil, err
+		}
+	}
+	servers = a.approveServers(servers)
 	a.backends = backends.New(backends.Options{
 		Servers:        servers,
 		Logger:         a.log.With("component", "backends"),
@@ -91,7 +100,14 @@ func newApp(inv *invocation, e env) (*app, error) {
 		Self:           &a.self,
 		TokenDir:       a.tokenDir,
 		SnapshotDir:    snapshots,
-		OnChange:       func(server string) { a.gw.BackendsChanged(server) },
+		Trust: backends.TrustOptions{
+			Policy:  cfg.Gateway.Trust,
+			PinFile: config.PinsFile(cfg, sources, home),
+			// A gateway that runs on shows what mcp-gateway approve or the
+			// dashboard of another process approved, at once.
+			Watch: inv.command == "serve" || inv.command == "serve-http" || inv.command == "dashboard",
+		},
+		OnChange: func(server string) { a.gw.BackendsChanged(server) },
 		OnRequest: func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
 			return a.gw.HandleBackendRequest(ctx, server, method, params)
 		},
@@ -102,7 +118,7 @@ func newApp(inv *invocation, e env) (*app, error) {
 		// client's own capabilities (docs/transparency.md).
 		AwaitClient: inv.command == "serve",
 	})
-	var onCall func(gateway.CallRecord)
+	var observe []func(gateway.CallRecord)
 	var stateKey []byte
 	if inv.command == "serve-http" || inv.command == "policy-check" {
 		if a.policy, err = compilePolicy(cfg); err != nil {
@@ -115,22 +131,33 @@ func newApp(inv *invocation, e env) (*app, error) {
 			return nil, err
 		}
 		if a.tel != nil && a.tel.duration != nil {
-			onCall = a.tel.observe
+			observe = append(observe, a.tel.observe)
 		}
 	}
 	if inv.command == "serve-http" {
 		a.metrics = newMetrics(a.backends)
-		if tel := onCall; tel != nil {
-			onCall = func(c gateway.CallRecord) { a.metrics.observe(c); tel(c) }
-		} else {
-			onCall = a.metrics.observe
-		}
+		observe = append(observe, a.metrics.observe)
 		if name := cfg.Gateway.HTTP.StateKeyEnv; name != "" {
 			key, _ := e.lookup(name)
 			if key = strings.TrimSpace(key); key == "" {
 				return nil, usagef("gateway.http.state_key_env names %s, which is not set", name)
 			}
 			stateKey = []byte(key)
+		}
+	}
+	if a.audit != nil {
+		observe = append(observe, a.recordCall)
+	}
+	var onCall func(gateway.CallRecord)
+	switch len(observe) {
+	case 0:
+	case 1:
+		onCall = observe[0]
+	default:
+		onCall = func(r gateway.CallRecord) {
+			for _, o := range observe {
+				o(r)
+			}
 		}
 	}
 	a.gw = gateway.New(gateway.Options{
@@ -174,6 +201,9 @@ func (a *app) close() {
 	if err := a.backends.Close(); err != nil {
 		a.log.Warn("stopping backends", "err", err)
 	}
+	if a.audit != nil {
+		a.audit.Close()
+	}
 	a.logs.close()
 }
 
@@ -203,6 +233,10 @@ func (a *app) run(ctx context.Context) error {
 		return a.login(ctx)
 	case "logout":
 		return a.logout()
+	case "approve":
+		return a.approve(ctx)
+	case "dashboard":
+		return a.serveDashboard(ctx)
 	case "policy-check":
 		return a.policyCheck()
 	}
@@ -251,7 +285,9 @@ func (a *app) call(ctx context.Context) error {
 		return usagef("JSON_ARGS must be a JSON object: %v", err)
 	}
 	a.backends.Start(ctx)
-	res, rpcErr := a.gw.Call(ctx, a.inv.callName, args)
+	// The user typed this call: a destructive tool needs no confirmation.
+	callCtx := gateway.WithConfirmed(gateway.WithClient(ctx, "mcp-gateway call"))
+	res, rpcErr := a.gw.Call(callCtx, a.inv.callName, args)
 	enc := json.NewEncoder(a.env.stdout)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
@@ -279,10 +315,18 @@ func (a *app) call(ctx context.Context) error {
 }
 
 // denied reports a request the policy refused (gateway.Options.OnDeny):
-// in the log, and counted in /metrics.
+// in the audit log (event "deny"), the log, and counted in /metrics.
 func (a *app) denied(d gateway.Denial) {
+	reason := "policy: no rule that applies allows it"
+	if d.Rule != "" {
+		reason = fmt.Sprintf("policy: rule %q denies it (%s)", d.Rule, d.Pattern)
+	}
+	if a.audit != nil {
+		a.audit.Record(audit.Entry{Time: d.Time, Event: "deny", Client: d.Client, Identity: d.Identity,
+			Server: d.Server, Tool: d.Name, Own: d.Own, Kind: d.Kind, Reason: reason})
+	}
 	a.log.Info("policy: request denied", "identity", d.Identity, "client", d.Client, "kind", d.Kind, "name", d.Name,
-		"server", d.Server, "rule", d.Rule, "pattern", d.Pattern)
+		"server", d.Server, "reason", reason)
 	if a.metrics != nil {
 		a.metrics.denials.WithLabelValues(d.Kind).Inc()
 	}

@@ -15,6 +15,12 @@ Usage:
                                                          serve MCP (Streamable HTTP, SSE) and REST over HTTP (docs/http.md)
   mcp-gateway --show-config [--config PATH]              effective config with its sources, JSON, to stderr
   mcp-gateway tools [--config PATH] [--json] [--wait D]  start the backends, list every tool a client sees
+  mcp-gateway tools --changes [--json] [--wait D]        the tool and prompt definitions withheld until approved,
+                                                         each with its diff, and the definitions the scanner flags
+  mcp-gateway approve SERVER [NAME] [--digest HEX]       accept SERVER's withheld definitions (NAME's only), as
+                                                         tools --changes shows them (docs/trust.md)
+  mcp-gateway dashboard [--listen ADDR]                  a page on loopback (default 127.0.0.1:8300): backends, tools,
+                                                         withheld changes with Approve, recent audit entries
   mcp-gateway call NAME [JSON_ARGS] [--config PATH]      call one tool through the gateway, print the result
   mcp-gateway status [--config PATH] [--json] [--wait D] start every backend; state, start time, tools, errors
   mcp-gateway import --from CLIENT|PATH [--write PATH [--force] [--replace-client]]
@@ -33,6 +39,8 @@ Flags:
   --wait D         tools, status: wait at most D (30s, 2m) for backends still starting;
                    by default until each has started or failed (Ctrl-C stops waiting)
   --json           machine-readable output for tools and status
+  --changes        tools: what the trust layer withholds, with diffs, instead of the tools
+  --digest HEX     approve: only a definition whose digest starts with HEX (what was reviewed)
   --from CLIENT    claude-desktop, claude-code, cursor, vscode, windsurf, codex, or a file
   --write PATH     write the imported YAML to PATH (--force to overwrite)
   --replace-client back up the client's file, then leave one entry in it: this gateway on PATH
@@ -57,6 +65,9 @@ type invocation struct {
 	// wait bounds how long tools and status wait for backends still
 	// starting (--wait); 0: until every first start has concluded.
 	wait     time.Duration
+	changes  bool   // tools --changes
+	digest   string // approve --digest
+	name     string // approve's NAME
 	callName string
 	callArgs string
 	server   string // login, logout
@@ -129,6 +140,10 @@ func parseArgs(args []string) (*invocation, error) {
 			inv.showConfig = true
 		case "--json":
 			inv.json = true
+		case "--changes":
+			inv.changes = true
+		case "--digest":
+			inv.digest, err = value()
 		case "--wait":
 			var v string
 			if v, err = value(); err == nil {
@@ -195,6 +210,18 @@ func parseArgs(args []string) (*invocation, error) {
 			if inv.replaceClient && inv.write == "" {
 				return nil, usagef("--replace-client needs --write PATH: the client's new entry runs the gateway on that file")
 			}
+		case "approve":
+			if len(rest) < 1 || len(rest) > 2 {
+				return nil, usagef("approve needs a server name, and may name one of its tools or prompts: mcp-gateway approve SERVER [NAME]")
+			}
+			inv.server = rest[0]
+			if len(rest) == 2 {
+				inv.name = rest[1]
+			}
+		case "dashboard":
+			if len(rest) > 0 {
+				return nil, usagef("dashboard takes no arguments (got %q)", rest[0])
+			}
 		case "login", "logout":
 			if len(rest) != 1 {
 				return nil, usagef("%s needs one server name: mcp-gateway %s NAME", inv.command, inv.command)
@@ -229,8 +256,17 @@ func parseArgs(args []string) (*invocation, error) {
 		if inv.stdio {
 			return nil, usagef("--stdio cannot be combined with %s", inv.command)
 		}
-		if inv.wait != 0 && inv.command != "tools" && inv.command != "status" {
-			return nil, usagef("--wait belongs to tools and status")
+		if inv.wait != 0 && inv.command != "tools" && inv.command != "status" && inv.command != "approve" {
+			return nil, usagef("--wait belongs to tools, status and approve")
+		}
+		if inv.changes && inv.command != "tools" {
+			return nil, usagef("--changes belongs to tools")
+		}
+		if inv.digest != "" && inv.command != "approve" {
+			return nil, usagef("--digest belongs to approve")
+		}
+		if inv.listen != "" && inv.command != "dashboard" {
+			return nil, usagef("--listen belongs to --transport http and dashboard")
 		}
 		if inv.command != "import" && (inv.from != "" || inv.write != "" || inv.force || inv.replaceClient) {
 			return nil, usagef("--from, --write, --force and --replace-client belong to import")
@@ -261,7 +297,7 @@ func parseArgs(args []string) (*invocation, error) {
 
 func isCommand(s string) bool {
 	switch s {
-	case "tools", "call", "status", "import", "login", "logout", "policy":
+	case "tools", "call", "status", "import", "login", "logout", "approve", "dashboard", "policy":
 		return true
 	}
 	return false

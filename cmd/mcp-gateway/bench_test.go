@@ -113,8 +113,18 @@ func (c *benchClient) listTools() (int, error) {
 // each started with args; answer tools are off so that only backends count.
 func benchConfig(t testing.TB, n int, args ...string) string {
 	t.Helper()
+	return benchConfigWith(t, "", n, args...)
+}
+
+// benchConfigWith is benchConfig with more gateway settings (extra, as
+// YAML flow mapping members: "trust: off").
+func benchConfigWith(t testing.TB, extra string, n int, args ...string) string {
+	t.Helper()
 	var b strings.Builder
-	b.WriteString("gateway: { startup_timeout_ms: 20000, first_start_wait_ms: 20000, answer_tools: false }\n")
+	if extra != "" {
+		extra = ", " + extra
+	}
+	b.WriteString("gateway: { startup_timeout_ms: 20000, first_start_wait_ms: 20000, answer_tools: false" + extra + " }\n")
 	if n == 0 {
 		b.WriteString("servers: []\n")
 	} else {
@@ -203,8 +213,14 @@ func BenchmarkToolsCall(b *testing.B) {
 		b.Fatalf("gateway tools/list: %d tools, %v", n, err)
 	}
 	relay := startBenchBackend(b, "-relay", "--", backendBin)
-	const iDirect, iGW, iRelay = 0, 1, 2
-	paths := [3]struct {
+	// gw runs with the defaults, so with trust: pin (docs/trust.md);
+	// nopin is the same gateway with the trust layer off.
+	nopin := startBenchGateway(b, benchConfigWith(b, "trust: off", 1))
+	if n, err := nopin.listTools(); err != nil || n != benchBackendTools {
+		b.Fatalf("gateway (trust: off) tools/list: %d tools, %v", n, err)
+	}
+	const iDirect, iGW, iRelay, iNoPin = 0, 1, 2, 3
+	paths := [4]struct {
 		name   string
 		c      *benchClient
 		params string
@@ -212,6 +228,7 @@ func BenchmarkToolsCall(b *testing.B) {
 		iDirect: {"direct", direct, `{"name":"echo","arguments":` + benchEchoArgs + `}`},
 		iGW:     {"gw", gw, `{"name":"tb0.echo","arguments":` + benchEchoArgs + `}`},
 		iRelay:  {"relay", relay, `{"name":"echo","arguments":` + benchEchoArgs + `}`},
+		iNoPin:  {"gw-nopin", nopin, `{"name":"tb0.echo","arguments":` + benchEchoArgs + `}`},
 	}
 	for _, p := range paths {
 		line, err := p.c.call("tools/call", p.params)
@@ -247,6 +264,10 @@ func BenchmarkToolsCall(b *testing.B) {
 		b.ReportMetric(benchMicros(r99), "relay-p99-µs")
 		b.ReportMetric(benchMicros(r50-d50), "relay-added-p50-µs")
 		b.ReportMetric(benchMicros(g50-r50), "gw-over-relay-p50-µs")
+		n50 := benchPercentile(lat[iNoPin], 0.50)
+		b.ReportMetric(benchMicros(n50), "nopin-p50-µs")
+		b.ReportMetric(float64(g50)/float64(r50), "p50-gw/relay")
+		b.ReportMetric(float64(n50)/float64(r50), "p50-nopin/relay")
 	})
 
 	// benchInFlight callers share one connection per path. One op is one
@@ -292,6 +313,7 @@ func BenchmarkToolsCall(b *testing.B) {
 		b.ReportMetric(rate[iRelay], "relay-calls/s")
 		b.ReportMetric(rate[iRelay]/rate[iDirect], "tput-relay/direct")
 		b.ReportMetric(rate[iGW]/rate[iRelay], "tput-gw/relay")
+		b.ReportMetric(rate[iNoPin]/rate[iRelay], "tput-nopin/relay")
 	})
 }
 

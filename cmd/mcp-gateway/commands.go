@@ -15,6 +15,9 @@ import (
 // tools is `mcp-gateway tools`: every tool a client would see, in both
 // naming forms, after the backends have started (waitStarts).
 func (a *app) tools(ctx context.Context) error {
+	if a.inv.changes {
+		return a.changes(ctx)
+	}
 	a.backends.Start(ctx)
 	a.waitStarts(ctx)
 	tools := a.gw.Tools()
@@ -67,14 +70,25 @@ func (a *app) status(ctx context.Context) error {
 	a.backends.Start(ctx)
 	a.waitStarts(ctx)
 	st := a.backends.Status()
+	changes, flagged, trustErr := a.backends.Changes(), a.backends.Flagged(), a.backends.TrustError()
 	if a.inv.json {
-		if err := writeJSON(a.env.stdout, map[string]any{"servers": st}); err != nil {
+		doc := map[string]any{"servers": st}
+		if len(changes) > 0 {
+			doc["changes"] = changes
+		}
+		if len(flagged) > 0 {
+			doc["flagged"] = flagged
+		}
+		if trustErr != nil {
+			doc["pin_file_error"] = trustErr.Error()
+		}
+		if err := writeJSON(a.env.stdout, doc); err != nil {
 			return err
 		}
 		return a.allFailed(st)
 	}
 	tw := tabwriter.NewWriter(a.env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tSTATE\tPID\tSTARTED\tTOOLS\tRESTARTS\tERROR")
+	fmt.Fprintln(tw, "SERVER\tSTATE\tPID\tSTARTED\tPROTOCOL\tTOOLS\tRESTARTS\tERROR")
 	for _, s := range st {
 		started := "-"
 		if !s.StartedAt.IsZero() {
@@ -88,7 +102,14 @@ func (a *app) status(ctx context.Context) error {
 		if s.Snapshot {
 			tools += " (last run)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, stateText(s), pid, started, tools, s.Restarts, oneLine(s.Error, 70))
+		if s.Withheld > 0 {
+			tools += fmt.Sprintf(" (%d withheld)", s.Withheld)
+		}
+		protocol := s.Protocol
+		if protocol == "" {
+			protocol = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, stateText(s), pid, started, protocol, tools, s.Restarts, oneLine(s.Error, 70))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -107,6 +128,23 @@ func (a *app) status(ctx context.Context) error {
 		fmt.Fprintf(a.env.stdout, "  %s  %s\n", s.Name, oneLine(s.URL, 200))
 		if s.State == backends.NeedsLogin {
 			fmt.Fprintf(a.env.stdout, "    %s\n", oneLine(s.Error, 200))
+		}
+	}
+	// The trust layer: what it withholds, as diffs, and what the scanner
+	// found in what is shown.
+	if trustErr != nil {
+		fmt.Fprintf(a.env.stdout, "\nthe pin file cannot be used: every definition of a trusted server is withheld:\n  %s\n", oneLine(trustErr.Error(), 300))
+	}
+	if len(changes) > 0 {
+		fmt.Fprintf(a.env.stdout, "\nwithheld until approved (mcp-gateway tools --changes; mcp-gateway approve SERVER [NAME]):\n")
+		for _, c := range changes {
+			writeChange(a.env.stdout, c)
+		}
+	}
+	for _, f := range flagged {
+		if !f.Withheld {
+			fmt.Fprintf(a.env.stdout, "\n%s %s of %s: the scanner found injection markers:\n", f.Kind, f.Name, f.Server)
+			writeFindings(a.env.stdout, f.Findings, "  ")
 		}
 	}
 	for _, s := range st {

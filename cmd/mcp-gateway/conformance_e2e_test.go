@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"net"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,7 +24,8 @@ import (
 // other failure, or a listed scenario that passes, fails the test.
 //
 //   - 2026-07-28: the 0.2 suite's requirements for that revision, every
-//     scored scenario as directly against the everything-server.
+//     scored scenario as directly against the everything-server; again
+//     with the server as a remote backend on stateless Streamable HTTP.
 //   - 2025-11-25 with the server spoken to in 2025-11-25 (protocol pinned):
 //     the 0.1.16 suite, as directly.
 //   - 2025-11-25 with the server spoken to in 2026-07-28 (the default over
@@ -40,15 +44,21 @@ func TestConformanceThroughGateway(t *testing.T) {
 	for _, c := range []struct {
 		name, suite, protocol, baseline string
 		args                            []string
+		remote                          bool // the server over stateless HTTP, not stdio
 	}{
-		{"2026-07-28", conformancetest.Suite2026, "auto", "conformance-2026.yml", []string{"--requirements", "2026-07-28"}},
-		{"2025-11-25 pinned", conformancetest.Suite2025, "2025-11-25", "conformance-baseline.yml", nil},
-		{"2025-11-25 through 2026-07-28", conformancetest.Suite2025, "auto", "conformance-era.yml", nil},
+		{"2026-07-28", conformancetest.Suite2026, "auto", "conformance-2026.yml", []string{"--requirements", "2026-07-28"}, false},
+		{"2026-07-28 remote", conformancetest.Suite2026, "auto", "conformance-2026.yml", []string{"--requirements", "2026-07-28"}, true},
+		{"2025-11-25 pinned", conformancetest.Suite2025, "2025-11-25", "conformance-baseline.yml", nil, false},
+		{"2025-11-25 through 2026-07-28", conformancetest.Suite2025, "auto", "conformance-era.yml", nil, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			// One at a time: the suites time notifications (1.5 s).
+			server := `"command": ` + strconv.Quote(everything)
+			if c.remote {
+				server = `"url": ` + strconv.Quote(startEverythingHTTP(t, everything)+"/mcp")
+			}
 			cfg := testutil.TempFile(t, "config.yaml", `{"gateway": {"answer_tools": false, "startup_timeout_ms": 25000, "first_start_wait_ms": 25000},
- "servers": [{"name": "everything", "command": `+strconv.Quote(everything)+`, "prefix": "", "protocol": "`+c.protocol+`"}]}`)
+ "servers": [{"name": "everything", `+server+`, "prefix": "", "protocol": "`+c.protocol+`"}]}`)
 			g := startHTTP(t, cfg)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
@@ -61,6 +71,44 @@ func TestConformanceThroughGateway(t *testing.T) {
 			if err != nil {
 				t.Fatalf("conformance: %v\n%s", err, out)
 			}
+			if c.protocol == "auto" && c.suite == conformancetest.Suite2026 && !strings.Contains(g.stderr.String(), "protocol=2026-07-28") {
+				t.Errorf("the everything-server was not spoken to in 2026-07-28:\n%s", g.stderr)
+			}
 		})
 	}
+}
+
+// startEverythingHTTP runs go-sdk's everything-server on stateless
+// Streamable HTTP (its default with -http) on a free loopback port, and
+// returns its base URL once it accepts connections.
+func startEverythingHTTP(t *testing.T, bin string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cmd := exec.Command(bin, "-http", addr)
+	var stderr testutil.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the everything-server to listen on "+addr, func() bool {
+		select {
+		case <-exited:
+			t.Fatalf("everything-server exited: %s", stderr.String())
+		default:
+		}
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	return "http://" + addr
 }

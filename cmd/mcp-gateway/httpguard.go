@@ -103,7 +103,7 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 func (g *guard) authenticate(w http.ResponseWriter, r *http.Request) (*authn.Principal, bool) {
 	switch g.auth {
 	case "token":
-		if subtle.ConstantTimeCompare([]byte(bearer(r)), g.token) != 1 {
+		if subtle.ConstantTimeCompare([]byte(bearerToken(r)), g.token) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-gateway"`)
 			http.Error(w, "Unauthorized: a valid bearer token is required", http.StatusUnauthorized)
 			return nil, false
@@ -125,7 +125,7 @@ func (g *guard) authenticate(w http.ResponseWriter, r *http.Request) (*authn.Pri
 // MCP authorization spec says.
 func (g *guard) oauth(w http.ResponseWriter, r *http.Request) (*authn.Principal, bool) {
 	v := g.verifier
-	tok := bearer(r)
+	tok := bearerToken(r)
 	if tok == "" {
 		w.Header().Set("WWW-Authenticate", authn.Challenge(v.Resource(), nil, v.Scopes()))
 		http.Error(w, "Unauthorized: an access token is required", http.StatusUnauthorized)
@@ -154,8 +154,8 @@ func (g *guard) oauth(w http.ResponseWriter, r *http.Request) (*authn.Principal,
 	return p, true
 }
 
-// bearer is the request's bearer token, or "".
-func bearer(r *http.Request) string {
+// bearerToken is the request's bearer token, or "".
+func bearerToken(r *http.Request) string {
 	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return ""

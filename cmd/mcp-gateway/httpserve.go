@@ -82,6 +82,7 @@ func (a *app) serveHTTP(ctx context.Context) error {
 		_ = writeJSON(w, map[string]any{"servers": a.backends.Status(), "sessions": front.Sessions(), "streams": front.Streams()})
 	})
 	mux.Handle("GET /metrics", metrics.handler())
+	a.newDashboard().routes(mux) // the trust layer's page, behind the same token
 	busy := &inFlight{}
 	srv := &http.Server{
 		Handler:           g.wrap(busy.wrap(mux)),

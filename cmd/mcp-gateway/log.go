@@ -57,7 +57,7 @@ func newLogger(stderr io.Writer, lookup func(string) (string, bool), debug bool,
 			NoColor:    true,
 		}))
 	}
-	ls.logger = slog.New(handler)
+	ls.logger = slog.New(maskHandler{handler})
 	return ls, nil
 }
 

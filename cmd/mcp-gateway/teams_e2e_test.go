@@ -5,9 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -40,6 +43,7 @@ func startOP(t *testing.T) *testop.OP {
 type teamsGW struct {
 	*httpGW
 	resource string
+	audit    string // the audit log
 }
 
 func startTeams(t *testing.T, op *testop.OP, gw map[string]any, env ...string) *teamsGW {
@@ -68,9 +72,12 @@ func startTeams(t *testing.T, op *testop.OP, gw map[string]any, env ...string) *
 	for k, v := range gw {
 		extra[k] = v
 	}
+	if _, ok := extra["audit"]; !ok {
+		extra["audit"] = map[string]any{"path": filepath.Join(t.TempDir(), "audit.jsonl")}
+	}
 	cfg := httpConfig(t, extra, tb("a", "-prompts", "-resources"), tb("b"))
 	g := startHTTPAt(t, addr, cfg, baseEnv(t, append(env, "GW_INTROSPECT="+testop.GatewaySecret)...))
-	return &teamsGW{httpGW: g, resource: resource}
+	return &teamsGW{httpGW: g, resource: resource, audit: extra["audit"].(map[string]any)["path"].(string)}
 }
 
 // token signs user in at op for resource with scopes.
@@ -285,8 +292,17 @@ func TestTeamsOAuthPolicy(t *testing.T) {
 		t.Errorf("metadata: %+v %v", doc, err)
 	}
 
-	testutil.WaitFor(t, testutil.DefaultTimeout, "bob's refused call in the log", func() bool {
-		return strings.Contains(g.stderr.String(), "policy: request denied") && strings.Contains(g.stderr.String(), "identity=u-bob@")
+	// The refusals are in the audit log, with who and what.
+	testutil.WaitFor(t, testutil.DefaultTimeout, "bob's refused requests in the audit log", func() bool {
+		raw, _ := os.ReadFile(g.audit)
+		var denied []string
+		for _, line := range strings.Split(string(raw), "\n") {
+			var e map[string]any
+			if json.Unmarshal([]byte(line), &e) == nil && e["event"] == "deny" && strings.HasPrefix(fmt.Sprint(e["identity"]), "u-bob@") {
+				denied = append(denied, fmt.Sprint(e["kind"], " ", e["tool"], " ", e["server"]))
+			}
+		}
+		return slices.Contains(denied, "tool a.echo a") && slices.Contains(denied, "prompt a.greet a") && slices.Contains(denied, "resource test://r1 a")
 	})
 }
 

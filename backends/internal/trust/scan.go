@@ -1,0 +1,201 @@
+package trust
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mcp-gateway/mcp-gateway/config/safetext"
+)
+
+// The scanner looks for what tool poisoning puts in a definition: text
+// meant for the model and hidden from the user. A hit is reported (status,
+// the log, the dashboard, tools --changes); under trust: approve, the
+// definition waits for a person anyway. The rules are tuned against the
+// definitions of real servers (testdata in gateway/testdata/toolsets: none
+// is a hit) and a corpus of poisoned ones (testdata/poisoned: each is).
+// docs/trust.md lists what each rule matches and why.
+
+// Finding is one hit of the scanner.
+type Finding struct {
+	Rule    string `json:"rule"`    // the rule's name (Rules)
+	Where   string `json:"where"`   // the member it was found in: description, inputSchema.properties.x.description, ...
+	Excerpt string `json:"excerpt"` // the text around it, invisible characters written as \u{...}
+}
+
+func (f Finding) String() string { return fmt.Sprintf("%s in %s: %q", f.Rule, f.Where, f.Excerpt) }
+
+// The rules' names.
+const (
+	RuleHiddenTag      = "hidden-instructions"   // <IMPORTANT>, <system>, [INST], <!-- -->, special tokens
+	RuleOverride       = "override-instructions" // "ignore previous instructions", "you are now"
+	RuleConceal        = "conceal-from-user"     // "do not tell the user", "without informing the user"
+	RuleSensitiveFile  = "sensitive-file"        // ~/.ssh, id_rsa, .aws/credentials, mcp.json, ...
+	RuleSecretRequest  = "secret-request"        // "pass the API key", "include the contents of .env"
+	RuleExfiltrateURL  = "send-to-url"           // "send ... to https://..."
+	RuleInvisible      = "invisible-characters"  // zero-width, bidi controls, tag characters, control characters
+	RuleHiddenPadding  = "hidden-padding"        // long runs of blank lines or spaces that push text out of view
+	RuleLongDescriptor = "long-description"      // a description longer than MaxDescription
+)
+
+// MaxDescription is the longest description that is not a hit by its
+// length alone; the longest of the real servers' is 6,549 characters.
+const MaxDescription = 10000
+
+var (
+	hiddenTag = regexp.MustCompile(`(?i)<\s*/?\s*(important|system|system[-_ ]?prompt|instructions?|secret|hidden|admin|critical|assistant|sys|context|note[-_ ]to[-_ ](the[-_ ])?(ai|assistant|model|llm))\s*>|\[/?(INST|SYSTEM|SYS)\]|<\|(im_start|im_end|system|endoftext|eot_id|start_header_id)\|>|<<\s*/?\s*SYS\s*>>|<!--`)
+	override  = regexp.MustCompile(`(?i)\b(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+|the\s+|your\s+)?(previous|prior|above|earlier|preceding|other|system|original)\s+(instructions|rules|directions|prompts?|guidelines|messages)|\byou\s+are\s+now\s+(a|an|in)\b|\bnew\s+(system\s+)?instructions\s*:|\bfrom\s+now\s+on,?\s+(you|always|never)\b`)
+	conceal   = regexp.MustCompile(`(?i)\b(do\s+not|don'?t|never|must\s+not)\s+(tell|inform|mention|reveal|show|notify|alert|warn|disclose)(\s+(this|it|anything|that))?\s+(to\s+)?(the\s+)?user|\bwithout\s+(telling|informing|notifying|alerting|asking|warning)\s+the\s+user|\buser\s+(must|should|need|needs)\s+(not|never)\s+(know|see|notice|be\s+told)|\b(hide|conceal)\s+(this|it)\s+from\s+the\s+user|\b(silently|secretly|quietly|covertly)\s+(send|read|copy|upload|forward|include|pass|append|add|call|exfiltrate|collect)`)
+	sensitive = regexp.MustCompile(`(?i)~?/?\.ssh(/|\b)|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.aws/(credentials|config)|/etc/(passwd|shadow|sudoers)|\.netrc\b|\.npmrc\b|\.pypirc\b|\.git-credentials\b|\.docker/config\.json|\.kube/config|\.gnupg\b|\b(mcp|claude_desktop_config)\.json\b|\.config/gh/hosts|\.(bash|zsh)_history\b|\bwallet\.dat\b|\blogin\.keychain|\.password-store\b`)
+	secretReq = regexp.MustCompile(`(?i)\b(send|pass|include|provide|upload|forward|share|attach|append|post|leak|exfiltrate|read|copy|put|add|collect|extract|dump)\b[^.!?\n]{0,60}?(\b(api[ _-]?keys?|passwords?|passphrases?|credentials|secrets?|private[ _-]?keys?|(github|gitlab|slack|npm|openai|aws|api|access|auth(entication)?|bearer|session|personal[ _-]access|refresh|oauth|id)[ _-]?tokens?|ssh[ _-]?keys?|(session|auth)[ _-]?cookies?|environment\s+variables|env\s+vars)\b|\.env\b)`)
+	negation  = regexp.MustCompile(`(?i)\b(not|never|avoid|without|no)\b|n't\b`)
+	sendToURL = regexp.MustCompile(`(?i)\b(send|post|upload|forward|transmit|exfiltrate|report|submit|leak)\b[^.!?\n]{0,80}?\bto\s+(https?://|wss?://|ftp://)`)
+	padding   = regexp.MustCompile(`\n[ \t\r]*(\n[ \t\r]*){9,}|[ \t]{300,}`)
+)
+
+// Scan checks a tool's or prompt's definition (as the backend listed it)
+// and returns its hits, at most one per rule and member, in a stable
+// order. A definition that does not decode has none: it is listed as the
+// backend wrote it, and the client judges it.
+func Scan(kind Kind, raw json.RawMessage) []Finding {
+	var obj map[string]any
+	if json.Unmarshal(raw, &obj) != nil {
+		return nil
+	}
+	var out []Finding
+	seen := map[[2]string]bool{}
+	add := func(rule, where, excerpt string) {
+		if k := [2]string{rule, where}; !seen[k] {
+			seen[k] = true
+			out = append(out, Finding{Rule: rule, Where: where, Excerpt: excerpt})
+		}
+	}
+	for _, m := range members[kind] {
+		v, ok := obj[m]
+		if !ok || m == "name" {
+			continue
+		}
+		walkStrings(v, m, func(where, s string) {
+			scanText(where, s, add)
+			if where == "description" && utf8.RuneCountInString(s) > MaxDescription {
+				add(RuleLongDescriptor, where, fmt.Sprintf("%d characters", utf8.RuneCountInString(s)))
+			}
+		})
+	}
+	if name, ok := obj["name"].(string); ok {
+		if i := invisibleAt(name); i >= 0 {
+			add(RuleInvisible, "name", excerpt(name, i, i))
+		}
+	}
+	return out
+}
+
+// walkStrings calls fn with each string value under v and where it is:
+// schemas' descriptions, titles, defaults and examples, enum values, ...,
+// but not a pattern's regular expression, which is no text for a model.
+func walkStrings(v any, where string, fn func(where, s string)) {
+	switch x := v.(type) {
+	case string:
+		fn(where, x)
+	case []any:
+		for i, e := range x {
+			walkStrings(e, fmt.Sprintf("%s[%d]", where, i), fn)
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if k == "pattern" {
+				continue
+			}
+			walkStrings(x[k], where+"."+k, fn)
+		}
+	}
+}
+
+// scanText applies the text rules to one string.
+func scanText(where, s string, add func(rule, where, excerpt string)) {
+	if i := invisibleAt(s); i >= 0 {
+		add(RuleInvisible, where, excerpt(s, i, i))
+	}
+	for _, r := range []struct {
+		name string
+		re   *regexp.Regexp
+	}{
+		{RuleHiddenTag, hiddenTag},
+		{RuleOverride, override},
+		{RuleConceal, conceal},
+		{RuleSensitiveFile, sensitive},
+		{RuleExfiltrateURL, sendToURL},
+		{RuleHiddenPadding, padding},
+	} {
+		if loc := r.re.FindStringIndex(s); loc != nil {
+			add(r.name, where, excerpt(s, loc[0], loc[1]))
+		}
+	}
+	for _, loc := range secretReq.FindAllStringIndex(s, -1) {
+		// "Do not include API keys" is advice, not a request: a negation
+		// earlier in the same sentence clears it.
+		if !negation.MatchString(sentenceBefore(s, loc[0])) {
+			add(RuleSecretRequest, where, excerpt(s, loc[0], loc[1]))
+			break
+		}
+	}
+}
+
+// sentenceBefore is the part of s's sentence before i.
+func sentenceBefore(s string, i int) string {
+	start := strings.LastIndexAny(s[:i], ".!?\n")
+	return s[start+1 : i]
+}
+
+// invisibleAt returns the index of the first character in s that a person
+// does not see but a model reads (safetext.Invisible), or -1.
+func invisibleAt(s string) int {
+	return strings.IndexFunc(s, safetext.Invisible)
+}
+
+// excerpt is the text of s around [i, j): up to 40 characters either
+// side, within 160 in all, with invisible characters made visible.
+func excerpt(s string, i, j int) string {
+	const ctx, most = 40, 160
+	start, end := i, j
+	for n := 0; n < ctx && start > 0; n++ {
+		_, size := utf8.DecodeLastRuneInString(s[:start])
+		start -= size
+	}
+	for n := 0; n < ctx && end < len(s); n++ {
+		_, size := utf8.DecodeRuneInString(s[end:])
+		end += size
+	}
+	var b strings.Builder
+	if start > 0 {
+		b.WriteString("…")
+	}
+	n := 0
+	for _, r := range s[start:end] {
+		if n == most {
+			b.WriteString("…")
+			return b.String()
+		}
+		n++
+		switch {
+		case r == '\n' || r == '\r' || r == '\t':
+			b.WriteByte(' ')
+		case safetext.Invisible(r):
+			fmt.Fprintf(&b, `\u{%x}`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	if end < len(s) {
+		b.WriteString("…")
+	}
+	return b.String()
+}

@@ -1,0 +1,260 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	_ "embed"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"html/template"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/config/safetext"
+	"github.com/mcp-gateway/mcp-gateway/gateway"
+	"github.com/mcp-gateway/mcp-gateway/internal/audit"
+)
+
+// The dashboard (docs/trust.md, "The dashboard"): one server-rendered page
+// — backends and their states, the definitions the trust layer withholds
+// with their diffs and an Approve button, the tools clients see with the
+// scanner's findings, recent audit entries — and the POST that approves.
+// It is served by `mcp-gateway dashboard` on loopback and on / of the HTTP
+// front, behind its bearer token. There is no script on the page: an
+// approval is a form POST carrying a token only the page holds (CSRF),
+// refused from any other site (Origin, Sec-Fetch-Site), and the page may
+// not be framed (no clickjacking of the Approve button).
+
+// defaultDashboardListen is where `mcp-gateway dashboard` listens.
+const defaultDashboardListen = "127.0.0.1:8300"
+
+//go:embed dashboard.html
+var dashboardHTML string
+
+//go:embed dashboard.css
+var dashboardCSS string
+
+var dashboardTmpl = template.Must(template.New("dashboard").Funcs(template.FuncMap{
+	"short":   backends.ShortDigest,
+	"visible": safetext.Visible,
+	"line":    func(s string) string { return oneLine(s, 140) },
+	"ms":      func(f float64) string { return fmt.Sprintf("%.1f", f) },
+	"clock":   func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
+	"css":     func() template.CSS { return template.CSS(dashboardCSS) },
+}).Parse(dashboardHTML))
+
+// dashboardCSP allows the page's one style sheet (by its hash), its forms
+// posting to itself, and nothing else: no script, no framing.
+var dashboardCSP = func() string {
+	sum := sha256.Sum256([]byte(dashboardCSS))
+	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
+		"'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+}()
+
+// dashboard serves the page for one app.
+type dashboard struct {
+	a    *app
+	csrf string // the token every approval must carry; new for each process
+}
+
+func (a *app) newDashboard() *dashboard {
+	return &dashboard{a: a, csrf: rand.Text()}
+}
+
+// routes registers the page on / and the approval on POST /approve.
+func (d *dashboard) routes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /{$}", d.page)
+	mux.HandleFunc("POST /approve", d.approve)
+}
+
+// dashChange is a withheld definition as the page shows it.
+type dashChange struct {
+	backends.Change
+	Lines []dashLine
+}
+
+type dashLine struct{ Class, Text string }
+
+type dashTool struct {
+	gateway.ToolInfo
+	Findings []backends.Finding
+}
+
+type dashData struct {
+	Now       time.Time
+	CSRF      string
+	Notice    string
+	Problem   string
+	Config    string
+	PinFile   string
+	PinError  string
+	AuditPath string
+	AuditErr  string
+	Servers   []backends.Status
+	Changes   []dashChange
+	Tools     []dashTool
+	Flagged   int
+	Audit     []audit.Entry
+}
+
+func (d *dashboard) data(r *http.Request) dashData {
+	a := d.a
+	dd := dashData{Now: time.Now(), CSRF: d.csrf, PinFile: a.backends.PinFile(), AuditPath: a.cfg.Gateway.Audit.Path,
+		Servers: a.backends.Status()}
+	if a.sources != nil && a.sources.YAML != nil {
+		dd.Config = *a.sources.YAML
+	}
+	if err := a.backends.TrustError(); err != nil {
+		dd.PinError = err.Error()
+	}
+	q := r.URL.Query()
+	if q.Get("approved") != "" {
+		dd.Notice = fmt.Sprintf("Approved %s %s of %s: clients are shown it now.", q.Get("kind"), q.Get("name"), q.Get("server"))
+	}
+	for _, c := range a.backends.Changes() {
+		dc := dashChange{Change: c}
+		for _, l := range strings.Split(strings.TrimSuffix(c.Diff, "\n"), "\n") {
+			if l == "" {
+				continue
+			}
+			class := map[byte]string{'+': "add", '-': "del", '@': "hunk"}[l[0]]
+			dc.Lines = append(dc.Lines, dashLine{class, safetext.Visible(l)})
+		}
+		dd.Changes = append(dd.Changes, dc)
+	}
+	flagged := map[[2]string][]backends.Finding{}
+	for _, f := range a.backends.Flagged() {
+		if f.Kind == "tool" && !f.Withheld {
+			flagged[[2]string{f.Server, f.Name}] = f.Findings
+		}
+	}
+	for _, t := range a.gw.Tools() {
+		dt := dashTool{ToolInfo: t, Findings: flagged[[2]string{t.Server, t.Own}]}
+		if len(dt.Findings) > 0 {
+			dd.Flagged++
+		}
+		dd.Tools = append(dd.Tools, dt)
+	}
+	if dd.AuditPath != "" {
+		entries, err := audit.Tail(dd.AuditPath, 50)
+		if err != nil {
+			dd.AuditErr = err.Error()
+		}
+		slices.Reverse(entries)
+		dd.Audit = entries
+	}
+	return dd
+}
+
+func setPageHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", dashboardCSP)
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin") // no-referrer would make a form POST's Origin "null"
+	h.Set("Cache-Control", "no-store")
+}
+
+func (d *dashboard) page(w http.ResponseWriter, r *http.Request) {
+	d.render(w, r, http.StatusOK, "")
+}
+
+func (d *dashboard) render(w http.ResponseWriter, r *http.Request, status int, problem string) {
+	dd := d.data(r)
+	dd.Problem = problem
+	setPageHeaders(w)
+	w.WriteHeader(status)
+	if err := dashboardTmpl.Execute(w, dd); err != nil {
+		d.a.log.Debug("dashboard page", "err", err)
+	}
+}
+
+// sameSite reports whether a POST comes from the page itself: a browser
+// says where a request comes from (Sec-Fetch-Site, Origin), and the form
+// carries the page's token.
+func (d *dashboard) sameSite(r *http.Request) error {
+	if s := r.Header.Get("Sec-Fetch-Site"); s != "" && s != "same-origin" && s != "none" {
+		return fmt.Errorf("a request from another site (%s)", s)
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		u, err := url.Parse(o)
+		if err != nil || !strings.EqualFold(u.Host, r.Host) {
+			return errors.New("a request from another origin")
+		}
+	}
+	if subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(d.csrf)) != 1 {
+		return errors.New("the form's token is not this page's: reload the page")
+	}
+	return nil
+}
+
+// approve is POST /approve: server, kind, name and digest name exactly the
+// definition the page showed; one that changed since is not approved.
+func (d *dashboard) approve(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	if err := d.sameSite(r); err != nil {
+		d.render(w, r, http.StatusForbidden, "Not approved: "+err.Error()+".")
+		return
+	}
+	server, kind, name, digest := r.PostFormValue("server"), r.PostFormValue("kind"), r.PostFormValue("name"), r.PostFormValue("digest")
+	approved, err := d.a.backends.Approve(server, func(c backends.Change) bool {
+		return c.Kind == kind && c.Name == name && c.Digest == digest
+	})
+	switch {
+	case err != nil:
+		d.render(w, r, http.StatusInternalServerError, "Not approved: "+err.Error())
+		return
+	case len(approved) == 0:
+		d.render(w, r, http.StatusConflict, fmt.Sprintf("Not approved: %s %s of %s is not withheld as shown any more (it changed again, or was approved elsewhere). Review it again below.", kind, name, server))
+		return
+	}
+	d.a.recordApprovals(approved, "dashboard", gateway.IdentityOf(r.Context()))
+	q := url.Values{"approved": {"1"}, "server": {server}, "kind": {kind}, "name": {name}}
+	http.Redirect(w, r, "/?"+q.Encode(), http.StatusSeeOther)
+}
+
+// serveDashboard is `mcp-gateway dashboard`: the page on loopback, over
+// the backends this process starts (as status does), until a signal. What
+// it approves, gateways running elsewhere on the same configuration see
+// in the pin file at once.
+func (a *app) serveDashboard(ctx context.Context) error {
+	addr := a.inv.listen
+	if addr == "" {
+		addr = defaultDashboardListen
+	}
+	if !isLoopbackAddr(addr) {
+		return usagef("dashboard listens on loopback only (it has no sign-in): --listen 127.0.0.1:PORT; for a team, use the page on / of --transport http, behind gateway.http.auth_token_env")
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	a.newDashboard().routes(mux)
+	g := &guard{maxBody: 64 << 10, loopback: true}
+	srv := &http.Server{Handler: g.wrap(mux), ReadHeaderTimeout: httpReadHeaderTimeout, ReadTimeout: httpReadTimeout, IdleTimeout: httpIdleTimeout}
+	a.backends.Start(ctx)
+	stopReload := a.startReload(ctx)
+	defer stopReload()
+	fmt.Fprintf(a.env.stderr, "mcp-gateway dashboard on http://%s/\n", ln.Addr())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("dashboard: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	return nil
+}

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"html"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/audit"
+	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+)
+
+// findChromium returns a Chromium or Chrome to drive: $CHROMIUM, the
+// Debian package's (scripts/test installs it), or Chrome where the OS
+// keeps it. Without one the test fails, or is skipped under -short.
+func findChromium(t *testing.T) string {
+	t.Helper()
+	candidates := []string{os.Getenv("CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"}
+	switch runtime.GOOS {
+	case "darwin":
+		candidates = append(candidates, "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome")
+	case "windows":
+		candidates = append(candidates, `C:\Program Files\Google\Chrome\Application\chrome.exe`)
+	}
+	for _, c := range candidates {
+		if c != "" {
+			if _, err := os.Stat(c); err == nil {
+				return c
+			}
+		}
+	}
+	missing(t, "Chromium is required for the dashboard test: install the Debian package chromium (scripts/test does, as root), or set CHROMIUM to a Chromium or Chrome binary")
+	return ""
+}
+
+// artifactDir is where the dashboard test leaves its screenshots:
+// $MCP_GATEWAY_ARTIFACTS, else artifacts/ at the repository root.
+func artifactDir(t *testing.T, root string) string {
+	dir := os.Getenv("MCP_GATEWAY_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(root, "artifacts")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// bearer adds a bearer token to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// TestDashboardChromium is issue 25's acceptance for the page: on / of the
+// HTTP front, behind its token, driven in headless Chromium, it shows a
+// withheld change (diff, findings); Approve releases it; a client of the
+// same gateway then gets list_changed and the new definition; the audit
+// log records the approval with the token's identity. A POST without the
+// page's token, or from another site, approves nothing.
+func TestDashboardChromium(t *testing.T) {
+	t.Parallel()
+	browser := findChromium(t)
+	node := needNode(t)
+	root := npmPeers(t, "playwright-core/package.json")
+	dir := t.TempDir()
+	tools, pins, auditLog := filepath.Join(dir, "tools.json"), filepath.Join(dir, "config.pins.json"), filepath.Join(dir, "audit.jsonl")
+	os.WriteFile(tools, []byte(`{}`), 0o600)
+	cfg := trustConfig(t, "config.yaml", tools, pins, map[string]any{
+		"http":  map[string]any{"auth_token_env": "GW_TOKEN"},
+		"audit": map[string]any{"path": auditLog},
+	})
+	web := startHTTP(t, cfg, "GW_TOKEN=s3cret-dashboard")
+	hc := &http.Client{Transport: bearer{"s3cret-dashboard", http.DefaultTransport}}
+	changed := make(chan struct{}, 10)
+	cs := goClient(t, &mcp.StreamableClientTransport{Endpoint: web.base + "/mcp", HTTPClient: hc}, "dashboard-test", &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	if !slices.Contains(sdkToolNames(t, cs), "calc.echo") {
+		t.Fatal("echo not listed at first sight")
+	}
+	rugTools(t, tools, rugDescription)
+	callEcho(t, cs, "calc.relist", nil)
+	<-changed
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool { return !slices.Contains(sdkToolNames(t, cs), "calc.echo") }) {
+		t.Fatal("the changed echo is listed")
+	}
+
+	// Without the token the page is not served; without the page's CSRF
+	// token, or from another site, nothing is approved.
+	if resp := getURL(t, web.base+"/", nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("GET / without the bearer token: %d", resp.StatusCode)
+	}
+	form := url.Values{"server": {"calc"}, "kind": {"tool"}, "name": {"echo"}, "csrf": {"guess"}}
+	for _, hdr := range []map[string]string{{}, {"Sec-Fetch-Site": "cross-site"}} {
+		req, _ := http.NewRequest("POST", web.base+"/approve", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("POST /approve without the page's token (%v): %d", hdr, resp.StatusCode)
+		}
+	}
+
+	shots := artifactDir(t, root)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "dashboard.mjs"), web.base+"/", "s3cret-dashboard", browser, shots)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(root, "node_modules"))
+	out, err := cmd.Output()
+	var res struct {
+		OK          bool     `json:"ok"`
+		Error       string   `json:"error"`
+		Screenshots []string `json:"screenshots"`
+	}
+	_ = json.Unmarshal(out, &res)
+	if err != nil || !res.OK {
+		t.Fatalf("the dashboard in Chromium: %v: %s\n%s", err, res.Error, out)
+	}
+	t.Logf("screenshots: %s", strings.Join(res.Screenshots, ", "))
+
+	select {
+	case <-changed:
+	case <-time.After(testutil.DefaultTimeout):
+		t.Fatal("no list_changed after Approve")
+	}
+	list, err := cs.ListTools(beCtx(t), nil)
+	if err != nil || !slices.ContainsFunc(list.Tools, func(tl *mcp.Tool) bool { return tl.Name == "calc.echo" && tl.Description == rugDescription }) {
+		t.Fatalf("the client does not see the approved definition: %v", err)
+	}
+	callEcho(t, cs, "calc.echo", map[string]any{"note": "n"})
+
+	var approval *audit.Entry
+	testutil.Poll(testutil.DefaultTimeout, func() bool {
+		entries, _ := audit.Tail(auditLog, 100)
+		for i, e := range entries {
+			if e.Event == "approve" {
+				approval = &entries[i]
+			}
+		}
+		return approval != nil
+	})
+	if approval == nil || approval.Client != "dashboard" || !strings.HasPrefix(approval.Identity, "token:") || approval.Tool != "echo" || approval.Server != "calc" {
+		t.Fatalf("the audit log's approval: %+v", approval)
+	}
+}
+
+// TestDashboardCommand: `mcp-gateway dashboard` serves the page on
+// loopback (and refuses any other address); its Approve, a form POST with
+// the page's token, reaches a stdio gateway running on the same
+// configuration through the pin file, which sends list_changed.
+func TestDashboardCommand(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tools, pins := filepath.Join(dir, "tools.json"), filepath.Join(dir, "config.pins.json")
+	os.WriteFile(tools, []byte(`{}`), 0o600)
+	cfg := trustConfig(t, "config.yaml", tools, pins, nil)
+	s := startRaw(t, cfg, "dashboard-command")
+	if _, ok := s.rawTools()["calc.echo"]; !ok {
+		t.Fatal("no first sight")
+	}
+	rugTools(t, tools, rugDescription)
+	mark := s.Mark()
+	s.callTool("calc.relist", `{}`)
+	s.WaitNote(mark, "notifications/tools/list_changed", testutil.DefaultTimeout)
+	// The client lists again, as clients do when told (the gateway tells
+	// a client once until it has): the changed echo is withheld.
+	if _, ok := s.rawTools()["calc.echo"]; ok {
+		t.Fatal("the changed echo is listed before its approval")
+	}
+
+	if out, err := gwCommand(t, "dashboard", "--listen", "0.0.0.0:0", "--config", cfg).CombinedOutput(); err == nil || !strings.Contains(string(out), "loopback only") {
+		t.Fatalf("dashboard beyond loopback: %v\n%s", err, out)
+	}
+	cmd := gwCommand(t, "dashboard", "--listen", "127.0.0.1:0", "--config", cfg)
+	stderr := &testutil.Buffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var base string
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool {
+		_, after, ok := strings.Cut(stderr.String(), "mcp-gateway dashboard on ")
+		base, _, _ = strings.Cut(after, "\n")
+		return ok && strings.HasSuffix(base, "/")
+	}) {
+		t.Fatalf("the dashboard did not say where it listens:\n%s", stderr)
+	}
+	var page string
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool {
+		resp := getURL(t, base, nil)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		page = string(b)
+		return strings.Contains(page, `data-name="echo"`)
+	}) {
+		t.Fatalf("the page shows no withheld echo:\n%s", page)
+	}
+	field := func(name string) string {
+		_, after, _ := strings.Cut(page, `name="`+name+`" value="`)
+		v, _, _ := strings.Cut(after, `"`)
+		return html.UnescapeString(v)
+	}
+	form := url.Values{"csrf": {field("csrf")}, "server": {"calc"}, "kind": {"tool"}, "name": {"echo"}, "digest": {field("digest")}}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	mark = s.Mark()
+	resp, err := noRedirect.PostForm(base+"approve", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || !strings.Contains(resp.Header.Get("Location"), "approved=1") {
+		t.Fatalf("POST /approve: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	s.WaitNote(mark, "notifications/tools/list_changed", testutil.DefaultTimeout)
+	if d := s.rawTools()["calc.echo"]["description"]; d != rugDescription {
+		t.Fatalf("the stdio gateway after the dashboard's Approve: %q", d)
+	}
+}

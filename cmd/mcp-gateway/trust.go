@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/config/safetext"
+	"github.com/mcp-gateway/mcp-gateway/gateway"
+	"github.com/mcp-gateway/mcp-gateway/internal/audit"
+)
+
+// The trust layer's commands (docs/trust.md): tools --changes, approve,
+// and the audit log's records of calls and approvals.
+
+// approveServers is the servers a command starts: approve starts only the
+// server it approves for.
+func (a *app) approveServers(servers []config.Server) []config.Server {
+	if a.inv.command != "approve" {
+		return servers
+	}
+	for _, s := range servers {
+		if s.Name == a.inv.server {
+			return []config.Server{s}
+		}
+	}
+	return nil
+}
+
+// recordCall writes a call's record to the audit log (gateway.Options.OnCall).
+func (a *app) recordCall(r gateway.CallRecord) {
+	a.audit.Record(audit.Entry{
+		Time: r.Time, Event: "call", Client: r.Client, Identity: r.Identity,
+		Server: r.Server, Tool: r.Tool, Own: r.Own, Via: r.Via,
+		ArgsDigest: r.ArgsDigest, Args: r.Args,
+		DurationMS: float64(r.Duration.Microseconds()) / 1000,
+		Outcome:    r.Outcome, Error: r.Message, ResultBytes: r.ResultBytes, Redactions: r.Redactions,
+	})
+}
+
+// recordApprovals writes approvals to the audit log, if there is one.
+func (a *app) recordApprovals(approved []backends.Change, client, identity string) {
+	if a.audit == nil {
+		return
+	}
+	for _, c := range approved {
+		a.audit.Record(audit.Entry{Time: time.Now(), Event: "approve", Client: client, Identity: identity,
+			Server: c.Server, Tool: c.Name, Kind: c.Kind, Digest: c.Digest, Reason: c.Reason})
+	}
+}
+
+// changes is `mcp-gateway tools --changes`: what the trust layer withholds
+// now, with diffs, and the definitions the scanner flags.
+func (a *app) changes(ctx context.Context) error {
+	a.backends.Start(ctx)
+	a.waitStarts(ctx)
+	changes, flagged, st := a.backends.Changes(), a.backends.Flagged(), a.backends.Status()
+	trustErr := a.backends.TrustError()
+	if a.inv.json {
+		doc := map[string]any{"changes": changes, "flagged": flagged, "pin_file": a.backends.PinFile()}
+		if changes == nil {
+			doc["changes"] = []backends.Change{}
+		}
+		if flagged == nil {
+			doc["flagged"] = []backends.Flagged{}
+		}
+		if trustErr != nil {
+			doc["pin_file_error"] = trustErr.Error()
+		}
+		if err := writeJSON(a.env.stdout, doc); err != nil {
+			return err
+		}
+		return a.allFailed(st)
+	}
+	w := a.env.stdout
+	if trustErr != nil {
+		fmt.Fprintf(w, "The pin file cannot be used, so every definition of a trusted server is withheld:\n  %s\nRepair it, or move it away to pin again from scratch.\n\n", oneLine(trustErr.Error(), 300))
+	}
+	if len(changes) == 0 {
+		fmt.Fprintln(w, "No definition is withheld.")
+	}
+	for _, c := range changes {
+		writeChange(w, c)
+	}
+	var others []backends.Flagged
+	for _, f := range flagged {
+		if !f.Withheld {
+			others = append(others, f)
+		}
+	}
+	if len(others) > 0 {
+		fmt.Fprintf(w, "\nDefinitions shown to clients in which the scanner found injection markers:\n")
+		for _, f := range others {
+			fmt.Fprintf(w, "  %s %s of %s\n", f.Kind, f.Name, f.Server)
+			writeFindings(w, f.Findings, "    ")
+		}
+	}
+	if pins := a.backends.PinFile(); pins != "" {
+		fmt.Fprintf(w, "\npin file: %s\n", pins)
+	}
+	return a.allFailed(st)
+}
+
+// writeChange prints one withheld definition for review: what and why, the
+// scanner's findings, and its diff with invisible characters made visible.
+func writeChange(w io.Writer, c backends.Change) {
+	why := map[string]string{
+		backends.WithheldChanged:    "changed since it was approved",
+		backends.WithheldNew:        "new, waits for approval (trust: approve)",
+		backends.WithheldUnreadable: "withheld while the pin file cannot be used",
+	}[c.Reason]
+	fmt.Fprintf(w, "%s %s of %s: %s\n", c.Kind, c.Name, c.Server, why)
+	if c.Pinned != "" {
+		fmt.Fprintf(w, "  digest %s, pinned %s\n", backends.ShortDigest(c.Digest), backends.ShortDigest(c.Pinned))
+	} else {
+		fmt.Fprintf(w, "  digest %s\n", backends.ShortDigest(c.Digest))
+	}
+	writeFindings(w, c.Findings, "  ")
+	for _, line := range strings.Split(strings.TrimSuffix(c.Diff, "\n"), "\n") {
+		fmt.Fprintf(w, "  %s\n", safetext.Visible(line))
+	}
+	if c.Reason != backends.WithheldUnreadable {
+		fmt.Fprintf(w, "  accept: %s --digest %s\n\n", backends.ApproveCommand(c.Server, c.Name), backends.ShortDigest(c.Digest))
+	}
+}
+
+func writeFindings(w io.Writer, findings []backends.Finding, indent string) {
+	for _, f := range findings {
+		fmt.Fprintf(w, "%s! %s in %s: %s\n", indent, f.Rule, f.Where, safetext.Visible(f.Excerpt))
+	}
+}
+
+// approve is `mcp-gateway approve SERVER [NAME] [--digest HEX]`: start the
+// server, and pin as approved what it withholds (NAME's only; with
+// --digest, only a definition whose digest starts with HEX). A running
+// gateway sees the pin file change and shows the definitions at once.
+func (a *app) approve(ctx context.Context) error {
+	known := false
+	for _, s := range a.cfg.Servers {
+		known = known || s.Name == a.inv.server
+	}
+	if !known {
+		return usagef("no server named %q in the configuration", a.inv.server)
+	}
+	a.backends.Start(ctx)
+	a.waitStarts(ctx)
+	if err := a.backends.TrustError(); err != nil {
+		return fmt.Errorf("nothing approved: %w (repair the file, or move it away to pin again from scratch)", err)
+	}
+	digest := strings.TrimPrefix(strings.ToLower(a.inv.digest), "sha256:")
+	approved, err := a.backends.Approve(a.inv.server, func(c backends.Change) bool {
+		return (a.inv.name == "" || c.Name == a.inv.name) && strings.HasPrefix(strings.TrimPrefix(c.Digest, "sha256:"), digest)
+	})
+	if err != nil {
+		return fmt.Errorf("nothing approved: %w", err)
+	}
+	a.recordApprovals(approved, "mcp-gateway approve", "")
+	w := a.env.stdout
+	if len(approved) == 0 {
+		what := "server " + a.inv.server
+		if a.inv.name != "" {
+			what = a.inv.name + " of " + what
+		}
+		if a.inv.digest != "" {
+			what += " with digest " + a.inv.digest + "…"
+		}
+		fmt.Fprintf(w, "Nothing withheld to approve for %s.\n", what)
+		for _, s := range a.backends.Status() {
+			if s.State != backends.Ready {
+				fmt.Fprintf(w, "(%s is %s: %s)\n", s.Name, s.State, oneLine(s.Error, 200))
+				return errReported
+			}
+		}
+		if a.inv.name != "" || a.inv.digest != "" {
+			return errReported
+		}
+		return nil
+	}
+	for _, c := range approved {
+		fmt.Fprintf(w, "approved %s %s of %s (digest %s)\n", c.Kind, c.Name, c.Server, backends.ShortDigest(c.Digest))
+	}
+	fmt.Fprintf(w, "pin file: %s\n", a.backends.PinFile())
+	return nil
+}

@@ -1,0 +1,358 @@
+package safetext
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Secret shapes: the one table of what a secret looks like when nothing
+// around it says so — in a tool's result (gateway.redact: results), a log
+// line, an audit record. Each rule has triggers (fixed strings found with
+// bytes.Index, which is fast enough to run over every result) and a
+// matcher that, at a trigger, says what to mask. MaskShapes works on JSON
+// text as well as plain text: a mask never takes a quote or a backslash
+// escape apart, so a JSON result stays JSON. docs/trust.md lists the
+// rules.
+
+// shapeRule is one shape of secret.
+type shapeRule struct {
+	kind     string   // what the mask says: [redacted:kind]
+	triggers []string // fixed strings that start (or are in) every match
+	// match returns the span [start, end) to mask around the trigger found
+	// at i in b (its length n), or ok false.
+	match func(b []byte, i, n int) (start, end int, ok bool)
+}
+
+var shapeRules = []shapeRule{
+	{"private-key", []string{"-----BEGIN "}, matchPEM},
+	{"aws-access-key", []string{"AKIA", "ASIA"}, fixedRun(16, isUpperDigit)},
+	{"aws-secret-key", []string{"ecret_access_key", "ECRET_ACCESS_KEY", "ecretAccessKey"}, afterName(40, 40, isBase64)},
+	{"github-token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, prefixRun(36, isTokenChar)},
+	{"github-token", []string{"github_pat_"}, prefixRun(22, isTokenChar)},
+	{"gitlab-token", []string{"glpat-"}, prefixRun(20, isTokenChar)},
+	{"slack-token", []string{"xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxs-", "xoxr-"}, prefixRun(10, isTokenChar)},
+	{"google-api-key", []string{"AIza"}, prefixRun(35, isTokenChar)},
+	{"api-key", []string{"sk-"}, prefixRun(20, isTokenChar)}, // OpenAI, Anthropic (sk-ant-…), DeepSeek, …
+	{"stripe-key", []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_"}, prefixRun(16, isTokenChar)},
+	{"npm-token", []string{"npm_"}, prefixRun(36, isTokenChar)},
+	{"huggingface-token", []string{"hf_"}, prefixRun(30, isTokenChar)},
+	{"jwt", []string{"eyJ"}, matchJWT},
+	{"authorization", []string{"Bearer ", "BEARER "}, credential(16, bearerLike)},
+	{"authorization", []string{"Basic ", "BASIC "}, credential(8, basicLike)},
+	// "authorization: bearer …" in any case is this rule's.
+	{"authorization", []string{"uthorization", "UTHORIZATION"}, afterName(8, 4096, isCredChar)},
+}
+
+// trigger is one trigger of a rule, found by its anchor: its rarest byte
+// (by anchorRank), at off in it. Every byte of the input is looked at by
+// bytes.IndexByte, once per distinct anchor, which runs at memory speed
+// where the anchor is rare; only at an anchor is a trigger compared.
+type trigger struct {
+	text string
+	off  int
+	rule *shapeRule
+}
+
+// anchorRank lists bytes from the most to the least common in text and
+// JSON; bytes not listed are rarer still.
+const anchorRank = " etaoinsrhldcumfpgwybv\",:{}[]0123456789.kxjqz/-_=ETAOINSRHLDCUMFPGWYBVKXJQZ"
+
+var (
+	anchors  []byte         // the distinct anchor bytes
+	byAnchor [256][]trigger // the triggers of each anchor
+	// near[a] says which bytes may stand next to anchor a in a trigger:
+	// before it (bit 0: b[at-1]) when the trigger has bytes before the
+	// anchor, else after it (bit 1: b[at+1]). Most anchors in a text are
+	// rejected by this one look.
+	near [256][256]uint8
+)
+
+func init() {
+	for i := range shapeRules {
+		r := &shapeRules[i]
+		for _, t := range r.triggers {
+			off := 0
+			for k := range len(t) {
+				if strings.IndexByte(anchorRank, t[k]) > strings.IndexByte(anchorRank, t[off]) || strings.IndexByte(anchorRank, t[k]) < 0 {
+					off = k
+					if strings.IndexByte(anchorRank, t[k]) < 0 {
+						break
+					}
+				}
+			}
+			a := t[off]
+			if byAnchor[a] == nil {
+				anchors = append(anchors, a)
+			}
+			byAnchor[a] = append(byAnchor[a], trigger{t, off, r})
+			if off > 0 {
+				near[a][t[off-1]] |= 1
+			} else {
+				near[a][t[1]] |= 2
+			}
+		}
+	}
+}
+
+// MaskShapes returns b with every secret of a known shape replaced by
+// "[redacted:KIND]", and how many it replaced. Without any, it returns b
+// itself (no copy).
+func MaskShapes(b []byte) ([]byte, int) {
+	type span struct {
+		start, end int
+		kind       string
+	}
+	var spans []span
+	for _, a := range anchors {
+		group := byAnchor[a]
+		for off := 0; off < len(b); {
+			j := bytes.IndexByte(b[off:], a)
+			if j < 0 {
+				break
+			}
+			at := off + j
+			off = at + 1
+			nb := &near[a]
+			if (at == 0 || nb[b[at-1]]&1 == 0) && (at+1 == len(b) || nb[b[at+1]]&2 == 0) {
+				continue
+			}
+			for _, t := range group {
+				i := at - t.off
+				if i < 0 || i+len(t.text) > len(b) || string(b[i:i+len(t.text)]) != t.text {
+					continue
+				}
+				if s, e, ok := t.rule.match(b, i, len(t.text)); ok {
+					spans = append(spans, span{s, e, t.rule.kind})
+					off = max(off, e)
+					break
+				}
+			}
+		}
+	}
+	if len(spans) == 0 {
+		return b, 0
+	}
+	slices.SortFunc(spans, func(x, y span) int { return x.start - y.start })
+	out := make([]byte, 0, len(b))
+	at, n := 0, 0
+	for _, sp := range spans {
+		if sp.start < at { // inside one masked already
+			at = max(at, sp.end)
+			continue
+		}
+		out = append(out, b[at:sp.start]...)
+		out = append(out, "[redacted:"...)
+		out = append(out, sp.kind...)
+		out = append(out, ']')
+		at, n = sp.end, n+1
+	}
+	return append(out, b[at:]...), n
+}
+
+// MaskShapesString is MaskShapes for a string.
+func MaskShapesString(s string) (string, int) {
+	out, n := MaskShapes([]byte(s))
+	if n == 0 {
+		return s, 0
+	}
+	return string(out), n
+}
+
+func isUpperDigit(c byte) bool { return c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
+func isAlnum(c byte) bool      { return isUpperDigit(c) || c >= 'a' && c <= 'z' }
+func isTokenChar(c byte) bool  { return isAlnum(c) || c == '_' || c == '-' }
+func isBase64(c byte) bool     { return isAlnum(c) || c == '+' || c == '/' || c == '=' }
+
+// isCredChar is a character of a credential as a header value writes it.
+func isCredChar(c byte) bool { return isBase64(c) || c == '_' || c == '-' || c == '.' || c == '~' }
+
+// boundaryBefore reports whether no word character precedes b[i].
+func boundaryBefore(b []byte, i int) bool { return i == 0 || !isTokenChar(b[i-1]) }
+
+// run is the end of the run of chars of class from i.
+func run(b []byte, i int, class func(byte) bool) int {
+	for i < len(b) && class(b[i]) {
+		i++
+	}
+	return i
+}
+
+// prefixRun matches a trigger that begins a token (at a word boundary)
+// followed by at least min characters of class: the whole token.
+func prefixRun(min int, class func(byte) bool) func([]byte, int, int) (int, int, bool) {
+	return func(b []byte, i, n int) (int, int, bool) {
+		if !boundaryBefore(b, i) {
+			return 0, 0, false
+		}
+		end := run(b, i+n, class)
+		return i, end, end-(i+n) >= min
+	}
+}
+
+// fixedRun matches a trigger followed by exactly n characters of class,
+// the whole at word boundaries.
+func fixedRun(n int, class func(byte) bool) func([]byte, int, int) (int, int, bool) {
+	return func(b []byte, i, tn int) (int, int, bool) {
+		end := run(b, i+tn, class)
+		return i, end, boundaryBefore(b, i) && end-(i+tn) == n && (end == len(b) || !isAlnum(b[end]))
+	}
+}
+
+// afterName matches a name (the trigger, the end of one such as
+// aws_secret_access_key or Authorization) followed by separators (quotes,
+// ':', '=', spaces) and a value of min to max characters of class: the
+// value, after a scheme word (Bearer, Basic, token) if there is one.
+func afterName(min, max int, class func(byte) bool) func([]byte, int, int) (int, int, bool) {
+	return func(b []byte, i, n int) (int, int, bool) {
+		j := run(b, i+n, isTokenChar) // the rest of the name: ..._key, ...Key
+		k := j
+		for k < len(b) && k-j < 8 && strings.IndexByte(`\"': =`+"\t", b[k]) >= 0 {
+			k++
+		}
+		if k == j || k == len(b) {
+			return 0, 0, false
+		}
+		if w := run(b, k, isAlnum); w < len(b) && b[w] == ' ' && w-k <= 8 && isScheme(string(b[k:w])) {
+			k = w + 1
+		}
+		end := run(b, k, class)
+		if l := end - k; l < min || l > max {
+			return 0, 0, false
+		}
+		return k, end, true
+	}
+}
+
+func isScheme(w string) bool {
+	switch strings.ToLower(w) {
+	case "bearer", "basic", "token", "digest", "negotiate":
+		return true
+	}
+	return false
+}
+
+// credential matches an Authorization scheme (the trigger) followed by a
+// credential of at least min characters that looks like one (like): the
+// credential.
+func credential(min int, like func([]byte) bool) func([]byte, int, int) (int, int, bool) {
+	return func(b []byte, i, n int) (int, int, bool) {
+		if !boundaryBefore(b, i) {
+			return 0, 0, false
+		}
+		end := run(b, i+n, isCredChar)
+		if end-(i+n) < min || !like(b[i+n:end]) {
+			return 0, 0, false
+		}
+		return i + n, end, true
+	}
+}
+
+// bearerLike: a token has a digit somewhere; words ("Bearer authentication
+// scheme") do not.
+func bearerLike(v []byte) bool { return bytes.ContainsAny(v, "0123456789") }
+
+// basicLike: Basic credentials are base64 of user:password.
+func basicLike(v []byte) bool {
+	d, err := base64.StdEncoding.DecodeString(string(v))
+	return err == nil && bytes.IndexByte(d, ':') > 0
+}
+
+// matchPEM matches a private key block from its BEGIN line to its END
+// line, whether its line breaks are real or JSON's \n. A block cut short
+// is masked to the end of its JSON string (an unescaped quote) or of b.
+func matchPEM(b []byte, i, n int) (int, int, bool) {
+	rest := b[i+n:]
+	dash := bytes.Index(rest, []byte("-----"))
+	if dash < 0 || dash > 40 || !bytes.HasSuffix(bytes.TrimSuffix(rest[:dash], []byte(" BLOCK")), []byte("PRIVATE KEY")) {
+		return 0, 0, false
+	}
+	body := i + n + dash + 5
+	if e := bytes.Index(b[body:], []byte("-----END ")); e >= 0 && e < 1<<16 {
+		after := body + e + len("-----END ")
+		if d := bytes.Index(b[after:], []byte("-----")); d >= 0 && d <= 40 {
+			end := after + d + 5
+			if q := quoteIn(b[i:end]); q < 0 {
+				return i, end, true
+			}
+		}
+	}
+	if q := quoteIn(b[body:]); q >= 0 {
+		return i, body + q, true
+	}
+	return i, len(b), true
+}
+
+// quoteIn is the index of the first unescaped '"' in b, or -1.
+func quoteIn(b []byte) int {
+	for k := 0; k < len(b); k++ {
+		switch b[k] {
+		case '\\':
+			k++
+		case '"':
+			return k
+		}
+	}
+	return -1
+}
+
+// matchJWT matches header.payload.signature, the first two base64url JSON
+// objects ("eyJ" is `{"` encoded).
+func matchJWT(b []byte, i, n int) (int, int, bool) {
+	if !boundaryBefore(b, i) {
+		return 0, 0, false
+	}
+	isURL64 := func(c byte) bool { return isAlnum(c) || c == '_' || c == '-' }
+	h := run(b, i+n, isURL64)
+	if h-i < 10 || h+4 > len(b) || b[h] != '.' || string(b[h+1:h+4]) != "eyJ" {
+		return 0, 0, false
+	}
+	p := run(b, h+4, isURL64)
+	if p-h < 10 || p >= len(b) || b[p] != '.' {
+		return 0, 0, false
+	}
+	s := run(b, p+1, isURL64)
+	if s-p < 9 {
+		return 0, 0, false
+	}
+	return i, s, true
+}
+
+// Invisible reports whether r is a character a person does not see but a
+// model reads: zero-width characters, bidi controls, Unicode tag
+// characters (which spell ASCII invisibly), the soft hyphen, and control
+// characters other than tab, newline and carriage return (terminal
+// escapes among them).
+func Invisible(r rune) bool {
+	switch {
+	case r == '\t' || r == '\n' || r == '\r':
+		return false
+	case r < 0x20 || r >= 0x7f && r < 0xa0, r == 0xad, r == 0x180e, r >= 0x200b && r <= 0x200f,
+		r >= 0x202a && r <= 0x202e, r >= 0x2060 && r <= 0x2064, r >= 0x2066 && r <= 0x2069,
+		r == 0xfeff, r >= 0xe0000 && r <= 0xe007f:
+		return true
+	}
+	return false
+}
+
+// Visible returns s with every character a person does not see but a
+// model reads — zero-width characters, bidi controls, Unicode tag
+// characters, the soft hyphen, control characters but tab and newline —
+// written as \u{XXXX}: what a reviewer of a definition must see.
+func Visible(s string) string {
+	hidden := func(r rune) bool { return r != '\n' && Invisible(r) }
+	if !strings.ContainsFunc(s, hidden) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if hidden(r) {
+			fmt.Fprintf(&b, `\u{%x}`, r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,180 @@
+package safetext
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Planted secrets, one of each shape (none is real).
+var planted = map[string]string{
+	"private-key":       "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\nVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n-----END RSA PRIVATE KEY-----",
+	"aws-access-key":    "AKIAIOSFODNN7EXAMPLE",
+	"aws-secret-key":    "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+	"github-token":      "ghp_1234567890abcdefghijABCDEFGHIJ123456",
+	"gitlab-token":      "glpat-aBcDeFgHiJkLmNoPqRsT12",
+	"slack-token":       "xoxb-1234567890-0987654321-AbCdEfGhIjKl",
+	"google-api-key":    "AIzaSyA1234567890abcdefghijklmnopqrstuv",
+	"api-key":           "sk-proj-AbCdEf1234567890GhIjKlMn",
+	"jwt":               "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+	"authorization":     "Authorization: Bearer abc123def456ghi789jkl",
+	"huggingface-token": "hf_AbCdEfGhIjKlMnOpQrStUvWxYz12345678",
+}
+
+// secretOf is the part of a planted value that must not survive.
+func secretOf(kind, v string) string {
+	switch kind {
+	case "private-key":
+		return "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun"
+	case "aws-secret-key":
+		return "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+	case "authorization":
+		return "abc123def456ghi789jkl"
+	}
+	return v
+}
+
+// TestMaskShapesInJSON: each planted secret, inside a tool result's text
+// (JSON-escaped) and structuredContent, is masked; the result stays JSON
+// and keeps everything else.
+func TestMaskShapesInJSON(t *testing.T) {
+	for kind, v := range planted {
+		text, _ := json.Marshal("before " + v + " after")
+		res := []byte(`{"content":[{"type":"text","text":` + string(text) + `}],"structuredContent":{"v":` + string(text) + `,"n":12345678901234567890123}}`)
+		out, n := MaskShapes(res)
+		if n != 2 {
+			t.Errorf("%s: %d masked, want 2: %s", kind, n, out)
+		}
+		if bytes.Contains(out, []byte(secretOf(kind, v))) || !json.Valid(out) {
+			t.Errorf("%s: not masked or not JSON: %s", kind, out)
+		}
+		if !bytes.Contains(out, []byte("[redacted:"+kind+"]")) || !bytes.Contains(out, []byte("before ")) ||
+			!bytes.Contains(out, []byte(" after")) || !bytes.Contains(out, []byte("12345678901234567890123")) {
+			t.Errorf("%s: too much masked: %s", kind, out)
+		}
+		again, m := MaskShapes(out)
+		if m != 0 || !bytes.Equal(again, out) {
+			t.Errorf("%s: masked again: %s", kind, again)
+		}
+	}
+}
+
+// TestMaskShapesLeavesText: ordinary text that resembles a shape is kept,
+// without a copy.
+func TestMaskShapesLeavesText(t *testing.T) {
+	for _, s := range []string{
+		"Use Bearer authentication with your token.",
+		"Basic usage: run the tool. Basic authentication is supported.",
+		"Install scikit-learn; the task-sk-1 desk-top; sk-short",
+		"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
+		"-----BEGIN PUBLIC KEY-----",
+		"AKIA is the prefix of AWS access key ids; AKIAshort",
+		"the header is called Authorization: it carries credentials",
+		"a JWT starts with eyJ and has three parts",
+		"hf_hub is a library; npm_config_cache=/tmp",
+	} {
+		b := []byte(s)
+		out, n := MaskShapes(b)
+		if n != 0 || &out[0] != &b[0] {
+			t.Errorf("%q masked: %q", s, out)
+		}
+	}
+}
+
+// TestMaskShapesRealDefinitions: the tool definitions of 15 npm servers
+// hold nothing to mask.
+func TestMaskShapesRealDefinitions(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "gateway", "testdata", "toolsets", "*.json"))
+	if len(files) < 15 {
+		t.Fatalf("%d toolsets", len(files))
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, n := MaskShapes(data); n != 0 {
+			i := bytes.Index(out, []byte("[redacted"))
+			t.Errorf("%s: %d masked: …%s…", filepath.Base(f), n, out[max(0, i-80):min(len(out), i+80)])
+		}
+	}
+}
+
+func TestMaskShapesPEMCutShort(t *testing.T) {
+	res := []byte(`{"text":"key: -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ","other":"kept"}`)
+	out, n := MaskShapes(res)
+	if n != 1 || !json.Valid(out) || !strings.Contains(string(out), `"other":"kept"`) || strings.Contains(string(out), "b3Blbn") {
+		t.Fatalf("%d: %s", n, out)
+	}
+}
+
+func FuzzMaskShapes(f *testing.F) {
+	for _, v := range planted {
+		q, _ := json.Marshal(v)
+		f.Add(q)
+	}
+	f.Add([]byte(`{"a":"Bearer abcdefghijklmnop1","b":"-----BEGIN PRIVATE KEY-----\n`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out, n := MaskShapes(b)
+		if n == 0 && !bytes.Equal(out, b) {
+			t.Fatal("changed without a mask")
+		}
+		if json.Valid(b) && !json.Valid(out) {
+			t.Fatalf("JSON broken:\n%s\n%s", b, out)
+		}
+		if again, m := MaskShapes(out); m != 0 {
+			t.Fatalf("masked twice: %s", again)
+		}
+	})
+}
+
+// BenchmarkMaskShapes is the cost of gateway.redact: results per MB of
+// result: a 1 MiB tool result of text without secrets (the common case),
+// and with one of each shape.
+func BenchmarkMaskShapes(b *testing.B) {
+	line := "The quick brown fox jumps over the lazy dog; id 12345, path /usr/share/doc, see https://example.com/a?b=c. "
+	clean := []byte(`{"content":[{"type":"text","text":"` + strings.Repeat(line, (1<<20)/len(line)) + `"}]}`)
+	var secrets strings.Builder
+	for _, v := range planted {
+		q, _ := json.Marshal(v)
+		secrets.WriteString(string(q[1:len(q)-1]) + " ")
+	}
+	dirty := []byte(`{"content":[{"type":"text","text":"` + secrets.String() + strings.Repeat(line, (1<<20)/len(line)) + `"}]}`)
+	item := `{"node_id":"MDQ6VXNlcjE=","html_url":"https://github.com/some-org/some-repo/pull/1234","created_at":"2024-01-01T00:00:00Z","user_login":"octo-cat","sha":"9fceb02d0ae598e95dc970b74767f19372d61af8"},`
+	records := []byte(`{"content":[{"type":"text","text":"[` + strings.ReplaceAll(strings.Repeat(item, (1<<20)/len(item)), `"`, `\"`) + `]"}]}`)
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{{"clean", clean}, {"records", records}, {"secrets", dirty}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.data)))
+			for b.Loop() {
+				MaskShapes(c.data)
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/(float64(len(c.data))/(1<<20)), "µs/MB")
+		})
+	}
+}
+
+func TestAnchors(t *testing.T) {
+	for _, a := range anchors {
+		for _, tr := range byAnchor[a] {
+			if tr.text[tr.off] != a {
+				t.Errorf("%q: anchor %q at %d", tr.text, a, tr.off)
+			}
+		}
+	}
+	t.Logf("anchors %q", anchors)
+}
+
+func TestVisible(t *testing.T) {
+	if got := Visible("a\u200bb\u202ec\tline\nnext\x1b[8m" + string(rune(0xe0041))); got != `a\u{200b}b\u{202e}c`+"\tline\nnext"+`\u{1b}[8m\u{e0041}` {
+		t.Errorf("Visible: %q", got)
+	}
+	if s := "plain text, café"; Visible(s) != s {
+		t.Error("plain text changed")
+	}
+}
