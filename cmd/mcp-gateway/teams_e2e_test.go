@@ -383,3 +383,122 @@ func TestTeamsTypeScriptOAuth(t *testing.T) {
 		t.Errorf("echo: %v", res.Echo)
 	}
 }
+
+// TestTeamsRateLimits: alice's requests past her identity's bucket get
+// 429 with Retry-After and the JSON-RPC error -32029 with retryAfter in its
+// data, over MCP and REST, while bob's are served; bob's second call of
+// b.slow within the tool's bucket gets -32029 naming the tool; /metrics
+// counts both.
+func TestTeamsRateLimits(t *testing.T) {
+	op := startOP(t)
+	// One token a minute: no refill within the test, however slow.
+	g := startTeams(t, op, map[string]any{"rate_limits": map[string]any{
+		"identity": map[string]any{"per_minute": 1, "burst": 3},
+		"tools":    []map[string]any{{"tools": []string{"b.slow"}, "per_minute": 1, "burst": 1}},
+	}})
+	aTok := token(t, op, testop.ClientID, alice, g.resource, "openid", "mcp")
+	bTok := token(t, op, testop.ClientID, bob, g.resource, "openid", "mcp")
+
+	aSid := g.session(t, aTok) // 1
+	if r := g.post(t, aTok, aSid, callMsg(2, "a.echo", `{}`)); r.msg["result"] == nil {
+		t.Fatalf("alice's first call: %v", r.msg)
+	}
+	if r := g.post(t, aTok, aSid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); r.status != http.StatusAccepted {
+		t.Errorf("a notification is no request: %d", r.status)
+	}
+	if r := g.post(t, aTok, aSid, callMsg(3, "a.echo", `{}`)); r.msg["result"] == nil { // 3
+		t.Fatalf("alice's third request: %v", r.msg)
+	}
+	r := g.post(t, aTok, aSid, callMsg(4, "a.echo", `{}`))
+	e, _ := r.msg["error"].(map[string]any)
+	data, _ := e["data"].(map[string]any)
+	if retry, _ := data["retryAfter"].(float64); r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" ||
+		e["code"] != float64(-32029) || retry <= 0 || data["limit"] != "identity" || r.msg["id"] != float64(4) {
+		t.Errorf("alice over her limit: %d Retry-After %q %v", r.status, r.header.Get("Retry-After"), r.msg)
+	}
+	req, _ := http.NewRequest(http.MethodPost, g.base+"/mcp/call", strings.NewReader(`{"name":"a.echo"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+aTok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(raw), "RATE_LIMITED") {
+		t.Errorf("alice's REST over her limit: %d %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), raw)
+	}
+
+	bSid := g.session(t, bTok)
+	if r := g.post(t, bTok, bSid, callMsg(2, "b.slow", `{"ms":1}`)); r.msg["result"] == nil {
+		t.Fatalf("bob's first b.slow: %v", r.msg)
+	}
+	r = g.post(t, bTok, bSid, callMsg(3, "b.slow", `{"ms":1}`))
+	e, _ = r.msg["error"].(map[string]any)
+	data, _ = e["data"].(map[string]any)
+	if r.status != http.StatusOK || e["code"] != float64(-32029) || data["limit"] != "tool" || data["tool"] != "b.slow" {
+		t.Errorf("bob's second b.slow: %d %v", r.status, r.msg)
+	}
+
+	metrics, _ := io.ReadAll(getURL(t, g.base+"/metrics", map[string]string{"Authorization": "Bearer " + bTok}).Body)
+	for _, want := range []string{`mcp_gateway_rate_limited_total{limit="identity",server=""} 2`, `mcp_gateway_rate_limited_total{limit="tool",server="b"} 1`} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics lacks %s:\n%s", want, grepLines(string(metrics), "rate_limited"))
+		}
+	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestPolicyCheck: `mcp-gateway policy check` explains the policy for a
+// caller and a tool named in any spelling, offline: exit 0 when allowed, 1
+// when denied, 2 for a name no server has.
+func TestPolicyCheck(t *testing.T) {
+	t.Parallel()
+	cfg := httpConfig(t, map[string]any{"policy": map[string]any{"rules": []map[string]any{
+		{"name": "team-a", "when": `"team-a" in groups`, "allow": []string{"tb"}, "deny": []string{"tb.crash"}},
+		{"name": "admins", "when": `claims.role == "admin"`, "allow": []string{"*"}},
+	}}}, tb("tb"))
+	run := func(args ...string) (string, int) {
+		cmd := exec.Command(gatewayBin, append([]string{"policy", "check", "--config", cfg}, args...)...)
+		cmd.Env = baseEnv(t)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{[]string{"--subject", "alice", "--group", "team-a", "tb.echo"}, 0,
+			[]string{`subject "alice" (auth oauth): tb.echo (server tb, tool echo) is allowed`, `allowed by rule "team-a" (allow tb)`, "team-a", "applies", "admins"}},
+		{[]string{"--subject", "alice", "--group", "team-a", "tb__crash"}, 1, []string{`is denied`, `denied by rule "team-a" (deny tb.crash)`}},
+		{[]string{"--subject", "bob", "tb.echo"}, 1, []string{"is denied", "no rule that applies allows it", "does not apply (error: no such key: role)"}},
+		{[]string{"--subject", "carol", "--claim", "role=admin", "tb.crash"}, 0, []string{`allowed by rule "admins" (allow *)`}},
+		{[]string{"--subject", "x", "nosuch.tool"}, exitUsage, []string{"no configured server's prefix matches"}},
+	} {
+		out, code := run(c.args...)
+		if code != c.code {
+			t.Errorf("%v: exit %d, want %d\n%s", c.args, code, c.code, out)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: output lacks %q:\n%s", c.args, w, out)
+			}
+		}
+	}
+}
