@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -83,22 +84,21 @@ func endRequestSpan(span trace.Span, result json.RawMessage, e *jsonrpc.Error) {
 }
 
 func endSpan(span trace.Span, result json.RawMessage, e *jsonrpc.Error, err error) {
-	outcome := "ok"
+	size := attribute.Int("mcp_gateway.response.size", len(result))
 	switch {
 	case e != nil:
-		outcome = strconv.FormatInt(e.Code, 10)
-		span.SetAttributes(attribute.Int64("rpc.jsonrpc.error_code", e.Code), attribute.String("error.type", outcome))
+		code := strconv.FormatInt(e.Code, 10)
+		span.SetAttributes(attribute.String("mcp_gateway.outcome", code), size, attribute.Int64("rpc.jsonrpc.error_code", e.Code), attribute.String("error.type", code))
 		span.SetStatus(codes.Error, e.Message)
 	case err != nil:
-		outcome = "error"
-		span.SetAttributes(attribute.String("error.type", "error"))
+		span.SetAttributes(attribute.String("mcp_gateway.outcome", "error"), size, attribute.String("error.type", "error"))
 		span.SetStatus(codes.Error, err.Error())
 	case bytes.Contains(result, []byte(`"isError":true`)):
-		outcome = "tool_error"
-		span.SetAttributes(attribute.String("error.type", "tool_error"))
+		span.SetAttributes(attribute.String("mcp_gateway.outcome", "tool_error"), size, attribute.String("error.type", "tool_error"))
 		span.SetStatus(codes.Error, "the tool's result is an error")
+	default:
+		span.SetAttributes(attribute.String("mcp_gateway.outcome", "ok"), size)
 	}
-	span.SetAttributes(attribute.String("mcp_gateway.outcome", outcome), attribute.Int("mcp_gateway.response.size", len(result)))
 	span.End()
 }
 
@@ -120,14 +120,27 @@ func (g *Gateway) backendSpan(parent context.Context, method, server, own string
 			attrs = append(attrs, attribute.String("gen_ai.tool.name", own))
 		}
 	}
-	ctx, span := g.opts.Tracer.Start(parent, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-	carrier := propagation.MapCarrier{}
-	traceContext.Inject(ctx, carrier)
-	meta := make(map[string]any, 2)
-	for k, v := range carrier {
-		meta[k] = v
+	_, span := g.opts.Tracer.Start(parent, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	return span, traceMeta(span.SpanContext())
+}
+
+// traceMeta is the _meta members that carry a span's context (W3C trace
+// context), written directly rather than through a propagator's carrier:
+// this runs for every backend call.
+func traceMeta(sc trace.SpanContext) map[string]any {
+	var buf [55]byte
+	copy(buf[:], "00-")
+	tid, sid := sc.TraceID(), sc.SpanID()
+	hex.Encode(buf[3:35], tid[:])
+	buf[35] = '-'
+	hex.Encode(buf[36:52], sid[:])
+	buf[52] = '-'
+	hex.Encode(buf[53:55], []byte{byte(sc.TraceFlags())})
+	meta := map[string]any{metaTraceparent: string(buf[:])}
+	if ts := sc.TraceState(); ts.Len() > 0 {
+		meta[metaTracestate] = ts.String()
 	}
-	return span, meta
+	return meta
 }
 
 // withTraceMeta adds a backend span's context to the _meta of a backend

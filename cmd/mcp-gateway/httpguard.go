@@ -24,10 +24,14 @@ type guard struct {
 	maxBody  int64
 	loopback bool // listening on a loopback address: Host must be local too
 
-	auth     string           // none, token or oauth
-	token    []byte           // auth: token
-	tokenP   *authn.Principal // every request with the token
-	verifier *authn.Verifier  // auth: oauth
+	auth string // none, token or oauth
+	// anonymous: with auth none, requests still get a principal (told
+	// apart by address), for the policy or the rate limits; without
+	// either they get none, and cost nothing more.
+	anonymous bool
+	token     []byte           // auth: token
+	tokenP    *authn.Principal // every request with the token
+	verifier  *authn.Verifier  // auth: oauth
 }
 
 // openPaths need no authentication: probes, and what a client reads to
@@ -80,7 +84,7 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 			}
 			h.Set("Access-Control-Expose-Headers", corsExpose)
 		}
-		if !g.open(r.URL.Path) {
+		if !g.open(r.URL.Path) && (g.auth != "none" || g.anonymous) {
 			p, ok := g.authenticate(w, r)
 			if !ok {
 				return

@@ -135,6 +135,8 @@ func (a *app) serveHTTP(ctx context.Context) error {
 func (a *app) newGuard() (*guard, error) {
 	hc := a.cfg.Gateway.HTTP
 	g := &guard{origins: hc.AllowedOrigins, maxBody: httpMaxBody, loopback: isLoopbackAddr(hc.Listen), auth: hc.AuthMode()}
+	rl := a.cfg.Gateway.RateLimits
+	g.anonymous = len(a.cfg.Gateway.Policy.Rules) > 0 || rl.Identity.PerMinute > 0 || len(rl.Tools) > 0
 	switch g.auth {
 	case "token":
 		// Trimmed as the presented token is: a secret read from a file

@@ -47,7 +47,7 @@ func (s gotSpan) String() string {
 	return fmt.Sprintf("%s %q trace=%s id=%s parent=%s %s", s.service, s.name, s.trace, s.id, s.parent, s.kind)
 }
 
-func newOTLPReceiver(t *testing.T) *otlpReceiver {
+func newOTLPReceiver(t testing.TB) *otlpReceiver {
 	r := &otlpReceiver{metrics: map[string]bool{}}
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		var body io.Reader = req.Body
