@@ -126,6 +126,21 @@ func (g *teamsGW) post(t *testing.T, tok, sid, body string) mcpReply {
 	return r
 }
 
+// rest POSTs body to /mcp/call with a bearer token.
+func (g *teamsGW) rest(t *testing.T, tok, body string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, g.base+"/mcp/call", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, string(raw)
+}
+
 // session opens a session with tok; it returns the session id.
 func (g *teamsGW) session(t *testing.T, tok string) string {
 	t.Helper()
@@ -216,16 +231,7 @@ func TestTeamsOAuthPolicy(t *testing.T) {
 
 	// REST, in both forms, and its list.
 	for _, body := range []string{`{"name":"a.echo","arguments":{}}`, `{"server":"a","toolName":"echo","input":{}}`, `{"name":"a.nosuch"}`} {
-		req, _ := http.NewRequest(http.MethodPost, g.base+"/mcp/call", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+bTok)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(raw), "TOOL_NOT_FOUND") {
+		if resp, raw := g.rest(t, bTok, body); resp.StatusCode != http.StatusNotFound || !strings.Contains(raw, "TOOL_NOT_FOUND") {
 			t.Errorf("bob's REST %s: %d %s", body, resp.StatusCode, raw)
 		}
 	}
@@ -416,16 +422,7 @@ func TestTeamsRateLimits(t *testing.T) {
 		e["code"] != float64(-32029) || retry <= 0 || data["limit"] != "identity" || r.msg["id"] != float64(4) {
 		t.Errorf("alice over her limit: %d Retry-After %q %v", r.status, r.header.Get("Retry-After"), r.msg)
 	}
-	req, _ := http.NewRequest(http.MethodPost, g.base+"/mcp/call", strings.NewReader(`{"name":"a.echo"}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+aTok)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(raw), "RATE_LIMITED") {
+	if resp, raw := g.rest(t, aTok, `{"name":"a.echo"}`); resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || !strings.Contains(raw, "RATE_LIMITED") {
 		t.Errorf("alice's REST over her limit: %d %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), raw)
 	}
 
