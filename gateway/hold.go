@@ -39,13 +39,13 @@ type hold struct {
 	g      *Gateway
 	id     string
 	server string
-	cancel backends.CancelFunc // the backend call's
 
 	mu       sync.Mutex
-	asks     map[string]*ask // the backend's requests not answered yet, by key
-	next     int             // the number of the next key
-	to       *heldBy         // the client's request the next answer goes to; nil until the client calls again
-	finished bool            // the backend call ended with result or err, which wait for the client
+	cancel   backends.CancelFunc // the backend call's
+	asks     map[string]*ask     // the backend's requests not answered yet, by key
+	next     int                 // the number of the next key
+	to       *heldBy             // the client's request the next answer goes to; nil until the client calls again
+	finished bool                // the backend call ended with result or err, which wait for the client
 	result   json.RawMessage
 	err      error
 	timer    *time.Timer // abandons the hold while nobody is attached
@@ -194,13 +194,14 @@ func (h *hold) abandon() {
 	}
 	asks := h.asks
 	h.asks = map[string]*ask{}
+	cancel := h.cancel
 	h.mu.Unlock()
 	h.g.holds.drop(h)
 	for _, a := range asks {
 		a.reply <- outReply{err: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the client did not answer within " + holdTimeout.String()}}
 	}
-	if h.cancel != nil {
-		h.cancel(json.RawMessage(`"the client did not call again"`))
+	if cancel != nil {
+		cancel(json.RawMessage(`"the client did not call again"`))
 	}
 	h.g.log.Debug("held call abandoned", "server", h.server)
 }
@@ -274,10 +275,13 @@ func (s *session) resume(c *call, params json.RawMessage, state string) {
 		h.to = nil
 	}
 	h.mu.Unlock()
+	h.mu.Lock()
+	cancel := h.cancel
+	h.mu.Unlock()
 	s.mu.Lock()
 	if s.calls[string(c.id)] == c {
 		c.hold = h
-		c.cancel = h.cancel
+		c.cancel = cancel
 		c.server = h.server
 	}
 	s.mu.Unlock()

@@ -414,15 +414,28 @@ func (s *session) startRequest(id json.RawMessage, method string, params json.Ra
 // carries the call's caller (mrtr.go), and its cancel passes the client's
 // reason on to the backend it waits for (backends.Cancelled). c may be
 // nil (no call of the client's).
+//
+// The session's end cancels the call unless it is held then (hold.go): a
+// held call outlives the session that started it — over HTTP, a POST of
+// 2026-07-28 — and waits for the client's retry, which another session
+// brings.
 func (s *session) callContext(c *call) (context.Context, backends.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(s.ctx)
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(s.ctx))
+	stop := context.AfterFunc(s.ctx, func() {
+		if c == nil || s.heldBy(c) == nil {
+			cancel(context.Canceled)
+		}
+	})
 	if c != nil {
 		ctx = withCaller(ctx, s.callerFor(c))
 		if c.span != nil {
 			ctx = trace.ContextWithSpan(ctx, c.span)
 		}
 	}
-	return ctx, func(reason json.RawMessage) { cancel(&backends.Cancelled{Reason: reason}) }
+	return ctx, func(reason json.RawMessage) {
+		stop()
+		cancel(&backends.Cancelled{Reason: reason})
+	}
 }
 
 // callerFor says who call c serves: a client of the stateless era by the
@@ -510,15 +523,26 @@ func (s *session) heldBy(c *call) *hold {
 }
 
 // setCancel records how to cancel a call of the gateway's own, and the
-// backend it went to, unless it has ended already.
+// backend it went to, unless it has ended already (or, held, how the hold
+// cancels it).
 func (s *session) setCancel(c *call, cancel backends.CancelFunc, tool, server string) {
 	s.mu.Lock()
+	h := c.hold
 	if s.calls[string(c.id)] == c {
 		c.cancel = cancel
 		c.tool = tool
 		c.server = server
 	}
 	s.mu.Unlock()
+	if h != nil {
+		// Held before its cancel was known (the backend asked at once):
+		// the hold is what cancels it now.
+		h.mu.Lock()
+		if h.cancel == nil {
+			h.cancel = cancel
+		}
+		h.mu.Unlock()
+	}
 }
 
 // callByID returns the call in flight with that id, or nil.

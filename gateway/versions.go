@@ -120,10 +120,13 @@ func errUnsupportedVersion(requested string) *jsonrpc.Error {
 // speaks 2026-07-28, or when go-sdk adds them.
 var newerFields = []string{"ttlMs", "cacheScope", "resultType"}
 
-// dropNewerFields returns result without newerFields, its other members
-// in their order. Results without them are returned as they are.
+// dropNewerFields returns result without newerFields and without the
+// serverInfo a backend of 2026-07-28 puts in _meta (an _meta left empty
+// goes too), its other members in their order. Results without them are
+// returned as they are.
 func dropNewerFields(result json.RawMessage) json.RawMessage {
-	if !bytes.Contains(result, []byte(`"ttlMs"`)) && !bytes.Contains(result, []byte(`"cacheScope"`)) && !bytes.Contains(result, []byte(`"resultType"`)) {
+	if !bytes.Contains(result, []byte(`"ttlMs"`)) && !bytes.Contains(result, []byte(`"cacheScope"`)) &&
+		!bytes.Contains(result, []byte(`"resultType"`)) && !bytes.Contains(result, []byte(metaServerInfo)) {
 		return result
 	}
 	out := make([]byte, 0, len(result))
@@ -131,6 +134,14 @@ func dropNewerFields(result json.RawMessage) json.RawMessage {
 	err := wire.EachMember(result, func(name string, value json.RawMessage) {
 		if slices.Contains(newerFields, name) {
 			return
+		}
+		if name == "_meta" && wire.Member(value, metaServerInfo) != nil {
+			if v, err := wire.SetMember(value, metaServerInfo, nil); err == nil {
+				if string(v) == "{}" {
+					return
+				}
+				value = v
+			}
 		}
 		if len(out) > 1 {
 			out = append(out, ',')

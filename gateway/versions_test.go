@@ -12,7 +12,9 @@ func TestDropNewerFields(t *testing.T) {
 		`{"contents":[]}`:                   `{"contents":[]}`,
 		`{"cacheScope":"public","ttlMs":5}`: `{}`,
 		`{"a\u0022":1,"ttlMs":0}`:           `{"a\"":1}`,
-		`{"content":[{"type":"text","text":"{\"resultType\":1}"}],"resultType":"complete"}`: `{"content":[{"type":"text","text":"{\"resultType\":1}"}]}`,
+		`{"content":[{"type":"text","text":"{\"resultType\":1}"}],"resultType":"complete"}`:      `{"content":[{"type":"text","text":"{\"resultType\":1}"}]}`,
+		`{"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"b"}}}`:             `{"content":[]}`,
+		`{"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"b"},"trace":"t"}}`: `{"content":[],"_meta":{"trace":"t"}}`,
 	} {
 		if got := string(dropNewerFields(json.RawMessage(in))); got != want {
 			t.Errorf("dropNewerFields(%s) = %s, want %s", in, got, want)

@@ -199,12 +199,19 @@ func needNode(t *testing.T) string {
 // startSDK connects a go-sdk client (protocol 2025-11-25) to the binary.
 func startSDK(t *testing.T, cfg string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	return startSDKVersion(t, cfg, opts, "2025-11-25")
+}
+
+// startSDKVersion is startSDK with the client speaking version (a client
+// of 2026-07-28 asks server/discover and has no handshake).
+func startSDKVersion(t *testing.T, cfg string, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
+	t.Helper()
 	cmd := exec.Command(gatewayBin, "--stdio", "--config", cfg)
 	cmd.Env = baseEnv(t)
 	stderr := &testutil.Buffer{}
 	cmd.Stderr = stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-go", Version: "1"}, opts)
-	cs, err := client.Connect(beCtx(t), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := client.Connect(beCtx(t), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr)
 	}

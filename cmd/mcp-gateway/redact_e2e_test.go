@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -155,6 +156,20 @@ func TestConfirmDestructive(t *testing.T) {
 	}
 	if _, err := cs.CallTool(beCtx(t), &mcp.CallToolParams{Name: "calc.echo", Arguments: map[string]any{}}); err != nil || asked.Load() != 2 {
 		t.Fatalf("a tool that is not destructive: %v, asked %d times", err, asked.Load())
+	}
+
+	// A client of 2026-07-28 is asked by an input_required answer to its
+	// call, and its retry with the answer runs the call.
+	cs26 := startSDKVersion(t, cfg, &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked.Add(1)
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+	}}, "2026-07-28")
+	if v := cs26.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("the client speaks %s", v)
+	}
+	res, err = cs26.CallTool(beCtx(t), &mcp.CallToolParams{Name: "calc.wipe", Arguments: map[string]any{}})
+	if err != nil || res.IsError || asked.Load() != 3 || !strings.Contains(fmt.Sprint(res.Content[0]), "wiped") {
+		t.Fatalf("a 2026-07-28 client's accepted call: %v %+v, asked %d times", err, res, asked.Load())
 	}
 
 	// A client without elicitation cannot be asked: refused.

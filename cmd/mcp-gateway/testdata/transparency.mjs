@@ -6,9 +6,13 @@
 //   node transparency.mjs PLAN.json
 // Plan:
 //   {"sdk": "v1" | "v2", "command": "...", "args": [...], "env": {...},
-//    "prefix": "everything."}
+//    "url": "http://.../mcp", "prefix": "everything.",
+//    "probes": "everything" | "conformance"}
 // "v1" is @modelcontextprotocol/sdk's Client; "v2" is
 // @modelcontextprotocol/client's, with versionNegotiation {mode: "auto"}.
+// With url the client speaks Streamable HTTP to it, else stdio to command.
+// The probes are written for server-everything (npm, 2025-11-25) or for
+// go-sdk's conformance everything-server (which speaks 2026-07-28).
 // Names the server gives are compared without the prefix (the gateway's
 // documented naming); the client adds it to the names it calls.
 // Output: {"features": {NAME: VALUE or {"error": {code, message}}}}
@@ -17,13 +21,14 @@ import { readFileSync } from "node:fs";
 const plan = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const prefix = plan.prefix ?? "";
 
-let Client, StdioClientTransport, v1types;
+let Client, StdioClientTransport, StreamableHTTPClientTransport, v1types;
 if (plan.sdk === "v2") {
-  ({ Client } = await import("@modelcontextprotocol/client"));
+  ({ Client, StreamableHTTPClientTransport } = await import("@modelcontextprotocol/client"));
   ({ StdioClientTransport } = await import("@modelcontextprotocol/client/stdio"));
 } else {
   ({ Client } = await import("@modelcontextprotocol/sdk/client/index.js"));
   ({ StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js"));
+  ({ StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js"));
   v1types = await import("@modelcontextprotocol/sdk/types.js");
 }
 
@@ -41,7 +46,15 @@ const handlers = {
   },
   "elicitation/create": async (req) => {
     asked.elicitation.push(req.params);
-    return { action: "accept", content: { name: "Ada" } };
+    // Every string the form asks for, so that every server's form is met.
+    const content = { name: "Ada" };
+    for (const [key, prop] of Object.entries(req.params.requestedSchema?.properties ?? {})) {
+      if (key in content) continue;
+      if (prop.type === "string") content[key] = prop.enum?.[0] ?? "green";
+      if (prop.type === "boolean") content[key] = true;
+      if (prop.type === "number" || prop.type === "integer") content[key] = 1;
+    }
+    return { action: "accept", content };
   },
   "roots/list": async () => {
     asked.roots++;
@@ -61,10 +74,17 @@ for (const [method, fn] of Object.entries(handlers)) {
   }
 }
 const logs = [];
+const updated = [];
 client.fallbackNotificationHandler = async (n) => {
   if (n.method === "notifications/message") logs.push(n.params);
+  if (n.method === "notifications/resources/updated") updated.push(n.params.uri);
 };
 
+// What a call's progress showed: whether any came, and its first
+// notification. A server's last notifications may reach a client after the
+// result, which then drops them, directly as through the gateway: how many
+// arrive is a race, not a difference.
+const progressSummary = (seen) => ({ any: seen.length > 0, first: seen[0] ?? null });
 const strip = (name) => (name.startsWith(prefix) ? name.slice(prefix.length) : `UNPREFIXED:${name}`);
 
 function errorOf(e) {
@@ -79,9 +99,15 @@ async function probe(name, fn) {
     features[name] = errorOf(e);
   }
 }
-const call = (name, args) => client.callTool({ name: prefix + name, arguments: args }, undefined, { timeout: 30000 });
+// callTool takes (params, resultSchema, options) in v1 and (params, options)
+// in v2.
+const callWith = (params, options) =>
+  plan.sdk === "v2" ? client.callTool(params, options) : client.callTool(params, undefined, options);
+const call = (name, args) => callWith({ name: prefix + name, arguments: args }, { timeout: 30000 });
 
-const transport = new StdioClientTransport({ command: plan.command, args: plan.args ?? [], env: plan.env ?? {}, stderr: "inherit" });
+const transport = plan.url
+  ? new StreamableHTTPClientTransport(new URL(plan.url))
+  : new StdioClientTransport({ command: plan.command, args: plan.args ?? [], env: plan.env ?? {}, stderr: "inherit" });
 try {
   await client.connect(transport);
 } catch (e) {
@@ -90,70 +116,179 @@ try {
 }
 
 if (plan.sdk === "v2") features.protocolVersion = client.getNegotiatedProtocolVersion() ?? null;
-await probe("tools/call echo", () => call("echo", { message: "hello" }));
-await probe("tools/call get-sum", () => call("get-sum", { a: 2, b: 40 }));
-await probe("sampling", () => call("trigger-sampling-request", { prompt: "hi", maxTokens: 10 }));
-features["sampling request"] = asked.sampling.length;
-await probe("elicitation", () => call("trigger-elicitation-request", {}));
-await probe("elicitation request", async () => {
-  const p = asked.elicitation[0];
-  return p ? { message: p.message, propertyOrder: Object.keys(p.requestedSchema?.properties ?? {}), mode: p.mode ?? null } : null;
-});
-await probe("roots", () => call("get-roots-list", {}));
-await probe("tools/list", async () => {
-  const res = await client.listTools();
-  return res.tools.map((t) => strip(t.name));
-});
-await probe("tool definitions", async () => {
-  const res = await client.listTools();
-  return res.tools.map((t) => ({ ...t, name: strip(t.name) }));
-});
-await probe("prompts/list", async () => {
-  const res = await client.listPrompts();
-  return res.prompts.map((p) => ({ ...p, name: strip(p.name) }));
-});
-await probe("prompts/get", () => client.getPrompt({ name: prefix + "simple-prompt" }));
-await probe("resources/list", async () => (await client.listResources()).resources.map((r) => r.uri));
-await probe("resources/templates/list", async () =>
-  (await client.listResourceTemplates()).resourceTemplates.map((r) => r.uriTemplate),
-);
-await probe("resources/read", () => client.readResource({ uri: "demo://resource/static/document/architecture.md" }));
-await probe("completion/complete", () =>
-  client.complete({ ref: { type: "ref/prompt", name: prefix + "completable-prompt" }, argument: { name: "department", value: "E" } }),
-);
-await probe("logging/setLevel", () => client.setLoggingLevel("debug"));
-if (plan.sdk === "v1") {
-  // A task-augmented call (v2 has no tasks API yet): the kinds of messages
-  // the stream yields, the result (task ids, which the server makes up,
-  // replaced), and the task as tasks/get and tasks/list report it after.
-  const taskProbe = (ambiguous) => async () => {
-    const tasks = client.experimental.tasks;
-    const kinds = [];
-    let taskId = null;
-    let result = null;
-    const stream = tasks.callToolStream({ name: prefix + "simulate-research-query", arguments: { topic: "gateways", ambiguous } }, undefined, {
-      task: { ttl: 60000 },
-      timeout: 30000,
-    });
-    for await (const m of stream) {
-      if (kinds[kinds.length - 1] !== m.type) kinds.push(m.type);
-      if (m.type === "taskCreated") taskId = m.task.taskId;
-      if (m.type === "result") result = m.result;
-      if (m.type === "error") result = errorOf(m.error);
-    }
-    const anon = (v) => JSON.parse(JSON.stringify(v ?? null).replaceAll(taskId ?? "\u0000", "TASK"));
-    const got = taskId ? await tasks.getTask(taskId) : null;
-    const listed = taskId ? (await tasks.listTasks()).tasks.filter((t) => t.taskId === taskId).map((t) => t.status) : [];
-    return { kinds, result: anon(result), status: got?.status ?? null, listed };
-  };
-  await probe("tasks", taskProbe(false));
-  // The server asks the client (elicitation) while the task waits for input.
-  const before = asked.elicitation.length;
-  await probe("tasks input_required", async () => ({ ...(await taskProbe(true)()), elicited: asked.elicitation.length - before }));
-}
+if (plan.probes === "conformance") await conformanceProbes();
+else await everythingProbes();
 features.instructions = (client.getInstructions?.() ?? null) !== null;
 features.capabilities = client.getServerCapabilities() ?? null;
 
 await client.close().catch(() => {});
 process.stdout.write(JSON.stringify({ features }) + "\n");
 process.exit(0);
+
+// The probes of server-everything: tools, sampling, elicitation and roots
+// asked mid-call, lists, prompts, resources, completion, logging and, with
+// v1, tasks.
+async function everythingProbes() {
+  await probe("tools/call echo", () => call("echo", { message: "hello" }));
+  await probe("tools/call get-sum", () => call("get-sum", { a: 2, b: 40 }));
+  await probe("structured content", () => call("get-structured-content", { location: "New York" }));
+  await probe("progress", async () => {
+    const seen = [];
+    const result = await callWith({ name: prefix + "trigger-long-running-operation", arguments: { duration: 0.3, steps: 3 } }, {
+      timeout: 30000,
+      onprogress: (p) => seen.push({ progress: p.progress, total: p.total ?? null }),
+    });
+    return { result, progress: progressSummary(seen) };
+  });
+  await probe("cancellation", async () => {
+    // A call the client gives up on mid-way ends with the client's abort,
+    // and the session serves the next call.
+    const ac = new AbortController();
+    const pending = callWith({ name: prefix + "trigger-long-running-operation", arguments: { duration: 5, steps: 5 } }, {
+      signal: ac.signal,
+      timeout: 30000,
+      onprogress: () => ac.abort("changed my mind"),
+    });
+    setTimeout(() => ac.abort("changed my mind"), 500); // a client that sees no progress gives up too
+    let outcome;
+    try {
+      await pending;
+      outcome = "completed";
+    } catch {
+      outcome = "aborted";
+    }
+    return { outcome, next: await call("echo", { message: "after" }) };
+  });
+  await probe("sampling", () => call("trigger-sampling-request", { prompt: "hi", maxTokens: 10 }));
+  features["sampling request"] = asked.sampling.length;
+  await probe("elicitation", () => call("trigger-elicitation-request", {}));
+  await probe("elicitation request", async () => {
+    const p = asked.elicitation[0];
+    return p ? { message: p.message, propertyOrder: Object.keys(p.requestedSchema?.properties ?? {}), mode: p.mode ?? null } : null;
+  });
+  await probe("roots", () => call("get-roots-list", {}));
+  await probe("tools/list", async () => {
+    const res = await client.listTools();
+    return res.tools.map((t) => strip(t.name));
+  });
+  await probe("tool definitions", async () => {
+    const res = await client.listTools();
+    return res.tools.map((t) => ({ ...t, name: strip(t.name) }));
+  });
+  await probe("prompts/list", async () => {
+    const res = await client.listPrompts();
+    return res.prompts.map((p) => ({ ...p, name: strip(p.name) }));
+  });
+  await probe("prompts/get", () => client.getPrompt({ name: prefix + "simple-prompt" }));
+  await probe("resources/list", async () => (await client.listResources()).resources.map((r) => r.uri));
+  await probe("resources/templates/list", async () =>
+    (await client.listResourceTemplates()).resourceTemplates.map((r) => r.uriTemplate),
+  );
+  await probe("resources/read", () => client.readResource({ uri: "demo://resource/static/document/architecture.md" }));
+  await probe("completion/complete", () =>
+    client.complete({ ref: { type: "ref/prompt", name: prefix + "completable-prompt" }, argument: { name: "department", value: "E" } }),
+  );
+  await probe("logging/setLevel", () => client.setLoggingLevel("debug"));
+  if (plan.sdk === "v1") {
+    // A task-augmented call (v2 has no tasks API yet): the kinds of messages
+    // the stream yields, the result (task ids, which the server makes up,
+    // replaced), and the task as tasks/get and tasks/list report it after.
+    const taskProbe = (ambiguous) => async () => {
+      const tasks = client.experimental.tasks;
+      const kinds = [];
+      let taskId = null;
+      let result = null;
+      const stream = tasks.callToolStream({ name: prefix + "simulate-research-query", arguments: { topic: "gateways", ambiguous } }, undefined, {
+        task: { ttl: 60000 },
+        timeout: 30000,
+      });
+      for await (const m of stream) {
+        if (kinds[kinds.length - 1] !== m.type) kinds.push(m.type);
+        if (m.type === "taskCreated") taskId = m.task.taskId;
+        if (m.type === "result") result = m.result;
+        if (m.type === "error") result = errorOf(m.error);
+      }
+      const anon = (v) => JSON.parse(JSON.stringify(v ?? null).replaceAll(taskId ?? "\u0000", "TASK"));
+      const got = taskId ? await tasks.getTask(taskId) : null;
+      const listed = taskId ? (await tasks.listTasks()).tasks.filter((t) => t.taskId === taskId).map((t) => t.status) : [];
+      return { kinds, result: anon(result), status: got?.status ?? null, listed };
+    };
+    await probe("tasks", taskProbe(false));
+    // The server asks the client (elicitation) while the task waits for input.
+    const before = asked.elicitation.length;
+    await probe("tasks input_required", async () => ({ ...(await taskProbe(true)()), elicited: asked.elicitation.length - before }));
+  }
+}
+
+// The probes of go-sdk's conformance everything-server: its tools of every
+// content kind, progress, logging, the requests of the handshake era
+// (test_sampling, test_elicitation) and the input_required results of
+// 2026-07-28 (one round, several inputs, two rounds, a request state),
+// prompts (one that needs input), resources, a subscription and completion.
+async function conformanceProbes() {
+  for (const tool of ["test_simple_text", "test_image_content", "test_audio_content", "test_embedded_resource", "test_multiple_content_types", "test_error_handling"]) {
+    await probe(`tools/call ${tool}`, () => call(tool, {}));
+  }
+  await probe("progress", async () => {
+    const seen = [];
+    const result = await callWith({ name: prefix + "test_tool_with_progress", arguments: {} }, {
+      timeout: 30000,
+      onprogress: (p) => seen.push({ progress: p.progress, total: p.total ?? null, message: p.message ?? null }),
+    });
+    return { result, progress: progressSummary(seen) };
+  });
+  await probe("cancellation", async () => {
+    // A call the client gives up on at once ends with the client's abort,
+    // and the session serves the next call.
+    const ac = new AbortController();
+    const pending = callWith({ name: prefix + "test_tool_with_progress", arguments: {} }, { signal: ac.signal, timeout: 30000 });
+    ac.abort("changed my mind");
+    let outcome;
+    try {
+      await pending;
+      outcome = "completed";
+    } catch (e) {
+      outcome = "aborted";
+    }
+    return { outcome, next: await call("test_simple_text", {}) };
+  });
+  await probe("logging tool", async () => {
+    const before = logs.length;
+    const result = await call("test_tool_with_logging", {});
+    await new Promise((r) => setTimeout(r, 200));
+    return { result, logs: logs.slice(before).map((l) => ({ level: l.level, data: l.data })) };
+  });
+  await probe("sampling (request)", () => call("test_sampling", { prompt: "hi" }));
+  await probe("elicitation (request)", () => call("test_elicitation", { message: "Name?" }));
+  for (const kind of ["elicitation", "sampling", "list_roots", "request_state", "multiple_inputs", "multi_round", "capabilities"]) {
+    await probe(`input_required ${kind}`, () => call(`test_input_required_result_${kind}`, {}));
+  }
+  await probe("tool definitions", async () => {
+    const res = await client.listTools();
+    return res.tools.map((t) => ({ ...t, name: strip(t.name) }));
+  });
+  await probe("prompts/list", async () => (await client.listPrompts()).prompts.map((p) => ({ ...p, name: strip(p.name) })));
+  await probe("prompts/get", () => client.getPrompt({ name: prefix + "test_prompt_with_arguments", arguments: { arg1: "a", arg2: "b" } }));
+  await probe("prompts/get input_required", () => client.getPrompt({ name: prefix + "test_input_required_result_prompt" }));
+  await probe("resources/list", async () => (await client.listResources()).resources);
+  await probe("resources/templates/list", async () => (await client.listResourceTemplates()).resourceTemplates);
+  await probe("resources/read text", () => client.readResource({ uri: "test://static-text" }));
+  await probe("resources/read binary", () => client.readResource({ uri: "test://static-binary" }));
+  await probe("resources/read template", () => client.readResource({ uri: "test://template/42/data" }));
+  await probe("resources/subscribe", async () => {
+    // The server updates test://watched-resource every 3 s. A client of
+    // 2026-07-28 subscribes on a subscriptions/listen, one of the handshake
+    // era with resources/subscribe.
+    if (client.getNegotiatedProtocolVersion?.() >= "2026-07-28") {
+      await client.listen({ resourceSubscriptions: ["test://watched-resource"] });
+    } else {
+      await client.subscribeResource({ uri: "test://watched-resource" });
+    }
+    const deadline = Date.now() + 8000;
+    while (!updated.includes("test://watched-resource") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    return { updated: updated.includes("test://watched-resource") };
+  });
+  await probe("completion/complete", () =>
+    client.complete({ ref: { type: "ref/prompt", name: prefix + "test_prompt_with_arguments" }, argument: { name: "arg1", value: "a" } }),
+  );
+}
