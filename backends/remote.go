@@ -426,6 +426,7 @@ func (r *remote) do(ctx context.Context, method string, body []byte, hdr http.He
 	for k, v := range hdr {
 		req.Header[k] = v
 	}
+	traceHeaders(req.Header, body)
 	resp, err := r.hc.Do(req)
 	if err != nil {
 		return nil, causeOf(err)
@@ -439,6 +440,21 @@ func (r *remote) do(ctx context.Context, method string, body []byte, hdr http.He
 		return r.do(ctx, method, body, hdr, false)
 	}
 	return resp, nil
+}
+
+// traceHeaders puts the W3C trace context a request carries in its _meta
+// (the gateway's span of the call, when tracing) in the POST's headers
+// too, where HTTP servers and proxies in front of them look for it.
+func traceHeaders(h http.Header, body []byte) {
+	if !bytes.Contains(body, []byte(`"traceparent"`)) {
+		return
+	}
+	meta := wire.Member(wire.Member(body, "params"), "_meta")
+	for _, k := range []string{"traceparent", "tracestate"} {
+		if v, ok := wire.Unquote(wire.Member(meta, k)); ok && v != "" {
+			h.Set(k, v)
+		}
+	}
 }
 
 // causeOf strips the method and URL from an HTTP client error: the URL is

@@ -256,6 +256,39 @@ func TestRemoteRedirectOtherOrigin(t *testing.T) {
 	}
 }
 
+// A request whose _meta carries a W3C trace context (the gateway's span of
+// the call) goes to a remote server with it in its headers too.
+func TestRemoteTraceHeaders(t *testing.T) {
+	t.Parallel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "far", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "one"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}, nil, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	var mu sync.Mutex
+	var parent, state string
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("traceparent") != "" {
+			mu.Lock()
+			parent, state = r.Header.Get("traceparent"), r.Header.Get("tracestate")
+			mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	e := start(t, []config.Server{{Name: "far", URL: hs.URL, Enabled: true, Restart: "on-failure"}}, nil)
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	if _, err := e.CallTool(context.Background(), "far", "one", json.RawMessage(`{}`),
+		backends.CallOptions{Meta: map[string]any{"traceparent": tp, "tracestate": "v=1"}}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if parent != tp || state != "v=1" {
+		t.Errorf("headers traceparent %q tracestate %q, want %s and v=1", parent, state, tp)
+	}
+}
+
 // A remote server that serves 2026-07-28 (go-sdk's stateless Streamable
 // HTTP) is spoken to in that revision: every request a POST of its own
 // without a session, carrying the standard headers its body implies — the

@@ -116,6 +116,11 @@ type Gateway struct {
 	Snapshots   bool `json:"snapshots"`
 	AnswerTools bool `json:"answer_tools"`
 	HTTP        HTTP `json:"http"`
+	// Policy decides per identity which servers, tools, prompts and
+	// resources an HTTP client sees and may call (docs/teams.md).
+	Policy AccessPolicy `json:"policy"`
+	// RateLimits bound each identity's requests and calls over HTTP.
+	RateLimits RateLimits `json:"rate_limits"`
 	// LineMode forces line-delimited replies on stdio (MCP_LINE_MODE=1).
 	LineMode bool `json:"line_mode"`
 
@@ -156,7 +161,15 @@ type Audit struct {
 type HTTP struct {
 	Listen         string   `json:"listen"`
 	AllowedOrigins []string `json:"allowed_origins"`
-	AuthTokenEnv   string   `json:"auth_token_env"`
+	// Auth says how HTTP clients authenticate: "none", "token" (the
+	// bearer token auth_token_env names) or "oauth" (access tokens of the
+	// issuers in OAuth). "" means token when auth_token_env is set, else
+	// none.
+	Auth         string `json:"auth"`
+	AuthTokenEnv string `json:"auth_token_env"`
+	// OAuth makes the HTTP front an OAuth 2.1 resource server (auth:
+	// oauth).
+	OAuth ResourceServer `json:"oauth"`
 	// StateKeyEnv names the variable holding the key that seals the
 	// requestState of calls held for input (2026-07-28): the replicas
 	// behind one load balancer share it. "" means a key of each process's
@@ -180,6 +193,93 @@ type HTTP struct {
 	// MaxConnections bounds the HTTP connections open at once; 0 derives
 	// it from the open-file limit, keeping descriptors for the backends.
 	MaxConnections int `json:"max_connections"`
+}
+
+// ResourceServer configures the HTTP front as an OAuth 2.1 resource server
+// (gateway.http.auth: oauth, docs/teams.md).
+type ResourceServer struct {
+	// Resource is the gateway's resource identifier: the URL clients
+	// reach /mcp at (https://gw.example.com/mcp). An access token must name
+	// it in its audience.
+	Resource string `json:"resource"`
+	// Issuers are the authorization servers whose tokens are accepted.
+	Issuers []Issuer `json:"issuers"`
+	// Scopes are required of every request; ToolScopes more of calls to
+	// some tools. A token without them gets 403 insufficient_scope.
+	Scopes     []string    `json:"scopes"`
+	ToolScopes []ToolScope `json:"tool_scopes"`
+}
+
+// Issuer is one authorization server whose access tokens the gateway
+// accepts.
+type Issuer struct {
+	// Issuer is its issuer identifier, exactly as its tokens' iss claim
+	// and its metadata name it.
+	Issuer string `json:"issuer"`
+	// JWKSURL is where its signing keys are; "" means the jwks_uri of
+	// its metadata (ISSUER/.well-known/openid-configuration, else
+	// oauth-authorization-server).
+	JWKSURL string `json:"jwks_url,omitempty"`
+	// Audiences are accepted in a token's aud besides the resource (an
+	// authorization server that names APIs its own way).
+	Audiences []string `json:"audiences,omitempty"`
+	// IntrospectionURL, when set, checks tokens that are not JWTs (opaque
+	// tokens) by RFC 7662 introspection, as ClientID with the secret in
+	// the variable ClientSecretEnv names.
+	IntrospectionURL string `json:"introspection_url,omitempty"`
+	ClientID         string `json:"client_id,omitempty"`
+	ClientSecretEnv  string `json:"client_secret_env,omitempty"`
+}
+
+// ToolScope requires Scopes of the calls to the tools that Tools match
+// (SERVER.TOOL patterns, as in the policy).
+type ToolScope struct {
+	Tools  []string `json:"tools"`
+	Scopes []string `json:"scopes"`
+}
+
+// AccessPolicy is the per-identity policy of the HTTP front. With no rules
+// every caller sees everything; with rules, a caller sees what a rule that
+// applies to it allows and none that applies denies.
+type AccessPolicy struct {
+	Rules []PolicyRule `json:"rules"`
+	// Admin is a CEL condition over the caller's identity, as a rule's
+	// When: a caller of the HTTP front for whom it holds may use the trust
+	// dashboard (/ and /approve) under auth: oauth. Without it nobody may
+	// there; a shared token's holder (auth: token) always may.
+	Admin string `json:"admin,omitempty"`
+}
+
+// PolicyRule is one rule of the policy: When, a CEL expression over the
+// caller's identity (subject, issuer, client_id, scopes, groups, claims),
+// says whether it applies; Allow and Deny are patterns: SERVER (all of a
+// server's tools, prompts and resources) or SERVER.NAME (its tools and
+// prompts), with * matching any run of characters.
+type PolicyRule struct {
+	Name  string   `json:"name,omitempty"`
+	When  string   `json:"when"`
+	Allow []string `json:"allow"`
+	Deny  []string `json:"deny"`
+}
+
+// RateLimits are token buckets: each identity's requests, and each
+// identity's calls of some tools. Zero PerMinute means no limit.
+type RateLimits struct {
+	Identity Rate       `json:"identity"`
+	Tools    []ToolRate `json:"tools"`
+}
+
+// Rate is a token bucket: PerMinute tokens a minute, at most Burst at
+// once (0: PerMinute/60, at least 1).
+type Rate struct {
+	PerMinute int `json:"per_minute"`
+	Burst     int `json:"burst"`
+}
+
+// ToolRate limits each identity's calls of each tool Tools match.
+type ToolRate struct {
+	Tools []string `json:"tools"`
+	Rate
 }
 
 // Server is one backend MCP server. Exactly one of Command and URL is set.
@@ -396,11 +496,14 @@ func Defaults() *Config {
 			Snapshots:        true,
 			AnswerTools:      true,
 			HTTP: HTTP{Listen: "127.0.0.1:8000", AllowedOrigins: []string{}, SessionIdleTimeoutMS: 1800000, SessionBufferBytes: 16 << 20,
-				MaxSessions: DefaultMaxSessions, MaxStreams: DefaultMaxStreams},
-			Trust:   "pin",
-			Redact:  "off",
-			Confirm: "off",
-			Audit:   Audit{MaxBytes: 10 << 20, Keep: 3},
+				MaxSessions: DefaultMaxSessions, MaxStreams: DefaultMaxStreams,
+				OAuth: ResourceServer{Issuers: []Issuer{}, Scopes: []string{}, ToolScopes: []ToolScope{}}},
+			Policy:     AccessPolicy{Rules: []PolicyRule{}},
+			RateLimits: RateLimits{Tools: []ToolRate{}},
+			Trust:      "pin",
+			Redact:     "off",
+			Confirm:    "off",
+			Audit:      Audit{MaxBytes: 10 << 20, Keep: 3},
 		},
 		Servers: []Server{},
 	}

@@ -220,6 +220,9 @@ func (l *loader) decode(e entry, key, canon string, v reflect.Value) bool {
 	if n == nil {
 		return false
 	}
+	if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Struct {
+		return l.structList(n, key, canon, v)
+	}
 	var val any
 	ok := false
 	switch v.Interface().(type) {
@@ -243,6 +246,38 @@ func (l *loader) decode(e entry, key, canon string, v reflect.Value) bool {
 		l.origin[canon] = origin{line: e.line, key: key}
 	}
 	return ok
+}
+
+// structList decodes a list of mappings into v, a slice of structs, each
+// item as a struct at key[i]; null is the empty list. The list replaces
+// what v held, as every list does.
+func (l *loader) structList(n *yaml.Node, key, canon string, v reflect.Value) bool {
+	out := reflect.MakeSlice(v.Type(), 0, len(n.Content))
+	if !isNull(n) {
+		if n.Kind != yaml.SequenceNode {
+			l.errLine(n.Line, key, "must be a list of mappings, not %s", kindName(n))
+			return false
+		}
+		for i, c := range n.Content {
+			item := reflect.New(v.Type().Elem()).Elem()
+			path := fmt.Sprintf("%s[%d]", key, i)
+			if c = l.resolve(c); c == nil {
+				return false
+			}
+			if c.Kind != yaml.MappingNode {
+				l.errLine(c.Line, path, "must be a mapping, not %s", kindName(c))
+				return false
+			}
+			if !l.fields(c, path, item, nil) {
+				return false
+			}
+			l.origin[fmt.Sprintf("%s[%d]", canon, i)] = origin{line: c.Line, key: path}
+			out = reflect.Append(out, item)
+		}
+	}
+	v.Set(out)
+	l.origin[canon] = origin{line: n.Line, key: key}
+	return true
 }
 
 // scalar reports whether n is a scalar, else records that key must be what.

@@ -161,7 +161,9 @@ search: {defaults: {recency_days: 2, max_results: 3, domains: [a.example]}}
 server: {debug: true, debug_file: /d.log, show_config_on_start: true}
 gateway:
   {separator: _, strict_names: "false", tools_mode: lazy, default_timeout_ms: 5, startup_timeout_ms: 6,
-   answer_tools: false, line_mode: true, http: {listen: "127.0.0.1:1", allowed_origins: ["*"], auth_token_env: T, stateless: true}}
+   answer_tools: false, line_mode: true, http: {listen: "127.0.0.1:1", allowed_origins: ["*"], auth_token_env: T, stateless: true},
+   policy: {rules: [{name: r, when: "true", allow: [a], deny: [a.x]}]},
+   rate_limits: {identity: {per_minute: 60, burst: 2}, tools: [{tools: [a.*], per_minute: 6}]}}
 servers:
   - {name: a, command: c, args: [x], env: {MODE: m}, cwd: /w, timeout_ms: 7, enabled: false, prefix: p, type: stdio,
      tools: {include: [i], exclude: [e]}, restart: never}

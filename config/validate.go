@@ -111,6 +111,7 @@ func (l *loader) validate() {
 	if g.HTTP.StateKeyEnv != "" && !isEnvName(g.HTTP.StateKeyEnv) {
 		l.errAt("gateway.http.state_key_env", "must be an environment variable name, not %q", truncate(g.HTTP.StateKeyEnv, 40))
 	}
+	l.validateTeams()
 }
 
 // orList writes "a, b or c".

@@ -12,7 +12,10 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/answer"
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/mcp-gateway/mcp-gateway/internal/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // toolCall is what serving a tools/call needs of its params; the
@@ -29,6 +32,9 @@ type toolCall struct {
 	// caps are what a client of the stateless era declared for the call
 	// (nil otherwise).
 	caps json.RawMessage
+	// span is the request's span, when tracing: the parent of the
+	// backend's (trace.go).
+	span trace.Span
 }
 
 // decodeToolCall reads tools/call params, with member names compared
@@ -105,6 +111,9 @@ func (f *front) isAnswerTool(name string) bool {
 // callAnswer runs an answer tool; a client that sent a progressToken gets
 // progress while it runs (startProgress).
 func (f *front) callAnswer(ctx context.Context, name string, tc toolCall, notify func(*mcp.ProgressNotificationParams)) (json.RawMessage, error) {
+	if err := f.admit(policy.Gateway, name, tc.name); err != nil {
+		return nil, err
+	}
 	step, stop := f.startProgress(tc, notify)
 	res, err := f.g.opts.Answer.CallWith(ctx, name, tc.args, answer.CallOptions{Step: step})
 	stop()
@@ -156,7 +165,8 @@ func (f *front) resolve(ctx context.Context, name string) (toolRoute, bool) {
 }
 
 // lookupTool finds a tool by its front name, else by the own name an app
-// calls it by, when that names one tool only (apps.go).
+// calls it by, when that names one tool only (apps.go); a tool the policy
+// hides is not there.
 func (f *front) lookupTool(name string) (toolRoute, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -166,7 +176,7 @@ func (f *front) lookupTool(name string) (toolRoute, bool) {
 			r, ok = f.tools[fronts[0]]
 		}
 	}
-	return r, ok
+	return r, ok && f.allowedLocked(r)
 }
 
 // orphan finds the backend a name belongs to when that backend is not ready
@@ -181,12 +191,16 @@ func (f *front) orphan(name string) (toolRoute, bool) {
 	down := f.g.notReady()
 	f.mu.Lock()
 	r, ok := f.known[name]
+	ok = ok && f.allowedLocked(r)
 	f.mu.Unlock()
 	if ok && down[r.server] {
 		return r, true
 	}
 	if server, own, ok := f.prefixOwner(name, down); ok {
-		return toolRoute{kind: backendTool, server: server, own: own}, true
+		r := toolRoute{kind: backendTool, server: server, own: own}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return r, f.allowedLocked(r)
 	}
 	return toolRoute{}, false
 }
@@ -235,13 +249,26 @@ func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc to
 	if err != nil {
 		return nil, err
 	}
+	if err := f.admit(r.server, r.own, name); err != nil {
+		return nil, err
+	}
 	if f.needsConfirm(r) {
 		if err := f.confirm(ctx, name, r, tc); err != nil {
 			return nil, err
 		}
 	}
+	var span trace.Span
+	if f.g.opts.Tracer != nil {
+		trace.SpanFromContext(ctx).SetAttributes(attribute.String("mcp_gateway.server", r.server))
+		var meta map[string]any
+		span, meta = f.g.backendSpan(ctx, "tools/call", r.server, r.own)
+		opts.Meta = withTraceMeta(opts.Meta, meta)
+	}
 	start := time.Now()
 	raw, err := f.g.opts.Backends.CallTool(ctx, r.server, r.own, tc.args, opts)
+	if span != nil {
+		endSpan(span, raw, nil, err)
+	}
 	f.log.Debug("tools/call", "tool", name, "server", r.server, "duration", time.Since(start), "ok", err == nil)
 	if err == nil && tc.task != nil {
 		f.recordTask(r.server, raw)
@@ -274,11 +301,27 @@ func (f *front) fulfillBackend(ctx context.Context, name string, r toolRoute, tc
 // calls before it waits for input.
 func (f *front) startBackend(name string, r toolRoute, tc toolCall, notify func(*mcp.ProgressNotificationParams), done func(json.RawMessage, error)) (cancel backends.CancelFunc) {
 	opts, err := backendOptions(tc, notify)
+	if err == nil {
+		err = f.admit(r.server, r.own, name)
+	}
 	if err != nil {
 		done(nil, err)
 		return func(json.RawMessage) {}
 	}
 	opts.Batch = true
+	if f.g.opts.Tracer != nil {
+		parent := context.Background()
+		if tc.span != nil {
+			parent = trace.ContextWithSpan(parent, tc.span)
+		}
+		span, meta := f.g.backendSpan(parent, "tools/call", r.server, r.own)
+		opts.Meta = withTraceMeta(opts.Meta, meta)
+		inner := done
+		done = func(raw json.RawMessage, err error) {
+			endSpan(span, raw, nil, err)
+			inner(raw, err)
+		}
+	}
 	if tc.task != nil {
 		inner := done
 		done = func(raw json.RawMessage, err error) {
@@ -344,4 +387,23 @@ func (f *front) inlineRoute(name string) (toolRoute, bool) {
 	}
 	r, ok := f.lookupTool(name)
 	return r, ok && r.kind == backendTool && !f.needsConfirm(r)
+}
+
+// admit checks a call of server's tool own (called as name) against the
+// scopes the tool needs (scopes.go), and takes it from the client's rate
+// limit for that tool, if one names it (limits.go).
+func (f *front) admit(server, own, name string) error {
+	if len(f.g.limits.tools) == 0 && len(f.g.toolScopes) == 0 {
+		return nil
+	}
+	f.mu.Lock()
+	who := f.who
+	f.mu.Unlock()
+	if e := f.g.checkScopes(who, server, own, name); e != nil {
+		return e
+	}
+	if e := f.g.admitCall(who, server, own, name); e != nil {
+		return e
+	}
+	return nil
 }

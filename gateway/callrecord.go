@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config/safetext"
+	"github.com/mcp-gateway/mcp-gateway/internal/authn"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -23,7 +24,7 @@ type CallRecord struct {
 	Own      string    // the backend's own name of the tool, when there is a backend
 	Via      string    // the meta tool the call came through (lazy mode), if any
 	Client   string    // the client's clientInfo.name
-	Identity string    // whom the HTTP front authenticated (WithIdentity), if anyone
+	Identity string    // whom the HTTP front authenticated (the principal's key), if anyone
 	Outcome  string    // "ok", "tool_error" (isError result), or the REST error code in lower case
 	Message  string    // the error's message, when the outcome is an error (secrets masked)
 	Duration time.Duration
@@ -128,15 +129,6 @@ func redactResult(result json.RawMessage, e *jsonrpc.Error) (json.RawMessage, *j
 	return out, nil, n
 }
 
-type identityKey struct{}
-
-// WithIdentity returns ctx carrying who the caller is (the HTTP front's
-// authentication): sessions started with it, and Gateway.Call, put it in
-// their CallRecords.
-func WithIdentity(ctx context.Context, identity string) context.Context {
-	return context.WithValue(ctx, identityKey{}, identity)
-}
-
 type clientKey struct{}
 
 // WithClient returns ctx naming the client of Gateway.Call (the REST
@@ -151,8 +143,15 @@ func ClientOf(ctx context.Context) string {
 	return s
 }
 
-// IdentityOf is the identity ctx carries, or "".
+// IdentityOf is who the principal ctx carries (WithPrincipal) is, for the
+// audit log: its key, or "" when there is none or it is anonymous.
 func IdentityOf(ctx context.Context) string {
-	s, _ := ctx.Value(identityKey{}).(string)
-	return s
+	return identity(PrincipalOf(ctx))
+}
+
+func identity(p *authn.Principal) string {
+	if p == nil || p.Auth == "none" {
+		return ""
+	}
+	return p.Key
 }

@@ -47,12 +47,18 @@ func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 		ambiguous *ambiguousError
 		withheld  *backends.WithheldError
 		refused   *refusedError
+		limited   *limitedError
+		scope     *scopeError
 	)
 	switch {
 	case errors.As(err, &rpc):
 		return rpc
 	case errors.As(err, &ambiguous):
 		return withData(jsonrpc.CodeInvalidParams, ambiguous.Error(), map[string]any{strings.ToLower(ambiguous.kind): ambiguous.name, "candidates": ambiguous.candidates})
+	case errors.As(err, &limited):
+		return limited.rpc()
+	case errors.As(err, &scope):
+		return withData(CodeInsufficientScope, scope.Error(), map[string]any{"reason": "insufficient_scope", "scope": strings.Join(scope.missing, " ")})
 	case errors.As(err, &notFound):
 		if notFound.kind == kindResource {
 			// As 2026-07-28 says (SEP-2164): the URI in data.

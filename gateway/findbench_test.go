@@ -184,7 +184,7 @@ func findRequest(query string) []byte {
 // ranked is find_tools as it is.
 func ranked(tb testing.TB, ix *toolIndex) searcher {
 	return func(query string) ([]string, []byte, bool) {
-		result, err := findTools(context.Background(), ix, metaArgs{Query: query})
+		result, err := findTools(context.Background(), ix, metaArgs{Query: query}, nil)
 		if err != nil {
 			tb.Fatal(err)
 		}

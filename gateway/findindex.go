@@ -384,6 +384,9 @@ type findQuery struct {
 	Query  string
 	Server string
 	Limit  int
+	// Visible, when not nil, says which tools (by front name) may be
+	// found: the policy's.
+	Visible func(name string) bool
 }
 
 // find returns at most q.Limit tools, best first: tools whose name is the
@@ -391,7 +394,9 @@ type findQuery struct {
 // name order. A query of no words (after stop words) lists the tools in
 // name order. It stops with ctx's error when ctx is done.
 func (ix *toolIndex) find(ctx context.Context, q findQuery) ([]foundTool, error) {
-	inServer := func(i int) bool { return q.Server == "" || ix.docs[i].server == q.Server }
+	inServer := func(i int) bool {
+		return (q.Server == "" || ix.docs[i].server == q.Server) && (q.Visible == nil || q.Visible(ix.docs[i].found.Name))
+	}
 	type hit struct {
 		doc   int
 		tier  int // 2: the name is the query, 1: it starts with it

@@ -299,7 +299,7 @@ func TestFindToolsResult(t *testing.T) {
 		if err := json.Unmarshal([]byte(args), &a); err != nil {
 			t.Fatal(err)
 		}
-		raw, err := findTools(context.Background(), ix, a)
+		raw, err := findTools(context.Background(), ix, a, nil)
 		return string(raw), err
 	}
 	for _, tc := range []struct{ args, want string }{
@@ -406,7 +406,7 @@ func FuzzFindTools(f *testing.F) {
 	f.Add(strings.Repeat("ab ", 40), "", 1e9)
 	f.Fuzz(func(t *testing.T, query, server string, limit float64) {
 		args := metaArgs{Query: query, Server: server, Limit: &limit}
-		first, err := findTools(context.Background(), ix, args)
+		first, err := findTools(context.Background(), ix, args, nil)
 		if err != nil {
 			return
 		}
@@ -418,7 +418,7 @@ func FuzzFindTools(f *testing.F) {
 		if float64(len(found.Tools)) > min(limit, maxFindLimit) {
 			t.Errorf("%d tools, limit %v", len(found.Tools), limit)
 		}
-		if again, _ := findTools(context.Background(), ix, args); string(again) != string(first) {
+		if again, _ := findTools(context.Background(), ix, args, nil); string(again) != string(first) {
 			t.Errorf("a second answer differs:\n%s\n%s", first, again)
 		}
 	})

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/mcp-gateway/mcp-gateway/internal/authn"
+	"github.com/mcp-gateway/mcp-gateway/internal/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -31,22 +33,31 @@ type front struct {
 	// initialized: the handshake is done (initialize answered); a
 	// stateless-era client needs none.
 	initialized bool
-	version     string          // the negotiated version (handshake era)
-	client      string          // clientInfo.name
-	identity    string          // whom the HTTP front authenticated (WithIdentity)
-	caps        json.RawMessage // the client's capabilities, as it wrote them
-	strict      bool
-	settled     bool                          // the first wait for backends is over (settle)
-	synced      bool                          // the tables were built once: keep them current
-	tools       map[string]toolRoute          // front name → route
-	ownNames    map[string][]string           // own name of an app's backend's tool → front names (apps.go)
-	known       map[string]toolRoute          // every backend tool ever listed, for orphans
-	findIndex   *toolIndex                    // what gateway.find_tools searches (lazy mode)
-	prompts     map[string]promptRoute        // front name → route
-	res         map[resourceKey]resourceRoute // resource or template → where it goes (resources.go)
-	ownUI       map[string][]string           // a backend's own ui:// URI → the URIs it is shown as
-	subs        map[string]bool               // resource URIs the client subscribed to (subscribe.go)
-	tasks       taskOwners                    // the tasks this session created (tasks.go)
+	version     string // the negotiated version (handshake era)
+	client      string // clientInfo.name
+	identity    string // the principal's key for the audit log ("" when anonymous), set with who
+	// who is the client's principal (the HTTP front's authentication),
+	// nil on stdio and the command line; access is what the policy lets
+	// it see, nil for everything (access.go).
+	who    *authn.Principal
+	access *policy.Decision
+	// deniedPrompts and deniedRes are what the policy hides of the
+	// prompts and resources, to report a request for one (hidden).
+	deniedPrompts map[string]promptRoute
+	deniedRes     map[resourceKey]string
+	caps          json.RawMessage // the client's capabilities, as it wrote them
+	strict        bool
+	settled       bool                          // the first wait for backends is over (settle)
+	synced        bool                          // the tables were built once: keep them current
+	tools         map[string]toolRoute          // front name → route
+	ownNames      map[string][]string           // own name of an app's backend's tool → front names (apps.go)
+	known         map[string]toolRoute          // every backend tool ever listed, for orphans
+	findIndex     *toolIndex                    // what gateway.find_tools searches (lazy mode)
+	prompts       map[string]promptRoute        // front name → route
+	res           map[resourceKey]resourceRoute // resource or template → where it goes (resources.go)
+	ownUI         map[string][]string           // a backend's own ui:// URI → the URIs it is shown as
+	subs          map[string]bool               // resource URIs the client subscribed to (subscribe.go)
+	tasks         taskOwners                    // the tasks this session created (tasks.go)
 	// stateless: an HTTP request served on its own, which has no session
 	// to come back to: it reaches every task the gateway recorded
 	// (tasks.go) and is never notified of anything.

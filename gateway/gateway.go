@@ -21,7 +21,9 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends/ratelimit"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/gateway/internal/stdio"
+	"github.com/mcp-gateway/mcp-gateway/internal/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Options configure a Gateway.
@@ -45,6 +47,19 @@ type Options struct {
 	// input (hold.go): replicas behind one load balancer share it
 	// (gateway.http.state_key_env); nil means a key of this process's own.
 	StateKey []byte
+	// Policy decides what each HTTP client sees and may call, by the
+	// principal its requests carry (WithPrincipal); nil, or a client
+	// without a principal, sees everything.
+	Policy *policy.Policy
+	// OnDeny, if set, is told of every request the policy refused. It
+	// runs on the request's path: it must not block.
+	OnDeny func(Denial)
+	// OnLimited, if set, is told of every request a rate limit refused:
+	// the limit ("identity" or "tool") and the tool's backend.
+	OnLimited func(limit, server string)
+	// Tracer, if set, traces every request and the backend requests made
+	// for it (trace.go); nil traces nothing.
+	Tracer trace.Tracer
 }
 
 // Gateway routes MCP requests from clients to the answer tools and the
@@ -69,8 +84,10 @@ type Gateway struct {
 	routesMu sync.Mutex
 	routes   [2]*toolTable // toolRoutes' last result per naming mode (plain, strict)
 
-	sealer *sealer // seals the requestState of held calls
-	holds  holds   // the calls held for a stateless-era client's input (hold.go)
+	limits     *limiter    // gateway.rate_limits
+	toolScopes []toolScope // gateway.http.oauth.tool_scopes
+	sealer     *sealer     // seals the requestState of held calls
+	holds      holds       // the calls held for a stateless-era client's input (hold.go)
 }
 
 // SetServers records the servers of a reloaded configuration (their
@@ -100,6 +117,8 @@ func New(opts Options) *Gateway {
 		opts.Answer = nil
 	}
 	g := &Gateway{opts: opts, log: log, fronts: make(map[*front]bool), logs: ratelimit.NewKeyed(logLimit), sealer: newSealer(opts.StateKey)}
+	g.limits = newLimiter(opts.Config.Gateway.RateLimits)
+	g.toolScopes = newToolScopes(opts.Config.Gateway.HTTP.OAuth.ToolScopes)
 	g.SetServers(opts.Config.Servers)
 	if opts.Backends != nil {
 		opts.Backends.OnReadIdle(g.flushClients)
@@ -156,9 +175,14 @@ func (g *Gateway) serve(ctx context.Context, cs clientStream) error {
 // initialized at that version, since it carries no handshake of its own,
 // and is told of nothing after it.
 func (g *Gateway) serveOn(ctx context.Context, cs clientStream, version string) error {
-	f := g.newFront()
+	return g.serveFront(ctx, g.newFront(), cs, version)
+}
+
+// serveFront is serveOn with the front made (newFront), which it drops at
+// the end. The front serves the principal of ctx (WithPrincipal).
+func (g *Gateway) serveFront(ctx context.Context, f *front, cs clientStream, version string) error {
 	defer g.dropFront(f)
-	f.identity = IdentityOf(ctx)
+	f.setPrincipal(PrincipalOf(ctx))
 	if version != "" {
 		f.stateless, f.initialized, f.version = true, true, version
 	}

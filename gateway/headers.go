@@ -117,6 +117,8 @@ func errorStatus(code int64) int {
 		return http.StatusNotFound
 	case jsonrpc.CodeInvalidParams, codeUnsupportedVersion, codeMissingClientCap, codeHeaderMismatch:
 		return http.StatusBadRequest
+	case CodeRateLimited:
+		return http.StatusTooManyRequests
 	}
 	return 0
 }

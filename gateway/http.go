@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/internal/authn"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -86,8 +88,10 @@ type HTTPFront struct {
 // sseSession is one session of the 2024-11-05 transport: its stream's
 // transport, and whether its client has posted anything.
 type sseSession struct {
-	t      *mcp.SSEServerTransport
-	posted atomic.Bool
+	t       *mcp.SSEServerTransport
+	posted  atomic.Bool
+	front   atomic.Pointer[front] // the session's, once started
+	started chan struct{}         // closed when front is set, or the start failed
 }
 
 // NewHTTPFront returns an HTTP front for g.
@@ -207,24 +211,28 @@ func (h *HTTPFront) Close() {
 
 // start serves a client stream as a session of the gateway, until ctx is
 // done or the stream ends; with a version, as one request on its own
-// (Gateway.serveOn). done, if not nil, runs when the session has ended.
-func (h *HTTPFront) start(ctx context.Context, cs clientStream, version string, done func()) bool {
+// (Gateway.serveOn). The session serves the principal of ctx
+// (WithPrincipal). done, if not nil, runs when the session has ended. It
+// returns the session's front, nil when the front is closed.
+func (h *HTTPFront) start(ctx context.Context, cs clientStream, version string, done func()) *front {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		return false
+		return nil
 	}
+	f := h.g.newFront()
+	f.setPrincipal(PrincipalOf(ctx))
 	h.wg.Add(1) // under mu, so never after Close's Wait began
 	go func() {
 		defer h.wg.Done()
 		if done != nil {
 			defer done()
 		}
-		if err := h.g.serveOn(ctx, cs, version); err != nil {
+		if err := h.g.serveFront(ctx, f, cs, version); err != nil {
 			h.g.log.Debug("http session ended", "err", err)
 		}
 	}()
-	return true
+	return f
 }
 
 // ServeMCP serves the Streamable HTTP endpoint (/mcp): POST, GET, DELETE.
@@ -268,6 +276,12 @@ func (h *HTTPFront) ServeMCP(w http.ResponseWriter, r *http.Request) {
 		if msgs, calls, initialize, ok = readPOST(w, r, version); !ok {
 			return
 		}
+		if !h.g.admitPOST(w, r, calls) || !h.g.scopesOK(w, r, msgs) {
+			return
+		}
+		if h.g.opts.Tracer != nil {
+			msgs = traceHeaders(r.Header, msgs)
+		}
 		if statelessEra(version, msgs) {
 			// 2026-07-28: no session, whatever the headers say; any
 			// replica serves it.
@@ -295,7 +309,9 @@ func (h *HTTPFront) ServeMCP(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	s := h.sessions[id]
 	h.mu.Unlock()
-	if s == nil {
+	if s == nil || !s.servedTo(PrincipalOf(r.Context())) {
+		// Another principal's session is not found either: a session id
+		// is no credential.
 		http.Error(w, "session not found", http.StatusNotFound)
 		return
 	}
@@ -400,7 +416,7 @@ func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, msgs [][]
 	}
 	// Made under mu, once there is room: a session opens its stream in
 	// the event store.
-	ctx, cancel := context.WithCancel(WithIdentity(h.ctx, IdentityOf(r.Context())))
+	ctx, cancel := context.WithCancel(WithPrincipal(h.ctx, PrincipalOf(r.Context())))
 	s := newHTTPSession(h.sessionOptions(id, h.opts.EventStore, cancel))
 	h.sessions[id] = s
 	h.mu.Unlock()
@@ -410,11 +426,13 @@ func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, msgs [][]
 		h.mu.Unlock()
 		_ = s.Close()
 	}
-	if !h.start(ctx, s, "", forget) {
+	f := h.start(ctx, s, "", forget)
+	if f == nil {
 		forget()
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
 		return
 	}
+	s.front.Store(f)
 	s.post(w, r, msgs, calls, version, initialize)
 }
 
@@ -434,12 +452,12 @@ func (h *HTTPFront) serveOnce(w http.ResponseWriter, r *http.Request, msgs [][]b
 			served = "2025-03-26"
 		}
 	}
-	ctx, cancel := context.WithCancel(WithIdentity(h.ctx, IdentityOf(r.Context())))
+	ctx, cancel := context.WithCancel(WithPrincipal(h.ctx, PrincipalOf(r.Context())))
 	o := h.sessionOptions("", nil, cancel)
 	o.ErrorStatus = stateless
 	s := newHTTPSession(o)
 	ended := make(chan struct{})
-	if !h.start(ctx, s, served, func() { close(ended) }) {
+	if h.start(ctx, s, served, func() { close(ended) }) == nil {
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
 		return
 	}
@@ -502,7 +520,10 @@ func (h *HTTPFront) ServeSSE(w http.ResponseWriter, r *http.Request) {
 	}
 	id := rand.Text()
 	t := &mcp.SSEServerTransport{Endpoint: "/messages?sessionid=" + id, Response: w}
-	sess := &sseSession{t: t}
+	sess := &sseSession{t: t, started: make(chan struct{})}
+	var startOnce sync.Once
+	markStarted := func() { startOnce.Do(func() { close(sess.started) }) }
+	defer markStarted()
 	// Registered before Connect, which sends the client the endpoint: the
 	// client may post to it at once.
 	h.mu.Lock()
@@ -525,7 +546,7 @@ func (h *HTTPFront) ServeSSE(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // the client is gone
 	}
-	ctx, cancel := context.WithCancel(WithIdentity(h.ctx, IdentityOf(r.Context())))
+	ctx, cancel := context.WithCancel(WithPrincipal(h.ctx, PrincipalOf(r.Context())))
 	defer cancel()
 	ended := make(chan struct{})
 	// This goroutine is the stream's writer (sdkStream.pump): the
@@ -537,10 +558,13 @@ func (h *HTTPFront) ServeSSE(w http.ResponseWriter, r *http.Request) {
 			cancel()
 		}
 	}
-	if !h.start(ctx, s, "", func() { close(ended) }) {
+	f := h.start(ctx, s, "", func() { close(ended) })
+	if f == nil {
 		_ = conn.Close()
 		return
 	}
+	sess.front.Store(f)
+	markStarted()
 	stop := make(chan struct{})
 	go func() {
 		defer close(stop)
@@ -588,9 +612,36 @@ func (h *HTTPFront) ServeMessages(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	sess := h.sse[id]
 	h.mu.Unlock()
-	if sess == nil {
+	if sess != nil {
+		// The client learns the endpoint when the stream opens, and may
+		// post before the session behind it has started.
+		select {
+		case <-sess.started:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if sess == nil || !servedTo(&sess.front, PrincipalOf(r.Context())) {
 		http.Error(w, "session not found", http.StatusNotFound)
 		return
+	}
+	if h.g.limits.identity != nil || len(h.g.toolScopes) > 0 || h.g.opts.Tracer != nil {
+		// The messages are counted and checked before go-sdk's transport
+		// reads them.
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			bodyError(w, err)
+			return
+		}
+		if msgs, calls, batch, _, err := readMessages(body); err == nil {
+			if !h.g.admitPOST(w, r, calls) || !h.g.scopesOK(w, r, msgs) {
+				return
+			}
+			if h.g.opts.Tracer != nil && !batch && len(msgs) == 1 {
+				body = traceHeaders(r.Header, msgs)[0]
+			}
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	sess.posted.Store(true)
 	sess.t.ServeHTTP(w, r)
@@ -647,4 +698,11 @@ func onlyMethod(w http.ResponseWriter, r *http.Request, m string) bool {
 	w.Header().Set("Allow", m)
 	http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
 	return false
+}
+
+// servedTo reports whether the session whose front f holds serves p (an
+// unstarted one serves nobody yet).
+func servedTo(f *atomic.Pointer[front], p *authn.Principal) bool {
+	fr := f.Load()
+	return fr != nil && fr.samePrincipal(p)
 }

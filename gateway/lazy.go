@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/mcp-gateway/mcp-gateway/internal/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -113,11 +114,20 @@ func (f *front) callMeta(ctx context.Context, which string, tc toolCall, notify 
 	case metaFind:
 		f.mu.Lock()
 		ix := f.findIndex
+		var visible func(name string) bool
+		if f.access != nil {
+			// Only what the policy lets the client see is found.
+			tools, access := f.tools, f.access
+			visible = func(name string) bool {
+				r, ok := tools[name]
+				return ok && access.Allows(policy.Tool, r.server, r.own)
+			}
+		}
 		f.mu.Unlock()
 		if ix == nil {
 			ix = newToolIndex(nil, nil, nil)
 		}
-		return findTools(ctx, ix, args)
+		return findTools(ctx, ix, args, visible)
 	case metaDescribe:
 		r, ok := f.lookupTool(args.Name)
 		if !ok {
@@ -156,12 +166,13 @@ func (f *front) metaName(own string) string {
 	return f.g.namer(strict).name("gateway", own)
 }
 
-// findTools answers gateway.find_tools from ix.
-func findTools(ctx context.Context, ix *toolIndex, args metaArgs) (json.RawMessage, error) {
+// findTools answers gateway.find_tools from ix, with the tools visible
+// reports true of (all when nil).
+func findTools(ctx context.Context, ix *toolIndex, args metaArgs, visible func(name string) bool) (json.RawMessage, error) {
 	if !queryWords(args.Query) {
 		return nil, errInvalidParams(fmt.Sprintf("query has more than %d distinct words", maxFindWords))
 	}
-	q := findQuery{Query: args.Query, Server: args.Server, Limit: findLimit}
+	q := findQuery{Query: args.Query, Server: args.Server, Limit: findLimit, Visible: visible}
 	if args.Limit != nil {
 		l := *args.Limit
 		if l != math.Trunc(l) || l < 1 {
@@ -173,9 +184,9 @@ func findTools(ctx context.Context, ix *toolIndex, args metaArgs) (json.RawMessa
 		Tools []foundTool `json:"tools"`
 		Hint  string      `json:"hint,omitempty"`
 	}
-	if s := args.Server; s != "" && ix.servers[s] == nil {
+	if s := args.Server; s != "" && (ix.servers[s] == nil || ix.count(s, visible) == 0) {
 		res.Tools = []foundTool{}
-		res.Hint = fmt.Sprintf("No server is named %q. Servers: %s.", s, serverList(ix))
+		res.Hint = fmt.Sprintf("No server is named %q. Servers: %s.", s, serverList(ix, visible))
 		return textResult(mustJSON(res)), nil
 	}
 	found, err := ix.find(ctx, q)
@@ -183,35 +194,55 @@ func findTools(ctx context.Context, ix *toolIndex, args metaArgs) (json.RawMessa
 		return nil, err
 	}
 	res.Tools = found
-	switch all := ix.count(args.Server); {
+	switch all := ix.count(args.Server, visible); {
 	case all == 0:
 		res.Hint = "No backend tools are ready yet: try again shortly, or ask the user to run `mcp-gateway status`."
 	case len(found) == 0:
 		res.Hint = "No tool matched. Try other words for what the tool does (a verb and its object, like \"send message\" or \"read file\"), a tool name, " +
-			"or no query to list tools. Servers: " + serverList(ix) + "."
+			"or no query to list tools. Servers: " + serverList(ix, visible) + "."
 	case strings.TrimSpace(args.Query) == "" && all > len(found):
 		res.Hint = fmt.Sprintf("The first %d of %d tools, by name. Give a query to find the tools for a need.", len(found), all)
 	}
 	return textResult(mustJSON(res)), nil
 }
 
-// count is how many tools the index holds, of server if it is not "".
-func (ix *toolIndex) count(server string) int {
-	if server == "" {
-		return len(ix.docs)
+// count is how many tools the index holds, of server if it is not "",
+// that visible reports true of (all when nil).
+func (ix *toolIndex) count(server string, visible func(string) bool) int {
+	if visible == nil {
+		if server == "" {
+			return len(ix.docs)
+		}
+		if s := ix.servers[server]; s != nil {
+			return len(s.tools)
+		}
+		return 0
 	}
-	if s := ix.servers[server]; s != nil {
-		return len(s.tools)
+	n := 0
+	for _, d := range ix.docs {
+		if (server == "" || d.server == server) && visible(d.found.Name) {
+			n++
+		}
 	}
-	return 0
+	return n
 }
 
-func serverList(ix *toolIndex) string {
-	const max = 40
-	if len(ix.names) > max {
-		return strings.Join(ix.names[:max], ", ") + fmt.Sprintf(" and %d more", len(ix.names)-max)
+// serverList names the servers with a tool visible reports true of.
+func serverList(ix *toolIndex, visible func(string) bool) string {
+	names := ix.names
+	if visible != nil {
+		names = nil
+		for _, s := range ix.names {
+			if ix.count(s, visible) > 0 {
+				names = append(names, s)
+			}
+		}
 	}
-	return strings.Join(ix.names, ", ")
+	const max = 40
+	if len(names) > max {
+		return strings.Join(names[:max], ", ") + fmt.Sprintf(" and %d more", len(names)-max)
+	}
+	return strings.Join(names, ", ")
 }
 
 func firstLine(s string) string {

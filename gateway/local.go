@@ -7,6 +7,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // ToolInfo describes one tool a client can call, for `mcp-gateway tools`.
@@ -58,7 +60,8 @@ func (g *Gateway) Tools() []ToolInfo {
 func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 	f := g.newFront()
 	defer g.dropFront(f)
-	f.client, f.identity = ClientOf(ctx), IdentityOf(ctx)
+	f.setPrincipal(PrincipalOf(ctx))
+	f.client = ClientOf(ctx)
 	f.settle(ctx)
 	if _, ok := f.lookupTool(name); !ok {
 		// Not a plain name of a listed tool, nor of a backend that is not
@@ -73,6 +76,12 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (
 	}
 	tc := toolCall{name: name, args: args}
 	record := f.recorder(tc)
+	var span trace.Span
+	if g.opts.Tracer != nil {
+		ctx, span = g.opts.Tracer.Start(ctx, "tools/call "+name, trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithAttributes(attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", name),
+				attribute.Int("mcp_gateway.request.size", len(args))))
+	}
 	raw, err := f.callTool(ctx, tc, nil)
 	var e *jsonrpc.Error
 	if err != nil {
@@ -81,6 +90,9 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (
 	}
 	if record != nil {
 		raw, e = record(raw, e)
+	}
+	if span != nil {
+		endRequestSpan(span, raw, e)
 	}
 	return raw, e
 }

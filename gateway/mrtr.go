@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // A backend of the stateless era that needs something of the client
@@ -47,7 +48,15 @@ func callerOf(ctx context.Context) caller {
 func (f *front) forward(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
 	cl := callerOf(ctx)
 	b := f.g.opts.Backends
-	raw, err := b.Request(ctx, server, method, params, backends.CallOptions{ClientCaps: cl.caps})
+	opts := backends.CallOptions{ClientCaps: cl.caps}
+	var span trace.Span
+	if f.g.opts.Tracer != nil {
+		span, opts.Meta = f.g.backendSpan(ctx, method, server, "")
+	}
+	raw, err := b.Request(ctx, server, method, params, opts)
+	if span != nil {
+		endSpan(span, raw, nil, err)
+	}
 	if err != nil || cl.caps != nil || !backends.InputRequired(raw) {
 		return raw, err
 	}

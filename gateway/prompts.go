@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/mcp-gateway/mcp-gateway/internal/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -17,9 +18,20 @@ func (f *front) syncPrompts(strict, touched bool) {
 	names := newNameTable(f.g.namer(strict))
 	prefixes := f.g.prefixes()
 	routes := make(map[string]promptRoute)
+	var denied map[string]promptRoute
 	var listed []json.RawMessage
+	f.mu.Lock()
+	access := f.access
+	f.mu.Unlock()
 	for _, bp := range f.g.opts.Backends.Prompts() {
 		name := names.assign(bp.Server, prefixes[bp.Server], bp.Name)
+		if !access.Allows(policy.Prompt, bp.Server, bp.Name) {
+			if denied == nil {
+				denied = make(map[string]promptRoute)
+			}
+			denied[name] = promptRoute{server: bp.Server, own: bp.Name}
+			continue
+		}
 		quoted, _ := json.Marshal(name)
 		// Listed as the backend wrote it, under the front name.
 		def, err := wire.SetMember(bp.Raw, "name", quoted)
@@ -36,7 +48,7 @@ func (f *front) syncPrompts(strict, touched bool) {
 	}
 	f.mu.Lock()
 	same := sameDefs(f.promptDefs, listed)
-	f.prompts = routes
+	f.prompts, f.deniedPrompts = routes, denied
 	f.promptDefs = listed
 	f.mu.Unlock()
 	if !same || touched {

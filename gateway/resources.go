@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/mcp-gateway/mcp-gateway/internal/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/yosida95/uritemplate/v3"
 )
@@ -35,10 +36,31 @@ func (f *front) syncResources(touched bool) {
 	if f.g.opts.Backends == nil {
 		return
 	}
-	t := resourceTables(f.g.opts.Backends.Resources(), f.log)
+	f.mu.Lock()
+	access := f.access
+	f.mu.Unlock()
+	// What the policy hides is left out before the tables are made, and
+	// kept by every URI a client may ask for it by (hidden).
+	var denied map[resourceKey]string
+	listed := f.g.opts.Backends.Resources()
+	allowed := listed[:0:0]
+	for _, br := range listed {
+		if access.Allows(policy.Resource, br.Server, "") {
+			allowed = append(allowed, br)
+			continue
+		}
+		if denied == nil {
+			denied = make(map[resourceKey]string)
+		}
+		denied[resourceKey{br.URI, br.Template}] = br.Server
+		if front, ok := uiFront(br.Server, br.URI); ok {
+			denied[resourceKey{front, br.Template}] = br.Server
+		}
+	}
+	t := resourceTables(allowed, f.log)
 	f.mu.Lock()
 	same := sameDefs(f.resourceDefs, t.resources) && sameDefs(f.templateDefs, t.templates)
-	f.res, f.ownUI = t.routes, t.ownUI
+	f.res, f.ownUI, f.deniedRes = t.routes, t.ownUI, denied
 	f.resourceDefs, f.templateDefs, f.templates = t.resources, t.templates, t.matchers
 	f.mu.Unlock()
 	if !same || touched {
@@ -249,9 +271,9 @@ func (f *front) read(ctx context.Context, params json.RawMessage) (json.RawMessa
 	f.settle(ctx) // a client need not have listed first
 	b := f.g.opts.Backends
 	debug := f.g.opts.Config.Server.Debug
-	notFound := rpcError(&notFoundError{kindResource, uri}, kindResource, uri, debug)
+	notFound := func() error { return rpcError(f.unknown(kindResource, uri), kindResource, uri, debug) }
 	if b == nil {
-		return nil, notFound
+		return nil, notFound()
 	}
 	route, ok, err := f.resourceRoute(uri)
 	if err != nil {
@@ -268,7 +290,14 @@ func (f *front) read(ctx context.Context, params json.RawMessage) (json.RawMessa
 		}
 		return route.shownContents(raw), nil
 	}
+	if f.hidden(policy.Resource, uri) {
+		// Listed by a server the client may not see (reported by hidden).
+		return nil, rpcError(&notFoundError{kindResource, uri}, kindResource, uri, debug)
+	}
 	for _, server := range b.ResourceServers() {
+		if !f.allowsResources(server) {
+			continue
+		}
 		raw, err := f.forward(ctx, server, "resources/read", params)
 		if err != nil {
 			f.log.Debug("unlisted resource not read", "server", server, "uri", uri, "err", err)
@@ -276,5 +305,5 @@ func (f *front) read(ctx context.Context, params json.RawMessage) (json.RawMessa
 		}
 		return raw, nil
 	}
-	return nil, notFound
+	return nil, notFound()
 }

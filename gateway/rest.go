@@ -2,16 +2,20 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/internal/policy"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"go.opentelemetry.io/otel/propagation"
 )
 
 // The REST API (docs/http.md): GET /mcp/tools and POST /mcp/call, for
@@ -31,7 +35,7 @@ type RESTTool struct {
 
 // ServeTools serves GET /mcp/tools.
 func (g *Gateway) ServeTools(w http.ResponseWriter, r *http.Request) {
-	if !onlyMethod(w, r, http.MethodGet) {
+	if !onlyMethod(w, r, http.MethodGet) || !g.admitREST(w, r) {
 		return
 	}
 	timeouts := make(map[string]int64)
@@ -40,7 +44,11 @@ func (g *Gateway) ServeTools(w http.ResponseWriter, r *http.Request) {
 	}
 	tools := []RESTTool{}
 	g.waitFirstStarts(r.Context())
+	access := g.decision(r.Context())
 	for _, t := range g.Tools() {
+		if !access.Allows(policy.Tool, toolPolicyServer(t.Server), t.Own) {
+			continue
+		}
 		to, ok := timeouts[t.Server]
 		if !ok {
 			to = int64(g.opts.Config.Gateway.DefaultTimeoutMS)
@@ -68,7 +76,7 @@ type restCall struct {
 
 // ServeCall serves POST /mcp/call.
 func (g *Gateway) ServeCall(w http.ResponseWriter, r *http.Request) {
-	if !onlyMethod(w, r, http.MethodPost) {
+	if !onlyMethod(w, r, http.MethodPost) || !g.admitREST(w, r) {
 		return
 	}
 	if !isJSONContent(r) {
@@ -110,9 +118,19 @@ func (g *Gateway) ServeCall(w http.ResponseWriter, r *http.Request) {
 	if a := bytes.TrimSpace(args); len(a) == 0 || string(a) == "null" {
 		args = json.RawMessage(`{}`)
 	}
-	res, rpcErr := g.Call(WithClient(r.Context(), "REST"), name, args)
+	if !g.scopesOK(w, r, [][]byte{restAsCall(name, args)}) {
+		return
+	}
+	ctx := WithClient(r.Context(), "REST")
+	if g.opts.Tracer != nil {
+		ctx = traceContext.Extract(ctx, propagation.HeaderCarrier(r.Header))
+	}
+	res, rpcErr := g.Call(ctx, name, args)
 	if rpcErr != nil {
 		status, code := restError(rpcErr)
+		if status == http.StatusTooManyRequests {
+			setRetryAfter(w, rpcErr)
+		}
 		details := map[string]any{"jsonrpcCode": rpcErr.Code}
 		var data map[string]any
 		if len(rpcErr.Data) > 0 && json.Unmarshal(rpcErr.Data, &data) == nil {
@@ -190,10 +208,19 @@ func decodeRESTCall(body []byte) (restCall, error) {
 // backend that is down is not listed; its name is built from the prefix,
 // so that the call reports the backend's state. Both come from the
 // configuration in force (SetServers), as the MCP front's names do.
+//
+// A server the policy shows nothing of is unknown to the caller, as one
+// that does not exist; a tool it hides gets the name its prefix makes, and
+// the call answers that it is not found, as for a tool that does not
+// exist.
 func (g *Gateway) restName(r *http.Request, server, tool string) (string, bool) {
 	g.waitFirstStarts(r.Context())
+	access := g.decision(r.Context())
+	if !access.AllowsServer(server) {
+		return "", false
+	}
 	for _, t := range g.Tools() {
-		if t.Server == server && t.Own == tool {
+		if t.Server == server && t.Own == tool && access.Allows(policy.Tool, server, tool) {
 			return t.Name, true
 		}
 	}
@@ -201,6 +228,24 @@ func (g *Gateway) restName(r *http.Request, server, tool string) (string, bool) 
 		return g.namer(false).name(prefix, tool), true
 	}
 	return "", false
+}
+
+// decision is what the policy lets the principal of ctx see (nil:
+// everything).
+func (g *Gateway) decision(ctx context.Context) *policy.Decision {
+	if p := PrincipalOf(ctx); p != nil {
+		return p.Decision(g.opts.Policy)
+	}
+	return nil
+}
+
+// toolPolicyServer is the server a tool of ToolInfo is named by in the
+// policy: the gateway's own tools are the gateway's.
+func toolPolicyServer(server string) string {
+	if server == "" {
+		return policy.Gateway
+	}
+	return server
 }
 
 // restError maps a call's JSON-RPC error to an HTTP status and a REST
@@ -220,6 +265,10 @@ func restError(e *jsonrpc.Error) (int, string) {
 		return http.StatusForbidden, "TOOL_WITHHELD"
 	case e.Code == CodeRefused:
 		return http.StatusForbidden, "CALL_REFUSED"
+	case e.Code == CodeRateLimited:
+		return http.StatusTooManyRequests, "RATE_LIMITED"
+	case e.Code == CodeInsufficientScope:
+		return http.StatusForbidden, "INSUFFICIENT_SCOPE"
 	case e.Code == CodeToolFailed && data.Reason == "timeout":
 		return http.StatusGatewayTimeout, "TIMEOUT_ERROR"
 	case e.Code == jsonrpc.CodeParseError:
@@ -248,4 +297,35 @@ func writeJSONStatus(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+}
+
+// admitREST takes a REST request from its principal's identity bucket;
+// over the limit it answers 429 RATE_LIMITED with Retry-After.
+func (g *Gateway) admitREST(w http.ResponseWriter, r *http.Request) bool {
+	e := g.admitRequests(PrincipalOf(r.Context()), 1)
+	if e == nil {
+		return true
+	}
+	rpc := e.rpc()
+	setRetryAfter(w, rpc)
+	restFail(w, http.StatusTooManyRequests, "RATE_LIMITED", rpc.Message, map[string]any{"jsonrpcCode": rpc.Code, "retryAfter": retrySeconds(e.retryAfter), "limit": e.limit})
+	return false
+}
+
+// setRetryAfter sets Retry-After from a rate limit error's retryAfter.
+func setRetryAfter(w http.ResponseWriter, e *jsonrpc.Error) {
+	var data struct {
+		RetryAfter float64 `json:"retryAfter"`
+	}
+	if json.Unmarshal(e.Data, &data) == nil {
+		w.Header().Set("Retry-After", retryHeader(time.Duration(data.RetryAfter*float64(time.Second))))
+	}
+}
+
+// restAsCall is a REST call as the tools/call message it stands for, for
+// the checks made of MCP requests (scopesOK).
+func restAsCall(name string, args json.RawMessage) []byte {
+	params, _ := wire.SetMember(json.RawMessage(`{}`), "name", mustJSON(name))
+	params, _ = wire.SetMember(params, "arguments", args)
+	return wire.AppendRequest(nil, json.RawMessage(`0`), "tools/call", params)
 }

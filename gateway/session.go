@@ -12,8 +12,11 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/mcp-gateway/mcp-gateway/gateway/internal/stdio"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // The session is the one owner of a client connection: it reads every
@@ -90,6 +93,14 @@ type session struct {
 	wg      sync.WaitGroup // goroutines of calls that may wait (spawn)
 
 	gone clientGone // the client cannot be written to: the session ends
+
+	// transport names the client's transport in spans: "pipe" (stdio) or
+	// "tcp" (HTTP).
+	transport string
+	// pending is the span of the request being read, until the request
+	// is claimed (its call's) or answered at once (writeError); the
+	// reader's own (trace.go).
+	pending trace.Span
 }
 
 // call is one request in flight.
@@ -110,6 +121,8 @@ type call struct {
 	// owned: a goroutine of the session serves the call (spawnCall), and
 	// close waits for it — until the call is held, when the hold owns it.
 	owned bool
+	// span is the request's span, when tracing (trace.go).
+	span trace.Span
 }
 
 func newSession(f *front, s clientStream) *session {
@@ -126,6 +139,10 @@ func newSession(f *front, s clientStream) *session {
 	}
 	ss.gone.ch = make(chan struct{})
 	ss.s = goneStream{clientStream: s, onFail: ss.writeFailed}
+	ss.transport = "tcp"
+	if _, ok := s.(*stdio.Conn); ok {
+		ss.transport = "pipe"
+	}
 	return ss
 }
 
@@ -206,6 +223,15 @@ func (s *session) serveRequest(m *wire.Message) {
 		return
 	}
 	f := s.f
+	if f.g.opts.Tracer != nil {
+		s.pending = f.g.requestSpan(s.ctx, m, s.transport)
+		defer func() {
+			if sp := s.pending; sp != nil { // answered without a call: at once
+				s.pending = nil
+				sp.End()
+			}
+		}()
+	}
 	if stateless && f.identify(meta.client, meta.caps, meta.version) {
 		if b := f.g.opts.Backends; b != nil {
 			// Over stdio, backends wait for the client's capabilities:
@@ -285,7 +311,8 @@ func (s *session) claim(id json.RawMessage, rm *reqMeta) (*call, bool) {
 		}
 		return nil, false
 	}
-	c := &call{id: id}
+	c := &call{id: id, span: s.pending}
+	s.pending = nil
 	if rm != nil {
 		c.stateless, c.caps = true, rm.caps
 	}
@@ -324,10 +351,13 @@ func (s *session) startToolCall(id, params json.RawMessage, rm *reqMeta) {
 		s.resume(c, params, st)
 		return
 	}
-	tc.caps, tc.id = c.caps, c.id
+	tc.caps, tc.id, tc.span = c.caps, c.id, c.span
 	record := f.recorder(tc) // nil unless metrics, the audit log or redaction are on
 	progress := func(p *mcp.ProgressNotificationParams) { s.progress(c.id, p) }
 	if r, ok := f.inlineRoute(tc.name); ok {
+		if c.span != nil {
+			c.span.SetAttributes(attribute.String("mcp_gateway.server", r.server))
+		}
 		name := tc.name // the closure keeps the name only, not the whole toolCall
 		cancel := f.startBackend(name, r, tc, progress, func(raw json.RawMessage, err error) {
 			if err == nil && !c.stateless && backends.InputRequired(raw) {
@@ -398,6 +428,9 @@ func (s *session) callContext(c *call) (context.Context, backends.CancelFunc) {
 	})
 	if c != nil {
 		ctx = withCaller(ctx, s.callerFor(c))
+		if c.span != nil {
+			ctx = trace.ContextWithSpan(ctx, c.span)
+		}
 	}
 	return ctx, func(reason json.RawMessage) {
 		stop()
@@ -639,6 +672,9 @@ func (s *session) finishCall(c *call, name string, record callEnd, raw json.RawM
 // respond answers one of the gateway's own calls.
 func (s *session) respond(c *call, result json.RawMessage, rpcErr *jsonrpc.Error) {
 	defer s.written()
+	if c.span != nil {
+		endRequestSpan(c.span, result, rpcErr)
+	}
 	if !s.finish(c) {
 		s.log.Debug("response dropped, request was cancelled", "id", string(c.id))
 		_ = s.s.send(c.id, nil, true, false)
@@ -660,6 +696,9 @@ func (s *session) respond(c *call, result json.RawMessage, rpcErr *jsonrpc.Error
 // same burst when the read loop is idle (Gateway.flushClients).
 func (s *session) respondBuffered(c *call, result json.RawMessage) {
 	defer s.written()
+	if c.span != nil {
+		endRequestSpan(c.span, result, nil)
+	}
 	if !s.finish(c) {
 		s.log.Debug("response dropped, request was cancelled", "id", string(c.id))
 		_ = s.s.send(c.id, nil, true, true)
@@ -694,8 +733,13 @@ func (s *session) writeResult(id, result json.RawMessage, buffered bool) error {
 	return s.s.send(id, wire.AppendResult(make([]byte, 0, len(result)+len(id)+40), id, result), true, buffered)
 }
 
-// writeError writes an error response that answers no call in flight.
+// writeError writes an error response that answers no call in flight. It
+// is called on the reader only, which ends the request's span with it.
 func (s *session) writeError(id json.RawMessage, e *jsonrpc.Error) {
+	if sp := s.pending; sp != nil {
+		s.pending = nil
+		endRequestSpan(sp, nil, e)
+	}
 	if err := s.s.send(id, appendError(nil, id, e), true, false); err != nil {
 		s.log.Debug("write error reply", "err", err)
 	}

@@ -13,9 +13,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/mcp-gateway/mcp-gateway/internal/authn"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -44,6 +46,9 @@ type httpSession struct {
 	// errorStatus: a lone call answered with an error sets the HTTP status
 	// (stateless era, errorStatus).
 	errorStatus bool
+	// front is the session's front once started: each request to the
+	// session must come from its principal (servedTo).
+	front atomic.Pointer[front]
 
 	mu        sync.Mutex
 	streams   map[string]*sseStream // live streams by id; "" is the standalone GET stream
@@ -702,3 +707,6 @@ func readMessages(body []byte) (msgs [][]byte, calls []json.RawMessage, batch, i
 	}
 	return msgs, calls, batch, initialize, nil
 }
+
+// servedTo reports whether the session serves principal p.
+func (h *httpSession) servedTo(p *authn.Principal) bool { return servedTo(&h.front, p) }

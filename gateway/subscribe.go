@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/mcp-gateway/mcp-gateway/internal/policy"
 )
 
 // Resource subscriptions: the gateway forwards resources/subscribe and
@@ -65,11 +66,17 @@ func (f *front) forwardSubscription(ctx context.Context, method, uri string) err
 	if !listed {
 		servers = b.ResourceServers()
 		route.own = uri
+		if f.hidden(policy.Resource, uri) {
+			servers = nil
+		}
 	}
 	params := map[string]string{"uri": route.own}
 	var lastErr error = &notFoundError{kindResource, uri}
 	accepted := false
 	for _, server := range servers {
+		if !f.allowsResources(server) {
+			continue
+		}
 		if _, err := b.Request(ctx, server, method, params, backends.CallOptions{}); err != nil {
 			lastErr = err
 			continue

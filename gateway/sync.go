@@ -46,11 +46,13 @@ func (f *front) syncTools(t *toolTable, touched bool) {
 	hideAppOnly := !rendersApps(f.caps)
 	f.mu.Unlock()
 	defs := make([]json.RawMessage, 0, len(listed))
+	f.mu.Lock()
 	for _, name := range order {
-		if r, ok := listed[name]; ok && !(hideAppOnly && r.app.only) {
+		if r, ok := listed[name]; ok && !(hideAppOnly && r.app.only) && f.allowedLocked(r) {
 			defs = append(defs, r.def)
 		}
 	}
+	f.mu.Unlock()
 	var down map[string]bool
 	if f.g.opts.Backends != nil {
 		down = f.g.notReady()

@@ -18,15 +18,21 @@ import (
 // unknown is the error of a call by a name nothing routes to: the
 // backend's WithheldError when the name, in either naming form, is that of
 // a withheld tool (or prompt, kind) of a configured server, else "not
-// found".
+// found". A name the per-identity policy hides is "not found" whatever it
+// is (the refusal is reported, access.go): the client learns nothing of
+// what it may not see, not even that it is withheld.
 func (f *front) unknown(kind, name string) error {
+	pk := policyKind(kind)
 	b := f.g.opts.Backends
-	if b == nil {
+	if f.hidden(pk, name) || b == nil || kind == kindResource {
 		return &notFoundError{kind, name}
 	}
 	kindOf := map[string]string{kindTool: "tool", kindPrompt: "prompt"}[kind]
 	var err error
 	f.owners(name, func(server, own string) bool {
+		if !f.allows(pk, server, own) {
+			return false
+		}
 		err = b.Withheld(server, kindOf, own)
 		return err != nil
 	})

@@ -1,9 +1,11 @@
-// Package ratelimit is the one rate limiter of the gateway's logs: a
-// backend's stderr lines and log messages written to the gateway's log
+// Package ratelimit is the gateway's one token bucket. It limits its logs —
+// a backend's stderr lines and log messages written to the gateway's log
 // (package backends), and backends' log messages forwarded to clients
-// (package gateway). A backend writing millions of lines must turn neither
-// into gigabytes of the gateway's stderr nor into a flood on a client's
-// stdin; what is dropped is counted and reported.
+// (package gateway) — so that a backend writing millions of lines turns
+// neither into gigabytes of the gateway's stderr nor into a flood on a
+// client's stdin; what is dropped is counted and reported (Allow). It also
+// limits each HTTP caller's requests and calls (gateway.rate_limits),
+// telling a refused caller when to come back (Take).
 package ratelimit
 
 import (
@@ -46,12 +48,7 @@ func New(o Options) *Bucket {
 func (b *Bucket) Allow(now time.Time) (ok bool, dropped int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.last.IsZero() {
-		b.tokens = b.o.Burst
-	} else {
-		b.tokens = min(b.o.Burst, b.tokens+now.Sub(b.last).Seconds()*b.o.Rate)
-	}
-	b.last = now
+	b.refill(now)
 	if b.tokens < 1 || b.dropped > 0 && b.tokens < b.o.Resume {
 		b.dropped++
 		return false, 0
@@ -59,6 +56,41 @@ func (b *Bucket) Allow(now time.Time) (ok bool, dropped int) {
 	b.tokens--
 	dropped, b.dropped = b.dropped, 0
 	return true, dropped
+}
+
+// Take takes one token at now if there is one; if not, it reports how long
+// until there will be. Unlike Allow it has no resume allowance: a caller
+// refused is told to come back when one token has built up.
+func (b *Bucket) Take(now time.Time) (ok bool, retryAfter time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refill(now)
+	if b.tokens >= 1 {
+		b.tokens--
+		return true, 0
+	}
+	return false, time.Duration((1 - b.tokens) / b.o.Rate * float64(time.Second))
+}
+
+// refill adds what built up since the last use; b.mu is held.
+func (b *Bucket) refill(now time.Time) {
+	if b.last.IsZero() {
+		b.tokens = b.o.Burst
+	} else if now.After(b.last) {
+		b.tokens = min(b.o.Burst, b.tokens+now.Sub(b.last).Seconds()*b.o.Rate)
+	}
+	if now.After(b.last) {
+		b.last = now
+	}
+}
+
+// full reports whether the bucket is as it was new (at now): forgetting it
+// loses nothing.
+func (b *Bucket) full(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refill(now)
+	return b.tokens >= b.o.Burst && b.dropped == 0
 }
 
 // Flush returns the number of records dropped since the last one that
@@ -72,24 +104,58 @@ func (b *Bucket) Flush() int {
 	return dropped
 }
 
-// Keyed is one Bucket per key (a backend's name), made on first use.
+// Keyed is one Bucket per key (a backend's name, a caller), made on first
+// use. Buckets that are full again are forgotten when the keys outgrow the
+// last sweep, so that many callers, each seen once, do not stay in memory.
 type Keyed struct {
-	o       Options
-	mu      sync.Mutex
-	buckets map[string]*Bucket
+	o         Options
+	mu        sync.Mutex
+	buckets   map[string]*Bucket
+	nextSweep int
 }
 
-// NewKeyed returns buckets with these options.
-func NewKeyed(o Options) *Keyed { return &Keyed{o: o, buckets: map[string]*Bucket{}} }
+// minSweep is how many keys Keyed holds before it first looks for full
+// buckets to forget.
+const minSweep = 1024
 
-// Allow is Bucket.Allow for key's bucket.
-func (k *Keyed) Allow(key string, now time.Time) (ok bool, dropped int) {
+// NewKeyed returns buckets with these options.
+func NewKeyed(o Options) *Keyed {
+	return &Keyed{o: o, buckets: map[string]*Bucket{}, nextSweep: minSweep}
+}
+
+// bucket returns key's bucket, made if need be.
+func (k *Keyed) bucket(key string, now time.Time) *Bucket {
 	k.mu.Lock()
+	defer k.mu.Unlock()
 	b := k.buckets[key]
 	if b == nil {
+		if len(k.buckets) >= k.nextSweep {
+			for key, b := range k.buckets {
+				if b.full(now) {
+					delete(k.buckets, key)
+				}
+			}
+			k.nextSweep = max(minSweep, 2*len(k.buckets))
+		}
 		b = New(k.o)
 		k.buckets[key] = b
 	}
-	k.mu.Unlock()
-	return b.Allow(now)
+	return b
+}
+
+// Allow is Bucket.Allow for key's bucket.
+func (k *Keyed) Allow(key string, now time.Time) (ok bool, dropped int) {
+	return k.bucket(key, now).Allow(now)
+}
+
+// Take is Bucket.Take for key's bucket.
+func (k *Keyed) Take(key string, now time.Time) (ok bool, retryAfter time.Duration) {
+	return k.bucket(key, now).Take(now)
+}
+
+// Len is how many buckets are kept.
+func (k *Keyed) Len() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.buckets)
 }

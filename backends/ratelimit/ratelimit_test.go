@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -51,5 +52,50 @@ func TestKeyed(t *testing.T) {
 	}
 	if ok, _ := k.Allow("b", now); !ok {
 		t.Error("another key's record refused")
+	}
+}
+
+func TestTake(t *testing.T) {
+	b := New(Options{Rate: 2, Burst: 3})
+	now := time.Unix(1000, 0)
+	for i := range 3 {
+		if ok, _ := b.Take(now); !ok {
+			t.Fatalf("token %d of the burst refused", i)
+		}
+	}
+	ok, wait := b.Take(now)
+	if ok || wait != 500*time.Millisecond {
+		t.Fatalf("over the burst: ok=%v retryAfter=%v, want false 500ms", ok, wait)
+	}
+	// A refusal costs nothing: a quarter second later, a quarter of the
+	// wait has passed, not more.
+	if ok, wait := b.Take(now.Add(250 * time.Millisecond)); ok || wait < 249*time.Millisecond || wait > 251*time.Millisecond {
+		t.Fatalf("after 250ms: ok=%v retryAfter=%v, want false 250ms", ok, wait)
+	}
+	if ok, _ := b.Take(now.Add(500 * time.Millisecond)); !ok {
+		t.Fatal("refused once a token built up")
+	}
+	// A clock that goes back takes nothing back.
+	if ok, _ := b.Take(now); ok {
+		t.Error("a token taken at an earlier time")
+	}
+}
+
+func TestKeyedForgetsFullBuckets(t *testing.T) {
+	k := NewKeyed(Options{Rate: 1, Burst: 1})
+	now := time.Unix(1000, 0)
+	for i := range 4 * minSweep {
+		k.Take(fmt.Sprint(i), now)
+	}
+	if n := k.Len(); n != 4*minSweep {
+		t.Fatalf("%d buckets, want all %d (none is full yet)", n, 4*minSweep)
+	}
+	later := now.Add(time.Second)
+	k.Take("new", later) // the keys outgrew the sweep: the full ones go
+	if n := k.Len(); n != 1 {
+		t.Errorf("%d buckets after the sweep, want 1", n)
+	}
+	if ok, _ := k.Take("new", later); ok {
+		t.Error("a bucket in use was forgotten")
 	}
 }

@@ -5,6 +5,8 @@
 //
 // Build: go build -o $TMP/testbackend ./backends/testbackend
 //
+// With OTEL_EXPORTER_OTLP_ENDPOINT set it traces its tools/calls (trace.go).
+//
 // Flags (each may also be given as an environment variable
 // TESTBACKEND_<FLAG>, upper case with '-' as '_', e.g. TESTBACKEND_PAGE_SIZE=2;
 // a flag on the command line wins):
@@ -134,6 +136,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Odd is the result of the odd tool, byte for byte (spacing included).
@@ -174,6 +178,9 @@ type server struct {
 	toolsFile    string
 
 	calls sync.WaitGroup // tools/call goroutines
+	// tracer traces calls when OTEL_EXPORTER_OTLP_ENDPOINT is set
+	// (trace.go); nil otherwise.
+	tracer trace.Tracer
 
 	wmu sync.Mutex // stdout
 	out *bufio.Writer
@@ -295,6 +302,7 @@ func main() {
 	}
 
 	s := &server{
+		tracer:       newTracer(),
 		name:         *name,
 		chattyStdout: *chattyStdout,
 		chattyStderr: *chattyStderr,
@@ -769,6 +777,7 @@ func (s *server) call(msg message) {
 	if len(p.Arguments) > 0 {
 		json.Unmarshal(p.Arguments, &args)
 	}
+	defer s.span(p.Name, p.Meta)()
 	cancel := make(chan struct{})
 	s.mu.Lock()
 	s.cancels[string(msg.ID)] = cancel

@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/gateway"
 	"github.com/mcp-gateway/mcp-gateway/internal/audit"
+	"github.com/mcp-gateway/mcp-gateway/internal/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -31,9 +32,11 @@ type app struct {
 	log      *slog.Logger
 	backends *backends.Manager
 	gw       *gateway.Gateway
-	metrics  *metrics   // --transport http only
-	audit    *audit.Log // the audit log, when gateway.audit.path is set
-	tokenDir string     // remote servers' sign-ins (login, logout)
+	metrics  *metrics       // --transport http only
+	audit    *audit.Log     // the audit log, when gateway.audit.path is set
+	policy   *policy.Policy // gateway.policy, for serve-http and policy check
+	tel      *telemetry     // OpenTelemetry, when the environment asks for it (serve, serve-http)
+	tokenDir string         // remote servers' sign-ins (login, logout)
 }
 
 // newApp loads the configuration and wires the gateway. It starts nothing.
@@ -117,6 +120,20 @@ func newApp(inv *invocation, e env) (*app, error) {
 	})
 	var observe []func(gateway.CallRecord)
 	var stateKey []byte
+	if inv.command == "serve-http" || inv.command == "policy-check" {
+		if a.policy, err = compilePolicy(cfg); err != nil {
+			return nil, err
+		}
+	}
+	if inv.command == "serve" || inv.command == "serve-http" {
+		if a.tel, err = newTelemetry(context.Background(), e.lookup, a.log); err != nil {
+			logs.close()
+			return nil, err
+		}
+		if a.tel != nil && a.tel.duration != nil {
+			observe = append(observe, a.tel.observe)
+		}
+	}
 	if inv.command == "serve-http" {
 		a.metrics = newMetrics(a.backends)
 		observe = append(observe, a.metrics.observe)
@@ -133,10 +150,15 @@ func newApp(inv *invocation, e env) (*app, error) {
 	}
 	var onCall func(gateway.CallRecord)
 	switch len(observe) {
+	case 0:
 	case 1:
 		onCall = observe[0]
-	case 2:
-		onCall = func(r gateway.CallRecord) { observe[0](r); observe[1](r) }
+	default:
+		onCall = func(r gateway.CallRecord) {
+			for _, o := range observe {
+				o(r)
+			}
+		}
 	}
 	a.gw = gateway.New(gateway.Options{
 		Config:   cfg,
@@ -146,6 +168,17 @@ func newApp(inv *invocation, e env) (*app, error) {
 		Version:  version(),
 		OnCall:   onCall,
 		StateKey: stateKey,
+		Policy:   a.policy,
+		OnDeny:   a.denied,
+		OnLimited: func(limit, server string) {
+			if a.metrics != nil {
+				a.metrics.limited.WithLabelValues(limit, server).Inc()
+			}
+			if a.tel != nil {
+				a.tel.rateLimited(limit, server)
+			}
+		},
+		Tracer: a.tel.tracer(),
 	})
 	return a, nil
 }
@@ -162,6 +195,9 @@ func (a *app) servers(cfg *config.Config) []config.Server {
 // close stops the backends (no child outlives the gateway) and closes the
 // debug file.
 func (a *app) close() {
+	if err := a.tel.shutdown(); err != nil {
+		a.log.Warn("OpenTelemetry: exporting the last traces and metrics", "err", err)
+	}
 	if err := a.backends.Close(); err != nil {
 		a.log.Warn("stopping backends", "err", err)
 	}
@@ -201,6 +237,8 @@ func (a *app) run(ctx context.Context) error {
 		return a.approve(ctx)
 	case "dashboard":
 		return a.serveDashboard(ctx)
+	case "policy-check":
+		return a.policyCheck()
 	}
 	return usagef("unknown command %q", a.inv.command)
 }
@@ -270,4 +308,25 @@ func (a *app) call(ctx context.Context) error {
 		return errReported
 	}
 	return nil
+}
+
+// denied reports a request the policy refused (gateway.Options.OnDeny):
+// in the audit log (event "deny"), the log, and counted in /metrics.
+func (a *app) denied(d gateway.Denial) {
+	reason := "policy: no rule that applies allows it"
+	if d.Rule != "" {
+		reason = fmt.Sprintf("policy: rule %q denies it (%s)", d.Rule, d.Pattern)
+	}
+	if a.audit != nil {
+		a.audit.Record(audit.Entry{Time: d.Time, Event: "deny", Client: d.Client, Identity: d.Identity,
+			Server: d.Server, Tool: d.Name, Own: d.Own, Kind: d.Kind, Reason: reason})
+	}
+	a.log.Info("policy: request denied", "identity", d.Identity, "client", d.Client, "kind", d.Kind, "name", d.Name,
+		"server", d.Server, "reason", reason)
+	if a.metrics != nil {
+		a.metrics.denials.WithLabelValues(d.Kind).Inc()
+	}
+	if a.tel != nil {
+		a.tel.denied(d.Kind)
+	}
 }

@@ -32,6 +32,8 @@ Usage:
                                                          gateway YAML from a client's MCP servers (docs/clients.md)
   mcp-gateway login NAME [--config PATH]                 sign in to a remote server (OAuth, in the browser)
   mcp-gateway logout NAME [--config PATH]                forget the sign-in of a remote server
+  mcp-gateway policy check --subject S [--group G] [--scope S] [--claim K=V] [--client-id C] [--issuer I] TOOL
+                                                         explain what the policy decides for a caller (docs/teams.md)
   mcp-gateway --help | --version
 
 Flags:
@@ -79,6 +81,16 @@ type invocation struct {
 	write         string
 	force         bool
 	replaceClient bool
+	// policy check: the caller whose identity is checked
+	who policyCaller
+}
+
+// policyCaller is the identity `policy check` asks about.
+type policyCaller struct {
+	given                     bool // any of the flags below
+	auth                      string
+	subject, issuer, clientID string
+	groups, scopes, claims    []string
 }
 
 // usageError is a bad command line (exit 2).
@@ -150,6 +162,28 @@ func parseArgs(args []string) (*invocation, error) {
 			inv.force = true
 		case "--replace-client":
 			inv.replaceClient = true
+		case "--subject", "--issuer", "--client-id", "--group", "--scope", "--claim", "--auth":
+			var v string
+			if v, err = value(); err == nil {
+				w := &inv.who
+				w.given = true
+				switch name {
+				case "--subject":
+					w.subject = v
+				case "--issuer":
+					w.issuer = v
+				case "--client-id":
+					w.clientID = v
+				case "--group":
+					w.groups = append(w.groups, v)
+				case "--scope":
+					w.scopes = append(w.scopes, v)
+				case "--claim":
+					w.claims = append(w.claims, v)
+				case "--auth":
+					w.auth = v
+				}
+			}
 		default:
 			if strings.HasPrefix(a, "-") && a != "-" {
 				return nil, usagef("unknown flag %s%s", name, didYouMean(name, flagNames))
@@ -198,6 +232,18 @@ func parseArgs(args []string) (*invocation, error) {
 				return nil, usagef("%s needs one server name: mcp-gateway %s NAME", inv.command, inv.command)
 			}
 			inv.server = rest[0]
+		case "policy":
+			if len(rest) != 2 || rest[0] != "check" {
+				return nil, usagef("policy needs check and a tool name: mcp-gateway policy check --subject S TOOL")
+			}
+			inv.command, inv.callName = "policy-check", rest[1]
+			switch inv.who.auth {
+			case "":
+				inv.who.auth = "oauth"
+			case "oauth", "token", "none":
+			default:
+				return nil, usagef("--auth must be oauth, token or none, not %q", inv.who.auth)
+			}
 		case "call":
 			if len(rest) == 0 {
 				return nil, usagef("call needs a tool name: mcp-gateway call NAME [JSON_ARGS]")
@@ -233,6 +279,9 @@ func parseArgs(args []string) (*invocation, error) {
 		if inv.command != "import" && (inv.from != "" || inv.write != "" || inv.force || inv.replaceClient) {
 			return nil, usagef("--from, --write, --force and --replace-client belong to import")
 		}
+		if inv.command != "policy-check" && inv.who.given {
+			return nil, usagef("--subject, --issuer, --client-id, --group, --scope, --claim and --auth belong to policy check")
+		}
 		return inv, nil
 	}
 	switch {
@@ -256,7 +305,7 @@ func parseArgs(args []string) (*invocation, error) {
 
 // commands are the sub-commands; flagNames the flags, in their long form.
 var (
-	commands  = []string{"tools", "call", "status", "import", "login", "logout", "approve", "dashboard"}
+	commands  = []string{"tools", "call", "status", "import", "login", "logout", "approve", "dashboard", "policy"}
 	flagNames = []string{"--help", "--version", "--stdio", "--transport", "--listen", "--config", "--debug",
 		"--show-config", "--json", "--changes", "--digest", "--wait", "--from", "--write", "--force", "--replace-client"}
 )

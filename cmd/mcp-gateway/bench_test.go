@@ -15,6 +15,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"slices"
@@ -555,7 +558,7 @@ func init() {
 // process, serving stdio over OS pipes, so that the gateway's own work
 // shows up in -cpuprofile/-memprofile and in allocs/op. Its backends are
 // still real processes.
-func startInProcessGateway(t testing.TB, cfg string) *benchClient {
+func startInProcessGateway(t testing.TB, cfg string, environ ...string) *benchClient {
 	t.Helper()
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -569,6 +572,11 @@ func startInProcessGateway(t testing.TB, cfg string) *benchClient {
 	lookup := func(k string) (string, bool) {
 		if k == "NO_COLOR" {
 			return "1", true
+		}
+		for _, kv := range environ {
+			if name, v, _ := strings.Cut(kv, "="); name == k {
+				return v, true
+			}
 		}
 		return "", false
 	}
@@ -605,8 +613,11 @@ func startInProcessGateway(t testing.TB, cfg string) *benchClient {
 //
 // The direct sub-benchmark is the same client against a testbackend
 // directly: its B/op and allocs/op are the client's share, so gateway minus
-// direct is what the gateway allocates per call.
+// direct is what the gateway allocates per call. gateway-traced has
+// OpenTelemetry tracing on, exporting to a receiver that discards.
 func BenchmarkToolsCallInProcess(b *testing.B) {
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
+	b.Cleanup(sink.Close)
 	cases := []struct {
 		name, params string
 		start        func(testing.TB) *benchClient
@@ -618,6 +629,12 @@ func BenchmarkToolsCallInProcess(b *testing.B) {
 				t.Fatalf("tools/list: %d tools, %v", n, err)
 			}
 			return c
+		}},
+		{"gateway-traced", `{"name":"tb0.echo","arguments":` + benchEchoArgs + `}`, func(t testing.TB) *benchClient {
+			// The SDK's exporter reads its endpoint from the process's
+			// environment.
+			b.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", sink.URL+"/v1/traces")
+			return startInProcessGateway(t, benchConfig(t, 1), "OTEL_TRACES_EXPORTER=otlp", "OTEL_METRICS_EXPORTER=none")
 		}},
 	}
 	for _, tc := range cases {

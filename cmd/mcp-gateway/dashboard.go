@@ -63,6 +63,10 @@ var dashboardCSP = func() string {
 type dashboard struct {
 	a    *app
 	csrf string // the token every approval must carry; new for each process
+	// admit, if set, says why a request may not see the page or approve
+	// (nil: it may): on the HTTP front with OAuth, only the callers
+	// gateway.policy.admin names.
+	admit func(*http.Request) error
 }
 
 func (a *app) newDashboard() *dashboard {
@@ -71,8 +75,22 @@ func (a *app) newDashboard() *dashboard {
 
 // routes registers the page on / and the approval on POST /approve.
 func (d *dashboard) routes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /{$}", d.page)
-	mux.HandleFunc("POST /approve", d.approve)
+	mux.HandleFunc("GET /{$}", d.admitted(d.page))
+	mux.HandleFunc("POST /approve", d.admitted(d.approve))
+}
+
+// admitted is h for the requests admit lets through; the others get 403
+// with the reason.
+func (d *dashboard) admitted(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if d.admit != nil {
+			if err := d.admit(r); err != nil {
+				http.Error(w, "Forbidden: "+err.Error(), http.StatusForbidden)
+				return
+			}
+		}
+		h(w, r)
+	}
 }
 
 // dashChange is a withheld definition as the page shows it.

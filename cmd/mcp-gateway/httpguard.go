@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,20 +11,49 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/gateway"
+	"github.com/mcp-gateway/mcp-gateway/internal/authn"
 )
 
 // guard applies the HTTP front's security rules to every request, MCP and
-// REST alike (docs/http.md#security), before anything else reads it.
+// REST alike (docs/http.md#security), before anything else reads it: Host
+// and Origin, CORS for the allowed origins, authentication, which puts the
+// request's principal in its context (gateway.WithPrincipal), and the body
+// limit.
 type guard struct {
 	origins  []string // allowed Origin values; empty: localhost origins only
-	token    []byte   // bearer token; nil: none required
-	identity string   // who a request with the token is, for the audit log: a digest of the token
 	maxBody  int64
 	loopback bool // listening on a loopback address: Host must be local too
+
+	auth string // none, token or oauth
+	// anonymous: with auth none, requests still get a principal (told
+	// apart by address), for the policy or the rate limits; without
+	// either they get none, and cost nothing more.
+	anonymous bool
+	token     []byte           // auth: token
+	tokenP    *authn.Principal // every request with the token
+	verifier  *authn.Verifier  // auth: oauth
 }
 
-// open lists the paths that need no bearer token (probes).
-var openPaths = map[string]bool{"/healthz": true}
+// openPaths need no authentication: probes, and what a client reads to
+// learn how to authenticate (RFC 9728 metadata).
+func (g *guard) open(path string) bool {
+	if path == "/healthz" {
+		return true
+	}
+	if g.verifier != nil {
+		return path == authn.WellKnown || path == authn.MetadataPath(g.verifier.Resource())
+	}
+	return false
+}
+
+// The CORS headers of an allowed origin (docs/http.md#cors): a browser
+// page may send the MCP headers and read the session, version and
+// authentication challenge headers of the answers.
+const (
+	corsMethods = "GET, POST, DELETE, OPTIONS"
+	corsExpose  = "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate"
+	corsMaxAge  = "600"
+)
 
 func (g *guard) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -32,17 +62,34 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 			http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
 			return
 		}
-		if o := r.Header.Get("Origin"); o != "" && !g.originAllowed(o) {
-			http.Error(w, fmt.Sprintf("Forbidden: origin %q is not allowed", o), http.StatusForbidden)
-			return
+		if o := r.Header.Get("Origin"); o != "" {
+			if !g.originAllowed(o) {
+				// No CORS headers: the page cannot read even this.
+				http.Error(w, fmt.Sprintf("Forbidden: origin %q is not allowed", o), http.StatusForbidden)
+				return
+			}
+			h := w.Header()
+			h.Set("Access-Control-Allow-Origin", o)
+			h.Add("Vary", "Origin")
+			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+				// A preflight carries no credentials: it is answered
+				// before authentication.
+				h.Set("Access-Control-Allow-Methods", corsMethods)
+				if req := r.Header.Get("Access-Control-Request-Headers"); req != "" && validHeaderList(req) {
+					h.Set("Access-Control-Allow-Headers", req)
+				}
+				h.Set("Access-Control-Max-Age", corsMaxAge)
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+			h.Set("Access-Control-Expose-Headers", corsExpose)
 		}
-		if g.token != nil && !openPaths[r.URL.Path] && !g.authorized(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-gateway"`)
-			http.Error(w, "Unauthorized: a valid bearer token is required", http.StatusUnauthorized)
-			return
-		}
-		if g.identity != "" && g.token != nil && g.authorized(r) {
-			r = r.WithContext(gateway.WithIdentity(r.Context(), g.identity))
+		if !g.open(r.URL.Path) && (g.auth != "none" || g.anonymous) {
+			p, ok := g.authenticate(w, r)
+			if !ok {
+				return
+			}
+			r = r.WithContext(gateway.WithPrincipal(r.Context(), p))
 		}
 		if g.maxBody > 0 && r.Body != nil {
 			if r.ContentLength > g.maxBody {
@@ -55,13 +102,69 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 	})
 }
 
-func (g *guard) authorized(r *http.Request) bool {
-	h := r.Header.Get("Authorization")
-	scheme, tok, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
+// authenticate finds who a request comes from, or answers it (401, 403,
+// 503) and reports false.
+func (g *guard) authenticate(w http.ResponseWriter, r *http.Request) (*authn.Principal, bool) {
+	switch g.auth {
+	case "token":
+		if subtle.ConstantTimeCompare([]byte(bearerToken(r)), g.token) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-gateway"`)
+			http.Error(w, "Unauthorized: a valid bearer token is required", http.StatusUnauthorized)
+			return nil, false
+		}
+		return g.tokenP, true
+	case "oauth":
+		return g.oauth(w, r)
 	}
-	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), g.token) == 1
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return authn.Anonymous(host), true
+}
+
+// oauth checks a request's access token (gateway.http.auth: oauth): none
+// or a bad one gets 401 with the challenge that names the metadata, one
+// without the scopes every request needs 403 insufficient_scope, as the
+// MCP authorization spec says.
+func (g *guard) oauth(w http.ResponseWriter, r *http.Request) (*authn.Principal, bool) {
+	v := g.verifier
+	tok := bearerToken(r)
+	if tok == "" {
+		w.Header().Set("WWW-Authenticate", authn.Challenge(v.Resource(), nil, v.Scopes()))
+		http.Error(w, "Unauthorized: an access token is required", http.StatusUnauthorized)
+		return nil, false
+	}
+	p, err := v.Verify(r.Context(), tok)
+	if err != nil {
+		var e *authn.Error
+		if !errors.As(err, &e) {
+			e = &authn.Error{Code: "invalid_token", Description: err.Error()}
+		}
+		if e.Unavailable {
+			http.Error(w, "Service Unavailable: the access token could not be checked: "+e.Description, http.StatusServiceUnavailable)
+			return nil, false
+		}
+		w.Header().Set("WWW-Authenticate", authn.Challenge(v.Resource(), e, nil))
+		http.Error(w, "Unauthorized: "+e.Description, http.StatusUnauthorized)
+		return nil, false
+	}
+	if missing := p.HasScopes(v.Scopes()); len(missing) > 0 {
+		e := &authn.Error{Code: "insufficient_scope", Description: "the token lacks the scope " + strings.Join(missing, " ")}
+		w.Header().Set("WWW-Authenticate", authn.Challenge(v.Resource(), e, v.Scopes()))
+		http.Error(w, "Forbidden: "+e.Description, http.StatusForbidden)
+		return nil, false
+	}
+	return p, true
+}
+
+// bearerToken is the request's bearer token, or "".
+func bearerToken(r *http.Request) string {
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(tok)
 }
 
 func (g *guard) originAllowed(origin string) bool {
@@ -75,6 +178,24 @@ func (g *guard) originAllowed(origin string) bool {
 		}
 	}
 	return false
+}
+
+// validHeaderList reports whether s is a comma-separated list of header
+// names, as a preflight's Access-Control-Request-Headers is: it is echoed
+// back, so nothing else may pass.
+func validHeaderList(s string) bool {
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			return false
+		}
+		for _, c := range f {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", c)) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // isLocalHost reports whether a Host header (host[:port]) names this

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +12,8 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/gateway"
+	"github.com/mcp-gateway/mcp-gateway/internal/authn"
+	"github.com/mcp-gateway/mcp-gateway/internal/policy"
 )
 
 // HTTP server limits (docs/http.md#security): slow clients cannot pin the
@@ -33,19 +33,9 @@ const (
 // /sse + /messages) and the REST API until a signal.
 func (a *app) serveHTTP(ctx context.Context) error {
 	hc := a.cfg.Gateway.HTTP
-	g := &guard{origins: hc.AllowedOrigins, maxBody: httpMaxBody, loopback: isLoopbackAddr(hc.Listen)}
-	if hc.AuthTokenEnv != "" {
-		// Trimmed as the presented token is: a secret read from a file
-		// often ends in a newline.
-		tok, _ := a.env.lookup(hc.AuthTokenEnv)
-		if tok = strings.TrimSpace(tok); tok == "" {
-			return usagef("gateway.http.auth_token_env names %s, which is not set", hc.AuthTokenEnv)
-		}
-		g.token = []byte(tok)
-		sum := sha256.Sum256(g.token)
-		g.identity = "token:" + hex.EncodeToString(sum[:4])
-	} else if !g.loopback {
-		a.log.Warn("listening beyond loopback without gateway.http.auth_token_env: anyone who reaches the address can call every tool", "listen", hc.Listen)
+	g, err := a.newGuard()
+	if err != nil {
+		return err
 	}
 	ln, err := net.Listen("tcp", hc.Listen)
 	if err != nil {
@@ -71,6 +61,19 @@ func (a *app) serveHTTP(ctx context.Context) error {
 	mux.HandleFunc("/messages", front.ServeMessages)
 	mux.Handle("/mcp/tools", http.HandlerFunc(a.gw.ServeTools))
 	mux.Handle("/mcp/call", http.HandlerFunc(a.gw.ServeCall))
+	if v := g.verifier; v != nil {
+		// RFC 9728: at the well-known path with the resource's path after
+		// it, and without, for clients that do not insert it.
+		meta := func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Cache-Control", "max-age=300")
+			_, _ = w.Write(v.Metadata())
+		}
+		mux.HandleFunc("GET "+authn.WellKnown, meta)
+		if p := authn.MetadataPath(v.Resource()); p != authn.WellKnown {
+			mux.HandleFunc("GET "+p, meta)
+		}
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))
@@ -80,7 +83,27 @@ func (a *app) serveHTTP(ctx context.Context) error {
 		_ = writeJSON(w, map[string]any{"servers": a.backends.Status(), "sessions": front.Sessions(), "streams": front.Streams()})
 	})
 	mux.Handle("GET /metrics", metrics.handler())
-	a.newDashboard().routes(mux) // the trust layer's page, behind the same token
+	// The trust layer's page, behind the front's authentication; with
+	// OAuth, every caller is authenticated, and only gateway.policy.admin's
+	// may review and approve.
+	dash := a.newDashboard()
+	if g.auth == "oauth" {
+		admin, err := policy.CompileCondition(a.cfg.Gateway.Policy.Admin)
+		if err != nil {
+			return fmt.Errorf("gateway.policy.admin: %w", err)
+		}
+		dash.admit = func(r *http.Request) error {
+			p := gateway.PrincipalOf(r.Context())
+			switch {
+			case admin == nil:
+				return errors.New("with gateway.http.auth: oauth, the dashboard is for the callers gateway.policy.admin names, and it names none")
+			case p == nil || !admin.Holds(p.Identity):
+				return errors.New("the dashboard is for the callers gateway.policy.admin names")
+			}
+			return nil
+		}
+	}
+	dash.routes(mux)
 	busy := &inFlight{}
 	srv := &http.Server{
 		Handler:           g.wrap(busy.wrap(mux)),
@@ -96,7 +119,7 @@ func (a *app) serveHTTP(ctx context.Context) error {
 	defer stopReload()
 	defer startRuntimeStats(a.log)()
 	a.log.Info("mcp-gateway serving on http", "version", version(), "addr", ln.Addr().String(),
-		"stateless", hc.Stateless, "auth", g.token != nil, "backends", len(a.cfg.Servers), "max_connections", maxConns)
+		"stateless", hc.Stateless, "auth", g.auth, "backends", len(a.cfg.Servers), "max_connections", maxConns)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -125,6 +148,50 @@ func (a *app) serveHTTP(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// newGuard makes the HTTP front's guard from gateway.http: the token's or
+// the OAuth issuers' secrets are read from the environment now; one that
+// is not set is a configuration error, never an open server.
+func (a *app) newGuard() (*guard, error) {
+	hc := a.cfg.Gateway.HTTP
+	g := &guard{origins: hc.AllowedOrigins, maxBody: httpMaxBody, loopback: isLoopbackAddr(hc.Listen), auth: hc.AuthMode()}
+	rl := a.cfg.Gateway.RateLimits
+	g.anonymous = len(a.cfg.Gateway.Policy.Rules) > 0 || rl.Identity.PerMinute > 0 || len(rl.Tools) > 0
+	switch g.auth {
+	case "token":
+		// Trimmed as the presented token is: a secret read from a file
+		// often ends in a newline.
+		tok, _ := a.env.lookup(hc.AuthTokenEnv)
+		if tok = strings.TrimSpace(tok); tok == "" {
+			return nil, usagef("gateway.http.auth_token_env names %s, which is not set", hc.AuthTokenEnv)
+		}
+		g.token = []byte(tok)
+		g.tokenP = authn.Token(g.token)
+	case "oauth":
+		o := hc.OAuth
+		opts := authn.Options{Resource: o.Resource, Scopes: o.Scopes, Logger: a.log.With("component", "oauth")}
+		for _, ts := range o.ToolScopes {
+			opts.ScopesSupported = append(opts.ScopesSupported, ts.Scopes...)
+		}
+		for _, is := range o.Issuers {
+			ai := authn.Issuer{Issuer: is.Issuer, JWKSURL: is.JWKSURL, Audiences: is.Audiences,
+				IntrospectionURL: is.IntrospectionURL, ClientID: is.ClientID}
+			if is.ClientSecretEnv != "" {
+				secret, _ := a.env.lookup(is.ClientSecretEnv)
+				if ai.ClientSecret = strings.TrimSpace(secret); ai.ClientSecret == "" {
+					return nil, usagef("gateway.http.oauth.issuers: client_secret_env of %s names %s, which is not set", is.Issuer, is.ClientSecretEnv)
+				}
+			}
+			opts.Issuers = append(opts.Issuers, ai)
+		}
+		g.verifier = authn.New(opts)
+	default:
+		if !g.loopback {
+			a.log.Warn("listening beyond loopback without authentication (gateway.http.auth): anyone who reaches the address can call every tool", "listen", hc.Listen)
+		}
+	}
+	return g, nil
 }
 
 // inFlight counts the requests being served, except event streams (GET),

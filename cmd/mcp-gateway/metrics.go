@@ -15,6 +15,8 @@ type metrics struct {
 	reg      *prometheus.Registry
 	calls    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	denials  *prometheus.CounterVec
+	limited  *prometheus.CounterVec
 }
 
 func newMetrics(m *backends.Manager) *metrics {
@@ -31,7 +33,15 @@ func newMetrics(m *backends.Manager) *metrics {
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
 		}, []string{"server", "outcome"}),
 	}
-	reg.MustRegister(x.calls, x.duration, backendCollector{m})
+	x.denials = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcp_gateway_policy_denials_total",
+		Help: "Requests the per-identity policy refused, by what was asked for (tool, prompt, resource).",
+	}, []string{"kind"})
+	x.limited = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mcp_gateway_rate_limited_total",
+		Help: "Requests a rate limit refused, by limit (identity, tool) and backend server (\"\" for the identity limit).",
+	}, []string{"limit", "server"})
+	reg.MustRegister(x.calls, x.duration, x.denials, x.limited, backendCollector{m})
 	return x
 }
 

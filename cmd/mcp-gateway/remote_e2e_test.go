@@ -33,7 +33,7 @@ import (
 // listeners of parallel tests (port 0) and outgoing connections never land:
 // a port from port 0, closed again, could be taken by one of those before
 // the server binds it, and the test would then talk to the wrong server.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	for range 100 {
 		port := 20000 + rand.IntN(12000)

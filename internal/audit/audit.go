@@ -27,18 +27,18 @@ import (
 // Entry is one line of the audit log.
 type Entry struct {
 	Time  time.Time `json:"time"`
-	Event string    `json:"event"` // "call", or "approve" (a withheld definition accepted)
+	Event string    `json:"event"` // "call", "approve" (a withheld definition accepted), or "deny" (a request the per-identity policy refused)
 	// Client is the client's clientInfo.name ("REST", "mcp-gateway call",
 	// "dashboard", ...); Identity whom the HTTP front authenticated.
 	Client   string `json:"client,omitempty"`
 	Identity string `json:"identity,omitempty"`
 	Server   string `json:"server,omitempty"`
-	Tool     string `json:"tool,omitempty"`     // the name called (a call), or approved
+	Tool     string `json:"tool,omitempty"`     // the name called (a call), approved, or denied (its URI for a resource)
 	Own      string `json:"own_name,omitempty"` // the backend's own name
 	Via      string `json:"via,omitempty"`      // the meta tool a call came through
-	Kind     string `json:"kind,omitempty"`     // an approval's: tool or prompt
+	Kind     string `json:"kind,omitempty"`     // an approval's or a denial's: tool, prompt (or resource)
 	Digest   string `json:"digest,omitempty"`   // an approval's: the definition's digest
-	Reason   string `json:"reason,omitempty"`   // an approval's: why it was withheld (changed, new)
+	Reason   string `json:"reason,omitempty"`   // an approval's: why it was withheld (changed, new); a denial's: the rule
 	// ArgsDigest is the SHA-256 of a call's arguments; Args the arguments
 	// themselves (secrets masked), only with gateway.audit.arguments.
 	ArgsDigest  string          `json:"args_sha256,omitempty"`
