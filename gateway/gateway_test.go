@@ -401,3 +401,37 @@ func TestToolTableShared(t *testing.T) {
 		t.Errorf("new index: %d tools, %d of the %d before reused", len(next.docs), reused, len(first.docs))
 	}
 }
+
+// A session keeps no copy of the tools: they are in the table every
+// session shares, and a session's own memory holds only the tools of
+// backends that went down (to tell a caller why their call fails). With
+// 50,000 tools a copy per session was most of a session's memory (24 MB).
+func TestSessionHoldsNoCopyOfTheTools(t *testing.T) {
+	g, ctx := newGateway(t, nil, testServer("tb", "-extra-tools", "500"), config.Server{Name: "own", Prefix: "", Command: testbackendBin, Enabled: true, Restart: "never"})
+	g.opts.Backends.Wait(ctx, 0)
+	f := g.newFront()
+	defer g.dropFront(f)
+	f.sync()
+	f.mu.Lock()
+	tools, known := len(f.tools), len(f.known)
+	f.mu.Unlock()
+	if tools < 500 || known != 0 {
+		t.Fatalf("%d tools in the tables, %d kept by the session, want none kept while every backend is up", tools, known)
+	}
+	// own's tools carry no prefix: once own is down, only the session
+	// still knows that "echo" was its.
+	if _, err := g.opts.Backends.CallTool(ctx, "own", "crash", nil, backends.CallOptions{}); err == nil {
+		t.Fatal("crash did not crash")
+	}
+	testutil.WaitFor(t, 10*time.Second, "own to be down", func() bool { return g.notReady()["own"] })
+	f.sync()
+	if r, ok := f.orphan("echo"); !ok || r.server != "own" {
+		t.Errorf("orphan(echo) = %+v, %v: want own's", r, ok)
+	}
+	f.mu.Lock()
+	known = len(f.known)
+	f.mu.Unlock()
+	if known == 0 || known > 20 {
+		t.Errorf("the session keeps %d tools after own went down, want own's only", known)
+	}
+}

@@ -58,17 +58,20 @@ func (f *front) syncTools(t *toolTable, touched bool) {
 		down = f.g.notReady()
 	}
 	f.mu.Lock()
-	// known keeps the tools of backends that are down now, for orphan;
-	// it never outgrows the current tools plus those.
-	known := make(map[string]toolRoute)
-	for name, r := range f.known {
-		if down[r.server] {
-			known[name] = r
-		}
-	}
-	for name, r := range all {
-		if r.kind == backendTool {
-			known[name] = r
+	// known keeps the tools of backends that are down now, for orphan:
+	// those the last tables had (a backend that went down since left the
+	// shared table) and those known before. It holds no copy of the
+	// current tools, which the shared table has (with 50,000 tools a copy
+	// per session was most of a session's memory).
+	var known map[string]toolRoute
+	for _, m := range []map[string]toolRoute{f.known, f.tools} {
+		for name, r := range m {
+			if r.kind == backendTool && down[r.server] {
+				if known == nil {
+					known = make(map[string]toolRoute)
+				}
+				known[name] = r
+			}
 		}
 	}
 	same := sameDefs(f.toolDefs, defs)

@@ -101,6 +101,69 @@ func BenchmarkHTTPToolsCall(b *testing.B) {
 	})
 }
 
+// BenchmarkHTTP2026ToolsCall is BenchmarkHTTPToolsCall for clients of
+// 2026-07-28: go-sdk's client speaking that revision (no handshake, each
+// call a POST of its own with its _meta and headers) to go-sdk's
+// stateless Streamable HTTP server directly, and to the gateway's HTTP
+// front (whose backend, a testbackend on stdio, it speaks 2025-11-25 to),
+// in the same run. The target (docs/benchmarks.md): gateway p50 ≤ 1.2×
+// the direct server's.
+func BenchmarkHTTP2026ToolsCall(b *testing.B) {
+	direct := mcp.NewServer(&mcp.Implementation{Name: "direct", Version: "1"}, nil)
+	direct.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			args := req.Params.Arguments
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(args)}}, StructuredContent: args}, nil
+		})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return direct }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	b.Cleanup(srv.Close)
+	gw := startHTTPEnv(b, benchConfig(b, 1), baseEnv(b))
+	connect := func(url string) *mcp.ClientSession {
+		c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+			b.Fatalf("%s speaks %s", url, v)
+		}
+		b.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	var args map[string]any
+	if err := json.Unmarshal([]byte(benchEchoArgs), &args); err != nil {
+		b.Fatal(err)
+	}
+	paths := []struct {
+		name string
+		cs   *mcp.ClientSession
+		tool string
+	}{
+		{"direct", connect(srv.URL), "echo"},
+		{"gw", connect(gw.base + "/mcp"), "tb0.echo"},
+	}
+	ctx := context.Background()
+	call := func(i int) {
+		res, err := paths[i].cs.CallTool(ctx, &mcp.CallToolParams{Name: paths[i].tool, Arguments: args})
+		if err != nil || res.IsError {
+			b.Fatalf("%s: %v %v", paths[i].name, err, res)
+		}
+	}
+	for i := range paths {
+		for range 300 { // warm up
+			call(i)
+		}
+	}
+	lat := benchAlternate(b, len(paths), call)
+	d50, d99 := benchPercentile(lat[0], 0.50), benchPercentile(lat[0], 0.99)
+	g50, g99 := benchPercentile(lat[1], 0.50), benchPercentile(lat[1], 0.99)
+	b.ReportMetric(benchMicros(d50), "direct-p50-µs")
+	b.ReportMetric(benchMicros(d99), "direct-p99-µs")
+	b.ReportMetric(benchMicros(g50), "gw-p50-µs")
+	b.ReportMetric(benchMicros(g99), "gw-p99-µs")
+	b.ReportMetric(float64(g50)/float64(d50), "p50-gw/direct")
+}
+
 // BenchmarkHTTPStatelessToolsCall measures one stateless Streamable HTTP
 // tools/call (a plain POST, as a serverless client sends it) through
 // gateways whose one testbackend has few or many tools, in the same run,
