@@ -300,6 +300,9 @@ func TestReplaceClientThroughSymlink(t *testing.T) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Skipf("no symbolic links here: %v", err)
 	}
+	if _, err := os.Stat(link); err != nil && testutil.Wine {
+		t.Skipf("the symbolic link made does not resolve (Wine 8.0 writes the Windows path into a Unix link): %v", err)
+	}
 	original, _ := os.ReadFile(target)
 	res, err := Import(w.options("claude-desktop"))
 	if err != nil {

@@ -94,7 +94,7 @@ func Open(opts Options) (*Log, error) {
 }
 
 func openLog(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := openAppend(path)
 	if err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
@@ -201,9 +201,10 @@ func (l *Log) rotate() {
 		l.follow() // rotated by another process meanwhile
 		return
 	}
-	// Windows renames no file that is open: this writer's own handle is
-	// closed first (another process's still stops it there: then the file
-	// grows on, with a warning).
+	// Every writer opens the file so that it can be renamed while open
+	// (on Windows too: openAppend shares it for deletion); the others
+	// follow the rename at their next write. This writer's own handle is
+	// closed first all the same.
 	l.f.Close()
 	keep := max(l.opts.Keep, 1)
 	_ = os.Remove(fmt.Sprintf("%s.%d", l.opts.Path, keep))

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	_ "github.com/mcp-gateway/mcp-gateway/internal/testutil" // under Wine: t.TempDir cleans up (see its wine.go)
 )
 
 func def(t testing.TB, raw string) Definition {
