@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
