@@ -120,9 +120,9 @@ type Options struct {
 
 	// Self, when set, is this gateway: an enabled server that would run it
 	// again (Self.Match's Loop) is not started but reported as Skipped, and
-	// every child inherits ChainEnv (Self.Environ), so that a nested gateway
+	// every child inherits config.ChainEnv (Self.Environ), so that a nested gateway
 	// reached through a wrapper can tell it is a recursion.
-	Self *Self
+	Self *config.Self
 }
 
 // State is a backend's supervision state.
@@ -287,3 +287,8 @@ type RPCError struct {
 }
 
 func (e *RPCError) Error() string { return "MCP server '" + e.Server + "': " + e.Message }
+
+// CodeRecursive is the JSON-RPC error code with which a gateway that found
+// itself in its chain answers initialize. The parent gateway reports the
+// entry as Skipped instead of Failed and does not retry it.
+const CodeRecursive = -32090

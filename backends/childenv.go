@@ -1,6 +1,10 @@
 package backends
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/mcp-gateway/mcp-gateway/config"
+)
 
 // A server's process gets only these variables of the gateway's
 // environment (plus its own `env`), unless it sets `inherit_env: true`: a
@@ -18,7 +22,7 @@ var (
 		"http_proxy", "https_proxy", "no_proxy", "all_proxy",
 		"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR",
 		"REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
-		ChainEnv, // the self-recursion marker must reach a nested gateway
+		config.ChainEnv, // the self-recursion marker must reach a nested gateway
 	}
 	envAllowPrefix = []string{"LC_", "XDG_"}
 	// Windows: names are case-insensitive there.

@@ -18,7 +18,7 @@ func TestSelfSkipped(t *testing.T) {
 	t.Parallel()
 	pids := t.TempDir()
 	cfg := filepath.Join(t.TempDir(), "gateway.yaml")
-	self := backends.Self{Executable: testbackend, Config: cfg, Dir: t.TempDir()}
+	self := config.Self{Executable: testbackend, Config: cfg, Dir: t.TempDir()}
 	loop := srv("loop", "-pid-dir", pids, "--config", cfg) // would fail on --config if started
 	e := start(t, []config.Server{loop, srv("tb", "-pid-dir", pids)}, func(o *backends.Options) { o.Self = &self })
 	e.Wait(context.Background(), 0)

@@ -384,7 +384,7 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 	cancel()
 	if we := (*jsonrpc.Error)(nil); errors.As(err, &we) && we.Code == CodeRecursive {
 		// A nested gateway reached through a wrapper found itself in
-		// ChainEnv; it has started nothing.
+		// config.ChainEnv; it has started nothing.
 		b.refused = true
 		return false, "a nested gateway refused to start: " + we.Message, teardown
 	}

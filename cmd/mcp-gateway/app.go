@@ -25,7 +25,7 @@ type app struct {
 	inv      *invocation
 	env      env
 	load     config.LoadOptions // how cfg was loaded; a reload loads the same way
-	self     backends.Self
+	self     config.Self
 	cfg      *config.Config
 	sources  *config.Sources
 	logs     *logSetup
@@ -58,7 +58,7 @@ func newApp(inv *invocation, e env) (*app, error) {
 		return nil, err
 	}
 	a := &app{inv: inv, env: e, load: load, cfg: cfg, sources: sources, logs: logs, log: logs.logger, tokenDir: config.TokenDir(home)}
-	a.self = backends.NewSelf(inv.configPath, home, e.lookup)
+	a.self = config.NewSelf(inv.configPath, home, e.lookup)
 	servers := a.servers(cfg)
 	for _, w := range sources.Warnings {
 		a.log.Warn("config warning", "warning", w)

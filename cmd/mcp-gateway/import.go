@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/config/importer"
 )
@@ -30,7 +29,7 @@ func runImport(inv *invocation, e env) int {
 		Home: home,
 		Dir:  dir,
 		Env:  e.lookup,
-		Self: backends.NewSelf(inv.configPath, home, e.lookup),
+		Self: config.NewSelf(inv.configPath, home, e.lookup),
 	})
 	if err != nil {
 		return fail(exitUsage, "%v", err)

@@ -11,7 +11,7 @@ import (
 )
 
 // refuse is what a gateway does when it finds its own configuration in the
-// chain of gateways above it (backends.ChainEnv): it was started by itself
+// chain of gateways above it (config.ChainEnv): it was started by itself
 // through a wrapper (npx, a script, a copy of the binary). It starts no
 // backend. Serving stdio, it answers every request with
 // backends.CodeRecursive, so that the gateway above reports the entry as

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/config"
 )
 
@@ -31,7 +30,7 @@ type Options struct {
 	Env func(string) (string, bool)
 	// Self is this gateway: an entry that runs it (Self.Match's Gateway)
 	// is never imported.
-	Self backends.Self
+	Self config.Self
 }
 
 // Entry is one imported server.
@@ -61,7 +60,7 @@ type Result struct {
 	Files   []string // the files read, in order
 	Entries []Entry
 	// Skipped are the entries not imported: those that run this gateway
-	// (backends.Self.Match), and those the gateway could not load.
+	// (config.Self.Match), and those the gateway could not load.
 	Skipped []Skip
 	// Maps are the server maps with entries, in the order read.
 	Maps []Source

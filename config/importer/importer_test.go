@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 	"gopkg.in/yaml.v3"
@@ -131,7 +130,7 @@ func (w world) options(from string) Options {
 	return Options{
 		From: from, Home: w.home, Dir: w.dir, GOOS: "linux",
 		Env:  func(string) (string, bool) { return "", false },
-		Self: backends.Self{Executable: w.exe, Home: w.home, Dir: w.dir, Config: filepath.Join(w.home, ".config", "mcp-gateway", "config.yaml")},
+		Self: config.Self{Executable: w.exe, Home: w.home, Dir: w.dir, Config: filepath.Join(w.home, ".config", "mcp-gateway", "config.yaml")},
 	}
 }
 

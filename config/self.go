@@ -1,4 +1,4 @@
-package backends
+package config
 
 import (
 	"encoding/json"
@@ -6,8 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-
-	"github.com/mcp-gateway/mcp-gateway/config"
 )
 
 // ChainEnv is the environment variable in which a gateway tells every child
@@ -16,17 +14,12 @@ import (
 // configuration in the chain it inherited is a recursion (docs/clients.md).
 const ChainEnv = "MCP_GATEWAY_CHAIN"
 
-// CodeRecursive is the JSON-RPC error code with which a gateway that found
-// itself in its chain answers initialize. The parent gateway reports the
-// entry as Skipped instead of Failed and does not retry it.
-const CodeRecursive = -32090
-
 // Self identifies this gateway process: what would start it again.
 type Self struct {
 	// Executable is this program (os.Executable).
 	Executable string
 	// Config is the configuration file this gateway reads, absolute: the
-	// --config path, or config.DefaultPath(Home) (which need not exist).
+	// --config path, or DefaultPath(Home) (which need not exist).
 	Config string
 	// Chain holds the configuration files of the gateways above this one,
 	// from ChainEnv, outermost first.
@@ -48,7 +41,7 @@ func NewSelf(configPath, home string, lookup func(string) (string, bool)) Self {
 		s.Executable = exe
 	}
 	if configPath == "" {
-		configPath = config.DefaultPath(home)
+		configPath = DefaultPath(home)
 	}
 	s.Config = s.abs(configPath, "")
 	if v, ok := lookup(ChainEnv); ok && v != "" {
@@ -82,8 +75,8 @@ func (s Self) Environ(environ []string) []string {
 	return append(out, ChainEnv+"="+string(chain))
 }
 
-// Match is how one server entry relates to this gateway.
-type Match struct {
+// SelfMatch is how one server entry relates to this gateway.
+type SelfMatch struct {
 	// Gateway is true when the entry's command is this executable (the same
 	// file, symlinks followed).
 	Gateway bool
@@ -97,10 +90,10 @@ type Match struct {
 // Match reports whether srv would run this gateway, and on which
 // configuration. A nested gateway reached through a wrapper (npx, a
 // script, a copy of the binary) does not match here; it finds itself in
-// ChainEnv and refuses initialize with CodeRecursive.
-func (s Self) Match(srv config.Server) Match {
+// ChainEnv and refuses initialize (backends.CodeRecursive).
+func (s Self) Match(srv Server) SelfMatch {
 	if srv.Command == "" || s.Executable == "" {
-		return Match{}
+		return SelfMatch{}
 	}
 	cmd := srv.Command
 	if strings.ContainsAny(cmd, `/\`) && !filepath.IsAbs(cmd) && srv.Cwd != "" {
@@ -108,9 +101,9 @@ func (s Self) Match(srv config.Server) Match {
 	}
 	path, err := exec.LookPath(cmd)
 	if err != nil || !sameFile(path, s.Executable) {
-		return Match{}
+		return SelfMatch{}
 	}
-	m := Match{Gateway: true, Config: s.abs(configArg(srv.Args, s.Home), srv.Cwd)}
+	m := SelfMatch{Gateway: true, Config: s.abs(configArg(srv.Args, s.Home), srv.Cwd)}
 	m.Loop = sameFile(m.Config, s.Config)
 	for _, c := range s.Chain {
 		m.Loop = m.Loop || sameFile(m.Config, c)
@@ -119,7 +112,7 @@ func (s Self) Match(srv config.Server) Match {
 }
 
 // Reason says why a matching entry is skipped, for logs and status.
-func (m Match) Reason() string {
+func (m SelfMatch) Reason() string {
 	return "runs this mcp-gateway again on " + m.Config + " (a gateway never starts itself; see docs/clients.md)"
 }
 
@@ -138,12 +131,12 @@ func configArg(args []string, home string) string {
 			return args[i+1]
 		}
 	}
-	return config.DefaultPath(home)
+	return DefaultPath(home)
 }
 
-// abs makes p absolute: "~" as the configuration expands it (config.ExpandHome), relative paths from dir (or Dir).
+// abs makes p absolute: "~" as the configuration expands it (ExpandHome), relative paths from dir (or Dir).
 func (s Self) abs(p, dir string) string {
-	p = config.ExpandHome(p, s.Home)
+	p = ExpandHome(p, s.Home)
 	if !filepath.IsAbs(p) {
 		if dir == "" {
 			dir = s.Dir

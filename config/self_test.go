@@ -1,4 +1,4 @@
-package backends
+package config
 
 import (
 	"encoding/json"
@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/mcp-gateway/mcp-gateway/config"
 )
 
 func TestSelfMatch(t *testing.T) {
@@ -34,20 +32,20 @@ func TestSelfMatch(t *testing.T) {
 	self := Self{Executable: exe, Config: cfg, Chain: []string{upper}, Home: home, Dir: dir}
 	cases := []struct {
 		name string
-		srv  config.Server
-		want Match
+		srv  Server
+		want SelfMatch
 	}{
-		{"same config", config.Server{Command: exe, Args: []string{"--stdio", "--config", cfg}}, Match{true, cfg, true}},
-		{"--config=", config.Server{Command: exe, Args: []string{"--config=" + cfg}}, Match{true, cfg, true}},
-		{"-c relative to cwd", config.Server{Command: exe, Args: []string{"-c", "cfg.yaml"}, Cwd: dir}, Match{true, cfg, true}},
-		{"relative command", config.Server{Command: filepath.Join("bin", name), Args: []string{"-c", cfg}, Cwd: dir}, Match{true, cfg, true}},
-		{"a config above", config.Server{Command: exe, Args: []string{"--config", upper}}, Match{true, upper, true}},
-		{"default path", config.Server{Command: exe, Args: []string{"--stdio"}}, Match{true, config.DefaultPath(home), false}},
-		{"~/", config.Server{Command: exe, Args: []string{"--config", "~/x.yaml"}}, Match{true, filepath.Join(home, "x.yaml"), false}},
-		{"other config", config.Server{Command: exe, Args: []string{"--config", filepath.Join(dir, "b.yaml")}}, Match{true, filepath.Join(dir, "b.yaml"), false}},
-		{"other program", config.Server{Command: other, Args: []string{"--config", cfg}}, Match{}},
-		{"not found", config.Server{Command: "no-such-program-here", Args: []string{"--config", cfg}}, Match{}},
-		{"url", config.Server{URL: "http://x"}, Match{}},
+		{"same config", Server{Command: exe, Args: []string{"--stdio", "--config", cfg}}, SelfMatch{true, cfg, true}},
+		{"--config=", Server{Command: exe, Args: []string{"--config=" + cfg}}, SelfMatch{true, cfg, true}},
+		{"-c relative to cwd", Server{Command: exe, Args: []string{"-c", "cfg.yaml"}, Cwd: dir}, SelfMatch{true, cfg, true}},
+		{"relative command", Server{Command: filepath.Join("bin", name), Args: []string{"-c", cfg}, Cwd: dir}, SelfMatch{true, cfg, true}},
+		{"a config above", Server{Command: exe, Args: []string{"--config", upper}}, SelfMatch{true, upper, true}},
+		{"default path", Server{Command: exe, Args: []string{"--stdio"}}, SelfMatch{true, DefaultPath(home), false}},
+		{"~/", Server{Command: exe, Args: []string{"--config", "~/x.yaml"}}, SelfMatch{true, filepath.Join(home, "x.yaml"), false}},
+		{"other config", Server{Command: exe, Args: []string{"--config", filepath.Join(dir, "b.yaml")}}, SelfMatch{true, filepath.Join(dir, "b.yaml"), false}},
+		{"other program", Server{Command: other, Args: []string{"--config", cfg}}, SelfMatch{}},
+		{"not found", Server{Command: "no-such-program-here", Args: []string{"--config", cfg}}, SelfMatch{}},
+		{"url", Server{URL: "http://x"}, SelfMatch{}},
 	}
 	if runtime.GOOS != "windows" {
 		link := filepath.Join(dir, "link")
@@ -56,9 +54,9 @@ func TestSelfMatch(t *testing.T) {
 		}
 		cases = append(cases, struct {
 			name string
-			srv  config.Server
-			want Match
-		}{"symlink", config.Server{Command: link, Args: []string{"--config", cfg}}, Match{true, cfg, true}})
+			srv  Server
+			want SelfMatch
+		}{"symlink", Server{Command: link, Args: []string{"--config", cfg}}, SelfMatch{true, cfg, true}})
 	}
 	for _, c := range cases {
 		if got := self.Match(c.srv); got != c.want {
