@@ -53,8 +53,8 @@ func (g *Gateway) initializeResult(version string) json.RawMessage {
 						ext, _ := wire.SetMember(json.RawMessage(`{}`), backends.AppsExtension, ui)
 						caps = mergeMember(caps, name, ext)
 					}
-					if t := wire.Member(v, TasksExtension); t != nil && version == "" {
-						ext, _ := wire.SetMember(json.RawMessage(`{}`), TasksExtension, t)
+					if t := wire.Member(v, backends.TasksExtension); t != nil && version == "" {
+						ext, _ := wire.SetMember(json.RawMessage(`{}`), backends.TasksExtension, t)
 						caps = mergeMember(caps, name, ext)
 					}
 				}

@@ -306,22 +306,18 @@ func (f *front) task(ctx context.Context, method string, params json.RawMessage,
 	return raw, nil
 }
 
-// TasksExtension is the tasks extension of 2026-07-28 (SEP-2663), in
-// capabilities.extensions.
-const TasksExtension = "io.modelcontextprotocol/tasks"
-
 // errNoTasksExtension answers a task request of the stateless era whose
 // capabilities do not declare the extension, as the extension says.
 var errNoTasksExtension = &jsonrpc.Error{
 	Code:    codeMissingClientCap,
-	Message: "Missing required client capability: " + TasksExtension,
-	Data:    json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + TasksExtension + `":{}}}}`),
+	Message: "Missing required client capability: " + backends.TasksExtension,
+	Data:    json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + backends.TasksExtension + `":{}}}}`),
 }
 
 // declaresTasks reports whether client capabilities declare the tasks
 // extension.
 func declaresTasks(caps json.RawMessage) bool {
-	return present(wire.Member(wire.Member(caps, "extensions"), TasksExtension))
+	return present(wire.Member(wire.Member(caps, "extensions"), backends.TasksExtension))
 }
 
 // createdTask returns a backend's answer to a tools/call of a client of
