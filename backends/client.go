@@ -28,7 +28,9 @@ import (
 // routed, and experimental, whose requests the gateway could not route
 // either. Everything else — roots, sampling, elicitation, extensions, and
 // capabilities newer than the gateway — is declared as the client wrote
-// it.
+// it, but the tasks extension (TasksExtension): a request of 2026-07-28
+// declares it itself, and a backend that creates a task for a request that
+// did not would answer a client with a task it never asked for.
 func withheld(name string) bool {
 	return name == "tasks" || name == "experimental"
 }
@@ -36,6 +38,11 @@ func withheld(name string) bool {
 // AppsExtension is the name of the MCP Apps extension
 // (capabilities.extensions), which lets a server's tools show a UI.
 const AppsExtension = "io.modelcontextprotocol/ui"
+
+// TasksExtension is the name of the tasks extension of 2026-07-28
+// (SEP-2663, capabilities.extensions): a server may answer a tools/call
+// with a task, polled with tasks/get.
+const TasksExtension = "io.modelcontextprotocol/tasks"
 
 // sharedExtensions are the extensions backends shared by many clients are
 // told of: MCP Apps, as a host that renders them declares it. Hosts that
@@ -66,7 +73,8 @@ type clientCaps struct {
 // stateless era) and lets the backends waiting for them
 // (Options.AwaitClient) start their session, in the client's era unless
 // configured otherwise (era.go). Every member is declared as the client
-// wrote it, but those withheld (tasks, experimental). The first call
+// wrote it, but those withheld (tasks, experimental, the tasks
+// extension). The first call
 // counts; later ones, and any call without AwaitClient, do nothing.
 func (m *Manager) SetClientCapabilities(caps json.RawMessage, stateless bool) {
 	if !m.opts.AwaitClient {
@@ -74,9 +82,13 @@ func (m *Manager) SetClientCapabilities(caps json.RawMessage, stateless bool) {
 	}
 	out := json.RawMessage(`{}`)
 	_ = wire.EachMember(caps, func(name string, v json.RawMessage) {
-		if !withheld(name) {
-			out, _ = wire.SetMember(out, name, v)
+		if withheld(name) {
+			return
 		}
+		if name == "extensions" && wire.Member(v, TasksExtension) != nil {
+			v, _ = wire.SetMember(v, TasksExtension, nil)
+		}
+		out, _ = wire.SetMember(out, name, v)
 	})
 	m.clientOnce.Do(func() {
 		m.client.Store(&clientCaps{caps: out, at: time.Now(), stateless: stateless})

@@ -273,6 +273,9 @@ func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc to
 	if err == nil && tc.task != nil {
 		f.recordTask(r.server, raw)
 	}
+	if err == nil && tc.caps != nil {
+		raw = f.createdTask(r.server, raw)
+	}
 	if err == nil && tc.caps == nil && backends.InputRequired(raw) {
 		// A client of the handshake era is asked what the backend needs.
 		return f.fulfillBackend(ctx, name, r, tc, notify, raw)
@@ -327,6 +330,15 @@ func (f *front) startBackend(name string, r toolRoute, tc toolCall, notify func(
 		done = func(raw json.RawMessage, err error) {
 			if err == nil {
 				f.recordTask(r.server, raw)
+			}
+			inner(raw, err)
+		}
+	}
+	if tc.caps != nil {
+		inner := done
+		done = func(raw json.RawMessage, err error) {
+			if err == nil {
+				raw = f.createdTask(r.server, raw)
 			}
 			inner(raw, err)
 		}

@@ -20,7 +20,8 @@ import (
 // gateway's: those whose requests and notifications the gateway routes.
 // Anything else a backend declares (experimental features, say) the
 // gateway could not serve, so it is not declared to the client; of the
-// extensions, MCP Apps' is (apps.go).
+// extensions, MCP Apps' is (apps.go), and to server/discover the tasks
+// extension of 2026-07-28 (tasks.go).
 func unionCap(name string) bool {
 	switch name {
 	case "tools", "prompts", "resources", "completions", "logging", "tasks":
@@ -29,9 +30,12 @@ func unionCap(name string) bool {
 	return false
 }
 
-// initializeResult is the answer to initialize at version (omitted when
-// ""): the gateway's capabilities and the backends', their instructions,
-// and the gateway's serverInfo.
+// initializeResult is the answer to initialize at version, or, when
+// version is "", to server/discover: the gateway's capabilities and the
+// backends', their instructions, and the gateway's serverInfo. The tasks
+// extension is declared to server/discover only: it is negotiated per
+// request, which the handshake era has no way to do, and that era has
+// tasks of its own (the tasks capability).
 func (g *Gateway) initializeResult(version string) json.RawMessage {
 	caps := json.RawMessage(ownCapabilities)
 	var text []string
@@ -42,11 +46,15 @@ func (g *Gateway) initializeResult(version string) json.RawMessage {
 				case unionCap(name):
 					caps = mergeMember(caps, name, v)
 				case name == "extensions":
-					// Of the extensions, MCP Apps' only: the gateway
-					// serves it (apps.go), and cannot route another's
-					// methods.
+					// Of the extensions, those the gateway serves: MCP
+					// Apps' (apps.go) and the tasks extension (tasks.go).
+					// It cannot route another's methods.
 					if ui := wire.Member(v, backends.AppsExtension); ui != nil {
 						ext, _ := wire.SetMember(json.RawMessage(`{}`), backends.AppsExtension, ui)
+						caps = mergeMember(caps, name, ext)
+					}
+					if t := wire.Member(v, backends.TasksExtension); t != nil && version == "" {
+						ext, _ := wire.SetMember(json.RawMessage(`{}`), backends.TasksExtension, t)
 						caps = mergeMember(caps, name, ext)
 					}
 				}

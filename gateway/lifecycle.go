@@ -21,23 +21,31 @@ import (
 
 // Methods of the stateless era.
 const (
-	methodDiscover = "server/discover"
-	methodListen   = "subscriptions/listen"
+	methodDiscover    = "server/discover"
+	methodListen      = "subscriptions/listen"
+	methodTasksUpdate = "tasks/update" // the tasks extension's (tasks.go)
 )
 
 // handshakeOnly are the methods 2026-07-28 removed: a request of that era
-// gets -32601 for them, as go-sdk answers.
+// gets -32601 for them, as go-sdk answers. tasks/result and tasks/list are
+// 2025-11-25's tasks, which the tasks extension of 2026-07-28 replaced
+// (tasks.go).
 var handshakeOnly = map[string]bool{
 	"initialize": true, "ping": true, "logging/setLevel": true,
 	"resources/subscribe": true, "resources/unsubscribe": true,
+	"tasks/result": true, "tasks/list": true,
 }
+
+// statelessOnly are the methods only 2026-07-28 has: a request of the
+// handshake era gets -32601 for them.
+var statelessOnly = map[string]bool{methodDiscover: true, methodListen: true, methodTasksUpdate: true}
 
 // refuse says why method cannot be served in the request's era, or nil.
 func (f *front) refuse(method string, stateless bool) *jsonrpc.Error {
 	switch {
 	case stateless && handshakeOnly[method]:
 		return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("%q is not supported in protocol version %s and later", method, statelessVersion)}
-	case !stateless && (method == methodDiscover || method == methodListen):
+	case !stateless && statelessOnly[method]:
 		return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("%q is only supported in protocol version %s and later", method, statelessVersion)}
 	case stateless || method == "initialize" || method == "ping":
 		return nil
@@ -123,7 +131,9 @@ func (s *session) initialize(id, params json.RawMessage) {
 }
 
 // discover answers server/discover: the versions served, and the same
-// capabilities and instructions initialize has.
+// capabilities and instructions initialize has (and the tasks extension,
+// initializeResult), not to be cached (ttlMs 0: a reload or a backend's
+// start changes them) and the same for every client.
 func (f *front) discover(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	if err := checkParams(params); err != nil {
 		return nil, err
@@ -139,6 +149,8 @@ func (f *front) discover(ctx context.Context, params json.RawMessage) (json.RawM
 	if in := wire.Member(init, "instructions"); in != nil {
 		out, _ = wire.SetMember(out, "instructions", in)
 	}
+	out, _ = wire.SetMember(out, "ttlMs", json.RawMessage(`0`))
+	out, _ = wire.SetMember(out, "cacheScope", json.RawMessage(`"public"`))
 	return out, nil
 }
 

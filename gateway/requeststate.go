@@ -23,10 +23,11 @@ import (
 // sealedPrefix starts every requestState the gateway seals.
 const sealedPrefix = "mcpgw1."
 
-// sealer seals and opens request states.
+// sealer seals and opens request states, and task ids (taskids.go).
 type sealer struct {
-	aead    cipher.AEAD
-	process string // this process, among the replicas
+	aead     cipher.AEAD
+	nonceKey [32]byte // derives a task id's nonce from what it seals
+	process  string   // this process, among the replicas
 }
 
 // newSealer returns a sealer with a key derived from key; a nil key is a
@@ -44,7 +45,7 @@ func newSealer(key []byte) *sealer {
 	if err != nil {
 		panic(err)
 	}
-	return &sealer{aead: aead, process: rand.Text()}
+	return &sealer{aead: aead, nonceKey: sha256.Sum256(append([]byte("mcp-gateway task id nonce\x00"), key...)), process: rand.Text()}
 }
 
 // sealed is a request state's contents.

@@ -277,9 +277,9 @@ func (s *session) serveRequest(m *wire.Message) {
 		s.startRequest(m.ID, method, m.Params, rm, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 			return f.readResource(ctx, params, stateless)
 		})
-	case "tasks/get", "tasks/result", "tasks/cancel", "tasks/list":
+	case "tasks/get", "tasks/result", "tasks/cancel", "tasks/list", methodTasksUpdate:
 		s.startRequest(m.ID, method, m.Params, rm, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-			return f.task(ctx, method, params)
+			return f.task(ctx, method, params, rm)
 		})
 	case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
 		s.startRequest(m.ID, method, m.Params, rm, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
@@ -352,6 +352,14 @@ func (s *session) startToolCall(id, params json.RawMessage, rm *reqMeta) {
 		return
 	}
 	tc.caps, tc.id, tc.span = c.caps, c.id, c.span
+	if c.stateless {
+		// 2026-07-28 has no task-augmented calls: a server decides
+		// whether a call becomes a task (the tasks extension, tasks.go).
+		// A client's leftover params.task is not passed on, so that a
+		// backend of 2025-11-25 does not answer with a task of that
+		// design, which such a client cannot follow.
+		tc.task = nil
+	}
 	record := f.recorder(tc) // nil unless metrics, the audit log or redaction are on
 	progress := func(p *mcp.ProgressNotificationParams) { s.progress(c.id, p) }
 	if r, ok := f.inlineRoute(tc.name); ok {

@@ -239,11 +239,22 @@ func (f *front) ownsTask(id, server string) bool {
 	return ok && owner == server
 }
 
-// task serves tasks/get, tasks/result, tasks/cancel and tasks/list.
-func (f *front) task(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+// task serves the tasks of either era: for a request of the handshake era
+// 2025-11-25's tasks/get, tasks/result, tasks/cancel and tasks/list, the
+// task found in this session's table (taskServer); for one of the
+// stateless era the tasks extension's tasks/get, tasks/update and
+// tasks/cancel, the task found by its sealed id (taskids.go), with the
+// request's capabilities, which must declare the extension (-32021). The
+// request goes to the owner with the backend's own id, and its answer
+// comes back as the owner wrote it, but for the id: a task is known to the
+// client by the id it was given.
+func (f *front) task(ctx context.Context, method string, params json.RawMessage, rm *reqMeta) (json.RawMessage, error) {
 	b := f.g.opts.Backends
 	if method == "tasks/list" {
 		return f.listTasks(ctx, params)
+	}
+	if rm != nil && !declaresTasks(rm.caps) {
+		return nil, errNoTasksExtension
 	}
 	if err := checkParams(params); err != nil {
 		return nil, err
@@ -252,24 +263,85 @@ func (f *front) task(ctx context.Context, method string, params json.RawMessage)
 	if !ok {
 		return nil, errInvalidParams("taskId must be a string")
 	}
-	server, ok := f.taskServer(id)
-	if !ok || b == nil {
+	var server, own string
+	opts := backends.CallOptions{Unbounded: method == "tasks/result"}
+	if rm != nil {
+		ref, err := f.taskOf(id)
+		if err != nil {
+			return nil, err
+		}
+		server, own = ref.Server, ref.Task
+		if caps, err := wire.Compact(rm.caps); err == nil {
+			opts.ClientCaps = caps
+		}
+		params, _ = wire.SetMember(params, "taskId", jsonString(own))
+	} else if server, ok = f.taskServer(id); !ok {
+		return nil, errInvalidParams("Task not found: " + id)
+	} else {
+		own = id
+	}
+	if b == nil {
 		return nil, errInvalidParams("Task not found: " + id)
 	}
-	raw, err := b.Request(ctx, server, method, params, backends.CallOptions{Unbounded: method == "tasks/result"})
+	raw, err := b.Request(ctx, server, method, params, opts)
 	if err != nil {
-		if re := (*backends.RPCError)(nil); errors.As(err, &re) && re.Code == jsonrpc.CodeInvalidParams {
+		if re := (*backends.RPCError)(nil); rm == nil && errors.As(err, &re) && re.Code == jsonrpc.CodeInvalidParams {
 			f.g.tasks.forget(id, server) // expired, or never the backend's
 			f.tasks.forget(id, server)
 		}
 		return nil, rpcError(err, "", "", f.g.opts.Config.Server.Debug)
 	}
-	if method == "tasks/result" {
+	switch {
+	case rm != nil:
+		if method == "tasks/get" {
+			if out, err := wire.SetMember(raw, "taskId", jsonString(id)); err == nil {
+				raw = out
+			}
+		}
+	case method == "tasks/result":
 		f.updateTask(id, server, taskState{final: true}) // it returns when the task has ended
-	} else {
+	default:
 		f.updateTask(id, server, stateOf(raw))
 	}
 	return raw, nil
+}
+
+// errNoTasksExtension answers a task request of the stateless era whose
+// capabilities do not declare the extension, as the extension says.
+var errNoTasksExtension = &jsonrpc.Error{
+	Code:    codeMissingClientCap,
+	Message: "Missing required client capability: " + backends.TasksExtension,
+	Data:    json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + backends.TasksExtension + `":{}}}}`),
+}
+
+// declaresTasks reports whether client capabilities declare the tasks
+// extension.
+func declaresTasks(caps json.RawMessage) bool {
+	return present(wire.Member(wire.Member(caps, "extensions"), backends.TasksExtension))
+}
+
+// createdTask returns a backend's answer to a tools/call of a client of
+// the stateless era with the id of the task it created, if it created one
+// (resultType "task"), sealed (taskids.go); any other answer as it is.
+func (f *front) createdTask(server string, raw json.RawMessage) json.RawMessage {
+	if rt, _ := wire.Unquote(wire.Member(raw, "resultType")); rt != "task" {
+		return raw
+	}
+	own, ok := wire.Unquote(wire.Member(raw, "taskId"))
+	if !ok {
+		return raw
+	}
+	out, err := wire.SetMember(raw, "taskId", jsonString(f.taskID(server, own)))
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
+// jsonString is s as a JSON string.
+func jsonString(s string) json.RawMessage {
+	out, _ := json.Marshal(s)
+	return out
 }
 
 // listTasks lists this session's tasks of every backend that declared

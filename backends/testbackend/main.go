@@ -27,6 +27,16 @@
 //	-list-meta S          tools/list results carry "_meta":S (a JSON object)
 //	-tasks                declare tasks; every tool may run as a task
 //	                      (tasks.go)
+//	-tasks-ext            the tasks extension of 2026-07-28 (tasksext.go):
+//	                      answer server/discover (2026-07-28), declare
+//	                      io.modelcontextprotocol/tasks, list the fixtures of
+//	                      the conformance suite's tasks scenarios (greet,
+//	                      slow_compute, failing_job, protocol_error_job,
+//	                      confirm_delete, multi_input, test_tool_with_task)
+//	-task-ids seq         with -tasks-ext: task ids task-1, task-2, ...
+//	                      (guessable) instead of random ones
+//	-http ADDR            serve stateless Streamable HTTP of 2026-07-28 on
+//	                      ADDR (POST /mcp) instead of stdin/stdout (http.go)
 //	-prompts              declare prompts; one prompt "greet"
 //	-resources            declare resources; resource test://r1, template test://t/{id}
 //	                      (read: r1's contents, with an unknown member);
@@ -175,7 +185,11 @@ type server struct {
 	listMeta     string
 	tasks        bool
 	taskTable    taskTable
-	toolsFile    string
+	tasksExt     bool
+	extTable     extTable
+	// sink, when set, takes every message instead of stdout (-http).
+	sink      func(msg string)
+	toolsFile string
 
 	calls sync.WaitGroup // tools/call goroutines
 	// tracer traces calls when OTEL_EXPORTER_OTLP_ENDPOINT is set
@@ -220,6 +234,9 @@ func main() {
 	instructions := fs.String("instructions", "", "instructions in the initialize result")
 	listMeta := fs.String("list-meta", "", "_meta of tools/list results")
 	tasks := fs.Bool("tasks", false, "declare tasks")
+	tasksExt := fs.Bool("tasks-ext", false, "the tasks extension of 2026-07-28")
+	taskIDs := fs.String("task-ids", "random", "with -tasks-ext: random or seq")
+	httpAddr := fs.String("http", "", "serve stateless Streamable HTTP on this address")
 	prompts := fs.Bool("prompts", false, "declare prompts")
 	resources := fs.Bool("resources", false, "declare resources")
 	app := fs.Bool("app", false, "an MCP App: UI tools and resources")
@@ -248,6 +265,10 @@ func main() {
 	fs.Parse(os.Args[1:])
 	if *relayMode {
 		os.Exit(relay(fs.Args()))
+	}
+	if *tasks && *tasksExt {
+		fmt.Fprintln(os.Stderr, "testbackend: -tasks and -tasks-ext exclude each other")
+		os.Exit(2)
 	}
 
 	if *pidDir != "" {
@@ -311,6 +332,8 @@ func main() {
 		instructions: *instructions,
 		listMeta:     *listMeta,
 		tasks:        *tasks,
+		tasksExt:     *tasksExt,
+		extTable:     extTable{seq: *taskIDs == "seq"},
 		prompts:      *prompts,
 		resources:    *resources,
 		app:          *app || *appGated,
@@ -334,6 +357,13 @@ func main() {
 	}
 	for i := range *banner {
 		s.raw(fmt.Sprintf("Banner line %d: welcome to testbackend (not JSON)", i))
+	}
+	if *httpAddr != "" {
+		if err := s.serveHTTP(*httpAddr); err != nil {
+			fmt.Fprintf(os.Stderr, "testbackend: %v\n", err)
+			os.Exit(1)
+		}
+		return
 	}
 
 	in := bufio.NewReaderSize(os.Stdin, 64<<10)
@@ -421,6 +451,10 @@ func (s *server) raw(line string) {
 
 // send writes one message (a pre-built JSON object) to stdout.
 func (s *server) send(msg string) {
+	if s.sink != nil {
+		s.sink(msg)
+		return
+	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.chattyStdout {
@@ -630,6 +664,7 @@ func (s *server) handle(line []byte) {
 			s.send(`{"jsonrpc":"2.0","id":"f-` + strconv.Itoa(i) + `","method":` + quote(method) + `,"params":` + params + `}`)
 		}
 		time.Sleep(time.Duration(p.Arguments.MS) * time.Millisecond) // in the read loop
+	case s.tasksExt && s.serveTasksExt(msg):
 	case s.tasks && msg.Method == "tools/call" && len(bytes.TrimSpace(memberOf(msg.Params, "task"))) > 0:
 		s.startTask(msg)
 	case s.tasks && s.serveTask(msg):
@@ -675,6 +710,9 @@ func (s *server) listTools(msg message) {
 	if end == len(names) {
 		if s.app && (!s.appGated || s.clientRendersApps()) {
 			defs = append(defs, appTools()...)
+		}
+		if s.tasksExt {
+			defs = append(defs, extToolDefs()...)
 		}
 		end = len(defs) // the tools file's own, and the app's, come last
 	}

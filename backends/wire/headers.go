@@ -30,13 +30,17 @@ const (
 )
 
 // NameMember is the params member that Mcp-Name carries for method, or ""
-// for a method without one.
+// for a method without one: the tasks extension (SEP-2663) adds the task
+// id of tasks/get, tasks/update and tasks/cancel, so that a load balancer
+// can send a task's requests where the task is.
 func NameMember(method string) string {
 	switch method {
 	case "tools/call", "prompts/get":
 		return "name"
 	case "resources/read":
 		return "uri"
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		return "taskId"
 	}
 	return ""
 }

@@ -32,6 +32,10 @@ import (
 //     HTTP): the everything-server's sampling and elicitation tools ask
 //     the client by requests, which a 2026-07-28 session refuses
 //     (docs/transparency.md, "Protocol versions"); everything else passes.
+//   - tasks extension: the 0.2 suite's tasks scenarios (the extension of
+//     2026-07-28, which the everything-server does not implement), one by
+//     one, with testbackend -tasks-ext behind the gateway, as a stdio child
+//     and as a remote backend (-http): every check passes.
 func TestConformanceThroughGateway(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -76,6 +80,90 @@ func TestConformanceThroughGateway(t *testing.T) {
 			}
 		})
 	}
+	for _, remote := range []bool{false, true} {
+		name := "tasks extension"
+		if remote {
+			name += " remote"
+		}
+		t.Run(name, func(t *testing.T) { conformanceTasks(t, root, remote) })
+	}
+}
+
+// tasksScenarios are the 0.2 suite's scenarios of the tasks extension
+// (conformance list: [extension]), and tasksChecks the number of checks
+// they make in the pinned release: fewer means a scenario was skipped.
+var tasksScenarios = []string{
+	"tasks-lifecycle", "tasks-capability-negotiation", "tasks-wire-fields",
+	"tasks-request-state-removal", "tasks-mrtr-input", "tasks-request-headers",
+	"tasks-dispatch-and-envelope", "tasks-status-notifications",
+	"tasks-required-task-error", "tasks-mrtr-composition",
+}
+
+const tasksChecks = 44
+
+// conformanceTasks runs tasksScenarios through the gateway's HTTP front
+// with testbackend -tasks-ext behind it (a stdio child, or with remote a
+// server on stateless Streamable HTTP), and fails on any check that does
+// not pass.
+func conformanceTasks(t *testing.T, root string, remote bool) {
+	server := `"command": ` + strconv.Quote(backendBin) + `, "args": ["-tasks-ext"]`
+	if remote {
+		server = `"url": ` + strconv.Quote(startTestbackendHTTP(t, "-tasks-ext")+"/mcp")
+	}
+	cfg := testutil.TempFile(t, "config.yaml", `{"gateway": {"answer_tools": false, "startup_timeout_ms": 25000, "first_start_wait_ms": 25000},
+ "servers": [{"name": "tasks", `+server+`, "prefix": ""}]}`)
+	g := startHTTP(t, cfg)
+	checks := regexp.MustCompile(`Passed: (\d+)/(\d+), (\d+) failed, (\d+) warnings`)
+	passed, total := 0, 0
+	for _, scenario := range tasksScenarios {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		out, err := conformancetest.Command(ctx, t, root, conformancetest.Suite2026, "server", "--url", g.base+"/mcp", "--scenario", scenario).CombinedOutput()
+		cancel()
+		m := checks.FindSubmatch(out)
+		if err != nil || m == nil || string(m[3]) != "0" || string(m[4]) != "0" || string(m[1]) != string(m[2]) {
+			t.Errorf("%s: %v\n%s", scenario, err, out)
+			continue
+		}
+		p, _ := strconv.Atoi(string(m[1]))
+		n, _ := strconv.Atoi(string(m[2]))
+		passed, total = passed+p, total+n
+	}
+	t.Logf("tasks scenarios through the gateway: %d/%d checks passed", passed, total)
+	if total < tasksChecks {
+		t.Errorf("the tasks scenarios made %d checks, want %d: a scenario was skipped", total, tasksChecks)
+	}
+	if !strings.Contains(g.stderr.String(), "protocol=2026-07-28") {
+		t.Errorf("testbackend was not spoken to in 2026-07-28:\n%s", g.stderr)
+	}
+}
+
+// startTestbackendHTTP runs testbackend -http on a free loopback port with
+// args, and returns its base URL once it listens.
+func startTestbackendHTTP(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(backendBin, append([]string{"-http", "127.0.0.1:0"}, args...)...)
+	var stderr testutil.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
+	listening := regexp.MustCompile(`listening on (\S+)`)
+	var addr string
+	testutil.WaitFor(t, testutil.DefaultTimeout, "testbackend -http to listen", func() bool {
+		select {
+		case <-exited:
+			t.Fatalf("testbackend exited: %s", stderr.String())
+		default:
+		}
+		if m := listening.FindStringSubmatch(stderr.String()); m != nil {
+			addr = m[1]
+		}
+		return addr != ""
+	})
+	return "http://" + addr
 }
 
 // startEverythingHTTP runs go-sdk's everything-server on stateless

@@ -36,6 +36,7 @@ type beServer struct {
 	Tools     *beFilter         `json:"tools,omitempty"`
 	Inherit   bool              `json:"inherit_env,omitempty"`
 	OAuth     map[string]any    `json:"oauth,omitempty"`
+	Protocol  string            `json:"protocol,omitempty"`
 }
 
 type beFilter struct {
