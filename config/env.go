@@ -141,6 +141,11 @@ func (l *loader) applyFlags(f Flags) {
 		l.origin["gateway.http.listen"] = origin{flag: "--listen"}
 		l.src.CLI = append(l.src.CLI, "--listen")
 	}
+	if f.Profile != "" {
+		c.Gateway.Profile = f.Profile
+		l.origin["gateway.profile"] = origin{flag: "--profile"}
+		l.src.CLI = append(l.src.CLI, "--profile")
+	}
 }
 
 // finish expands "~" in paths, makes the file's relative paths relative to
