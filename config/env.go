@@ -168,6 +168,17 @@ func (l *loader) finish() {
 			*p = ResolvePath(l.dir, *p)
 		}
 	}
+	for i := range c.Gateway.Profiles {
+		// A profile without include or exclude has an empty one, as
+		// --show-config prints it and reads it back.
+		p := &c.Gateway.Profiles[i]
+		if p.Include == nil {
+			p.Include = []string{}
+		}
+		if p.Exclude == nil {
+			p.Exclude = []string{}
+		}
+	}
 	if isEnvName(c.OpenAI.APIKeyEnv) {
 		if v, ok := l.env(c.OpenAI.APIKeyEnv); ok && strings.TrimSpace(v) != "" {
 			c.APIKey = strings.TrimSpace(v)
