@@ -512,13 +512,17 @@ func (h *HTTPFront) expire(cutoff time.Time) {
 }
 
 // ServeSSE serves GET /sse, the 2024-11-05 transport's event stream: the
-// session lives as long as the request. Its client posts to /messages.
+// session lives as long as the request. Its client posts to /messages
+// beside it.
 func (h *HTTPFront) ServeSSE(w http.ResponseWriter, r *http.Request) {
 	if !onlyMethod(w, r, http.MethodGet) {
 		return
 	}
 	id := rand.Text()
-	t := &mcp.SSEServerTransport{Endpoint: "/messages?sessionid=" + id, Response: w}
+	// The client posts beside its stream: /messages, or a profile's
+	// /p/NAME/messages.
+	endpoint := strings.TrimSuffix(r.URL.Path, "sse") + "messages?sessionid=" + id
+	t := &mcp.SSEServerTransport{Endpoint: endpoint, Response: w}
 	sess := &sseSession{t: t, started: make(chan struct{})}
 	var startOnce sync.Once
 	markStarted := func() { startOnce.Do(func() { close(sess.started) }) }
