@@ -66,6 +66,12 @@ func newGateway(t *testing.T, mutate func(*config.Config), servers ...config.Ser
 func newHarness(t *testing.T, clientName string, servers ...config.Server) *harness {
 	t.Helper()
 	gw, ctx := newGateway(t, nil, servers...)
+	return connectHarness(t, gw, ctx, clientName)
+}
+
+// connectHarness connects a go-sdk client named clientName to gw.
+func connectHarness(t *testing.T, gw *Gateway, ctx context.Context, clientName string) *harness {
+	t.Helper()
 	h := &harness{}
 	ct, st := mcp.NewInMemoryTransports()
 	served := make(chan error, 1)
