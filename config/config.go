@@ -98,8 +98,8 @@ type ServerOptions struct {
 
 // Gateway configures the front end and the backend supervisor.
 type Gateway struct {
-	Separator        string `json:"separator"`
-	StrictNames      string `json:"strict_names"` // auto | true | false
+	Separator   string `json:"separator"`
+	StrictNames string `json:"strict_names"` // auto | true | false
 	// EntryName is the name the clients' configurations give the
 	// gateway's entry (import --replace-client writes "gateway"). Claude
 	// Code shows a tool as mcp__ENTRY__NAME and needs that within 64
@@ -115,8 +115,8 @@ type Gateway struct {
 	// Profiles are named tool sets, each served on its own HTTP paths
 	// (/p/NAME/mcp) and chosen on stdio with --profile.
 	Profiles         []ToolProfile `json:"profiles"`
-	DefaultTimeoutMS int    `json:"default_timeout_ms"`
-	StartupTimeoutMS int    `json:"startup_timeout_ms"`
+	DefaultTimeoutMS int           `json:"default_timeout_ms"`
+	StartupTimeoutMS int           `json:"startup_timeout_ms"`
 	// StartLimitMS bounds a backend's start (process, initialize and first
 	// lists); past startup_timeout_ms it keeps starting in the background.
 	StartLimitMS int `json:"start_limit_ms"`

@@ -56,18 +56,18 @@ type front struct {
 	lazyListed bool
 	// profile is the profile the front serves (gateway.profiles), ""
 	// for none; access is bounded by it (access.go).
-	profile string
-	settled       bool                          // the first wait for backends is over (settle)
-	synced        bool                          // the tables were built once: keep them current
-	tools         map[string]toolRoute          // front name → route
-	ownNames      map[string][]string           // own name of an app's backend's tool → front names (apps.go)
-	known         map[string]toolRoute          // every backend tool ever listed, for orphans
-	findIndex     *toolIndex                    // what gateway.find_tools searches (lazy mode)
-	prompts       map[string]promptRoute        // front name → route
-	res           map[resourceKey]resourceRoute // resource or template → where it goes (resources.go)
-	ownUI         map[string][]string           // a backend's own ui:// URI → the URIs it is shown as
-	subs          map[string]bool               // resource URIs the client subscribed to (subscribe.go)
-	tasks         taskOwners                    // the tasks this session created (tasks.go)
+	profile   string
+	settled   bool                          // the first wait for backends is over (settle)
+	synced    bool                          // the tables were built once: keep them current
+	tools     map[string]toolRoute          // front name → route
+	ownNames  map[string][]string           // own name of an app's backend's tool → front names (apps.go)
+	known     map[string]toolRoute          // every backend tool ever listed, for orphans
+	findIndex *toolIndex                    // what gateway.find_tools searches (lazy mode)
+	prompts   map[string]promptRoute        // front name → route
+	res       map[resourceKey]resourceRoute // resource or template → where it goes (resources.go)
+	ownUI     map[string][]string           // a backend's own ui:// URI → the URIs it is shown as
+	subs      map[string]bool               // resource URIs the client subscribed to (subscribe.go)
+	tasks     taskOwners                    // the tasks this session created (tasks.go)
 	// stateless: an HTTP request served on its own, which has no session
 	// to come back to: it reaches every task the gateway recorded
 	// (tasks.go) and is never notified of anything.

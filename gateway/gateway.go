@@ -86,9 +86,9 @@ type Gateway struct {
 
 	profiles   map[string]*policy.Decision // gateway.profiles, by name
 	limits     *limiter                    // gateway.rate_limits
-	toolScopes []toolScope // gateway.http.oauth.tool_scopes
-	sealer     *sealer     // seals the requestState of held calls
-	holds      holds       // the calls held for a stateless-era client's input (hold.go)
+	toolScopes []toolScope                 // gateway.http.oauth.tool_scopes
+	sealer     *sealer                     // seals the requestState of held calls
+	holds      holds                       // the calls held for a stateless-era client's input (hold.go)
 }
 
 // SetServers records the servers of a reloaded configuration (their

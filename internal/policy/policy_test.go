@@ -175,7 +175,7 @@ func TestProfileWithin(t *testing.T) {
 		{all, Tool, "anything", "at_all", true},
 		{all, Tool, "gh", "delete_repo", false},
 		{alice.Within(web), Tool, "gh", "search_repos", true},
-		{alice.Within(web), Tool, "gh", "search_code", false}, // the policy denies it
+		{alice.Within(web), Tool, "gh", "search_code", false},  // the policy denies it
 		{alice.Within(web), Tool, "gh", "create_issue", false}, // the profile leaves it out
 		{alice.Within(web), Tool, "gateway", "answer", false},  // the policy allows no answer tool
 		{(*Decision)(nil).Within(web), Tool, "fetch", "get", true},
