@@ -328,7 +328,7 @@ func (a *app) denied(d gateway.Denial) {
 		a.audit.Record(audit.Entry{Time: d.Time, Event: "deny", Client: d.Client, Identity: d.Identity,
 			Server: d.Server, Tool: d.Name, Own: d.Own, Kind: d.Kind, Reason: reason})
 	}
-	a.log.Info("policy: request denied", "identity", d.Identity, "client", d.Client, "kind", d.Kind, "name", d.Name,
+	a.log.Info("request denied", "identity", d.Identity, "client", d.Client, "kind", d.Kind, "name", d.Name,
 		"server", d.Server, "reason", reason)
 	if a.metrics != nil {
 		a.metrics.denials.WithLabelValues(d.Kind).Inc()
