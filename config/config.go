@@ -98,11 +98,25 @@ type ServerOptions struct {
 
 // Gateway configures the front end and the backend supervisor.
 type Gateway struct {
-	Separator        string `json:"separator"`
-	StrictNames      string `json:"strict_names"` // auto | true | false
-	ToolsMode        string `json:"tools_mode"`   // full | lazy
-	DefaultTimeoutMS int    `json:"default_timeout_ms"`
-	StartupTimeoutMS int    `json:"startup_timeout_ms"`
+	Separator   string `json:"separator"`
+	StrictNames string `json:"strict_names"` // auto | true | false
+	// EntryName is the name the clients' configurations give the
+	// gateway's entry (import --replace-client writes "gateway"). Claude
+	// Code shows a tool as mcp__ENTRY__NAME and needs that within 64
+	// characters, so under strict_names: auto its names leave room for it.
+	EntryName string `json:"entry_name"`
+	// ToolsMode is what tools/list holds: every tool (full), the meta
+	// tools that find and call them (lazy), or per client (auto): lazy
+	// for a client that takes fewer tools than there are, else full.
+	ToolsMode string `json:"tools_mode"` // auto | full | lazy
+	// Profile is the profile (one of Profiles) that stdio, tools, call
+	// and the HTTP paths without /p/NAME serve; "" serves every tool.
+	Profile string `json:"profile"`
+	// Profiles are named tool sets, each served on its own HTTP paths
+	// (/p/NAME/mcp) and chosen on stdio with --profile.
+	Profiles         []ToolProfile `json:"profiles"`
+	DefaultTimeoutMS int           `json:"default_timeout_ms"`
+	StartupTimeoutMS int           `json:"startup_timeout_ms"`
 	// StartLimitMS bounds a backend's start (process, initialize and first
 	// lists); past startup_timeout_ms it keeps starting in the background.
 	StartLimitMS int `json:"start_limit_ms"`
@@ -260,6 +274,15 @@ type PolicyRule struct {
 	When  string   `json:"when"`
 	Allow []string `json:"allow"`
 	Deny  []string `json:"deny"`
+}
+
+// ToolProfile is a named tool set: the servers, tools and prompts that
+// Include's patterns name (every one when it is empty) and none of
+// Exclude's, as SERVER or SERVER.NAME patterns with * (the policy's).
+type ToolProfile struct {
+	Name    string   `json:"name"`
+	Include []string `json:"include"`
+	Exclude []string `json:"exclude"`
 }
 
 // RateLimits are token buckets: each identity's requests, and each
@@ -488,7 +511,9 @@ func Defaults() *Config {
 		Gateway: Gateway{
 			Separator:        ".",
 			StrictNames:      "auto",
-			ToolsMode:        "full",
+			EntryName:        "gateway",
+			ToolsMode:        "auto",
+			Profiles:         []ToolProfile{},
 			DefaultTimeoutMS: ms(DefaultCallTimeout),
 			StartupTimeoutMS: ms(DefaultStartupTimeout),
 			StartLimitMS:     ms(DefaultStartLimit),

@@ -141,6 +141,11 @@ func (l *loader) applyFlags(f Flags) {
 		l.origin["gateway.http.listen"] = origin{flag: "--listen"}
 		l.src.CLI = append(l.src.CLI, "--listen")
 	}
+	if f.Profile != "" {
+		c.Gateway.Profile = f.Profile
+		l.origin["gateway.profile"] = origin{flag: "--profile"}
+		l.src.CLI = append(l.src.CLI, "--profile")
+	}
 }
 
 // finish expands "~" in paths, makes the file's relative paths relative to
@@ -161,6 +166,17 @@ func (l *loader) finish() {
 	} {
 		if l.origin[key].line > 0 {
 			*p = ResolvePath(l.dir, *p)
+		}
+	}
+	for i := range c.Gateway.Profiles {
+		// A profile without include or exclude has an empty one, as
+		// --show-config prints it and reads it back.
+		p := &c.Gateway.Profiles[i]
+		if p.Include == nil {
+			p.Include = []string{}
+		}
+		if p.Exclude == nil {
+			p.Exclude = []string{}
 		}
 	}
 	if isEnvName(c.OpenAI.APIKeyEnv) {

@@ -18,7 +18,7 @@ import (
 // TestGolden freezes every message a user sees from Load and --show-config.
 // Each testdata/golden/*.txt holds sections "-- NAME --": the file
 // (config.yaml or config.json), optionally "env" (NAME=value lines) and
-// "flags" (debug, debug-file PATH, listen ADDR, show-config), and "want":
+// "flags" (debug, debug-file PATH, listen ADDR, profile NAME, show-config), and "want":
 // the joined errors, or "ok" and the warnings (and the --show-config
 // document when asked for), with the temporary directory removed from paths.
 // go test ./config -run Golden -update rewrites the want sections.
@@ -112,6 +112,8 @@ func runGolden(t *testing.T, sections map[string]string) string {
 			opts.Flags.DebugFile = arg
 		case "listen":
 			opts.Flags.Listen = arg
+		case "profile":
+			opts.Flags.Profile = arg
 		case "show-config":
 			show = true
 		case "":
@@ -163,7 +165,8 @@ gateway:
   {separator: _, strict_names: "false", tools_mode: lazy, default_timeout_ms: 5, startup_timeout_ms: 6,
    answer_tools: false, line_mode: true, http: {listen: "127.0.0.1:1", allowed_origins: ["*"], auth_token_env: T, stateless: true},
    policy: {rules: [{name: r, when: "true", allow: [a], deny: [a.x]}]},
-   rate_limits: {identity: {per_minute: 60, burst: 2}, tools: [{tools: [a.*], per_minute: 6}]}}
+   rate_limits: {identity: {per_minute: 60, burst: 2}, tools: [{tools: [a.*], per_minute: 6}]},
+   entry_name: gw, profile: w, profiles: [{name: w, include: [a], exclude: [a.x]}, {name: v, exclude: [b]}]}
 servers:
   - {name: a, command: c, args: [x], env: {MODE: m}, cwd: /w, timeout_ms: 7, enabled: false, prefix: p, type: stdio,
      tools: {include: [i], exclude: [e]}, restart: never}

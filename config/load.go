@@ -37,6 +37,7 @@ type Flags struct {
 	Debug     bool   // --debug
 	DebugFile string // --debug PATH (implies Debug)
 	Listen    string // --listen ADDR
+	Profile   string // --profile NAME
 }
 
 // Sources records where the effective configuration came from, as printed by

@@ -21,6 +21,51 @@ const (
 
 var separatorChars = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
+// maxEntryName bounds gateway.entry_name: Claude Code's mcp__ENTRY__
+// prefix must leave a tool name room within 64 characters.
+const maxEntryName = 32
+
+var entryName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+
+// profileName is what a profile may be called: it is a path segment of
+// its HTTP paths (/p/NAME/mcp).
+var profileName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// validateProfiles checks gateway.profiles and gateway.profile.
+func (l *loader) validateProfiles() {
+	g := l.cfg.Gateway
+	seen := map[string]bool{}
+	var names []string // the valid ones
+	for i, p := range g.Profiles {
+		key := fmt.Sprintf("gateway.profiles[%d]", i)
+		switch {
+		case p.Name == "":
+			l.errAt(key, "needs name: what --profile and the HTTP paths /p/NAME/... call it")
+		case !profileName.MatchString(p.Name):
+			l.errAt(key+".name", "must be 1 to 64 letters, digits, '_' or '-' (it is a URL path segment), not %q", truncate(p.Name, 40))
+		case seen[p.Name]:
+			l.errAt(key+".name", "%s is given twice", p.Name)
+		default:
+			names = append(names, p.Name)
+		}
+		seen[p.Name] = true
+		l.patterns(key+".include", p.Include)
+		l.patterns(key+".exclude", p.Exclude)
+	}
+	if g.Profile != "" && !seen[g.Profile] {
+		msg := "names no profile of gateway.profiles"
+		switch s := Suggest(g.Profile, names); {
+		case s != "":
+			msg += fmt.Sprintf(" (did you mean %s?)", s)
+		case len(names) > 0:
+			msg += " (" + strings.Join(names, ", ") + ")"
+		default:
+			msg += " (it has none)"
+		}
+		l.errAt("gateway.profile", "%q %s", truncate(g.Profile, 40), msg)
+	}
+}
+
 // validate checks the effective configuration. Each error is placed where
 // the offending value came from: the file and line, the environment
 // variable or the flag.
@@ -82,7 +127,11 @@ func (l *loader) validate() {
 		l.errAt("gateway.separator", "must be non-empty and hold only letters, digits, '_', '.' and '-', not %q", truncate(g.Separator, 40))
 	}
 	oneOf("gateway.strict_names", g.StrictNames, "auto", "true", "false")
-	oneOf("gateway.tools_mode", g.ToolsMode, "full", "lazy")
+	oneOf("gateway.tools_mode", g.ToolsMode, "auto", "full", "lazy")
+	if !entryName.MatchString(g.EntryName) {
+		l.errAt("gateway.entry_name", "must be 1 to %d letters, digits, '_' or '-' (the name of the gateway's entry in clients' configurations), not %q", maxEntryName, truncate(g.EntryName, 40))
+	}
+	l.validateProfiles()
 	between("gateway.default_timeout_ms", g.DefaultTimeoutMS, 1, maxTimeoutMS)
 	between("gateway.startup_timeout_ms", g.StartupTimeoutMS, 1, maxTimeoutMS)
 	between("gateway.start_limit_ms", g.StartLimitMS, 1, maxTimeoutMS)

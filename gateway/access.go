@@ -2,7 +2,10 @@ package gateway
 
 import (
 	"context"
+	"log/slog"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/config"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/authn"
 	"github.com/mcp-gateway/mcp-gateway/internal/policy"
@@ -17,8 +20,76 @@ import (
 // and the REST API, which resolves through a front too. A name the policy
 // hides is not found, by any spelling, exactly as a name nothing has; the
 // refusal is reported to Options.OnDeny.
+//
+// A profile (gateway.profiles) is the same filter for every caller of a
+// front: the stdio front, `tools` and `call` serve gateway.profile, and
+// an HTTP request the profile of its path (WithProfile). It bounds the
+// caller's decision (policy.Decision.Within, in Gateway.access), so that
+// the one decision a front holds is applied in all those places, and a
+// tool outside the profile is not found by any name either.
 
 type principalKey struct{}
+
+type profileKey struct{}
+
+// WithProfile returns ctx carrying the profile a request is served under
+// (the HTTP paths /p/NAME/...): sessions started with it, the REST API and
+// Gateway.Call see that profile's tools only. Without it they serve
+// gateway.profile.
+func WithProfile(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, profileKey{}, name)
+}
+
+// HasProfile reports whether gateway.profiles has one named name.
+func (g *Gateway) HasProfile(name string) bool {
+	_, ok := g.profiles[name]
+	return ok
+}
+
+// profileOf is the profile a request of ctx is served under.
+func (g *Gateway) profileOf(ctx context.Context) string {
+	if p, ok := ctx.Value(profileKey{}).(string); ok {
+		return p
+	}
+	return g.opts.Config.Gateway.Profile
+}
+
+// newProfiles compiles gateway.profiles. Their patterns were checked when
+// the configuration loaded; one that still fails leaves its profile
+// showing nothing rather than everything.
+func newProfiles(cfg []config.ToolProfile, log *slog.Logger) map[string]*policy.Decision {
+	out := make(map[string]*policy.Decision, len(cfg))
+	for _, p := range cfg {
+		d, err := policy.NewProfile(p.Name, p.Include, p.Exclude)
+		if err != nil {
+			log.Error("profile shows nothing", "profile", p.Name, "err", err)
+			d, _ = policy.NewProfile(p.Name, nil, []string{"*"})
+		}
+		out[p.Name] = d
+	}
+	return out
+}
+
+// access is what a caller may see: the policy's decision for its
+// principal (nil: everything), within the profile it is served under.
+// Every front and the REST API take it from here.
+func (g *Gateway) access(p *authn.Principal, profile string) *policy.Decision {
+	var d *policy.Decision
+	if p != nil {
+		d = p.Decision(g.opts.Policy)
+	}
+	return d.Within(g.profiles[profile])
+}
+
+// callerContext is parent carrying who a request of ctx comes from: its
+// principal and, if it has its own, its profile.
+func callerContext(parent, ctx context.Context) context.Context {
+	parent = WithPrincipal(parent, PrincipalOf(ctx))
+	if p, ok := ctx.Value(profileKey{}).(string); ok {
+		parent = WithProfile(parent, p)
+	}
+	return parent
+}
 
 // WithPrincipal returns ctx carrying who the request comes from: sessions
 // started with it, and Gateway.Call, apply the policy to it.
@@ -45,37 +116,44 @@ type Denial struct {
 	// Rule and Pattern are the deny that refused it, "" when no rule
 	// allowed it.
 	Rule, Pattern string
+	// Profile is the profile that leaves it out (gateway.profiles), ""
+	// when the policy refused it: Pattern is then the profile's exclude
+	// that names it, or "" when no include does.
+	Profile string
 }
 
-// setPrincipal records who the front's client is and what the policy lets
-// it see. A front of no principal (stdio, the command line) sees
-// everything.
-func (f *front) setPrincipal(p *authn.Principal) {
-	var d *policy.Decision
-	if p != nil {
-		d = p.Decision(f.g.opts.Policy)
-	}
+// setCaller records who the front's client is (the principal of ctx) and
+// the profile it is served under, and what it may see (Gateway.access). A
+// front of no principal (stdio, the command line) sees everything of its
+// profile.
+func (f *front) setCaller(ctx context.Context) {
+	p, profile := PrincipalOf(ctx), f.g.profileOf(ctx)
+	d := f.g.access(p, profile)
 	f.mu.Lock()
-	f.who, f.access, f.identity = p, d, identity(p)
+	f.who, f.access, f.identity, f.profile = p, d, identity(p), profile
 	f.mu.Unlock()
 }
 
-// samePrincipal reports whether p is the front's principal: the session of
-// one caller is not another's (an HTTP request of another principal gets
-// 404 for it). When p is the same caller with another token whose claims
-// give another decision, the front takes the new one and its tables are
-// built again.
-func (f *front) samePrincipal(p *authn.Principal) bool {
+// serves reports whether the front serves a request of ctx: its principal
+// and its profile. The session of one caller is not another's, nor is a
+// session of one profile reached on another's path (such a request gets
+// 404 for it). When the principal is the same caller with another token
+// whose claims give another decision, the front takes the new one and its
+// tables are built again.
+func (f *front) serves(ctx context.Context) bool {
+	p := PrincipalOf(ctx)
 	f.mu.Lock()
-	who, access := f.who, f.access
+	who, access, profile := f.who, f.access, f.profile
 	f.mu.Unlock()
 	switch {
+	case f.g.profileOf(ctx) != profile:
+		return false
 	case who == p:
 		return true
 	case !who.Same(p):
 		return false
 	}
-	d := p.Decision(f.g.opts.Policy)
+	d := f.g.access(p, profile)
 	f.mu.Lock()
 	f.who, f.access, f.identity = p, d, identity(p)
 	synced := f.synced
@@ -95,11 +173,15 @@ func routePolicy(r toolRoute) (server, own string) {
 	return r.server, r.own
 }
 
-// allowedLocked reports whether the policy lets the client see a tool
-// route; lazy mode's meta tools are always there (they reach only what the
+// allowedLocked reports whether the policy (and the profile) lets the
+// client see a tool route. The meta tools are there in lazy mode and for
+// a client with a cap on its tools in auto (they reach only what the
 // policy allows). f.mu is held.
 func (f *front) allowedLocked(r toolRoute) bool {
-	if f.access == nil || r.kind == metaTool {
+	if r.kind == metaTool {
+		return f.g.lazy() || f.maxTools > 0
+	}
+	if f.access == nil {
 		return true
 	}
 	server, own := routePolicy(r)
@@ -125,7 +207,7 @@ func (f *front) hidden(kind policy.Kind, name string) bool {
 	case policy.Tool:
 		if r, ok := f.tools[name]; ok {
 			server, own = routePolicy(r)
-			found = true
+			found = r.kind != metaTool // one the client does not get is no tool of the policy's
 		} else if r, ok := f.known[name]; ok {
 			server, own, found = r.server, r.own, true
 		}
@@ -159,7 +241,7 @@ func (f *front) deny(kind policy.Kind, name, server, own string, e policy.Explan
 	}
 	f.mu.Lock()
 	d := Denial{Time: time.Now(), Client: f.client, Kind: [...]string{"tool", "prompt", "resource"}[kind],
-		Name: name, Server: server, Own: own, Rule: e.Rule, Pattern: e.Pattern}
+		Name: name, Server: server, Own: own, Rule: e.Rule, Pattern: e.Pattern, Profile: e.Profile}
 	if f.who != nil {
 		d.Identity = f.who.Key
 	}

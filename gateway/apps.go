@@ -140,12 +140,13 @@ func (f *front) ownCandidates(name string) []string {
 }
 
 // ownCandidatesLocked is ownCandidates with f.mu held: the names among
-// the front's tools, so that a name the front does not route to is never
-// reached, nor named, by its own name either.
+// the front's tools that the client may see, so that a name the front
+// does not route to, or the policy or profile hides, is never reached,
+// nor named, by its own name either.
 func (f *front) ownCandidatesLocked(name string) []string {
 	var out []string
 	for _, front := range f.ownNames[name] {
-		if _, ok := f.tools[front]; ok {
+		if r, ok := f.tools[front]; ok && f.allowedLocked(r) {
 			out = append(out, front)
 		}
 	}

@@ -55,7 +55,7 @@ func BenchmarkAppsRewrite(b *testing.B) {
 	var sides [2]side // rewritten, not
 	for i, scheme := range []string{"ui://", "uj://"} {
 		tools, res := appsBackends(scheme)
-		routes, order := g.buildToolRoutes(false, tools, prefixes)
+		routes, order := g.buildToolRoutes(g.namer(false), tools, prefixes)
 		f := g.newFront()
 		f.settled, f.synced = true, true
 		for _, name := range order {
@@ -70,7 +70,7 @@ func BenchmarkAppsRewrite(b *testing.B) {
 		name string
 		work func(side)
 	}{
-		{"tool-table", func(s side) { g.buildToolRoutes(false, s.tools, prefixes) }},
+		{"tool-table", func(s side) { g.buildToolRoutes(g.namer(false), s.tools, prefixes) }},
 		{"resource-table", func(s side) { resourceTables(s.res, log) }},
 		{"tools-list", func(s side) { s.f.list(ctx, "tools/list", nil, false) }},
 		{"resources-list", func(s side) { s.f.list(ctx, "resources/list", nil, false) }},

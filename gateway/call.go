@@ -209,9 +209,8 @@ func (f *front) orphan(name string) (toolRoute, bool) {
 // client's naming mode) a tool name carries, and the name without it.
 func (f *front) prefixOwner(name string, among map[string]bool) (server, own string, ok bool) {
 	f.mu.Lock()
-	strict := f.strict
+	n := f.naming
 	f.mu.Unlock()
-	n := f.g.namer(strict)
 	prefixes := f.g.prefixes()
 	for server := range among {
 		prefix := prefixes[server]

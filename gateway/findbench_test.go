@@ -73,7 +73,7 @@ func loadToolsets(tb testing.TB) toolsets {
 		cfg.Gateway.ToolsMode = mode
 		cfg.Servers = servers
 		g := New(Options{Config: cfg})
-		routes, order := g.buildToolRoutes(false, tools, g.prefixes())
+		routes, order := g.buildToolRoutes(g.namer(false), tools, g.prefixes())
 		return &toolTable{tools: tools, routes: routes, order: order}
 	}
 	ts.lazy, ts.full = table("lazy"), table("full")

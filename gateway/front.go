@@ -46,18 +46,28 @@ type front struct {
 	deniedPrompts map[string]promptRoute
 	deniedRes     map[resourceKey]string
 	caps          json.RawMessage // the client's capabilities, as it wrote them
-	strict        bool
-	settled       bool                          // the first wait for backends is over (settle)
-	synced        bool                          // the tables were built once: keep them current
-	tools         map[string]toolRoute          // front name → route
-	ownNames      map[string][]string           // own name of an app's backend's tool → front names (apps.go)
-	known         map[string]toolRoute          // every backend tool ever listed, for orphans
-	findIndex     *toolIndex                    // what gateway.find_tools searches (lazy mode)
-	prompts       map[string]promptRoute        // front name → route
-	res           map[resourceKey]resourceRoute // resource or template → where it goes (resources.go)
-	ownUI         map[string][]string           // a backend's own ui:// URI → the URIs it is shown as
-	subs          map[string]bool               // resource URIs the client subscribed to (subscribe.go)
-	tasks         taskOwners                    // the tasks this session created (tasks.go)
+	naming        namer           // how the client's tools and prompts are named (namerFor)
+	// maxTools is the most tools the client's tools/list holds before it
+	// holds the meta tools instead (tools_mode: auto, clients.go); 0: no
+	// cap. The meta tools are there for such a client, listed or not.
+	maxTools int
+	// lazyListed: the tools/list the tables hold is lazy mode's (the
+	// meta tools), for tools_mode: lazy or a client over its maxTools.
+	lazyListed bool
+	// profile is the profile the front serves (gateway.profiles), ""
+	// for none; access is bounded by it (access.go).
+	profile   string
+	settled   bool                          // the first wait for backends is over (settle)
+	synced    bool                          // the tables were built once: keep them current
+	tools     map[string]toolRoute          // front name → route
+	ownNames  map[string][]string           // own name of an app's backend's tool → front names (apps.go)
+	known     map[string]toolRoute          // every backend tool ever listed, for orphans
+	findIndex *toolIndex                    // what gateway.find_tools searches (lazy mode)
+	prompts   map[string]promptRoute        // front name → route
+	res       map[resourceKey]resourceRoute // resource or template → where it goes (resources.go)
+	ownUI     map[string][]string           // a backend's own ui:// URI → the URIs it is shown as
+	subs      map[string]bool               // resource URIs the client subscribed to (subscribe.go)
+	tasks     taskOwners                    // the tasks this session created (tasks.go)
 	// stateless: an HTTP request served on its own, which has no session
 	// to come back to: it reaches every task the gateway recorded
 	// (tasks.go) and is never notified of anything.
@@ -158,21 +168,22 @@ func (f *front) changed(list int, real bool) {
 }
 
 // identify records who the client is — its initialize, or a stateless
-// request's _meta — and picks its naming mode. Only the first counts (it
-// reports whether this was the first): the names a client was shown stay
-// its names.
+// request's _meta — and picks its naming and how many tools it takes
+// (clients.go). Only the first counts (it reports whether this was the
+// first): the names a client was shown stay its names.
 func (f *front) identify(client string, caps json.RawMessage, version string) bool {
-	strict := strictMode(f.g.opts.Config.Gateway.StrictNames, client)
+	naming, maxTools := f.g.namerFor(client), f.g.maxToolsFor(client)
 	f.mu.Lock()
 	if f.identified {
 		f.mu.Unlock()
 		return false
 	}
 	f.identified = true
-	f.client, f.caps, f.version, f.strict = client, caps, version, strict
+	f.client, f.caps, f.version, f.naming, f.maxTools = client, caps, version, naming, maxTools
 	f.mu.Unlock()
 	if !f.stateless {
-		f.log.Info("client connected", "client", client, "protocol", version, "strict_names", strict)
+		f.log.Info("client connected", "client", client, "protocol", version, "strict_names", naming.strict,
+			"max_name", naming.limit(), "max_tools", maxTools, "profile", f.profile)
 	}
 	return true
 }

@@ -82,12 +82,13 @@ type Gateway struct {
 	tasks taskOwners       // the tasks stateless HTTP requests created (tasks.go)
 
 	routesMu sync.Mutex
-	routes   [2]*toolTable // toolRoutes' last result per naming mode (plain, strict)
+	routes   map[namer]*toolTable // toolRoutes' last result per naming (namers)
 
-	limits     *limiter    // gateway.rate_limits
-	toolScopes []toolScope // gateway.http.oauth.tool_scopes
-	sealer     *sealer     // seals the requestState of held calls
-	holds      holds       // the calls held for a stateless-era client's input (hold.go)
+	profiles   map[string]*policy.Decision // gateway.profiles, by name
+	limits     *limiter                    // gateway.rate_limits
+	toolScopes []toolScope                 // gateway.http.oauth.tool_scopes
+	sealer     *sealer                     // seals the requestState of held calls
+	holds      holds                       // the calls held for a stateless-era client's input (hold.go)
 }
 
 // SetServers records the servers of a reloaded configuration (their
@@ -116,7 +117,9 @@ func New(opts Options) *Gateway {
 	if !opts.Config.Gateway.AnswerTools {
 		opts.Answer = nil
 	}
-	g := &Gateway{opts: opts, log: log, fronts: make(map[*front]bool), logs: ratelimit.NewKeyed(logLimit), sealer: newSealer(opts.StateKey)}
+	g := &Gateway{opts: opts, log: log, fronts: make(map[*front]bool), logs: ratelimit.NewKeyed(logLimit), sealer: newSealer(opts.StateKey),
+		routes: make(map[namer]*toolTable)}
+	g.profiles = newProfiles(opts.Config.Gateway.Profiles, log)
 	g.limits = newLimiter(opts.Config.Gateway.RateLimits)
 	g.toolScopes = newToolScopes(opts.Config.Gateway.HTTP.OAuth.ToolScopes)
 	g.SetServers(opts.Config.Servers)
@@ -182,7 +185,7 @@ func (g *Gateway) serveOn(ctx context.Context, cs clientStream, version string) 
 // the end. The front serves the principal of ctx (WithPrincipal).
 func (g *Gateway) serveFront(ctx context.Context, f *front, cs clientStream, version string) error {
 	defer g.dropFront(f)
-	f.setPrincipal(PrincipalOf(ctx))
+	f.setCaller(ctx)
 	if version != "" {
 		f.stateless, f.initialized, f.version = true, true, version
 	}
@@ -233,7 +236,7 @@ func (g *Gateway) frontList() []*front {
 }
 
 func (g *Gateway) newFront() *front {
-	f := &front{g: g, log: g.log}
+	f := &front{g: g, log: g.log, naming: g.namer(false)}
 	g.mu.Lock()
 	g.fronts[f] = true
 	g.mu.Unlock()

@@ -66,6 +66,12 @@ func newGateway(t *testing.T, mutate func(*config.Config), servers ...config.Ser
 func newHarness(t *testing.T, clientName string, servers ...config.Server) *harness {
 	t.Helper()
 	gw, ctx := newGateway(t, nil, servers...)
+	return connectHarness(t, gw, ctx, clientName)
+}
+
+// connectHarness connects a go-sdk client named clientName to gw.
+func connectHarness(t *testing.T, gw *Gateway, ctx context.Context, clientName string) *harness {
+	t.Helper()
 	h := &harness{}
 	ct, st := mcp.NewInMemoryTransports()
 	served := make(chan error, 1)
@@ -373,24 +379,24 @@ func TestToolTableShared(t *testing.T) {
 	same := func(a, b map[string]toolRoute) bool {
 		return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer()
 	}
-	plain := gw.toolRoutes(false).routes
-	first := gw.toolRoutes(false).findIndex(gw.instructions)
-	if again := gw.toolRoutes(false); !same(plain, again.routes) || again.findIndex(gw.instructions) != first {
+	plain := gw.toolRoutes(gw.namer(false)).routes
+	first := gw.toolRoutes(gw.namer(false)).findIndex(gw.instructions)
+	if again := gw.toolRoutes(gw.namer(false)); !same(plain, again.routes) || again.findIndex(gw.instructions) != first {
 		t.Error("a second session built the table or its find_tools index again")
 	}
-	if strict := gw.toolRoutes(true).routes; same(plain, strict) || strict["tb__echo"].own != "echo" {
+	if strict := gw.toolRoutes(gw.namer(true)).routes; same(plain, strict) || strict["tb__echo"].own != "echo" {
 		t.Error("the strict naming mode shares the plain table")
 	}
 	if _, err := gw.opts.Backends.CallTool(ctx, "tb", "change", nil, backends.CallOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, 10*time.Second, "a new table after tb.change", func() bool {
-		now := gw.toolRoutes(false)
+		now := gw.toolRoutes(gw.namer(false))
 		return !same(plain, now.routes) && len(now.order) == len(plain)+1
 	})
 	// The new table's index analyses only the tool that is new: the
 	// others' analysis is the first index's.
-	next := gw.toolRoutes(false).findIndex(gw.instructions)
+	next := gw.toolRoutes(gw.namer(false)).findIndex(gw.instructions)
 	reused := 0
 	for name, i := range next.byName {
 		if j, ok := first.byName[name]; ok && next.docs[i] == first.docs[j] {

@@ -18,7 +18,6 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"
-	"github.com/mcp-gateway/mcp-gateway/internal/authn"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -221,7 +220,7 @@ func (h *HTTPFront) start(ctx context.Context, cs clientStream, version string, 
 		return nil
 	}
 	f := h.g.newFront()
-	f.setPrincipal(PrincipalOf(ctx))
+	f.setCaller(ctx)
 	h.wg.Add(1) // under mu, so never after Close's Wait began
 	go func() {
 		defer h.wg.Done()
@@ -309,7 +308,7 @@ func (h *HTTPFront) ServeMCP(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	s := h.sessions[id]
 	h.mu.Unlock()
-	if s == nil || !s.servedTo(PrincipalOf(r.Context())) {
+	if s == nil || !s.servedTo(r.Context()) {
 		// Another principal's session is not found either: a session id
 		// is no credential.
 		http.Error(w, "session not found", http.StatusNotFound)
@@ -416,7 +415,7 @@ func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, msgs [][]
 	}
 	// Made under mu, once there is room: a session opens its stream in
 	// the event store.
-	ctx, cancel := context.WithCancel(WithPrincipal(h.ctx, PrincipalOf(r.Context())))
+	ctx, cancel := context.WithCancel(callerContext(h.ctx, r.Context()))
 	s := newHTTPSession(h.sessionOptions(id, h.opts.EventStore, cancel))
 	h.sessions[id] = s
 	h.mu.Unlock()
@@ -452,7 +451,7 @@ func (h *HTTPFront) serveOnce(w http.ResponseWriter, r *http.Request, msgs [][]b
 			served = "2025-03-26"
 		}
 	}
-	ctx, cancel := context.WithCancel(WithPrincipal(h.ctx, PrincipalOf(r.Context())))
+	ctx, cancel := context.WithCancel(callerContext(h.ctx, r.Context()))
 	o := h.sessionOptions("", nil, cancel)
 	o.ErrorStatus = stateless
 	s := newHTTPSession(o)
@@ -513,13 +512,17 @@ func (h *HTTPFront) expire(cutoff time.Time) {
 }
 
 // ServeSSE serves GET /sse, the 2024-11-05 transport's event stream: the
-// session lives as long as the request. Its client posts to /messages.
+// session lives as long as the request. Its client posts to /messages
+// beside it.
 func (h *HTTPFront) ServeSSE(w http.ResponseWriter, r *http.Request) {
 	if !onlyMethod(w, r, http.MethodGet) {
 		return
 	}
 	id := rand.Text()
-	t := &mcp.SSEServerTransport{Endpoint: "/messages?sessionid=" + id, Response: w}
+	// The client posts beside its stream: /messages, or a profile's
+	// /p/NAME/messages.
+	endpoint := strings.TrimSuffix(r.URL.Path, "sse") + "messages?sessionid=" + id
+	t := &mcp.SSEServerTransport{Endpoint: endpoint, Response: w}
 	sess := &sseSession{t: t, started: make(chan struct{})}
 	var startOnce sync.Once
 	markStarted := func() { startOnce.Do(func() { close(sess.started) }) }
@@ -546,7 +549,7 @@ func (h *HTTPFront) ServeSSE(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // the client is gone
 	}
-	ctx, cancel := context.WithCancel(WithPrincipal(h.ctx, PrincipalOf(r.Context())))
+	ctx, cancel := context.WithCancel(callerContext(h.ctx, r.Context()))
 	defer cancel()
 	ended := make(chan struct{})
 	// This goroutine is the stream's writer (sdkStream.pump): the
@@ -621,7 +624,7 @@ func (h *HTTPFront) ServeMessages(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if sess == nil || !servedTo(&sess.front, PrincipalOf(r.Context())) {
+	if sess == nil || !servedTo(&sess.front, r.Context()) {
 		http.Error(w, "session not found", http.StatusNotFound)
 		return
 	}
@@ -700,9 +703,9 @@ func onlyMethod(w http.ResponseWriter, r *http.Request, m string) bool {
 	return false
 }
 
-// servedTo reports whether the session whose front f holds serves p (an
-// unstarted one serves nobody yet).
-func servedTo(f *atomic.Pointer[front], p *authn.Principal) bool {
+// servedTo reports whether the session whose front f holds serves a
+// request of ctx (front.serves; an unstarted one serves nobody yet).
+func servedTo(f *atomic.Pointer[front], ctx context.Context) bool {
 	fr := f.Load()
-	return fr != nil && fr.samePrincipal(p)
+	return fr != nil && fr.serves(ctx)
 }

@@ -79,17 +79,6 @@ func metaTools(n namer) map[string]*mcp.Tool {
 	return out
 }
 
-// lazyListed keeps what lazy mode lists: everything but backend tools.
-func lazyListed(all map[string]toolRoute) map[string]toolRoute {
-	out := make(map[string]toolRoute)
-	for name, r := range all {
-		if r.kind != backendTool {
-			out[name] = r
-		}
-	}
-	return out
-}
-
 // metaArgs are the meta tools' arguments.
 type metaArgs struct {
 	Query     string          `json:"query"`
@@ -161,9 +150,8 @@ func (f *front) callMeta(ctx context.Context, which string, tc toolCall, notify 
 // metaName is a meta tool's front name for this client.
 func (f *front) metaName(own string) string {
 	f.mu.Lock()
-	strict := f.strict
-	f.mu.Unlock()
-	return f.g.namer(strict).name("gateway", own)
+	defer f.mu.Unlock()
+	return f.naming.name("gateway", own)
 }
 
 // findTools answers gateway.find_tools from ix, with the tools visible

@@ -39,10 +39,11 @@ func (f *front) list(ctx context.Context, method string, params json.RawMessage,
 	var (
 		items []json.RawMessage
 		field string // the member the result holds
+		lazy  bool   // tools/list holds the meta tools (lazy mode's list)
 	)
 	switch method {
 	case "tools/list":
-		items, field = f.toolDefs, "tools"
+		items, field, lazy = f.toolDefs, "tools", f.lazyListed
 	case "prompts/list":
 		items, field = f.promptDefs, "prompts"
 	case "resources/list":
@@ -66,11 +67,11 @@ func (f *front) list(ctx context.Context, method string, params json.RawMessage,
 		out = append(out, it...)
 	}
 	out = append(out, ']')
-	if meta := f.listMeta(method); meta != nil {
+	if meta := f.listMeta(method, lazy); meta != nil {
 		out = append(append(out, `,"_meta":`...), meta...)
 	}
 	if stateless {
-		ttl, scope := f.cacheHints(method)
+		ttl, scope := f.cacheHints(method, lazy)
 		out = fmt.Appendf(out, `,"ttlMs":%d,"cacheScope":%q`, ttl, scope)
 	}
 	return append(out, '}'), nil
@@ -80,14 +81,16 @@ func (f *front) list(ctx context.Context, method string, params json.RawMessage,
 // stateless era, derived from the backends': the shortest time any
 // backend in the list gives (one that gives none counts as 0, stale at
 // once), and "private" when any backend says so, or when the list depends
-// on who asks — names that follow the client (strict_names: auto).
-func (f *front) cacheHints(method string) (ttl int, scope string) {
+// on who asks — names that follow the client (strict_names: auto), a
+// tools/list that follows the client's cap (tools_mode: auto). lazy: the
+// list is lazy mode's tools/list, which holds no backend's tools.
+func (f *front) cacheHints(method string, lazy bool) (ttl int, scope string) {
 	scope = "public"
-	if f.g.opts.Config.Gateway.StrictNames == "auto" {
+	if gc := f.g.opts.Config.Gateway; gc.StrictNames == "auto" || method == "tools/list" && gc.ToolsMode == "auto" {
 		scope = "private"
 	}
 	b := f.g.opts.Backends
-	if b == nil || method == "tools/list" && f.g.lazy() {
+	if b == nil || lazy {
 		return 0, scope
 	}
 	first := true
@@ -109,10 +112,10 @@ func (f *front) cacheHints(method string) (ttl int, scope string) {
 // listMeta merges the _meta of the backends' results of a list method:
 // each member as the first backend (in configuration order) that has it
 // wrote it. It is nil when no backend's result had one, and for lazy
-// mode's tools/list, which lists no backend tools.
-func (f *front) listMeta(method string) json.RawMessage {
+// mode's tools/list (lazy), which lists no backend tools.
+func (f *front) listMeta(method string, lazy bool) json.RawMessage {
 	b := f.g.opts.Backends
-	if b == nil || method == "tools/list" && f.g.opts.Config.Gateway.ToolsMode == "lazy" {
+	if b == nil || lazy {
 		return nil
 	}
 	var merged json.RawMessage

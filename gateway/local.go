@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/mcp-gateway/mcp-gateway/internal/policy"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
@@ -19,13 +20,14 @@ type ToolInfo struct {
 	Own         string    `json:"own_name"`    // the name its owner knows it by
 	Description string    `json:"description,omitempty"`
 	Tool        *mcp.Tool `json:"tool"`
+	meta        bool      // one of lazy mode's meta tools
 }
 
 // Tools returns every tool a client can call now, with both naming forms,
 // sorted by name; the caller waits for the backends it wants listed
 // (backends.Manager.Wait).
 func (g *Gateway) Tools() []ToolInfo {
-	plain, strict := g.toolRoutes(false).routes, g.toolRoutes(true).routes
+	plain, strict := g.toolRoutes(g.namer(false)).routes, g.toolRoutes(g.namer(true)).routes
 	strictOf := make(map[[2]string]string, len(strict))
 	for name, r := range strict {
 		strictOf[[2]string{r.server, r.own}] = name
@@ -33,6 +35,9 @@ func (g *Gateway) Tools() []ToolInfo {
 	out := make([]ToolInfo, 0, len(plain))
 	for _, name := range sortedKeys(plain) {
 		r := plain[name]
+		if r.kind == metaTool && !g.lazy() {
+			continue // auto's, for the clients that get them only
+		}
 		out = append(out, ToolInfo{
 			Name:        name,
 			StrictName:  strictOf[[2]string{r.server, r.own}],
@@ -40,6 +45,7 @@ func (g *Gateway) Tools() []ToolInfo {
 			Own:         r.own,
 			Description: r.tool.Description,
 			Tool:        r.tool,
+			meta:        r.kind == metaTool,
 		})
 	}
 	slices.SortStableFunc(out, func(a, b ToolInfo) int {
@@ -54,24 +60,49 @@ func (g *Gateway) Tools() []ToolInfo {
 	return out
 }
 
+// ToolsFor is Tools as the caller of ctx may see them: what the policy
+// lets its principal see (WithPrincipal), within the profile it is served
+// under (WithProfile, else gateway.profile). Lazy mode's meta tools are
+// there for every caller, as in tools/list: they reach only what it may.
+func (g *Gateway) ToolsFor(ctx context.Context) []ToolInfo {
+	access := g.decision(ctx)
+	all := g.Tools()
+	if access == nil {
+		return all
+	}
+	out := all[:0]
+	for _, t := range all {
+		if t.meta || access.Allows(policy.Tool, toolPolicyServer(t.Server), t.Own) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // Call calls one tool by the name a client would use (either naming form)
 // and returns the result as the client would receive it, or the JSON-RPC
 // error it would get.
 func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 	f := g.newFront()
 	defer g.dropFront(f)
-	f.setPrincipal(PrincipalOf(ctx))
+	f.setCaller(ctx)
 	f.client = ClientOf(ctx)
 	f.settle(ctx)
 	if _, ok := f.lookupTool(name); !ok {
 		// Not a plain name of a listed tool, nor of a backend that is not
-		// running (whose error the caller should see): try the strict form
-		// (tb__echo).
+		// running (whose error the caller should see): try the other
+		// namings (tb__echo), and answer as strict names do if none has
+		// it.
 		if _, orphan := f.orphan(name); !orphan {
-			f.mu.Lock()
-			f.strict = true
-			f.mu.Unlock()
-			f.sync()
+			for _, n := range append(g.namers()[2:], g.namer(true)) {
+				f.mu.Lock()
+				f.naming = n
+				f.mu.Unlock()
+				f.sync()
+				if _, ok := f.lookupTool(name); ok {
+					break
+				}
+			}
 		}
 	}
 	tc := toolCall{name: name, args: args}

@@ -60,6 +60,21 @@ func strictMode(setting, clientName string) bool {
 type namer struct {
 	sep    string
 	strict bool
+	// max is the longest name the client takes, when it is less than
+	// its alphabet's limit (maxName, maxStrictName): a client that puts
+	// a prefix of its own before each name (clients.go). 0: the limit.
+	max int
+}
+
+// limit is the longest name n makes.
+func (n namer) limit() int {
+	switch {
+	case n.max > 0:
+		return n.max
+	case n.strict:
+		return maxStrictName
+	}
+	return maxName
 }
 
 // name returns the front name for a backend item (before collision handling).
@@ -81,19 +96,16 @@ func (n namer) name(prefix, own string) string {
 			b.WriteString(sep)
 		}
 		sanitize(&b, own, isStrictRune)
-		return bound(b.String(), full, maxStrictName)
+		return bound(b.String(), full, n.limit())
 	}
 	sanitize(&b, full, isNameRune)
-	return bound(b.String(), full, maxName)
+	return bound(b.String(), full, n.limit())
 }
 
 // withSuffix returns name shortened so that name + "_" + hash(key) fits the
 // limit; it resolves collisions deterministically.
 func (n namer) withSuffix(name, key string) string {
-	limit := maxName
-	if n.strict {
-		limit = maxStrictName
-	}
+	limit := n.limit()
 	suffix := "_" + shortHash(key)
 	if len(name)+len(suffix) > limit {
 		name = name[:limit-len(suffix)]

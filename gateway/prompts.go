@@ -11,11 +11,11 @@ import (
 
 // syncPrompts mirrors the backends' prompts, named like tools
 // (prefix + separator + name).
-func (f *front) syncPrompts(strict, touched bool) {
+func (f *front) syncPrompts(naming namer, touched bool) {
 	if f.g.opts.Backends == nil {
 		return
 	}
-	names := newNameTable(f.g.namer(strict))
+	names := newNameTable(naming)
 	prefixes := f.g.prefixes()
 	routes := make(map[string]promptRoute)
 	var denied map[string]promptRoute

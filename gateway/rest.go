@@ -44,11 +44,7 @@ func (g *Gateway) ServeTools(w http.ResponseWriter, r *http.Request) {
 	}
 	tools := []RESTTool{}
 	g.waitFirstStarts(r.Context())
-	access := g.decision(r.Context())
-	for _, t := range g.Tools() {
-		if !access.Allows(policy.Tool, toolPolicyServer(t.Server), t.Own) {
-			continue
-		}
+	for _, t := range g.ToolsFor(r.Context()) {
 		to, ok := timeouts[t.Server]
 		if !ok {
 			to = int64(g.opts.Config.Gateway.DefaultTimeoutMS)
@@ -230,13 +226,10 @@ func (g *Gateway) restName(r *http.Request, server, tool string) (string, bool) 
 	return "", false
 }
 
-// decision is what the policy lets the principal of ctx see (nil:
+// decision is what the caller of ctx may see (Gateway.access; nil:
 // everything).
 func (g *Gateway) decision(ctx context.Context) *policy.Decision {
-	if p := PrincipalOf(ctx); p != nil {
-		return p.Decision(g.opts.Policy)
-	}
-	return nil
+	return g.access(PrincipalOf(ctx), g.profileOf(ctx))
 }
 
 // toolPolicyServer is the server a tool of ToolInfo is named by in the

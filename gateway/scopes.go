@@ -130,8 +130,7 @@ func (g *Gateway) scopesOK(w http.ResponseWriter, r *http.Request, msgs [][]byte
 // calledNames are the tools a tools/call of name reaches: name itself,
 // and for lazy mode's call tools the tool they call.
 func (g *Gateway) calledNames(name string, args []byte) []string {
-	for _, strict := range []bool{false, true} {
-		n := g.namer(strict)
+	for _, n := range g.namers() {
 		if name == n.name("gateway", metaCall) || name == n.name("gateway", metaCallRead) {
 			inner, _ := wire.Unquote(wire.Member(args, "name"))
 			return []string{name, inner}
@@ -141,11 +140,10 @@ func (g *Gateway) calledNames(name string, args []byte) []string {
 }
 
 // routeOf finds the server and own name of a tool by the name a client
-// calls it, in either naming form: the gateway's own tools are the
-// gateway's.
+// calls it, in any naming: the gateway's own tools are the gateway's.
 func (g *Gateway) routeOf(name string) (server, own string, ok bool) {
-	for _, strict := range []bool{false, true} {
-		if r, found := g.toolRoutes(strict).routes[name]; found && r.kind != metaTool {
+	for _, n := range g.namers() {
+		if r, found := g.toolRoutes(n).routes[name]; found && r.kind != metaTool {
 			s, o := routePolicy(r)
 			return s, o, true
 		}

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
-	"github.com/mcp-gateway/mcp-gateway/internal/authn"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -708,5 +707,5 @@ func readMessages(body []byte) (msgs [][]byte, calls []json.RawMessage, batch, i
 	return msgs, calls, batch, initialize, nil
 }
 
-// servedTo reports whether the session serves principal p.
-func (h *httpSession) servedTo(p *authn.Principal) bool { return servedTo(&h.front, p) }
+// servedTo reports whether the session serves a request of ctx.
+func (h *httpSession) servedTo(ctx context.Context) bool { return servedTo(&h.front, ctx) }

@@ -24,35 +24,50 @@ func (f *front) sync() {
 		gens = b.ListGenerations()
 	}
 	f.mu.Lock()
-	strict := f.strict
+	naming := f.naming
 	touched := [3]bool{f.synced && gens[0] != f.gens[0], f.synced && gens[1] != f.gens[1], f.synced && gens[2] != f.gens[2]}
 	f.synced, f.gens = true, gens
 	f.mu.Unlock()
 
-	f.syncTools(f.g.toolRoutes(strict), touched[toolsList])
-	f.syncPrompts(strict, touched[promptsList])
+	f.syncTools(f.g.toolRoutes(naming), touched[toolsList])
+	f.syncPrompts(naming, touched[promptsList])
 	f.syncResources(touched[resourcesList])
 }
 
+// syncTools makes the front's tool tables t's, and its tools/list every
+// tool the client may see; or, in lazy mode and for a client whose cap
+// that list would pass (tools_mode: auto, clients.go), the answer tools
+// and the meta tools, through which every tool stays reachable.
 func (f *front) syncTools(t *toolTable, touched bool) {
 	all, order := t.routes, t.order
-	listed := all
-	var ix *toolIndex
-	if f.g.lazy() {
-		listed = lazyListed(all)
-		ix = t.findIndex(f.g.instructions)
-	}
 	f.mu.Lock()
 	hideAppOnly := !rendersApps(f.caps)
-	f.mu.Unlock()
-	defs := make([]json.RawMessage, 0, len(listed))
-	f.mu.Lock()
-	for _, name := range order {
-		if r, ok := listed[name]; ok && !(hideAppOnly && r.app.only) && f.allowedLocked(r) {
-			defs = append(defs, r.def)
+	listed := func(r toolRoute) bool { return !(hideAppOnly && r.app.only) && f.allowedLocked(r) }
+	lazy := f.g.lazy()
+	var defs []json.RawMessage
+	if !lazy {
+		defs = make([]json.RawMessage, 0, len(order))
+		for _, name := range order {
+			if r := all[name]; r.kind != metaTool && listed(r) {
+				defs = append(defs, r.def)
+			}
+		}
+		lazy = f.maxTools > 0 && len(defs) > f.maxTools
+	}
+	if lazy {
+		defs = defs[:0]
+		for _, name := range order {
+			if r := all[name]; r.kind != backendTool && listed(r) {
+				defs = append(defs, r.def)
+			}
 		}
 	}
+	meta := f.g.lazy() || f.maxTools > 0
 	f.mu.Unlock()
+	var ix *toolIndex
+	if meta {
+		ix = t.findIndex(f.g.instructions)
+	}
 	var down map[string]bool
 	if f.g.opts.Backends != nil {
 		down = f.g.notReady()
@@ -76,7 +91,7 @@ func (f *front) syncTools(t *toolTable, touched bool) {
 	}
 	same := sameDefs(f.toolDefs, defs)
 	f.tools, f.known, f.findIndex, f.ownNames = all, known, ix, t.own
-	f.toolDefs = defs
+	f.toolDefs, f.lazyListed = defs, lazy
 	f.mu.Unlock()
 	if !same || touched {
 		f.changed(toolsList, !same)
@@ -121,37 +136,33 @@ func (t *toolTable) findIndex(instructions func() map[string]string) *toolIndex 
 	return t.index.Load()
 }
 
-// toolRoutes returns every tool a client with this naming mode can call,
+// toolRoutes returns every tool a client with this naming can call,
 // and the order they are listed in: the answer tools, lazy mode's meta
 // tools, then each backend's tools, backends in configuration order and
 // each backend's tools in its own order. The table is read only: it is
 // computed again only when a backend's tools or the prefixes changed, so
 // that a session (a stateless HTTP request is one) costs one pass over the
 // tools, not a rewrite of every definition or a new find_tools index.
-func (g *Gateway) toolRoutes(strict bool) *toolTable {
+func (g *Gateway) toolRoutes(n namer) *toolTable {
 	var tools []backends.Tool
 	if g.opts.Backends != nil {
 		tools = g.opts.Backends.Tools()
 	}
 	prefixes := g.prefix.Load()
-	mode := 0
-	if strict {
-		mode = 1
-	}
 	g.routesMu.Lock()
 	defer g.routesMu.Unlock()
-	if t := g.routes[mode]; t != nil && t.prefixes == prefixes && sameTools(t.tools, tools) {
+	if t := g.routes[n]; t != nil && t.prefixes == prefixes && sameTools(t.tools, tools) {
 		return t
 	}
-	routes, order := g.buildToolRoutes(strict, tools, *prefixes)
+	routes, order := g.buildToolRoutes(n, tools, *prefixes)
 	t := &toolTable{tools: tools, prefixes: prefixes, routes: routes, order: order, own: appOwnNames(routes, order)}
-	if old := g.routes[mode]; old != nil {
+	if old := g.routes[n]; old != nil {
 		// Only the newest index is kept as a seed, never a chain of them.
 		if t.seed = old.index.Load(); t.seed == nil {
 			t.seed = old.seed
 		}
 	}
-	g.routes[mode] = t
+	g.routes[n] = t
 	return t
 }
 
@@ -171,7 +182,7 @@ func sameTools(a, b []backends.Tool) bool {
 }
 
 // buildToolRoutes is toolRoutes' computation.
-func (g *Gateway) buildToolRoutes(strict bool, tools []backends.Tool, prefixes map[string]string) (map[string]toolRoute, []string) {
+func (g *Gateway) buildToolRoutes(n namer, tools []backends.Tool, prefixes map[string]string) (map[string]toolRoute, []string) {
 	out := make(map[string]toolRoute)
 	var order []string
 	own := func(kind toolKind, ownName string, t *mcp.Tool) {
@@ -187,13 +198,15 @@ func (g *Gateway) buildToolRoutes(strict bool, tools []backends.Tool, prefixes m
 			own(answerTool, t.Name, t)
 		}
 	}
-	if g.opts.Config.Gateway.ToolsMode == "lazy" {
-		meta := metaTools(g.namer(strict))
+	if g.opts.Config.Gateway.ToolsMode != "full" {
+		// Lazy mode's, and auto's for the clients that get them
+		// (front.allowedLocked): their names are taken for every client.
+		meta := metaTools(n)
 		for _, name := range metaOrder {
 			own(metaTool, name, meta[name])
 		}
 	}
-	names := newNameTable(g.namer(strict), order...)
+	names := newNameTable(n, order...)
 	for _, bt := range tools {
 		name := names.assign(bt.Server, prefixes[bt.Server], bt.Name)
 		def, err := toolDef(bt.Raw, name)
@@ -308,11 +321,11 @@ func objectSchema(s json.RawMessage) json.RawMessage {
 }
 
 // inputSchema is the input schema of a tool a client calls by name, under
-// either naming mode (nil if no tool has it): what headers.go checks a
-// call's Mcp-Param headers against.
+// any naming (nil if no tool has it): what headers.go checks a call's
+// Mcp-Param headers against.
 func (g *Gateway) inputSchema(name string) json.RawMessage {
-	for _, strict := range []bool{false, true} {
-		if r, ok := g.toolRoutes(strict).routes[name]; ok {
+	for _, n := range g.namers() {
+		if r, ok := g.toolRoutes(n).routes[name]; ok {
 			return wire.Member(r.def, "inputSchema")
 		}
 	}

@@ -47,7 +47,7 @@ func newApp(inv *invocation, e env) (*app, error) {
 		Path:  inv.configPath,
 		Home:  home,
 		Env:   e.lookup,
-		Flags: config.Flags{Debug: inv.debug, DebugFile: inv.debugFile, Listen: inv.listen},
+		Flags: config.Flags{Debug: inv.debug, DebugFile: inv.debugFile, Listen: inv.listen, Profile: inv.profile},
 	}
 	cfg, sources, err := config.Load(load)
 	if err != nil {
@@ -313,15 +313,22 @@ func (a *app) call(ctx context.Context) error {
 // denied reports a request the policy refused (gateway.Options.OnDeny):
 // in the audit log (event "deny"), the log, and counted in /metrics.
 func (a *app) denied(d gateway.Denial) {
-	reason := "policy: no rule that applies allows it"
-	if d.Rule != "" {
+	var reason string
+	switch {
+	case d.Profile != "" && d.Pattern != "":
+		reason = fmt.Sprintf("profile %q excludes it (%s)", d.Profile, d.Pattern)
+	case d.Profile != "":
+		reason = fmt.Sprintf("profile %q does not include it", d.Profile)
+	case d.Rule != "":
 		reason = fmt.Sprintf("policy: rule %q denies it (%s)", d.Rule, d.Pattern)
+	default:
+		reason = "policy: no rule that applies allows it"
 	}
 	if a.audit != nil {
 		a.audit.Record(audit.Entry{Time: d.Time, Event: "deny", Client: d.Client, Identity: d.Identity,
 			Server: d.Server, Tool: d.Name, Own: d.Own, Kind: d.Kind, Reason: reason})
 	}
-	a.log.Info("policy: request denied", "identity", d.Identity, "client", d.Client, "kind", d.Kind, "name", d.Name,
+	a.log.Info("request denied", "identity", d.Identity, "client", d.Client, "kind", d.Kind, "name", d.Name,
 		"server", d.Server, "reason", reason)
 	if a.metrics != nil {
 		a.metrics.denials.WithLabelValues(d.Kind).Inc()

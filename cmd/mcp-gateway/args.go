@@ -15,18 +15,22 @@ import (
 const usage = `mcp-gateway: one MCP entry for many MCP servers, plus cited web answers.
 
 Usage:
-  mcp-gateway --stdio [--config PATH] [--debug [PATH]]   serve MCP on stdin/stdout (what clients run)
+  mcp-gateway --stdio [--config PATH] [--debug [PATH]] [--profile NAME]
+                                                         serve MCP on stdin/stdout (what clients run)
   mcp-gateway --transport http [--listen ADDR] [--config PATH]
-                                                         serve MCP (Streamable HTTP, SSE) and REST over HTTP (docs/http.md)
+                                                         serve MCP (Streamable HTTP, SSE) and REST over HTTP (docs/http.md);
+                                                         each profile also at /p/NAME/mcp, /p/NAME/sse, /p/NAME/mcp/tools, ...
   mcp-gateway --show-config [--config PATH]              effective config with its sources, JSON, to stderr
-  mcp-gateway tools [--config PATH] [--json] [--wait D]  start the backends, list every tool a client sees
+  mcp-gateway tools [--config PATH] [--json] [--wait D] [--profile NAME]
+                                                         start the backends, list every tool a client sees
   mcp-gateway tools --changes [--json] [--wait D]        the tool and prompt definitions withheld until approved,
                                                          each with its diff, and the definitions the scanner flags
   mcp-gateway approve SERVER [NAME] [--digest HEX]       accept SERVER's withheld definitions (NAME's only), as
                                                          tools --changes shows them (docs/trust.md)
   mcp-gateway dashboard [--listen ADDR]                  a page on loopback (default 127.0.0.1:8300): backends, tools,
                                                          withheld changes with Approve, recent audit entries
-  mcp-gateway call NAME [JSON_ARGS] [--config PATH]      call one tool through the gateway, print the result
+  mcp-gateway call NAME [JSON_ARGS] [--config PATH] [--profile NAME]
+                                                         call one tool through the gateway, print the result
   mcp-gateway status [--config PATH] [--json] [--wait D] start every backend; state, start time, tools, errors
   mcp-gateway import --from CLIENT|PATH [--write PATH [--force] [--replace-client]]
                                                          gateway YAML from a client's MCP servers (docs/clients.md)
@@ -41,6 +45,8 @@ Flags:
   --debug [PATH]   debug logs on stderr, and also to PATH when given
   --show-config    print the effective configuration to stderr (with --stdio, then serve)
   --listen ADDR    HTTP listen address (default 127.0.0.1:8000)
+  --profile NAME   serve, list or call only the tools of profile NAME (gateway.profiles);
+                   over HTTP, the paths without /p/NAME
   --wait D         tools, status: wait at most D (30s, 2m) for backends still starting;
                    by default until each has started or failed (Ctrl-C stops waiting)
   --json           machine-readable output for tools and status
@@ -67,6 +73,7 @@ type invocation struct {
 	help       bool
 	version    bool
 	listen     string
+	profile    string // --profile: gateway.profile
 	// wait bounds how long tools and status wait for backends still
 	// starting (--wait); 0: until every first start has concluded.
 	wait     time.Duration
@@ -131,6 +138,8 @@ func parseArgs(args []string) (*invocation, error) {
 			inv.transport, err = value()
 		case "--listen":
 			inv.listen, err = value()
+		case "--profile":
+			inv.profile, err = value()
 		case "--config", "-c":
 			inv.configPath, err = value()
 		case "--debug":
@@ -276,6 +285,9 @@ func parseArgs(args []string) (*invocation, error) {
 		if inv.listen != "" && inv.command != "dashboard" {
 			return nil, usagef("--listen belongs to --transport http and dashboard")
 		}
+		if inv.profile != "" && inv.command != "tools" && inv.command != "call" {
+			return nil, usagef("--profile belongs to --stdio, --transport http, tools and call")
+		}
 		if inv.command != "import" && (inv.from != "" || inv.write != "" || inv.force || inv.replaceClient) {
 			return nil, usagef("--from, --write, --force and --replace-client belong to import")
 		}
@@ -307,7 +319,7 @@ func parseArgs(args []string) (*invocation, error) {
 var (
 	commands  = []string{"tools", "call", "status", "import", "login", "logout", "approve", "dashboard", "policy"}
 	flagNames = []string{"--help", "--version", "--stdio", "--transport", "--listen", "--config", "--debug",
-		"--show-config", "--json", "--changes", "--digest", "--wait", "--from", "--write", "--force", "--replace-client"}
+		"--show-config", "--json", "--changes", "--digest", "--wait", "--from", "--write", "--force", "--replace-client", "--profile"}
 )
 
 func isCommand(s string) bool { return slices.Contains(commands, s) }

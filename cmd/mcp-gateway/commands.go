@@ -20,7 +20,7 @@ func (a *app) tools(ctx context.Context) error {
 	}
 	a.backends.Start(ctx)
 	a.waitStarts(ctx)
-	tools := a.gw.Tools()
+	tools := a.gw.ToolsFor(ctx) // gateway.profile's (--profile), if one is set
 	st := a.backends.Status()
 	if a.inv.json {
 		if err := writeJSON(a.env.stdout, map[string]any{"tools": tools, "servers": st}); err != nil {
@@ -41,6 +41,9 @@ func (a *app) tools(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintf(a.env.stdout, "\n%d tools", len(tools))
+	if p := a.cfg.Gateway.Profile; p != "" {
+		fmt.Fprintf(a.env.stdout, " of profile %s", p)
+	}
 	var notReady, skipped []string
 	for _, s := range st {
 		switch s.State {

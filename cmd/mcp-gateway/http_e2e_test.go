@@ -796,7 +796,13 @@ func initRaw(t *testing.T, g *httpGW) string {
 // initRawCaps is initRaw for a client that declares caps.
 func initRawCaps(t *testing.T, g *httpGW, caps string) string {
 	t.Helper()
-	resp := postMCP(t, g.base+"/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"raw","version":"1"}}}`, nil)
+	return initRawURL(t, g.base+"/mcp", caps)
+}
+
+// initRawURL is initRawCaps at the Streamable HTTP endpoint u.
+func initRawURL(t *testing.T, u, caps string) string {
+	t.Helper()
+	resp := postMCP(t, u, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"raw","version":"1"}}}`, nil)
 	sid := resp.Header.Get("Mcp-Session-Id")
 	// One JSON response if answered within primeAfter, else an event
 	// stream.
@@ -804,7 +810,7 @@ func initRawCaps(t *testing.T, g *httpGW, caps string) string {
 		t.Fatalf("initialize: %s %q, %v", resp.Header.Get("Content-Type"), body, err)
 	}
 	resp.Body.Close()
-	if r := postMCP(t, g.base+"/mcp", sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil); r.StatusCode != http.StatusAccepted {
+	if r := postMCP(t, u, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil); r.StatusCode != http.StatusAccepted {
 		t.Fatalf("initialized: %d", r.StatusCode)
 	}
 	return sid

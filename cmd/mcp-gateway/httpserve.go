@@ -56,11 +56,16 @@ func (a *app) serveHTTP(ctx context.Context) error {
 		SessionBufferBytes: int64(hc.SessionBufferBytes), MaxSessions: hc.MaxSessions, MaxStreams: hc.MaxStreams})
 	metrics := a.metrics
 	mux := http.NewServeMux()
-	mux.HandleFunc("/mcp", front.ServeMCP)
-	mux.HandleFunc("/sse", front.ServeSSE)
-	mux.HandleFunc("/messages", front.ServeMessages)
-	mux.Handle("/mcp/tools", http.HandlerFunc(a.gw.ServeTools))
-	mux.Handle("/mcp/call", http.HandlerFunc(a.gw.ServeCall))
+	// MCP and REST, and the same for each profile of gateway.profiles at
+	// paths of its own, which serve its tools only (the plain paths serve
+	// gateway.profile, if one is set).
+	for path, h := range map[string]http.HandlerFunc{
+		"/mcp": front.ServeMCP, "/sse": front.ServeSSE, "/messages": front.ServeMessages,
+		"/mcp/tools": a.gw.ServeTools, "/mcp/call": a.gw.ServeCall,
+	} {
+		mux.Handle(path, h)
+		mux.Handle("/p/{profile}"+path, a.profiled(h))
+	}
 	if v := g.verifier; v != nil {
 		// RFC 9728: at the well-known path with the resource's path after
 		// it, and without, for clients that do not insert it.
@@ -148,6 +153,19 @@ func (a *app) serveHTTP(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// profiled serves a request to /p/NAME/... with h under profile NAME
+// (gateway.WithProfile); a name gateway.profiles lacks is 404.
+func (a *app) profiled(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("profile")
+		if !a.gw.HasProfile(name) {
+			http.Error(w, "Not Found: no such profile (gateway.profiles)", http.StatusNotFound)
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(gateway.WithProfile(r.Context(), name)))
+	})
 }
 
 // newGuard makes the HTTP front's guard from gateway.http: the token's or

@@ -204,10 +204,11 @@ func startSDK(t *testing.T, cfg string, opts *mcp.ClientOptions) *mcp.ClientSess
 }
 
 // startSDKVersion is startSDK with the client speaking version (a client
-// of 2026-07-28 asks server/discover and has no handshake).
-func startSDKVersion(t *testing.T, cfg string, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
+// of 2026-07-28 asks server/discover and has no handshake), and more
+// arguments for the gateway.
+func startSDKVersion(t *testing.T, cfg string, opts *mcp.ClientOptions, version string, args ...string) *mcp.ClientSession {
 	t.Helper()
-	cmd := exec.Command(gatewayBin, "--stdio", "--config", cfg)
+	cmd := exec.Command(gatewayBin, append([]string{"--stdio", "--config", cfg}, args...)...)
 	cmd.Env = baseEnv(t)
 	stderr := &testutil.Buffer{}
 	cmd.Stderr = stderr

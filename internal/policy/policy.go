@@ -138,6 +138,12 @@ func Compile(rules []Rule) (*Policy, error) {
 // apply to it. A nil *Decision allows everything (no policy).
 type Decision struct {
 	applies []*rule
+	// within is a profile the decision is bounded by (Within): what it
+	// allows must be allowed there too.
+	within *Decision
+	// profile names the profile this decision is (NewProfile), "" for a
+	// policy's.
+	profile string
 	// Outcomes says, for each rule in order, whether it applies, or why
 	// its condition could not be evaluated (which counts as not applying).
 	Outcomes []Outcome
@@ -243,6 +249,9 @@ func (d *Decision) Allows(kind Kind, server, name string) bool {
 	if d == nil {
 		return true
 	}
+	if d.within != nil && !d.within.Allows(kind, server, name) {
+		return false
+	}
 	allowed := false
 	for _, r := range d.applies {
 		for _, p := range r.deny {
@@ -269,6 +278,9 @@ func (d *Decision) AllowsServer(server string) bool {
 	if d == nil {
 		return true
 	}
+	if d.within != nil && !d.within.AllowsServer(server) {
+		return false
+	}
 	allowed := false
 	for _, r := range d.applies {
 		for _, p := range r.deny {
@@ -292,12 +304,41 @@ type Explanation struct {
 	// that admitted it; "" when no rule's pattern matched.
 	Rule    string
 	Pattern string
+	// Profile names the profile (NewProfile) that leaves it out: Pattern
+	// is then its exclude that names it, or "" when no include does.
+	Profile string
 }
 
 // Explain is Allows with its reason.
 func (d *Decision) Explain(kind Kind, server, name string) Explanation {
 	if d == nil {
 		return Explanation{Allowed: true}
+	}
+	e := d.explain(kind, server, name)
+	if e.Allowed && d.within != nil {
+		if w := d.within.Explain(kind, server, name); !w.Allowed {
+			return w
+		}
+	}
+	return e
+}
+
+// explain is Explain of d's own rules.
+func (d *Decision) explain(kind Kind, server, name string) Explanation {
+	if d.profile != "" {
+		// A profile's one rule: its excludes, else its includes.
+		r := d.applies[0]
+		for _, p := range r.deny {
+			if p.matches(kind, server, name) {
+				return Explanation{Profile: d.profile, Pattern: p.text}
+			}
+		}
+		for _, p := range r.allow {
+			if p.matches(kind, server, name) {
+				return Explanation{Allowed: true}
+			}
+		}
+		return Explanation{Profile: d.profile}
 	}
 	var first *Explanation
 	for _, r := range d.applies {
@@ -328,5 +369,46 @@ func (d *Decision) Same(o *Decision) bool {
 	if d == nil || o == nil {
 		return d == o
 	}
-	return slices.Equal(d.applies, o.applies)
+	return slices.Equal(d.applies, o.applies) && d.within == o.within
+}
+
+// NewProfile is a profile (gateway.profiles): a named set of servers,
+// tools and prompts that every caller of a front sees at most, as a
+// decision that applies to everyone. include and exclude are patterns
+// (ParsePattern); no include means every server, and an exclude wins.
+func NewProfile(name string, include, exclude []string) (*Decision, error) {
+	if len(include) == 0 {
+		include = []string{"*"}
+	}
+	r := &rule{name: "profile " + name}
+	for _, s := range include {
+		pat, err := ParsePattern(s)
+		if err != nil {
+			return nil, fmt.Errorf("profile %s: include: %w", name, err)
+		}
+		r.allow = append(r.allow, pat)
+	}
+	for _, s := range exclude {
+		pat, err := ParsePattern(s)
+		if err != nil {
+			return nil, fmt.Errorf("profile %s: exclude: %w", name, err)
+		}
+		r.deny = append(r.deny, pat)
+	}
+	return &Decision{applies: []*rule{r}, profile: name}, nil
+}
+
+// Within returns a decision that allows what both d and the profile p
+// allow: a caller's decision on a front that serves a profile. A nil d
+// (no policy) is p itself, and a nil p leaves d as it is.
+func (d *Decision) Within(p *Decision) *Decision {
+	switch {
+	case p == nil:
+		return d
+	case d == nil:
+		return p
+	}
+	out := *d
+	out.within = d.within.Within(p)
+	return &out
 }

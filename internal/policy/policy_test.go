@@ -142,3 +142,68 @@ func FuzzGlob(f *testing.F) {
 		}
 	})
 }
+
+// A profile allows what its includes name (everything without one) and
+// no exclude names; within a profile, a caller's decision allows only what
+// both allow, and Explain names the profile that leaves a name out.
+func TestProfileWithin(t *testing.T) {
+	web, err := NewProfile("web", []string{"fetch", "gh.search_*", "gateway.answer"}, []string{"fetch.delete"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := NewProfile("all", nil, []string{"gh.delete_*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := mustCompile(t, Rule{Name: "team", When: `subject == "alice"`, Allow: []string{"fetch", "gh"}, Deny: []string{"gh.search_code"}})
+	alice := p.Decide(Identity{Subject: "alice"})
+	for _, tc := range []struct {
+		d            *Decision
+		kind         Kind
+		server, name string
+		want         bool
+	}{
+		{web, Tool, "fetch", "get", true},
+		{web, Tool, "fetch", "delete", false},
+		{web, Resource, "fetch", "", true},
+		{web, Tool, "gh", "search_repos", true},
+		{web, Prompt, "gh", "search_help", true},
+		{web, Resource, "gh", "", false},
+		{web, Tool, "gh", "create_issue", false},
+		{web, Tool, "gateway", "answer", true},
+		{web, Tool, "gateway", "answer_quick", false},
+		{all, Tool, "anything", "at_all", true},
+		{all, Tool, "gh", "delete_repo", false},
+		{alice.Within(web), Tool, "gh", "search_repos", true},
+		{alice.Within(web), Tool, "gh", "search_code", false},  // the policy denies it
+		{alice.Within(web), Tool, "gh", "create_issue", false}, // the profile leaves it out
+		{alice.Within(web), Tool, "gateway", "answer", false},  // the policy allows no answer tool
+		{(*Decision)(nil).Within(web), Tool, "fetch", "get", true},
+		{alice.Within(nil), Tool, "gh", "create_issue", true},
+	} {
+		if got := tc.d.Allows(tc.kind, tc.server, tc.name); got != tc.want {
+			t.Errorf("Allows(%v, %s, %s) = %v, want %v", tc.kind, tc.server, tc.name, got, tc.want)
+		}
+		if e := tc.d.Explain(tc.kind, tc.server, tc.name); e.Allowed != tc.want {
+			t.Errorf("Explain(%v, %s, %s) = %+v, want allowed %v", tc.kind, tc.server, tc.name, e, tc.want)
+		}
+	}
+	if e := alice.Within(web).Explain(Tool, "gh", "create_issue"); e.Profile != "web" || e.Pattern != "" {
+		t.Errorf("not included: %+v, want profile web and no pattern", e)
+	}
+	if e := web.Explain(Tool, "fetch", "delete"); e.Profile != "web" || e.Pattern != "fetch.delete" {
+		t.Errorf("excluded: %+v, want profile web, pattern fetch.delete", e)
+	}
+	if e := alice.Within(web).Explain(Tool, "gh", "search_code"); e.Profile != "" || e.Rule != "team" {
+		t.Errorf("denied by the policy: %+v, want rule team", e)
+	}
+	if !alice.Within(web).AllowsServer("gh") || alice.Within(web).AllowsServer("other") || web.AllowsServer("other") {
+		t.Error("AllowsServer: want gh within web, not other")
+	}
+	if !alice.Within(web).Same(alice.Within(web)) || alice.Within(web).Same(alice.Within(all)) || alice.Same(alice.Within(web)) {
+		t.Error("Same: the same rules within the same profile only")
+	}
+	if _, err := NewProfile("bad", []string{"a b"}, nil); err == nil || !strings.Contains(err.Error(), "profile bad: include") {
+		t.Errorf("bad include: %v", err)
+	}
+}
