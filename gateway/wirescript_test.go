@@ -33,11 +33,13 @@ package gateway
 //	gateway -> client MSG      the next message the client got matches MSG
 //	gateway -> NAME MSG        the next message backend NAME got matches MSG
 //	gateway -> client exact MSG   ... and is MSG byte for byte
+//	gateway -> client framed MSG  ... and came Content-Length framed
 //	handshake [CLIENT [CAPS]]  initialize as client CLIENT (2025-11-25), answered, then initialized
 //	sleep DURATION             let DURATION pass on the fake clock
 //	quiet                      nothing was sent that the script has not expected
 //	crash NAME                 backend NAME's output ends (its session ends: a crash)
 //	close client               the client's input ends
+//	write client|NAME "TEXT"   the client or backend NAME writes TEXT (a Go string literal) as it is
 //	define VAR MSG             $VAR stands for MSG from here on
 //	surface NAME KIND FILE     backend NAME's KIND (tools, prompts, ...) is now FILE's
 //	manual NAME [METHOD...]    backend NAME's script answers METHOD (all methods when none)
@@ -70,6 +72,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -122,11 +125,12 @@ type wireScript struct {
 }
 
 type scriptStep struct {
-	line  int
-	verb  string   // "send", "expect", or a directive's name
-	args  []string // the directive's words; for send/expect: from, to
-	exact bool
-	msg   string // the message's text, as written
+	line   int
+	verb   string   // "send", "expect", or a directive's name
+	args   []string // the directive's words; for send/expect: from, to
+	exact  bool     // expect: the same bytes
+	framed bool     // expect: the message came Content-Length framed
+	msg    string   // the message's text, as written
 }
 
 // parseWireScript reads a txtar archive: the comment is the script.
@@ -147,8 +151,12 @@ func parseWireScript(data []byte) (*wireScript, error) {
 			from = strings.TrimSpace(from)
 			to, msg, _ := strings.Cut(strings.TrimSpace(rest), " ")
 			msg = strings.TrimSpace(msg)
-			if m, ok := strings.CutPrefix(msg, "exact "); ok {
-				st.exact, msg = true, m
+			for _, kw := range []string{"framed ", "exact "} {
+				if m, ok := strings.CutPrefix(msg, kw); ok {
+					msg = m
+					st.exact = st.exact || kw == "exact "
+					st.framed = st.framed || kw == "framed "
+				}
 			}
 			for !balanced(msg) && i+1 < len(lines) {
 				i++
@@ -162,8 +170,8 @@ func parseWireScript(data []byte) (*wireScript, error) {
 				st.verb = "expect"
 			case to == "gateway" && from != "gateway":
 				st.verb = "send"
-				if st.exact {
-					return nil, fmt.Errorf("line %d: exact is for expectations", n)
+				if st.exact || st.framed {
+					return nil, fmt.Errorf("line %d: exact and framed are for expectations", n)
 				}
 			default:
 				return nil, fmt.Errorf("line %d: an arrow goes to or from the gateway", n)
@@ -182,6 +190,13 @@ func parseWireScript(data []byte) (*wireScript, error) {
 				st.args = parts[1:]
 			}
 			switch st.verb {
+			case "write":
+				who, text, _ := strings.Cut(strings.TrimSpace(strings.TrimPrefix(line, "write")), " ")
+				q, err := strconv.Unquote(strings.TrimSpace(text))
+				if err != nil {
+					return nil, fmt.Errorf("line %d: write client|NAME \"TEXT\": %v", n, err)
+				}
+				st.args, st.msg = []string{who}, q
 			case "handshake", "sleep", "quiet", "crash", "close", "define", "surface", "manual", "fail-start":
 			default:
 				return nil, fmt.Errorf("line %d: unknown step %q", n, st.verb)
@@ -308,6 +323,12 @@ func (r *scriptRun) run() {
 			r.quiet()
 		case "crash":
 			r.backend(st.args[0]).crash()
+		case "write":
+			if st.args[0] == "client" {
+				r.stdin.Write([]byte(st.msg))
+			} else if err := r.backend(st.args[0]).send([]byte(st.msg)); err != nil {
+				r.fatalf("write %s: %v", st.args[0], err)
+			}
 		case "close":
 			if len(st.args) != 1 || st.args[0] != "client" {
 				r.fatalf("close client")
@@ -435,7 +456,7 @@ func (r *scriptRun) send(st scriptStep) {
 		return
 	}
 	b := r.backend(st.args[0])
-	if err := b.send(msg); err != nil {
+	if err := b.send(append(msg, '\n')); err != nil {
 		r.fatalf("%s -> gateway: %v", st.args[0], err)
 	}
 }
@@ -447,9 +468,12 @@ func (r *scriptRun) expect(st scriptStep) {
 	if st.args[1] != "client" {
 		q = r.backend(st.args[1]).got
 	}
-	got, ok := q.next()
+	got, framed, ok := q.next()
 	if !ok {
 		r.fatalf("gateway -> %s: nothing arrived; want %s", st.args[1], st.msg)
+	}
+	if framed != st.framed {
+		r.fatalf("gateway -> %s: framed %v, want %v: %s", st.args[1], framed, st.framed, got)
 	}
 	if err := r.match(st.msg, got, st.exact); err != nil {
 		r.fatalf("gateway -> %s:\n got %s\nwant %s\n%v", st.args[1], got, st.msg, err)
@@ -467,7 +491,7 @@ func (r *scriptRun) handshake(args []string) {
 	}
 	r.stdin.Write([]byte(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":` + caps + `,"clientInfo":{"name":"` + name + `","version":"1"}}}` + "\n"))
 	synctest.Wait()
-	got, ok := r.client.next()
+	got, _, ok := r.client.next()
 	if !ok || wire.Member(got, "result") == nil {
 		r.fatalf("handshake: initialize answered %s", got)
 	}
@@ -477,11 +501,11 @@ func (r *scriptRun) handshake(args []string) {
 // quiet fails if a peer got a message the script has not expected.
 func (r *scriptRun) quiet() {
 	r.t.Helper()
-	if got, ok := r.client.next(); ok {
+	if got, _, ok := r.client.next(); ok {
 		r.fatalf("unexpected gateway -> client %s", got)
 	}
 	for _, name := range slices.Sorted(maps.Keys(r.backends)) {
-		if got, ok := r.backends[name].got.next(); ok {
+		if got, _, ok := r.backends[name].got.next(); ok {
 			r.fatalf("unexpected gateway -> %s %s", name, got)
 		}
 	}
@@ -719,7 +743,7 @@ func (b *fakeBackend) send(msg []byte) error {
 	if s == nil {
 		return errors.New("no session")
 	}
-	s.out.Write(append(bytes.Clone(msg), '\n'))
+	s.out.Write(msg)
 	return nil
 }
 
@@ -891,11 +915,13 @@ func (p *memPipe) Close() error {
 	return nil
 }
 
-// msgQueue collects the lines written to it, to be taken one by one.
+// msgQueue collects the messages written to it, line-delimited or
+// Content-Length framed, to be taken one by one.
 type msgQueue struct {
-	mu   sync.Mutex
-	part []byte
-	msgs [][]byte
+	mu     sync.Mutex
+	part   []byte
+	msgs   [][]byte
+	framed []bool
 }
 
 func (q *msgQueue) Write(p []byte) (int, error) {
@@ -903,26 +929,41 @@ func (q *msgQueue) Write(p []byte) (int, error) {
 	defer q.mu.Unlock()
 	q.part = append(q.part, p...)
 	for {
+		q.part = bytes.TrimLeft(q.part, " \t\r\n")
+		if head, ok := bytes.CutPrefix(q.part, []byte("Content-Length:")); ok {
+			end := bytes.Index(head, []byte("\r\n\r\n"))
+			if end < 0 {
+				return len(p), nil
+			}
+			n, err := strconv.Atoi(string(bytes.TrimSpace(head[:end])))
+			if err != nil || len(head) < end+4+n {
+				return len(p), nil
+			}
+			q.msgs = append(q.msgs, bytes.Clone(head[end+4:end+4+n]))
+			q.framed = append(q.framed, true)
+			q.part = head[end+4+n:]
+			continue
+		}
 		i := bytes.IndexByte(q.part, '\n')
 		if i < 0 {
 			return len(p), nil
 		}
-		if line := bytes.TrimSpace(q.part[:i]); len(line) > 0 {
-			q.msgs = append(q.msgs, bytes.Clone(line))
-		}
+		q.msgs = append(q.msgs, bytes.Clone(bytes.TrimSpace(q.part[:i])))
+		q.framed = append(q.framed, false)
 		q.part = q.part[i+1:]
 	}
 }
 
-func (q *msgQueue) next() ([]byte, bool) {
+// next takes the oldest message, and whether it came framed.
+func (q *msgQueue) next() (msg []byte, framed, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if len(q.msgs) == 0 {
-		return nil, false
+		return nil, false, false
 	}
-	m := q.msgs[0]
-	q.msgs = q.msgs[1:]
-	return m, true
+	m, f := q.msgs[0], q.framed[0]
+	q.msgs, q.framed = q.msgs[1:], q.framed[1:]
+	return m, f, true
 }
 
 // lockedBuffer is a bytes.Buffer for the log handler.
