@@ -39,7 +39,7 @@ package gateway
 //	quiet                      nothing was sent that the script has not expected
 //	crash NAME                 backend NAME's output ends (its session ends: a crash)
 //	close client               the client's input ends
-//	write client|NAME "TEXT"   the client or backend NAME writes TEXT (a Go string literal) as it is
+//	write client|NAME "TEXT"   the client or backend NAME writes TEXT (a Go string literal; $VAR substituted) as it is
 //	define VAR MSG             $VAR stands for MSG from here on
 //	surface NAME KIND FILE     backend NAME's KIND (tools, prompts, ...) is now FILE's
 //	manual NAME [METHOD...]    backend NAME's script answers METHOD (all methods when none)
@@ -324,9 +324,10 @@ func (r *scriptRun) run() {
 		case "crash":
 			r.backend(st.args[0]).crash()
 		case "write":
+			text := r.subst(st.msg)
 			if st.args[0] == "client" {
-				r.stdin.Write([]byte(st.msg))
-			} else if err := r.backend(st.args[0]).send([]byte(st.msg)); err != nil {
+				r.stdin.Write(text)
+			} else if err := r.backend(st.args[0]).send(text); err != nil {
 				r.fatalf("write %s: %v", st.args[0], err)
 			}
 		case "close":
