@@ -34,6 +34,7 @@ package gateway
 //	gateway -> NAME MSG        the next message backend NAME got matches MSG
 //	gateway -> client exact MSG   ... and is MSG byte for byte
 //	gateway -> client framed MSG  ... and came Content-Length framed
+//	gateway -> client unordered MSG   the first message the client got that matches MSG
 //	handshake [CLIENT [CAPS]]  initialize as client CLIENT (2025-11-25), answered, then initialized
 //	sleep DURATION             let DURATION pass on the fake clock
 //	quiet                      nothing was sent that the script has not expected
@@ -130,7 +131,10 @@ type scriptStep struct {
 	args   []string // the directive's words; for send/expect: from, to
 	exact  bool     // expect: the same bytes
 	framed bool     // expect: the message came Content-Length framed
-	msg    string   // the message's text, as written
+	// unordered: expect the first matching message of the peer's, not
+	// the next one (two goroutines' messages in no set order)
+	unordered bool
+	msg       string // the message's text, as written
 }
 
 // parseWireScript reads a txtar archive: the comment is the script.
@@ -151,11 +155,12 @@ func parseWireScript(data []byte) (*wireScript, error) {
 			from = strings.TrimSpace(from)
 			to, msg, _ := strings.Cut(strings.TrimSpace(rest), " ")
 			msg = strings.TrimSpace(msg)
-			for _, kw := range []string{"framed ", "exact "} {
+			for _, kw := range []string{"unordered ", "framed ", "exact "} {
 				if m, ok := strings.CutPrefix(msg, kw); ok {
 					msg = m
 					st.exact = st.exact || kw == "exact "
 					st.framed = st.framed || kw == "framed "
+					st.unordered = st.unordered || kw == "unordered "
 				}
 			}
 			for !balanced(msg) && i+1 < len(lines) {
@@ -170,7 +175,7 @@ func parseWireScript(data []byte) (*wireScript, error) {
 				st.verb = "expect"
 			case to == "gateway" && from != "gateway":
 				st.verb = "send"
-				if st.exact || st.framed {
+				if st.exact || st.framed || st.unordered {
 					return nil, fmt.Errorf("line %d: exact and framed are for expectations", n)
 				}
 			default:
@@ -468,6 +473,15 @@ func (r *scriptRun) expect(st scriptStep) {
 	q := r.client
 	if st.args[1] != "client" {
 		q = r.backend(st.args[1]).got
+	}
+	if st.unordered {
+		// The first message that matches, wherever it is in the queue.
+		if _, ok := q.take(func(got []byte, framed bool) bool {
+			return framed == st.framed && r.match(st.msg, got, st.exact) == nil
+		}); !ok {
+			r.fatalf("gateway -> %s: nothing that matches %s arrived", st.args[1], st.msg)
+		}
+		return
 	}
 	got, framed, ok := q.next()
 	if !ok {
@@ -965,6 +979,20 @@ func (q *msgQueue) next() (msg []byte, framed, ok bool) {
 	m, f := q.msgs[0], q.framed[0]
 	q.msgs, q.framed = q.msgs[1:], q.framed[1:]
 	return m, f, true
+}
+
+// take takes the oldest message for which ok is true.
+func (q *msgQueue) take(ok func(msg []byte, framed bool) bool) ([]byte, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i, m := range q.msgs {
+		if ok(m, q.framed[i]) {
+			q.msgs = slices.Delete(q.msgs, i, i+1)
+			q.framed = slices.Delete(q.framed, i, i+1)
+			return m, true
+		}
+	}
+	return nil, false
 }
 
 // lockedBuffer is a bytes.Buffer for the log handler.
