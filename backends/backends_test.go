@@ -304,7 +304,7 @@ func TestCrashMidCall(t *testing.T) {
 		_, err := e.CallTool(context.Background(), "c", "hang", nil, backends.CallOptions{})
 		hangErr <- err
 	}()
-	testutil.WaitFor(t, 5*time.Second, "the hang call sent", func() bool { return backends.InFlight(e.Manager, "c") > 0 })
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the hang call sent", func() bool { return backends.InFlight(e.Manager, "c") > 0 })
 	_, err := e.CallTool(context.Background(), "c", "crash", json.RawMessage(`{"code":3}`), backends.CallOptions{})
 	var se *backends.ServerError
 	if !errors.As(err, &se) || se.State != backends.Crashed || se.Reason != "exit status 3" {
@@ -446,7 +446,7 @@ func TestLateResponseIgnored(t *testing.T) {
 	if !errors.As(err, &te) {
 		t.Fatalf("err %v", err)
 	}
-	testutil.WaitFor(t, 2*time.Second, "the late response logged", func() bool {
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the late response logged", func() bool {
 		return len(e.log.Find(`level=DEBUG msg="ignored a response to an unknown id"`, "server=late")) > 0
 	})
 	e.call(t, "late", "echo", `{}`)
@@ -697,7 +697,7 @@ func TestCloseDuringStartupAndBackoff(t *testing.T) {
 	m := backends.New(backends.Options{Servers: []config.Server{srv("late", "-start-delay", "1h")}})
 	backends.SetTimings(m, time.Hour, time.Hour, time.Hour, 200*time.Millisecond)
 	m.Start(context.Background())
-	testutil.WaitFor(t, 5*time.Second, "the child started", func() bool { return m.Status()[0].PID != 0 })
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the child started", func() bool { return m.Status()[0].PID != 0 })
 	closeWithin(t, "Close during an hour's startup", m) // stdin closed: the sleeping child only dies by signal
 	if st := m.Status()[0]; st.State != backends.Stopped {
 		t.Errorf("state %s", st.State)
@@ -857,9 +857,9 @@ func TestHeldCallsBounded(t *testing.T) {
 			}
 		})
 	}
-	testutil.WaitFor(t, 10*time.Second, "the held calls answered", func() bool { return answered.Load() >= 60 })
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the held calls answered", func() bool { return answered.Load() >= 60 })
 	e.FlushWrites()
-	testutil.WaitFor(t, 10*time.Second, "every call answered after the flush", func() bool { return answered.Load() == 100 })
+	testutil.WaitFor(t, testutil.DefaultTimeout, "every call answered after the flush", func() bool { return answered.Load() == 100 })
 }
 
 // closeWithin closes m, failing if Close waits for what it was meant to cut
