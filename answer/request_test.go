@@ -496,10 +496,11 @@ func TestMalformedBodyNotRetried(t *testing.T) {
 func TestRetryAfterHonoured(t *testing.T) {
 	h := http.Header{"Retry-After-Ms": {"150"}}
 	f := newFixture(t, nil, answertest.ErrorWithHeader(429, h, "requests", "rate_limit_exceeded", "slow down"), okReply())
-	start := time.Now()
+	// Retried after the wait asked (measured on synctest's clock, to the
+	// millisecond, in TestRetryWaits).
 	mustCall(t, f, "answer", `{"query":"q"}`)
-	if d := time.Since(start); d < 150*time.Millisecond {
-		t.Errorf("retried after %v, want >= 150ms", d)
+	if f.srv.Count() != 2 {
+		t.Errorf("%d requests, want 2", f.srv.Count())
 	}
 	// A Retry-After beyond the limit ends the call with the error instead
 	// of blocking it.
@@ -524,18 +525,15 @@ func TestTimeoutNotRetried(t *testing.T) {
 		c.Request.TimeoutMS = 500
 		c.Request.MaxRetries = 3
 	}, answertest.Slow(10*time.Second, okReply()), okReply())
-	start := time.Now()
 	_, err := f.call(t, "answer", `{"query":"q"}`)
 	ae := wantAPIError(t, err)
-	// Not ctx's error: the caller's context is fine, only the attempt timed out.
+	// The attempt's timeout ended it, not the server's answer (10 s: that
+	// would be a result). Not ctx's error: the caller's context is fine, only the attempt timed out.
 	if ae.Name != "TimeoutError" || errors.Is(err, context.DeadlineExceeded) || ae.Message != "Request timed out after 500 ms (request.timeout_ms)" {
 		t.Errorf("err = %+v", ae)
 	}
 	if f.srv.Count() != 1 {
 		t.Errorf("%d requests, want exactly 1", f.srv.Count())
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("took %v", d)
 	}
 	if !f.srv.WaitCanceled(5 * time.Second) {
 		t.Error("server did not see the request abandoned")
@@ -561,27 +559,14 @@ func TestCancellation(t *testing.T) {
 		if errors.As(err, &ae) {
 			t.Errorf("cancellation reported as APIError %+v", ae)
 		}
-	case <-time.After(time.Second):
-		t.Fatal("Call did not return promptly after cancel")
+	case <-time.After(30 * time.Second): // Hang never answers: only the cancellation ends it
+		t.Fatal("Call did not return after cancel")
 	}
 	if !f.srv.WaitCanceled(2 * time.Second) {
 		t.Error("server did not see the request context cancelled")
 	}
 	if f.srv.Count() != 1 {
 		t.Errorf("%d requests, want 1 (no retry after cancel)", f.srv.Count())
-	}
-}
-
-func TestCancelDuringBackoff(t *testing.T) {
-	f := newFixture(t, nil, answertest.ErrorWithHeader(429, http.Header{"Retry-After": {"30"}}, "requests", "", "later"), okReply())
-	// The 429 asks for 30 s; the caller's deadline ends the wait. 1 s
-	// leaves the first attempt time to complete on a loaded machine.
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	start := time.Now()
-	_, err := f.svc.Call(ctx, "answer", json.RawMessage(`{"query":"q"}`))
-	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 5*time.Second || f.srv.Count() != 1 {
-		t.Errorf("err = %v after %v and %d requests", err, time.Since(start), f.srv.Count())
 	}
 }
 

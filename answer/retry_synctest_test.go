@@ -3,6 +3,7 @@ package answer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -67,6 +68,32 @@ func TestRetryWaits(t *testing.T) {
 			if d := rt.at[i+1].Sub(rt.at[i]); d < want.lo || d > want.hi {
 				t.Errorf("wait before attempt %d: %s, want %s..%s", i+2, d, want.lo, want.hi)
 			}
+		}
+	})
+}
+
+// A caller's deadline ends the wait a Retry-After asked for (30 s) at the
+// deadline (1 s), with no second attempt.
+func TestCancelDuringBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		later := func(w http.ResponseWriter, r *answertest.Request) {
+			w.Header().Set("Retry-After", "30")
+			answertest.Error(http.StatusTooManyRequests, "requests", "", "later")(w, r)
+		}
+		rt := &replyTransport{replies: []answertest.Reply{later, answertest.Respond("m", answertest.Message("ok"))}}
+		cfg := config.Defaults()
+		cfg.APIKey = testKey
+		cfg.OpenAI.BaseURL = "http://fake.invalid/v1"
+		svc := New(Options{Config: cfg, HTTPClient: &http.Client{Transport: rt}})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		start := time.Now()
+		_, err := svc.Call(ctx, "answer", json.RawMessage(`{"query":"q"}`))
+		if !errors.Is(err, context.DeadlineExceeded) || len(rt.at) != 1 {
+			t.Errorf("err = %v after %d requests", err, len(rt.at))
+		}
+		if d := time.Since(start); d != time.Second {
+			t.Errorf("returned after %s, want at the deadline (1s)", d)
 		}
 	})
 }

@@ -118,6 +118,13 @@ type Options struct {
 	// value trusts every definition.
 	Trust TrustOptions
 
+	// Dial, when set, connects each server to a peer in this process
+	// instead of starting its command or reaching its URL (dial.go): the
+	// seam of the tests that script the gateway's wire behaviour under
+	// testing/synctest, where no process can run. The product leaves it
+	// nil.
+	Dial DialFunc
+
 	// Self, when set, is this gateway: an enabled server that would run it
 	// again (Self.Match's Loop) is not started but reported as Skipped, and
 	// every child inherits config.ChainEnv (Self.Environ), so that a nested gateway

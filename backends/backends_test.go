@@ -139,12 +139,11 @@ func TestInvalidHeaderMarksLeftOut(t *testing.T) {
 
 func TestSlowStartAndWait(t *testing.T) {
 	t.Parallel()
-	t0 := time.Now()
 	e := start(t, []config.Server{srv("slow", "-start-delay", "300ms"), srv("fast")}, nil)
-	if d := time.Since(t0); d < 300*time.Millisecond {
-		t.Errorf("Wait returned after %s, before the slow backend was ready", d)
+	// Wait returned (in start) once both were ready, not when the fast one was.
+	if st := e.status(t, "slow"); st.State != backends.Ready {
+		t.Errorf("Wait returned with the slow backend %s", st.State)
 	}
-	e.waitState(t, "slow", backends.Ready)
 	e.call(t, "slow", "echo", `{}`)
 }
 
@@ -305,12 +304,8 @@ func TestCrashMidCall(t *testing.T) {
 		_, err := e.CallTool(context.Background(), "c", "hang", nil, backends.CallOptions{})
 		hangErr <- err
 	}()
-	testutil.WaitFor(t, 5*time.Second, "the hang call sent", func() bool { return backends.InFlight(e.Manager, "c") > 0 })
-	t0 := time.Now()
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the hang call sent", func() bool { return backends.InFlight(e.Manager, "c") > 0 })
 	_, err := e.CallTool(context.Background(), "c", "crash", json.RawMessage(`{"code":3}`), backends.CallOptions{})
-	if d := time.Since(t0); d > time.Second {
-		t.Errorf("crash noticed after %s", d)
-	}
 	var se *backends.ServerError
 	if !errors.As(err, &se) || se.State != backends.Crashed || se.Reason != "exit status 3" {
 		t.Fatalf("crash call: %#v", err)
@@ -326,8 +321,8 @@ func TestCrashMidCall(t *testing.T) {
 		if !errors.As(err, &se) || se.State != backends.Crashed {
 			t.Errorf("hang call: %v", err)
 		}
-	case <-time.After(time.Second):
-		t.Fatal("in-flight hang call did not fail")
+	case <-time.After(testutil.DefaultTimeout):
+		t.Fatal("in-flight hang call did not fail") // it never would: hang never answers
 	}
 	e.waitChange(t, "c")
 	st := e.waitState(t, "c", backends.Crashed)
@@ -380,23 +375,21 @@ func TestRestartOnFailureAndGiveUp(t *testing.T) {
 	}
 }
 
-// TestTimeoutAtDeadline is not parallel: it measures lateness, and the
-// bound is loose for loaded CI machines (what it catches is an error that
-// waits for the cancellation, a grace period or the backend).
+// TestTimeoutAtDeadline: a call the backend never answers ends with a
+// TimeoutError (hang never answers: the error comes from the deadline,
+// not the backend). That it comes at the deadline, not before and not
+// after a grace, is checked on synctest's clock by the wire script
+// gateway/testdata/scripts/fixed-timeout-cancellation-after-request.txtar
+// (nothing at 4.9 s, the error at 5 s).
 func TestTimeoutAtDeadline(t *testing.T) {
+	t.Parallel()
 	s := srv("h")
 	s.TimeoutMS = 200
 	e := start(t, []config.Server{s}, nil)
-	t0 := time.Now()
 	_, err := e.CallTool(context.Background(), "h", "hang", nil, backends.CallOptions{})
-	d := time.Since(t0)
 	var te *backends.TimeoutError
 	if !errors.As(err, &te) || te.Server != "h" || te.Method != "tools/call" || te.Name != "hang" || te.Timeout != 200*time.Millisecond {
 		t.Fatalf("err %#v", err)
-	}
-	t.Logf("timed out after %s (timeout 200ms)", d)
-	if d < 200*time.Millisecond || d > 500*time.Millisecond {
-		t.Errorf("returned after %s, want at 200ms", d)
 	}
 	if err.Error() != "MCP server 'h' tools/call timed out after 200ms" {
 		t.Errorf("message %q", err)
@@ -419,22 +412,16 @@ func TestTimeoutWhileStdinFull(t *testing.T) {
 	s := srv("deaf")
 	s.TimeoutMS = 200
 	e := start(t, []config.Server{s}, nil)
-	e.call(t, "deaf", "deaf", `{"ms":4000}`)
+	// Deaf for an hour: a call that returns at all was ended by its
+	// timeout (200 ms), not by the pipe draining.
+	e.call(t, "deaf", "deaf", `{"ms":3600000}`)
 	big := json.RawMessage(`{"s":"` + strings.Repeat("x", 1<<20) + `"}`)
 	for range 2 { // the first may be cut short; the second waits for the pipe
-		t0 := time.Now()
 		_, err := e.CallTool(context.Background(), "deaf", "echo", big, backends.CallOptions{})
-		d := time.Since(t0)
 		var te *backends.TimeoutError
 		var se *backends.ServerError
 		if !errors.As(err, &te) && !errors.As(err, &se) {
 			t.Fatalf("err %v", err)
-		}
-		// Well before the backend reads again: the timeout (200 ms) ended
-		// the call, not the pipe draining. (A loaded machine can take a
-		// second; 4 s is the deafness.)
-		if d > 3*time.Second {
-			t.Errorf("returned after %s (timeout 200ms, backend deaf for 4s)", d)
 		}
 	}
 }
@@ -459,7 +446,7 @@ func TestLateResponseIgnored(t *testing.T) {
 	if !errors.As(err, &te) {
 		t.Fatalf("err %v", err)
 	}
-	testutil.WaitFor(t, 2*time.Second, "the late response logged", func() bool {
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the late response logged", func() bool {
 		return len(e.log.Find(`level=DEBUG msg="ignored a response to an unknown id"`, "server=late")) > 0
 	})
 	e.call(t, "late", "echo", `{}`)
@@ -469,14 +456,15 @@ func TestContextCancellationForwarded(t *testing.T) {
 	t.Parallel()
 	e := start(t, []config.Server{srv("x")}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(50*time.Millisecond, cancel)
-	t0 := time.Now()
-	_, err := e.CallTool(ctx, "x", "slow", json.RawMessage(`{"ms":5000}`), backends.CallOptions{})
+	defer cancel()
+	go func() { // cancels once the call is at the backend
+		testutil.Poll(testutil.DefaultTimeout, func() bool { return backends.InFlight(e.Manager, "x") > 0 || ctx.Err() != nil })
+		cancel()
+	}()
+	// An hour's call that returns at all was ended by the cancellation.
+	_, err := e.CallTool(ctx, "x", "slow", json.RawMessage(`{"ms":3600000}`), backends.CallOptions{})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v", err)
-	}
-	if d := time.Since(t0); d > time.Second {
-		t.Errorf("returned after %s", d)
 	}
 	st := e.waitCancelled(t, "x")
 	if len(st.Cancelled) != 1 || st.Reasons[0] == "timeout" {
@@ -701,24 +689,16 @@ func TestCloseDuringStartupAndBackoff(t *testing.T) {
 	backends.SetTimings(e.Manager, time.Hour, time.Hour, time.Hour, 200*time.Millisecond)
 	e.CallTool(context.Background(), "r", "crash", nil, backends.CallOptions{})
 	e.waitState(t, "r", backends.Restarting)
-	t0 := time.Now()
-	e.Close()
-	if d := time.Since(t0); d > time.Second {
-		t.Errorf("Close during backoff took %s", d)
-	}
+	closeWithin(t, "Close during an hour's backoff", e.Manager)
 	if st := e.status(t, "r"); st.State != backends.Stopped {
 		t.Errorf("state %s", st.State)
 	}
 
-	m := backends.New(backends.Options{Servers: []config.Server{srv("late", "-start-delay", "20s")}})
+	m := backends.New(backends.Options{Servers: []config.Server{srv("late", "-start-delay", "1h")}})
 	backends.SetTimings(m, time.Hour, time.Hour, time.Hour, 200*time.Millisecond)
 	m.Start(context.Background())
-	testutil.WaitFor(t, 5*time.Second, "the child started", func() bool { return m.Status()[0].PID != 0 })
-	t0 = time.Now()
-	m.Close() // stdin closed: the sleeping child only dies by signal
-	if d := time.Since(t0); d > 5*time.Second {
-		t.Errorf("Close during startup took %s", d)
-	}
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the child started", func() bool { return m.Status()[0].PID != 0 })
+	closeWithin(t, "Close during an hour's startup", m) // stdin closed: the sleeping child only dies by signal
 	if st := m.Status()[0]; st.State != backends.Stopped {
 		t.Errorf("state %s", st.State)
 	}
@@ -877,7 +857,23 @@ func TestHeldCallsBounded(t *testing.T) {
 			}
 		})
 	}
-	testutil.WaitFor(t, 10*time.Second, "the held calls answered", func() bool { return answered.Load() >= 60 })
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the held calls answered", func() bool { return answered.Load() >= 60 })
 	e.FlushWrites()
-	testutil.WaitFor(t, 10*time.Second, "every call answered after the flush", func() bool { return answered.Load() == 100 })
+	testutil.WaitFor(t, testutil.DefaultTimeout, "every call answered after the flush", func() bool { return answered.Load() == 100 })
+}
+
+// closeWithin closes m, failing if Close waits for what it was meant to cut
+// short (an hour); the limit only ends a hang.
+func closeWithin(t *testing.T, what string, m *backends.Manager) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		m.Close()
+	}()
+	select {
+	case <-done:
+	case <-time.After(testutil.DefaultTimeout):
+		t.Fatalf("%s: still waiting after %s", what, testutil.DefaultTimeout)
+	}
 }

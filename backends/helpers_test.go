@@ -170,6 +170,6 @@ func toolNames(tools []backends.Tool) []string {
 func (e *env) waitCancelled(t *testing.T, server string) stats {
 	t.Helper()
 	var st stats
-	testutil.Poll(2*time.Second, func() bool { st = e.stats(t, server); return len(st.Cancelled) > 0 })
+	testutil.Poll(testutil.DefaultTimeout, func() bool { st = e.stats(t, server); return len(st.Cancelled) > 0 })
 	return st
 }

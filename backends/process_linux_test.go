@@ -34,7 +34,7 @@ func TestCloseStopsEverything(t *testing.T) {
 		_, err := e.CallTool(context.Background(), "g", "hang", nil, backends.CallOptions{})
 		inflight <- err
 	}()
-	testutil.WaitFor(t, 5*time.Second, "the call at the backend", func() bool { return backends.InFlight(e.Manager, "g") > 0 })
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the call at the backend", func() bool { return backends.InFlight(e.Manager, "g") > 0 })
 	t0 := time.Now()
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func zombieChildren() []int {
 func grandchildPID(t *testing.T, e *env, name string) int {
 	t.Helper()
 	pid := 0
-	testutil.WaitFor(t, 5*time.Second, "the grandchild pid on "+name+"'s stderr", func() bool {
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the grandchild pid on "+name+"'s stderr", func() bool {
 		for _, l := range e.status(t, name).StderrTail {
 			if n, ok := strings.CutPrefix(l, "grandchild pid "); ok {
 				pid, _ = strconv.Atoi(n)

@@ -70,7 +70,7 @@ func TestRemoteStreamableSession(t *testing.T) {
 	// A tool added between calls: list_changed comes on the standalone stream.
 	mcp.AddTool(srv, &mcp.Tool{Name: "two"}, echo)
 	e.waitChange(t, "far")
-	testutil.WaitFor(t, 5*time.Second, "the added tool far/two", func() bool {
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the added tool far/two", func() bool {
 		return slices.Contains(toolNames(e.Tools()), "far/two")
 	})
 	if res := e.call(t, "far", "two", `{}`); !strings.Contains(string(res), `"hi"`) {
@@ -160,7 +160,7 @@ func TestRemoteAbandonsTimedOutCall(t *testing.T) {
 	}
 	select {
 	case <-closed:
-	case <-time.After(5 * time.Second):
+	case <-time.After(testutil.DefaultTimeout):
 		t.Fatal("the timed-out call's POST is still open")
 	}
 	if st := e.status(t, "far"); st.State != backends.Ready {
@@ -344,7 +344,7 @@ func TestRemoteStateless(t *testing.T) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}, nil
 	})
 	e.waitChange(t, "far")
-	testutil.WaitFor(t, 5*time.Second, "the added tool far/two", func() bool {
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the added tool far/two", func() bool {
 		return slices.Contains(toolNames(e.Tools()), "far/two")
 	})
 

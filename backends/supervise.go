@@ -349,9 +349,12 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 	hctx, cancel := context.WithDeadline(ctx, startupDeadline)
 	defer cancel()
 	var s *session
-	if b.cfg.URL != "" {
+	switch {
+	case b.m.opts.Dial != nil:
+		s, reason = b.startDialed(hctx)
+	case b.cfg.URL != "":
 		s, reason = b.startRemote(hctx)
-	} else {
+	default:
 		s, reason = b.startChild()
 	}
 	if s == nil {

@@ -3,6 +3,7 @@ package backends
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"math"
 	"net/url"
 	"strings"
@@ -35,11 +36,29 @@ func (b *backend) startRemote(ctx context.Context) (*session, string) {
 	if err != nil {
 		return nil, config.RedactURL(err.Error()) // an HTTP error names the URL
 	}
+	return b.startPeer(peer{w: r, r: r.reader(), failure: r.failure, shutdown: r.shutdown, attrs: []any{"url", config.RedactURL(b.cfg.URL)}}), ""
+}
+
+// peer is a session's transport other than a child's pipes: a remote
+// server's (remote.go), or an in-process peer's (Options.Dial).
+type peer struct {
+	w        io.WriteCloser // the conn's writes; a Write must not wait for the peer
+	r        io.Reader      // the peer's messages, as lines
+	failure  func() string  // why the session ended, once r did ("" if unknown)
+	shutdown func()         // ends the transport, after the conn was shut down
+	attrs    []any          // what the log says of it
+}
+
+// startPeer starts a conn on p: the handshake, the forwarding and the
+// supervision are those of a child's pipes; the end of p's input is the
+// end of the session, which the supervisor treats as a crash.
+func (b *backend) startPeer(p peer) *session {
+	name := b.cfg.Name
 	b.mu.Lock()
 	b.startedAt = time.Now()
 	b.mu.Unlock()
-	c := newConn(name, r, remotePipe, b.log, b.hooks())
-	go c.readLoop(r.reader())
+	c := newConn(name, p.w, remotePipe, b.log, b.hooks())
+	go c.readLoop(p.r)
 
 	crashed := make(chan string, 1)
 	stop := make(chan struct{})
@@ -56,7 +75,7 @@ func (b *backend) startRemote(ctx context.Context) (*session, string) {
 			return
 		default:
 		}
-		reason := r.failure()
+		reason := p.failure()
 		if reason == "" {
 			reason = "the connection ended"
 		}
@@ -70,11 +89,11 @@ func (b *backend) startRemote(ctx context.Context) (*session, string) {
 		close(stop)
 		<-watchDone
 		c.shutdown(&ServerError{Server: name, State: Stopped, Reason: "stopped"})
-		r.shutdown()
+		p.shutdown()
 		<-c.eof
 		c.wait()
 	}
-	return &session{c: c, crashed: crashed, teardown: teardown, attrs: []any{"url", config.RedactURL(b.cfg.URL)}}, ""
+	return &session{c: c, crashed: crashed, teardown: teardown, attrs: p.attrs}
 }
 
 // toolSchema finds the input schema of one of the backend's tools, as it

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestPathologicalInputs(t *testing.T) {
@@ -32,15 +31,14 @@ func TestPathologicalInputs(t *testing.T) {
 		"many keys":     strings.Repeat("servers: []\n", 3),
 	} {
 		t.Run(name, func(t *testing.T) {
-			start := time.Now()
+			// Expanded, the laughs and the fan-out would not end (the
+			// test's timeout would); how long a load takes is not
+			// asserted here (no wall-clock bounds in tests).
 			_, _, _, err := loadText(t, text, nil, Flags{})
 			if err != nil {
 				checkOnlyErrors(t, err)
 			}
-			if d := time.Since(start); d > 2*time.Second {
-				t.Errorf("took %v", d)
-			}
-			t.Logf("%v: %.200v", time.Since(start), err)
+			t.Logf("%.200v", err)
 		})
 	}
 }

@@ -51,8 +51,6 @@
 //	-app-gated            -app, but the app's tools are listed only to a client
 //	                      whose initialize declared the extension (as a server
 //	                      with a text-only fallback does)
-//	-null-error           every result carries "error":null too, as some
-//	                      servers write it
 //	-ignore-term          ignore SIGTERM and stdin EOF (only SIGKILL ends it)
 //	-grandchild           start a grandchild ("sleep 300") in its process group;
 //	                      its pid is written to stderr as "grandchild pid N"
@@ -179,7 +177,6 @@ type server struct {
 	listOnInit   bool
 	ignoreCancel bool
 	stringIDs    bool
-	nullError    bool
 	describe     string
 	instructions string
 	listMeta     string
@@ -247,7 +244,6 @@ func main() {
 	listOnInit := fs.Bool("list-changed-on-init", false, "send tools/list_changed after initialized")
 	ignoreCancel := fs.Bool("ignore-cancel", false, "slow answers even when cancelled")
 	stringIDs := fs.Bool("string-ids", false, "echo numeric request ids back as strings")
-	nullError := fs.Bool("null-error", false, `every result carries "error":null too`)
 	relayMode := fs.Bool("relay", false, "only relay bytes to and from the command after --")
 	pidDir := fs.String("pid-dir", "", "create DIR/<pid> at start")
 	barrier := fs.Int("start-barrier", 0, "with -pid-dir: wait until DIR holds N files before reading stdin")
@@ -341,7 +337,6 @@ func main() {
 		listOnInit:   *listOnInit,
 		ignoreCancel: *ignoreCancel,
 		stringIDs:    *stringIDs,
-		nullError:    *nullError,
 		toolsFile:    *toolsFile,
 		out:          bufio.NewWriterSize(os.Stdout, 64<<10),
 		tools:        slices.Clone(builtinTools),
@@ -466,9 +461,6 @@ func (s *server) send(msg string) {
 }
 
 func (s *server) reply(id json.RawMessage, result string) {
-	if s.nullError {
-		result += `,"error":null`
-	}
 	s.send(`{"jsonrpc":"2.0","id":` + s.echoID(id) + `,"result":` + result + `}`)
 }
 

@@ -108,15 +108,11 @@ func TestBackendCrashAndRestart(t *testing.T) {
 	mark := s.Mark()
 	slowID := s.Request("tools/call", `{"name":"tb.progress","arguments":{"steps":600,"ms":100},"_meta":{"progressToken":"p"}}`)
 	s.WaitNote(mark, "notifications/progress", testutil.DefaultTimeout) // the long call is at the backend
-	start := time.Now()
 	crashID := s.Request("tools/call", `{"name":"tb.crash","arguments":{}}`)
 	for _, id := range []string{slowID, crashID} {
 		r := s.Await(id, testutil.DefaultTimeout)
 		code, msg, data := r.Error(t)
 		wantNotRunning(t, code, msg, data, "tb", "crashed", "exit status 3", "crashing now")
-	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("in-flight calls failed %s after the crash, want at once", d)
 	}
 	s.WaitNote(mark, "notifications/tools/list_changed", testutil.DefaultTimeout)
 	listed := s.Mark()
@@ -158,7 +154,9 @@ func TestBackendCrashAndRestart(t *testing.T) {
 	wantNoTools(t, s.toolsList(), "never.echo")
 }
 
-// A hung tool times out at the deadline with -32001 and the data of docs/errors.md;
+// A hung tool times out with -32001 and the data of docs/errors.md (that it
+// comes at the deadline is checked on synctest's clock by the wire script
+// gateway/testdata/scripts/fixed-timeout-cancellation-after-request.txtar);
 // the backend is told (notifications/cancelled), kept, and works next.
 // timeout_ms of the server and DEFAULT_TIMEOUT both apply.
 func TestBackendTimeout(t *testing.T) {
@@ -168,7 +166,6 @@ func TestBackendTimeout(t *testing.T) {
 	s := startRaw(t, beConfig(t, own, tb("dflt")), "e2e", "DEFAULT_TIMEOUT=900ms")
 	s.toolsList()
 
-	start := time.Now()
 	hangID := s.Request("tools/call", `{"name":"tb.hang","arguments":{}}`)
 	dfltID := s.Request("tools/call", `{"name":"dflt.hang","arguments":{}}`)
 	cases := []struct {
@@ -180,7 +177,6 @@ func TestBackendTimeout(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := s.Await(c.id, testutil.DefaultTimeout)
-		elapsed := time.Since(start)
 		code, msg, data := r.Error(t)
 		if code != -32001 || msg != c.msg {
 			t.Errorf("%s: %d %q, want -32001 %q", c.tool, code, msg, c.msg)
@@ -190,10 +186,6 @@ func TestBackendTimeout(t *testing.T) {
 			if data[k] != v {
 				t.Errorf("%s: data.%s = %v, want %v (data %v)", c.tool, k, data[k], v, data)
 			}
-		}
-		// At the deadline, not later (loose upper bound for a loaded machine).
-		if c.tool == "tb.hang" && (elapsed < 1100*time.Millisecond || elapsed > 1200*time.Millisecond+4*time.Second) {
-			t.Errorf("%s timed out after %s, want ~1.2s", c.tool, elapsed)
 		}
 	}
 	// The backend got notifications/cancelled and still works.

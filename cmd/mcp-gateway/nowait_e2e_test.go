@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
@@ -25,21 +24,17 @@ func TestCallDoesNotWaitForOtherBackends(t *testing.T) {
   "gateway": {"first_start_wait_ms": 1500, "answer_tools": false},
   "servers": [
     {"name": "fast", "command": %[1]q, "args": ["-instructions", "fast"]},
-    {"name": "slow", "command": %[1]q, "args": ["-start-delay", "8s", "-instructions", "slow"]}
+    {"name": "slow", "command": %[1]q, "args": ["-start-delay", "1h", "-instructions", "slow"]}
   ]
 }`, backendBin))
-	t0 := time.Now()
+	// The slow backend starts for an hour: a call answered at all did not
+	// wait for it.
 	s, init := initSession(t, startGateway(t, baseEnv(t), "--stdio", "--config", cfg), "e2e", `{}`)
 	if got := init.Result(t)["instructions"]; got != "## fast\n\nfast" {
 		t.Errorf("instructions %q: want the fast backend's only", got)
 	}
 	if sc := s.structured("fast.echo", `{"n":1}`); sc["n"] == nil {
 		t.Errorf("fast.echo = %v", sc)
-	}
-	d := time.Since(t0)
-	t.Logf("initialize + call to the fast backend: %s", d)
-	if d > 6*time.Second {
-		t.Errorf("a call to the ready backend took %s: it waited for the slow one (8 s)", d)
 	}
 	wantTools(t, s.toolsList(), "fast.echo")
 }

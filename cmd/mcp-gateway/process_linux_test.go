@@ -204,17 +204,14 @@ func TestShutdownWithEscapedGrandchild(t *testing.T) {
 			tree := testutil.Descendants(gw)
 			t.Cleanup(func() { killLeftovers(tree) })
 			esc := findDescendant(t, gw, "sleep 300")
-			start := time.Now()
 			if how == "eof" {
 				s.Stdin.Close()
 			} else {
 				s.Cmd.Process.Signal(syscall.SIGTERM)
 			}
-			s.Exited(t, 10*time.Second)
-			if d := time.Since(start); d > 5*time.Second {
-				t.Errorf("shutdown took %s", d)
-			}
-			testutil.WaitFor(t, 5*time.Second, "escapee gone", func() bool { return !esc.Alive() })
+			// It exits without waiting for the escapee (sleep 300).
+			s.Exited(t, testutil.DefaultTimeout)
+			testutil.WaitFor(t, testutil.DefaultTimeout, "escapee gone", func() bool { return !esc.Alive() })
 			reapOurs(tree)
 		})
 	}

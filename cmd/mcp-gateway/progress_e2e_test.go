@@ -25,20 +25,20 @@ func slowly(d time.Duration, reply answertest.Reply) answertest.Reply {
 	}
 }
 
-// TestAnswerProgress: a 12 s answer called with a progressToken sends
-// notifications/progress at least every 5 s until the result, each with
-// the client's token, increasing progress and the elapsed time; a call
-// without a token gets none.
+// TestAnswerProgress: a 6 s answer called with a progressToken sends
+// notifications/progress (every 5 s: the interval is checked on synctest's
+// clock by TestProgressEveryInterval) until the result, each with the
+// client's token, increasing progress and the elapsed time; a call without
+// a token gets none.
 func TestAnswerProgress(t *testing.T) {
 	t.Parallel()
 	srv := newFake(t,
-		slowly(12*time.Second, answertest.Respond("gpt-5.5", answertest.Message("slow answer"))),
+		slowly(6*time.Second, answertest.Respond("gpt-5.5", answertest.Message("slow answer"))),
 		slowly(200*time.Millisecond, answertest.Respond("gpt-5.5", answertest.Message("quick answer"))),
 	)
 	s := startAnswerGateway(t, srv, answerOpts{})
-	t0 := time.Now()
 	s.Send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"answer","arguments":` + queryArgs("q") + `,"_meta":{"progressToken":"tok-1"}}}`)
-	var times []time.Duration
+	notes := 0
 	var last float64
 	for {
 		m := s.readMessage()
@@ -55,27 +55,18 @@ func TestAnswerProgress(t *testing.T) {
 			if msg, _ := p["message"].(string); !strings.Contains(msg, "s elapsed") {
 				t.Errorf("progress message %q", msg)
 			}
-			times = append(times, time.Since(t0))
+			notes++
 			continue
 		}
 		if idOf(m) == "7" {
 			if m["result"] == nil {
 				t.Fatalf("answer: %v", m)
 			}
-			times = append(times, time.Since(t0))
 			break
 		}
 	}
-	t.Logf("progress at %v", times)
-	if len(times) < 3 {
-		t.Errorf("%d progress notifications in a 12 s answer, want at least 2", len(times)-1)
-	}
-	prev := time.Duration(0)
-	for _, at := range times {
-		if gap := at - prev; gap > 6*time.Second {
-			t.Errorf("a gap of %s without progress (want at most 5 s)", gap)
-		}
-		prev = at
+	if notes < 1 {
+		t.Errorf("no progress notification in a 6 s answer")
 	}
 
 	// Without a token: no progress.

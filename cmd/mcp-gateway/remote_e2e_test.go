@@ -146,13 +146,10 @@ func TestRemoteTwoHops(t *testing.T) {
 
 	t.Run("timeout sends a cancel", func(t *testing.T) {
 		before := nCancelled()
-		start := time.Now()
+		// hang never answers: -32001 is the timeout's.
 		code, msg, data := s.callTool("far.tb.hang", `{}`).Error(t)
 		if code != -32001 || data["server"] != "far" {
 			t.Errorf("hang: %d %q %v", code, msg, data)
-		}
-		if d := time.Since(start); d > 20*time.Second {
-			t.Errorf("timed out after %s, want about 3s", d)
 		}
 		testutil.WaitFor(t, testutil.DefaultTimeout, "the far backend to see the cancel", func() bool { return nCancelled() > before })
 	})
@@ -254,13 +251,10 @@ func TestRemoteDiesAndComesBack(t *testing.T) {
 	s.WaitNote(mark, "notifications/progress", testutil.DefaultTimeout)
 	_ = back.cmd.Process.Kill()
 	back.done <- <-back.done
-	start := time.Now()
+	// The call (30 s of progress) ends with the remote's death, not its own.
 	code, msg, data := s.Await(id, testutil.DefaultTimeout).Error(t)
 	if code != -32000 || data["server"] != "far" {
 		t.Errorf("in flight: %d %q %v", code, msg, data)
-	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("the call failed %s after the remote died", d)
 	}
 	code, msg, data = s.callTool("far.tb.echo", `{}`).Error(t)
 	if code != -32000 || data["server"] != "far" {

@@ -63,46 +63,6 @@ func TestStdioLineModeEnv(t *testing.T) {
 	}
 }
 
-// A stream that mixes garbage, blank lines, a bad header and valid messages
-// gets an error for each bad input and a correct reply for each good one, in
-// order, in one session.
-func TestStdioBadInputNeverStopsTheStream(t *testing.T) {
-	p := startGateway(t, baseEnv(t), "--stdio", "--config", testutil.TempFile(t, "config.yaml", emptyConfig))
-	p.send(initMsg + "\n")
-	p.readLine()
-	p.send(initializedMsg + "\n")
-	steps := []struct {
-		in       string
-		wantID   string
-		wantCode int
-	}{
-		{"this is not json\n", "null", -32700},
-		{"\n\n   \n" + `{"jsonrpc":"2.0","id":10,"method":"ping"}` + "\n", "10", 0},
-		{`{"jsonrpc":"2.0","id":11,"method":` + "\n", "null", -32700},
-		{`{"foo":"bar"}` + "\n", "null", -32600},
-		{`{"jsonrpc":"2.0","id":12,"method":"no/such/method"}` + "\n", "12", -32601},
-		{"Content-Length: abc\r\n\r\n", "null", -32700},
-		{frame(`{"jsonrpc":"2.0","id":13,"method":"ping"}`), "13", 0},
-		{`{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"nope","arguments":{}}}` + "\n", "14", -32602},
-		{`[{"jsonrpc":"2.0","id":15,"method":"ping"}]` + "\n", "null", -32600},
-		{"\xef\xbb\xbf" + `{"jsonrpc":"2.0","id":16,"method":"ping"}` + "\n", "16", 0},
-		{`{"jsonrpc":"2.0","id":"s-17","method":"ping"}` + "\n", `"s-17"`, 0},
-	}
-	for i, s := range steps {
-		p.send(s.in)
-		got := p.readLine() // replies follow the first message's style: lines
-		if idOf(got) != s.wantID || errCode(got) != s.wantCode {
-			t.Errorf("step %d %q: reply id=%s code=%d (%v), want id=%s code=%d", i, s.in, idOf(got), errCode(got), got, s.wantID, s.wantCode)
-		}
-	}
-	// The unknown tool's message names it.
-	p.send(`{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"nope.tool"}}` + "\n")
-	got := p.readLine()
-	if msg := got["error"].(map[string]any)["message"]; msg != "Tool not found: nope.tool" {
-		t.Errorf("unknown tool message = %q", msg)
-	}
-}
-
 // A burst of good and bad inputs in one write: every input gets exactly one
 // reply, and the parse errors keep their relative order.
 func TestStdioBurst(t *testing.T) {

@@ -120,11 +120,8 @@ func TestStartGroupAndExit(t *testing.T) {
 func TestStopEndsOnStdinEOF(t *testing.T) {
 	t.Parallel()
 	p, _ := startSh(t, `echo ready; cat >/dev/null; exit 0`)
-	t0 := time.Now()
 	p.Stop(5 * time.Second)
-	if d := time.Since(t0); d > proc.StdinGrace {
-		t.Errorf("Stop took %s", d)
-	}
+	// Its own exit status, not a signal's: it was not signalled.
 	if got := p.ExitReason(); got != "exit status 0" {
 		t.Errorf("exit reason %q, want a clean exit on EOF", got)
 	}
@@ -149,7 +146,7 @@ func TestStopKillsGroup(t *testing.T) {
 			if got := p.ExitReason(); got != tc.reason {
 				t.Errorf("exit reason %q, want %q", got, tc.reason)
 			}
-			testutil.WaitDead(t, 2*time.Second, p.Pid, grandchild)
+			testutil.WaitDead(t, testutil.DefaultTimeout, p.Pid, grandchild)
 		})
 	}
 }
@@ -165,7 +162,7 @@ func TestKillAfterLeaderExit(t *testing.T) {
 		t.Fatal("grandchild not running")
 	}
 	p.Kill()
-	testutil.WaitDead(t, 2*time.Second, grandchild)
+	testutil.WaitDead(t, testutil.DefaultTimeout, grandchild)
 }
 
 func TestRunReaper(t *testing.T) {
@@ -198,7 +195,7 @@ func TestRunReaper(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	testutil.WaitDead(t, 2*time.Second, a.Process.Pid, agc) // a zombie until a.Wait counts as dead
+	testutil.WaitDead(t, testutil.DefaultTimeout, a.Process.Pid, agc) // a zombie until a.Wait counts as dead
 	a.Wait()
 	if !testutil.Alive(b.Process.Pid) || !testutil.Alive(bgc) {
 		t.Error("unregistered group was killed")
@@ -235,7 +232,7 @@ func TestReaperOnGatewaySIGKILL(t *testing.T) {
 	}
 	gw.Process.Kill()
 	gw.Wait()
-	testutil.WaitDead(t, 3*time.Second, pid, grandchild)
+	testutil.WaitDead(t, testutil.DefaultTimeout, pid, grandchild)
 }
 
 // TestPipesStayNonBlocking: Start leaves the child's pipes in the
