@@ -204,16 +204,16 @@ func (s *Service) callWith(ctx context.Context, tool string, args json.RawMessag
 // written without HTML escaping, and structuredContent is the same object
 // (a json.RawMessage of the same bytes).
 func CallToolResult(r *Result) *mcp.CallToolResult {
-	b := Marshal(r)
+	b := marshal(r)
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
 		StructuredContent: json.RawMessage(b),
 	}
 }
 
-// Marshal encodes r as JSON without HTML escaping and without a trailing
+// marshal encodes r as JSON without HTML escaping and without a trailing
 // newline. A nil Citations slice is written as [].
-func Marshal(r *Result) []byte {
+func marshal(r *Result) []byte {
 	v := *r
 	if v.Citations == nil {
 		v.Citations = []Citation{}

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/answer/answertest"
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"github.com/mcp-gateway/mcp-gateway/config"
-	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

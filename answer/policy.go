@@ -15,7 +15,7 @@ var builtinPolicyText string
 
 // Policy source and merge values of config.SystemPolicy.
 const (
-	PolicySourceBuiltin = "builtin"
+	policySourceBuiltin = "builtin"
 	PolicySourceFile    = "file"
 	MergeReplace        = "replace"
 	MergePrepend        = "prepend"
@@ -46,7 +46,7 @@ func (s *Service) instructions() (text, from string) {
 	builtin := BuiltinPolicy(s.now())
 	sp := s.opts.Config.Policy.System
 	if sp.Source != PolicySourceFile {
-		return builtin, PolicySourceBuiltin
+		return builtin, policySourceBuiltin
 	}
 	merge := sp.Merge
 	if merge == "" {
@@ -55,7 +55,7 @@ func (s *Service) instructions() (text, from string) {
 	file, err := s.readPolicyFile(sp.Path)
 	if err != nil {
 		s.log().Warn("policy file unusable, using the builtin policy", "path", sp.Path, "err", err)
-		return builtin, PolicySourceBuiltin + " (policy file unusable)"
+		return builtin, policySourceBuiltin + " (policy file unusable)"
 	}
 	from = "file(" + merge + ")"
 	switch merge {

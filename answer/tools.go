@@ -20,9 +20,9 @@ const (
 	schemaQuick = `{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`
 )
 
-// OutputSchema is the JSON Schema of Result, declared as every answer tool's
+// resultSchema is the JSON Schema of Result, declared as every answer tool's
 // outputSchema.
-const OutputSchema = `{"type":"object","properties":{"answer":{"type":"string"},"used_search":{"type":"boolean"},"citations":{"type":"array","items":{"type":"object","properties":{"url":{"type":"string"},"title":{"type":"string"},"published_at":{"type":"string"}},"required":["url","published_at"]}},"model":{"type":"string"}},"required":["answer","used_search","citations","model"]}`
+const resultSchema = `{"type":"object","properties":{"answer":{"type":"string"},"used_search":{"type":"boolean"},"citations":{"type":"array","items":{"type":"object","properties":{"url":{"type":"string"},"title":{"type":"string"},"published_at":{"type":"string"}},"required":["url","published_at"]}},"model":{"type":"string"}},"required":["answer","used_search","citations","model"]}`
 
 // IsTool reports whether name is one of the answer tools.
 func IsTool(name string) bool {
@@ -43,7 +43,7 @@ func (s *Service) Tools() []*mcp.Tool {
 			Name:         name,
 			Description:  desc,
 			InputSchema:  json.RawMessage(in),
-			OutputSchema: json.RawMessage(OutputSchema),
+			OutputSchema: json.RawMessage(resultSchema),
 		}
 	}
 	return []*mcp.Tool{

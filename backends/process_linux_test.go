@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"github.com/mcp-gateway/mcp-gateway/config"
-	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // Process-group checks read /proc; the process machinery itself is tested on

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/config"
-	"github.com/mcp-gateway/mcp-gateway/internal/atomicfile"
+	"github.com/mcp-gateway/mcp-gateway/config/atomicfile"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

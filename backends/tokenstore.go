@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/atomicfile"
+	"github.com/mcp-gateway/mcp-gateway/config/atomicfile"
 	"golang.org/x/oauth2"
 )
 

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"github.com/mcp-gateway/mcp-gateway/config"
-	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // poisoned is echo's description after the rug pull.

@@ -3,7 +3,7 @@ package config
 import (
 	"testing"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 )
 
 // mapEnv is an environment for LoadOptions.Env.

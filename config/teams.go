@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/policy"
+	"github.com/mcp-gateway/mcp-gateway/config/policy"
 )
 
 // The settings of a gateway shared by a team (docs/teams.md): how HTTP

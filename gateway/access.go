@@ -7,8 +7,8 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/config"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/authn"
-	"github.com/mcp-gateway/mcp-gateway/internal/policy"
+	"github.com/mcp-gateway/mcp-gateway/config/policy"
+	"github.com/mcp-gateway/mcp-gateway/gateway/authn"
 )
 
 // The per-identity policy (docs/teams.md). The HTTP front authenticates a

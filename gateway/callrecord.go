@@ -11,7 +11,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config/safetext"
-	"github.com/mcp-gateway/mcp-gateway/internal/authn"
+	"github.com/mcp-gateway/mcp-gateway/gateway/authn"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -137,8 +137,8 @@ func WithClient(ctx context.Context, client string) context.Context {
 	return context.WithValue(ctx, clientKey{}, client)
 }
 
-// ClientOf is the client ctx names, or "".
-func ClientOf(ctx context.Context) string {
+// clientOf is the client ctx names, or "".
+func clientOf(ctx context.Context) string {
 	s, _ := ctx.Value(clientKey{}).(string)
 	return s
 }

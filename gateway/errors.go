@@ -17,7 +17,7 @@ import (
 
 // Error codes of the gateway (docs/errors.md) beyond JSON-RPC's own.
 const (
-	CodeServerError = -32000 // backend not running, crashed, failed to start
+	codeServerError = -32000 // backend not running, crashed, failed to start
 	CodeToolFailed  = -32001 // backend call timed out; answer tool failed
 	// CodeRefused: the trust layer refused the call (docs/trust.md): its
 	// definition is withheld, or a destructive call was not confirmed.
@@ -58,7 +58,7 @@ func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 	case errors.As(err, &limited):
 		return limited.rpc()
 	case errors.As(err, &scope):
-		return withData(CodeInsufficientScope, scope.Error(), map[string]any{"reason": "insufficient_scope", "scope": strings.Join(scope.missing, " ")})
+		return withData(codeInsufficientScope, scope.Error(), map[string]any{"reason": "insufficient_scope", "scope": strings.Join(scope.missing, " ")})
 	case errors.As(err, &notFound):
 		if notFound.kind == kindResource {
 			// As 2026-07-28 says (SEP-2164): the URI in data.
@@ -85,7 +85,7 @@ func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 		if tail == nil {
 			tail = []string{}
 		}
-		return withData(CodeServerError, srvErr.Error(), map[string]any{
+		return withData(codeServerError, srvErr.Error(), map[string]any{
 			"server":      srvErr.Server,
 			"state":       srvErr.State,
 			"reason":      srvErr.Reason,

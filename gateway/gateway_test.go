@@ -18,7 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 )
 
 // testbackendBin is backends/testbackend, built once by TestMain.
@@ -166,11 +166,11 @@ func TestOrphanCallsReportTheBackend(t *testing.T) {
 	h.toolNames(t)
 
 	_, err := h.call("dead.anything", map[string]any{})
-	if e := rpcCode(t, err); e.Code != CodeServerError || e.Message != "MCP server 'dead' is not running" {
+	if e := rpcCode(t, err); e.Code != codeServerError || e.Message != "MCP server 'dead' is not running" {
 		t.Errorf("call to a failed backend: %d %q, want -32000 not running", e.Code, e.Message)
 	}
 	_, err = h.call("tb.crash", map[string]any{})
-	if e := rpcCode(t, err); e.Code != CodeServerError || e.Message != "MCP server 'tb' crashed: exit status 3" {
+	if e := rpcCode(t, err); e.Code != codeServerError || e.Message != "MCP server 'tb' crashed: exit status 3" {
 		t.Errorf("crash mid-call: %d %q", e.Code, e.Message)
 	}
 	// tb's tools left the list, but a client with a cached list still
@@ -183,7 +183,7 @@ func TestOrphanCallsReportTheBackend(t *testing.T) {
 		StderrTail    []string `json:"stderr_tail"`
 	}
 	json.Unmarshal(e.Data, &data)
-	if e.Code != CodeServerError || data.Server != "tb" || data.State != "crashed" || len(data.StderrTail) == 0 {
+	if e.Code != codeServerError || data.Server != "tb" || data.State != "crashed" || len(data.StderrTail) == 0 {
 		t.Errorf("call after crash: %d %q %s, want -32000 from tb, crashed, with stderr", e.Code, e.Message, e.Data)
 	}
 	_, err = h.call("nosuch.tool", map[string]any{})

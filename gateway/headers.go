@@ -117,7 +117,7 @@ func errorStatus(code int64) int {
 		return http.StatusNotFound
 	case jsonrpc.CodeInvalidParams, codeUnsupportedVersion, codeMissingClientCap, codeHeaderMismatch:
 		return http.StatusBadRequest
-	case CodeRateLimited:
+	case codeRateLimited:
 		return http.StatusTooManyRequests
 	}
 	return 0

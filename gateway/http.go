@@ -32,18 +32,18 @@ type HTTPOptions struct {
 	// Stateless serves every POST to /mcp on its own, without a session:
 	// any gateway process behind a round-robin balancer can answer it.
 	Stateless bool
-	// EventStore keeps the events of /mcp streams so that a client can
+	// events keeps the events of /mcp streams so that a client can
 	// resume one (Last-Event-ID); nil means a memory store of 10 MiB that
 	// keeps a session's open streams and its last 100 completed ones
 	// (eventstore.go).
-	EventStore mcp.EventStore
+	events mcp.EventStore
 	// IdleTimeout ends a Streamable HTTP session that has had no request,
 	// no call in flight and no open stream for this long; zero never
 	// does.
 	IdleTimeout time.Duration
 	// SessionBufferBytes bounds the messages waiting for one session's
 	// client to read them; a session whose client falls further behind
-	// is ended. Zero means DefaultSessionBufferBytes.
+	// is ended. Zero means defaultSessionBufferBytes.
 	SessionBufferBytes int64
 	// MaxSessions bounds the sessions open at once, Streamable HTTP and
 	// /sse alike: one more is refused with 503. Zero means
@@ -55,13 +55,13 @@ type HTTPOptions struct {
 	MaxStreams int
 	// SSEHandshakeTimeout ends an /sse stream whose client has posted no
 	// message for this long since it opened: a stream nobody uses holds
-	// a session. Zero means DefaultSSEHandshakeTimeout.
+	// a session. Zero means defaultSSEHandshakeTimeout.
 	SSEHandshakeTimeout time.Duration
 }
 
-// DefaultSSEHandshakeTimeout is HTTPOptions.SSEHandshakeTimeout's default:
+// defaultSSEHandshakeTimeout is HTTPOptions.SSEHandshakeTimeout's default:
 // a client posts initialize as soon as it has read the endpoint event.
-const DefaultSSEHandshakeTimeout = time.Minute
+const defaultSSEHandshakeTimeout = time.Minute
 
 // HTTPFront serves MCP over HTTP: Streamable HTTP and the 2024-11-05 SSE
 // transport. Its methods are safe for concurrent use.
@@ -95,11 +95,11 @@ type sseSession struct {
 
 // NewHTTPFront returns an HTTP front for g.
 func (g *Gateway) NewHTTPFront(opts HTTPOptions) *HTTPFront {
-	if opts.EventStore == nil {
-		opts.EventStore = newEventStore(10<<20, 100)
+	if opts.events == nil {
+		opts.events = newEventStore(10<<20, 100)
 	}
 	if opts.SessionBufferBytes <= 0 {
-		opts.SessionBufferBytes = DefaultSessionBufferBytes
+		opts.SessionBufferBytes = defaultSessionBufferBytes
 	}
 	if opts.MaxSessions <= 0 {
 		opts.MaxSessions = config.DefaultMaxSessions
@@ -108,7 +108,7 @@ func (g *Gateway) NewHTTPFront(opts HTTPOptions) *HTTPFront {
 		opts.MaxStreams = config.DefaultMaxStreams
 	}
 	if opts.SSEHandshakeTimeout <= 0 {
-		opts.SSEHandshakeTimeout = DefaultSSEHandshakeTimeout
+		opts.SSEHandshakeTimeout = defaultSSEHandshakeTimeout
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	h := &HTTPFront{
@@ -416,7 +416,7 @@ func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, msgs [][]
 	// Made under mu, once there is room: a session opens its stream in
 	// the event store.
 	ctx, cancel := context.WithCancel(callerContext(h.ctx, r.Context()))
-	s := newHTTPSession(h.sessionOptions(id, h.opts.EventStore, cancel))
+	s := newHTTPSession(h.sessionOptions(id, h.opts.events, cancel))
 	h.sessions[id] = s
 	h.mu.Unlock()
 	forget := func() {

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"github.com/mcp-gateway/mcp-gateway/config"
-	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // limitsHarness is an HTTP front with small limits behind a real server.
@@ -85,7 +85,7 @@ func (h *limitsHarness) stream(path, sid string) (*http.Response, func()) {
 // GET /sse). Ending a session or closing a stream makes room again.
 func TestHTTPSessionAndStreamLimits(t *testing.T) {
 	store := newEventStore(10<<20, 100)
-	h := newLimitsHarness(t, HTTPOptions{MaxSessions: 3, MaxStreams: 2, EventStore: store})
+	h := newLimitsHarness(t, HTTPOptions{MaxSessions: 3, MaxStreams: 2, events: store})
 	var sids []string
 	for range 3 {
 		r, body := h.initialize()

@@ -8,7 +8,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/policy"
+	"github.com/mcp-gateway/mcp-gateway/config/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends/ratelimit"
 	"github.com/mcp-gateway/mcp-gateway/config"
-	"github.com/mcp-gateway/mcp-gateway/internal/authn"
-	"github.com/mcp-gateway/mcp-gateway/internal/policy"
+	"github.com/mcp-gateway/mcp-gateway/config/policy"
+	"github.com/mcp-gateway/mcp-gateway/gateway/authn"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -21,14 +21,14 @@ import (
 // taken before anything else reads it, so that a flood costs the gateway
 // a refusal each; a tool's bucket counts a caller's calls of that tool,
 // taken where the call is resolved (MCP, lazy call_tool, REST alike). A
-// refusal is the JSON-RPC error CodeRateLimited with retryAfter (seconds)
+// refusal is the JSON-RPC error codeRateLimited with retryAfter (seconds)
 // in its data; over HTTP its status is 429 with Retry-After where the HTTP
 // answer is the request's own (the identity limit, REST, the stateless
 // era). Clients without a principal (stdio, the command line) are not
 // limited.
 
-// CodeRateLimited is the JSON-RPC error of a request over a rate limit.
-const CodeRateLimited = -32029
+// codeRateLimited is the JSON-RPC error of a request over a rate limit.
+const codeRateLimited = -32029
 
 // limiter is the gateway's rate limits.
 type limiter struct {
@@ -89,7 +89,7 @@ func (e *limitedError) rpc() *jsonrpc.Error {
 	if e.limit == "tool" {
 		data["tool"] = e.name
 	}
-	return withData(CodeRateLimited, e.Error(), data)
+	return withData(codeRateLimited, e.Error(), data)
 }
 
 func retrySeconds(d time.Duration) float64 {

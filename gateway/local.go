@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/policy"
+	"github.com/mcp-gateway/mcp-gateway/config/policy"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
@@ -86,7 +86,7 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (
 	f := g.newFront()
 	defer g.dropFront(f)
 	f.setCaller(ctx)
-	f.client = ClientOf(ctx)
+	f.client = clientOf(ctx)
 	f.settle(ctx)
 	if _, ok := f.lookupTool(name); !ok {
 		// Not a plain name of a listed tool, nor of a backend that is not

@@ -18,9 +18,9 @@ import (
 // is coalesced per token while the client is behind (package coalesce),
 // so a flood of it never reaches the budget.
 
-// DefaultSessionBufferBytes is the byte budget of one HTTP session's
+// defaultSessionBufferBytes is the byte budget of one HTTP session's
 // outgoing queues when HTTPOptions leave it unset.
-const DefaultSessionBufferBytes = 16 << 20
+const defaultSessionBufferBytes = 16 << 20
 
 // outBudget is one session's byte budget, shared by its streams' queues.
 type outBudget struct {

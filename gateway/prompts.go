@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
-	"github.com/mcp-gateway/mcp-gateway/internal/policy"
+	"github.com/mcp-gateway/mcp-gateway/config/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

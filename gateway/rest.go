@@ -13,7 +13,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"
-	"github.com/mcp-gateway/mcp-gateway/internal/policy"
+	"github.com/mcp-gateway/mcp-gateway/config/policy"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"go.opentelemetry.io/otel/propagation"
 )
@@ -23,8 +23,8 @@ import (
 // same path as `mcp-gateway call` (Gateway.Call), and its JSON-RPC error is
 // mapped to an HTTP status here, in one place (restError).
 
-// RESTTool is one tool as GET /mcp/tools lists it.
-type RESTTool struct {
+// restTool is one tool as GET /mcp/tools lists it.
+type restTool struct {
 	Name         string `json:"name"`
 	Server       string `json:"server"`
 	Description  string `json:"description,omitempty"`
@@ -42,14 +42,14 @@ func (g *Gateway) ServeTools(w http.ResponseWriter, r *http.Request) {
 	for _, s := range *g.servers.Load() {
 		timeouts[s.Name] = config.CallTimeout(s, g.opts.Config.DefaultTimeout()).Milliseconds()
 	}
-	tools := []RESTTool{}
+	tools := []restTool{}
 	g.waitFirstStarts(r.Context())
 	for _, t := range g.ToolsFor(r.Context()) {
 		to, ok := timeouts[t.Server]
 		if !ok {
 			to = int64(g.opts.Config.Gateway.DefaultTimeoutMS)
 		}
-		tools = append(tools, RESTTool{
+		tools = append(tools, restTool{
 			Name:         t.Name,
 			Server:       t.Server,
 			Description:  t.Description,
@@ -250,17 +250,17 @@ func restError(e *jsonrpc.Error) (int, string) {
 	}
 	_ = json.Unmarshal(e.Data, &data)
 	switch {
-	case e.Code == CodeServerError && data.State == "crashed":
+	case e.Code == codeServerError && data.State == "crashed":
 		return http.StatusServiceUnavailable, "SERVER_CRASHED"
-	case e.Code == CodeServerError:
+	case e.Code == codeServerError:
 		return http.StatusServiceUnavailable, "SERVER_NOT_RUNNING"
 	case e.Code == CodeRefused && data.Reason == "withheld":
 		return http.StatusForbidden, "TOOL_WITHHELD"
 	case e.Code == CodeRefused:
 		return http.StatusForbidden, "CALL_REFUSED"
-	case e.Code == CodeRateLimited:
+	case e.Code == codeRateLimited:
 		return http.StatusTooManyRequests, "RATE_LIMITED"
-	case e.Code == CodeInsufficientScope:
+	case e.Code == codeInsufficientScope:
 		return http.StatusForbidden, "INSUFFICIENT_SCOPE"
 	case e.Code == CodeToolFailed && data.Reason == "timeout":
 		return http.StatusGatewayTimeout, "TIMEOUT_ERROR"

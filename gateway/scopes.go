@@ -7,8 +7,8 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"
-	"github.com/mcp-gateway/mcp-gateway/internal/authn"
-	"github.com/mcp-gateway/mcp-gateway/internal/policy"
+	"github.com/mcp-gateway/mcp-gateway/config/policy"
+	"github.com/mcp-gateway/mcp-gateway/gateway/authn"
 )
 
 // Scopes of tools (gateway.http.oauth.tool_scopes, docs/teams.md): a call
@@ -18,11 +18,11 @@ import (
 // before the session reads it: the client can get a token with more scopes
 // (step-up) and send it again. Wherever a call is resolved they are checked
 // again (a name not in the tables yet when the POST came), and a call
-// without them fails with CodeInsufficientScope.
+// without them fails with codeInsufficientScope.
 
-// CodeInsufficientScope is the JSON-RPC error of a call whose token lacks a
+// codeInsufficientScope is the JSON-RPC error of a call whose token lacks a
 // scope the tool needs.
-const CodeInsufficientScope = -32030
+const codeInsufficientScope = -32030
 
 // toolScope is one entry of tool_scopes.
 type toolScope struct {

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/gateway/internal/stdio"
-	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // stdioReplies splits out into messages, strictly: framed replies must be

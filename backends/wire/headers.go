@@ -171,7 +171,7 @@ func SetStandardHeaders(h http.Header, m *Message, schema func(tool string) json
 			continue
 		}
 		if s, ok := headerText(v); ok {
-			h.Set(HeaderParam+b.Header, EncodeHeaderValue(s))
+			h.Set(HeaderParam+b.Header, encodeHeaderValue(s))
 		}
 	}
 	return true
@@ -224,7 +224,7 @@ func HeaderMatches(header string, arg json.RawMessage) bool {
 func nameValue(name string) string {
 	for i := 0; i < len(name); i++ {
 		if c := name[i]; c < 0x20 && c != '\t' || c == 0x7f {
-			return EncodeHeaderValue(name)
+			return encodeHeaderValue(name)
 		}
 	}
 	return name
@@ -236,10 +236,10 @@ const (
 	base64Suffix = "?="
 )
 
-// EncodeHeaderValue writes s as a header value: as is when it is printable
+// encodeHeaderValue writes s as a header value: as is when it is printable
 // ASCII without leading or trailing blanks, else =?base64?...?= — and so
 // is a value that would read as written that way.
-func EncodeHeaderValue(s string) string {
+func encodeHeaderValue(s string) string {
 	plain := s == "" || s[0] != ' ' && s[0] != '\t' && s[len(s)-1] != ' ' && s[len(s)-1] != '\t'
 	for i := 0; plain && i < len(s); i++ {
 		plain = s[i] >= 0x20 && s[i] < 0x7f

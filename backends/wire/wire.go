@@ -306,13 +306,13 @@ func AppendResult(buf []byte, id, result json.RawMessage) []byte {
 	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
 	buf = append(buf, id...)
 	buf = append(buf, `,"result":`...)
-	buf = AppendCompact(buf, result)
+	buf = appendCompact(buf, result)
 	return append(buf, '}')
 }
 
-// AppendCompact appends v, which must be valid JSON (Decode checked it),
+// appendCompact appends v, which must be valid JSON (Decode checked it),
 // without insignificant whitespace; strings are copied as they are.
-func AppendCompact(buf []byte, v json.RawMessage) []byte {
+func appendCompact(buf []byte, v json.RawMessage) []byte {
 	if !bytes.ContainsAny(v, " \t\r\n") {
 		return append(buf, v...)
 	}

@@ -147,7 +147,7 @@ func TestAppendCompact(t *testing.T) {
 		if err := json.Compact(&want, []byte(v)); err != nil {
 			t.Fatal(err)
 		}
-		if got := AppendCompact([]byte("x"), json.RawMessage(v)); string(got) != "x"+want.String() {
+		if got := appendCompact([]byte("x"), json.RawMessage(v)); string(got) != "x"+want.String() {
 			t.Errorf("AppendCompact(%q) = %q, want %q", v, got, "x"+want.String())
 		}
 		checkResultParts(t, []byte(v))
@@ -186,7 +186,7 @@ func FuzzAppendCompact(f *testing.F) {
 		}
 		var want bytes.Buffer
 		_ = json.Compact(&want, b)
-		if got := AppendCompact(nil, b); !bytes.Equal(got, want.Bytes()) {
+		if got := appendCompact(nil, b); !bytes.Equal(got, want.Bytes()) {
 			t.Fatalf("AppendCompact(%q) = %q, want %q", b, got, want.Bytes())
 		}
 		if len(want.Bytes()) > 0 {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/conformancetest"
+	"github.com/mcp-gateway/mcp-gateway/cmd/internal/conformancetest"
 	"gopkg.in/yaml.v3"
 )
 

@@ -13,9 +13,9 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/answer"
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/config/policy"
 	"github.com/mcp-gateway/mcp-gateway/gateway"
-	"github.com/mcp-gateway/mcp-gateway/internal/audit"
-	"github.com/mcp-gateway/mcp-gateway/internal/policy"
+	"github.com/mcp-gateway/mcp-gateway/gateway/audit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

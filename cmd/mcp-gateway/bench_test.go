@@ -29,7 +29,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
-	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 )
 
 // benchStartDelay is the slow start of every backend in BenchmarkStartup.

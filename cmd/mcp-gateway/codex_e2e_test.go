@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/answer/answertest"
-	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 )
 
 // With approval_policy = "never" Codex runs a tool only when its

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/conformancetest"
-	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
+	"github.com/mcp-gateway/mcp-gateway/cmd/internal/conformancetest"
 )
 
 // TestConformanceThroughGateway runs the official MCP conformance server

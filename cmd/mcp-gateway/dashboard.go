@@ -20,7 +20,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 	"github.com/mcp-gateway/mcp-gateway/gateway"
-	"github.com/mcp-gateway/mcp-gateway/internal/audit"
+	"github.com/mcp-gateway/mcp-gateway/gateway/audit"
 )
 
 // The dashboard (docs/trust.md, "The dashboard"): one server-rendered page

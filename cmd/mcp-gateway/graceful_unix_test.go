@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 )
 
 // Every way a client can leave stops the backends gracefully: a stateful

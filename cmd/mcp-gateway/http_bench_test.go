@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

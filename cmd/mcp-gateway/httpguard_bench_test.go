@@ -6,8 +6,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/authn"
-	"github.com/mcp-gateway/mcp-gateway/internal/testop"
+	"github.com/mcp-gateway/mcp-gateway/gateway/authn"
+	"github.com/mcp-gateway/mcp-gateway/gateway/authn/testop"
 )
 
 // BenchmarkGuard measures the guard's own cost per request, in process:

@@ -11,9 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/config/policy"
 	"github.com/mcp-gateway/mcp-gateway/gateway"
-	"github.com/mcp-gateway/mcp-gateway/internal/authn"
-	"github.com/mcp-gateway/mcp-gateway/internal/policy"
+	"github.com/mcp-gateway/mcp-gateway/gateway/authn"
 )
 
 // HTTP server limits (docs/http.md#security): slow clients cannot pin the

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 )
 
 func lazyConfig(t *testing.T, servers ...beServer) string {

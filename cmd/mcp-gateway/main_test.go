@@ -7,7 +7,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 )
 
 // Paths of the binaries built once by TestMain.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 )
 
 // repliesTo returns the responses nobody waited for whose id is id, byte for

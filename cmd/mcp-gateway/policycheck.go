@@ -6,7 +6,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/answer"
 	"github.com/mcp-gateway/mcp-gateway/config"
-	"github.com/mcp-gateway/mcp-gateway/internal/policy"
+	"github.com/mcp-gateway/mcp-gateway/config/policy"
 )
 
 // compilePolicy compiles gateway.policy (already checked by config.Load).

@@ -6,7 +6,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/answer/answertest"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 )
 
 // TestModelAnswerMovesAllThree: MODEL_ANSWER alone sets the model of

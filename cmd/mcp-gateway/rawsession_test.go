@@ -2,7 +2,7 @@ package main
 
 // The raw client of the end-to-end tests: configurations of testbackend
 // servers, a session that speaks line-delimited JSON-RPC to the binary (to
-// see exact bytes, ids and notifications; built on internal/testutil), a
+// see exact bytes, ids and notifications; built on backends/testutil), a
 // go-sdk session, and the checks the suites share.
 
 import (
@@ -18,7 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 )
 
 // beServer is one servers: entry. Configs are written as JSON (valid YAML).

@@ -12,8 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/audit"
-	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
+	"github.com/mcp-gateway/mcp-gateway/gateway/audit"
 )
 
 // Planted secrets (none is real): what must never reach a log or the

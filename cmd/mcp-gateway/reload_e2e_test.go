@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 )
 
 // reloadConfig is a config of testbackend servers, each counting its

@@ -20,8 +20,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"github.com/mcp-gateway/mcp-gateway/config"
-	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 )
 
 // snapshotHome is a HOME for gateways that share snapshots, and its

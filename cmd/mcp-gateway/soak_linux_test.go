@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 )
 
 // soakEnv runs TestSoak: it takes minutes, so it is not part of the usual

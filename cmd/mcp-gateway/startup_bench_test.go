@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 )
 
 // coldWarmBackends and coldWarmDelay are BenchmarkColdWarmStart's backends:

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/testop"
+	"github.com/mcp-gateway/mcp-gateway/gateway/authn/testop"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/testop"
-	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
+	"github.com/mcp-gateway/mcp-gateway/gateway/authn/testop"
 )
 
 // The users of the OpenID provider the team tests sign in at.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )

@@ -11,7 +11,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 	"github.com/mcp-gateway/mcp-gateway/gateway"
-	"github.com/mcp-gateway/mcp-gateway/internal/audit"
+	"github.com/mcp-gateway/mcp-gateway/gateway/audit"
 )
 
 // The trust layer's commands (docs/trust.md): tools --changes, approve,

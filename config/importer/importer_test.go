@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"github.com/mcp-gateway/mcp-gateway/config"
-	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
 	"gopkg.in/yaml.v3"
 )
 

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/atomicfile"
+	"github.com/mcp-gateway/mcp-gateway/config/atomicfile"
 	"github.com/pelletier/go-toml/v2"
 )
 

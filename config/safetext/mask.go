@@ -52,7 +52,7 @@ var (
 //   - in a URL (scheme://…): the password of its user information (a user
 //     given without one is often a token itself, so it goes whole), and
 //     the value of each query parameter whose name looks secret
-//     (SecretName) or whose value looks random (LooksRandom);
+//     (SecretName) or whose value looks random (looksRandom);
 //   - the credential after "Bearer" or "Basic";
 //   - well-known API key forms (sk-…, ghp_…, github_pat_…, xoxb-…,
 //     glpat-…, AKIA…, AIza…) and JSON Web Tokens;
@@ -131,7 +131,7 @@ func maskURL(s, mask string) string {
 	if hasQuery {
 		parts := strings.Split(query, "&")
 		for i, kv := range parts {
-			if k, v, ok := strings.Cut(kv, "="); ok && !isVarRef(v) && (SecretName(k) || LooksRandom(v)) {
+			if k, v, ok := strings.Cut(kv, "="); ok && !isVarRef(v) && (SecretName(k) || looksRandom(v)) {
 				parts[i] = k + "=" + mask
 			}
 		}
@@ -145,9 +145,9 @@ func maskURL(s, mask string) string {
 
 // MaskValue is Mask for a value that stands alone (an environment
 // variable's value, a header's, one command-line argument): a value that
-// is itself a long random-looking token (LooksRandom) goes whole.
+// is itself a long random-looking token (looksRandom) goes whole.
 func MaskValue(v, mask string) string {
-	if LooksRandom(strings.TrimSpace(v)) {
+	if looksRandom(strings.TrimSpace(v)) {
 		return mask
 	}
 	return Mask(v, mask)
@@ -202,14 +202,14 @@ func isVarRef(v string) bool {
 	return v != "" && strings.Trim(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == ""
 }
 
-// LooksRandom reports whether v looks like a generated token rather than
+// looksRandom reports whether v looks like a generated token rather than
 // a word, a name, a path or a version: at least 20 characters of the
 // URL-safe and base64 alphabets, not starting like a path or a flag, and
 // either 32 or more hex digits (with or without dashes: keys, UUIDs) or
 // letters and digits that change class (lower, upper, digit) at 4 or
 // more of every 10 characters, as random text does (about 6 in 10 for
 // base62) and names seldom do ("MyServer2024Production": 3 in 10).
-func LooksRandom(v string) bool {
+func looksRandom(v string) bool {
 	if len(v) < 20 || strings.ContainsAny(v[:1], "/.~-") {
 		return false
 	}

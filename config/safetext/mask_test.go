@@ -63,12 +63,12 @@ func TestLooksRandom(t *testing.T) {
 		"deadbeef",
 	}
 	for _, v := range random {
-		if !LooksRandom(v) {
+		if !looksRandom(v) {
 			t.Errorf("LooksRandom(%q) = false", v)
 		}
 	}
 	for _, v := range words {
-		if LooksRandom(v) {
+		if looksRandom(v) {
 			t.Errorf("LooksRandom(%q) = true", v)
 		}
 	}

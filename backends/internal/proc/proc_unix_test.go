@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
-	"github.com/mcp-gateway/mcp-gateway/internal/testutil"
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"golang.org/x/sys/unix"
 )
 

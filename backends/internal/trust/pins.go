@@ -14,8 +14,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/atomicfile"
-	"github.com/mcp-gateway/mcp-gateway/internal/filelock"
+	"github.com/mcp-gateway/mcp-gateway/config/atomicfile"
+	"github.com/mcp-gateway/mcp-gateway/config/filelock"
 )
 
 // The pin file (docs/trust.md, "The pin file"): for each server, each

@@ -21,7 +21,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/filelock"
+	"github.com/mcp-gateway/mcp-gateway/config/filelock"
 )
 
 // Entry is one line of the audit log.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcp-gateway/mcp-gateway/internal/authn"
+	"github.com/mcp-gateway/mcp-gateway/gateway/authn"
 )
 
 // TestTokensVerify signs in at the real OP and checks its tokens with the

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/mcp-gateway/mcp-gateway/internal/testutil" // under Wine: t.TempDir cleans up (see its wine.go)
+	_ "github.com/mcp-gateway/mcp-gateway/backends/testutil" // under Wine: t.TempDir cleans up (see its wine.go)
 )
 
 func lines(t *testing.T, path string) []Entry {
