@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"sync"
@@ -20,57 +19,31 @@ type goneStream struct {
 	onFail func(error)
 }
 
-func (g goneStream) Write(msg []byte) error { return g.check(g.clientStream.Write(msg)) }
-func (g goneStream) WriteParts(parts ...[]byte) error {
-	return g.check(g.clientStream.WriteParts(parts...))
-}
-func (g goneStream) Buffer(msg []byte) error { return g.check(g.clientStream.Buffer(msg)) }
-func (g goneStream) Flush() error            { return g.check(g.clientStream.Flush()) }
-func (g goneStream) BufferLatest(key string, msg []byte) error {
-	return g.check(g.clientStream.BufferLatest(key, msg))
-}
+func (g goneStream) Send(m outMsg) error { return g.check(g.clientStream.Send(m)) }
 
-// send writes msg, which belongs to the client's request id: its response
-// (final; msg is nil when the response is suppressed) or a message sent
-// while serving it. A stream with a way out per request (callStreams)
-// carries it there; any other writes it (or, buffered, buffers it).
+// send sends msg, which belongs to the client's request id (nil: none):
+// its response if final (msg is nil when the response is suppressed), else
+// a message sent while serving it; buffered: it may wait for the burst's
+// flush.
 func (g goneStream) send(id json.RawMessage, msg []byte, final, buffered bool) error {
-	if cs, ok := g.clientStream.(callStreams); ok {
-		return g.check(cs.WriteFor(id, "", msg, final))
+	m := outMsg{id: id, final: final, hold: buffered}
+	if msg != nil {
+		m.parts = [][]byte{msg}
 	}
-	switch {
-	case msg == nil:
-		return nil
-	case buffered:
-		return g.Buffer(msg)
-	}
-	return g.Write(msg)
+	return g.Send(m)
 }
 
 // sendParts is send for a response whose message the parts make one
-// after the other (WriteParts). A stream with a way out per request gets
-// it joined: it keeps each message for a resume, and the parts may lie in
-// a buffer that is reused.
+// after the other, sent at once.
 func (g goneStream) sendParts(id json.RawMessage, parts [][]byte) error {
-	if cs, ok := g.clientStream.(callStreams); ok {
-		return g.check(cs.WriteFor(id, "", bytes.Join(parts, nil), true))
-	}
-	return g.WriteParts(parts...)
+	return g.Send(outMsg{parts: parts, id: id, final: true})
 }
 
 // sendLatest is send for a message that a later one of the same key makes
 // obsolete (a call's progress): the stream may keep only the latest per
-// key for a slow client (BufferLatest, or WriteFor with the key).
+// key for a slow client.
 func (g goneStream) sendLatest(id json.RawMessage, key string, msg []byte) error {
-	if cs, ok := g.clientStream.(callStreams); ok {
-		return g.check(cs.WriteFor(id, key, msg, false))
-	}
-	return g.BufferLatest(key, msg)
-}
-
-func (g goneStream) WriterGone() bool {
-	w, ok := g.clientStream.(writerGone)
-	return ok && w.WriterGone()
+	return g.Send(outMsg{parts: [][]byte{msg}, id: id, key: key, hold: true})
 }
 
 func (g goneStream) check(err error) error {
@@ -79,10 +52,6 @@ func (g goneStream) check(err error) error {
 	}
 	return err
 }
-
-// writerGone is implemented by a stream that can tell, without writing,
-// that nobody reads its output any more (stdio: the pipe's read end closed).
-type writerGone interface{ WriterGone() bool }
 
 // clientGone records that the client can no longer be written to; the
 // session ends (sdkConn.Read reports the end of input, drain stops
@@ -110,14 +79,10 @@ const goneCheck = 100 * time.Millisecond
 // drainWaitGone is drain's wait for the client's reader to leave: it
 // returns when the stream says so, or when stop is closed.
 func (s *session) drainWaitGone(stop <-chan struct{}) {
-	wg, _ := s.s.clientStream.(writerGone)
-	if wg == nil {
-		return
-	}
 	t := time.NewTicker(goneCheck)
 	defer t.Stop()
 	for {
-		if wg.WriterGone() {
+		if s.s.Gone() {
 			s.writeFailed(errReaderGone)
 			return
 		}

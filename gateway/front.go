@@ -22,6 +22,7 @@ type front struct {
 	log    *slog.Logger
 	stream clientStream // the client's connection, if served; guarded by g.mu
 	sess   *session     // its session, if served; guarded by g.mu
+	pipe   bool         // the client is on a pipe (stdio), for traces
 
 	// syncMu serialises sync, so that tables and routes change together.
 	syncMu sync.Mutex

@@ -141,7 +141,7 @@ func (g *Gateway) flushClients() {
 	}
 	g.mu.Unlock()
 	for _, s := range streams {
-		if err := s.Flush(); err != nil {
+		if err := s.Send(outMsg{}); err != nil {
 			g.log.Debug("flush to client", "err", err)
 		}
 	}
@@ -152,7 +152,9 @@ func (g *Gateway) flushClients() {
 // the calls already read are still answered (for up to 30 s). It does not
 // close r or w.
 func (g *Gateway) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
-	return g.serve(ctx, stdio.New(r, w, stdio.Options{LineMode: g.opts.Config.Gateway.LineMode, Logger: g.log, Describe: describeMessage}))
+	f := g.newFront()
+	f.pipe = true
+	return g.serveFront(ctx, f, stdioStream{stdio.New(r, w, stdio.Options{LineMode: g.opts.Config.Gateway.LineMode, Logger: g.log, Describe: describeMessage})}, "")
 }
 
 // Serve serves one client on an MCP transport until the session ends or

@@ -141,7 +141,7 @@ func (f *front) listensOf(uri string) []*listen {
 
 // notify writes a notification that belongs to no request.
 func (s *session) notify(method string, params json.RawMessage) {
-	if err := s.s.Write(wire.AppendRequest(nil, nil, method, params)); err != nil {
+	if err := s.s.send(nil, wire.AppendRequest(nil, nil, method, params), false, false); err != nil {
 		s.log.Debug("write a notification", "method", method, "err", err)
 	}
 }

@@ -19,13 +19,14 @@ type recStream struct {
 	wrote chan []byte
 }
 
-func (r *recStream) Read(func()) ([]byte, string, error)     { select {} }
-func (r *recStream) Buffer(msg []byte) error                 { return r.Write(msg) }
-func (r *recStream) WriteParts(p ...[]byte) error            { return r.Write(bytes.Join(p, nil)) }
-func (r *recStream) Flush() error                            { return nil }
-func (r *recStream) BufferLatest(_ string, msg []byte) error { return r.Write(msg) }
-func (r *recStream) Close() error                            { return nil }
-func (r *recStream) Write(msg []byte) error {
+func (r *recStream) Read(func()) ([]byte, string, error) { select {} }
+func (r *recStream) Gone() bool                          { return false }
+func (r *recStream) Close() error                        { return nil }
+func (r *recStream) Send(m outMsg) error {
+	if len(m.parts) == 0 {
+		return nil
+	}
+	msg := m.message()
 	r.mu.Lock()
 	r.msgs = append(r.msgs, bytes.Clone(msg))
 	r.mu.Unlock()

@@ -74,7 +74,7 @@ func (f *front) flushClient() {
 	s := f.stream
 	f.g.mu.Unlock()
 	if s != nil {
-		if err := s.Flush(); err != nil {
+		if err := s.Send(outMsg{}); err != nil {
 			f.log.Debug("flush to client", "err", err)
 		}
 	}

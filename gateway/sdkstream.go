@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"io"
 
@@ -16,7 +15,7 @@ import (
 type sdkStream struct {
 	ctx  context.Context
 	conn mcp.Connection
-	q    *outQueue   // nil: Write writes to conn
+	q    *outQueue   // nil: Send writes to conn
 	full func(error) // called when q is over its budget
 }
 
@@ -38,7 +37,17 @@ func (s *sdkStream) Read(wait func()) ([]byte, string, error) {
 	return data, "", nil
 }
 
-func (s *sdkStream) Write(data []byte) error { return s.put("", data) }
+// Send writes the message (joined: go-sdk's connection takes decoded
+// messages), or with a queue, queues it, coalesced per key.
+func (s *sdkStream) Send(m outMsg) error {
+	if len(m.parts) == 0 {
+		return nil
+	}
+	return s.put(m.key, m.message())
+}
+
+// Gone is false: a go-sdk connection cannot tell.
+func (s *sdkStream) Gone() bool { return false }
 
 // put writes data, or with a queue, queues it (key as for outQueue.put).
 func (s *sdkStream) put(key string, data []byte) error {
@@ -61,16 +70,6 @@ func (s *sdkStream) write(data []byte) error {
 	}
 	return s.conn.Write(s.ctx, msg)
 }
-
-// WriteParts joins the parts: go-sdk's connection takes decoded messages.
-func (s *sdkStream) WriteParts(parts ...[]byte) error { return s.Write(bytes.Join(parts, nil)) }
-
-func (s *sdkStream) Buffer(data []byte) error { return s.Write(data) }
-
-func (s *sdkStream) Flush() error { return nil }
-
-// BufferLatest is Write, coalesced per key with a queue.
-func (s *sdkStream) BufferLatest(key string, data []byte) error { return s.put(key, data) }
 
 // pump writes what the queue holds until done is closed or a write fails,
 // which it returns. cut fails a write in progress once the session ends.

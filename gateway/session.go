@@ -12,7 +12,6 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
-	"github.com/mcp-gateway/mcp-gateway/gateway/internal/stdio"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
@@ -28,42 +27,56 @@ import (
 // transport: a transport only moves whole messages (clientStream).
 
 // clientStream is a client connection as the session sees it: whole
-// messages in and out. The stdio transport is one.
+// messages in, whole messages out, as go-sdk's Connection. Each transport
+// (stdio, Streamable HTTP, go-sdk's) does with an outgoing message what it
+// can, from what the message says of itself (outMsg); the session never
+// asks which transport it has.
 type clientStream interface {
 	// Read returns the next message (owned by the caller), or, for input
 	// that is not one, why (answered with -32700). err ends the input:
 	// io.EOF at its end. It is called from one goroutine. Before it waits
 	// for input it calls wait (when not nil), on the calling goroutine.
 	Read(wait func()) (msg []byte, bad string, err error)
-	// Write writes one whole message, after those Buffer holds; it is safe
-	// for concurrent use.
-	Write(msg []byte) error
-	// WriteParts is Write of the message the parts make one after the
-	// other; a transport that can writes them without joining them.
-	WriteParts(parts ...[]byte) error
-	// Buffer queues a message for the next Write or Flush.
-	Buffer(msg []byte) error
-	// Flush writes what Buffer holds.
-	Flush() error
-	// BufferLatest is Buffer for a message a later one of the same key
-	// makes obsolete (a call's progress): a stream may keep only the latest
-	// per key while the client reads slowly, rather than wait or queue all.
-	BufferLatest(key string, msg []byte) error
-	// Close makes later Writes fail.
+	// Send sends one message to the client, or, with no parts and not
+	// final, writes what earlier held messages left waiting (a flush). It
+	// is safe for concurrent use.
+	Send(m outMsg) error
+	// Gone reports, without writing, that nobody reads the output any more
+	// (stdio: the pipe's read end closed); false where a transport cannot
+	// tell.
+	Gone() bool
+	// Close makes later Sends fail.
 	Close() error
 }
 
-// callStreams is implemented by a client stream with a way out per request
-// (Streamable HTTP: the response stream of the POST that sent it), where
-// everything that belongs to a request goes: its progress, the requests
-// made to the client while serving it, and its response.
-type callStreams interface {
-	// WriteFor writes msg, which belongs to the client's request id: its
-	// response if final (nothing follows it; msg is nil when the response
-	// is suppressed), else a message sent while serving it. A key, if not
-	// "", says that a later message of the same key makes msg obsolete (a
-	// call's progress), as for BufferLatest.
-	WriteFor(id json.RawMessage, key string, msg []byte, final bool) error
+// outMsg is one message to the client and what the session knows of it.
+type outMsg struct {
+	// parts make the message one after the other (a large result is sent
+	// from where it lies); none: nothing to send (a flush, or a response
+	// that is suppressed).
+	parts [][]byte
+	// id is the client's request the message belongs to (its response,
+	// progress, or a request made to the client while serving it): a
+	// transport with a way out per request (Streamable HTTP: the response
+	// stream of its POST) sends it there. nil: it belongs to none.
+	id json.RawMessage
+	// final: the message is id's response; nothing of id follows it.
+	final bool
+	// key, if not "", says that a later message of the same key makes
+	// this one obsolete (a call's progress): a stream may keep only the
+	// latest per key while the client reads slowly.
+	key string
+	// hold: the message may wait for the next one that does not, or for a
+	// flush, so that a burst goes out in one write.
+	hold bool
+}
+
+// message is the whole message m's parts make.
+func (m outMsg) message() []byte {
+	if len(m.parts) == 1 {
+		return m.parts[0]
+	}
+	return bytes.Join(m.parts, nil)
 }
 
 // drainGrace bounds how long the end of input is held back for calls still
@@ -140,7 +153,7 @@ func newSession(f *front, s clientStream) *session {
 	ss.gone.ch = make(chan struct{})
 	ss.s = goneStream{clientStream: s, onFail: ss.writeFailed}
 	ss.transport = "tcp"
-	if _, ok := s.(*stdio.Conn); ok {
+	if f.pipe {
 		ss.transport = "pipe"
 	}
 	return ss
@@ -822,6 +835,6 @@ func (s *session) close() {
 		cancel(nil)
 	}
 	s.wg.Wait()
-	_ = s.s.Flush() // responses buffered by a backend's read loop that has not gone idle yet
+	_ = s.s.Send(outMsg{}) // responses buffered by a backend's read loop that has not gone idle yet
 	_ = s.s.Close()
 }

@@ -91,7 +91,7 @@ func stdioRun(t testing.TB, in io.Reader, opts stdio.Options) []byte {
 	cfg.Gateway.AnswerTools = false
 	g := New(Options{Config: cfg})
 	done := make(chan error, 1)
-	go func() { done <- g.serve(context.Background(), stdio.New(in, out, opts)) }()
+	go func() { done <- g.serve(context.Background(), stdioStream{stdio.New(in, out, opts)}) }()
 	select {
 	case err := <-done:
 		if err != nil {

@@ -127,24 +127,24 @@ func (h *httpSession) Read(wait func()) ([]byte, string, error) {
 	}
 }
 
-// Write writes a message that belongs to no request: on the standalone
-// stream (or, with none open, only to the event store).
-func (h *httpSession) Write(msg []byte) error { return h.WriteFor(nil, "", msg, false) }
-
-// WriteParts writes the message the parts make, joined: the event store
-// keeps it.
-func (h *httpSession) WriteParts(parts ...[]byte) error { return h.Write(bytes.Join(parts, nil)) }
-
-// Buffer writes at once: each event is flushed as it is written.
-func (h *httpSession) Buffer(msg []byte) error { return h.Write(msg) }
-
-// BufferLatest writes at once too: what belongs to a call goes through
-// WriteFor, on the call's own stream.
-func (h *httpSession) BufferLatest(key string, msg []byte) error {
-	return h.WriteFor(nil, key, msg, false)
+// Send writes the message on the stream of the POST that sent the request
+// it belongs to (WriteFor); one that belongs to no request goes to the
+// standalone stream (or, with none open, only to the event store). Every
+// event is flushed as it is written: nothing is held, and a flush has
+// nothing to do.
+func (h *httpSession) Send(m outMsg) error {
+	var msg []byte
+	if len(m.parts) > 0 {
+		msg = m.message() // joined: the event store keeps it
+	} else if !m.final {
+		return nil
+	}
+	return h.WriteFor(m.id, m.key, msg, m.final)
 }
 
-func (h *httpSession) Flush() error { return nil }
+// Gone is false: an HTTP session ends by its own rules (DELETE, idle
+// expiry, a client that does not read).
+func (h *httpSession) Gone() bool { return false }
 
 // Close ends the session: every stream's request returns, and later
 // writes are dropped.

@@ -148,7 +148,7 @@ func (g *Gateway) broadcast(msg []byte, to func(*front) bool) {
 		st := f.stream
 		g.mu.Unlock()
 		if st != nil && to(f) {
-			_ = st.Buffer(msg)
+			_ = st.Send(outMsg{parts: [][]byte{msg}, hold: true})
 		}
 	}
 }
