@@ -22,6 +22,7 @@ package backends
 import (
 	"context"
 	"encoding/json"
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/oauth"
 	"log/slog"
 	"time"
 
@@ -299,3 +300,13 @@ func (e *RPCError) Error() string { return "MCP server '" + e.Server + "': " + e
 // itself in its chain answers initialize. The parent gateway reports the
 // entry as Skipped instead of Failed and does not retry it.
 const CodeRecursive = -32090
+
+// LoginError is why a call to a remote server that needs sign-in fails
+// (oauth.LoginError).
+type LoginError = oauth.LoginError
+
+// TokenPath is the file in which server's sign-in is kept under dir.
+func TokenPath(dir, server string) string { return oauth.TokenPath(dir, server) }
+
+// Logout forgets server's sign-in under dir; it reports whether there was one.
+func Logout(dir, server string) (bool, error) { return oauth.Logout(dir, server) }

@@ -3,6 +3,7 @@ package backends
 import (
 	"context"
 	"errors"
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/oauth"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/config"
@@ -27,7 +28,7 @@ func Login(ctx context.Context, s config.Server, opts Options) (signedIn bool, e
 	opts.Servers = []config.Server{s}
 	opts.StartupTimeout, opts.StartLimit = loginLimit, loginLimit
 	m := New(opts)
-	before := tokenStore{TokenPath(opts.TokenDir, s.Name)}.stamp()
+	before := oauth.StampOf(opts.TokenDir, s.Name)
 	m.Start(ctx)
 	defer m.Close()
 	m.WaitServer(ctx, s.Name)
@@ -38,5 +39,5 @@ func Login(ctx context.Context, s config.Server, opts Options) (signedIn bool, e
 	if st.State != Ready {
 		return false, errors.New(st.Error)
 	}
-	return tokenStore{TokenPath(opts.TokenDir, s.Name)}.stamp() != before, nil
+	return oauth.StampOf(opts.TokenDir, s.Name) != before, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/oauth"
 	"log/slog"
 	"os"
 	"strconv"
@@ -132,7 +133,7 @@ func (m *Manager) newBackend(s config.Server) *backend {
 		done:    make(chan struct{}),
 		state:   Stopped,
 		reason:  "not started",
-		auth:    newOAuth(s, m.opts, m.log),
+		auth:    oauth.New(s, oauth.Options{TokenDir: m.opts.TokenDir, Timeout: config.CallTimeout(s, m.opts.DefaultTimeout), Authorize: m.opts.Authorize, RedirectURL: m.opts.RedirectURL}, m.log),
 	}
 	if !s.Enabled {
 		b.state, b.reason = Disabled, "disabled"

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/oauth"
 	"io"
 	"log/slog"
 	"mime"
@@ -77,9 +78,9 @@ type remoteOptions struct {
 // and a chance to sign in again when the server refuses it.
 type authorizer interface {
 	// header returns the Authorization header value, or "".
-	header(ctx context.Context) (string, error)
+	Header(ctx context.Context) (string, error)
 	// refused handles a 401 or 403 to req; nil means retry the request.
-	refused(ctx context.Context, req *http.Request, resp *http.Response) error
+	Refused(ctx context.Context, req *http.Request, resp *http.Response) error
 }
 
 // Remote transport limits.
@@ -310,7 +311,7 @@ func (r *remote) post(ctx context.Context, msg, id []byte, method string, hdr ht
 	}
 	resp, err := r.do(ctx, http.MethodPost, msg, hdr, true)
 	if err != nil {
-		var re *refreshError
+		var re *oauth.RefreshError
 		switch {
 		case r.ctx.Err() != nil:
 		case errors.As(err, &re):
@@ -432,7 +433,7 @@ func (r *remote) do(ctx context.Context, method string, body []byte, hdr http.He
 		return nil, causeOf(err)
 	}
 	if a := r.opts.Auth; a != nil && retryAuth && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
-		aerr := a.refused(r.ctx, req, resp)
+		aerr := a.Refused(r.ctx, req, resp)
 		resp.Body.Close()
 		if aerr != nil {
 			return nil, aerr
@@ -509,7 +510,7 @@ func (r *remote) setHeaders(ctx context.Context, req *http.Request) error {
 		req.Header.Set("Mcp-Protocol-Version", version)
 	}
 	if r.opts.Auth != nil {
-		h, err := r.opts.Auth.header(ctx)
+		h, err := r.opts.Auth.Header(ctx)
 		if err != nil {
 			return err
 		}

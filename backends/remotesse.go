@@ -38,7 +38,7 @@ func (r *remote) connectSSE(ctx context.Context, retryAuth bool) error {
 		return causeOf(err)
 	}
 	if a := r.opts.Auth; a != nil && retryAuth && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
-		aerr := a.refused(ctx, req, resp)
+		aerr := a.Refused(ctx, req, resp)
 		resp.Body.Close()
 		cancel()
 		if aerr != nil {

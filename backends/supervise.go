@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/oauth"
 	"io/fs"
 	"log/slog"
 	"maps"
@@ -75,11 +76,11 @@ type backend struct {
 	// earlier run (snapshot.go), shown while its first start is under
 	// way; snapSum is the hash of the snapshot file last read or written.
 	snap    *surface
-	snapSum [32]byte   // guarded by saveMu once the backend runs
-	saveMu  sync.Mutex // one saveSnapshot at a time
-	pending listKind   // lists a list_changed asked to refresh
-	view    trustView  // what the trust layer shows of the surface shown (trust.go)
-	auth    *oauthAuth // a remote server's OAuth client; nil if none
+	snapSum [32]byte      // guarded by saveMu once the backend runs
+	saveMu  sync.Mutex    // one saveSnapshot at a time
+	pending listKind      // lists a list_changed asked to refresh
+	view    trustView     // what the trust layer shows of the surface shown (trust.go)
+	auth    *oauth.Client // a remote server's OAuth client; nil if none
 }
 
 // serverCaps are the capabilities of a backend that matter to the gateway.
@@ -247,7 +248,7 @@ func (b *backend) run(ctx context.Context) {
 			}
 			return
 		}
-		if le := b.auth.loginNeeded(); le != nil {
+		if le := b.auth.LoginNeeded(); le != nil {
 			// Not a crash: nothing to retry until the user signs in.
 			reason = le.Error()
 			wasReady := b.setState(NeedsLogin, reason)
@@ -259,7 +260,7 @@ func (b *backend) run(ctx context.Context) {
 				b.m.notify.changed(b.cfg.Name)
 			}
 			b.log.Warn("remote server needs sign-in", "scopes", le.Scopes, "run", "mcp-gateway login "+b.cfg.Name)
-			if !b.auth.waitLogin(ctx, loginPoll) {
+			if !b.auth.WaitLogin(ctx, loginPoll) {
 				b.setState(Stopped, "stopped")
 				return
 			}
@@ -421,7 +422,7 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 
 	select {
 	case r := <-s.crashed:
-		if b.auth.refusedLogin() != nil {
+		if b.auth.RefusedLogin() != nil {
 			// Not a crash: run makes it NeedsLogin (the watcher did).
 			b.m.notify.changed(name)
 			return true, r, teardown

@@ -80,7 +80,7 @@ func (b *backend) startPeer(p peer) *session {
 			reason = "the connection ended"
 		}
 		state := Crashed
-		if le := b.auth.refusedLogin(); le != nil {
+		if le := b.auth.RefusedLogin(); le != nil {
 			state, reason = NeedsLogin, le.Error()
 		}
 		b.sessionEnded(c, state, reason, nil, crashed)

@@ -1,4 +1,4 @@
-package backends
+package oauth
 
 import (
 	"encoding/json"
@@ -74,17 +74,22 @@ func (t tokenStore) save(s *signIn) error {
 	return atomicfile.WriteFile(t.path, append(b, '\n'), 0o600)
 }
 
+// StampOf identifies the version of server's sign-in under dir (its file's
+// modification time and size); none has the zero stamp.
+func StampOf(dir, server string) Stamp { return tokenStore{TokenPath(dir, server)}.stamp() }
+
 // stamp identifies the file's version (its modification time and size); a
 // missing file has the zero stamp.
-func (t tokenStore) stamp() fileStamp {
+func (t tokenStore) stamp() Stamp {
 	fi, err := os.Stat(t.path)
 	if err != nil {
-		return fileStamp{}
+		return Stamp{}
 	}
-	return fileStamp{fi.ModTime(), fi.Size()}
+	return Stamp{fi.ModTime(), fi.Size()}
 }
 
-type fileStamp struct {
+// Stamp is a sign-in file's version.
+type Stamp struct {
 	mod  time.Time
 	size int64
 }

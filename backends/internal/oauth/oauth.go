@@ -1,4 +1,9 @@
-package backends
+// Package oauth is a remote backend's OAuth 2.1 client, built on go-sdk's
+// auth package: the sign-in `mcp-gateway login` stores (one file per
+// server), refreshed as needed, step-up on insufficient_scope, and the
+// sign-in itself when a login flow is given. backends' remote transports
+// ask it for each request's Authorization header.
+package oauth
 
 import (
 	"context"
@@ -37,7 +42,7 @@ func (e *LoginError) Error() string {
 	return "needs sign-in: run `mcp-gateway login " + e.Server + "`"
 }
 
-// oauthAuth is a remote server's OAuth 2.1 client (the authorizer of
+// Client is a remote server's OAuth 2.1 client (the authorizer of
 // remote.go), built on go-sdk's auth package. It lives as long as the
 // backend, across sessions.
 //
@@ -48,7 +53,7 @@ func (e *LoginError) Error() string {
 // handler: discovery, client ID metadata document, pre-registered or
 // dynamically registered client, PKCE, scopes from WWW-Authenticate,
 // step-up; the result is stored.
-type oauthAuth struct {
+type Client struct {
 	server, url string
 	store       tokenStore
 	handler     *auth.AuthorizationCodeHandler // nil in a running gateway
@@ -61,14 +66,26 @@ type oauthAuth struct {
 
 	mu        sync.Mutex
 	ts        oauth2.TokenSource // nil: not signed in
-	stamp     fileStamp          // the store's version ts comes from
+	stamp     Stamp              // the store's version ts comes from
 	needLogin *LoginError        // set when the server refused the sign-in
 }
 
-// newOAuth returns the OAuth client of a url: server, or nil when the
+// Options configure a Client.
+type Options struct {
+	// TokenDir is where sign-ins are kept, one file per server (TokenPath).
+	TokenDir string
+	// Timeout bounds a token refresh (the server's call timeout).
+	Timeout time.Duration
+	// Authorize, when set, lets the client sign in itself: the user is
+	// sent to the authorization URL and redirected to RedirectURL.
+	Authorize   auth.AuthorizationCodeFetcher
+	RedirectURL string
+}
+
+// New returns the OAuth client of a url: server, or nil when the
 // server's requests carry their own Authorization header or no token
 // directory is configured.
-func newOAuth(s config.Server, o Options, log *slog.Logger) *oauthAuth {
+func New(s config.Server, o Options, log *slog.Logger) *Client {
 	if s.URL == "" || o.TokenDir == "" {
 		return nil
 	}
@@ -77,8 +94,8 @@ func newOAuth(s config.Server, o Options, log *slog.Logger) *oauthAuth {
 			return nil
 		}
 	}
-	hc := &http.Client{Timeout: config.CallTimeout(s, o.DefaultTimeout)}
-	a := &oauthAuth{
+	hc := &http.Client{Timeout: o.Timeout}
+	a := &Client{
 		server: s.Name, url: s.URL, store: tokenStore{TokenPath(o.TokenDir, s.Name)}, log: log,
 		refreshes: context.WithValue(context.Background(), oauth2.HTTPClient, hc),
 	}
@@ -129,7 +146,7 @@ func newOAuth(s config.Server, o Options, log *slog.Logger) *oauthAuth {
 
 // signedIn stores a new sign-in (go-sdk's handler calls it after the code
 // exchange) and returns its token source.
-func (a *oauthAuth) signedIn(ctx context.Context, cfg *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
+func (a *Client) signedIn(ctx context.Context, cfg *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
 	si := &signIn{
 		URL: a.url, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret,
 		AuthURL: cfg.Endpoint.AuthURL, TokenURL: cfg.Endpoint.TokenURL, AuthStyle: cfg.Endpoint.AuthStyle,
@@ -148,7 +165,7 @@ func (a *oauthAuth) signedIn(ctx context.Context, cfg *oauth2.Config, tok *oauth
 
 // source returns the token source, after reading the store again if it
 // changed (a login, a logout, a refresh by another gateway).
-func (a *oauthAuth) source() oauth2.TokenSource {
+func (a *Client) source() oauth2.TokenSource {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.handler != nil {
@@ -175,7 +192,7 @@ func (a *oauthAuth) source() oauth2.TokenSource {
 // header is the Authorization header of a request: the current access
 // token, refreshed if it expired; "" when not signed in (the server then
 // refuses, and refused decides).
-func (a *oauthAuth) header(context.Context) (string, error) {
+func (a *Client) Header(context.Context) (string, error) {
 	ts := a.source()
 	if ts == nil {
 		return "", nil
@@ -186,7 +203,7 @@ func (a *oauthAuth) header(context.Context) (string, error) {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &ne) || errors.As(err, &re) && re.Response != nil && re.Response.StatusCode >= 500 {
 			a.log.Warn("refreshing the token got no answer; the request fails, the sign-in stands", "server", a.server, "err", err)
-			return "", &refreshError{err}
+			return "", &RefreshError{err}
 		}
 		a.log.Debug("no usable token", "server", a.server, "err", err)
 		return "", nil // the server's 401 decides (refused)
@@ -194,19 +211,19 @@ func (a *oauthAuth) header(context.Context) (string, error) {
 	return tok.Type() + " " + tok.AccessToken, nil
 }
 
-// refreshError is a token refresh that failed for want of an answer (a
+// RefreshError is a token refresh that failed for want of an answer (a
 // timeout, a network error, the authorization server's 5xx), not because
 // the grant was refused: the request it was for fails, and the sign-in
 // stands for the next one.
-type refreshError struct{ err error }
+type RefreshError struct{ err error }
 
-func (e *refreshError) Error() string { return "refreshing the OAuth token failed: " + e.err.Error() }
-func (e *refreshError) Unwrap() error { return e.err }
+func (e *RefreshError) Error() string { return "refreshing the OAuth token failed: " + e.err.Error() }
+func (e *RefreshError) Unwrap() error { return e.err }
 
 // refused handles a 401 or 403: with a handler it signs in (or steps up
 // the scopes); a running gateway retries once if a new sign-in was stored
 // meanwhile, and otherwise reports that a login is needed.
-func (a *oauthAuth) refused(ctx context.Context, req *http.Request, resp *http.Response) error {
+func (a *Client) Refused(ctx context.Context, req *http.Request, resp *http.Response) error {
 	if a.handler != nil {
 		return a.handler.Authorize(ctx, req, resp)
 	}
@@ -271,7 +288,7 @@ func unionScopes(a, b []string) []string {
 
 // loginNeeded returns why the server refused the stored sign-in (or there
 // was none), or nil, and clears the mark. a may be nil (no OAuth).
-func (a *oauthAuth) loginNeeded() *LoginError {
+func (a *Client) LoginNeeded() *LoginError {
 	if a == nil {
 		return nil
 	}
@@ -283,7 +300,7 @@ func (a *oauthAuth) loginNeeded() *LoginError {
 }
 
 // refusedLogin is loginNeeded without clearing the mark.
-func (a *oauthAuth) refusedLogin() *LoginError {
+func (a *Client) RefusedLogin() *LoginError {
 	if a == nil {
 		return nil
 	}
@@ -294,7 +311,7 @@ func (a *oauthAuth) refusedLogin() *LoginError {
 
 // waitLogin waits until the stored sign-in changes (a login) or ctx ends;
 // it reports whether it changed.
-func (a *oauthAuth) waitLogin(ctx context.Context, every time.Duration) bool {
+func (a *Client) WaitLogin(ctx context.Context, every time.Duration) bool {
 	a.mu.Lock()
 	from := a.stamp
 	a.mu.Unlock()
@@ -315,7 +332,7 @@ func (a *oauthAuth) waitLogin(ctx context.Context, every time.Duration) bool {
 // savingSource writes each refreshed token back to the store, so that the
 // next gateway (or this one after a restart) starts from it.
 type savingSource struct {
-	a *oauthAuth
+	a *Client
 
 	mu     sync.Mutex
 	base   oauth2.TokenSource
