@@ -63,10 +63,19 @@ type HTTPOptions struct {
 // a client posts initialize as soon as it has read the endpoint event.
 const defaultSSEHandshakeTimeout = time.Minute
 
-// HTTPFront serves MCP over HTTP: Streamable HTTP and the 2024-11-05 SSE
-// transport. Its methods are safe for concurrent use.
+// HTTPFront is the gateway's HTTP front as one http.Handler: MCP over
+// Streamable HTTP (/mcp) and the 2024-11-05 SSE transport (/sse +
+// /messages), the REST API (/mcp/tools, /mcp/call), and the same at
+// /p/NAME/... for each profile of gateway.profiles (which serve its tools
+// only; a name it lacks is 404). Other paths go to Other. Its methods are
+// safe for concurrent use; Other is set before it serves.
 type HTTPFront struct {
+	// Other serves the requests for any other path (health, metrics, the
+	// dashboard); nil: 404.
+	Other http.Handler
+
 	g      *Gateway
+	mux    *http.ServeMux
 	opts   HTTPOptions
 	served []string // servedVersions, for every request's Mcp-Protocol-Version
 
@@ -91,6 +100,22 @@ type sseSession struct {
 	posted  atomic.Bool
 	front   atomic.Pointer[front] // the session's, once started
 	started chan struct{}         // closed when front is set, or the start failed
+}
+
+// ServeHTTP serves one request of the front.
+func (h *HTTPFront) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// profiled serves h under the profile the path names (WithProfile); a name
+// gateway.profiles lacks is 404.
+func (g *Gateway) profiled(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("profile")
+		if !g.HasProfile(name) {
+			http.Error(w, "Not Found: no such profile (gateway.profiles)", http.StatusNotFound)
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(WithProfile(r.Context(), name)))
+	})
 }
 
 // NewHTTPFront returns an HTTP front for g.
@@ -120,6 +145,21 @@ func (g *Gateway) NewHTTPFront(opts HTTPOptions) *HTTPFront {
 		sessions: make(map[string]*httpSession),
 		sse:      make(map[string]*sseSession),
 	}
+	h.mux = http.NewServeMux()
+	for path, serve := range map[string]http.HandlerFunc{
+		"/mcp": h.serveMCP, "/sse": h.serveSSE, "/messages": h.serveMessages,
+		"/mcp/tools": g.serveTools, "/mcp/call": g.serveCall,
+	} {
+		h.mux.Handle(path, serve)
+		h.mux.Handle("/p/{profile}"+path, g.profiled(serve))
+	}
+	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if h.Other == nil {
+			http.NotFound(w, r)
+			return
+		}
+		h.Other.ServeHTTP(w, r)
+	})
 	if opts.IdleTimeout > 0 && !opts.Stateless {
 		h.wg.Add(1)
 		go func() {
@@ -234,8 +274,8 @@ func (h *HTTPFront) start(ctx context.Context, cs clientStream, version string, 
 	return f
 }
 
-// ServeMCP serves the Streamable HTTP endpoint (/mcp): POST, GET, DELETE.
-func (h *HTTPFront) ServeMCP(w http.ResponseWriter, r *http.Request) {
+// serveMCP serves the Streamable HTTP endpoint (/mcp): POST, GET, DELETE.
+func (h *HTTPFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodPost:
 		if !jsonContent(w, r) {
@@ -511,10 +551,10 @@ func (h *HTTPFront) expire(cutoff time.Time) {
 	}
 }
 
-// ServeSSE serves GET /sse, the 2024-11-05 transport's event stream: the
+// serveSSE serves GET /sse, the 2024-11-05 transport's event stream: the
 // session lives as long as the request. Its client posts to /messages
 // beside it.
-func (h *HTTPFront) ServeSSE(w http.ResponseWriter, r *http.Request) {
+func (h *HTTPFront) serveSSE(w http.ResponseWriter, r *http.Request) {
 	if !onlyMethod(w, r, http.MethodGet) {
 		return
 	}
@@ -599,8 +639,8 @@ func (h *HTTPFront) ServeSSE(w http.ResponseWriter, r *http.Request) {
 	<-ended
 }
 
-// ServeMessages serves POST /messages?sessionid=ID for SSE sessions.
-func (h *HTTPFront) ServeMessages(w http.ResponseWriter, r *http.Request) {
+// serveMessages serves POST /messages?sessionid=ID for SSE sessions.
+func (h *HTTPFront) serveMessages(w http.ResponseWriter, r *http.Request) {
 	if !onlyMethod(w, r, http.MethodPost) {
 		return
 	}

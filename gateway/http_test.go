@@ -25,7 +25,7 @@ func TestHTTPIdleSessionExpires(t *testing.T) {
 	cfg.Gateway.AnswerTools = false
 	const timeout = 200 * time.Millisecond
 	front := New(Options{Config: cfg}).NewHTTPFront(HTTPOptions{IdleTimeout: timeout})
-	srv := httptest.NewServer(http.HandlerFunc(front.ServeMCP))
+	srv := httptest.NewServer(http.HandlerFunc(front.serveMCP))
 	defer srv.Close()
 	defer front.Close()
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
@@ -93,7 +93,7 @@ func TestHTTPStreamableRules(t *testing.T) {
 	cfg := config.Defaults()
 	cfg.Gateway.AnswerTools = false
 	front := New(Options{Config: cfg}).NewHTTPFront(HTTPOptions{})
-	srv := httptest.NewServer(http.HandlerFunc(front.ServeMCP))
+	srv := httptest.NewServer(http.HandlerFunc(front.serveMCP))
 	defer srv.Close()
 	defer front.Close()
 

@@ -27,9 +27,9 @@ func newLimitsHarness(t *testing.T, opts HTTPOptions) *limitsHarness {
 	cfg.Gateway.AnswerTools = false
 	front := New(Options{Config: cfg}).NewHTTPFront(opts)
 	mux := http.NewServeMux()
-	mux.HandleFunc("/mcp", front.ServeMCP)
-	mux.HandleFunc("/sse", front.ServeSSE)
-	mux.HandleFunc("/messages", front.ServeMessages)
+	mux.HandleFunc("/mcp", front.serveMCP)
+	mux.HandleFunc("/sse", front.serveSSE)
+	mux.HandleFunc("/messages", front.serveMessages)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	t.Cleanup(front.Close) // before srv.Close: open streams end first

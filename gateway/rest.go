@@ -33,8 +33,8 @@ type restTool struct {
 	Timeout      int64  `json:"timeout"` // milliseconds
 }
 
-// ServeTools serves GET /mcp/tools.
-func (g *Gateway) ServeTools(w http.ResponseWriter, r *http.Request) {
+// serveTools serves GET /mcp/tools.
+func (g *Gateway) serveTools(w http.ResponseWriter, r *http.Request) {
 	if !onlyMethod(w, r, http.MethodGet) || !g.admitREST(w, r) {
 		return
 	}
@@ -70,8 +70,8 @@ type restCall struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
-// ServeCall serves POST /mcp/call.
-func (g *Gateway) ServeCall(w http.ResponseWriter, r *http.Request) {
+// serveCall serves POST /mcp/call.
+func (g *Gateway) serveCall(w http.ResponseWriter, r *http.Request) {
 	if !onlyMethod(w, r, http.MethodPost) || !g.admitREST(w, r) {
 		return
 	}

@@ -16,7 +16,7 @@ import (
 func TestRESTCallStrict(t *testing.T) {
 	t.Parallel()
 	gw, _ := newGateway(t, nil, testServer("tb"))
-	srv := httptest.NewServer(http.HandlerFunc(gw.ServeCall))
+	srv := httptest.NewServer(http.HandlerFunc(gw.serveCall))
 	defer srv.Close()
 	post := func(ctype, body string) (int, string, string) {
 		t.Helper()

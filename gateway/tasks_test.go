@@ -74,7 +74,7 @@ func TestHTTPStatelessTasksBounded(t *testing.T) {
 	gw, _ := newGateway(t, nil, testServer("tb", "-tasks"))
 	gw.tasks.limit = 20
 	front := gw.NewHTTPFront(HTTPOptions{Stateless: true})
-	srv := httptest.NewServer(http.HandlerFunc(front.ServeMCP))
+	srv := httptest.NewServer(http.HandlerFunc(front.serveMCP))
 	defer srv.Close()
 	defer front.Close()
 	rpc := func(method, params string) (result map[string]any, errMsg string) {

@@ -55,17 +55,10 @@ func (a *app) serveHTTP(ctx context.Context) error {
 	front := a.gw.NewHTTPFront(gateway.HTTPOptions{Stateless: hc.Stateless, IdleTimeout: a.cfg.SessionIdleTimeout(),
 		SessionBufferBytes: int64(hc.SessionBufferBytes), MaxSessions: hc.MaxSessions, MaxStreams: hc.MaxStreams})
 	metrics := a.metrics
+	// MCP and REST (and the same per profile) are the front's; the rest
+	// is the process's own.
 	mux := http.NewServeMux()
-	// MCP and REST, and the same for each profile of gateway.profiles at
-	// paths of its own, which serve its tools only (the plain paths serve
-	// gateway.profile, if one is set).
-	for path, h := range map[string]http.HandlerFunc{
-		"/mcp": front.ServeMCP, "/sse": front.ServeSSE, "/messages": front.ServeMessages,
-		"/mcp/tools": a.gw.ServeTools, "/mcp/call": a.gw.ServeCall,
-	} {
-		mux.Handle(path, h)
-		mux.Handle("/p/{profile}"+path, a.profiled(h))
-	}
+	front.Other = mux
 	if v := g.verifier; v != nil {
 		// RFC 9728: at the well-known path with the resource's path after
 		// it, and without, for clients that do not insert it.
@@ -111,7 +104,7 @@ func (a *app) serveHTTP(ctx context.Context) error {
 	dash.routes(mux)
 	busy := &inFlight{}
 	srv := &http.Server{
-		Handler:           g.wrap(busy.wrap(mux)),
+		Handler:           g.wrap(busy.wrap(front)),
 		ReadHeaderTimeout: httpReadHeaderTimeout,
 		ReadTimeout:       httpReadTimeout,
 		IdleTimeout:       httpIdleTimeout,
@@ -153,19 +146,6 @@ func (a *app) serveHTTP(ctx context.Context) error {
 		return err
 	}
 	return nil
-}
-
-// profiled serves a request to /p/NAME/... with h under profile NAME
-// (gateway.WithProfile); a name gateway.profiles lacks is 404.
-func (a *app) profiled(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		name := r.PathValue("profile")
-		if !a.gw.HasProfile(name) {
-			http.Error(w, "Not Found: no such profile (gateway.profiles)", http.StatusNotFound)
-			return
-		}
-		h.ServeHTTP(w, r.WithContext(gateway.WithProfile(r.Context(), name)))
-	})
 }
 
 // newGuard makes the HTTP front's guard from gateway.http: the token's or
