@@ -187,9 +187,14 @@ func testdataPath(name string) string {
 }
 
 // needNode returns the path of node; the tests that need it fail without
-// it, or are skipped under -short.
+// it. Under -short they are skipped: real Node clients, servers and
+// browsers run in the full suite (scripts/test), and -short is the quick
+// loop of in-process and Go-only binary tests.
 func needNode(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("skipped under -short: real Node clients and servers run in the full suite (scripts/test)")
+	}
 	p, err := exec.LookPath("node")
 	if err != nil {
 		missing(t, fmt.Sprintf("node (Node 20+) is required for this test: %v", err))

@@ -38,6 +38,9 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("HAProxy from the OS packages: Linux only")
 	}
+	if testing.Short() {
+		t.Skip("skipped under -short: the replicas behind HAProxy run in the full suite (scripts/test)")
+	}
 	haproxy, err := exec.LookPath("haproxy")
 	if err != nil {
 		haproxy = "/usr/sbin/haproxy"

