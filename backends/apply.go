@@ -19,7 +19,7 @@ func (c Changes) Empty() bool { return len(c.Added)+len(c.Removed)+len(c.Restart
 // process tree killed and reaped), one whose entry changed is stopped and
 // started again, and one whose entry is the same is not touched (same
 // process, calls in flight undisturbed). The backends take the order of
-// servers. OnChange is called for every server added, removed or
+// servers. Hooks.Changed is called for every server added, removed or
 // restarted. Apply returns when the stopped backends are gone; concurrent
 // Applies run one after the other. Before Start it only records servers;
 // after Close it does nothing.

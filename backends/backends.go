@@ -57,32 +57,11 @@ type Options struct {
 	// ClientInfo is sent in initialize; nil means mcp-gateway with an empty version.
 	ClientInfo *mcp.Implementation
 
-	// OnChange is called (from its own goroutine, never with a lock held)
-	// after a backend's tools, prompts or resources changed: it became
-	// ready, crashed, stopped, or sent a list_changed notification that was
-	// refreshed.
-	OnChange func(server string)
-	// OnRequest handles a server-to-client request of a backend (sampling,
-	// elicitation, roots/list) and returns the raw result. Nil, or an error,
-	// answers the backend with a JSON-RPC error.
-	// It runs in its own goroutine, with a ctx that is cancelled when the
-	// backend cancels the request or its session ends; it must return then.
-	// An error that is a *RPCError or a go-sdk *jsonrpc.Error keeps its code;
-	// any other error is answered with -32603. When OnRequest is set the
-	// gateway declares the roots, sampling and elicitation capabilities to
-	// its backends.
-	OnRequest func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error)
 	// AwaitClient makes each backend wait, once its process has started,
 	// for SetClientCapabilities before it is initialized, so that it is
 	// declared the client's own capabilities (client.go). Wait's startup
 	// timeout then counts from that call.
 	AwaitClient bool
-	// OnNotification is called with each notifications/message (also
-	// logged), notifications/resources/updated and
-	// notifications/tasks/status a backend sends, from
-	// the backend's read loop: it must not wait long.
-	OnNotification func(server, method string, params json.RawMessage)
-
 	// Reaper is the command of the reaper helper, a process that runs
 	// RunReaper on its stdin, e.g. {os.Executable(), "__reaper"}; nil means
 	// none. Started once by Start, it SIGKILLs the backends' process groups
@@ -310,3 +289,34 @@ func TokenPath(dir, server string) string { return oauth.TokenPath(dir, server) 
 
 // Logout forgets server's sign-in under dir; it reports whether there was one.
 func Logout(dir, server string) (bool, error) { return oauth.Logout(dir, server) }
+
+// Hooks are how a Manager tells the client side above it (the gateway)
+// what its backends do and ask. They are set once, before Start
+// (SetHooks); any may be nil.
+type Hooks struct {
+	// Changed is called (from its own goroutine, never with a lock held)
+	// after a backend's tools, prompts or resources changed: it became
+	// ready, crashed, stopped, or sent a list_changed notification that was
+	// refreshed.
+	Changed func(server string)
+	// Request handles a server-to-client request of a backend (sampling,
+	// elicitation, roots/list) and returns the raw result. Nil, or an error,
+	// answers the backend with a JSON-RPC error.
+	// It runs in its own goroutine, with a ctx that is cancelled when the
+	// backend cancels the request or its session ends; it must return then.
+	// An error that is a *RPCError or a go-sdk *jsonrpc.Error keeps its code;
+	// any other error is answered with -32603. When Request is set the
+	// gateway declares the roots, sampling and elicitation capabilities to
+	// its backends.
+	Request func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error)
+	// Notification is called with each notifications/message (also
+	// logged), notifications/resources/updated and
+	// notifications/tasks/status a backend sends, from the backend's read
+	// loop: it must not wait long.
+	Notification func(server, method string, params json.RawMessage)
+	// ReadIdle runs in a backend's read loop each time it has handled
+	// every message it read and is about to read again, so the responses
+	// delivered in one burst (StartToolCall's done) can go out to the
+	// client in one write. It must not block for long.
+	ReadIdle func()
+}

@@ -201,7 +201,7 @@ func TestFailedStartRetried(t *testing.T) {
 }
 
 // TestStartupTimeoutStopsOnlyTheWait: the startup timeout bounds Wait; the
-// slow backend keeps starting and becomes ready later, with OnChange.
+// slow backend keeps starting and becomes ready later, with Hooks.Changed.
 func TestStartupTimeoutStopsOnlyTheWait(t *testing.T) {
 	t.Parallel()
 	// A Wait that waited for the late backend (3 s, ten times the startup
@@ -613,18 +613,16 @@ func TestServerToClientRequest(t *testing.T) {
 	t.Parallel()
 	var gotServer, gotMethod string
 	var gotParams json.RawMessage
-	e := start(t, []config.Server{srv("s")}, func(o *backends.Options) {
-		o.OnRequest = func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
-			gotServer, gotMethod, gotParams = server, method, params
-			if method != "sampling/createMessage" {
-				return nil, &jsonrpc.Error{Code: -32601, Message: "no"}
-			}
-			return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"hi back"},"model":"m","n":12345678901234567890123}`), nil
+	e := startAnswering(t, []config.Server{srv("s")}, nil, func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
+		gotServer, gotMethod, gotParams = server, method, params
+		if method != "sampling/createMessage" {
+			return nil, &jsonrpc.Error{Code: -32601, Message: "no"}
 		}
+		return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"hi back"},"model":"m","n":12345678901234567890123}`), nil
 	})
 	res := e.call(t, "s", "sample", "")
 	if gotServer != "s" || gotMethod != "sampling/createMessage" || !strings.Contains(string(gotParams), `"maxTokens":10`) {
-		t.Errorf("OnRequest got %s %s %s", gotServer, gotMethod, gotParams)
+		t.Errorf("Hooks.Request got %s %s %s", gotServer, gotMethod, gotParams)
 	}
 	want := `{"content":[{"type":"text","text":"sampled"}],"structuredContent":{"role":"assistant","content":{"type":"text","text":"hi back"},"model":"m","n":12345678901234567890123}}`
 	if string(res) != want {
@@ -640,13 +638,11 @@ func TestServerToClientRequest(t *testing.T) {
 
 func TestServerToClientRequestError(t *testing.T) {
 	t.Parallel()
-	e := start(t, []config.Server{srv("s"), srv("none")}, func(o *backends.Options) {
-		o.OnRequest = func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
-			if server == "none" {
-				return nil, errors.New("plain failure")
-			}
-			return nil, &backends.RPCError{Code: -1, Message: "User rejected sampling request", Data: json.RawMessage(`{"x":1}`)}
+	e := startAnswering(t, []config.Server{srv("s"), srv("none")}, nil, func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
+		if server == "none" {
+			return nil, errors.New("plain failure")
 		}
+		return nil, &backends.RPCError{Code: -1, Message: "User rejected sampling request", Data: json.RawMessage(`{"x":1}`)}
 	})
 	res := e.call(t, "s", "sample", "")
 	if !strings.Contains(string(res), `"error":{"code":-1,"message":"User rejected sampling request","data":{"x":1}}`) {
@@ -658,7 +654,7 @@ func TestServerToClientRequestError(t *testing.T) {
 	}
 }
 
-func TestNoOnRequest(t *testing.T) {
+func TestNoRequestHook(t *testing.T) {
 	t.Parallel()
 	e := start(t, []config.Server{srv("s")}, nil)
 	res := e.call(t, "s", "sample", "")
@@ -668,7 +664,7 @@ func TestNoOnRequest(t *testing.T) {
 	// Nothing the gateway relays is declared; MCP Apps, which needs no
 	// request of the client, is (client.go).
 	if caps := string(e.stats(t, "s").Capabilities); caps != `{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}}` {
-		t.Errorf("capabilities without OnRequest: %s", caps)
+		t.Errorf("capabilities without Hooks.Request: %s", caps)
 	}
 }
 
@@ -794,7 +790,7 @@ func BenchmarkStart(b *testing.B) {
 }
 
 // TestApply: a new configuration adds, removes and restarts backends; an
-// untouched one keeps its process, and OnChange names every change.
+// untouched one keeps its process, and Hooks.Changed names every change.
 func TestApply(t *testing.T) {
 	t.Parallel()
 	e := start(t, []config.Server{srv("keep"), srv("gone"), srv("change")}, nil)

@@ -13,16 +13,15 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 )
 
-// OnReadIdle sets fn (nil: none) to run in a backend's read loop each time
-// it has handled every message it read and is about to read again, so the
-// responses delivered in one burst (StartToolCall's done) can go out to the
-// client in one write. fn must not block for long.
-func (m *Manager) OnReadIdle(fn func()) {
-	if fn == nil {
-		m.idle.Store(nil)
-		return
+// SetHooks sets the Manager's hooks. It must be called before Start, once:
+// gateway.New does.
+func (m *Manager) SetHooks(h Hooks) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.started {
+		panic("backends: SetHooks after Start")
 	}
-	m.idle.Store(&fn)
+	m.hooks = h
 }
 
 // FlushWrites writes the requests StartToolCall held (CallOptions.Batch)
@@ -39,8 +38,8 @@ func (m *Manager) FlushWrites() {
 }
 
 func (m *Manager) readIdle() {
-	if fn := m.idle.Load(); fn != nil {
-		(*fn)()
+	if fn := m.hooks.ReadIdle; fn != nil {
+		fn()
 	}
 }
 

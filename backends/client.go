@@ -19,7 +19,7 @@ import (
 // extension the client has (MCP Apps' io.modelcontextprotocol/ui) may
 // leave out what it offers with it. Without it (HTTP: many clients share
 // the backends; the sub-commands: no client) backends are declared what
-// the gateway relays (roots, sampling, elicitation) when Options.OnRequest
+// the gateway relays (roots, sampling, elicitation) when Hooks.Request
 // is set, and a request a client cannot answer fails there, and the one
 // extension the gateway itself serves, MCP Apps (sharedCaps).
 
@@ -127,7 +127,7 @@ func (m *Manager) clientCaps() json.RawMessage {
 	if c := m.client.Load(); c != nil {
 		return c.caps
 	}
-	return sharedCaps(m.opts.OnRequest != nil)
+	return sharedCaps(m.hooks.Request != nil)
 }
 
 // initializeParams are the params of a backend's initialize request.

@@ -42,7 +42,7 @@ type connHooks struct {
 	// request answers a server-to-client request; nil answers -32601.
 	request func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 	// idle, if set, runs in the read loop each time it has handled all it
-	// read, before it reads again (Manager.OnReadIdle).
+	// read, before it reads again (Hooks.ReadIdle).
 	idle func()
 }
 

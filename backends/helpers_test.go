@@ -48,14 +48,14 @@ func srv(name string, args ...string) config.Server {
 	return config.Server{Name: name, Command: testbackend, Args: args, Enabled: true, Prefix: name, Restart: "never"}
 }
 
-// env is a test's Manager with its log and its OnChange calls.
+// env is a test's Manager with its log and its Hooks.Changed calls.
 type env struct {
 	*backends.Manager
 	log     *testutil.LogRecorder
-	changed chan string // OnChange's servers, in order; beyond 100 unread, dropped
+	changed chan string // Hooks.Changed's servers, in order; beyond 100 unread, dropped
 }
 
-// waitChange waits for an OnChange of server, consuming those before it.
+// waitChange waits for a Hooks.Changed of server, consuming those before it.
 func (e *env) waitChange(t *testing.T, server string) {
 	t.Helper()
 	deadline := time.After(testutil.DefaultTimeout)
@@ -66,7 +66,7 @@ func (e *env) waitChange(t *testing.T, server string) {
 				return
 			}
 		case <-deadline:
-			t.Fatalf("no OnChange(%q)", server)
+			t.Fatalf("no Hooks.Changed(%q)", server)
 		}
 	}
 }
@@ -75,23 +75,32 @@ func (e *env) waitChange(t *testing.T, server string) {
 // fast supervision timings, waits for it, and closes it at the end of t.
 func start(t *testing.T, servers []config.Server, edit func(*backends.Options)) *env {
 	t.Helper()
+	return startAnswering(t, servers, edit, nil)
+}
+
+// startAnswering is start with request as the Manager's Hooks.Request.
+func startAnswering(t *testing.T, servers []config.Server, edit func(*backends.Options), request func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error)) *env {
+	t.Helper()
 	e := &env{log: &testutil.LogRecorder{}, changed: make(chan string, 100)}
 	opts := backends.Options{
 		Servers:        servers,
 		Logger:         e.log.Logger(),
 		DefaultTimeout: 10 * time.Second,
 		StartupTimeout: 10 * time.Second,
-		OnChange: func(server string) {
-			select {
-			case e.changed <- server:
-			default:
-			}
-		},
 	}
 	if edit != nil {
 		edit(&opts)
 	}
 	e.Manager = backends.New(opts)
+	e.Manager.SetHooks(backends.Hooks{
+		Changed: func(server string) {
+			select {
+			case e.changed <- server:
+			default:
+			}
+		},
+		Request: request,
+	})
 	backends.SetTimings(e.Manager, 10*time.Millisecond, 40*time.Millisecond, time.Minute, 200*time.Millisecond)
 	t.Cleanup(func() {
 		if err := e.Close(); err != nil {

@@ -42,7 +42,7 @@ type Manager struct {
 	// (ListGenerations).
 	listGen  [3]atomic.Uint64
 	logLevel atomic.Pointer[string] // the clients' logging/setLevel, if any
-	idle     atomic.Pointer[func()] // OnReadIdle
+	hooks    Hooks                  // set before Start, read-only after
 	trust    *trustState            // the trust layer (trust.go)
 
 	// Supervision tunables; New sets the documented values, tests shorten them.
@@ -59,7 +59,7 @@ type Manager struct {
 	startedAt time.Time
 	cancel    context.CancelFunc
 	runCtx    context.Context // parent of every supervisor's context
-	notify    *notifier       // nil without OnChange or before Start
+	notify    *notifier       // nil without Hooks.Changed or before Start
 	reaper    *proc.Reaper    // nil without Options.Reaper
 
 	wg        sync.WaitGroup // supervisors
@@ -185,8 +185,8 @@ func (m *Manager) Start(ctx context.Context) {
 	}
 	m.started = true
 	m.startedAt = time.Now()
-	if m.opts.OnChange != nil {
-		m.notify = newNotifier(m.opts.OnChange)
+	if m.hooks.Changed != nil {
+		m.notify = newNotifier(m.hooks.Changed)
 	}
 	if m.opts.Subreaper {
 		if err := proc.BecomeSubreaper(); err != nil {

@@ -5,7 +5,7 @@ import (
 	"sync"
 )
 
-// notifier calls Options.OnChange from its own goroutine, in order, never
+// notifier calls Hooks.Changed from its own goroutine, in order, never
 // with a lock of the Manager held. A name already queued and not yet
 // delivered is not queued twice (the callback reads the current lists).
 type notifier struct {

@@ -597,7 +597,7 @@ func (b *backend) sessionEnded(c *conn, state State, reason string, tail []strin
 // hooks connect a session to the Manager's callbacks.
 func (b *backend) hooks() connHooks {
 	h := connHooks{notify: b.onNotification, idle: b.m.readIdle, level: b.m.level}
-	if fn := b.m.opts.OnRequest; fn != nil {
+	if fn := b.m.hooks.Request; fn != nil {
 		h.request = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 			// A client that never answers must not park the request
 			// forever: it gets the backend's call timeout.
@@ -630,7 +630,7 @@ func (b *backend) onNotification(method string, params json.RawMessage) {
 		if method == "notifications/message" {
 			b.logMessage(params)
 		}
-		if fn := b.m.opts.OnNotification; fn != nil {
+		if fn := b.m.hooks.Notification; fn != nil {
 			fn(b.cfg.Name, method, params)
 		}
 		return

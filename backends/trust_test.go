@@ -63,7 +63,7 @@ func description(e *env, name string) string {
 // TestTrustPinWithholdsChange: under trust: pin the first listing is
 // pinned (in the file); a changed definition after list_changed is
 // withheld from the lists and from calls (tools and prompts alike) until
-// approved, and then shown at once with OnChange.
+// approved, and then shown at once with Hooks.Changed.
 func TestTrustPinWithholdsChange(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

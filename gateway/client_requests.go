@@ -9,13 +9,13 @@ import (
 	"fmt"
 )
 
-// HandleBackendRequest forwards a backend's server-to-client request
+// handleBackendRequest forwards a backend's server-to-client request
 // (sampling, elicitation, roots) to the client whose call the backend is
 // serving: a client that declared the capability and has a call to that
 // backend in flight; failing that, any client that declared it. The
 // request and the client's answer pass unchanged (outgoing.go). It is the
-// backends.Options.OnRequest hook.
-func (g *Gateway) HandleBackendRequest(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
+// backends.Hooks.Request hook.
+func (g *Gateway) handleBackendRequest(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
 	switch method {
 	case "sampling/createMessage", "elicitation/create", "roots/list":
 	default:

@@ -124,13 +124,18 @@ func New(opts Options) *Gateway {
 	g.toolScopes = newToolScopes(opts.Config.Gateway.HTTP.OAuth.ToolScopes)
 	g.SetServers(opts.Config.Servers)
 	if opts.Backends != nil {
-		opts.Backends.OnReadIdle(g.flushClients)
+		opts.Backends.SetHooks(backends.Hooks{
+			Changed:      g.backendsChanged,
+			Request:      g.handleBackendRequest,
+			Notification: g.backendNotification,
+			ReadIdle:     g.flushClients,
+		})
 	}
 	return g
 }
 
 // flushClients writes the responses the backends' read loops buffered
-// (backends.Manager.OnReadIdle): one write per burst, not per response.
+// (backends.Hooks.ReadIdle): one write per burst, not per response.
 func (g *Gateway) flushClients() {
 	g.mu.Lock()
 	var streams []clientStream
@@ -217,10 +222,10 @@ func (g *Gateway) serveFront(ctx context.Context, f *front, cs clientStream, ver
 	return nil
 }
 
-// BackendsChanged refreshes every client's lists after a backend's tools,
+// backendsChanged refreshes every client's lists after a backend's tools,
 // prompts or resources changed; clients get list_changed notifications.
-// It is the backends.Options.OnChange hook.
-func (g *Gateway) BackendsChanged(server string) {
+// It is the backends.Hooks.Changed hook.
+func (g *Gateway) backendsChanged(server string) {
 	g.log.Debug("backend lists changed", "server", server)
 	for _, f := range g.frontList() {
 		f.refresh()

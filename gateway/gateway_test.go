@@ -47,15 +47,12 @@ func newGateway(t *testing.T, mutate func(*config.Config), servers ...config.Ser
 	if mutate != nil {
 		mutate(cfg)
 	}
-	var gw *Gateway
 	mgr := backends.New(backends.Options{
 		Servers:        servers,
 		DefaultTimeout: 10 * time.Second,
 		StartupTimeout: 10 * time.Second,
-		OnChange:       func(s string) { gw.BackendsChanged(s) },
-		OnNotification: func(s, method string, params json.RawMessage) { gw.BackendNotification(s, method, params) },
 	})
-	gw = New(Options{Config: cfg, Backends: mgr})
+	gw := New(Options{Config: cfg, Backends: mgr})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() { mgr.Close() }) // runs last
 	t.Cleanup(cancel)

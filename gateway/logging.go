@@ -21,7 +21,7 @@ var logLimit = ratelimit.Options{Rate: logRate, Burst: logRate}
 
 // BackendLog forwards a backend's notifications/message to the connected
 // clients. It is called from the backend's read loop
-// (BackendNotification): the message is buffered and goes out when that loop
+// (backendNotification): the message is buffered and goes out when that loop
 // is idle.
 func (g *Gateway) BackendLog(server string, params json.RawMessage) {
 	ok, dropped := g.logs.Allow(server, time.Now())

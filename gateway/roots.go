@@ -8,7 +8,7 @@ import (
 
 // rootsChanged passes the client's notifications/roots/list_changed on to
 // every ready backend, which then asks for the roots again (through
-// HandleBackendRequest). go-sdk gets it too.
+// handleBackendRequest). go-sdk gets it too.
 func (f *front) rootsChanged(params json.RawMessage) {
 	b := f.g.opts.Backends
 	if b == nil {

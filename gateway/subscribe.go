@@ -89,11 +89,11 @@ func (f *front) forwardSubscription(ctx context.Context, method, uri string) err
 	return nil
 }
 
-// BackendNotification passes on a backend's notifications that concern
-// the clients (backends.Options.OnNotification): log messages
+// backendNotification passes on a backend's notifications that concern
+// the clients (backends.Hooks.Notification): log messages
 // (BackendLog), resource updates, which go to the clients subscribed to
 // the URI, and task statuses, which go to the clients that have the task.
-func (g *Gateway) BackendNotification(server, method string, params json.RawMessage) {
+func (g *Gateway) backendNotification(server, method string, params json.RawMessage) {
 	switch method {
 	case "notifications/message":
 		g.BackendLog(server, params)

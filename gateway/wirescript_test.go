@@ -412,7 +412,6 @@ func (r *scriptRun) start() {
 	}
 	fakes := maps.Clone(r.backends) // the Manager's goroutines read it while the script runs
 	log := slog.New(slog.NewTextHandler(&r.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	var gw *Gateway
 	r.mgr = backends.New(backends.Options{
 		Servers:        cfg.Servers,
 		Logger:         log.With("component", "backends"),
@@ -420,17 +419,12 @@ func (r *scriptRun) start() {
 		StartupTimeout: cfg.StartupTimeout(),
 		StartLimit:     cfg.StartLimit(),
 		ClientInfo:     &mcp.Implementation{Name: "mcp-gateway", Version: "script"},
-		OnChange:       func(server string) { gw.BackendsChanged(server) },
-		OnRequest: func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
-			return gw.HandleBackendRequest(ctx, server, method, params)
-		},
-		OnNotification: func(server, method string, params json.RawMessage) { gw.BackendNotification(server, method, params) },
 		AwaitClient:    true,
 		Dial: func(ctx context.Context, s config.Server) (io.ReadWriteCloser, error) {
 			return fakes[s.Name].dial()
 		},
 	})
-	gw = New(Options{Config: cfg, Logger: log, Backends: r.mgr, Version: "script"})
+	gw := New(Options{Config: cfg, Logger: log, Backends: r.mgr, Version: "script"})
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stop = cancel
 	r.mgr.Start(ctx)

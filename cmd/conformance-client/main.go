@@ -82,12 +82,12 @@ func run(ctx context.Context, name, serverURL, contextJSON string) error {
 		Servers:     []config.Server{s},
 		Logger:      log,
 		ClientInfo:  &mcp.Implementation{Name: "test-client", Version: "1.0.0"},
-		OnRequest:   answer,
 		AwaitClient: true, // declared below: what answer answers
 		TokenDir:    dir,
 		Authorize:   followRedirect,
 		RedirectURL: redirectURL,
 	})
+	m.SetHooks(backends.Hooks{Request: answer})
 	defer m.Close()
 	m.Start(ctx)
 	m.SetClientCapabilities(json.RawMessage(`{"roots":{},"elicitation":{}}`), true)

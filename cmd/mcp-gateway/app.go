@@ -107,13 +107,6 @@ func newApp(inv *invocation, e env) (*app, error) {
 			// dashboard of another process approved, at once.
 			Watch: inv.command == "serve" || inv.command == "serve-http" || inv.command == "dashboard",
 		},
-		OnChange: func(server string) { a.gw.BackendsChanged(server) },
-		OnRequest: func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
-			return a.gw.HandleBackendRequest(ctx, server, method, params)
-		},
-		OnNotification: func(server, method string, params json.RawMessage) {
-			a.gw.BackendNotification(server, method, params)
-		},
 		// The stdio gateway has one client: its backends are declared that
 		// client's own capabilities (docs/transparency.md).
 		AwaitClient: inv.command == "serve",
