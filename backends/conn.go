@@ -22,10 +22,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// maxLine bounds one message on a backend's stdout. A longer line is a
-// protocol violation; the session is ended (the backend is treated as
-// crashed) rather than letting one child exhaust the gateway's memory.
-const maxLine = 256 << 20
+// maxLine bounds one message on a backend's stdout (wire.MaxMessage).
+const maxLine = wire.MaxMessage
 
 // errCallTimeout is returned by conn.call when the call's own timeout fires.
 var errCallTimeout = errors.New("call timed out")
@@ -57,7 +55,7 @@ type conn struct {
 	log    *slog.Logger
 	hooks  connHooks
 
-	w io.WriteCloser // the child's stdin, or a remote transport (remote.go)
+	w io.WriteCloser // the child's stdin, or a remote transport (internal/remote)
 
 	// The write side (connwrite.go).
 	wmu     sync.Mutex

@@ -3,6 +3,7 @@ package backends
 import (
 	"context"
 	"encoding/json"
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/remote"
 	"io"
 	"math"
 	"net/url"
@@ -17,11 +18,11 @@ import (
 // only queues, so every write may be inline.
 var remotePipe = pipeCap{bytes: math.MaxInt64 / 2, page: 1}
 
-// startRemote connects to a url: backend (remote.go) and starts its conn;
+// startRemote connects to a url: backend (internal/remote) and starts its conn;
 // on failure it returns the reason. ctx bounds the connection's opening.
 func (b *backend) startRemote(ctx context.Context) (*session, string) {
 	name := b.cfg.Name
-	opts := remoteOptions{
+	opts := remote.Options{
 		Server:  name,
 		URL:     b.cfg.URL,
 		SSE:     useSSE(b.cfg.Transport, b.cfg.URL),
@@ -32,15 +33,15 @@ func (b *backend) startRemote(ctx context.Context) (*session, string) {
 		opts.Auth = b.auth
 	}
 	opts.ToolSchema = b.toolSchema
-	r, err := dialRemote(ctx, opts)
+	r, err := remote.Dial(ctx, opts)
 	if err != nil {
 		return nil, config.RedactURL(err.Error()) // an HTTP error names the URL
 	}
-	return b.startPeer(peer{w: r, r: r.reader(), failure: r.failure, shutdown: r.shutdown, attrs: []any{"url", config.RedactURL(b.cfg.URL)}}), ""
+	return b.startPeer(peer{w: r, r: r.Reader(), failure: r.Failure, shutdown: r.Shutdown, attrs: []any{"url", config.RedactURL(b.cfg.URL)}}), ""
 }
 
 // peer is a session's transport other than a child's pipes: a remote
-// server's (remote.go), or an in-process peer's (Options.Dial).
+// server's (internal/remote), or an in-process peer's (Options.Dial).
 type peer struct {
 	w        io.WriteCloser // the conn's writes; a Write must not wait for the peer
 	r        io.Reader      // the peer's messages, as lines
@@ -112,7 +113,7 @@ func (b *backend) toolSchema(name string) json.RawMessage {
 // useSSE reports whether a url: backend starts with the legacy HTTP+SSE
 // transport: when its transport says so, or its URL's path ends in /sse.
 // Otherwise it is Streamable HTTP, falling back to HTTP+SSE when the server
-// refuses it with a 4xx (remote.go).
+// refuses it with a 4xx (internal/remote).
 func useSSE(transport, rawURL string) bool {
 	if transport == "sse" {
 		return true

@@ -20,6 +20,12 @@ import (
 	"unicode/utf8"
 )
 
+// MaxMessage bounds one message from a backend, a child's stdout line or a
+// remote server's message. A longer one is a protocol violation; the
+// session is ended (the backend is treated as crashed) rather than letting
+// one server exhaust the gateway's memory.
+const MaxMessage = 256 << 20
+
 // Message is one decoded JSON-RPC message. Its raw members point into the
 // bytes passed to Decode: copy what must outlive them.
 type Message struct {

@@ -1,4 +1,4 @@
-package backends
+package remote
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // connectSSE opens a legacy HTTP+SSE session: the GET stream, whose first
 // event names the endpoint for POSTs; the stream's messages are then
 // delivered until it ends, which ends the session.
-func (r *remote) connectSSE(ctx context.Context, retryAuth bool) error {
+func (r *Transport) connectSSE(ctx context.Context, retryAuth bool) error {
 	// The stream lives as long as the transport; ctx bounds only its
 	// opening (the response and the endpoint event).
 	sctx, cancel := context.WithCancel(r.ctx)

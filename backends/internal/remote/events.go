@@ -1,10 +1,12 @@
-package backends
+package remote
 
 import (
 	"bufio"
 	"bytes"
 	"errors"
 	"io"
+
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 )
 
 // sseEvent is one server-sent event.
@@ -15,7 +17,7 @@ type sseEvent struct {
 	data  []byte
 }
 
-// errEventTooLarge ends a stream whose event is over maxLine bytes.
+// errEventTooLarge ends a stream whose event is over wire.MaxMessage bytes.
 var errEventTooLarge = errors.New("server-sent event over the size limit")
 
 // sseReader reads the events of a text/event-stream (the WHATWG
@@ -28,7 +30,7 @@ type sseReader struct {
 }
 
 func newSSEReader(r io.Reader) *sseReader {
-	return &sseReader{br: bufio.NewReaderSize(r, 32<<10), max: maxLine}
+	return &sseReader{br: bufio.NewReaderSize(r, 32<<10), max: wire.MaxMessage}
 }
 
 // next returns the next event that has data, an id or a retry; it returns

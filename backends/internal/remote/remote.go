@@ -1,4 +1,7 @@
-package backends
+// Package remote is the transport of a url: backend: the byte stream
+// backends' connection reads and writes, carried over MCP's Streamable HTTP
+// transport (both protocol eras) or the legacy HTTP+SSE one.
+package remote
 
 import (
 	"bytes"
@@ -21,19 +24,19 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/config"
 )
 
-// A remote is the transport of a url: backend: the byte stream a conn reads
+// A Transport is the transport of a url: backend: the byte stream a conn reads
 // and writes, carried over MCP's Streamable HTTP transport, or the legacy
 // HTTP+SSE one. It plugs in beneath conn where a child's pipes would be, so
 // a remote backend is forwarded by the same code as a local one: conn writes
-// whole lines (Write), and reads the server's messages as lines (reader).
+// whole lines (Write), and reads the server's messages as lines (Reader).
 //
 // Why not go-sdk's client transports: used outside mcp.Client they never
 // learn the negotiated protocol version (no MCP-Protocol-Version header
 // after initialize) and never open the standalone GET stream that carries
 // list_changed and server requests between calls — the hook that does both
 // is unexported. See docs/design.md.
-type remote struct {
-	opts remoteOptions
+type Transport struct {
+	opts Options
 	hc   *http.Client
 
 	in  *io.PipeReader // what conn reads
@@ -59,8 +62,8 @@ type remote struct {
 	wg   sync.WaitGroup
 }
 
-// remoteOptions configure a remote.
-type remoteOptions struct {
+// Options configure a remote.
+type Options struct {
 	Server  string
 	URL     string
 	SSE     bool              // start with the legacy HTTP+SSE transport
@@ -100,12 +103,12 @@ const (
 	codeTransport = -32000
 )
 
-// dialRemote returns a remote ready to carry the session. Over legacy SSE
+// Dial returns a remote ready to carry the session. Over legacy SSE
 // it opens the event stream first (the server names the POST endpoint
 // there); over Streamable HTTP nothing is sent until conn writes.
-func dialRemote(ctx context.Context, opts remoteOptions) (*remote, error) {
+func Dial(ctx context.Context, opts Options) (*Transport, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	r := &remote{
+	r := &Transport{
 		opts:     opts,
 		hc:       &http.Client{Transport: tr, CheckRedirect: sameOriginRedirect(opts.URL)},
 		endpoint: opts.URL,
@@ -128,11 +131,11 @@ func dialRemote(ctx context.Context, opts remoteOptions) (*remote, error) {
 
 // reader is the stream of the server's messages, one per line; it ends
 // when the transport does.
-func (r *remote) reader() io.Reader { return r.in }
+func (r *Transport) Reader() io.Reader { return r.in }
 
 // Write queues whole lines, each one message, for sendLoop; it never
 // blocks on the network.
-func (r *remote) Write(p []byte) (int, error) {
+func (r *Transport) Write(p []byte) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed || r.reason != "" {
@@ -152,13 +155,13 @@ func (r *remote) Write(p []byte) (int, error) {
 
 // Close is conn's way to end a stream it could not write whole; for a
 // remote, the session ends.
-func (r *remote) Close() error {
+func (r *Transport) Close() error {
 	r.fail("a message could not be sent")
 	return nil
 }
 
 // failure returns why the transport ended, or "".
-func (r *remote) failure() string {
+func (r *Transport) Failure() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.reason
@@ -168,7 +171,7 @@ func (r *remote) failure() string {
 // EOF, every request in flight is abandoned. The reason is shown (status,
 // the client's errors, the log), so the secrets of the URL an HTTP error
 // names are masked.
-func (r *remote) fail(reason string) {
+func (r *Transport) fail(reason string) {
 	r.mu.Lock()
 	if r.reason == "" && !r.closed {
 		r.reason = config.RedactURL(reason)
@@ -181,7 +184,7 @@ func (r *remote) fail(reason string) {
 // shutdown ends the session deliberately: the server is told (DELETE),
 // every request and stream is abandoned, and shutdown returns when every
 // goroutine of the transport has.
-func (r *remote) shutdown() {
+func (r *Transport) Shutdown() {
 	r.mu.Lock()
 	r.closed = true
 	sid, sse := r.sessionID, r.sse
@@ -208,7 +211,7 @@ func (r *remote) shutdown() {
 // goroutine of its own (a server may hold the POST until the result is
 // ready); a notification or a response is posted before the next message,
 // so that initialized reaches the server before the first list request.
-func (r *remote) sendLoop() {
+func (r *Transport) sendLoop() {
 	defer r.wg.Done()
 	for {
 		select {
@@ -281,7 +284,7 @@ func (r *remote) sendLoop() {
 // notifications/cancelled names (its params): the call has ended, and a
 // server that still holds the POST must not hold a goroutine and a
 // connection for it.
-func (r *remote) abandon(params json.RawMessage) {
+func (r *Transport) abandon(params json.RawMessage) {
 	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
 	}
@@ -301,7 +304,7 @@ func (r *remote) abandon(params json.RawMessage) {
 // for a message of the handshake era). What the server answers goes to
 // conn; a failure that concerns the session ends it (fail), one that
 // concerns the call answers it with an error.
-func (r *remote) post(ctx context.Context, msg, id []byte, method string, hdr http.Header) {
+func (r *Transport) post(ctx context.Context, msg, id []byte, method string, hdr http.Header) {
 	if id == nil {
 		// A notification or a response is answered with 202 at once; one
 		// the server sits on must not hold up the messages behind it.
@@ -388,15 +391,15 @@ func (r *remote) post(ctx context.Context, msg, id []byte, method string, hdr ht
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch ct {
 	case "application/json":
-		body, err := io.ReadAll(io.LimitReader(resp.Body, maxLine+1))
+		body, err := io.ReadAll(io.LimitReader(resp.Body, wire.MaxMessage+1))
 		resp.Body.Close()
 		switch {
 		case err != nil:
 			if ctx.Err() == nil {
 				r.deliverError(id, "reading the response: "+err.Error())
 			}
-		case len(body) > maxLine:
-			r.deliverError(id, fmt.Sprintf("response over %d MiB", maxLine>>20))
+		case len(body) > wire.MaxMessage:
+			r.deliverError(id, fmt.Sprintf("response over %d MiB", wire.MaxMessage>>20))
 		default:
 			r.deliver(body)
 		}
@@ -411,7 +414,7 @@ func (r *remote) post(ctx context.Context, msg, id []byte, method string, hdr ht
 // do POSTs body to the message endpoint with the backend's headers, the
 // message's own (hdr) and authorization; a 401 or 403 is handed to the
 // authorizer once, and the request retried if it signed in again.
-func (r *remote) do(ctx context.Context, method string, body []byte, hdr http.Header, retryAuth bool) (*http.Response, error) {
+func (r *Transport) do(ctx context.Context, method string, body []byte, hdr http.Header, retryAuth bool) (*http.Response, error) {
 	r.mu.Lock()
 	target := r.endpoint
 	r.mu.Unlock()
@@ -496,7 +499,7 @@ func sameOrigin(u *url.URL, base string) bool {
 
 // setHeaders puts the configured headers, the session's and the
 // authorization on req.
-func (r *remote) setHeaders(ctx context.Context, req *http.Request) error {
+func (r *Transport) setHeaders(ctx context.Context, req *http.Request) error {
 	for k, v := range r.opts.Headers {
 		req.Header.Set(k, v)
 	}
@@ -521,19 +524,19 @@ func (r *remote) setHeaders(ctx context.Context, req *http.Request) error {
 	return nil
 }
 
-func (r *remote) isSSE() bool {
+func (r *Transport) isSSE() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.sse
 }
 
-func (r *remote) isStateless() bool {
+func (r *Transport) isStateless() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.stateless
 }
 
-func (r *remote) session() string {
+func (r *Transport) session() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.sessionID
@@ -541,7 +544,7 @@ func (r *remote) session() string {
 
 // stream reads a POST's event stream until the response to id, resuming
 // it with Last-Event-ID when the server cuts it short and named event ids.
-func (r *remote) stream(ctx context.Context, resp *http.Response, id []byte) {
+func (r *Transport) stream(ctx context.Context, resp *http.Response, id []byte) {
 	var lastID string
 	fails := 0
 	for {
@@ -586,7 +589,7 @@ func (r *remote) stream(ctx context.Context, resp *http.Response, id []byte) {
 // there before initialized is sent, as go-sdk's client has it: a server may
 // send on the first GET it sees. A server without one (405, or another
 // refusal) is fine.
-func (r *remote) listen() {
+func (r *Transport) listen() {
 	r.mu.Lock()
 	if r.listening || r.closed {
 		r.mu.Unlock()
@@ -614,7 +617,7 @@ const listenWait = 2 * time.Second
 
 // listenLoop is listen's goroutine; it closes opened once the first GET
 // was answered (or failed).
-func (r *remote) listenLoop(opened chan struct{}) {
+func (r *Transport) listenLoop(opened chan struct{}) {
 	var once sync.Once
 	open := func() { once.Do(func() { close(opened) }) }
 	defer open()
@@ -663,7 +666,7 @@ func (r *remote) listenLoop(opened chan struct{}) {
 
 // resume waits for retry (resumeDelay if zero and lastID is set) and GETs
 // the URL, with Last-Event-ID when lastID is set.
-func (r *remote) resume(ctx context.Context, lastID string, retry time.Duration) (*http.Response, error) {
+func (r *Transport) resume(ctx context.Context, lastID string, retry time.Duration) (*http.Response, error) {
 	if retry == 0 && lastID != "" {
 		retry = resumeDelay
 	}
@@ -701,13 +704,13 @@ func (r *remote) resume(ctx context.Context, lastID string, retry time.Duration)
 // readEvents delivers the message events of body until it ends or, if id
 // is set, the response to id was delivered (done). It returns the last
 // event id and the retry delay the server named.
-func (r *remote) readEvents(body io.Reader, id []byte) (done bool, lastID string, retry time.Duration) {
+func (r *Transport) readEvents(body io.Reader, id []byte) (done bool, lastID string, retry time.Duration) {
 	sr := newSSEReader(body)
 	for {
 		ev, err := sr.next()
 		if err != nil {
 			if errors.Is(err, errEventTooLarge) {
-				r.opts.Log.Warn("remote server sent an event over the size limit", "limit", maxLine)
+				r.opts.Log.Warn("remote server sent an event over the size limit", "limit", wire.MaxMessage)
 			}
 			return false, lastID, retry
 		}
@@ -735,7 +738,7 @@ func (r *remote) readEvents(body io.Reader, id []byte) (done bool, lastID string
 
 // deliver hands one message to conn, on one line; it learns the
 // negotiated version from the answer to initialize.
-func (r *remote) deliver(data []byte) {
+func (r *Transport) deliver(data []byte) {
 	data = bytes.TrimSpace(data)
 	if bytes.ContainsAny(data, "\r\n") {
 		var c bytes.Buffer
@@ -765,7 +768,7 @@ func (r *remote) deliver(data []byte) {
 }
 
 // deliverError answers the request id with a transport error.
-func (r *remote) deliverError(id []byte, msg string) {
+func (r *Transport) deliverError(id []byte, msg string) {
 	e, _ := json.Marshal(map[string]any{"code": codeTransport, "message": msg})
 	var b bytes.Buffer
 	b.WriteString(`{"jsonrpc":"2.0","id":`)
