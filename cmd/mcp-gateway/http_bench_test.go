@@ -23,65 +23,13 @@ import (
 // each path; the paths alternate in batches. The target
 // (docs/benchmarks.md): gateway p50 ≤ 1.5× the direct server's.
 func BenchmarkHTTPToolsCall(b *testing.B) {
-	direct := mcp.NewServer(&mcp.Implementation{Name: "direct", Version: "1"}, nil)
-	direct.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			args := req.Params.Arguments
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(args)}}, StructuredContent: args}, nil
-		})
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return direct }, nil))
-	b.Cleanup(srv.Close) // after the client sessions' cleanups (LIFO)
-	gw := startHTTPEnv(b, benchConfig(b, 1), baseEnv(b))
-
-	connect := func(url string) *mcp.ClientSession {
-		c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { cs.Close() })
-		return cs
-	}
-	var args map[string]any
-	if err := json.Unmarshal([]byte(benchEchoArgs), &args); err != nil {
-		b.Fatal(err)
-	}
-	paths := []struct {
-		name string
-		cs   *mcp.ClientSession
-		tool string
-	}{
-		{"direct", connect(srv.URL), "echo"},
-		{"gw", connect(gw.base + "/mcp"), "tb0.echo"},
-	}
-	ctx := context.Background()
-	call := func(i int) {
-		res, err := paths[i].cs.CallTool(ctx, &mcp.CallToolParams{Name: paths[i].tool, Arguments: args})
-		if err != nil || res.IsError {
-			b.Fatalf("%s: %v %v", paths[i].name, err, res)
-		}
-	}
-	for i := range paths {
-		for range 300 { // warm up
-			call(i)
-		}
-	}
-
-	b.Run("sequential", func(b *testing.B) {
-		lat := benchAlternate(b, len(paths), call)
-		d50, d99 := benchPercentile(lat[0], 0.50), benchPercentile(lat[0], 0.99)
-		g50, g99 := benchPercentile(lat[1], 0.50), benchPercentile(lat[1], 0.99)
-		b.ReportMetric(benchMicros(d50), "direct-p50-µs")
-		b.ReportMetric(benchMicros(d99), "direct-p99-µs")
-		b.ReportMetric(benchMicros(g50), "gw-p50-µs")
-		b.ReportMetric(benchMicros(g99), "gw-p99-µs")
-		b.ReportMetric(float64(g50)/float64(d50), "p50-gw/direct")
-	})
+	call := httpEchoPaths(b, "2025-11-25", false)
+	b.Run("sequential", func(b *testing.B) { reportDirectVsGateway(b, call) })
 
 	b.Run("inflight32", func(b *testing.B) {
 		const inflight = 32
 		var rate [2]float64
-		for i := range paths {
+		for i := range rate {
 			start := time.Now()
 			var wg sync.WaitGroup
 			per := max(1, b.N/inflight)
@@ -109,22 +57,30 @@ func BenchmarkHTTPToolsCall(b *testing.B) {
 // in the same run. The target (docs/benchmarks.md): gateway p50 ≤ 1.2×
 // the direct server's.
 func BenchmarkHTTP2026ToolsCall(b *testing.B) {
+	reportDirectVsGateway(b, httpEchoPaths(b, "2026-07-28", true))
+}
+
+// httpEchoPaths serves an echo tool from go-sdk's Streamable HTTP server
+// directly (stateless if asked) and from a gateway whose one testbackend
+// has it, connects a go-sdk client speaking version to each, warms both up,
+// and returns the call on path i: 0 direct, 1 the gateway.
+func httpEchoPaths(b *testing.B, version string, stateless bool) func(i int) {
 	direct := mcp.NewServer(&mcp.Implementation{Name: "direct", Version: "1"}, nil)
 	direct.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			args := req.Params.Arguments
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(args)}}, StructuredContent: args}, nil
 		})
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return direct }, &mcp.StreamableHTTPOptions{Stateless: true}))
-	b.Cleanup(srv.Close)
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return direct }, &mcp.StreamableHTTPOptions{Stateless: stateless}))
+	b.Cleanup(srv.Close) // after the client sessions' cleanups (LIFO)
 	gw := startHTTPEnv(b, benchConfig(b, 1), baseEnv(b))
 	connect := func(url string) *mcp.ClientSession {
 		c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		if v := cs.InitializeResult().ProtocolVersion; v != version {
 			b.Fatalf("%s speaks %s", url, v)
 		}
 		b.Cleanup(func() { cs.Close() })
@@ -154,7 +110,13 @@ func BenchmarkHTTP2026ToolsCall(b *testing.B) {
 			call(i)
 		}
 	}
-	lat := benchAlternate(b, len(paths), call)
+	return call
+}
+
+// reportDirectVsGateway times calls on the two paths of httpEchoPaths,
+// alternating, and reports their p50 and p99 and the ratio of the p50s.
+func reportDirectVsGateway(b *testing.B, call func(int)) {
+	lat := benchAlternate(b, 2, call)
 	d50, d99 := benchPercentile(lat[0], 0.50), benchPercentile(lat[0], 0.99)
 	g50, g99 := benchPercentile(lat[1], 0.50), benchPercentile(lat[1], 0.99)
 	b.ReportMetric(benchMicros(d50), "direct-p50-µs")
