@@ -237,9 +237,9 @@ func (e *ServerError) Error() string {
 		return "MCP server '" + e.Server + "' crashed: " + e.Reason
 	case NeedsLogin:
 		if e.Reason != "" {
-			return "MCP server '" + e.Server + "' " + e.Reason // a LoginError's message
+			return "MCP server '" + e.Server + "' " + e.Reason // an oauth.LoginError's message
 		}
-		return "MCP server '" + e.Server + "' " + (&LoginError{Server: e.Server}).Error()
+		return "MCP server '" + e.Server + "' " + (&oauth.LoginError{Server: e.Server}).Error()
 	}
 	return "MCP server '" + e.Server + "' is not running"
 }
@@ -279,10 +279,6 @@ func (e *RPCError) Error() string { return "MCP server '" + e.Server + "': " + e
 // itself in its chain answers initialize. The parent gateway reports the
 // entry as Skipped instead of Failed and does not retry it.
 const CodeRecursive = -32090
-
-// LoginError is why a call to a remote server that needs sign-in fails
-// (oauth.LoginError).
-type LoginError = oauth.LoginError
 
 // TokenPath is the file in which server's sign-in is kept under dir.
 func TokenPath(dir, server string) string { return oauth.TokenPath(dir, server) }

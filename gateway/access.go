@@ -23,7 +23,7 @@ import (
 //
 // A profile (gateway.profiles) is the same filter for every caller of a
 // front: the stdio front, `tools` and `call` serve gateway.profile, and
-// an HTTP request the profile of its path (WithProfile). It bounds the
+// an HTTP request the profile of its path (withProfile). It bounds the
 // caller's decision (policy.Decision.Within, in Gateway.access), so that
 // the one decision a front holds is applied in all those places, and a
 // tool outside the profile is not found by any name either.
@@ -32,16 +32,16 @@ type principalKey struct{}
 
 type profileKey struct{}
 
-// WithProfile returns ctx carrying the profile a request is served under
+// withProfile returns ctx carrying the profile a request is served under
 // (the HTTP paths /p/NAME/...): sessions started with it, the REST API and
 // Gateway.Call see that profile's tools only. Without it they serve
 // gateway.profile.
-func WithProfile(ctx context.Context, name string) context.Context {
+func withProfile(ctx context.Context, name string) context.Context {
 	return context.WithValue(ctx, profileKey{}, name)
 }
 
-// HasProfile reports whether gateway.profiles has one named name.
-func (g *Gateway) HasProfile(name string) bool {
+// hasProfile reports whether gateway.profiles has one named name.
+func (g *Gateway) hasProfile(name string) bool {
 	_, ok := g.profiles[name]
 	return ok
 }
@@ -86,7 +86,7 @@ func (g *Gateway) access(p *authn.Principal, profile string) *policy.Decision {
 func callerContext(parent, ctx context.Context) context.Context {
 	parent = WithPrincipal(parent, PrincipalOf(ctx))
 	if p, ok := ctx.Value(profileKey{}).(string); ok {
-		parent = WithProfile(parent, p)
+		parent = withProfile(parent, p)
 	}
 	return parent
 }

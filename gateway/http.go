@@ -105,16 +105,16 @@ type sseSession struct {
 // ServeHTTP serves one request of the front.
 func (h *HTTPFront) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
-// profiled serves h under the profile the path names (WithProfile); a name
+// profiled serves h under the profile the path names (withProfile); a name
 // gateway.profiles lacks is 404.
 func (g *Gateway) profiled(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := r.PathValue("profile")
-		if !g.HasProfile(name) {
+		if !g.hasProfile(name) {
 			http.Error(w, "Not Found: no such profile (gateway.profiles)", http.StatusNotFound)
 			return
 		}
-		h.ServeHTTP(w, r.WithContext(WithProfile(r.Context(), name)))
+		h.ServeHTTP(w, r.WithContext(withProfile(r.Context(), name)))
 	})
 }
 

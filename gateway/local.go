@@ -62,7 +62,7 @@ func (g *Gateway) Tools() []ToolInfo {
 
 // ToolsFor is Tools as the caller of ctx may see them: what the policy
 // lets its principal see (WithPrincipal), within the profile it is served
-// under (WithProfile, else gateway.profile). Lazy mode's meta tools are
+// under (withProfile, else gateway.profile). Lazy mode's meta tools are
 // there for every caller, as in tools/list: they reach only what it may.
 func (g *Gateway) ToolsFor(ctx context.Context) []ToolInfo {
 	access := g.decision(ctx)
