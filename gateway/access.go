@@ -164,7 +164,7 @@ func (f *front) serves(ctx context.Context) bool {
 	return true
 }
 
-// routeKind is what a route names for the policy: a backend tool by its
+// routePolicy is what a route names for the policy: a backend tool by its
 // server and own name, an answer tool as the gateway's.
 func routePolicy(r toolRoute) (server, own string) {
 	if r.kind == answerTool {
@@ -251,7 +251,16 @@ func (f *front) deny(kind policy.Kind, name, server, own string, e policy.Explan
 
 // policyKind is what the policy calls a kind of name (kindTool, ...).
 func policyKind(kind string) policy.Kind {
-	return map[string]policy.Kind{kindTool: policy.Tool, kindPrompt: policy.Prompt, kindResource: policy.Resource}[kind]
+	switch kind {
+	case kindTool:
+		return policy.Tool
+	case kindPrompt:
+		return policy.Prompt
+	case kindResource:
+		return policy.Resource
+	}
+	var none policy.Kind
+	return none
 }
 
 // allows reports whether the policy lets the client see server's kind

@@ -10,6 +10,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"sync"
@@ -67,6 +68,9 @@ type Options struct {
 type Gateway struct {
 	opts Options
 	log  *slog.Logger
+	// serverInfoJSON is serverInfo encoded, for the _meta of every result
+	// of the stateless era.
+	serverInfoJSON json.RawMessage
 
 	// prefix maps each configured server to its prefix; SetServers
 	// replaces it when the configuration is reloaded.
@@ -119,6 +123,7 @@ func New(opts Options) *Gateway {
 	}
 	g := &Gateway{opts: opts, log: log, fronts: make(map[*front]bool), logs: ratelimit.NewKeyed(logLimit), sealer: newSealer(opts.StateKey),
 		routes: make(map[namer]*toolTable)}
+	g.serverInfoJSON, _ = json.Marshal(g.serverInfo())
 	g.profiles = newProfiles(opts.Config.Gateway.Profiles, log)
 	g.limits = newLimiter(opts.Config.Gateway.RateLimits)
 	g.toolScopes = newToolScopes(opts.Config.Gateway.HTTP.OAuth.ToolScopes)

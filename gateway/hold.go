@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -269,14 +270,10 @@ func (s *session) resume(c *call, params json.RawMessage, state string) {
 			results = append(results, bytes.Clone(v))
 		}
 	})
-	h.to = &heldBy{s, c}
-	finished, result, ferr := h.finished, h.result, h.err
-	if finished {
-		h.to = nil
+	finished, result, ferr, cancel := h.finished, h.result, h.err, h.cancel
+	if !finished {
+		h.to = &heldBy{s, c}
 	}
-	h.mu.Unlock()
-	h.mu.Lock()
-	cancel := h.cancel
 	h.mu.Unlock()
 	s.mu.Lock()
 	if s.calls[string(c.id)] == c {
@@ -299,7 +296,7 @@ func (s *session) resume(c *call, params json.RawMessage, state string) {
 // sealedStateOf is a request's requestState, when it is one the gateway sealed.
 func sealedStateOf(params json.RawMessage) (string, bool) {
 	st, ok := wire.Unquote(wire.Member(params, "requestState"))
-	if !ok || len(st) < len(sealedPrefix) || st[:len(sealedPrefix)] != sealedPrefix {
+	if !ok || !strings.HasPrefix(st, sealedPrefix) {
 		return "", false
 	}
 	return st, true

@@ -209,12 +209,7 @@ func (f *front) result(result json.RawMessage, stateless bool) json.RawMessage {
 	}
 	// The server the client talks to is the gateway, whatever backend
 	// answered: its serverInfo replaces a backend's.
-	meta := wire.Member(out, "_meta")
-	info, _ := json.Marshal(f.g.serverInfo())
-	if meta == nil || string(meta) == "null" {
-		meta = json.RawMessage(`{}`)
-	}
-	if m, err := wire.SetMember(meta, metaServerInfo, info); err == nil {
+	if m, err := wire.SetMember(orEmpty(wire.Member(out, "_meta")), metaServerInfo, f.g.serverInfoJSON); err == nil {
 		if o, err := wire.SetMember(out, "_meta", m); err == nil {
 			out = o
 		}

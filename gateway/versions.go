@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"sync"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -22,17 +23,19 @@ import (
 const statelessVersion = "2026-07-28"
 
 // servedVersions are the protocol versions the gateway serves: every
-// revision go-sdk knows, oldest first.
-func servedVersions() []string {
+// revision go-sdk knows, oldest first. Computed once (every request of the
+// stateless era checks its version against them); callers must not modify
+// the slice.
+var servedVersions = sync.OnceValue(func() []string {
 	v := slices.Clone(mcp.SupportedProtocolVersions())
 	slices.Sort(v)
 	return v
-}
+})
 
 // handshakeVersions are the served versions that start with initialize.
-func handshakeVersions() []string {
-	return slices.DeleteFunc(servedVersions(), func(v string) bool { return v >= statelessVersion })
-}
+var handshakeVersions = sync.OnceValue(func() []string {
+	return slices.DeleteFunc(slices.Clone(servedVersions()), func(v string) bool { return v >= statelessVersion })
+})
 
 // negotiate picks the version initialize answers with: the client's, if
 // the gateway serves it with a handshake, else the latest it does (the

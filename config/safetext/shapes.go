@@ -339,10 +339,11 @@ func Invisible(r rune) bool {
 
 // Visible returns s with every character a person does not see but a
 // model reads — zero-width characters, bidi controls, Unicode tag
-// characters, the soft hyphen, control characters but tab and newline —
+// characters, the soft hyphen, control characters but tab and newline
+// (a carriage return is shown: it would rewrite a reviewer's line) —
 // written as \u{XXXX}: what a reviewer of a definition must see.
 func Visible(s string) string {
-	hidden := func(r rune) bool { return r != '\n' && Invisible(r) }
+	hidden := func(r rune) bool { return r == '\r' || r != '\n' && Invisible(r) }
 	if !strings.ContainsFunc(s, hidden) {
 		return s
 	}

@@ -174,6 +174,10 @@ func TestVisible(t *testing.T) {
 	if got := Visible("a\u200bb\u202ec\tline\nnext\x1b[8m" + string(rune(0xe0041))); got != `a\u{200b}b\u{202e}c`+"\tline\nnext"+`\u{1b}[8m\u{e0041}` {
 		t.Errorf("Visible: %q", got)
 	}
+	// A carriage return rewrites a reviewer's terminal line: shown.
+	if got := Visible("safe\rIGNORE"); got != `safe\u{d}IGNORE` {
+		t.Errorf("Visible: %q", got)
+	}
 	if s := "plain text, café"; Visible(s) != s {
 		t.Error("plain text changed")
 	}
