@@ -408,18 +408,6 @@ func (m *Manager) Request(ctx context.Context, server, method string, params any
 	if !deadline.IsZero() {
 		o.timeout = max(time.Until(deadline), time.Millisecond)
 	}
-	if c.era.Load() != nil {
-		switch method {
-		case "logging/setLevel":
-			return json.RawMessage(`{}`), nil // the level goes in every request's _meta
-		case "resources/subscribe", "resources/unsubscribe":
-			p, _ := params.(json.RawMessage)
-			if m, ok := params.(map[string]string); ok {
-				p, _ = json.Marshal(m)
-			}
-			return c.subscription(method, p)
-		}
-	}
 	switch p := params.(type) {
 	case nil:
 	case json.RawMessage:
@@ -431,6 +419,14 @@ func (m *Manager) Request(ctx context.Context, server, method string, params any
 	}
 	if len(bytes.TrimSpace(raw)) == 0 || string(raw) == "null" {
 		raw = nil
+	}
+	if c.era.Load() != nil {
+		switch method {
+		case "logging/setLevel":
+			return json.RawMessage(`{}`), nil // the level goes in every request's _meta
+		case "resources/subscribe", "resources/unsubscribe":
+			return c.subscription(method, raw)
+		}
 	}
 	if opts.Progress != nil || len(opts.Meta) > 0 {
 		var obj map[string]json.RawMessage
