@@ -45,9 +45,6 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 	if err != nil {
 		haproxy = "/usr/sbin/haproxy"
 		if _, err := os.Stat(haproxy); err != nil {
-			if testing.Short() {
-				t.Skip("no haproxy (scripts/os-packages installs it); skipped under -short")
-			}
 			t.Fatal("no haproxy: scripts/os-packages installs the Debian package (scripts/test runs it)")
 		}
 	}
