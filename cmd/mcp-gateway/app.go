@@ -32,16 +32,17 @@ type app struct {
 	log      *slog.Logger
 	backends *backends.Manager
 	gw       *gateway.Gateway
-	metrics  *metrics       // --transport http only
-	audit    *audit.Log     // the audit log, when gateway.audit.path is set
-	policy   *policy.Policy // gateway.policy, for serve-http and policy check
-	tel      *telemetry     // OpenTelemetry, when the environment asks for it (serve, serve-http)
-	tokenDir string         // remote servers' sign-ins (login, logout)
+	metrics  *metrics          // --transport http only
+	audit    *audit.Log        // the audit log, when gateway.audit.path is set
+	policy   *policy.Policy    // gateway.policy, for serve-http and policy check
+	admin    *policy.Condition // gateway.policy.admin, for serve-http's dashboard
+	tel      *telemetry        // OpenTelemetry, when the environment asks for it (serve, serve-http)
+	tokenDir string            // remote servers' sign-ins (login, logout)
 }
 
 // newApp loads the configuration and wires the gateway. It starts nothing.
 // Its errors are configuration errors (exit 2).
-func newApp(inv *invocation, e env) (*app, error) {
+func newApp(inv *invocation, e env) (_ *app, err error) {
 	home, _ := os.UserHomeDir()
 	load := config.LoadOptions{
 		Path:  inv.configPath,
@@ -58,6 +59,14 @@ func newApp(inv *invocation, e env) (*app, error) {
 		return nil, err
 	}
 	a := &app{inv: inv, env: e, load: load, cfg: cfg, sources: sources, logs: logs, log: logs.logger, tokenDir: config.TokenDir(home)}
+	defer func() {
+		if err != nil { // what was opened so far is closed
+			if a.audit != nil {
+				a.audit.Close()
+			}
+			logs.close()
+		}
+	}()
 	a.self = config.NewSelf(inv.configPath, home, e.lookup)
 	servers := a.servers(cfg)
 	for _, w := range sources.Warnings {
@@ -83,7 +92,6 @@ func newApp(inv *invocation, e env) (*app, error) {
 	}
 	if ac := cfg.Gateway.Audit; ac.Path != "" && inv.command != "show-config" {
 		if a.audit, err = audit.Open(audit.Options{Path: ac.Path, MaxBytes: int64(ac.MaxBytes), Keep: ac.Keep, Logger: a.log}); err != nil {
-			logs.close()
 			return nil, err
 		}
 	}
@@ -118,9 +126,13 @@ func newApp(inv *invocation, e env) (*app, error) {
 			return nil, err
 		}
 	}
+	if inv.command == "serve-http" {
+		if a.admin, err = policy.CompileCondition(cfg.Gateway.Policy.Admin); err != nil {
+			return nil, fmt.Errorf("gateway.policy.admin: %w", err)
+		}
+	}
 	if inv.command == "serve" || inv.command == "serve-http" {
 		if a.tel, err = newTelemetry(context.Background(), e.lookup, a.log); err != nil {
-			logs.close()
 			return nil, err
 		}
 		if a.tel != nil && a.tel.duration != nil {

@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcp-gateway/mcp-gateway/config/policy"
 	"github.com/mcp-gateway/mcp-gateway/gateway"
 	"github.com/mcp-gateway/mcp-gateway/gateway/authn"
 )
@@ -85,11 +84,7 @@ func (a *app) serveHTTP(ctx context.Context) error {
 	// OAuth, every caller is authenticated, and only gateway.policy.admin's
 	// may review and approve.
 	dash := a.newDashboard()
-	if g.auth == "oauth" {
-		admin, err := policy.CompileCondition(a.cfg.Gateway.Policy.Admin)
-		if err != nil {
-			return fmt.Errorf("gateway.policy.admin: %w", err)
-		}
+	if admin := a.admin; g.auth == "oauth" {
 		dash.admit = func(r *http.Request) error {
 			p := gateway.PrincipalOf(r.Context())
 			switch {
