@@ -189,7 +189,7 @@ func (a *Client) source() oauth2.TokenSource {
 	return a.ts
 }
 
-// header is the Authorization header of a request: the current access
+// Header is the Authorization header of a request: the current access
 // token, refreshed if it expired; "" when not signed in (the server then
 // refuses, and refused decides).
 func (a *Client) Header(context.Context) (string, error) {
@@ -220,7 +220,7 @@ type RefreshError struct{ err error }
 func (e *RefreshError) Error() string { return "refreshing the OAuth token failed: " + e.err.Error() }
 func (e *RefreshError) Unwrap() error { return e.err }
 
-// refused handles a 401 or 403: with a handler it signs in (or steps up
+// Refused handles a 401 or 403: with a handler it signs in (or steps up
 // the scopes); a running gateway retries once if a new sign-in was stored
 // meanwhile, and otherwise reports that a login is needed.
 func (a *Client) Refused(ctx context.Context, req *http.Request, resp *http.Response) error {
@@ -286,7 +286,7 @@ func unionScopes(a, b []string) []string {
 	return out
 }
 
-// loginNeeded returns why the server refused the stored sign-in (or there
+// LoginNeeded returns why the server refused the stored sign-in (or there
 // was none), or nil, and clears the mark. a may be nil (no OAuth).
 func (a *Client) LoginNeeded() *LoginError {
 	if a == nil {
@@ -299,7 +299,7 @@ func (a *Client) LoginNeeded() *LoginError {
 	return n
 }
 
-// refusedLogin is loginNeeded without clearing the mark.
+// RefusedLogin is LoginNeeded without clearing the mark.
 func (a *Client) RefusedLogin() *LoginError {
 	if a == nil {
 		return nil
@@ -309,7 +309,7 @@ func (a *Client) RefusedLogin() *LoginError {
 	return a.needLogin
 }
 
-// waitLogin waits until the stored sign-in changes (a login) or ctx ends;
+// WaitLogin waits until the stored sign-in changes (a login) or ctx ends;
 // it reports whether it changed.
 func (a *Client) WaitLogin(ctx context.Context, every time.Duration) bool {
 	a.mu.Lock()

@@ -80,9 +80,9 @@ type Options struct {
 // authorizer is what a remote needs of OAuth: a header for each request,
 // and a chance to sign in again when the server refuses it.
 type authorizer interface {
-	// header returns the Authorization header value, or "".
+	// Header returns the Authorization header value, or "".
 	Header(ctx context.Context) (string, error)
-	// refused handles a 401 or 403 to req; nil means retry the request.
+	// Refused handles a 401 or 403 to req; nil means retry the request.
 	Refused(ctx context.Context, req *http.Request, resp *http.Response) error
 }
 
@@ -129,7 +129,7 @@ func Dial(ctx context.Context, opts Options) (*Transport, error) {
 	return r, nil
 }
 
-// reader is the stream of the server's messages, one per line; it ends
+// Reader is the stream of the server's messages, one per line; it ends
 // when the transport does.
 func (r *Transport) Reader() io.Reader { return r.in }
 
@@ -160,7 +160,7 @@ func (r *Transport) Close() error {
 	return nil
 }
 
-// failure returns why the transport ended, or "".
+// Failure returns why the transport ended, or "".
 func (r *Transport) Failure() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -181,7 +181,7 @@ func (r *Transport) fail(reason string) {
 	_ = r.out.Close()
 }
 
-// shutdown ends the session deliberately: the server is told (DELETE),
+// Shutdown ends the session deliberately: the server is told (DELETE),
 // every request and stream is abandoned, and shutdown returns when every
 // goroutine of the transport has.
 func (r *Transport) Shutdown() {
