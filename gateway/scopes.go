@@ -142,11 +142,10 @@ func (g *Gateway) calledNames(name string, args []byte) []string {
 // routeOf finds the server and own name of a tool by the name a client
 // calls it, in any naming: the gateway's own tools are the gateway's.
 func (g *Gateway) routeOf(name string) (server, own string, ok bool) {
-	for _, n := range g.namers() {
-		if r, found := g.toolRoutes(n).routes[name]; found && r.kind != metaTool {
-			s, o := routePolicy(r)
-			return s, o, true
-		}
+	r, found := g.routeByName(name)
+	if !found || r.kind == metaTool {
+		return "", "", false
 	}
-	return "", "", false
+	s, o := routePolicy(r)
+	return s, o, true
 }

@@ -324,10 +324,19 @@ func objectSchema(s json.RawMessage) json.RawMessage {
 // any naming (nil if no tool has it): what headers.go checks a call's
 // Mcp-Param headers against.
 func (g *Gateway) inputSchema(name string) json.RawMessage {
-	for _, n := range g.namers() {
-		if r, ok := g.toolRoutes(n).routes[name]; ok {
-			return wire.Member(r.def, "inputSchema")
-		}
+	if r, ok := g.routeByName(name); ok {
+		return wire.Member(r.def, "inputSchema")
 	}
 	return nil
+}
+
+// routeByName finds the route of a tool by the name a client calls it, in
+// any naming.
+func (g *Gateway) routeByName(name string) (toolRoute, bool) {
+	for _, n := range g.namers() {
+		if r, ok := g.toolRoutes(n).routes[name]; ok {
+			return r, true
+		}
+	}
+	return toolRoute{}, false
 }
