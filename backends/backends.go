@@ -221,6 +221,9 @@ type Cancelled struct{ Reason json.RawMessage }
 
 func (e *Cancelled) Error() string { return "cancelled by the client" }
 
+// CancelReason is the reason sent to the backend.
+func (e *Cancelled) CancelReason() json.RawMessage { return e.Reason }
+
 // ServerError reports a backend that is not running, crashed, or failed to
 // start. The gateway maps it to -32000 with data {server, state, reason,
 // stderr_tail}.

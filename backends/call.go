@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/rpcconn"
 	"sync"
 	"time"
 
@@ -32,7 +33,7 @@ func (m *Manager) FlushWrites() {
 		c := b.conn
 		b.mu.Unlock()
 		if c != nil {
-			c.flushHeld()
+			c.FlushHeld()
 		}
 	}
 }
@@ -76,13 +77,13 @@ func (b *backend) startCall(c *conn, tool string, args json.RawMessage, opts Cal
 		done(nil, err)
 		return func(json.RawMessage) {}
 	}
-	o := callOpts{timeout: timeout, batch: opts.Batch, caps: opts.ClientCaps}
+	o := rpcconn.CallOptions{Timeout: timeout, Batch: opts.Batch, Caps: opts.ClientCaps}
 	params, err := b.m.toolParams(tool, args, opts, &o)
 	if err != nil {
 		done(nil, fmt.Errorf("call %s/%s: %w", b.cfg.Name, tool, err))
 		return func(json.RawMessage) {}
 	}
-	return c.start("tools/call", params, o, func(res json.RawMessage, err error) {
+	return c.Start("tools/call", params, o, func(res json.RawMessage, err error) {
 		done(res, b.callError(err, "tools/call", tool))
 	})
 }
@@ -129,7 +130,7 @@ func (b *backend) startWhenReady(tool string, args json.RawMessage, opts CallOpt
 
 // toolParams encodes tools/call params: the name, the arguments as given
 // (compacted), the task (if any), and _meta.
-func (m *Manager) toolParams(tool string, args json.RawMessage, opts CallOptions, o *callOpts) (json.RawMessage, error) {
+func (m *Manager) toolParams(tool string, args json.RawMessage, opts CallOptions, o *rpcconn.CallOptions) (json.RawMessage, error) {
 	var buf bytes.Buffer
 	buf.Grow(32 + len(tool) + len(args))
 	buf.WriteString(`{"name":`)
@@ -137,14 +138,20 @@ func (m *Manager) toolParams(tool string, args json.RawMessage, opts CallOptions
 		return nil, err
 	}
 	if len(bytes.TrimSpace(args)) > 0 {
-		if err := writeCompact(&buf, `,"arguments":`, args); err != nil {
+		a, err := wire.Compact(args)
+		if err != nil {
 			return nil, fmt.Errorf("arguments: %w", err)
 		}
+		buf.WriteString(`,"arguments":`)
+		buf.Write(a)
 	}
 	if len(opts.Task) > 0 {
-		if err := writeCompact(&buf, `,"task":`, opts.Task); err != nil {
+		task, err := wire.Compact(opts.Task)
+		if err != nil {
 			return nil, fmt.Errorf("task: %w", err)
 		}
+		buf.WriteString(`,"task":`)
+		buf.Write(task)
 	}
 	if len(opts.Extra) > 0 {
 		var werr error
@@ -152,7 +159,10 @@ func (m *Manager) toolParams(tool string, args json.RawMessage, opts CallOptions
 			if werr == nil {
 				buf.WriteByte(',')
 				if werr = writeJSON(&buf, name); werr == nil {
-					werr = writeCompact(&buf, ":", v)
+					if v, werr = wire.Compact(v); werr == nil {
+						buf.WriteByte(':')
+						buf.Write(v)
+					}
 				}
 			}
 		})

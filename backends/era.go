@@ -35,7 +35,7 @@ const (
 // era is how a session speaks to its backend: nil for the handshake era;
 // else what every request's _meta says.
 type era struct {
-	version string
+	version json.RawMessage // as JSON: a string
 	caps    json.RawMessage // the capabilities declared for the client, unless a call names its own
 	info    json.RawMessage // the gateway's Implementation
 }
@@ -62,8 +62,7 @@ func (e *era) stamp(params, caps json.RawMessage, level string) json.RawMessage 
 			}
 		}
 	}
-	v, _ := json.Marshal(e.version)
-	set(metaVersion, v)
+	set(metaVersion, e.version)
 	set(metaCaps, caps)
 	set(metaInfo, e.info)
 	if level != "" {
@@ -83,42 +82,4 @@ func offersStateless(result json.RawMessage) bool {
 		SupportedVersions []string `json:"supportedVersions"`
 	}
 	return json.Unmarshal(result, &r) == nil && slices.Contains(r.SupportedVersions, StatelessVersion)
-}
-
-// subscription serves resources/subscribe and resources/unsubscribe for a
-// backend of the stateless era, which has neither: a subscription is a
-// subscriptions/listen of its own for the URI, which unsubscribe cancels.
-func (c *conn) subscription(method string, params json.RawMessage) (json.RawMessage, error) {
-	uri, ok := wire.Unquote(wire.Member(params, "uri"))
-	if !ok {
-		return nil, &RPCError{Server: c.server, Code: -32602, Message: "uri must be a string"}
-	}
-	c.mu.Lock()
-	cancel, subscribed := c.subs[uri]
-	if method == "resources/unsubscribe" {
-		delete(c.subs, uri)
-	}
-	c.mu.Unlock()
-	if method == "resources/unsubscribe" {
-		if subscribed {
-			cancel(nil)
-		}
-		return json.RawMessage(`{}`), nil
-	}
-	if subscribed {
-		return json.RawMessage(`{}`), nil
-	}
-	p, _ := json.Marshal(map[string]any{"notifications": map[string]any{"resourceSubscriptions": []string{uri}}})
-	cancel = c.start("subscriptions/listen", p, callOpts{}, func(_ json.RawMessage, err error) {
-		if err != nil && c.ctx.Err() == nil {
-			c.log.Debug("a resource subscription's listen ended", "uri", uri, "err", err)
-		}
-	})
-	c.mu.Lock()
-	if c.subs == nil {
-		c.subs = make(map[string]CancelFunc)
-	}
-	c.subs[uri] = cancel
-	c.mu.Unlock()
-	return json.RawMessage(`{}`), nil
 }

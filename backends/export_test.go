@@ -19,7 +19,5 @@ func InFlight(m *Manager, server string) int {
 	if err != nil {
 		return 0
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.pending)
+	return c.InFlight()
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/rpcconn"
 	"log/slog"
 	"path"
 
@@ -39,7 +40,7 @@ func cacheHint(body map[string]json.RawMessage) CacheHint {
 // listAll fetches every page of a list method (tools/list, ...) and returns
 // the items of field, each exactly as the backend wrote it, and the first
 // page's _meta, if any, and cache hint.
-func listAll(ctx context.Context, c *conn, method, field string, o callOpts) (items []json.RawMessage, meta json.RawMessage, hint CacheHint, err error) {
+func listAll(ctx context.Context, c *conn, method, field string, o rpcconn.CallOptions) (items []json.RawMessage, meta json.RawMessage, hint CacheHint, err error) {
 	var (
 		cursor string
 		seen   = map[string]bool{}
@@ -52,7 +53,7 @@ func listAll(ctx context.Context, c *conn, method, field string, o callOpts) (it
 		if cursor != "" {
 			params, _ = json.Marshal(map[string]string{"cursor": cursor})
 		}
-		res, err := c.call(ctx, method, params, o)
+		res, err := c.Call(ctx, method, params, o)
 		if err != nil {
 			return nil, nil, hint, err
 		}
@@ -124,6 +125,7 @@ func toolAllowed(f config.ToolFilter, name string) bool {
 // cache hint of each list's result, by list method.
 type lists struct {
 	tools     []Tool
+	headers   map[string][]wire.HeaderBinding // the tools' Mcp-Param bindings, of those that have any
 	prompts   []Prompt
 	resources []Resource // resources, then templates
 	meta      map[string]json.RawMessage
@@ -154,7 +156,7 @@ const (
 // fetch gets the lists of kinds from c; the capabilities say which the
 // backend has. A tools/list error fails; a prompts or resources error is
 // logged and leaves that list empty (they are optional extras).
-func (b *backend) fetch(ctx context.Context, c *conn, caps serverCaps, kinds listKind, o callOpts) (lists, error) {
+func (b *backend) fetch(ctx context.Context, c *conn, caps serverCaps, kinds listKind, o rpcconn.CallOptions) (lists, error) {
 	var (
 		tools, prompts, resources, templates []json.RawMessage
 		meta                                 = map[string]json.RawMessage{}
@@ -233,6 +235,12 @@ func decodeLists(s config.Server, tools, prompts, resources, templates []json.Ra
 		}
 		if toolAllowed(s.Tools, name) {
 			l.tools = append(l.tools, Tool{Server: s.Name, Name: name, Raw: raw})
+			if hb := wire.HeaderBindings(wire.Member(raw, "inputSchema")); len(hb) > 0 {
+				if l.headers == nil {
+					l.headers = make(map[string][]wire.HeaderBinding)
+				}
+				l.headers[name] = hb
+			}
 		}
 	}
 	for _, raw := range prompts {

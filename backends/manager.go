@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/oauth"
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/rpcconn"
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"log/slog"
 	"os"
 	"strconv"
@@ -374,7 +376,7 @@ func readyLists[T any](m *Manager, list func(*lists) []T) []T {
 // args must be a JSON object (or empty, and then no arguments are sent).
 // It is StartToolCall, waited for.
 func (m *Manager) CallTool(ctx context.Context, server, tool string, args json.RawMessage, opts CallOptions) (json.RawMessage, error) {
-	return await(ctx, func(done func(json.RawMessage, error)) CancelFunc {
+	return rpcconn.Await(ctx, func(done func(json.RawMessage, error)) func(json.RawMessage) {
 		return m.StartToolCall(server, tool, args, opts, done)
 	})
 }
@@ -404,9 +406,9 @@ func (m *Manager) Request(ctx context.Context, server, method string, params any
 		}
 		return nil, err
 	}
-	o := callOpts{caps: opts.ClientCaps}
+	o := rpcconn.CallOptions{Caps: opts.ClientCaps}
 	if !deadline.IsZero() {
-		o.timeout = max(time.Until(deadline), time.Millisecond)
+		o.Timeout = max(time.Until(deadline), time.Millisecond)
 	}
 	switch p := params.(type) {
 	case nil:
@@ -425,7 +427,7 @@ func (m *Manager) Request(ctx context.Context, server, method string, params any
 		case "logging/setLevel":
 			return json.RawMessage(`{}`), nil // the level goes in every request's _meta
 		case "resources/subscribe", "resources/unsubscribe":
-			return c.subscription(method, raw)
+			return b.subscription(c, method, raw)
 		}
 	}
 	if opts.Progress != nil || len(opts.Meta) > 0 {
@@ -447,18 +449,16 @@ func (m *Manager) Request(ctx context.Context, server, method string, params any
 			return nil, fmt.Errorf("%s %s: params: %w", server, method, err)
 		}
 	} else if raw != nil {
-		var buf bytes.Buffer
-		if err := writeCompact(&buf, "", raw); err != nil {
+		if raw, err = wire.Compact(raw); err != nil {
 			return nil, fmt.Errorf("%s %s: params: %w", server, method, err)
 		}
-		raw = buf.Bytes()
 	}
 	if method == "prompts/get" {
 		if err := b.withheld(trust.Prompt, stringField(raw, "name")); err != nil {
 			return nil, err
 		}
 	}
-	res, err := c.call(ctx, method, raw, o)
+	res, err := c.Call(ctx, method, raw, o)
 	name := ""
 	if err != nil {
 		name = stringField(raw, "name")
@@ -481,7 +481,7 @@ func nameOf(params any) string {
 // meta builds a request's _meta: existing (the params' own, if any), then
 // opts.Meta, then a fresh progress token when opts.Progress is set (which
 // it also puts in o).
-func (m *Manager) meta(existing json.RawMessage, opts CallOptions, o *callOpts) (json.RawMessage, error) {
+func (m *Manager) meta(existing json.RawMessage, opts CallOptions, o *rpcconn.CallOptions) (json.RawMessage, error) {
 	obj := map[string]any{}
 	if len(existing) > 0 && string(existing) != "null" {
 		var e map[string]json.RawMessage
@@ -496,9 +496,9 @@ func (m *Manager) meta(existing json.RawMessage, opts CallOptions, o *callOpts) 
 		obj[k] = v
 	}
 	if opts.Progress != nil {
-		o.token = "gw-" + strconv.FormatInt(m.tokens.Add(1), 10)
-		o.progress = opts.Progress
-		obj["progressToken"] = o.token
+		o.Token = "gw-" + strconv.FormatInt(m.tokens.Add(1), 10)
+		o.Progress = opts.Progress
+		obj["progressToken"] = o.Token
 	}
 	return marshal(obj)
 }
@@ -530,7 +530,7 @@ func (b *backend) callError(err error, method, name string) error {
 	}
 	var we *jsonrpc.Error
 	switch {
-	case errors.Is(err, errCallTimeout):
+	case errors.Is(err, rpcconn.ErrTimeout):
 		return &TimeoutError{Server: b.cfg.Name, Method: method, Name: name, Timeout: b.timeout}
 	case errors.As(err, &we):
 		return &RPCError{Server: b.cfg.Name, Code: we.Code, Message: we.Message, Data: we.Data}
@@ -547,7 +547,7 @@ func (m *Manager) Notify(method string, params json.RawMessage) {
 		if err != nil {
 			continue
 		}
-		if err := c.notify(context.Background(), time.Time{}, method, params); err != nil {
+		if err := c.Notify(method, params); err != nil {
 			b.log.Debug("notification not sent", "method", method, "err", err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/oauth"
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/rpcconn"
 	"io/fs"
 	"log/slog"
 	"maps"
@@ -474,8 +475,8 @@ func (b *backend) startChild() (*session, string) {
 		defer close(stderrDone)
 		drainStderr(p.Stderr, b.log, &b.stderr, b.logs)
 	}()
-	c := newConn(name, p.Stdin, pipeCapacity(p.Stdin), b.log, b.hooks())
-	go c.readLoop(p.Stdout)
+	c := b.newConn(p.Stdin, rpcconn.PipeCapacity(p.Stdin))
+	go c.ReadLoop(p.Stdout)
 
 	crashed := make(chan string, 1) // the crash reason, once
 	stopWatch := make(chan struct{})
@@ -494,7 +495,7 @@ func (b *backend) startChild() (*session, string) {
 			crash = true
 		default:
 		}
-		c.shutdown(&ServerError{Server: name, State: Stopped, Reason: "stopped"})
+		c.Shutdown(&ServerError{Server: name, State: Stopped, Reason: "stopped"})
 		if crash {
 			p.Kill() // whatever it left behind in its group
 		} else {
@@ -503,16 +504,16 @@ func (b *backend) startChild() (*session, string) {
 		// The group is gone: give the readers a moment to reach EOF. A
 		// descendant that left the group (setsid) may still hold the pipes:
 		// end it, and cut the readers loose whatever it does.
-		if !waitClosed(100*time.Millisecond, c.eof, stderrDone) {
+		if !waitClosed(100*time.Millisecond, c.EOF(), stderrDone) {
 			if n := p.KillEscaped(); n > 0 {
 				b.log.Warn("killed processes that left the backend's process group and held its pipes", "count", n)
-				waitClosed(100*time.Millisecond, c.eof, stderrDone)
+				waitClosed(100*time.Millisecond, c.EOF(), stderrDone)
 			}
 		}
 		p.CloseFiles()
-		<-c.eof
+		<-c.EOF()
 		<-stderrDone
-		c.wait()
+		c.Wait()
 		flushLogLimit(b.logs, b.log)
 		b.m.reaper.Del(p)
 		b.mu.Lock()
@@ -530,7 +531,7 @@ func (b *backend) startChild() (*session, string) {
 // ends it without a report (a deliberate stop).
 func (b *backend) watch(p *proc.Process, c *conn, stderrDone, stop <-chan struct{}, crashed chan<- string) {
 	select {
-	case <-c.eof:
+	case <-c.EOF():
 		t := time.NewTimer(500 * time.Millisecond)
 		select {
 		case <-p.Exited():
@@ -541,7 +542,7 @@ func (b *backend) watch(p *proc.Process, c *conn, stderrDone, stop <-chan struct
 	case <-p.Exited():
 		t := time.NewTimer(100 * time.Millisecond)
 		select {
-		case <-c.eof:
+		case <-c.EOF():
 		case <-t.C:
 		case <-stop:
 		}
@@ -556,9 +557,9 @@ func (b *backend) watch(p *proc.Process, c *conn, stderrDone, stop <-chan struct
 	}
 	reason := "closed its stdout"
 	select {
-	case <-c.eof:
-		if c.eofReason != "" {
-			reason = c.eofReason
+	case <-c.EOF():
+		if c.EOFReason() != "" {
+			reason = c.EOFReason()
 		}
 	default:
 	}
@@ -590,25 +591,32 @@ func (b *backend) sessionEnded(c *conn, state State, reason string, tail []strin
 		b.conn, b.live = nil, surface{}
 	}
 	b.mu.Unlock()
-	c.shutdown(&ServerError{Server: b.cfg.Name, State: state, Reason: reason, StderrTail: tail})
+	c.Shutdown(&ServerError{Server: b.cfg.Name, State: state, Reason: reason, StderrTail: tail})
 	crashed <- reason
 }
 
 // hooks connect a session to the Manager's callbacks.
-func (b *backend) hooks() connHooks {
-	h := connHooks{notify: b.onNotification, idle: b.m.readIdle, level: b.m.level}
+func (b *backend) hooks() rpcconn.Hooks {
+	h := rpcconn.Hooks{Notify: b.onNotification, Idle: b.m.readIdle}
 	if fn := b.m.hooks.Request; fn != nil {
-		h.request = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		h.Request = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 			// A client that never answers must not park the request
 			// forever: it gets the backend's call timeout.
-			if b.timeout <= 0 {
-				return fn(ctx, b.cfg.Name, method, params)
+			tctx := ctx
+			if b.timeout > 0 {
+				var cancel context.CancelFunc
+				tctx, cancel = context.WithTimeout(ctx, b.timeout)
+				defer cancel()
 			}
-			tctx, cancel := context.WithTimeout(ctx, b.timeout)
-			defer cancel()
 			res, err := fn(tctx, b.cfg.Name, method, params)
-			if err != nil && ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
+			var we *jsonrpc.Error
+			var re *RPCError
+			switch {
+			case err == nil:
+			case ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded):
 				err = &jsonrpc.Error{Code: -32001, Message: fmt.Sprintf("the client did not answer %s within %s", method, b.timeout)} // as a timed-out call
+			case !errors.As(err, &we) && errors.As(err, &re):
+				err = &jsonrpc.Error{Code: re.Code, Message: re.Message, Data: re.Data} // its code reaches the backend
 			}
 			return res, err
 		}
@@ -676,7 +684,7 @@ func (b *backend) logMessage(params json.RawMessage) {
 func (b *backend) refreshLoop(c *conn) {
 	for {
 		select {
-		case <-c.done:
+		case <-c.Context().Done():
 			return
 		case <-b.refresh:
 		}
@@ -688,7 +696,7 @@ func (b *backend) refreshLoop(c *conn) {
 		if kinds == 0 {
 			continue
 		}
-		l, err := b.fetch(c.ctx, c, caps, kinds, callOpts{timeout: b.timeout})
+		l, err := b.fetch(c.Context(), c, caps, kinds, rpcconn.CallOptions{Timeout: b.timeout})
 		if err != nil {
 			b.log.Warn("refreshing lists after list_changed failed", "err", err)
 			continue
@@ -716,7 +724,7 @@ func (b *backend) refreshLoop(c *conn) {
 			}
 		}
 		if kinds&listTools != 0 {
-			b.live.lists.tools = l.tools
+			b.live.lists.tools, b.live.lists.headers = l.tools, l.headers
 			refetched("tools/list")
 		}
 		if kinds&listPrompts != 0 {
@@ -780,15 +788,15 @@ func (b *backend) asksDiscover() bool {
 // Any other answer, or none in discoverTimeout, leaves initialize to it.
 func (b *backend) discover(ctx context.Context, c *conn) (sf *surface, ok bool, err error) {
 	info, _ := json.Marshal(b.m.clientInfo())
-	e := &era{version: StatelessVersion, caps: b.m.clientCaps(), info: info}
-	res, err := c.call(ctx, "server/discover", e.stamp(nil, nil, ""), callOpts{timeout: discoverTimeout})
+	e := &era{version: json.RawMessage(`"` + StatelessVersion + `"`), caps: b.m.clientCaps(), info: info}
+	res, err := c.Call(ctx, "server/discover", e.stamp(nil, nil, ""), rpcconn.CallOptions{Timeout: discoverTimeout})
 	if refusedVersion(err) {
 		// The version was refused, yet the refusal names it among those
 		// supported (a server choosing per request, or one that changed
 		// in between): it is asked once more, as the revision says a
 		// client retries with a version the refusal names.
 		b.log.Debug("server/discover: the version was refused, and named among those supported; asking again")
-		res, err = c.call(ctx, "server/discover", e.stamp(nil, nil, ""), callOpts{timeout: discoverTimeout})
+		res, err = c.Call(ctx, "server/discover", e.stamp(nil, nil, ""), rpcconn.CallOptions{Timeout: discoverTimeout})
 	}
 	var se *ServerError
 	switch {
@@ -822,7 +830,7 @@ func (b *backend) discover(ctx context.Context, c *conn) (sf *surface, ok bool, 
 		return nil, true, b.startError("server/discover", fmt.Errorf("bad result: capabilities: %w", err))
 	}
 	c.era.Store(e)
-	l, err := b.fetch(ctx, c, caps, listAllKinds, callOpts{})
+	l, err := b.fetch(ctx, c, caps, listAllKinds, rpcconn.CallOptions{})
 	if err != nil {
 		return nil, true, b.startError("lists", err)
 	}
@@ -877,8 +885,8 @@ func (b *backend) listen(c *conn, caps json.RawMessage) {
 	var open func(again bool)
 	open = func(again bool) {
 		opened := time.Now()
-		c.start("subscriptions/listen", params, callOpts{}, func(_ json.RawMessage, err error) {
-			if c.ctx.Err() != nil {
+		c.Start("subscriptions/listen", params, rpcconn.CallOptions{}, func(_ json.RawMessage, err error) {
+			if c.Context().Err() != nil {
 				return
 			}
 			b.log.Debug("the backend ended its subscriptions/listen; listening again", "err", err, "after", pause)
@@ -886,7 +894,7 @@ func (b *backend) listen(c *conn, caps json.RawMessage) {
 				pause = relistenMin // it lasted: a fresh cut, not a refusal
 			}
 			time.AfterFunc(pause, func() {
-				if c.ctx.Err() == nil {
+				if c.Context().Err() == nil {
 					open(true)
 				}
 			})
@@ -928,7 +936,7 @@ func (b *backend) startError(step string, err error) error {
 func (b *backend) initialize(ctx context.Context, c *conn) (*surface, error) {
 	step := "initialize"
 	fail := func(err error) (*surface, error) { return nil, b.startError(step, err) }
-	res, err := c.call(ctx, "initialize", b.m.initializeParams(), callOpts{})
+	res, err := c.Call(ctx, "initialize", b.m.initializeParams(), rpcconn.CallOptions{})
 	if err != nil {
 		return fail(err)
 	}
@@ -949,12 +957,11 @@ func (b *backend) initialize(ctx context.Context, c *conn) (*surface, error) {
 		b.log.Debug("backend chose another protocol version", "version", ir.ProtocolVersion)
 	}
 	step = "notifications/initialized"
-	deadline, _ := ctx.Deadline()
-	if err := c.notify(ctx, deadline, "notifications/initialized", nil); err != nil {
+	if err := c.Notify("notifications/initialized", nil); err != nil {
 		return fail(err)
 	}
 	step = "lists"
-	l, err := b.fetch(ctx, c, caps, listAllKinds, callOpts{})
+	l, err := b.fetch(ctx, c, caps, listAllKinds, rpcconn.CallOptions{})
 	if err != nil {
 		return fail(err)
 	}
@@ -962,7 +969,7 @@ func (b *backend) initialize(ctx context.Context, c *conn) (*surface, error) {
 		// A client's logging/setLevel, sent while this backend was
 		// starting (Manager.SetLogLevel).
 		params, _ := json.Marshal(map[string]string{"level": *level})
-		if _, err := c.call(ctx, "logging/setLevel", params, callOpts{timeout: b.timeout}); err != nil {
+		if _, err := c.Call(ctx, "logging/setLevel", params, rpcconn.CallOptions{Timeout: b.timeout}); err != nil {
 			b.log.Debug("logging/setLevel not accepted", "err", err)
 		}
 	}

@@ -2,10 +2,9 @@ package backends
 
 import (
 	"context"
-	"encoding/json"
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/remote"
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/rpcconn"
 	"io"
-	"math"
 	"net/url"
 	"strings"
 	"time"
@@ -13,10 +12,6 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"
 )
-
-// remotePipe is the inline-write bound of a remote's conn: a remote's Write
-// only queues, so every write may be inline.
-var remotePipe = pipeCap{bytes: math.MaxInt64 / 2, page: 1}
 
 // startRemote connects to a url: backend (internal/remote) and starts its conn;
 // on failure it returns the reason. ctx bounds the connection's opening.
@@ -32,7 +27,7 @@ func (b *backend) startRemote(ctx context.Context) (*session, string) {
 	if b.auth != nil {
 		opts.Auth = b.auth
 	}
-	opts.ToolSchema = b.toolSchema
+	opts.ToolHeaders = b.toolHeaders
 	r, err := remote.Dial(ctx, opts)
 	if err != nil {
 		return nil, config.RedactURL(err.Error()) // an HTTP error names the URL
@@ -58,8 +53,8 @@ func (b *backend) startPeer(p peer) *session {
 	b.mu.Lock()
 	b.startedAt = time.Now()
 	b.mu.Unlock()
-	c := newConn(name, p.w, remotePipe, b.log, b.hooks())
-	go c.readLoop(p.r)
+	c := b.newConn(p.w, rpcconn.PipeCap{}) // a remote's Write only queues
+	go c.ReadLoop(p.r)
 
 	crashed := make(chan string, 1)
 	stop := make(chan struct{})
@@ -67,7 +62,7 @@ func (b *backend) startPeer(p peer) *session {
 	go func() {
 		defer close(watchDone)
 		select {
-		case <-c.eof:
+		case <-c.EOF():
 		case <-stop:
 			return
 		}
@@ -89,25 +84,20 @@ func (b *backend) startPeer(p peer) *session {
 	teardown := func() {
 		close(stop)
 		<-watchDone
-		c.shutdown(&ServerError{Server: name, State: Stopped, Reason: "stopped"})
+		c.Shutdown(&ServerError{Server: name, State: Stopped, Reason: "stopped"})
 		p.shutdown()
-		<-c.eof
-		c.wait()
+		<-c.EOF()
+		c.Wait()
 	}
 	return &session{c: c, crashed: crashed, teardown: teardown, attrs: p.attrs}
 }
 
-// toolSchema finds the input schema of one of the backend's tools, as it
-// listed it; nil if it has none by that name.
-func (b *backend) toolSchema(name string) json.RawMessage {
+// toolHeaders gives the Mcp-Param header bindings of one of the backend's
+// tools, as it listed it (found once per list, by decodeLists).
+func (b *backend) toolHeaders(name string) []wire.HeaderBinding {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, t := range b.live.lists.tools {
-		if t.Name == name {
-			return wire.Member(t.Raw, "inputSchema")
-		}
-	}
-	return nil
+	return b.live.lists.headers[name]
 }
 
 // useSSE reports whether a url: backend starts with the legacy HTTP+SSE

@@ -142,10 +142,10 @@ func ArgumentAt(args json.RawMessage, path []string) (json.RawMessage, bool) {
 
 // SetStandardHeaders puts on h the standard headers of m, a request of the
 // stateless era: its version (from its _meta), method, name, and the
-// Mcp-Param headers its tool's input schema asks for (schema, if not nil,
-// finds a tool's). It reports whether m is of that era; a request of the
-// handshake era gets nothing.
-func SetStandardHeaders(h http.Header, m *Message, schema func(tool string) json.RawMessage) bool {
+// Mcp-Param headers its tool's input schema asks for (bindings, if not nil,
+// gives a tool's HeaderBindings). It reports whether m is of that era; a
+// request of the handshake era gets nothing.
+func SetStandardHeaders(h http.Header, m *Message, bindings func(tool string) []HeaderBinding) bool {
 	version, _ := Unquote(Member(Member(m.Params, "_meta"), "io.modelcontextprotocol/protocolVersion"))
 	if version < "2026-07-28" {
 		return false
@@ -161,11 +161,11 @@ func SetStandardHeaders(h http.Header, m *Message, schema func(tool string) json
 		return true
 	}
 	h.Set(HeaderName, nameValue(name))
-	if m.Method != "tools/call" || schema == nil {
+	if m.Method != "tools/call" || bindings == nil {
 		return true
 	}
 	args := Member(m.Params, "arguments")
-	for _, b := range HeaderBindings(schema(name)) {
+	for _, b := range bindings(name) {
 		v, present := ArgumentAt(args, b.Path)
 		if !present {
 			continue

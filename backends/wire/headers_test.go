@@ -28,7 +28,8 @@ func TestSetStandardHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := http.Header{}
-	if !SetStandardHeaders(h, &m, lookup) {
+	bindings := func(tool string) []HeaderBinding { return HeaderBindings(lookup(tool)) }
+	if !SetStandardHeaders(h, &m, bindings) {
 		t.Fatal("a request of 2026-07-28 was not taken for one")
 	}
 	want := map[string]string{
@@ -66,7 +67,7 @@ func TestSetStandardHeaders(t *testing.T) {
 
 	old, _ := Decode([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"deploy","arguments":{"region":"x"}}}`))
 	h = http.Header{}
-	if SetStandardHeaders(h, &old, lookup) || len(h) != 0 {
+	if SetStandardHeaders(h, &old, bindings) || len(h) != 0 {
 		t.Errorf("a request of the handshake era got headers: %v", h)
 	}
 	read, _ := Decode([]byte(`{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"file:///a\u0001b","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`))

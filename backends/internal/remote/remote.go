@@ -72,9 +72,10 @@ type Options struct {
 	// Auth, if set, authorizes requests (Authorization header) and handles
 	// a 401 or 403 (auth.go).
 	Auth authorizer
-	// ToolSchema, if set, finds a tool's input schema, for the Mcp-Param
-	// headers of a tools/call of 2026-07-28.
-	ToolSchema func(tool string) json.RawMessage
+	// ToolHeaders, if set, gives the arguments a tool's input schema marks
+	// for Mcp-Param headers (wire.HeaderBindings), for a tools/call of
+	// 2026-07-28.
+	ToolHeaders func(tool string) []wire.HeaderBinding
 }
 
 // authorizer is what a remote needs of OAuth: a header for each request,
@@ -249,7 +250,7 @@ func (r *Transport) sendLoop() {
 				continue
 			}
 			var hdr http.Header
-			if h := (http.Header{}); wire.SetStandardHeaders(h, &m, r.opts.ToolSchema) {
+			if h := (http.Header{}); wire.SetStandardHeaders(h, &m, r.opts.ToolHeaders) {
 				hdr = h
 				r.mu.Lock()
 				r.stateless = true

@@ -1,4 +1,4 @@
-package backends
+package rpcconn
 
 import (
 	"errors"
@@ -17,17 +17,17 @@ import (
 // answered a request has read every byte written before that request's end
 // (a pipe is FIFO), so what is still in the pipe is at most what was written
 // after the end of the latest answered request. Inline writes keep that
-// bound within the pipe's capacity in bytes (pipeCapacity) and, on Linux,
+// bound within the pipe's capacity in bytes (PipeCapacity) and, on Linux,
 // in page slots too: there each write may take ceil(n/page) of the pipe's
 // slots, however few bytes it carries, so the slots of every write not
 // known to be read are counted.
 
 // send writes msg, a whole line, to the backend's stdin, inline or through
-// the writer goroutine; with hold, it may instead keep it for flushHeld.
+// the writer goroutine; with hold, it may instead keep it for FlushHeld.
 // end, if not nil, receives msg's end offset in the stream (for the bound
 // above) before any byte of it is written. A message sent after shutdown
 // is dropped.
-func (c *conn) send(msg []byte, end *int64, hold bool) {
+func (c *Conn) send(msg []byte, end *int64, hold bool) {
 	c.wmu.Lock()
 	if c.wclosed {
 		c.wmu.Unlock()
@@ -51,7 +51,7 @@ func (c *conn) send(msg []byte, end *int64, hold bool) {
 			// A caller that keeps holding (an HTTP front under a
 			// flood of POSTs) must not keep every call from its
 			// backend.
-			c.flushHeld()
+			c.FlushHeld()
 		}
 	case c.canWriteInline(len(msg)):
 		c.writeInline(msg)
@@ -61,13 +61,13 @@ func (c *conn) send(msg []byte, end *int64, hold bool) {
 	}
 }
 
-// maxHeld is the most send holds back for flushHeld: a pipe's worth.
+// maxHeld is the most send holds back for FlushHeld: a pipe's worth.
 const maxHeld = 64 << 10
 
 // sendReply sends a reply to one of the backend's own requests, unless more
 // than maxReplyBacklog bytes already wait for a backend that reads nothing:
 // then it is dropped, counted, and warned about once.
-func (c *conn) sendReply(msg []byte) {
+func (c *Conn) sendReply(msg []byte) {
 	c.wmu.Lock()
 	over := len(c.queue)+len(msg) > maxReplyBacklog
 	if over {
@@ -84,9 +84,9 @@ func (c *conn) sendReply(msg []byte) {
 	c.send(msg, nil, false)
 }
 
-// flushHeld writes what send held, inline if it fits, else through the
+// FlushHeld writes what send held, inline if it fits, else through the
 // writer goroutine.
-func (c *conn) flushHeld() {
+func (c *Conn) FlushHeld() {
 	c.wmu.Lock()
 	if len(c.held) == 0 {
 		c.wmu.Unlock()
@@ -111,7 +111,7 @@ func (c *conn) flushHeld() {
 // canWriteInline reports whether n more bytes, written at once after
 // everything sent so far, surely fit in the pipe, with no other write under
 // way or waiting. wmu is held.
-func (c *conn) canWriteInline(n int) bool {
+func (c *Conn) canWriteInline(n int) bool {
 	if c.writing || len(c.queue) > 0 || c.sent-c.consumed > c.pipeBytes {
 		return false
 	}
@@ -131,13 +131,13 @@ func (c *conn) canWriteInline(n int) bool {
 }
 
 // slotsOf is how many pipe slots a write of n bytes may take.
-func (c *conn) slotsOf(n int) int64 {
+func (c *Conn) slotsOf(n int) int64 {
 	return (int64(n) + c.pipePage - 1) / c.pipePage
 }
 
 // startWrite records a write of buf, the bytes sent last but those held,
 // for the slot count; wmu is held.
-func (c *conn) startWrite(buf []byte) {
+func (c *Conn) startWrite(buf []byte) {
 	c.writing = true
 	if c.pipeSlots == 0 {
 		return
@@ -155,7 +155,7 @@ type pipeWrite struct {
 
 // writeInline writes buf on the caller's goroutine; wmu is held on entry
 // and released.
-func (c *conn) writeInline(buf []byte) {
+func (c *Conn) writeInline(buf []byte) {
 	c.startWrite(buf)
 	c.wmu.Unlock()
 	c.writeFailed(c.writeAll(buf))
@@ -166,7 +166,7 @@ func (c *conn) writeInline(buf []byte) {
 
 // enqueue queues buf for the writer goroutine, starting it if need be; wmu
 // is held.
-func (c *conn) enqueue(buf []byte) {
+func (c *Conn) enqueue(buf []byte) {
 	c.queue = append(c.queue, buf...)
 	if !c.writerUp {
 		c.writerUp = true
@@ -177,7 +177,7 @@ func (c *conn) enqueue(buf []byte) {
 }
 
 // doneWriting ends a write; wmu is held.
-func (c *conn) doneWriting() {
+func (c *Conn) doneWriting() {
 	c.writing = false
 	if len(c.queue) > 0 {
 		c.wakeWriter()
@@ -186,7 +186,7 @@ func (c *conn) doneWriting() {
 
 // consumedUpTo records that the backend has read the stream up to *end
 // (which send set under the same lock).
-func (c *conn) consumedUpTo(end *int64) {
+func (c *Conn) consumedUpTo(end *int64) {
 	c.wmu.Lock()
 	if *end > c.consumed {
 		c.consumed = *end
@@ -194,7 +194,7 @@ func (c *conn) consumedUpTo(end *int64) {
 	c.wmu.Unlock()
 }
 
-func (c *conn) wakeWriter() {
+func (c *Conn) wakeWriter() {
 	select {
 	case c.wake <- struct{}{}:
 	default:
@@ -204,7 +204,7 @@ func (c *conn) wakeWriter() {
 // writeLoop is the writer goroutine: it writes what is queued, all at once,
 // and may block as long as the backend does not read. It exits at shutdown
 // (a blocked write returns when the owner closes the pipe).
-func (c *conn) writeLoop() {
+func (c *Conn) writeLoop() {
 	defer c.wg.Done()
 	var spare []byte
 	for {
@@ -236,7 +236,7 @@ func (c *conn) writeLoop() {
 // writeAll writes buf whole. Half a message on the wire would make the rest
 // of the stream unparsable, so a short write closes the backend's stdin: it
 // sees EOF and exits, and the calls in flight fail with its exit.
-func (c *conn) writeAll(buf []byte) error {
+func (c *Conn) writeAll(buf []byte) error {
 	n, err := c.w.Write(buf)
 	if err != nil && n > 0 && n < len(buf) {
 		c.log.Warn("write to backend stdin cut short; closing its stdin", "err", err)
@@ -247,7 +247,7 @@ func (c *conn) writeAll(buf []byte) error {
 
 // writeFailed logs a failed write. The calls it concerned end when the
 // backend's exit is seen (shutdown) or at their timeout.
-func (c *conn) writeFailed(err error) {
+func (c *Conn) writeFailed(err error) {
 	if err == nil {
 		return
 	}
@@ -262,8 +262,8 @@ func (c *conn) writeFailed(err error) {
 	c.log.Debug("write to backend stdin failed", "err", err)
 }
 
-// pipeCap is the capacity of a backend's stdin pipe (pipeCapacity).
-type pipeCap struct {
+// PipeCap is the capacity of a backend's stdin pipe (PipeCapacity).
+type PipeCap struct {
 	bytes int64 // bytes it holds
 	page  int64 // bytes per slot
 	slots int64 // slots it has; 0: no slots to count

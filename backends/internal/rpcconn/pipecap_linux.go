@@ -1,4 +1,4 @@
-package backends
+package rpcconn
 
 import (
 	"os"
@@ -8,11 +8,11 @@ import (
 // fGetPipeSz is F_GETPIPE_SZ (linux/fcntl.h).
 const fGetPipeSz = 1032
 
-// pipeCapacity returns the capacity of the pipe w writes to. A Linux pipe
+// PipeCapacity returns the capacity of the pipe w writes to. A Linux pipe
 // is a ring of page-sized slots, and a write takes up to ceil(n/page) of
 // them, so slots are counted too; the size is what the kernel reports (the
 // least, one page, if it cannot be read).
-func pipeCapacity(w *os.File) pipeCap {
+func PipeCapacity(w *os.File) PipeCap {
 	page := int64(os.Getpagesize())
 	size := page
 	if rc, err := w.SyscallConn(); err == nil {
@@ -23,5 +23,5 @@ func pipeCapacity(w *os.File) pipeCap {
 			}
 		})
 	}
-	return pipeCap{bytes: size, page: page, slots: size / page}
+	return PipeCap{bytes: size, page: page, slots: size / page}
 }
