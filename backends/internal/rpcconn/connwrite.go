@@ -84,8 +84,8 @@ func (c *Conn) sendReply(msg []byte) {
 	c.send(msg, nil, false)
 }
 
-// FlushHeld writes what send held, inline if it fits, else through the
-// writer goroutine.
+// FlushHeld writes the requests Start held back (CallOptions.Batch), all
+// in one write: inline if it fits, else through the writer goroutine.
 func (c *Conn) FlushHeld() {
 	c.wmu.Lock()
 	if len(c.held) == 0 {
