@@ -19,14 +19,20 @@ var logLimit = ratelimit.Options{Rate: 200, Burst: 1000}
 // warning first that says how many records were dropped before it. log
 // names the backend.
 func logLimited(l *ratelimit.Bucket, log *slog.Logger, level slog.Level, msg string, args ...any) {
-	ok, dropped := l.Allow(time.Now())
-	if !ok {
-		return
+	if allowLog(l, log) {
+		log.Log(context.Background(), level, msg, args...)
 	}
-	if dropped > 0 {
+}
+
+// allowLog reports whether one more record of a backend's output may be
+// logged through l, warning first how many were dropped before it: a
+// caller that must prepare a record (mask it) asks before it does.
+func allowLog(l *ratelimit.Bucket, log *slog.Logger) bool {
+	ok, dropped := l.Allow(time.Now())
+	if ok && dropped > 0 {
 		log.Warn("backend log rate limit: records dropped", "dropped", dropped)
 	}
-	log.Log(context.Background(), level, msg, args...)
+	return ok
 }
 
 // flushLogLimit reports records dropped since the last one logged (at the

@@ -22,24 +22,33 @@ const stderrTailLines = 20
 const maxStderrLine = 4096
 
 // tail keeps the last lines a backend wrote to stderr, across restarts.
+// A line is kept as read and made safe (maskLine) when it is first shown,
+// once: a flood of lines, most of them dropped from the log, costs no
+// masking for lines nobody sees.
 type tail struct {
 	mu    sync.Mutex
-	lines []string // ring of at most stderrTailLines
+	lines []tailLine // ring of at most stderrTailLines
 	next  int
 }
 
-func (t *tail) add(line string) {
+// tailLine is one kept line: text is safe to show once safe is set.
+type tailLine struct {
+	text string
+	safe bool
+}
+
+func (t *tail) add(line string, safe bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(t.lines) < stderrTailLines {
-		t.lines = append(t.lines, line)
+		t.lines = append(t.lines, tailLine{line, safe})
 		return
 	}
-	t.lines[t.next] = line
+	t.lines[t.next] = tailLine{line, safe}
 	t.next = (t.next + 1) % stderrTailLines
 }
 
-// snapshot returns the kept lines, oldest first, or nil.
+// snapshot returns the kept lines, made safe, oldest first, or nil.
 func (t *tail) snapshot() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -47,28 +56,49 @@ func (t *tail) snapshot() []string {
 		return nil
 	}
 	out := make([]string, 0, len(t.lines))
-	out = append(out, t.lines[t.next:]...)
-	return append(out, t.lines[:t.next]...)
+	for k := range len(t.lines) {
+		l := &t.lines[(t.next+k)%len(t.lines)]
+		if !l.safe {
+			l.text, l.safe = maskLine(l.text), true
+		}
+		out = append(out, l.text)
+	}
+	return out
+}
+
+// maskLine makes one stderr line fit to show: escape sequences and
+// control characters stripped (a line must not clear the terminal or
+// forge a log record), secrets masked: those of a known shape first, as
+// everywhere (ghp_…, keys, JWTs: [redacted:KIND]), then those a name or a
+// URL shows (postgres://u:PASS@h, password=…): the line goes to
+// the log, status and the client's errors.
+func maskLine(line string) string {
+	masked, _ := safetext.MaskShapesString(safetext.Strip(line, false)) // [redacted:KIND], as everywhere
+	return safetext.Mask(masked, config.Masked)
 }
 
 // drainStderr reads r to EOF, logging each line at info through lim (log
 // names the server) and keeping it in t. It never stops reading early, so
-// a chatty child never blocks on a full pipe.
+// a chatty child never blocks on a full pipe. The limiter decides first:
+// only a line that is logged is masked now; a dropped one is masked only
+// if the tail is shown while it holds it.
 func drainStderr(r io.Reader, log *slog.Logger, t *tail, lim *ratelimit.Bucket) {
+	drainStderrWith(r, log, t, lim, maskLine)
+}
+
+// drainStderrWith is drainStderr with its masking (a test counts it).
+func drainStderrWith(r io.Reader, log *slog.Logger, t *tail, lim *ratelimit.Bucket, mask func(string) string) {
 	br := bufio.NewReaderSize(r, maxStderrLine)
 	for {
 		line, isPrefix, err := br.ReadLine()
 		if len(line) > 0 { // blank lines are skipped
-			// Escape sequences and control characters stripped: a line
-			// must not clear the terminal or forge a log record. Secrets
-			// masked: those of a known shape first, as everywhere
-			// (ghp_…, keys, JWTs: [redacted:KIND]), then those a name or a
-			// URL shows (postgres://u:PASS@h, password=…): the line goes
-			// to the log, status and the client's errors.
-			masked, _ := safetext.MaskShapesString(safetext.Strip(string(line), false))
-			s := safetext.Mask(masked, config.Masked)
-			logLimited(lim, log, slog.LevelInfo, s, "stream", "stderr")
-			t.add(s)
+			if allowLog(lim, log) {
+				s := mask(string(line))
+				log.Info(s, "stream", "stderr")
+				t.add(s, true)
+			} else {
+				t.add(string(line), false)
+			}
 		}
 		for isPrefix && err == nil { // drop the rest of an over-long line
 			_, isPrefix, err = br.ReadLine()

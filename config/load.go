@@ -55,6 +55,9 @@ type Sources struct {
 	// the gateway does not use, an unset ${VAR}, and the like. Each names
 	// the file, line and key, never a secret value.
 	Warnings []string `json:"warnings,omitempty"`
+	// File is what was read of YAML, when Load read it (not when it was
+	// given LoadOptions.Data): the live reload's start.
+	File *FileState `json:"-"`
 }
 
 // Error is a configuration error. It names the file, line and key when they
@@ -208,7 +211,7 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 	if path != "" {
 		data, err := opts.Data, error(nil)
 		if data == nil {
-			data, err = ReadFile(path, maxFileSize)
+			data, l.src.File, err = readFile(path, maxFileSize)
 		}
 		switch {
 		case err == nil:

@@ -171,29 +171,15 @@ func parseArgs(args []string) (*invocation, error) {
 			inv.force = true
 		case "--replace-client":
 			inv.replaceClient = true
-		case "--subject", "--issuer", "--client-id", "--group", "--scope", "--claim", "--auth":
-			var v string
-			if v, err = value(); err == nil {
-				w := &inv.who
-				w.given = true
-				switch name {
-				case "--subject":
-					w.subject = v
-				case "--issuer":
-					w.issuer = v
-				case "--client-id":
-					w.clientID = v
-				case "--group":
-					w.groups = append(w.groups, v)
-				case "--scope":
-					w.scopes = append(w.scopes, v)
-				case "--claim":
-					w.claims = append(w.claims, v)
-				case "--auth":
-					w.auth = v
-				}
-			}
 		default:
+			if set := callerFlag(name); set != nil {
+				var v string
+				if v, err = value(); err == nil {
+					inv.who.given = true
+					set(&inv.who, v)
+				}
+				break
+			}
 			if strings.HasPrefix(a, "-") && a != "-" {
 				return nil, usagef("unknown flag %s%s", name, didYouMean(name, flagNames))
 			}
@@ -292,7 +278,7 @@ func parseArgs(args []string) (*invocation, error) {
 			return nil, usagef("--from, --write, --force and --replace-client belong to import")
 		}
 		if inv.command != "policy-check" && inv.who.given {
-			return nil, usagef("--subject, --issuer, --client-id, --group, --scope, --claim and --auth belong to policy check")
+			return nil, usagef("%s belong to policy check", callerFlagList())
 		}
 		return inv, nil
 	}
@@ -315,11 +301,51 @@ func parseArgs(args []string) (*invocation, error) {
 	return inv, nil
 }
 
-// commands are the sub-commands; flagNames the flags, in their long form.
+// callerFlags are policy check's identity flags, each with what it sets.
+var callerFlags = []struct {
+	name string
+	set  func(w *policyCaller, v string)
+}{
+	{"--subject", func(w *policyCaller, v string) { w.subject = v }},
+	{"--issuer", func(w *policyCaller, v string) { w.issuer = v }},
+	{"--client-id", func(w *policyCaller, v string) { w.clientID = v }},
+	{"--group", func(w *policyCaller, v string) { w.groups = append(w.groups, v) }},
+	{"--scope", func(w *policyCaller, v string) { w.scopes = append(w.scopes, v) }},
+	{"--claim", func(w *policyCaller, v string) { w.claims = append(w.claims, v) }},
+	{"--auth", func(w *policyCaller, v string) { w.auth = v }},
+}
+
+// callerFlag is what the identity flag name sets, or nil.
+func callerFlag(name string) func(*policyCaller, string) {
+	for _, f := range callerFlags {
+		if f.name == name {
+			return f.set
+		}
+	}
+	return nil
+}
+
+// callerFlagList is "--subject, …, --claim and --auth".
+func callerFlagList() string {
+	names := make([]string, len(callerFlags))
+	for i, f := range callerFlags {
+		names[i] = f.name
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// commands are the sub-commands; flagNames the flags, in their long form
+// (policy check's identity flags among them).
 var (
 	commands  = []string{"tools", "call", "status", "import", "login", "logout", "approve", "dashboard", "policy"}
-	flagNames = []string{"--help", "--version", "--stdio", "--transport", "--listen", "--config", "--debug",
-		"--show-config", "--json", "--changes", "--digest", "--wait", "--from", "--write", "--force", "--replace-client", "--profile"}
+	flagNames = func() []string {
+		names := []string{"--help", "--version", "--stdio", "--transport", "--listen", "--config", "--debug",
+			"--show-config", "--json", "--changes", "--digest", "--wait", "--from", "--write", "--force", "--replace-client", "--profile"}
+		for _, f := range callerFlags {
+			names = append(names, f.name)
+		}
+		return names
+	}()
 )
 
 func isCommand(s string) bool { return slices.Contains(commands, s) }

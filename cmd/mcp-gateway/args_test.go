@@ -23,6 +23,11 @@ func TestArgsMessages(t *testing.T) {
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"tools", "--confg", "x"}, `unknown flag --confg; did you mean --config?`},
 		{[]string{"--stido"}, `did you mean --stdio?`},
+		// policy check's identity flags are flags like the others.
+		{[]string{"policy", "check", "--subjet", "alice", "t"}, `unknown flag --subjet; did you mean --subject?`},
+		{[]string{"policy", "check", "--grup", "eng", "t"}, `unknown flag --grup; did you mean --group?`},
+		{[]string{"policy", "check", "--client-di", "c", "t"}, `unknown flag --client-di; did you mean --client-id?`},
+		{[]string{"tools", "--subject", "alice"}, "--subject, --issuer, --client-id, --group, --scope, --claim and --auth belong to policy check"},
 	} {
 		_, err := parseArgs(tc.args)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -34,6 +39,15 @@ func TestArgsMessages(t *testing.T) {
 	}
 	if _, err := parseArgs([]string{"frobnicate"}); err != nil && strings.Contains(err.Error(), "did you mean") {
 		t.Errorf("a suggestion for a word like no command: %v", err)
+	}
+	inv, err := parseArgs([]string{"policy", "check", "--subject", "alice", "--group", "eng", "--group", "ops", "--scope", "read",
+		"--claim", "tier=gold", "--client-id", "cli", "--issuer", "https://idp", "--auth", "token", "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := inv.who; !w.given || w.subject != "alice" || strings.Join(w.groups, ",") != "eng,ops" || strings.Join(w.scopes, ",") != "read" ||
+		strings.Join(w.claims, ",") != "tier=gold" || w.clientID != "cli" || w.issuer != "https://idp" || w.auth != "token" || inv.callName != "t" {
+		t.Errorf("policy check: %+v", inv.who)
 	}
 	for _, ok := range [][]string{{"call", "x"}, {"call", "x", `{"a":[1]}`}, {"call", "x", " {} "}} {
 		if _, err := parseArgs(ok); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"log/slog"
 	"os"
@@ -64,13 +65,21 @@ func (a *app) startReload(ctx context.Context) (stop func()) {
 			events, errs = w.Events, w.Errors
 		}
 	}
-	s := newSettler(path)
+	s := newSettler(path, a.sources.File)
+	if events != nil && s.changedSinceLoad(a.log) {
+		// Written after it was loaded and before the watch began: no event
+		// will say so.
+		s.want("file changed")
+	}
 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		t := time.NewTimer(time.Hour)
 		t.Stop()
+		if s.trigger != "" {
+			t.Reset(reloadDebounce)
+		}
 		for {
 			select {
 			case <-ctx.Done():
@@ -115,8 +124,9 @@ func (a *app) startReload(ctx context.Context) (stop func()) {
 // which contents: only once it has settled (see reloadDebounce). Its
 // methods run on the reload goroutine only.
 type settler struct {
-	path string
-	read func() ([]byte, error)
+	path   string
+	read   func() ([]byte, error)
+	loaded *config.FileState // what the configuration in force was loaded from; nil if none
 
 	trigger string // why a reload is wanted; "" when none is
 	first   []byte // the first of the two reads; nil before it
@@ -127,15 +137,55 @@ type settler struct {
 }
 
 // newSettler returns the settler of the configuration file at path ("":
-// none), which is read now: whether the configuration in force came from
-// a blank file matters.
-func newSettler(path string) *settler {
-	s := &settler{path: path, read: func() ([]byte, error) { return config.ReadFile(path, config.MaxFileSize) }}
-	if path != "" {
-		data, _ := s.read()
-		s.blank = isBlank(data)
+// none), from which the configuration in force was loaded (loaded: what
+// Load read of it; nil when it read nothing). The file is not read again:
+// whether the configuration in force came from a blank file matters, and
+// loaded says.
+func newSettler(path string, loaded *config.FileState) *settler {
+	return &settler{
+		path:   path,
+		read:   func() ([]byte, error) { return config.ReadFile(path, config.MaxFileSize) },
+		loaded: loaded,
+		blank:  loaded == nil || loaded.Blank,
 	}
-	return s
+}
+
+// racyWindow is the coarsest modification-time granularity the gateway
+// allows for (FAT's two seconds): a file modified less than this before
+// it was loaded may have been written again since without a new
+// modification time.
+const racyWindow = 2 * time.Second
+
+// changedSinceLoad reports whether the file may hold something other than
+// what was loaded: it is another file now (a rename-on-save), or its size
+// or modification time changed, or, when it was modified too shortly
+// before it was loaded for its modification time to tell (racyWindow),
+// its contents differ. Only in that last case is it read. (On Windows,
+// os.SameFile compares by path when the file identity was not loaded: a
+// replaced file shows in its size or time.) Called once the
+// file is watched, it catches a write that landed between the load and
+// the watch, which no event reports.
+func (s *settler) changedSinceLoad(log *slog.Logger) bool {
+	if s.path == "" || s.loaded == nil {
+		return false
+	}
+	was := s.loaded.Info
+	st, err := os.Stat(s.path)
+	if err != nil {
+		return true // gone or unreadable: a reload says why
+	}
+	if !os.SameFile(st, was) || st.Size() != was.Size() || !st.ModTime().Equal(was.ModTime()) {
+		return true
+	}
+	if was.ModTime().Before(s.loaded.Read.Add(-racyWindow)) {
+		return false
+	}
+	data, err := s.read()
+	if err != nil {
+		log.Debug("configuration file not read again to see whether it changed since it was loaded", "file", s.path, "err", err)
+		return true
+	}
+	return sha256.Sum256(data) != s.loaded.Digest
 }
 
 // want asks for a reload: the settling starts again.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
+	"github.com/mcp-gateway/mcp-gateway/config"
 )
 
 // TestSIGHUPReloads: SIGHUP reloads the configuration (and does not end
@@ -43,7 +44,11 @@ func TestReloadRetriedAfterShortage(t *testing.T) {
 	if err := os.WriteFile(path, []byte("servers: []\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := newSettler(path)
+	_, src, err := config.Load(config.LoadOptions{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSettler(path, src.File)
 	var applied []string
 	apply := func(trigger string, data []byte) { applied = append(applied, trigger+": "+string(data)) }
 	var logs testutil.LogRecorder

@@ -34,64 +34,68 @@ var (
 	// urlPattern finds URLs in text: a scheme, "://", and everything up
 	// to a space, a quote or an angle bracket.
 	urlPattern = regexp.MustCompile("[A-Za-z][A-Za-z0-9+.-]*://[^\\s\"'<>`]+")
-	// credPattern finds an Authorization value's credential.
-	credPattern = regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=*-]{6,}`)
-	// keyPattern finds well-known API key and token forms: OpenAI (also
-	// partly masked, "sk-abc***xyz"), GitHub, Slack, GitLab, AWS access
-	// key ids, Google API keys, and JSON Web Tokens.
-	keyPattern = regexp.MustCompile(`\bsk-[A-Za-z0-9_*-]{6,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}|\bxox[abposr]-[A-Za-z0-9-]{10,}|\bglpat-[A-Za-z0-9_-]{20,}|\bAKIA[0-9A-Z]{16}\b|\bAIza[0-9A-Za-z_-]{35}|\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)
 	// assignPattern finds NAME=VALUE (also --NAME=VALUE, and a query
-	// string's pairs outside a URL).
-	assignPattern = regexp.MustCompile(`([A-Za-z0-9_.-]+)=([^\s"'&,;<>]+)`)
+	// string's pairs outside a URL); in NAME=SCHEME CREDENTIAL
+	// (auth=Bearer …) the value is the credential.
+	assignPattern = regexp.MustCompile(`([A-Za-z0-9_.-]+)=((?i:bearer|basic|token|digest|negotiate)\s+)?([^\s"'&,;<>]+)`)
 	// memberPattern finds a JSON member with a string value.
 	memberPattern = regexp.MustCompile(`"([A-Za-z0-9_.-]+)"\s*:\s*"((?:[^"\\]|\\.)*)"`)
 )
 
-// Mask returns s with each secret it recognises by shape replaced by
-// mask:
+// Mask returns s with each secret it recognises replaced by mask:
+//   - a secret of a known shape, wherever it is (the table MaskShapes
+//     uses: API keys such as sk-… (also one an API shows partly masked,
+//     sk-abc***xyz), ghp_…, github_pat_…, xoxb-…, glpat-…, AKIA…, AIza…,
+//     JSON Web Tokens, private keys, the credential of an Authorization
+//     header or after "Bearer" or "Basic", …);
 //   - in a URL (scheme://…): the password of its user information (a user
 //     given without one is often a token itself, so it goes whole), and
 //     the value of each query parameter whose name looks secret
 //     (SecretName) or whose value looks random (looksRandom);
-//   - the credential after "Bearer" or "Basic";
-//   - well-known API key forms (sk-…, ghp_…, github_pat_…, xoxb-…,
-//     glpat-…, AKIA…, AIza…) and JSON Web Tokens;
-//   - the value of NAME=VALUE (password=…, --token=…, PGPASSWORD=…) and
-//     of a JSON member "NAME": "VALUE" whose NAME looks secret.
+//   - the value of NAME=VALUE (password=…, --token=…, PGPASSWORD=…, the
+//     credential of auth=Bearer …) and of a JSON member "NAME": "VALUE"
+//     whose NAME looks secret.
 //
 // Text without any of these is returned as it is, without a copy.
 func Mask(s, mask string) string {
-	if !maybeSecret(s) {
-		return s
+	s = maskShapes(s, mask)
+	if !strings.Contains(s, "://") && !strings.ContainsAny(s, "=\"") {
+		return s // nothing a name or a URL shows
 	}
 	// A URL's query is masked by its own rules: the others, which see
 	// name=value too, would take its fragment for part of a value.
 	var b strings.Builder
 	at := 0
 	for _, span := range urlPattern.FindAllStringIndex(s, -1) {
-		b.WriteString(maskText(s[at:span[0]], mask))
-		b.WriteString(keyPattern.ReplaceAllLiteralString(maskURL(s[span[0]:span[1]], mask), mask))
+		b.WriteString(maskNamed(s[at:span[0]], mask))
+		b.WriteString(maskURL(s[span[0]:span[1]], mask))
 		at = span[1]
 	}
 	if at == 0 {
-		return maskText(s, mask)
+		return maskNamed(s, mask)
 	}
-	b.WriteString(maskText(s[at:], mask))
+	b.WriteString(maskNamed(s[at:], mask))
 	return b.String()
 }
 
-// maskText is Mask for text without URLs.
-func maskText(s, mask string) string {
-	s = credPattern.ReplaceAllStringFunc(s, func(m string) string {
-		return strings.Fields(m)[0] + " " + mask
-	})
-	s = keyPattern.ReplaceAllLiteralString(s, mask)
+// maskShapes is MaskShapesString with mask for every kind.
+func maskShapes(s, mask string) string {
+	out, n := replaceShapes([]byte(s), func(out []byte, _ string) []byte { return append(out, mask...) })
+	if n == 0 {
+		return s
+	}
+	return string(out)
+}
+
+// maskNamed masks, in text without URLs, the values a name shows secret.
+func maskNamed(s, mask string) string {
 	s = assignPattern.ReplaceAllStringFunc(s, func(m string) string {
-		name, v, _ := strings.Cut(m, "=")
-		if !SecretName(name) || isVarRef(v) || strings.EqualFold(v, "bearer") || strings.EqualFold(v, "basic") {
-			return m // auth=Bearer …: the credential that follows is masked
+		sub := assignPattern.FindStringSubmatch(m)
+		name, scheme, v := sub[1], sub[2], sub[3]
+		if !SecretName(name) || isVarRef(v) || scheme == "" && isScheme(v) {
+			return m // auth=Bearer alone: a scheme, not a secret
 		}
-		return name + "=" + mask
+		return name + "=" + scheme + mask
 	})
 	return memberPattern.ReplaceAllStringFunc(s, func(m string) string {
 		sub := memberPattern.FindStringSubmatch(m)
@@ -100,16 +104,6 @@ func maskText(s, mask string) string {
 		}
 		return m[:len(m)-len(sub[2])-1] + mask + `"`
 	})
-}
-
-// maybeSecret is a cheap test that s holds nothing Mask would change: most
-// stderr lines pass it.
-func maybeSecret(s string) bool {
-	return strings.Contains(s, "://") || strings.ContainsAny(s, "=\"") ||
-		strings.Contains(s, "sk-") || strings.Contains(s, "_") || strings.Contains(s, "xox") ||
-		strings.Contains(s, "glpat-") || strings.Contains(s, "AKIA") || strings.Contains(s, "AIza") ||
-		strings.Contains(s, "eyJ") || strings.Contains(s, "earer") || strings.Contains(s, "EARER") ||
-		strings.Contains(s, "asic") || strings.Contains(s, "ASIC")
 }
 
 // maskURL masks the secrets of one URL, by text, so that it works on a URL

@@ -1,39 +1,125 @@
 package safetext
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 )
 
+// maskCases are Mask's golden inputs and outputs.
+var maskCases = []struct{ in, want string }{
+	{"nothing here", "nothing here"},
+	{"https://example.com/mcp", "https://example.com/mcp"},
+	{"https://u:p@h/x?a=1&token=t#frag", "https://u:***@h/x?a=1&token=***#frag"},
+	{"https://u@h/x", "https://***@h/x"},
+	{"https://${TOKEN}@h/x", "https://***@h/x"},
+	{"https://h/x?apikey=", "https://h/x?apikey=***"},
+	// Query secrets by name and by shape.
+	{"https://acct.blob.core.windows.net/c?sv=2021-08-06&se=2030-01-01&sig=AbC%2Fdef", "https://acct.blob.core.windows.net/c?sv=2021-08-06&se=2030-01-01&sig=***"},
+	{"https://s3.example.com/b?X-Amz-Signature=abc123&X-Amz-Credential=AK%2F1&page=2", "https://s3.example.com/b?X-Amz-Signature=***&X-Amz-Credential=***&page=2"},
+	{"https://h/hook?id=7&c=q8Zr3kT9xW2mB7nL4pV6sY1d", "https://h/hook?id=7&c=***"},
+	// A URL anywhere in text: a connection string, an error.
+	{"DATABASE_URL is postgres://app:hunter2@db:5432/prod now", "DATABASE_URL is postgres://app:***@db:5432/prod now"},
+	{`Post "https://mcp.example.com/mcp?sig=s3cr3t": dial tcp: refused`, `Post "https://mcp.example.com/mcp?sig=***": dial tcp: refused`},
+	// Credentials and key forms.
+	{"header Authorization: Bearer abc.def.ghi-123", "header Authorization: Bearer ***"},
+	{"auth=Bearer abcdef123456 token=Basic dXNlcjpwYXNz", "auth=Bearer *** token=Basic ***"},
+	{"key sk-proj-abcdefghijklmnop1234 and sk-abc***xyz", "key *** and ***"},
+	{"gh token ghp_aBcD1234EfGh5678IjKl9012MnOp3456QrSt", "gh token ***"},
+	{"jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "jwt ***"},
+	// NAME=VALUE and JSON members whose name looks secret.
+	{"--password=hunter2 --user=bob PGPASSWORD=pw2 level=debug", "--password=*** --user=bob PGPASSWORD=*** level=debug"},
+	// A reference to a variable names a secret; it is not one.
+	{"--token=${MY_TOKEN} https://h/x?key=${KEY}&sig=$SIG&auth=${A:-lit}", "--token=${MY_TOKEN} https://h/x?key=${KEY}&sig=***&auth=***"},
+	{`{"access_token":"at-1","token_type":"bearer","scope":"mcp","id":"x"}`, `{"access_token":"***","token_type":"***","scope":"mcp","id":"x"}`},
+	// The shapes table's, wherever they are (Mask shares it).
+	{"authorization: token 0123456789abcdef in the request", "authorization: token *** in the request"},
+	{"hf_AbCdEfGhIjKlMnOpQrStUvWxYz12345678 loaded", "*** loaded"},
+	{"key -----BEGIN PRIVATE KEY----- MIIEvQIBADANBg -----END PRIVATE KEY----- done", "key *** done"},
+	{"https://h/x/ghp_1234567890abcdefghijABCDEFGHIJ123456/y", "https://h/x/***/y"},
+	{"Incorrect API key provided: sk-proj-****************************Qm0A.", "Incorrect API key provided: ***."},
+	{"auth=Bearer", "auth=Bearer"},
+}
+
 func TestMask(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"nothing here", "nothing here"},
-		{"https://example.com/mcp", "https://example.com/mcp"},
-		{"https://u:p@h/x?a=1&token=t#frag", "https://u:***@h/x?a=1&token=***#frag"},
-		{"https://u@h/x", "https://***@h/x"},
-		{"https://${TOKEN}@h/x", "https://***@h/x"},
-		{"https://h/x?apikey=", "https://h/x?apikey=***"},
-		// Query secrets by name and by shape.
-		{"https://acct.blob.core.windows.net/c?sv=2021-08-06&se=2030-01-01&sig=AbC%2Fdef", "https://acct.blob.core.windows.net/c?sv=2021-08-06&se=2030-01-01&sig=***"},
-		{"https://s3.example.com/b?X-Amz-Signature=abc123&X-Amz-Credential=AK%2F1&page=2", "https://s3.example.com/b?X-Amz-Signature=***&X-Amz-Credential=***&page=2"},
-		{"https://h/hook?id=7&c=q8Zr3kT9xW2mB7nL4pV6sY1d", "https://h/hook?id=7&c=***"},
-		// A URL anywhere in text: a connection string, an error.
-		{"DATABASE_URL is postgres://app:hunter2@db:5432/prod now", "DATABASE_URL is postgres://app:***@db:5432/prod now"},
-		{`Post "https://mcp.example.com/mcp?sig=s3cr3t": dial tcp: refused`, `Post "https://mcp.example.com/mcp?sig=***": dial tcp: refused`},
-		// Credentials and key forms.
-		{"header Authorization: Bearer abc.def.ghi-123", "header Authorization: Bearer ***"},
-		{"auth=Bearer abcdef123456 token=Basic dXNlcjpwYXNz", "auth=Bearer *** token=Basic ***"},
-		{"key sk-proj-abcdefghijklmnop1234 and sk-abc***xyz", "key *** and ***"},
-		{"gh token ghp_aBcD1234EfGh5678IjKl9012MnOp3456QrSt", "gh token ***"},
-		{"jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "jwt ***"},
-		// NAME=VALUE and JSON members whose name looks secret.
-		{"--password=hunter2 --user=bob PGPASSWORD=pw2 level=debug", "--password=*** --user=bob PGPASSWORD=*** level=debug"},
-		// A reference to a variable names a secret; it is not one.
-		{"--token=${MY_TOKEN} https://h/x?key=${KEY}&sig=$SIG&auth=${A:-lit}", "--token=${MY_TOKEN} https://h/x?key=${KEY}&sig=***&auth=***"},
-		{`{"access_token":"at-1","token_type":"bearer","scope":"mcp","id":"x"}`, `{"access_token":"***","token_type":"***","scope":"mcp","id":"x"}`},
-	} {
+	for _, c := range maskCases {
 		if got := Mask(c.in, "***"); got != c.want {
 			t.Errorf("Mask(%q)\n = %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}
+
+// The key and credential patterns Mask had of its own before it shared the
+// shapes table, frozen here as the oracle of what it masked.
+var (
+	formerCred = regexp.MustCompile(`(?i)\b(bearer|basic)\s+([A-Za-z0-9._~+/=*-]{6,})`)
+	formerKey  = regexp.MustCompile(`\bsk-[A-Za-z0-9_*-]{6,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}|\bxox[abposr]-[A-Za-z0-9-]{10,}|\bglpat-[A-Za-z0-9_-]{20,}|\bAKIA[0-9A-Z]{16}\b|\bAIza[0-9A-Za-z_-]{35}|\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)
+)
+
+// TestMaskKeepsFormerMasks: over Mask's golden inputs, the configuration's
+// golden files (keys and credentials written in them) and the planted
+// secret of each shape, every secret the former patterns found is masked
+// still.
+func TestMaskKeepsFormerMasks(t *testing.T) {
+	var inputs []string
+	for _, c := range maskCases {
+		inputs = append(inputs, c.in)
+	}
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "golden", "*.txt"))
+	if len(files) == 0 {
+		t.Fatal("no golden files")
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs = append(inputs, strings.Split(string(data), "\n")...)
+	}
+	for _, v := range planted {
+		inputs = append(inputs, "before "+v+" after")
+	}
+	found := 0
+	for _, in := range inputs {
+		var secrets []string
+		for _, m := range formerCred.FindAllStringSubmatch(in, -1) {
+			secrets = append(secrets, m[2])
+		}
+		secrets = append(secrets, formerKey.FindAllString(in, -1)...)
+		out := Mask(in, "***")
+		for _, sec := range secrets {
+			found++
+			if strings.Contains(out, sec) {
+				t.Errorf("Mask(%q) = %q: %q survives", in, out, sec)
+			}
+		}
+	}
+	if found < 20 {
+		t.Errorf("only %d secrets in the inputs", found)
+	}
+}
+
+// TestMaskLeavesLogLines: ordinary log and status lines, which name paths,
+// UUIDs, hashes and tools, lose nothing to Mask.
+func TestMaskLeavesLogLines(t *testing.T) {
+	for _, s := range []string{
+		"2026-01-02T03:04:05Z INFO server listening on port 3000 with 12 tools (pid 4242)",
+		"reading /home/me/.config/mcp-gateway/config.yaml and /usr/lib/node_modules/@modelcontextprotocol/server-github/dist/index.js",
+		`C:\Users\me\AppData\Local\mcp-gateway\tokens\github.json`,
+		"session 550e8400-e29b-41d4-a716-446655440000 opened; request id 7f3c9a2e-1b4d-4c8e-9f0a-2d6b8e1c3a57",
+		"tool build_9fceb02d0ae598e95dc970b74767f19372d61af8.run_tests called (sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855)",
+		"github.create_pull_request took 812ms; memory.read_graph ok; task-sk-1 desk-top sk-short",
+		"Use Bearer authentication with your token; basic usage: run the tool; bearer tokens expire",
+		"npm_config_cache=/tmp/npm level=debug user=bob AKIA is the prefix of key ids; hf_hub installed",
+		"-----BEGIN CERTIFICATE----- MIIB -----END CERTIFICATE-----",
+		`{"name":"search_issues","description":"Search issues","inputSchema":{"type":"object"}}`,
+		"https://api.github.com/repos/org/repo/pulls?state=open&per_page=100&page=2",
+	} {
+		if got := Mask(s, "***"); got != s {
+			t.Errorf("Mask(%q)\n = %q", s, got)
 		}
 	}
 }
@@ -106,7 +192,7 @@ func FuzzMask(f *testing.F) {
 		if twice := Mask(once, "***"); twice != once {
 			t.Errorf("Mask(%q) = %q, masked again %q", s, once, twice)
 		}
-		if !maybeSecret(s) && once != s {
+		if _, n := MaskShapesString(s); n == 0 && !strings.Contains(s, "://") && !strings.ContainsAny(s, "=\"") && once != s {
 			t.Errorf("Mask(%q) = %q without a trigger", s, once)
 		}
 		MaskArgs([]string{s, s}, "***")

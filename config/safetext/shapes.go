@@ -10,7 +10,7 @@ import (
 
 // Secret shapes: the one table of what a secret looks like when nothing
 // around it says so — in a tool's result (gateway.redact: results), a log
-// line, an audit record. Each rule has triggers (fixed strings found with
+// line, an audit record, and in what Mask shows (with its own mask). Each rule has triggers (fixed strings found with
 // bytes.Index, which is fast enough to run over every result) and a
 // matcher that, at a trigger, says what to mask. MaskShapes works on JSON
 // text as well as plain text: a mask never takes a quote or a backslash
@@ -35,7 +35,7 @@ var shapeRules = []shapeRule{
 	{"gitlab-token", []string{"glpat-"}, prefixRun(20, isTokenChar)},
 	{"slack-token", []string{"xoxb-", "xoxp-", "xoxa-", "xoxo-", "xoxs-", "xoxr-"}, prefixRun(10, isTokenChar)},
 	{"google-api-key", []string{"AIza"}, prefixRun(35, isTokenChar)},
-	{"api-key", []string{"sk-"}, prefixRun(20, isTokenChar)}, // OpenAI, Anthropic (sk-ant-…), DeepSeek, …
+	{"api-key", []string{"sk-"}, matchAPIKey}, // OpenAI, Anthropic (sk-ant-…), DeepSeek, …
 	{"stripe-key", []string{"sk_live_", "sk_test_", "rk_live_", "rk_test_"}, prefixRun(16, isTokenChar)},
 	{"npm-token", []string{"npm_"}, prefixRun(36, isTokenChar)},
 	{"huggingface-token", []string{"hf_"}, prefixRun(30, isTokenChar)},
@@ -101,6 +101,17 @@ func init() {
 // "[redacted:KIND]", and how many it replaced. Without any, it returns b
 // itself (no copy).
 func MaskShapes(b []byte) ([]byte, int) {
+	return replaceShapes(b, func(out []byte, kind string) []byte {
+		out = append(out, "[redacted:"...)
+		out = append(out, kind...)
+		return append(out, ']')
+	})
+}
+
+// replaceShapes returns b with every secret of a known shape replaced by
+// what with writes for its kind, and how many it replaced. Without any,
+// it returns b itself (no copy).
+func replaceShapes(b []byte, with func(out []byte, kind string) []byte) ([]byte, int) {
 	type span struct {
 		start, end int
 		kind       string
@@ -144,9 +155,7 @@ func MaskShapes(b []byte) ([]byte, int) {
 			continue
 		}
 		out = append(out, b[at:sp.start]...)
-		out = append(out, "[redacted:"...)
-		out = append(out, sp.kind...)
-		out = append(out, ']')
+		out = with(out, sp.kind)
 		at, n = sp.end, n+1
 	}
 	return append(out, b[at:]...), n
@@ -190,6 +199,23 @@ func prefixRun(min int, class func(byte) bool) func([]byte, int, int) (int, int,
 		end := run(b, i+n, class)
 		return i, end, end-(i+n) >= min
 	}
+}
+
+// matchAPIKey matches an API key after its "sk-" (at a word boundary): 6
+// or more token characters, and '*' too when "***" is among them (a key
+// an API's error shows partly masked, sk-abc***xyz, sk-proj-****…wxyz, of
+// which the rest still shows a part). Real keys are far longer; 6 is what
+// a configuration's placeholder or a test's key (sk-do-not-echo) has, and
+// "sk-" at a word boundary starts little else.
+func matchAPIKey(b []byte, i, n int) (int, int, bool) {
+	if !boundaryBefore(b, i) {
+		return 0, 0, false
+	}
+	end := run(b, i+n, func(c byte) bool { return isTokenChar(c) || c == '*' })
+	if !bytes.Contains(b[i+n:end], []byte("***")) {
+		end = run(b, i+n, isTokenChar)
+	}
+	return i, end, end-(i+n) >= 6
 }
 
 // fixedRun matches a trigger followed by exactly n characters of class,

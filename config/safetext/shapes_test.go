@@ -103,6 +103,21 @@ func TestMaskShapesRealDefinitions(t *testing.T) {
 	}
 }
 
+// TestMaskShapesAPIKeyForms: an sk- key from 6 characters on, and one an
+// API's error shows partly masked.
+func TestMaskShapesAPIKeyForms(t *testing.T) {
+	for in, want := range map[string]string{
+		"Incorrect API key provided: sk-abc***wxyz.":               "Incorrect API key provided: [redacted:api-key].",
+		"OPENAI_API_KEY=sk-do-not-echo":                            "OPENAI_API_KEY=[redacted:api-key]",
+		`"sk-proj-******************************************Qm0A"`: `"[redacted:api-key]"`,
+		"sk-SK locale; sk-*** alone; task-sk-123456":               "sk-SK locale; sk-*** alone; task-sk-123456",
+	} {
+		if got, _ := MaskShapesString(in); got != want {
+			t.Errorf("MaskShapesString(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestMaskShapesPEMCutShort(t *testing.T) {
 	res := []byte(`{"text":"key: -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ","other":"kept"}`)
 	out, n := MaskShapes(res)
