@@ -61,4 +61,3 @@ func BenchmarkHTTP2026POST(b *testing.B) {
 		})
 	}
 }
-
