@@ -13,7 +13,8 @@ import (
 // context) — and what was read of it travels with it to the session and
 // the call path: the envelope, and of a request its params' members, its
 // _meta, the version that names its era, and the name Mcp-Name carries.
-// No layer decodes the bytes again: past readMsg nobody holds them.
+// The front's checks, the session and the call path are given the decoded
+// message, never the bytes, so none of them decodes it again.
 
 // inMsg is one message from a client, decoded (readMsg). Its raw members
 // point into the bytes it was read from.
