@@ -29,23 +29,27 @@ type toolCall struct {
 	// extra are the params' other members (a retry's inputResponses and
 	// requestState), forwarded as they are: an object, or nil.
 	extra json.RawMessage
-	// caps are what a client of the stateless era declared for the call
-	// (nil otherwise).
+	// caps are what a client of the stateless era declared for the call,
+	// compacted (nil otherwise).
 	caps json.RawMessage
 	// span is the request's span, when tracing: the parent of the
 	// backend's (trace.go).
 	span trace.Span
 }
 
-// decodeToolCall reads tools/call params, with member names compared
-// case-sensitively as go-sdk does.
-func decodeToolCall(params json.RawMessage) (toolCall, error) {
+// decodeToolCall reads a tools/call's params (their members, as readMsg
+// read them), with member names compared case-sensitively as go-sdk does.
+func decodeToolCall(m *inMsg) (toolCall, error) {
 	var tc toolCall
-	if p := bytes.TrimSpace(params); len(p) == 0 || string(p) == "null" {
+	if p := bytes.TrimSpace(m.Params); len(p) == 0 || string(p) == "null" {
 		return tc, errInvalidParams("params: missing")
 	}
+	if !m.object {
+		return tc, errInvalidParams("params must be an object")
+	}
 	var bad string
-	err := wire.EachMember(params, func(name string, v json.RawMessage) {
+	for _, pm := range m.params {
+		name, v := pm.name, pm.value
 		switch name {
 		case "name":
 			var ok bool
@@ -60,7 +64,7 @@ func decodeToolCall(params json.RawMessage) (toolCall, error) {
 			}
 		case "_meta":
 			if string(v) == "null" {
-				return
+				continue
 			}
 			tc.meta = make(map[string]json.RawMessage)
 			if wire.EachMember(v, func(k string, mv json.RawMessage) { tc.meta[k] = mv }) != nil {
@@ -72,11 +76,8 @@ func decodeToolCall(params json.RawMessage) (toolCall, error) {
 			}
 			tc.extra, _ = wire.SetMember(tc.extra, name, v)
 		}
-	})
-	switch {
-	case err != nil:
-		return tc, errInvalidParams("params must be an object")
-	case bad != "":
+	}
+	if bad != "" {
 		return tc, errInvalidParams(bad)
 	}
 	return tc, nil
@@ -358,12 +359,7 @@ func (f *front) startBackend(name string, r toolRoute, tc toolCall, notify func(
 // client's token. notify runs in the backend's read loop, before the call's
 // response, so no progress follows the response.
 func backendOptions(tc toolCall, notify func(*mcp.ProgressNotificationParams)) (backends.CallOptions, error) {
-	opts := backends.CallOptions{Task: tc.task, Extra: tc.extra}
-	if tc.caps != nil {
-		if caps, err := wire.Compact(tc.caps); err == nil {
-			opts.ClientCaps = caps
-		}
-	}
+	opts := backends.CallOptions{Task: tc.task, Extra: tc.extra, ClientCaps: tc.caps}
 	if a := bytes.TrimSpace(tc.args); len(a) > 0 && a[0] != '{' && string(a) != "null" {
 		return opts, errInvalidParams("arguments must be a JSON object")
 	}

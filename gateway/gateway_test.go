@@ -39,7 +39,7 @@ type harness struct {
 // newGateway returns a Gateway over real testbackend children (no answer
 // tools), started, and a context that ends when the test does; the backends
 // are stopped after the test's own cleanups.
-func newGateway(t *testing.T, mutate func(*config.Config), servers ...config.Server) (*Gateway, context.Context) {
+func newGateway(t testing.TB, mutate func(*config.Config), servers ...config.Server) (*Gateway, context.Context) {
 	t.Helper()
 	cfg := config.Defaults()
 	cfg.Gateway.AnswerTools = false

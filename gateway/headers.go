@@ -36,10 +36,10 @@ func headerError(msg string) *jsonrpc.Error {
 // name headers must match the body. params is what lookup finds for a
 // tools/call's tool: its input schema, whose x-mcp-header properties are
 // checked against their Mcp-Param headers.
-func checkHeaders(h http.Header, m *wire.Message, schema func(tool string) json.RawMessage) *jsonrpc.Error {
+func checkHeaders(h http.Header, m *inMsg, schema func(tool string) json.RawMessage) *jsonrpc.Error {
 	hv := h.Get(headerVersion)
 	if m.IsCall() {
-		mv, _ := wire.Unquote(wire.Member(wire.Member(m.Params, "_meta"), metaProtocolVersion))
+		mv := m.version
 		if mv >= statelessVersion || hv >= statelessVersion {
 			switch {
 			case hv == "":
@@ -64,7 +64,7 @@ func checkHeaders(h http.Header, m *wire.Message, schema func(tool string) json.
 	if member == "" {
 		return nil
 	}
-	name, ok := wire.Unquote(wire.Member(m.Params, member))
+	name, ok := m.name, m.nameOK
 	switch got := h.Get(headerName); {
 	case !ok:
 		return nil // the session says what is wrong with the params
@@ -74,7 +74,7 @@ func checkHeaders(h http.Header, m *wire.Message, schema func(tool string) json.
 		return headerError(headerName + " header " + strconv.Quote(got) + " does not match the body's " + member + " " + strconv.Quote(name))
 	}
 	if m.Method == "tools/call" && schema != nil {
-		return checkParamHeaders(h, wire.Member(m.Params, "arguments"), schema(name))
+		return checkParamHeaders(h, m.param("arguments"), schema(name))
 	}
 	return nil
 }

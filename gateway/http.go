@@ -306,7 +306,7 @@ func (h *HTTPFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	version := r.Header.Get("Mcp-Protocol-Version")
 	var (
-		msgs       [][]byte
+		msgs       []inMsg
 		calls      []json.RawMessage
 		initialize bool
 	)
@@ -319,7 +319,7 @@ func (h *HTTPFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if h.g.opts.Tracer != nil {
-			msgs = traceHeaders(r.Header, msgs)
+			traceHeaders(r.Header, msgs)
 		}
 		if statelessEra(version, msgs) {
 			// 2026-07-28: no session, whatever the headers say; any
@@ -373,15 +373,13 @@ func (h *HTTPFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 
 // statelessEra reports whether a POST is of the stateless era: its
 // version header, or a request's _meta, names 2026-07-28 or later.
-func statelessEra(version string, msgs [][]byte) bool {
+func statelessEra(version string, msgs []inMsg) bool {
 	if version >= statelessVersion {
 		return true
 	}
-	for _, msg := range msgs {
-		if d, err := wire.Decode(msg); err == nil && d.IsCall() {
-			if v, _ := wire.Unquote(wire.Member(wire.Member(d.Params, "_meta"), metaProtocolVersion)); v >= statelessVersion {
-				return true
-			}
+	for i := range msgs {
+		if msgs[i].version >= statelessVersion { // set for requests only
+			return true
 		}
 	}
 	return false
@@ -390,18 +388,15 @@ func statelessEra(version string, msgs [][]byte) bool {
 // serveStatelessEra serves a POST of the stateless era: its headers are
 // checked against its body (headers.go), and it is served on its own. An
 // error answer says its kind in the HTTP status too (errorStatus).
-func (h *HTTPFront) serveStatelessEra(w http.ResponseWriter, r *http.Request, msgs [][]byte, calls []json.RawMessage, version string) {
-	for _, msg := range msgs {
-		m, err := wire.Decode(msg)
-		if err != nil {
-			continue // the session answers it
-		}
-		if e := checkHeaders(r.Header, &m, h.g.inputSchema); e != nil {
+func (h *HTTPFront) serveStatelessEra(w http.ResponseWriter, r *http.Request, msgs []inMsg, calls []json.RawMessage, version string) {
+	for i := range msgs {
+		m := &msgs[i]
+		if e := checkHeaders(r.Header, m, h.g.inputSchema); e != nil {
 			writeJSONError(w, http.StatusBadRequest, appendError(nil, m.ID, e))
 			return
 		}
-		if v, _ := wire.Unquote(wire.Member(wire.Member(m.Params, "_meta"), metaProtocolVersion)); v != "" {
-			version = v
+		if m.version != "" {
+			version = m.version
 		}
 	}
 	h.serveOnce(w, r, msgs, calls, version, false, true)
@@ -409,7 +404,7 @@ func (h *HTTPFront) serveStatelessEra(w http.ResponseWriter, r *http.Request, ms
 
 // readPOST reads a POST's messages; it answers the request itself (4xx)
 // when they cannot be served.
-func readPOST(w http.ResponseWriter, r *http.Request, version string) (msgs [][]byte, calls []json.RawMessage, initialize, ok bool) {
+func readPOST(w http.ResponseWriter, r *http.Request, version string) (msgs []inMsg, calls []json.RawMessage, initialize, ok bool) {
 	if r.Header.Get("Last-Event-ID") != "" {
 		http.Error(w, "can't send Last-Event-ID for POST request", http.StatusBadRequest)
 		return nil, nil, false, false
@@ -437,7 +432,7 @@ func readPOST(w http.ResponseWriter, r *http.Request, version string) (msgs [][]
 
 // newSession starts a Streamable HTTP session with the request that opens
 // it (initialize).
-func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, msgs [][]byte, calls []json.RawMessage, version string, initialize bool) {
+func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, msgs []inMsg, calls []json.RawMessage, version string, initialize bool) {
 	if !initialize {
 		// Nobody could reach a session opened by anything else: its id
 		// is sent only with initialize's answer.
@@ -478,7 +473,7 @@ func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, msgs [][]
 // serveOnce serves a POST's messages as a session of their own, which
 // ends with the request. stateless: the POST is of the stateless era, and
 // an error answer sets the HTTP status (errorStatus).
-func (h *HTTPFront) serveOnce(w http.ResponseWriter, r *http.Request, msgs [][]byte, calls []json.RawMessage, version string, initialize, stateless bool) {
+func (h *HTTPFront) serveOnce(w http.ResponseWriter, r *http.Request, msgs []inMsg, calls []json.RawMessage, version string, initialize, stateless bool) {
 	// A POST served on its own cannot be resumed, so it has no priming
 	// event: post needs no version but the header's, even for an
 	// initialize. The session starts as if initialized (at the version
@@ -507,10 +502,10 @@ func (h *HTTPFront) serveOnce(w http.ResponseWriter, r *http.Request, msgs [][]b
 
 // initializeVersion is the protocol version an initialize request asks
 // for.
-func initializeVersion(msgs [][]byte) string {
-	for _, m := range msgs {
-		if d, err := wire.Decode(m); err == nil && d.Method == "initialize" {
-			v, _ := wire.Unquote(wire.Member(d.Params, "protocolVersion"))
+func initializeVersion(msgs []inMsg) string {
+	for i := range msgs {
+		if msgs[i].Method == "initialize" {
+			v, _ := wire.Unquote(wire.Member(msgs[i].Params, "protocolVersion"))
 			return v
 		}
 	}
@@ -680,8 +675,10 @@ func (h *HTTPFront) serveMessages(w http.ResponseWriter, r *http.Request) {
 			if !h.g.admitPOST(w, r, calls) || !h.g.scopesOK(w, r, msgs) {
 				return
 			}
-			if h.g.opts.Tracer != nil && !batch && len(msgs) == 1 {
-				body = traceHeaders(r.Header, msgs)[0]
+			if h.g.opts.Tracer != nil && !batch && len(msgs) == 1 && traceHeaders(r.Header, msgs) {
+				// go-sdk's transport reads the body: the request
+				// with the trace context the headers carried.
+				body = wire.AppendRequest(nil, msgs[0].ID, msgs[0].Method, msgs[0].Params)
 			}
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))

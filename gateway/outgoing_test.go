@@ -19,9 +19,9 @@ type recStream struct {
 	wrote chan []byte
 }
 
-func (r *recStream) Read(func()) ([]byte, string, error) { select {} }
-func (r *recStream) Gone() bool                          { return false }
-func (r *recStream) Close() error                        { return nil }
+func (r *recStream) Read(func()) (inMsg, error) { select {} }
+func (r *recStream) Gone() bool                 { return false }
+func (r *recStream) Close() error               { return nil }
 func (r *recStream) Send(m outMsg) error {
 	if len(m.parts) == 0 {
 		return nil
@@ -63,7 +63,8 @@ func TestSessionRequestPassesThrough(t *testing.T) {
 		t.Fatalf("sent %s", msg)
 	}
 	answer := `{"action":"accept","content":{"name":"Ada"},"_meta":{"k":[1,2]}}`
-	s.handle([]byte(`{"jsonrpc":"2.0","id":"gw-1","result":` + answer + `}`))
+	in := readMsg([]byte(`{"jsonrpc":"2.0","id":"gw-1","result":` + answer + `}`))
+	s.handle(&in)
 	if o := <-done; o.err != nil || string(o.res) != answer {
 		t.Errorf("answer: %s, %v", o.res, o.err)
 	}
@@ -73,7 +74,8 @@ func TestSessionRequestPassesThrough(t *testing.T) {
 		done <- out{res, err}
 	}()
 	<-rs.wrote
-	s.handle([]byte(`{"jsonrpc":"2.0","id":"gw-2","error":{"code":-1,"message":"user rejected sampling"}}`))
+	in = readMsg([]byte(`{"jsonrpc":"2.0","id":"gw-2","error":{"code":-1,"message":"user rejected sampling"}}`))
+	s.handle(&in)
 	var je *jsonrpc.Error
 	if o := <-done; !errors.As(o.err, &je) || je.Code != -1 || je.Message != "user rejected sampling" {
 		t.Errorf("error answer: %v", o.err)
@@ -96,5 +98,6 @@ func TestSessionRequestPassesThrough(t *testing.T) {
 	}
 	// A late answer to it is dropped (go-sdk, which is not running here,
 	// would block the reader).
-	s.handle([]byte(`{"jsonrpc":"2.0","id":"gw-3","result":{"roots":[]}}`))
+	in = readMsg([]byte(`{"jsonrpc":"2.0","id":"gw-3","result":{"roots":[]}}`))
+	s.handle(&in)
 }

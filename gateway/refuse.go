@@ -2,11 +2,9 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 
-	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/gateway/internal/stdio"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -19,7 +17,7 @@ func RefuseStdio(ctx context.Context, r io.Reader, w io.Writer, e *jsonrpc.Error
 	c := stdio.New(r, w, stdio.Options{Logger: log})
 	defer c.Close()
 	for ctx.Err() == nil {
-		body, bad, err := c.Read(nil)
+		in, err := stdioStream{c}.Read(nil)
 		if err == io.EOF {
 			return nil
 		}
@@ -27,24 +25,20 @@ func RefuseStdio(ctx context.Context, r io.Reader, w io.Writer, e *jsonrpc.Error
 			return err
 		}
 		var reply []byte
-		m, derr := wire.Decode(body)
-		var de *wire.DecodeError
 		switch {
-		case bad != "":
-			reply = appendError(nil, nil, errParse(bad))
-		case errors.As(derr, &de) && de.Parse:
-			reply = appendError(nil, de.ID, errParse(de.Reason))
-		case derr != nil && de != nil:
-			reply = appendError(nil, de.ID, errInvalidRequest(de.Reason))
-		case m.IsCall():
-			reply = appendError(nil, m.ID, e)
+		case in.bad != nil && in.bad.Parse:
+			reply = appendError(nil, in.bad.ID, errParse(in.bad.Reason))
+		case in.bad != nil:
+			reply = appendError(nil, in.bad.ID, errInvalidRequest(in.bad.Reason))
+		case in.IsCall():
+			reply = appendError(nil, in.ID, e)
 		}
 		if reply != nil {
 			if err := c.Write(reply); err != nil {
 				return err
 			}
 		}
-		if derr == nil && m.IsCall() && m.Method == "initialize" {
+		if in.IsCall() && in.Method == "initialize" {
 			return nil
 		}
 	}

@@ -114,7 +114,7 @@ func (g *Gateway) serveCall(w http.ResponseWriter, r *http.Request) {
 	if a := bytes.TrimSpace(args); len(a) == 0 || string(a) == "null" {
 		args = json.RawMessage(`{}`)
 	}
-	if !g.scopesOK(w, r, [][]byte{restAsCall(name, args)}) {
+	if !g.scopesOK(w, r, []inMsg{readMsg(restAsCall(name, args))}) {
 		return
 	}
 	ctx := WithClient(r.Context(), "REST")

@@ -86,19 +86,18 @@ func (g *Gateway) checkScopes(p *authn.Principal, server, own, name string) *sco
 // and through lazy mode's call tools) against its token's scopes; it
 // answers 403 insufficient_scope, naming every scope the request needs,
 // and reports false when one is missing.
-func (g *Gateway) scopesOK(w http.ResponseWriter, r *http.Request, msgs [][]byte) bool {
+func (g *Gateway) scopesOK(w http.ResponseWriter, r *http.Request, msgs []inMsg) bool {
 	p := PrincipalOf(r.Context())
 	if len(g.toolScopes) == 0 || p == nil {
 		return true
 	}
 	var need []string
-	for _, msg := range msgs {
-		m, err := wire.Decode(msg)
-		if err != nil || m.Method != "tools/call" {
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Method != "tools/call" {
 			continue
 		}
-		name, _ := wire.Unquote(wire.Member(m.Params, "name"))
-		for _, n := range g.calledNames(name, wire.Member(m.Params, "arguments")) {
+		for _, n := range g.calledNames(m.name, m.param("arguments")) {
 			server, own, ok := g.routeOf(n)
 			if !ok {
 				continue

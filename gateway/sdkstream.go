@@ -19,7 +19,7 @@ type sdkStream struct {
 	full func(error) // called when q is over its budget
 }
 
-func (s *sdkStream) Read(wait func()) ([]byte, string, error) {
+func (s *sdkStream) Read(wait func()) (inMsg, error) {
 	if wait != nil {
 		wait()
 	}
@@ -28,13 +28,13 @@ func (s *sdkStream) Read(wait func()) ([]byte, string, error) {
 		if s.ctx.Err() != nil {
 			err = io.EOF // the session was ended on purpose (an HTTP session's end, shutdown)
 		}
-		return nil, "", err
+		return inMsg{}, err
 	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
-		return nil, "invalid message: " + err.Error(), nil
+		return unreadable("invalid message: " + err.Error()), nil
 	}
-	return data, "", nil
+	return readMsg(data), nil
 }
 
 // Send writes the message (joined: go-sdk's connection takes decoded

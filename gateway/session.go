@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"sync"
@@ -19,8 +18,8 @@ import (
 )
 
 // The session is the one owner of a client connection: it reads every
-// message, decodes its envelope once (package wire, ids kept as the
-// client's exact bytes), keeps the one table of requests in flight, and
+// message, decoded once by its transport or the HTTP front (readMsg, ids
+// kept as the client's exact bytes), keeps the one table of requests in flight, and
 // serves every request itself, raw, in either era of the protocol
 // (versions.go): the handshake and what belongs to it (lifecycle.go), the
 // calls, lists, prompts, resources, completion and tasks. It depends on no
@@ -32,11 +31,12 @@ import (
 // can, from what the message says of itself (outMsg); the session never
 // asks which transport it has.
 type clientStream interface {
-	// Read returns the next message (owned by the caller), or, for input
-	// that is not one, why (answered with -32700). err ends the input:
-	// io.EOF at its end. It is called from one goroutine. Before it waits
-	// for input it calls wait (when not nil), on the calling goroutine.
-	Read(wait func()) (msg []byte, bad string, err error)
+	// Read returns the next message, decoded (readMsg; owned by the
+	// caller), or input that is not one, with bad set (answered with
+	// -32700 or -32600). err ends the input: io.EOF at its end. It is
+	// called from one goroutine. Before it waits for input it calls wait
+	// (when not nil), on the calling goroutine.
+	Read(wait func()) (inMsg, error)
 	// Send sends one message to the client, or, with no parts and not
 	// final, writes what earlier held messages left waiting (a flush). It
 	// is safe for concurrent use.
@@ -125,7 +125,7 @@ type call struct {
 	cancelled bool                // the client sent notifications/cancelled: no response
 	// stateless: a request of the stateless era, whose result says its
 	// resultType and the gateway's serverInfo (front.result); caps are
-	// the capabilities it declared.
+	// the capabilities it declared, compacted (inMsg.stateless).
 	stateless bool
 	caps      json.RawMessage
 	// hold, once set, is the held call this request was (hold.go): the
@@ -166,7 +166,7 @@ func (s *session) readLoop() {
 	for {
 		// The calls started from buffered input are held back and
 		// written to their backends together, before Read waits.
-		msg, bad, err := s.s.Read(s.flushBackends)
+		in, err := s.s.Read(s.flushBackends)
 		if err != nil {
 			if err == io.EOF {
 				s.log.Debug("end of input")
@@ -181,28 +181,19 @@ func (s *session) readLoop() {
 		if s.isClosed() {
 			return
 		}
-		if bad != "" {
-			s.reject(&wire.DecodeError{Parse: true, Reason: bad})
-			continue
-		}
-		s.handle(msg)
+		s.handle(&in)
 	}
 }
 
 // handle routes one message.
-func (s *session) handle(body []byte) {
-	m, err := wire.Decode(body)
-	if err != nil {
-		var de *wire.DecodeError
-		if !errors.As(err, &de) {
-			de = &wire.DecodeError{Reason: err.Error()}
-		}
-		s.reject(de)
+func (s *session) handle(m *inMsg) {
+	if m.bad != nil {
+		s.reject(m.bad)
 		return
 	}
 	switch {
 	case m.IsCall():
-		s.serveRequest(&m)
+		s.serveRequest(m)
 	case m.IsNotification():
 		switch m.Method {
 		case methodCancelled:
@@ -216,7 +207,7 @@ func (s *session) handle(body []byte) {
 			s.log.Debug("ignored a client notification", "method", m.Method)
 		}
 	default:
-		if !s.reply(&m) {
+		if !s.reply(&m.Message) {
 			s.log.Debug("dropped a response to an unknown id", "id", string(m.ID))
 		}
 	}
@@ -229,8 +220,8 @@ const (
 
 // serveRequest serves one request of either era: which one is the
 // request's own _meta's to say (versions.go).
-func (s *session) serveRequest(m *wire.Message) {
-	meta, stateless, merr := statelessMeta(m.Params)
+func (s *session) serveRequest(m *inMsg) {
+	meta, stateless, merr := m.stateless()
 	if merr != nil {
 		s.writeError(m.ID, merr)
 		return
@@ -281,7 +272,7 @@ func (s *session) serveRequest(m *wire.Message) {
 	case methodListen:
 		s.listen(m.ID, m.Params)
 	case "tools/call":
-		s.startToolCall(m.ID, m.Params, rm)
+		s.startToolCall(m, rm)
 	case methodComplete:
 		s.startRequest(m.ID, method, m.Params, rm, f.complete)
 	case "prompts/get":
@@ -348,20 +339,20 @@ func (s *session) answer(id json.RawMessage, rm *reqMeta, result json.RawMessage
 // backend's writes never block, see backends.Manager.StartToolCall).
 // Anything that may wait — the answer and meta tools, a name not in the
 // tables yet (the backends may still be starting) — runs in a goroutine.
-func (s *session) startToolCall(id, params json.RawMessage, rm *reqMeta) {
-	c, ok := s.claim(id, rm)
+func (s *session) startToolCall(m *inMsg, rm *reqMeta) {
+	c, ok := s.claim(m.ID, rm)
 	if !ok {
 		return
 	}
 	f := s.f
-	tc, err := decodeToolCall(params)
+	tc, err := decodeToolCall(m)
 	if err != nil {
 		s.respond(c, nil, rpcError(err, kindTool, "", false))
 		return
 	}
-	if st, ok := sealedStateOf(params); ok && c.stateless {
+	if st, ok := sealedStateOf(m.param("requestState")); ok && c.stateless {
 		s.setCancel(c, nil, tc.name, "")
-		s.resume(c, params, st)
+		s.resume(c, m.Params, st)
 		return
 	}
 	tc.caps, tc.id, tc.span = c.caps, c.id, c.span
@@ -464,11 +455,7 @@ func (s *session) callContext(c *call) (context.Context, backends.CancelFunc) {
 // input (on the call's own stream).
 func (s *session) callerFor(c *call) caller {
 	if c.stateless {
-		caps, err := wire.Compact(c.caps)
-		if err != nil {
-			caps = nil
-		}
-		return caller{caps: caps}
+		return caller{caps: c.caps}
 	}
 	return caller{ask: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 		if !s.f.supports(method) {

@@ -8,7 +8,16 @@ import "github.com/mcp-gateway/mcp-gateway/gateway/internal/stdio"
 // from its parts, never joined.
 type stdioStream struct{ c *stdio.Conn }
 
-func (s stdioStream) Read(wait func()) ([]byte, string, error) { return s.c.Read(wait) }
+func (s stdioStream) Read(wait func()) (inMsg, error) {
+	msg, bad, err := s.c.Read(wait)
+	switch {
+	case err != nil:
+		return inMsg{}, err
+	case bad != "":
+		return unreadable(bad), nil
+	}
+	return readMsg(msg), nil
+}
 
 func (s stdioStream) Send(m outMsg) error {
 	switch {

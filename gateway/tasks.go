@@ -271,9 +271,7 @@ func (f *front) task(ctx context.Context, method string, params json.RawMessage,
 			return nil, err
 		}
 		server, own = ref.Server, ref.Task
-		if caps, err := wire.Compact(rm.caps); err == nil {
-			opts.ClientCaps = caps
-		}
+		opts.ClientCaps = rm.caps
 		params, _ = wire.SetMember(params, "taskId", jsonString(own))
 	} else if server, ok = f.taskServer(id); !ok {
 		return nil, errInvalidParams("Task not found: " + id)

@@ -48,8 +48,8 @@ func (metaCarrier) Keys() []string     { return []string{metaTraceparent, metaTr
 
 // requestSpan starts the span of a client's request m: its parent is the
 // trace context in its _meta, else what ctx carries.
-func (g *Gateway) requestSpan(ctx context.Context, m *wire.Message, transport string) trace.Span {
-	ctx = traceContext.Extract(ctx, metaCarrier{wire.Member(m.Params, "_meta")})
+func (g *Gateway) requestSpan(ctx context.Context, m *inMsg, transport string) trace.Span {
+	ctx = traceContext.Extract(ctx, metaCarrier{m.meta})
 	name := m.Method
 	attrs := []attribute.KeyValue{
 		attribute.String("mcp.method.name", m.Method),
@@ -59,17 +59,17 @@ func (g *Gateway) requestSpan(ctx context.Context, m *wire.Message, transport st
 	}
 	switch m.Method {
 	case "tools/call":
-		if t, ok := wire.Unquote(wire.Member(m.Params, "name")); ok {
+		if t, ok := m.name, m.nameOK; ok {
 			name += " " + t
 			attrs = append(attrs, attribute.String("gen_ai.tool.name", t))
 		}
 	case "prompts/get":
-		if p, ok := wire.Unquote(wire.Member(m.Params, "name")); ok {
+		if p, ok := m.name, m.nameOK; ok {
 			name += " " + p
 			attrs = append(attrs, attribute.String("gen_ai.prompt.name", p))
 		}
 	case "resources/read":
-		if u, ok := wire.Unquote(wire.Member(m.Params, "uri")); ok {
+		if u, ok := m.name, m.nameOK; ok {
 			attrs = append(attrs, attribute.String("mcp.resource.uri", u))
 		}
 	}
@@ -157,20 +157,20 @@ func withTraceMeta(m map[string]any, trace map[string]any) map[string]any {
 
 // traceHeaders puts the trace context of a POST's headers into the _meta
 // of each of its requests that carries none of its own, so that the
-// session continues the client's trace whatever the client put it in. It
-// runs only with a tracer.
-func traceHeaders(h http.Header, msgs [][]byte) [][]byte {
+// session continues the client's trace whatever the client put it in; it
+// reports whether it changed any. It runs only with a tracer.
+func traceHeaders(h http.Header, msgs []inMsg) (changed bool) {
 	tp := h.Get(metaTraceparent)
 	if tp == "" {
-		return msgs
+		return false
 	}
 	ts := h.Get(metaTracestate)
-	for i, msg := range msgs {
-		m, err := wire.Decode(msg)
-		if err != nil || !m.IsCall() {
+	for i := range msgs {
+		m := &msgs[i]
+		if !m.IsCall() {
 			continue
 		}
-		meta := wire.Member(m.Params, "_meta")
+		meta := m.meta
 		if wire.Member(meta, metaTraceparent) != nil {
 			continue
 		}
@@ -178,7 +178,7 @@ func traceHeaders(h http.Header, msgs [][]byte) [][]byte {
 			meta = json.RawMessage(`{}`)
 		}
 		q, _ := json.Marshal(tp)
-		meta, err = wire.SetMember(meta, metaTraceparent, q)
+		meta, err := wire.SetMember(meta, metaTraceparent, q)
 		if err == nil && ts != "" {
 			q, _ = json.Marshal(ts)
 			meta, err = wire.SetMember(meta, metaTracestate, q)
@@ -193,7 +193,8 @@ func traceHeaders(h http.Header, msgs [][]byte) [][]byte {
 		if err != nil {
 			continue // not an object: the session answers it
 		}
-		msgs[i] = wire.AppendRequest(nil, m.ID, m.Method, params)
+		m.setMeta(params, meta)
+		changed = true
 	}
-	return msgs
+	return changed
 }

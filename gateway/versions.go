@@ -67,39 +67,43 @@ const (
 
 // reqMeta is what a request of the stateless era says about its client.
 type reqMeta struct {
-	version  string
-	caps     json.RawMessage // the clientCapabilities object, as written
-	client   string          // clientInfo.name, if given
-	logLevel string          // io.modelcontextprotocol/logLevel, if given
+	version string
+	// caps is the clientCapabilities object, compacted once here: every
+	// backend request made for the call carries it as it is.
+	caps     json.RawMessage
+	client   string // clientInfo.name, if given
+	logLevel string // io.modelcontextprotocol/logLevel, if given
 }
 
-// statelessMeta reads the _meta of a request's params: ok is false for a
-// request of the handshake era (no protocol version of 2026-07-28 or
-// later in _meta), and err is set for one of the stateless era whose
-// _meta is incomplete (-32602) or names a version the gateway does not
-// serve (-32022, with the versions it does).
-func statelessMeta(params json.RawMessage) (m reqMeta, ok bool, err *jsonrpc.Error) {
-	meta := wire.Member(params, "_meta")
-	v, isString := wire.Unquote(wire.Member(meta, metaProtocolVersion))
-	if !isString || v < statelessVersion {
+// stateless reads the _meta of a request: ok is false for a request of the
+// handshake era (no protocol version of 2026-07-28 or later in _meta), and
+// err is set for one of the stateless era whose _meta is incomplete
+// (-32602) or names a version the gateway does not serve (-32022, with the
+// versions it does).
+func (in *inMsg) stateless() (m reqMeta, ok bool, err *jsonrpc.Error) {
+	v := in.version
+	if v < statelessVersion {
 		return m, false, nil
 	}
 	m.version = v
 	if !slices.Contains(servedVersions(), v) {
 		return m, true, errUnsupportedVersion(v)
 	}
-	m.caps = bytes.TrimSpace(wire.Member(meta, metaClientCaps))
-	if len(m.caps) == 0 || m.caps[0] != '{' {
+	caps := bytes.TrimSpace(wire.Member(in.meta, metaClientCaps))
+	if len(caps) > 0 && caps[0] == '{' {
+		m.caps, _ = wire.Compact(caps) // valid JSON: the message was
+	}
+	if m.caps == nil {
 		return m, true, errInvalidParams(`missing or invalid _meta field "` + metaClientCaps + `"`)
 	}
-	if info := wire.Member(meta, metaClientInfo); info != nil {
+	if info := wire.Member(in.meta, metaClientInfo); info != nil {
 		var impl mcp.Implementation
 		if err := json.Unmarshal(info, &impl); err != nil {
 			return m, true, errInvalidParams(`invalid _meta field "` + metaClientInfo + `"`)
 		}
 		m.client = impl.Name
 	}
-	m.logLevel, _ = wire.Unquote(wire.Member(meta, metaLogLevel))
+	m.logLevel, _ = wire.Unquote(wire.Member(in.meta, metaLogLevel))
 	return m, true, nil
 }
 

@@ -55,13 +55,20 @@ func TestStatelessMeta(t *testing.T) {
 		{`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01",` + caps + `}}`, true, -32022},
 		{`{"_meta":{"io.modelcontextprotocol/protocolVersion":"v999.0.0",` + caps + `}}`, true, -32022},
 	} {
-		m, stateless, err := statelessMeta(json.RawMessage(c.params))
+		in := readMsg([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":` + c.params + `}`))
+		m, stateless, err := in.stateless()
 		var code int64
 		if err != nil {
 			code = err.Code
 		}
 		if stateless != c.stateless || code != c.code {
-			t.Errorf("statelessMeta(%s) = %+v, %v, %v; want stateless %v, code %d", c.params, m, stateless, err, c.stateless, c.code)
+			t.Errorf("stateless(%s) = %+v, %v, %v; want stateless %v, code %d", c.params, m, stateless, err, c.stateless, c.code)
 		}
+	}
+	// The capabilities are compacted once, here: every request made of a
+	// backend for the call carries them as they are, on one line.
+	in := readMsg([]byte("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\n\"io.modelcontextprotocol/clientCapabilities\": {\n  \"sampling\": {},\n  \"roots\": {\"listChanged\": true}\n}}}}"))
+	if m, _, err := in.stateless(); err != nil || string(m.caps) != `{"sampling":{},"roots":{"listChanged":true}}` {
+		t.Errorf("capabilities %s, %v; want them compacted", m.caps, err)
 	}
 }

@@ -1,0 +1,115 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+)
+
+// A client's message is decoded once, by whoever reads it first — the
+// session's transport, or the HTTP front, which looks into a POST before
+// the session serves it (its era, its headers, its scopes, its trace
+// context) — and what was read of it travels with it to the session and
+// the call path: the envelope, and of a request its params' members, its
+// _meta, the version that names its era, and the name Mcp-Name carries.
+// The front's checks, the session and the call path are given the decoded
+// message, never the bytes, so none of them decodes it again.
+
+// inMsg is one message from a client, decoded (readMsg). Its raw members
+// point into the bytes it was read from.
+type inMsg struct {
+	wire.Message
+	// bad, if not nil, says why the input is no JSON-RPC message
+	// (answered -32700 or -32600); Message is then empty.
+	bad *wire.DecodeError
+	// Of a request (IsCall): its params' members in order (none when the
+	// params are no object: object false), params._meta, and its protocol
+	// version if it is a string ("" otherwise), which says the request's
+	// era (versions.go); name is the member Mcp-Name carries
+	// (wire.NameMember), nameOK when it is a string.
+	params  []member
+	object  bool
+	meta    json.RawMessage
+	version string
+	name    string
+	nameOK  bool
+}
+
+// member is one member of a request's params.
+type member struct {
+	name  string
+	value json.RawMessage
+}
+
+// readMsg decodes one message from a client; input that is no message
+// comes back with bad set.
+func readMsg(body []byte) inMsg {
+	m, err := wire.Decode(body)
+	if err != nil {
+		var de *wire.DecodeError
+		if !errors.As(err, &de) {
+			de = &wire.DecodeError{Reason: err.Error()}
+		}
+		return inMsg{bad: de}
+	}
+	in := inMsg{Message: m}
+	if m.IsCall() {
+		in.object = wire.EachMember(m.Params, func(name string, v json.RawMessage) {
+			if in.params == nil {
+				in.params = make([]member, 0, 4) // a tools/call has 3: _meta, name, arguments
+			}
+			in.params = append(in.params, member{name, v})
+		}) == nil
+		in.readMeta()
+	}
+	return in
+}
+
+// readMeta reads what depends on the request's params' members.
+func (in *inMsg) readMeta() {
+	in.meta = in.param("_meta")
+	in.version, _ = wire.Unquote(wire.Member(in.meta, metaProtocolVersion))
+	if member := wire.NameMember(in.Method); member != "" {
+		in.name, in.nameOK = wire.Unquote(in.param(member))
+	}
+}
+
+// unreadable is input a transport could not read as JSON at all, and why
+// (answered -32700).
+func unreadable(reason string) inMsg {
+	return inMsg{bad: &wire.DecodeError{Parse: true, Reason: reason}}
+}
+
+// param is the value of a request's params member name (the last one, if
+// repeated, as wire.Member reads it), or nil.
+func (in *inMsg) param(name string) json.RawMessage {
+	for i := len(in.params) - 1; i >= 0; i-- {
+		if in.params[i].name == name {
+			return in.params[i].value
+		}
+	}
+	return nil
+}
+
+// setMeta replaces the request's params by params, which are its params
+// with _meta set to meta (wire.SetMember: in its place, later duplicates
+// gone, appended when there was none), as the HTTP front adds the trace
+// context of its headers (trace.go).
+func (in *inMsg) setMeta(params, meta json.RawMessage) {
+	out, done := in.params[:0], false
+	for _, m := range in.params {
+		if m.name == "_meta" {
+			if done {
+				continue
+			}
+			m.value, done = meta, true
+		}
+		out = append(out, m)
+	}
+	if !done {
+		out = append(out, member{"_meta", meta})
+	}
+	in.Params, in.params, in.object = params, out, true
+	in.readMeta()
+}
