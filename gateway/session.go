@@ -410,6 +410,10 @@ func (s *session) startRequest(id json.RawMessage, method string, params json.Ra
 	if !ok {
 		return
 	}
+	if st, ok := sealedStateOf(params); ok && c.stateless && holdable(method) {
+		s.resume(c, params, st)
+		return
+	}
 	ctx, cancel := s.callContext(c)
 	if !s.spawnCall(c, func() {
 		defer cancel(nil)
@@ -463,14 +467,15 @@ func (s *session) callContext(c *call) (context.Context, backends.CancelFunc) {
 // capabilities it declared, one of the handshake era by how to ask it for
 // input (on the call's own stream).
 func (s *session) callerFor(c *call) caller {
+	at := func(server string) { s.servedBy(c, server) }
 	if c.stateless {
 		caps, err := wire.Compact(c.caps)
 		if err != nil {
 			caps = nil
 		}
-		return caller{caps: caps}
+		return caller{caps: caps, at: at}
 	}
-	return caller{ask: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return caller{at: at, ask: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 		if !s.f.supports(method) {
 			return nil, errClientLacks(method)
 		}
@@ -552,7 +557,9 @@ func (s *session) setCancel(c *call, cancel backends.CancelFunc, tool, server st
 	if s.calls[string(c.id)] == c {
 		c.cancel = cancel
 		c.tool = tool
-		c.server = server
+		if server != "" { // else it may be known already (servedBy)
+			c.server = server
+		}
 	}
 	s.mu.Unlock()
 	if h != nil {
@@ -573,8 +580,9 @@ func (s *session) callByID(id json.RawMessage) *call {
 	return s.calls[string(id)]
 }
 
-// callTo returns a tools/call to server in flight, or nil. A call that
-// started before the tables were built is resolved now.
+// callTo returns a call to server in flight (a tools/call, prompts/get or
+// resources/read), or nil. A tools/call that started before the tables
+// were built is resolved now.
 func (s *session) callTo(server string) *call {
 	var unresolved []*call
 	s.mu.Lock()
