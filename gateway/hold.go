@@ -314,9 +314,10 @@ func (s *session) resume(c *call, params json.RawMessage, state string) {
 	h.askNow() // what the client left unanswered, asked again
 }
 
-// sealedStateOf is a request's requestState, when it is one the gateway sealed.
-func sealedStateOf(params json.RawMessage) (string, bool) {
-	st, ok := wire.Unquote(wire.Member(params, "requestState"))
+// sealedStateOf is a request's requestState (its params member's value),
+// when it is one the gateway sealed.
+func sealedStateOf(v json.RawMessage) (string, bool) {
+	st, ok := wire.Unquote(v)
 	if !ok || !strings.HasPrefix(st, sealedPrefix) {
 		return "", false
 	}

@@ -359,7 +359,7 @@ func (s *session) startToolCall(id, params json.RawMessage, rm *reqMeta) {
 		s.respond(c, nil, rpcError(err, kindTool, "", false))
 		return
 	}
-	if st, ok := sealedStateOf(params); ok && c.stateless {
+	if st, ok := sealedStateOf(wire.Member(params, "requestState")); ok && c.stateless {
 		s.setCancel(c, nil, tc.name, "")
 		s.resume(c, params, st)
 		return
@@ -410,7 +410,7 @@ func (s *session) startRequest(id json.RawMessage, method string, params json.Ra
 	if !ok {
 		return
 	}
-	if st, ok := sealedStateOf(params); ok && c.stateless && holdable(method) {
+	if st, ok := sealedStateOf(wire.Member(params, "requestState")); ok && c.stateless && holdable(method) {
 		s.resume(c, params, st)
 		return
 	}
@@ -452,7 +452,9 @@ func (s *session) callContext(c *call) (context.Context, backends.CancelFunc) {
 		}
 	})
 	if c != nil {
-		ctx = withCaller(ctx, s.callerFor(c))
+		cl := s.callerFor(c)
+		cl.at = func(server string) { s.servedBy(c, server) }
+		ctx = withCaller(ctx, cl)
 		if c.span != nil {
 			ctx = trace.ContextWithSpan(ctx, c.span)
 		}
@@ -467,15 +469,14 @@ func (s *session) callContext(c *call) (context.Context, backends.CancelFunc) {
 // capabilities it declared, one of the handshake era by how to ask it for
 // input (on the call's own stream).
 func (s *session) callerFor(c *call) caller {
-	at := func(server string) { s.servedBy(c, server) }
 	if c.stateless {
 		caps, err := wire.Compact(c.caps)
 		if err != nil {
 			caps = nil
 		}
-		return caller{caps: caps, at: at}
+		return caller{caps: caps}
 	}
-	return caller{at: at, ask: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return caller{ask: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 		if !s.f.supports(method) {
 			return nil, errClientLacks(method)
 		}
