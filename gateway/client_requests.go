@@ -11,10 +11,10 @@ import (
 
 // handleBackendRequest forwards a backend's server-to-client request
 // (sampling, elicitation, roots) to the client whose call the backend is
-// serving: a client that declared the capability and has a call to that
-// backend in flight; failing that, any client that declared it. The
-// request and the client's answer pass unchanged (outgoing.go). It is the
-// backends.Hooks.Request hook.
+// serving (clientFor): a client that declared the capability and has a
+// call to that backend in flight; failing that, any client that declared
+// it. The request and the client's answer pass unchanged (outgoing.go).
+// It is the backends.Hooks.Request hook.
 func (g *Gateway) handleBackendRequest(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
 	switch method {
 	case "sampling/createMessage", "elicitation/create", "roots/list":
@@ -58,10 +58,12 @@ func present(v json.RawMessage) bool {
 // the call in flight it serves (nil outside any call): a call to that
 // backend whose client can be asked — one of the handshake era that
 // declared the capability at initialize, or one of the stateless era whose
-// call declared it — else any session of the handshake era that declared
-// it. A backend's request carries no reference to the call it serves, so
-// the call is found by the backend: many clients calling the same backend
-// at once cannot be told apart, and the first found gets it.
+// call declared it; else a call of the stateless era that did not declare
+// it (the request is refused, session.ask); else any session of the
+// handshake era that declared it. A backend's request carries no
+// reference to the call it serves, so the call is found by the backend:
+// many clients calling the same backend at once cannot be told apart, and
+// the first found gets it.
 func (g *Gateway) clientFor(server, method string) (*session, *call) {
 	g.mu.Lock()
 	sessions := make([]*session, 0, len(g.fronts))
@@ -71,15 +73,27 @@ func (g *Gateway) clientFor(server, method string) (*session, *call) {
 		}
 	}
 	g.mu.Unlock()
-	var fallback *session
+	var fallback, lacks *session
+	var lacking *call
 	for _, s := range sessions {
 		old := s.f.supports(method)
-		if c := s.callTo(server); c != nil && (old && !c.stateless || c.stateless && declares(c.caps, method)) {
+		c := s.callTo(server)
+		switch {
+		case c == nil:
+		case old && !c.stateless || c.stateless && declares(c.caps, method):
 			return s, c
+		case c.stateless && lacking == nil:
+			lacks, lacking = s, c
 		}
 		if old && fallback == nil {
 			fallback = s
 		}
+	}
+	if lacking != nil {
+		// The request serves a call of the stateless era that did not
+		// declare what it needs: it is refused (session.ask), not shown
+		// to a client whose call it is not.
+		return lacks, lacking
 	}
 	return fallback, nil
 }

@@ -18,7 +18,8 @@ import (
 
 // A client of the stateless era (2026-07-28) receives no requests: a
 // server that needs something of it mid-call — a sampling, an elicitation,
-// its roots — answers the call with an input_required result naming what
+// its roots — answers the call (a tools/call, prompts/get or
+// resources/read: holdable) with an input_required result naming what
 // it needs and an opaque requestState, and the client calls again with
 // inputResponses and that state. A backend of the handshake era asks by
 // sending requests instead. The gateway joins the two: when such a backend
@@ -90,6 +91,26 @@ func (hs *holds) drop(h *hold) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	delete(hs.m, h.id)
+}
+
+// holdable reports whether a request of the stateless era may be answered
+// input_required, and so held.
+func holdable(method string) bool {
+	switch method {
+	case "tools/call", "prompts/get", "resources/read":
+		return true
+	}
+	return false
+}
+
+// servedBy records that backend server serves call c, so that the
+// server's requests meanwhile find it (callTo).
+func (s *session) servedBy(c *call, server string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.calls[string(c.id)] == c {
+		c.server = server
+	}
 }
 
 // errClientLacks answers a backend's request that the client's call did

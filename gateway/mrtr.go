@@ -21,10 +21,15 @@ import (
 
 // caller is what a request's context says of the client it serves: the
 // capabilities a request of the stateless era declared (nil otherwise),
-// and how to ask a client of the handshake era for input (nil otherwise).
+// how to ask a client of the handshake era for input (nil otherwise), and
+// how to say which backend serves the request.
 type caller struct {
 	caps json.RawMessage
 	ask  backends.Asker // asks the client of the handshake era a request
+	// at records the backend the request goes to, so that the backend's
+	// own requests meanwhile find the client's call (clientFor) — held,
+	// for a client of the stateless era (hold.go); nil outside a call.
+	at func(server string)
 }
 
 // callerKey carries a request's caller in its context.
@@ -43,10 +48,14 @@ func callerOf(ctx context.Context) caller {
 
 // forward sends a request (prompts/get, resources/read) to a backend for
 // the client ctx serves: with the capabilities a client of the stateless
-// era declared, and, for one of the handshake era, the backend's
+// era declared (the backend's requests meanwhile hold the request,
+// hold.go), and, for one of the handshake era, the backend's
 // input_required answered (backends.Fulfill).
 func (f *front) forward(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
 	cl := callerOf(ctx)
+	if cl.at != nil {
+		cl.at(server)
+	}
 	b := f.g.opts.Backends
 	opts := backends.CallOptions{ClientCaps: cl.caps}
 	var span trace.Span

@@ -262,31 +262,31 @@ func (s *session) serveRequest(m *inMsg) {
 		}
 		s.answer(m.ID, rm, json.RawMessage(`{}`))
 	case "logging/setLevel":
-		s.startRequest(m.ID, method, m.Params, rm, f.setLevel)
+		s.startRequest(m, rm, f.setLevel)
 	case "resources/subscribe", "resources/unsubscribe":
-		s.startRequest(m.ID, method, m.Params, rm, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+		s.startRequest(m, rm, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 			return f.subscription(ctx, method, params)
 		})
 	case methodDiscover:
-		s.startRequest(m.ID, method, m.Params, rm, f.discover)
+		s.startRequest(m, rm, f.discover)
 	case methodListen:
 		s.listen(m.ID, m.Params)
 	case "tools/call":
 		s.startToolCall(m, rm)
 	case methodComplete:
-		s.startRequest(m.ID, method, m.Params, rm, f.complete)
+		s.startRequest(m, rm, f.complete)
 	case "prompts/get":
-		s.startRequest(m.ID, method, m.Params, rm, f.getPrompt)
+		s.startRequest(m, rm, f.getPrompt)
 	case "resources/read":
-		s.startRequest(m.ID, method, m.Params, rm, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+		s.startRequest(m, rm, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 			return f.readResource(ctx, params, stateless)
 		})
 	case "tasks/get", "tasks/result", "tasks/cancel", "tasks/list", methodTasksUpdate:
-		s.startRequest(m.ID, method, m.Params, rm, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+		s.startRequest(m, rm, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 			return f.task(ctx, method, params, rm)
 		})
 	case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
-		s.startRequest(m.ID, method, m.Params, rm, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+		s.startRequest(m, rm, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 			return f.list(ctx, method, params, stateless)
 		})
 	default:
@@ -396,9 +396,14 @@ func (s *session) startToolCall(m *inMsg, rm *reqMeta) {
 
 // startRequest serves a request other than tools/call in a goroutine of
 // its own: it may wait (for backends, for the client).
-func (s *session) startRequest(id json.RawMessage, method string, params json.RawMessage, rm *reqMeta, serve func(context.Context, json.RawMessage) (json.RawMessage, error)) {
-	c, ok := s.claim(id, rm)
+func (s *session) startRequest(m *inMsg, rm *reqMeta, serve func(context.Context, json.RawMessage) (json.RawMessage, error)) {
+	c, ok := s.claim(m.ID, rm)
 	if !ok {
+		return
+	}
+	params := m.Params
+	if st, ok := sealedStateOf(m.param("requestState")); ok && c.stateless && holdable(m.Method) {
+		s.resume(c, params, st)
 		return
 	}
 	ctx, cancel := s.callContext(c)
@@ -439,7 +444,9 @@ func (s *session) callContext(c *call) (context.Context, backends.CancelFunc) {
 		}
 	})
 	if c != nil {
-		ctx = withCaller(ctx, s.callerFor(c))
+		cl := s.callerFor(c)
+		cl.at = func(server string) { s.servedBy(c, server) }
+		ctx = withCaller(ctx, cl)
 		if c.span != nil {
 			ctx = trace.ContextWithSpan(ctx, c.span)
 		}
@@ -539,7 +546,9 @@ func (s *session) setCancel(c *call, cancel backends.CancelFunc, tool, server st
 	if s.calls[string(c.id)] == c {
 		c.cancel = cancel
 		c.tool = tool
-		c.server = server
+		if server != "" { // else it may be known already (servedBy)
+			c.server = server
+		}
 	}
 	s.mu.Unlock()
 	if h != nil {
@@ -560,8 +569,9 @@ func (s *session) callByID(id json.RawMessage) *call {
 	return s.calls[string(id)]
 }
 
-// callTo returns a tools/call to server in flight, or nil. A call that
-// started before the tables were built is resolved now.
+// callTo returns a call to server in flight (a tools/call, prompts/get or
+// resources/read), or nil. A tools/call that started before the tables
+// were built is resolved now.
 func (s *session) callTo(server string) *call {
 	var unresolved []*call
 	s.mu.Lock()

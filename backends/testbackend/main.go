@@ -42,6 +42,10 @@
 //	                      (read: r1's contents, with an unknown member);
 //	                      resources/subscribe is answered, then the URI is
 //	                      reported updated (notifications/resources/updated)
+//	-asks                 ask the client mid-request, by a request of its own
+//	                      (asks.go): the prompt "ask" elicits a name and
+//	                      greets it; reading test://sampled asks for a
+//	                      sampling and answers its text
 //	-app                  an MCP App (app.go): tools show (its _meta names the
 //	                      UI resource ui://app/view.html) and poll (app-only),
 //	                      that resource and the template ui://app/pages/{page},
@@ -172,6 +176,7 @@ type server struct {
 	pageSize     int
 	prompts      bool
 	resources    bool
+	asks         bool
 	app          bool
 	appGated     bool
 	listOnInit   bool
@@ -236,6 +241,7 @@ func main() {
 	httpAddr := fs.String("http", "", "serve stateless Streamable HTTP on this address")
 	prompts := fs.Bool("prompts", false, "declare prompts")
 	resources := fs.Bool("resources", false, "declare resources")
+	asks := fs.Bool("asks", false, "a prompt and a resource that ask the client first")
 	app := fs.Bool("app", false, "an MCP App: UI tools and resources")
 	appGated := fs.Bool("app-gated", false, "-app, its tools only for clients that declare the extension")
 	ignoreTerm := fs.Bool("ignore-term", false, "ignore SIGTERM and stdin EOF")
@@ -332,6 +338,7 @@ func main() {
 		extTable:     extTable{seq: *taskIDs == "seq"},
 		prompts:      *prompts,
 		resources:    *resources,
+		asks:         *asks,
 		app:          *app || *appGated,
 		appGated:     *appGated,
 		listOnInit:   *listOnInit,
@@ -460,6 +467,24 @@ func (s *server) send(msg string) {
 	s.out.Flush()
 }
 
+// request sends the client a request and waits for its answer; false if
+// cancel is closed first.
+func (s *server) request(method, params string, cancel <-chan struct{}) (message, bool) {
+	ch := make(chan message, 1)
+	s.mu.Lock()
+	s.nextID++
+	id := `"s-` + strconv.Itoa(s.nextID) + `"`
+	s.waiting[id] = ch
+	s.mu.Unlock()
+	s.send(`{"jsonrpc":"2.0","id":` + id + `,"method":` + quote(method) + `,"params":` + params + `}`)
+	select {
+	case r := <-ch:
+		return r, true
+	case <-cancel:
+		return message{}, false
+	}
+}
+
 func (s *server) reply(id json.RawMessage, result string) {
 	s.send(`{"jsonrpc":"2.0","id":` + s.echoID(id) + `,"result":` + result + `}`)
 }
@@ -559,10 +584,10 @@ func (s *server) handle(line []byte) {
 		s.clientInfo = p.ClientInfo
 		s.mu.Unlock()
 		caps := `"tools":{"listChanged":true},"logging":{}`
-		if s.prompts {
+		if s.prompts || s.asks {
 			caps += `,"prompts":{}`
 		}
-		if s.resources || s.app {
+		if s.resources || s.app || s.asks {
 			caps += `,"resources":{"subscribe":true}`
 		}
 		if s.app {
@@ -589,22 +614,38 @@ func (s *server) handle(line []byte) {
 		s.reply(msg.ID, `{}`)
 	case msg.Method == "tools/list":
 		s.listTools(msg)
-	case msg.Method == "prompts/list" && s.prompts:
-		s.reply(msg.ID, `{"prompts":[`+strings.Join(s.definitions("prompts", []string{"greet"}, func(string) string {
-			return `{"name":"greet","description":"Say hello","arguments":[{"name":"who"}]}`
-		}), ",")+`]}`)
+	case s.asking(msg):
+		s.calls.Add(1)
+		go func() {
+			defer s.calls.Done()
+			s.serveAsking(msg)
+		}()
+	case msg.Method == "prompts/list" && (s.prompts || s.asks):
+		var list []string
+		if s.prompts {
+			list = s.definitions("prompts", []string{"greet"}, func(string) string {
+				return `{"name":"greet","description":"Say hello","arguments":[{"name":"who"}]}`
+			})
+		}
+		if s.asks {
+			list = append(list, askPrompt)
+		}
+		s.reply(msg.ID, `{"prompts":[`+strings.Join(list, ",")+`]}`)
 	case msg.Method == "prompts/get" && s.prompts:
 		s.reply(msg.ID, `{"messages":[{"role":"user","content":{"type":"text","text":"hello"}}]}`)
-	case msg.Method == "resources/list" && (s.resources || s.app):
+	case msg.Method == "resources/list" && (s.resources || s.app || s.asks):
 		var list []string
 		if s.resources {
 			list = append(list, `{"uri":"test://r1","name":"r1"}`)
+		}
+		if s.asks {
+			list = append(list, sampledRecord)
 		}
 		if s.app {
 			list = append(list, appResource)
 		}
 		s.reply(msg.ID, `{"resources":[`+strings.Join(list, ",")+`]}`)
-	case msg.Method == "resources/templates/list" && (s.resources || s.app):
+	case msg.Method == "resources/templates/list" && (s.resources || s.app || s.asks):
 		var list []string
 		if s.resources {
 			list = append(list, `{"uriTemplate":"test://t/{id}","name":"t"}`)
@@ -893,21 +934,13 @@ func (s *server) call(msg message) {
 		s.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
 		s.reply(msg.ID, text("added "+n))
 	case p.Name == "sample":
-		ch := make(chan message, 1)
-		s.mu.Lock()
-		s.nextID++
-		id := `"s-` + strconv.Itoa(s.nextID) + `"`
-		s.waiting[id] = ch
-		s.mu.Unlock()
-		s.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10}}`)
-		select {
-		case r := <-ch:
-			if len(r.Error) > 0 {
-				s.reply(msg.ID, `{"content":[{"type":"text","text":"client error"}],"isError":true,"structuredContent":{"error":`+string(r.Error)+`}}`)
-			} else {
-				s.reply(msg.ID, `{"content":[{"type":"text","text":"sampled"}],"structuredContent":`+string(r.Result)+`}`)
-			}
-		case <-cancel:
+		r, ok := s.request("sampling/createMessage", `{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10}`, cancel)
+		switch {
+		case !ok:
+		case len(r.Error) > 0:
+			s.reply(msg.ID, `{"content":[{"type":"text","text":"client error"}],"isError":true,"structuredContent":{"error":`+string(r.Error)+`}}`)
+		default:
+			s.reply(msg.ID, `{"content":[{"type":"text","text":"sampled"}],"structuredContent":`+string(r.Result)+`}`)
 		}
 	case p.Name == "log":
 		level := args.Level

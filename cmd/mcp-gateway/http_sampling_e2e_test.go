@@ -12,16 +12,17 @@ import (
 )
 
 // TestHTTPSamplingGoesToTheCaller: of two sessions that both declare
-// sampling, the one that made the call answers the backend's request.
+// sampling, the one that made the call — a tools/call or a resources/read —
+// answers the backend's request.
 func TestHTTPSamplingGoesToTheCaller(t *testing.T) {
-	g := startHTTP(t, httpConfig(t, nil, tb("tb")))
+	g := startHTTP(t, httpConfig(t, nil, tb("tb", "-asks")))
 	var asked [2]atomic.Int32
 	sessions := make([]*mcp.ClientSession, 2)
 	for i := range sessions {
 		sessions[i] = goClient(t, &mcp.StreamableClientTransport{Endpoint: g.base + "/mcp"}, fmt.Sprintf("client-%d", i), &mcp.ClientOptions{
 			CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 				asked[i].Add(1)
-				return &mcp.CreateMessageResult{Model: fmt.Sprintf("model-%d", i), Role: "assistant", Content: &mcp.TextContent{Text: "hi"}}, nil
+				return &mcp.CreateMessageResult{Model: fmt.Sprintf("model-%d", i), Role: "assistant", Content: &mcp.TextContent{Text: fmt.Sprintf("hi from %d", i)}}, nil
 			},
 		})
 	}
@@ -31,7 +32,21 @@ func TestHTTPSamplingGoesToTheCaller(t *testing.T) {
 			t.Errorf("session %d's call was sampled by %v", i, got)
 		}
 	}
-	if asked[0].Load() != 1 || asked[1].Load() != 2 {
-		t.Errorf("sampling requests per session: %d, %d; want 1, 2", asked[0].Load(), asked[1].Load())
+	// testbackend -asks reads test://sampled by sampling: the text is the
+	// sampling's.
+	for _, i := range []int{0, 1, 0, 1} {
+		res, err := sessions[i].ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "test://sampled"})
+		if err != nil {
+			t.Fatalf("session %d's read: %v", i, err)
+		}
+		if len(res.Contents) != 1 {
+			t.Fatalf("session %d's read: %d contents", i, len(res.Contents))
+		}
+		if got := res.Contents[0].Text; got != fmt.Sprintf("hi from %d", i) {
+			t.Errorf("session %d's read was sampled as %q", i, got)
+		}
+	}
+	if asked[0].Load() != 3 || asked[1].Load() != 4 {
+		t.Errorf("sampling requests per session: %d, %d; want 3, 4", asked[0].Load(), asked[1].Load())
 	}
 }

@@ -230,24 +230,40 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 // TestHTTPHeldCallAcrossPosts: over HTTP each request of 2026-07-28 is a
 // POST of its own, and so is the retry of a call held for input: the held
 // call outlives the POST that started it (it was cancelled with it), and
-// the retry — with the backend's request answered — gets its result.
+// the retry — with the backend's request answered — gets its result. A
+// tools/call, a prompts/get and a resources/read are held alike.
 func TestHTTPHeldCallAcrossPosts(t *testing.T) {
 	t.Parallel()
 	cfg := testutil.TempFile(t, "config.yaml", `{"gateway": {"answer_tools": false, "startup_timeout_ms": 25000, "first_start_wait_ms": 25000},
- "servers": [{"name": "calc", "command": `+strconv.Quote(backendBin)+`, "protocol": "2025-11-25"}]}`)
+ "servers": [{"name": "calc", "command": `+strconv.Quote(backendBin)+`, "args": ["-asks"], "protocol": "2025-11-25"}]}`)
 	g := startHTTP(t, cfg)
-	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}`
-	first := post2026(t, g.base, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"calc.sample","arguments":{},`+meta+`}}`, "tools/call", "calc.sample")
-	state, _ := first.Result["requestState"].(string)
-	inputs, _ := first.Result["inputRequests"].(map[string]any)
-	if first.Result["resultType"] != "input_required" || state == "" || len(inputs) != 1 {
-		t.Fatalf("the held call's first answer: %s", first.raw)
-	}
-	for key := range inputs {
-		retry := post2026(t, g.base, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"calc.sample","arguments":{},"requestState":`+strconv.Quote(state)+
-			`,"inputResponses":{`+strconv.Quote(key)+`:{"role":"assistant","content":{"type":"text","text":"sampled"},"model":"m"}},`+meta+`}}`, "tools/call", "calc.sample")
-		if retry.Error != nil || retry.Result["resultType"] != "complete" || !strings.Contains(retry.raw, `"sampled"`) {
-			t.Fatalf("the retry: %s", retry.raw)
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{},"elicitation":{}}}`
+	for _, tc := range []struct {
+		method, name, params string // params without _meta
+		asks, answer, want   string // the backend's request, the client's answer, what the result then holds
+	}{
+		{"tools/call", "calc.sample", `"name":"calc.sample","arguments":{}`,
+			"sampling/createMessage", `{"role":"assistant","content":{"type":"text","text":"sampled"},"model":"m"}`, `"sampled"`},
+		{"prompts/get", "calc.ask", `"name":"calc.ask"`,
+			"elicitation/create", `{"action":"accept","content":{"name":"Ada"}}`, `hello Ada (accept)`},
+		{"resources/read", "test://sampled", `"uri":"test://sampled"`,
+			"sampling/createMessage", `{"role":"assistant","content":{"type":"text","text":"a word"},"model":"m"}`, `"text":"a word"`},
+	} {
+		first := post2026(t, g.base, `{"jsonrpc":"2.0","id":1,"method":"`+tc.method+`","params":{`+tc.params+`,`+meta+`}}`, tc.method, tc.name)
+		state, _ := first.Result["requestState"].(string)
+		inputs, _ := first.Result["inputRequests"].(map[string]any)
+		if first.Result["resultType"] != "input_required" || state == "" || len(inputs) != 1 {
+			t.Fatalf("%s: the held call's first answer: %s", tc.method, first.raw)
+		}
+		for key, in := range inputs {
+			if m, _ := in.(map[string]any)["method"].(string); m != tc.asks {
+				t.Errorf("%s: the input request is %s, want %s", tc.method, m, tc.asks)
+			}
+			retry := post2026(t, g.base, `{"jsonrpc":"2.0","id":2,"method":"`+tc.method+`","params":{`+tc.params+`,"requestState":`+strconv.Quote(state)+
+				`,"inputResponses":{`+strconv.Quote(key)+`:`+tc.answer+`},`+meta+`}}`, tc.method, tc.name)
+			if retry.Error != nil || retry.Result["resultType"] != "complete" || !strings.Contains(retry.raw, tc.want) {
+				t.Errorf("%s: the retry: %s", tc.method, retry.raw)
+			}
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -199,6 +200,47 @@ func TestTransparencyTypeScriptClients(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestTransparencyHeldRequests: the official TypeScript client of
+// 2026-07-28 (v2 in "auto" mode) calls a tool, gets a prompt and reads a
+// resource of a backend of the handshake era that asks the client for a
+// sampling or an elicitation mid-request (testbackend -asks). Directly it
+// speaks 2025-11-25 and answers the backend's requests; through the
+// gateway, over stdio and Streamable HTTP, it speaks 2026-07-28: each
+// request is held and answered input_required (hold.go), the client's
+// handlers answer, its retry completes, and the results are the same.
+func TestTransparencyHeldRequests(t *testing.T) {
+	t.Parallel()
+	npmPeers(t, "@modelcontextprotocol/client/package.json")
+	cfg := testutil.TempFile(t, "config.yaml", `{"gateway": {"answer_tools": false, "startup_timeout_ms": 25000, "first_start_wait_ms": 25000},
+ "servers": [{"name": "tb", "command": `+strconv.Quote(backendBin)+`, "args": ["-asks"], "protocol": "2025-11-25"}]}`)
+	direct := transparencyRun(t, map[string]any{"sdk": "v2", "probes": "asks", "command": backendBin, "args": []string{"-asks"}})
+	// What the backend makes of the client's answers: they must come
+	// directly, or comparing proves nothing.
+	for feature, want := range map[string]string{
+		"tools/call sample":      `"text":"sampled answer"`,
+		"prompts/get ask":        `hello Ada (accept)`,
+		"resources/read sampled": `"text":"sampled answer"`,
+		"asked":                  `{"sampling":2,"elicitation":1}`,
+	} {
+		if !bytes.Contains(direct[feature], []byte(want)) {
+			t.Errorf("%s directly: %s, want it to hold %s", feature, direct[feature], want)
+		}
+	}
+	// The gateway declares capabilities of its own (list changes,
+	// completions) over testbackend's few: not what this test is about.
+	delete(direct, "capabilities")
+	g := startHTTP(t, cfg)
+	for _, transport := range []string{"stdio", "http"} {
+		plan := map[string]any{"sdk": "v2", "probes": "asks", "prefix": "tb."}
+		if transport == "http" {
+			plan["url"] = g.base + "/mcp"
+		} else {
+			plan["command"], plan["args"] = gatewayBin, []string{"--stdio", "--config", cfg}
+		}
+		compareFeatures(t, "asks", "v2", transport, direct, transparencyRun(t, plan))
 	}
 }
 

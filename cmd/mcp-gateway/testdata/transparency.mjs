@@ -7,12 +7,14 @@
 // Plan:
 //   {"sdk": "v1" | "v2", "command": "...", "args": [...], "env": {...},
 //    "url": "http://.../mcp", "prefix": "everything.",
-//    "probes": "everything" | "conformance"}
+//    "probes": "everything" | "conformance" | "asks"}
 // "v1" is @modelcontextprotocol/sdk's Client; "v2" is
 // @modelcontextprotocol/client's, with versionNegotiation {mode: "auto"}.
 // With url the client speaks Streamable HTTP to it, else stdio to command.
 // The probes are written for server-everything (npm, 2025-11-25) or for
-// go-sdk's conformance everything-server (which speaks 2026-07-28).
+// go-sdk's conformance everything-server (which speaks 2026-07-28), or
+// "asks": testbackend -asks (2025-11-25), whose tool, prompt and resource
+// ask the client mid-request.
 // Names the server gives are compared without the prefix (the gateway's
 // documented naming); the client adds it to the names it calls.
 // Output: {"features": {NAME: VALUE or {"error": {code, message}}}}
@@ -117,6 +119,7 @@ try {
 
 if (plan.sdk === "v2") features.protocolVersion = client.getNegotiatedProtocolVersion() ?? null;
 if (plan.probes === "conformance") await conformanceProbes();
+else if (plan.probes === "asks") await asksProbes();
 else await everythingProbes();
 features.instructions = (client.getInstructions?.() ?? null) !== null;
 features.capabilities = client.getServerCapabilities() ?? null;
@@ -291,4 +294,14 @@ async function conformanceProbes() {
   await probe("completion/complete", () =>
     client.complete({ ref: { type: "ref/prompt", name: prefix + "test_prompt_with_arguments" }, argument: { name: "arg1", value: "a" } }),
   );
+}
+
+// The probes of testbackend -asks: a tool, a prompt and a resource that
+// ask the client (sampling, elicitation) mid-request, and how many times
+// the client's handlers were asked.
+async function asksProbes() {
+  await probe("tools/call sample", () => call("sample", {}));
+  await probe("prompts/get ask", () => client.getPrompt({ name: prefix + "ask" }));
+  await probe("resources/read sampled", () => client.readResource({ uri: "test://sampled" }));
+  features.asked = { sampling: asked.sampling.length, elicitation: asked.elicitation.length };
 }
