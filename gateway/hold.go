@@ -41,6 +41,7 @@ type hold struct {
 	g      *Gateway
 	id     string
 	server string
+	method string // the held request's: a retry must be the same request
 
 	mu       sync.Mutex
 	cancel   backends.CancelFunc // the backend call's
@@ -163,7 +164,7 @@ func (s *session) holdOf(c *call, server string) *hold {
 	if s.calls[string(c.id)] != c {
 		return nil
 	}
-	h := &hold{g: s.f.g, id: rand.Text(), server: server, cancel: c.cancel, asks: make(map[string]*ask), to: &heldBy{s, c}}
+	h := &hold{g: s.f.g, id: rand.Text(), server: server, method: c.method, cancel: c.cancel, asks: make(map[string]*ask), to: &heldBy{s, c}}
 	c.hold = h
 	if c.owned { // the call's goroutine belongs to the hold now, not the session
 		c.owned = false
@@ -267,6 +268,9 @@ func (s *session) resume(c *call, params json.RawMessage, state string) {
 		if h = g.holds.get(id); h == nil {
 			err = errors.New("requestState names a call that has ended (its server answered, or nobody called again in time): call again")
 		}
+	}
+	if err == nil && h.method != c.method {
+		err = errors.New("requestState is of a " + h.method + " request, not of this " + c.method)
 	}
 	if err != nil {
 		s.respond(c, nil, errInvalidParams(err.Error()))

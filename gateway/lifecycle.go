@@ -114,7 +114,7 @@ func (s *session) initialize(id, params json.RawMessage) {
 		// Backends waiting for the client are told what it can do.
 		b.SetClientCapabilities(caps, false)
 	}
-	c, ok := s.claim(id, nil)
+	c, ok := s.claim(id, "initialize", nil)
 	if !ok {
 		return
 	}

@@ -30,7 +30,7 @@ type listen struct {
 
 // listen serves subscriptions/listen.
 func (s *session) listen(id, params json.RawMessage) {
-	c, ok := s.claim(id, &reqMeta{})
+	c, ok := s.claim(id, methodListen, &reqMeta{})
 	if !ok {
 		return
 	}

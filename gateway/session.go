@@ -119,6 +119,7 @@ type session struct {
 // call is one request in flight.
 type call struct {
 	id        json.RawMessage     // exactly as the client sent it
+	method    string              // the request's method
 	cancel    backends.CancelFunc // how to cancel it; set once started
 	server    string              // the backend a tools/call went to, if known when it started
 	tool      string              // the tool a tools/call called; set once started
@@ -260,7 +261,7 @@ func (s *session) serveRequest(m *inMsg) {
 			s.writeError(m.ID, err.(*jsonrpc.Error))
 			return
 		}
-		s.answer(m.ID, rm, json.RawMessage(`{}`))
+		s.answer(m.ID, method, rm, json.RawMessage(`{}`))
 	case "logging/setLevel":
 		s.startRequest(m, rm, f.setLevel)
 	case "resources/subscribe", "resources/unsubscribe":
@@ -306,7 +307,7 @@ func (s *session) flushBackends() {
 // claim records a request in flight. A request id already in flight is
 // answered with -32600 and not claimed: the call in flight keeps its id
 // and its entry.
-func (s *session) claim(id json.RawMessage, rm *reqMeta) (*call, bool) {
+func (s *session) claim(id json.RawMessage, method string, rm *reqMeta) (*call, bool) {
 	s.mu.Lock()
 	if _, dup := s.calls[string(id)]; dup || s.done {
 		s.mu.Unlock()
@@ -315,7 +316,7 @@ func (s *session) claim(id json.RawMessage, rm *reqMeta) (*call, bool) {
 		}
 		return nil, false
 	}
-	c := &call{id: id, span: s.pending}
+	c := &call{id: id, method: method, span: s.pending}
 	s.pending = nil
 	if rm != nil {
 		c.stateless, c.caps = true, rm.caps
@@ -326,8 +327,8 @@ func (s *session) claim(id json.RawMessage, rm *reqMeta) (*call, bool) {
 }
 
 // answer answers a request at once with result (no call in flight).
-func (s *session) answer(id json.RawMessage, rm *reqMeta, result json.RawMessage) {
-	c, ok := s.claim(id, rm)
+func (s *session) answer(id json.RawMessage, method string, rm *reqMeta, result json.RawMessage) {
+	c, ok := s.claim(id, method, rm)
 	if ok {
 		s.respond(c, result, nil)
 	}
@@ -340,7 +341,7 @@ func (s *session) answer(id json.RawMessage, rm *reqMeta, result json.RawMessage
 // Anything that may wait — the answer and meta tools, a name not in the
 // tables yet (the backends may still be starting) — runs in a goroutine.
 func (s *session) startToolCall(m *inMsg, rm *reqMeta) {
-	c, ok := s.claim(m.ID, rm)
+	c, ok := s.claim(m.ID, m.Method, rm)
 	if !ok {
 		return
 	}
@@ -397,7 +398,7 @@ func (s *session) startToolCall(m *inMsg, rm *reqMeta) {
 // startRequest serves a request other than tools/call in a goroutine of
 // its own: it may wait (for backends, for the client).
 func (s *session) startRequest(m *inMsg, rm *reqMeta, serve func(context.Context, json.RawMessage) (json.RawMessage, error)) {
-	c, ok := s.claim(m.ID, rm)
+	c, ok := s.claim(m.ID, m.Method, rm)
 	if !ok {
 		return
 	}
