@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
@@ -47,11 +48,13 @@ func callerOf(ctx context.Context) caller {
 }
 
 // forward sends a request (prompts/get, resources/read) to a backend for
-// the client ctx serves: with the capabilities a client of the stateless
-// era declared (the backend's requests meanwhile hold the request,
-// hold.go), and, for one of the handshake era, the backend's
-// input_required answered (backends.Fulfill).
+// the client ctx serves: with the client's _meta as a tools/call passes it
+// (forwardedMeta), the capabilities a client of the stateless era
+// declared (the backend's requests meanwhile hold the request, hold.go),
+// and, for one of the handshake era, the backend's input_required
+// answered (backends.Fulfill).
 func (f *front) forward(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
+	params = forwardedMeta(params)
 	cl := callerOf(ctx)
 	if cl.at != nil {
 		cl.at(server)
@@ -74,4 +77,49 @@ func (f *front) forward(ctx context.Context, server, method string, params json.
 		_ = wire.EachMember(extra, func(name string, v json.RawMessage) { again, _ = wire.SetMember(again, name, v) })
 		return b.Request(ctx, server, method, again, backends.CallOptions{})
 	})
+}
+
+// forwardedMeta returns params with the client's _meta as a backend is
+// given it, as backendOptions does for a tools/call: without the keys MCP
+// reserves (reservedMeta: they describe the client's session with the
+// gateway) and without progressToken (no progress is relayed for these
+// requests); without _meta when nothing is left. Params that are no
+// object are returned as they are.
+func forwardedMeta(params json.RawMessage) json.RawMessage {
+	meta := wire.Member(params, "_meta")
+	if meta == nil {
+		return params
+	}
+	kept, n, dropped := []byte{'{'}, 0, false
+	if wire.EachMember(meta, func(k string, v json.RawMessage) {
+		if k == "progressToken" || strings.HasPrefix(k, reservedMeta) {
+			dropped = true
+			return
+		}
+		if n > 0 {
+			kept = append(kept, ',')
+		}
+		n++
+		kept = append(append(append(kept, mustJSON(k)...), ':'), v...)
+	}) != nil || !dropped {
+		return params // not an object (checkParams answers it), or nothing to drop
+	}
+	out := []byte{'{'}
+	first := true
+	if wire.EachMember(params, func(k string, v json.RawMessage) {
+		if k == "_meta" {
+			if n == 0 {
+				return
+			}
+			v = append(kept, '}')
+		}
+		if !first {
+			out = append(out, ',')
+		}
+		first = false
+		out = append(append(append(out, mustJSON(k)...), ':'), v...)
+	}) != nil {
+		return params
+	}
+	return append(out, '}')
 }
