@@ -26,6 +26,9 @@ func (g *Gateway) handleBackendRequest(ctx context.Context, server, method strin
 		return nil, fmt.Errorf("no connected client supports %s", method)
 	}
 	g.log.Debug("forwarding backend request to client", "server", server, "method", method)
+	if during != nil && !during.stateless && !to.f.supports(method) {
+		return nil, errClientLacks(method)
+	}
 	if during != nil && during.stateless {
 		// A client of the stateless era is asked by an input_required
 		// answer to its call (hold.go).
@@ -58,9 +61,10 @@ func present(v json.RawMessage) bool {
 // the call in flight it serves (nil outside any call): a call to that
 // backend whose client can be asked — one of the handshake era that
 // declared the capability at initialize, or one of the stateless era whose
-// call declared it; else a call of the stateless era that did not declare
-// it (the request is refused, session.ask); else any session of the
-// handshake era that declared it. A backend's request carries no
+// call declared it; else a call whose client did not declare it (the
+// request is refused: it may carry that call's data, which no other
+// client may see); else, outside any call, any session of the handshake
+// era that declared it. A backend's request carries no
 // reference to the call it serves, so the call is found by the backend:
 // many clients calling the same backend at once cannot be told apart, and
 // the first found gets it.
@@ -82,7 +86,7 @@ func (g *Gateway) clientFor(server, method string) (*session, *call) {
 		case c == nil:
 		case old && !c.stateless || c.stateless && declares(c.caps, method):
 			return s, c
-		case c.stateless && lacking == nil:
+		case lacking == nil:
 			lacks, lacking = s, c
 		}
 		if old && fallback == nil {
@@ -90,9 +94,9 @@ func (g *Gateway) clientFor(server, method string) (*session, *call) {
 		}
 	}
 	if lacking != nil {
-		// The request serves a call of the stateless era that did not
-		// declare what it needs: it is refused (session.ask), not shown
-		// to a client whose call it is not.
+		// The request serves a call whose client did not declare what
+		// it needs: it is refused (handleBackendRequest), never shown to
+		// a client whose call it is not — another session's data.
 		return lacks, lacking
 	}
 	return fallback, nil

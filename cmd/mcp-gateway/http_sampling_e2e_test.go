@@ -50,3 +50,27 @@ func TestHTTPSamplingGoesToTheCaller(t *testing.T) {
 		t.Errorf("sampling requests per session: %d, %d; want 3, 4", asked[0].Load(), asked[1].Load())
 	}
 }
+
+// TestHTTPSamplingNeverGoesToAnotherSession: a backend's sampling request
+// during the call of a session that did not declare sampling is refused
+// (-32600 to the backend), not put to another session that declared it:
+// the request may carry the calling session's data.
+func TestHTTPSamplingNeverGoesToAnotherSession(t *testing.T) {
+	g := startHTTP(t, httpConfig(t, nil, tb("tb", "-asks")))
+	var asked atomic.Int32
+	goClient(t, &mcp.StreamableClientTransport{Endpoint: g.base + "/mcp"}, "samples", &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			asked.Add(1)
+			return &mcp.CreateMessageResult{Model: "other", Role: "assistant", Content: &mcp.TextContent{Text: "other session's answer"}}, nil
+		},
+	})
+	caller := goClient(t, &mcp.StreamableClientTransport{Endpoint: g.base + "/mcp"}, "no-sampling", nil)
+	got := callEcho(t, caller, "tb.sample", map[string]any{})
+	e, _ := got["error"].(map[string]any)
+	if code, _ := e["code"].(float64); code != -32600 {
+		t.Errorf("the backend's sampling request got %v, want the -32600 refusal", got)
+	}
+	if n := asked.Load(); n != 0 {
+		t.Errorf("the other session was asked %d times", n)
+	}
+}
