@@ -3,6 +3,7 @@ package safetext
 import (
 	"regexp"
 	"strings"
+	"unicode"
 )
 
 // Secrets are recognised here by their shape, whatever they are called
@@ -40,6 +41,17 @@ var (
 	assignPattern = regexp.MustCompile(`([A-Za-z0-9_.-]+)=((?i:bearer|basic|token|digest|negotiate)\s+)?([^\s"'&,;<>]+)`)
 	// memberPattern finds a JSON member with a string value.
 	memberPattern = regexp.MustCompile(`"([A-Za-z0-9_.-]+)"\s*:\s*"((?:[^"\\]|\\.)*)"`)
+
+	// The table of shapes is strict because it runs over tool results,
+	// where a word taken out is a result changed. What Mask shows —
+	// the configuration, status, a backend's stderr, an upstream API's
+	// error, which reach logs and clients' error data — loses nothing
+	// worth keeping to a mask, so Mask also masks the looser forms of the
+	// same secrets: the credential after bearer or basic in any case and
+	// spacing, from 6 characters (all letters only from 20: "Bearer
+	// authentication" is prose), and the token forms from 20 characters.
+	looseCred = regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)([A-Za-z0-9._~+/=*-]{6,})`)
+	looseKey  = regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}|\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)
 )
 
 // Mask returns s with each secret it recognises replaced by mask:
@@ -58,7 +70,7 @@ var (
 //
 // Text without any of these is returned as it is, without a copy.
 func Mask(s, mask string) string {
-	s = maskShapes(s, mask)
+	s = maskLoose(maskShapes(s, mask), mask)
 	if !strings.Contains(s, "://") && !strings.ContainsAny(s, "=\"") {
 		return s // nothing a name or a URL shows
 	}
@@ -85,6 +97,45 @@ func maskShapes(s, mask string) string {
 		return s
 	}
 	return string(out)
+}
+
+// maskLoose masks the looser forms of secrets (looseCred, looseKey).
+func maskLoose(s, mask string) string {
+	if strings.Contains(s, "gh") || strings.Contains(s, "eyJ") {
+		s = looseKey.ReplaceAllLiteralString(s, mask)
+	}
+	if !hasAuthScheme(s) {
+		return s
+	}
+	return looseCred.ReplaceAllStringFunc(s, func(m string) string {
+		sub := looseCred.FindStringSubmatch(m)
+		if cred := sub[3]; len(cred) < 20 && strings.IndexFunc(cred, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 {
+			return m // a word: "Bearer authentication", "basic usage"
+		}
+		return sub[1] + sub[2] + mask
+	})
+}
+
+// hasAuthScheme reports whether s holds "bearer" or "basic" in any case,
+// in one pass that copies nothing (most lines hold neither).
+func hasAuthScheme(s string) bool {
+	foldedAt := func(i int, lower string) bool {
+		if len(s)-i < len(lower) {
+			return false
+		}
+		for k := range len(lower) {
+			if s[i+k]|0x20 != lower[k] {
+				return false
+			}
+		}
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i]|0x20 == 'b' && (foldedAt(i+1, "earer") || foldedAt(i+1, "asic")) {
+			return true
+		}
+	}
+	return false
 }
 
 // maskNamed masks, in text without URLs, the values a name shows secret.
