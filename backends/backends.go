@@ -22,10 +22,10 @@ package backends
 import (
 	"context"
 	"encoding/json"
-	"github.com/mcp-gateway/mcp-gateway/backends/internal/oauth"
 	"log/slog"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/oauth"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"

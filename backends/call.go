@@ -6,10 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcp-gateway/mcp-gateway/backends/internal/rpcconn"
 	"sync"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/rpcconn"
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/trust"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 )

@@ -32,7 +32,7 @@ func (b *backend) newConn(w io.WriteCloser, pipe rpcconn.PipeCap) *conn {
 	c := &conn{level: b.m.level}
 	h := b.hooks()
 	h.Stamp = c.stamp
-	c.Conn = rpcconn.New(w, rpcconn.Options{Server: b.cfg.Name, Log: b.log, Pipe: pipe, Hooks: h})
+	c.Conn = rpcconn.New(w, rpcconn.Options{Log: b.log, Pipe: pipe, Hooks: h})
 	return c
 }
 

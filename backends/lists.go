@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcp-gateway/mcp-gateway/backends/internal/rpcconn"
 	"log/slog"
 	"path"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/rpcconn"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"
 )

@@ -3,9 +3,9 @@ package backends
 import (
 	"context"
 	"errors"
-	"github.com/mcp-gateway/mcp-gateway/backends/internal/oauth"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/oauth"
 	"github.com/mcp-gateway/mcp-gateway/config"
 )
 

@@ -6,9 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcp-gateway/mcp-gateway/backends/internal/oauth"
-	"github.com/mcp-gateway/mcp-gateway/backends/internal/rpcconn"
-	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"log/slog"
 	"os"
 	"strconv"
@@ -16,9 +13,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/oauth"
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/rpcconn"
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/trust"
 	"github.com/mcp-gateway/mcp-gateway/backends/ratelimit"
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )

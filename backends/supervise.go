@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcp-gateway/mcp-gateway/backends/internal/oauth"
-	"github.com/mcp-gateway/mcp-gateway/backends/internal/rpcconn"
 	"io/fs"
 	"log/slog"
 	"maps"
@@ -18,7 +16,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/oauth"
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/rpcconn"
 	"github.com/mcp-gateway/mcp-gateway/backends/ratelimit"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"

@@ -2,13 +2,13 @@ package backends
 
 import (
 	"context"
-	"github.com/mcp-gateway/mcp-gateway/backends/internal/remote"
-	"github.com/mcp-gateway/mcp-gateway/backends/internal/rpcconn"
 	"io"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/remote"
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/rpcconn"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"
 )

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcp-gateway/mcp-gateway/backends/internal/oauth"
 	"io"
 	"log/slog"
 	"mime"
@@ -20,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/oauth"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"
 )

@@ -39,7 +39,8 @@ var ErrTimeout = errors.New("call timed out")
 type Hooks struct {
 	// Notify receives every notification except notifications/progress and
 	// notifications/cancelled, which the Conn handles itself. It runs in the
-	// read loop and must not block.
+	// read loop and must not block; params point into the read buffer and
+	// are valid only during the call.
 	Notify func(method string, params json.RawMessage)
 	// Request answers a server-to-client request (nil: -32601). A
 	// *jsonrpc.Error keeps its code; any other error is -32603.
@@ -54,8 +55,7 @@ type Hooks struct {
 
 // Options configure a Conn.
 type Options struct {
-	Server string       // the backend's name, for errors
-	Log    *slog.Logger // the backend's logger
+	Log *slog.Logger // the backend's logger
 	// Pipe is the capacity of the pipe the Conn writes to (PipeCapacity),
 	// the bound of inline writes (connwrite.go). The zero PipeCap is for a
 	// writer whose Write only queues: every write may be inline.
@@ -70,9 +70,8 @@ type Options struct {
 // owner decides why the session ended and calls Shutdown, which fails every
 // pending call with that error. Calls never outlive Shutdown.
 type Conn struct {
-	server string
-	log    *slog.Logger
-	hooks  Hooks
+	log   *slog.Logger
+	hooks Hooks
 
 	w io.WriteCloser // the child's stdin, or a remote transport (internal/remote)
 
@@ -171,7 +170,6 @@ func New(w io.WriteCloser, o Options) *Conn {
 		pipeBytes: o.Pipe.bytes,
 		pipePage:  o.Pipe.page,
 		pipeSlots: o.Pipe.slots,
-		server:    o.Server,
 		log:       log,
 		hooks:     o.Hooks,
 		w:         w,

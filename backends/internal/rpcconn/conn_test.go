@@ -30,7 +30,7 @@ func newPeer(t *testing.T, h Hooks) *peer {
 	t.Helper()
 	cr, pw := io.Pipe() // the Conn's stdout
 	pr, cw := io.Pipe() // the Conn's stdin
-	c := New(cw, Options{Server: "tb", Hooks: h})
+	c := New(cw, Options{Hooks: h})
 	go c.ReadLoop(cr)
 	p := &peer{t: t, c: c, in: bufio.NewReader(pr), out: pw, toEnd: []io.Closer{pw, pr, cw}}
 	t.Cleanup(func() {

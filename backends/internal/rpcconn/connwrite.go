@@ -84,8 +84,10 @@ func (c *Conn) sendReply(msg []byte) {
 	c.send(msg, nil, false)
 }
 
-// FlushHeld writes the requests Start held back (CallOptions.Batch), all
-// in one write: inline if it fits, else through the writer goroutine.
+// FlushHeld writes what was held back, all in one write: the requests
+// Start held (CallOptions.Batch) and every message sent after them, which
+// waits behind them so as not to overtake them (a cancellation, a reply).
+// It writes inline if that fits, else through the writer goroutine.
 func (c *Conn) FlushHeld() {
 	c.wmu.Lock()
 	if len(c.held) == 0 {
