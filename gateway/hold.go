@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,7 +42,8 @@ type hold struct {
 	g      *Gateway
 	id     string
 	server string
-	method string // the held request's: a retry must be the same request
+	method string // the held request's method and name: a retry must be
+	name   string // the same request
 
 	mu       sync.Mutex
 	cancel   backends.CancelFunc // the backend call's
@@ -164,7 +166,7 @@ func (s *session) holdOf(c *call, server string) *hold {
 	if s.calls[string(c.id)] != c {
 		return nil
 	}
-	h := &hold{g: s.f.g, id: rand.Text(), server: server, method: c.method, cancel: c.cancel, asks: make(map[string]*ask), to: &heldBy{s, c}}
+	h := &hold{g: s.f.g, id: rand.Text(), server: server, method: c.method, name: c.name, cancel: c.cancel, asks: make(map[string]*ask), to: &heldBy{s, c}}
 	c.hold = h
 	if c.owned { // the call's goroutine belongs to the hold now, not the session
 		c.owned = false
@@ -269,8 +271,8 @@ func (s *session) resume(c *call, params json.RawMessage, state string) {
 			err = errors.New("requestState names a call that has ended (its server answered, or nobody called again in time): call again")
 		}
 	}
-	if err == nil && h.method != c.method {
-		err = errors.New("requestState is of a " + h.method + " request, not of this " + c.method)
+	if err == nil && (h.method != c.method || h.name != c.name) {
+		err = fmt.Errorf("requestState is of a %s of %q, not of this %s of %q", h.method, h.name, c.method, c.name)
 	}
 	if err != nil {
 		s.respond(c, nil, errInvalidParams(err.Error()))

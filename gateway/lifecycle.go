@@ -80,7 +80,8 @@ const ownCapabilities = `{"completions":{},"logging":{},"prompts":{"listChanged"
 // the backends answered to theirs (initialize.go). The backends waiting
 // for the client (stdio) are told its capabilities first, and a backend
 // never seen before is waited for, briefly (waitFirstStarts).
-func (s *session) initialize(id, params json.RawMessage) {
+func (s *session) initialize(m *inMsg) {
+	id, params := m.ID, m.Params
 	f := s.f
 	var p struct {
 		ProtocolVersion string              `json:"protocolVersion"`
@@ -114,7 +115,7 @@ func (s *session) initialize(id, params json.RawMessage) {
 		// Backends waiting for the client are told what it can do.
 		b.SetClientCapabilities(caps, false)
 	}
-	c, ok := s.claim(id, "initialize", nil)
+	c, ok := s.claim(m, nil)
 	if !ok {
 		return
 	}

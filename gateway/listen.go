@@ -29,8 +29,9 @@ type listen struct {
 }
 
 // listen serves subscriptions/listen.
-func (s *session) listen(id, params json.RawMessage) {
-	c, ok := s.claim(id, methodListen, &reqMeta{})
+func (s *session) listen(m *inMsg) {
+	params := m.Params
+	c, ok := s.claim(m, &reqMeta{})
 	if !ok {
 		return
 	}

@@ -120,6 +120,7 @@ type session struct {
 type call struct {
 	id        json.RawMessage     // exactly as the client sent it
 	method    string              // the request's method
+	name      string              // what its Mcp-Name header carries (inMsg.name): a tool's, a prompt's, a URI
 	cancel    backends.CancelFunc // how to cancel it; set once started
 	server    string              // the backend a tools/call went to, if known when it started
 	tool      string              // the tool a tools/call called; set once started
@@ -255,13 +256,13 @@ func (s *session) serveRequest(m *inMsg) {
 	}
 	switch method {
 	case "initialize":
-		s.initialize(m.ID, m.Params)
+		s.initialize(m)
 	case "ping":
 		if err := checkParams(m.Params); err != nil {
 			s.writeError(m.ID, err.(*jsonrpc.Error))
 			return
 		}
-		s.answer(m.ID, method, rm, json.RawMessage(`{}`))
+		s.answer(m, rm, json.RawMessage(`{}`))
 	case "logging/setLevel":
 		s.startRequest(m, rm, f.setLevel)
 	case "resources/subscribe", "resources/unsubscribe":
@@ -271,7 +272,7 @@ func (s *session) serveRequest(m *inMsg) {
 	case methodDiscover:
 		s.startRequest(m, rm, f.discover)
 	case methodListen:
-		s.listen(m.ID, m.Params)
+		s.listen(m)
 	case "tools/call":
 		s.startToolCall(m, rm)
 	case methodComplete:
@@ -307,7 +308,8 @@ func (s *session) flushBackends() {
 // claim records a request in flight. A request id already in flight is
 // answered with -32600 and not claimed: the call in flight keeps its id
 // and its entry.
-func (s *session) claim(id json.RawMessage, method string, rm *reqMeta) (*call, bool) {
+func (s *session) claim(m *inMsg, rm *reqMeta) (*call, bool) {
+	id := m.ID
 	s.mu.Lock()
 	if _, dup := s.calls[string(id)]; dup || s.done {
 		s.mu.Unlock()
@@ -316,7 +318,7 @@ func (s *session) claim(id json.RawMessage, method string, rm *reqMeta) (*call, 
 		}
 		return nil, false
 	}
-	c := &call{id: id, method: method, span: s.pending}
+	c := &call{id: id, method: m.Method, name: m.name, span: s.pending}
 	s.pending = nil
 	if rm != nil {
 		c.stateless, c.caps = true, rm.caps
@@ -327,8 +329,8 @@ func (s *session) claim(id json.RawMessage, method string, rm *reqMeta) (*call, 
 }
 
 // answer answers a request at once with result (no call in flight).
-func (s *session) answer(id json.RawMessage, method string, rm *reqMeta, result json.RawMessage) {
-	c, ok := s.claim(id, method, rm)
+func (s *session) answer(m *inMsg, rm *reqMeta, result json.RawMessage) {
+	c, ok := s.claim(m, rm)
 	if ok {
 		s.respond(c, result, nil)
 	}
@@ -341,7 +343,7 @@ func (s *session) answer(id json.RawMessage, method string, rm *reqMeta, result 
 // Anything that may wait — the answer and meta tools, a name not in the
 // tables yet (the backends may still be starting) — runs in a goroutine.
 func (s *session) startToolCall(m *inMsg, rm *reqMeta) {
-	c, ok := s.claim(m.ID, m.Method, rm)
+	c, ok := s.claim(m, rm)
 	if !ok {
 		return
 	}
@@ -398,7 +400,7 @@ func (s *session) startToolCall(m *inMsg, rm *reqMeta) {
 // startRequest serves a request other than tools/call in a goroutine of
 // its own: it may wait (for backends, for the client).
 func (s *session) startRequest(m *inMsg, rm *reqMeta, serve func(context.Context, json.RawMessage) (json.RawMessage, error)) {
-	c, ok := s.claim(m.ID, m.Method, rm)
+	c, ok := s.claim(m, rm)
 	if !ok {
 		return
 	}
