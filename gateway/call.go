@@ -243,6 +243,14 @@ func (g *Gateway) notReady(states ...backends.State) map[string]bool {
 // not the backend's, and is never forwarded.
 const reservedMeta = "io.modelcontextprotocol/"
 
+// forwardsMeta reports whether a key of a client request's _meta goes to
+// the backend as the client wrote it: not a reserved key, nor the
+// progressToken, which the gateway sets itself (the backends package puts
+// its own on a call and relays the progress under the client's).
+func forwardsMeta(key string) bool {
+	return key != "progressToken" && !strings.HasPrefix(key, reservedMeta)
+}
+
 // callBackend forwards one tools/call to its backend and waits for it.
 func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc toolCall, notify func(*mcp.ProgressNotificationParams)) (json.RawMessage, error) {
 	opts, err := backendOptions(tc, notify)
@@ -363,13 +371,9 @@ func backendOptions(tc toolCall, notify func(*mcp.ProgressNotificationParams)) (
 	if a := bytes.TrimSpace(tc.args); len(a) > 0 && a[0] != '{' && string(a) != "null" {
 		return opts, errInvalidParams("arguments must be a JSON object")
 	}
-	var token json.RawMessage
+	token := tc.meta["progressToken"]
 	for k, v := range tc.meta {
-		switch {
-		case k == "progressToken":
-			token = v
-		case strings.HasPrefix(k, reservedMeta):
-		default:
+		if forwardsMeta(k) {
 			if opts.Meta == nil {
 				opts.Meta = make(map[string]any, len(tc.meta))
 			}

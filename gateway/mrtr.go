@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"strings"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
@@ -80,46 +79,29 @@ func (f *front) forward(ctx context.Context, server, method string, params json.
 }
 
 // forwardedMeta returns params with the client's _meta as a backend is
-// given it, as backendOptions does for a tools/call: without the keys MCP
-// reserves (reservedMeta: they describe the client's session with the
-// gateway) and without progressToken (no progress is relayed for these
-// requests); without _meta when nothing is left. Params that are no
-// object are returned as they are.
+// given it, as backendOptions does for a tools/call: only the keys
+// forwardsMeta passes; without _meta when none is left. Params that are no
+// object are returned as they are (checkParams answers them).
 func forwardedMeta(params json.RawMessage) json.RawMessage {
 	meta := wire.Member(params, "_meta")
 	if meta == nil {
 		return params
 	}
-	kept, n, dropped := []byte{'{'}, 0, false
+	kept, dropped := json.RawMessage(`{}`), false
 	if wire.EachMember(meta, func(k string, v json.RawMessage) {
-		if k == "progressToken" || strings.HasPrefix(k, reservedMeta) {
+		if !forwardsMeta(k) {
 			dropped = true
 			return
 		}
-		if n > 0 {
-			kept = append(kept, ',')
-		}
-		n++
-		kept = append(append(append(kept, mustJSON(k)...), ':'), v...)
+		kept, _ = wire.SetMember(kept, k, v)
 	}) != nil || !dropped {
-		return params // not an object (checkParams answers it), or nothing to drop
-	}
-	out := []byte{'{'}
-	first := true
-	if wire.EachMember(params, func(k string, v json.RawMessage) {
-		if k == "_meta" {
-			if n == 0 {
-				return
-			}
-			v = append(kept, '}')
-		}
-		if !first {
-			out = append(out, ',')
-		}
-		first = false
-		out = append(append(append(out, mustJSON(k)...), ':'), v...)
-	}) != nil {
 		return params
 	}
-	return append(out, '}')
+	if string(kept) == "{}" {
+		kept = nil // removes the member
+	}
+	if out, err := wire.SetMember(params, "_meta", kept); err == nil {
+		return out
+	}
+	return params
 }
