@@ -272,6 +272,9 @@ func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc to
 		span, meta = f.g.backendSpan(ctx, "tools/call", r.server, r.own)
 		opts.Meta = withTraceMeta(opts.Meta, meta)
 	}
+	if f.unaskable {
+		defer f.g.callingUnaskable(r.server)()
+	}
 	start := time.Now()
 	raw, err := f.g.opts.Backends.CallTool(ctx, r.server, r.own, tc.args, opts)
 	if span != nil {

@@ -7,14 +7,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // handleBackendRequest forwards a backend's server-to-client request
 // (sampling, elicitation, roots) to the client whose call the backend is
-// serving (clientFor): a client that declared the capability and has a
-// call to that backend in flight; failing that, any client that declared
-// it. The request and the client's answer pass unchanged (outgoing.go).
-// It is the backends.Hooks.Request hook.
+// serving: a session's call to that backend in flight (clientFor), else
+// a held call of that backend waiting for its client's retry (hold.go).
+// During a call whose client did not declare the capability, or whose
+// caller cannot be asked (REST), it is refused (-32600): it may carry that
+// caller's data, which no other client may see. Only a request outside
+// any call goes to any client that declared the capability. The request
+// and the client's answer pass unchanged (outgoing.go). It is the
+// backends.Hooks.Request hook.
 func (g *Gateway) handleBackendRequest(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
 	switch method {
 	case "sampling/createMessage", "elicitation/create", "roots/list":
@@ -22,6 +28,18 @@ func (g *Gateway) handleBackendRequest(ctx context.Context, server, method strin
 		return nil, fmt.Errorf("method %s is not forwarded", method)
 	}
 	to, during := g.clientFor(server, method)
+	if during == nil {
+		// No call to server that a session serves: the request may be
+		// for a held call whose client has not called again yet, or for
+		// a caller that cannot be asked; only a request outside any
+		// call goes to any client that declared the capability.
+		if h := g.holds.waitingOn(server); h != nil {
+			return h.ask(ctx, method, params)
+		}
+		if g.callsUnaskable(server) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "the caller cannot be asked for " + method + " (a REST call)"}
+		}
+	}
 	if to == nil {
 		return nil, fmt.Errorf("no connected client supports %s", method)
 	}
@@ -39,6 +57,32 @@ func (g *Gateway) handleBackendRequest(ctx context.Context, server, method strin
 		id = during.id
 	}
 	return to.request(ctx, id, method, params)
+}
+
+// callingUnaskable records a backend call to server in flight for a
+// caller that cannot be asked (front.unaskable); the returned func ends it.
+func (g *Gateway) callingUnaskable(server string) (done func()) {
+	g.mu.Lock()
+	if g.unaskable == nil {
+		g.unaskable = make(map[string]int)
+	}
+	g.unaskable[server]++
+	g.mu.Unlock()
+	return func() {
+		g.mu.Lock()
+		if g.unaskable[server]--; g.unaskable[server] == 0 {
+			delete(g.unaskable, server)
+		}
+		g.mu.Unlock()
+	}
+}
+
+// callsUnaskable reports whether a call to server for a caller that cannot
+// be asked is in flight.
+func (g *Gateway) callsUnaskable(server string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.unaskable[server] > 0
 }
 
 // supports reports whether the client declared the capability a

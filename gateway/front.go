@@ -23,6 +23,9 @@ type front struct {
 	stream clientStream // the client's connection, if served; guarded by g.mu
 	sess   *session     // its session, if served; guarded by g.mu
 	pipe   bool         // the client is on a pipe (stdio), for traces
+	// unaskable: the caller cannot be asked anything (Call); a backend's
+	// request during its calls is refused (client_requests.go).
+	unaskable bool
 
 	// syncMu serialises sync, so that tables and routes change together.
 	syncMu sync.Mutex

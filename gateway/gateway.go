@@ -81,6 +81,9 @@ type Gateway struct {
 
 	mu     sync.Mutex
 	fronts map[*front]bool
+	// unaskable counts, by server, the backend calls in flight for callers
+	// that cannot be asked anything (Call: REST, mcp-gateway call).
+	unaskable map[string]int
 
 	logs  *ratelimit.Keyed // backends' log messages forwarded to clients
 	tasks taskOwners       // the tasks stateless HTTP requests created (tasks.go)

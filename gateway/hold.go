@@ -42,8 +42,9 @@ type hold struct {
 	g      *Gateway
 	id     string
 	server string
-	method string // the held request's method and name: a retry must be
-	name   string // the same request
+	method string          // the held request's method and name: a retry must be
+	name   string          // the same request
+	caps   json.RawMessage // the capabilities the held request declared
 
 	mu       sync.Mutex
 	cancel   backends.CancelFunc // the backend call's
@@ -90,6 +91,23 @@ func (hs *holds) put(h *hold) {
 	hs.m[h.id] = h
 }
 
+// waitingOn returns a hold of server whose backend call is in flight: a
+// request of that backend may be for it, though its client's request
+// was answered input_required and the retry has not come yet.
+func (hs *holds) waitingOn(server string) *hold {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	for _, h := range hs.m {
+		h.mu.Lock()
+		waiting := h.server == server && !h.finished
+		h.mu.Unlock()
+		if waiting {
+			return h
+		}
+	}
+	return nil
+}
+
 func (hs *holds) drop(h *hold) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
@@ -134,6 +152,17 @@ func (s *session) ask(ctx context.Context, c *call, server, method string, param
 	if h == nil {
 		return nil, errors.New("the call ended before the server's request")
 	}
+	return h.ask(ctx, method, params)
+}
+
+// ask puts a backend's request to the client of the held call: in the
+// input_required answer to the client request attached now, or to the
+// one that calls again. It returns the client's answer, or an error when
+// the hold ends first.
+func (h *hold) ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if !declares(h.caps, method) {
+		return nil, errClientLacks(method)
+	}
 	a := &ask{method: method, params: params, reply: make(chan outReply, 1)}
 	h.mu.Lock()
 	h.next++
@@ -166,7 +195,7 @@ func (s *session) holdOf(c *call, server string) *hold {
 	if s.calls[string(c.id)] != c {
 		return nil
 	}
-	h := &hold{g: s.f.g, id: rand.Text(), server: server, method: c.method, name: c.name, cancel: c.cancel, asks: make(map[string]*ask), to: &heldBy{s, c}}
+	h := &hold{g: s.f.g, id: rand.Text(), server: server, method: c.method, name: c.name, caps: c.caps, cancel: c.cancel, asks: make(map[string]*ask), to: &heldBy{s, c}}
 	c.hold = h
 	if c.owned { // the call's goroutine belongs to the hold now, not the session
 		c.owned = false

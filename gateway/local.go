@@ -85,6 +85,7 @@ func (g *Gateway) ToolsFor(ctx context.Context) []ToolInfo {
 func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 	f := g.newFront()
 	defer g.dropFront(f)
+	f.unaskable = true
 	f.setCaller(ctx)
 	f.client = clientOf(ctx)
 	f.settle(ctx)

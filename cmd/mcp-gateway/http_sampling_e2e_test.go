@@ -52,9 +52,10 @@ func TestHTTPSamplingGoesToTheCaller(t *testing.T) {
 }
 
 // TestHTTPSamplingNeverGoesToAnotherSession: a backend's sampling request
-// during the call of a session that did not declare sampling is refused
-// (-32600 to the backend), not put to another session that declared it:
-// the request may carry the calling session's data.
+// during the call of a session that did not declare sampling, or of a REST
+// caller (which cannot be asked anything), is refused (-32600 to the
+// backend), not put to another session that declared it: the request may
+// carry the caller's data.
 func TestHTTPSamplingNeverGoesToAnotherSession(t *testing.T) {
 	g := startHTTP(t, httpConfig(t, nil, tb("tb", "-asks")))
 	var asked atomic.Int32
@@ -69,6 +70,15 @@ func TestHTTPSamplingNeverGoesToAnotherSession(t *testing.T) {
 	e, _ := got["error"].(map[string]any)
 	if code, _ := e["code"].(float64); code != -32600 {
 		t.Errorf("the backend's sampling request got %v, want the -32600 refusal", got)
+	}
+	// The tool's result says what its sampling request got; REST
+	// answers a result that is an error with its details.
+	_, rest := restCall(t, g.base, `{"name":"tb.sample","arguments":{}}`)
+	res, _ := rest.Error.Details["result"].(map[string]any)
+	sc, _ := res["structuredContent"].(map[string]any)
+	e, _ = sc["error"].(map[string]any)
+	if code, _ := e["code"].(float64); code != -32600 {
+		t.Errorf("REST call: %+v: the backend's sampling request was not refused", rest.Error)
 	}
 	if n := asked.Load(); n != 0 {
 		t.Errorf("the other session was asked %d times", n)
