@@ -33,9 +33,9 @@ func headerError(msg string) *jsonrpc.Error {
 // checkHeaders checks a message of a POST against its headers: a request
 // that names a version of the stateless era in _meta, or in the header,
 // must name the same in both; with the header of that era, the method and
-// name headers must match the body. params is what lookup finds for a
-// tools/call's tool: its input schema, whose x-mcp-header properties are
-// checked against their Mcp-Param headers.
+// name headers must match the body. schema finds a tools/call's tool's
+// input schema, whose x-mcp-header properties are checked against their
+// Mcp-Param headers.
 func checkHeaders(h http.Header, m *inMsg, schema func(tool string) json.RawMessage) *jsonrpc.Error {
 	hv := h.Get(headerVersion)
 	if m.IsCall() {

@@ -282,7 +282,14 @@ func (h *hold) finish(result json.RawMessage, err error) {
 // deliver answers the request with a held call's outcome.
 func (b *heldBy) deliver(result json.RawMessage, err error) {
 	if err != nil {
-		b.s.respond(b.c, nil, rpcError(err, kindTool, b.c.tool, b.s.f.g.opts.Config.Server.Debug))
+		kind := kindTool
+		switch b.c.method {
+		case "prompts/get":
+			kind = kindPrompt
+		case "resources/read":
+			kind = kindResource
+		}
+		b.s.respond(b.c, nil, rpcError(err, kind, b.c.name, b.s.f.g.opts.Config.Server.Debug))
 		return
 	}
 	b.s.respond(b.c, result, nil)

@@ -14,7 +14,11 @@ import (
 // the call path: the envelope, and of a request its params' members, its
 // _meta, the version that names its era, and the name Mcp-Name carries.
 // The front's checks, the session and the call path are given the decoded
-// message, never the bytes, so none of them decodes it again.
+// message, never the bytes: none of them decodes the envelope again, and
+// what is carried is read from it. Members nobody carries (a prompt's
+// arguments, an initialize's protocolVersion) are read from the params
+// where they are needed; the legacy SSE transport (2024-11-05) is go-sdk's,
+// which decodes the body itself.
 
 // inMsg is one message from a client, decoded (readMsg). Its raw members
 // point into the bytes it was read from.
