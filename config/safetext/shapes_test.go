@@ -69,6 +69,9 @@ func TestMaskShapesLeavesText(t *testing.T) {
 		"Use Bearer authentication with your token.",
 		"Basic usage: run the tool. Basic authentication is supported.",
 		"Install scikit-learn; the task-sk-1 desk-top; sk-short",
+		// Words that hold sk- within them (an sk- key is masked from 6
+		// characters on, but only where it starts a word).
+		"task-management, risk-assessment-v2, flask-sqlalchemy, ask-anything, disk-usage-report, sk-learn",
 		"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
 		"-----BEGIN PUBLIC KEY-----",
 		"AKIA is the prefix of AWS access key ids; AKIAshort",
