@@ -802,18 +802,27 @@ func initRawCaps(t *testing.T, g *httpGW, caps string) string {
 // initRawURL is initRawCaps at the Streamable HTTP endpoint u.
 func initRawURL(t *testing.T, u, caps string) string {
 	t.Helper()
+	sid, status := initRawStatus(t, u, caps)
+	if status != http.StatusAccepted {
+		t.Fatalf("initialized: %d", status)
+	}
+	return sid
+}
+
+// initRawStatus initializes a session at u and returns its id and the
+// status of the POST of notifications/initialized (404 when the session
+// expired before it came).
+func initRawStatus(t *testing.T, u, caps string) (sid string, status int) {
+	t.Helper()
 	resp := postMCP(t, u, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"raw","version":"1"}}}`, nil)
-	sid := resp.Header.Get("Mcp-Session-Id")
+	sid = resp.Header.Get("Mcp-Session-Id")
 	// One JSON response if answered within primeAfter, else an event
 	// stream.
 	if body, err := io.ReadAll(resp.Body); err != nil || !strings.Contains(string(body), `"serverInfo"`) {
 		t.Fatalf("initialize: %s %q, %v", resp.Header.Get("Content-Type"), body, err)
 	}
 	resp.Body.Close()
-	if r := postMCP(t, u, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil); r.StatusCode != http.StatusAccepted {
-		t.Fatalf("initialized: %d", r.StatusCode)
-	}
-	return sid
+	return sid, postMCP(t, u, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil).StatusCode
 }
 
 // TestHTTPResumeWithLastEventID: a client that loses a call's stream
@@ -851,18 +860,47 @@ func TestHTTPResumeWithLastEventID(t *testing.T) {
 // TestHTTPIdleSessionsExpire: with gateway.http.session_idle_timeout_ms, a
 // call that lasts longer than the timeout keeps its session (a call in
 // flight is not idle); once idle, the session ends and its id gets 404.
+//
+// The session is idle between the client's requests too: a client slower
+// than the timeout there (a test process with both cores busy) loses its
+// session before its next request, as it should, and gets 404 for it; the
+// test then starts over with a new session. A call the session accepted
+// must get its result: its stream ending without one is the failure.
 func TestHTTPIdleSessionsExpire(t *testing.T) {
 	g := startHTTP(t, httpConfig(t, map[string]any{"http": map[string]any{"session_idle_timeout_ms": 300}}, tb("tb")))
-	cs := goClient(t, &mcp.StreamableClientTransport{Endpoint: g.base + "/mcp", DisableStandaloneSSE: true}, "idle", nil)
-	ctx, cancel := context.WithTimeout(context.Background(), testutil.DefaultTimeout)
-	defer cancel()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tb.progress", Arguments: map[string]any{"steps": 5, "ms": 200}})
-	if err != nil || res.IsError {
-		t.Fatalf("a call of 1 s with a 300 ms idle timeout: %v %v", err, res)
-	}
+	var sid string
+	testutil.WaitFor(t, testutil.DefaultTimeout, "a session that reaches its call before it is idle for 300 ms", func() bool {
+		var status int
+		if sid, status = initRawStatus(t, g.base+"/mcp", `{}`); status == http.StatusNotFound {
+			t.Logf("session %s expired before notifications/initialized came: starting over", sid)
+			return false
+		} else if status != http.StatusAccepted {
+			t.Fatalf("initialized: %d", status)
+		}
+		call := postMCP(t, g.base+"/mcp", sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tb.progress","arguments":{"steps":5,"ms":200}}}`, nil)
+		defer call.Body.Close()
+		if call.StatusCode == http.StatusNotFound {
+			t.Logf("session %s expired before its call came: starting over", sid)
+			return false
+		}
+		// The answer: one JSON response, or the last event of an event
+		// stream (readEventsTo fails the test if the stream ends first).
+		var res string
+		if strings.HasPrefix(call.Header.Get("Content-Type"), "text/event-stream") {
+			evs := readEventsTo(t, call.Body, func(evs []sseEvent) bool { return strings.Contains(evs[len(evs)-1].data, `"id":2`) })
+			res = evs[len(evs)-1].data
+		} else {
+			body, _ := io.ReadAll(call.Body)
+			res = string(body)
+		}
+		if call.StatusCode != http.StatusOK || !strings.Contains(res, `"id":2`) || !strings.Contains(res, `"result"`) || strings.Contains(res, `"isError":true`) {
+			t.Fatalf("a call of 1 s with a 300 ms idle timeout: %d %q", call.StatusCode, res)
+		}
+		return true
+	})
 	// Watched on /status: a request to the session would keep it.
 	testutil.WaitFor(t, testutil.DefaultTimeout, "the idle session to expire", func() bool { return strings.Contains(getStatus(t, g), `"sessions": 0`) })
-	if r := postMCP(t, g.base+"/mcp", cs.ID(), `{"jsonrpc":"2.0","id":9,"method":"ping"}`, nil); r.StatusCode != http.StatusNotFound {
+	if r := postMCP(t, g.base+"/mcp", sid, `{"jsonrpc":"2.0","id":9,"method":"ping"}`, nil); r.StatusCode != http.StatusNotFound {
 		t.Errorf("expired session: %d, want 404", r.StatusCode)
 	}
 }

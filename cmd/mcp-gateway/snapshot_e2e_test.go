@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -37,6 +38,23 @@ func homeEnv(t testing.TB, home string, extra ...string) []string {
 	return baseEnv(t, append([]string{"HOME=" + home, "USERPROFILE=" + home}, extra...)...)
 }
 
+// startGate holds the n inherit_env testbackends of a gateway started with
+// env before their handshake (testbackend's -start-barrier: each writes
+// its pid file in a directory and waits for n+1 files there) until release
+// is called: a backend that starts until the test says so, however slow
+// the machine. A gate never released holds its backends until the gateway
+// stops them.
+func startGate(t *testing.T, n int) (env []string, release func()) {
+	t.Helper()
+	dir := t.TempDir()
+	return []string{"TESTBACKEND_PID_DIR=" + dir, "TESTBACKEND_START_BARRIER=" + strconv.Itoa(n+1)}, func() {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, "release"), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // gatewayConfig writes a config of servers with these gateway settings.
 func gatewayConfig(t *testing.T, gw map[string]any, servers ...beServer) string {
 	t.Helper()
@@ -52,14 +70,15 @@ func gatewayConfig(t *testing.T, gw map[string]any, servers ...beServer) string 
 const noWait = 600000
 
 // A warm start: the first run (status) leaves a snapshot of each backend;
-// the second answers initialize and tools/list from them while "slow"
-// takes seconds to start and "never" never does, and a call to a tool of
-// slow waits for slow alone and succeeds.
+// the second answers initialize and tools/list from them while "slow" and
+// "tardy" are held at their start (startGate) and "never" never starts,
+// and a call to a tool of slow waits for slow alone and succeeds once it
+// is let go.
 func TestAnswerAtOnceFromSnapshot(t *testing.T) {
 	t.Parallel()
 	home, dir := snapshotHome(t)
 	slow := tb("slow", "-instructions", "slow ones")
-	slow.Inherit = true // TESTBACKEND_START_DELAY reaches it, without changing its entry
+	slow.Inherit = true // startGate's environment reaches it, without changing its entry
 	never := tb("never", "-start-delay", "10m")
 	tardy := tb("tardy") // its calls' time runs out while it starts
 	tardy.Inherit, tardy.TimeoutMS = true, 300
@@ -76,21 +95,21 @@ func TestAnswerAtOnceFromSnapshot(t *testing.T) {
 	}
 
 	cfg := gatewayConfig(t, map[string]any{"first_start_wait_ms": noWait, "startup_timeout_ms": noWait}, servers...)
-	s, init := initSession(t, startGateway(t, homeEnv(t, home, "TESTBACKEND_START_DELAY=2s"), "--stdio", "--config", cfg), "e2e", `{}`)
+	gate, release := startGate(t, 2) // slow and tardy
+	s, init := initSession(t, startGateway(t, homeEnv(t, home, gate...), "--stdio", "--config", cfg), "e2e", `{}`)
 	if got, _ := init.Result(t)["instructions"].(string); !strings.Contains(got, "## slow\n\nslow ones") {
 		t.Errorf("instructions %q lack slow's, which its snapshot holds", got)
 	}
 	names := s.toolsList()
 	wantTools(t, names, "fast.echo", "slow.echo")
 	wantNoTools(t, names, "never.echo")
-	if st := s.Stderr.String(); strings.Contains(st, "backend ready component=backends server=slow") {
-		t.Fatalf("slow was ready before the list: the test shows nothing\n%s", st)
-	}
 	code, msg, data := s.callTool("tardy.echo", `{}`).Error(t)
 	if code != -32001 || msg != "Tool 'tardy.echo' timed out after 300ms: MCP server 'tardy' is still starting" || data["state"] != "starting" {
 		t.Errorf("tardy.echo: %d %q %v", code, msg, data)
 	}
-	if sc := s.structured("slow.echo", `{"waited":true}`); sc["waited"] != true {
+	id := s.Request("tools/call", `{"name":"slow.echo","arguments":{"waited":true}}`)
+	release()
+	if sc := structuredContent(t, s.Await(id, testutil.DefaultTimeout)); sc["waited"] != true {
 		t.Errorf("slow.echo = %v", sc)
 	}
 	// The live list is the snapshot's: no list_changed for slow's arrival.
@@ -138,11 +157,13 @@ func TestSnapshotDiffersListChanged(t *testing.T) {
 		t.Fatalf("status: exit %d\n%s\n%s", code, out, errOut)
 	}
 
-	s := startRaw(t, cfg, "e2e", "HOME="+home, "USERPROFILE="+home, "TESTBACKEND_START_DELAY=1s", "TESTBACKEND_EXTRA_TOOLS=2")
+	gate, release := startGate(t, 1)
+	s := startRaw(t, cfg, "e2e", append(gate, "HOME="+home, "USERPROFILE="+home, "TESTBACKEND_EXTRA_TOOLS=2")...)
 	mark := s.Mark()
 	names := s.toolsList()
 	wantTools(t, names, "grow.echo")
 	wantNoTools(t, names, "grow.extra_000")
+	release()
 	s.WaitNote(mark, "notifications/tools/list_changed", testutil.DefaultTimeout)
 	wantTools(t, s.toolsList(), "grow.echo", "grow.extra_000", "grow.extra_001")
 }
@@ -168,19 +189,24 @@ func TestSnapshotSurvivesCorruptAndChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	// listed reports whether tb's tools are in the first list of a
-	// gateway on cfg whose tb takes 2 s to start (first_start_wait_ms: 0).
-	listed := func(cfg string) (bool, *proc) {
-		s := startRaw(t, cfg, "e2e", "HOME="+home, "USERPROFILE="+home, "TESTBACKEND_START_DELAY=2s")
-		return slices.Contains(s.toolsList(), "tb.echo"), s
+	// gateway on cfg whose tb is held at its start until release
+	// (first_start_wait_ms: 0): they can only come from a snapshot.
+	listed := func(cfg string) (ok bool, s *proc, release func()) {
+		gate, release := startGate(t, 1)
+		s = startRaw(t, cfg, "e2e", append(gate, "HOME="+home, "USERPROFILE="+home)...)
+		return slices.Contains(s.toolsList(), "tb.echo"), s, release
 	}
-	if ok, _ := listed(cfg); !ok {
+	if ok, _, _ := listed(cfg); !ok {
 		t.Errorf("a second gateway does not list tb from its snapshot")
 	}
+	var release func()
 	for _, bad := range [][]byte{good[:len(good)/2], []byte("not json"), {}} {
 		if err := os.WriteFile(files[0], bad, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		ok, s := listed(cfg)
+		var ok bool
+		var s *proc
+		ok, s, release = listed(cfg)
 		if ok {
 			t.Errorf("listed tb from a corrupt snapshot (%d bytes)", len(bad))
 		}
@@ -190,13 +216,14 @@ func TestSnapshotSurvivesCorruptAndChanged(t *testing.T) {
 	}
 	// tb becomes ready in the last run and writes its snapshot again; an
 	// edited entry is another server.
+	release()
 	testutil.WaitFor(t, testutil.DefaultTimeout, "the snapshot written again", func() bool {
 		b, err := os.ReadFile(files[0])
 		return err == nil && string(b) == string(good)
 	})
 	edited := entry
 	edited.Args = []string{"-name", "edited"}
-	if ok, _ := listed(gatewayConfig(t, gw, edited)); ok {
+	if ok, _, _ := listed(gatewayConfig(t, gw, edited)); ok {
 		t.Errorf("listed tb from the snapshot of its entry before an edit")
 	}
 }
