@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -357,9 +358,10 @@ func TestRemoteStateless(t *testing.T) {
 	testutil.WaitFor(t, testutil.DefaultTimeout, "the tool added while the listen was cut, far/three", func() bool {
 		return slices.Contains(toolNames(e.Tools()), "far/three")
 	})
-	// A request whose connection the cut broke while it was being sent
-	// ends the session (the transport cannot tell what reached the
-	// server), and the supervisor connects again: far is ready again.
+	// The cut fails only the requests whose connection it broke
+	// (TestRemoteCutRequestFailsAlone); a cut the transport cannot tell
+	// from a server gone ends the session, and the supervisor connects
+	// again. Either way far is ready.
 	testutil.WaitFor(t, testutil.DefaultTimeout, "far ready after its connections were cut", func() bool {
 		return e.status(t, "far").State == backends.Ready
 	})
@@ -499,5 +501,68 @@ func TestRemoteStatelessAfterLogin(t *testing.T) {
 	}
 	if res := e.call(t, "far", "one", `{}`); !strings.Contains(string(res), `"hi"`) {
 		t.Errorf("one: %s", res)
+	}
+}
+
+// A request whose connection is cut mid-exchange (a proxy's reset, a
+// server closing it) fails alone: the call gets an error, and the session
+// goes on — no restart, the calls on other connections unharmed, the next
+// call answered. Before, any such cut ended the session and failed every
+// call in flight.
+func TestRemoteCutRequestFailsAlone(t *testing.T) {
+	t.Parallel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "far", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "one", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}, nil
+	})
+	slowStarted := make(chan struct{})
+	release := make(chan struct{})
+	srv.AddTool(&mcp.Tool{Name: "slow", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		close(slowStarted)
+		<-release
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "slow done"}}}, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	var cut atomic.Bool
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "tools/call" && r.Header.Get("Mcp-Name") == "one" && !cut.Swap(true) {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close() // no answer: the connection is cut
+			}
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	releaseSlow := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(releaseSlow) // before hs.Close, which waits for the handler
+	e := start(t, []config.Server{{Name: "far", URL: hs.URL, Enabled: true, Restart: "on-failure", Protocol: "auto"}}, nil)
+	if st := e.status(t, "far"); st.State != backends.Ready {
+		t.Fatalf("far: %+v", st)
+	}
+	slow := make(chan error, 1)
+	go func() {
+		res, err := e.CallTool(context.Background(), "far", "slow", json.RawMessage(`{}`), backends.CallOptions{})
+		if err == nil && !strings.Contains(string(res), "slow done") {
+			err = fmt.Errorf("slow: %s", res)
+		}
+		slow <- err
+	}()
+	<-slowStarted
+	_, err := e.CallTool(context.Background(), "far", "one", json.RawMessage(`{}`), backends.CallOptions{})
+	var re *backends.RPCError
+	if !errors.As(err, &re) || !strings.Contains(re.Message, "connection to the server broke") {
+		t.Fatalf("the cut call: %v, want the transport's error", err)
+	}
+	releaseSlow()
+	if err := <-slow; err != nil {
+		t.Errorf("the call on another connection: %v", err)
+	}
+	if res := e.call(t, "far", "one", `{}`); !strings.Contains(string(res), `"hi"`) {
+		t.Errorf("the next call: %s", res)
+	}
+	if st := e.status(t, "far"); st.State != backends.Ready || st.Restarts != 0 {
+		t.Errorf("far after the cut: %+v, want ready without a restart", st)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/oauth"
@@ -182,6 +183,14 @@ func (r *Transport) fail(reason string) {
 	_ = r.out.Close()
 }
 
+// connectionBroke reports whether a request failed because its connection
+// was cut after it was made (the server or a proxy closed or reset it), as
+// opposed to no connection at all.
+func connectionBroke(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
 // Shutdown ends the session deliberately: the server is told (DELETE),
 // every request and stream is abandoned, and shutdown returns when every
 // goroutine of the transport has.
@@ -330,6 +339,12 @@ func (r *Transport) post(ctx context.Context, msg, id []byte, method string, hdr
 				return // abandoned: the call has ended
 			}
 			r.opts.Log.Warn("remote server did not accept a message in time", "method", method, "timeout", notifyTimeout)
+		case id != nil && connectionBroke(err):
+			// This request's connection broke (a proxy or the server cut
+			// it mid-exchange), not the server: the call fails, and the
+			// calls on other connections go on. A server that is gone
+			// refuses the next connection, which ends the session.
+			r.deliverError(id, "the connection to the server broke: "+config.RedactURL(err.Error()))
 		default:
 			r.fail(err.Error())
 		}
