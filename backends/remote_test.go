@@ -566,3 +566,37 @@ func TestRemoteCutRequestFailsAlone(t *testing.T) {
 		t.Errorf("far after the cut: %+v, want ready without a restart", st)
 	}
 }
+
+// A tool added after the lists were fetched and before the server has the
+// gateway's subscriptions/listen in place sends its list_changed to nobody:
+// once the listen is acknowledged the lists are fetched again, and the tool
+// is there. Before, it was missing until the next change.
+func TestRemoteChangeBeforeListen(t *testing.T) {
+	t.Parallel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "far", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "one", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	listening, letListen := make(chan struct{}), make(chan struct{})
+	var held atomic.Bool
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "subscriptions/listen" && !held.Swap(true) {
+			close(listening)
+			<-letListen // the server takes its time to set the listen up
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	let := sync.OnceFunc(func() { close(letListen) })
+	t.Cleanup(let)
+	e := start(t, []config.Server{{Name: "far", URL: hs.URL, Enabled: true, Restart: "on-failure", Protocol: "auto"}}, nil)
+	<-listening
+	srv.AddTool(&mcp.Tool{Name: "two", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	})
+	let()
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the tool added before the listen, far/two", func() bool {
+		return slices.Contains(toolNames(e.Tools()), "far/two")
+	})
+}

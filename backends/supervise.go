@@ -634,6 +634,18 @@ func (b *backend) onNotification(method string, params json.RawMessage) {
 		kind = listPrompts
 	case "notifications/resources/list_changed":
 		kind = listResources
+	case "notifications/subscriptions/acknowledged":
+		// A listen is in place from here on; a change made before it
+		// (after the lists were fetched, or while a listen was cut) was
+		// heard by nobody: the lists it covers are fetched again.
+		for key, k := range map[string]listKind{"toolsListChanged": listTools, "promptsListChanged": listPrompts, "resourcesListChanged": listResources} {
+			if string(bytes.TrimSpace(wire.Member(wire.Member(params, "notifications"), key))) == "true" {
+				kind |= k
+			}
+		}
+		if kind == 0 {
+			return // a resource subscription's listen
+		}
 	case "notifications/message", "notifications/resources/updated", "notifications/tasks/status":
 		if method == "notifications/message" {
 			b.logMessage(params)
@@ -866,15 +878,15 @@ func refusedVersion(err error) bool {
 // the handshake era's list_changed notifications would (onNotification).
 // A listen that ends while the session lasts — a remote server restarted,
 // or a proxy between cut the stream — is opened again after a pause that
-// grows to relistenMax, and the lists it covers are fetched again, since
-// changes in between were not heard.
+// grows to relistenMax. Once the server acknowledges a listen, the lists
+// it covers are fetched again (onNotification): changes made before it
+// was in place — since the first fetch, or while it was cut — were not
+// heard.
 func (b *backend) listen(c *conn, caps json.RawMessage) {
 	want := map[string]bool{}
-	var kinds listKind
 	for cap, key := range map[string]string{"tools": "toolsListChanged", "prompts": "promptsListChanged", "resources": "resourcesListChanged"} {
 		if string(bytes.TrimSpace(wire.Member(wire.Member(caps, cap), "listChanged"))) == "true" {
 			want[key] = true
-			kinds |= map[string]listKind{"tools": listTools, "prompts": listPrompts, "resources": listResources}[cap]
 		}
 	}
 	if len(want) == 0 {
@@ -882,8 +894,8 @@ func (b *backend) listen(c *conn, caps json.RawMessage) {
 	}
 	params, _ := json.Marshal(map[string]any{"notifications": want})
 	pause := relistenMin
-	var open func(again bool)
-	open = func(again bool) {
+	var open func()
+	open = func() {
 		opened := time.Now()
 		c.Start("subscriptions/listen", params, rpcconn.CallOptions{}, func(_ json.RawMessage, err error) {
 			if c.Context().Err() != nil {
@@ -895,22 +907,13 @@ func (b *backend) listen(c *conn, caps json.RawMessage) {
 			}
 			time.AfterFunc(pause, func() {
 				if c.Context().Err() == nil {
-					open(true)
+					open()
 				}
 			})
 			pause = min(2*pause, relistenMax)
 		})
-		if again {
-			b.mu.Lock()
-			b.pending |= kinds
-			b.mu.Unlock()
-			select {
-			case b.refresh <- struct{}{}:
-			default:
-			}
-		}
 	}
-	open(false)
+	open()
 }
 
 // The pauses before a subscriptions/listen that ended is opened again.
