@@ -17,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/oauth"
@@ -187,8 +186,15 @@ func (r *Transport) fail(reason string) {
 // was cut after it was made (the server or a proxy closed or reset it), as
 // opposed to no connection at all.
 func connectionBroke(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return true
+	}
+	for _, e := range brokenErrnos {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // Shutdown ends the session deliberately: the server is told (DELETE),
