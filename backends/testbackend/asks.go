@@ -26,15 +26,8 @@ func (s *server) asking(msg message) bool {
 // with what the client said (its error, as an error). A cancelled request
 // is not answered.
 func (s *server) serveAsking(msg message) {
-	cancel := make(chan struct{})
-	s.mu.Lock()
-	s.cancels[string(msg.ID)] = cancel
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.cancels, string(msg.ID))
-		s.mu.Unlock()
-	}()
+	cancel, done := s.cancellable(msg.ID)
+	defer done()
 	method, params := "elicitation/create", `{"message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}`
 	if msg.Method == "resources/read" {
 		method, params = "sampling/createMessage", `{"messages":[{"role":"user","content":{"type":"text","text":"a word"}}],"maxTokens":10}`

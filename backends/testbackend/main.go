@@ -209,7 +209,7 @@ type server struct {
 	// code ("0": a result)
 	floodReplies map[string]int
 	reasons      []string
-	cancels      map[string]chan struct{} // by request id
+	cancels      map[string]chan struct{} // by request id (cancellable)
 	waiting      map[string]chan message  // our requests to the client, by id
 	nextID       int
 	initialized  bool
@@ -849,19 +849,14 @@ func (s *server) call(msg message) {
 		json.Unmarshal(p.Arguments, &args)
 	}
 	defer s.span(p.Name, p.Meta)()
-	cancel := make(chan struct{})
+	cancel, done := s.cancellable(msg.ID)
+	defer done()
 	s.mu.Lock()
-	s.cancels[string(msg.ID)] = cancel
 	prevMeta := s.lastMeta
 	if p.Name != "stats" {
 		s.lastMeta = p.Meta
 	}
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.cancels, string(msg.ID))
-		s.mu.Unlock()
-	}()
 
 	fileTool, inFile := s.fileDefs("tools")[p.Name]
 	switch {
@@ -983,5 +978,19 @@ func (s *server) call(msg message) {
 		s.reply(msg.ID, `{"content":[{"type":"text","text":"stats"}],"structuredContent":`+string(b)+`}`)
 	default:
 		s.replyError(msg.ID, -32602, "Tool not found: "+p.Name, `{"tool":`+quote(p.Name)+`}`)
+	}
+}
+
+// cancellable registers the request id for notifications/cancelled: the
+// returned channel closes when the client cancels it; done unregisters it.
+func (s *server) cancellable(id json.RawMessage) (cancel <-chan struct{}, done func()) {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	s.cancels[string(id)] = ch
+	s.mu.Unlock()
+	return ch, func() {
+		s.mu.Lock()
+		delete(s.cancels, string(id))
+		s.mu.Unlock()
 	}
 }

@@ -395,15 +395,8 @@ func (s *server) createTask(msg message, tool extTool, args json.RawMessage, ans
 // runSync runs a fixture within its call, cancellable by
 // notifications/cancelled.
 func (s *server) runSync(msg message, tool extTool, args json.RawMessage, answers map[string]json.RawMessage) {
-	cancel := make(chan struct{})
-	s.mu.Lock()
-	s.cancels[string(msg.ID)] = cancel
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.cancels, string(msg.ID))
-		s.mu.Unlock()
-	}()
+	cancel, done := s.cancellable(msg.ID)
+	defer done()
 	if tool.delay != nil {
 		select {
 		case <-time.After(tool.delay(args)):

@@ -137,19 +137,26 @@ func conformanceTasks(t *testing.T, root string, remote bool) {
 	}
 }
 
+// startChild starts cmd with its stderr kept, and kills and reaps it when
+// the test ends; exited closes when it exits.
+func startChild(t *testing.T, cmd *exec.Cmd) (stderr *testutil.Buffer, exited <-chan struct{}) {
+	t.Helper()
+	stderr = new(testutil.Buffer)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+	return stderr, done
+}
+
 // startTestbackendHTTP runs testbackend -http on a free loopback port with
 // args, and returns its base URL once it listens.
 func startTestbackendHTTP(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(backendBin, append([]string{"-http", "127.0.0.1:0"}, args...)...)
-	var stderr testutil.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
+	stderr, exited := startChild(t, exec.Command(backendBin, append([]string{"-http", "127.0.0.1:0"}, args...)...))
 	listening := regexp.MustCompile(`listening on (\S+)`)
 	var addr string
 	testutil.WaitFor(t, testutil.DefaultTimeout, "testbackend -http to listen", func() bool {
@@ -177,15 +184,7 @@ func startEverythingHTTP(t *testing.T, bin string) string {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	cmd := exec.Command(bin, "-http", addr)
-	var stderr testutil.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
+	stderr, exited := startChild(t, exec.Command(bin, "-http", addr))
 	testutil.WaitFor(t, testutil.DefaultTimeout, "the everything-server to listen on "+addr, func() bool {
 		select {
 		case <-exited:
