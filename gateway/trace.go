@@ -59,18 +59,18 @@ func (g *Gateway) requestSpan(ctx context.Context, m *inMsg, transport string) t
 	}
 	switch m.Method {
 	case "tools/call":
-		if t, ok := m.name, m.nameOK; ok {
-			name += " " + t
-			attrs = append(attrs, attribute.String("gen_ai.tool.name", t))
+		if m.nameOK {
+			name += " " + m.name
+			attrs = append(attrs, attribute.String("gen_ai.tool.name", m.name))
 		}
 	case "prompts/get":
-		if p, ok := m.name, m.nameOK; ok {
-			name += " " + p
-			attrs = append(attrs, attribute.String("gen_ai.prompt.name", p))
+		if m.nameOK {
+			name += " " + m.name
+			attrs = append(attrs, attribute.String("gen_ai.prompt.name", m.name))
 		}
 	case "resources/read":
-		if u, ok := m.name, m.nameOK; ok {
-			attrs = append(attrs, attribute.String("mcp.resource.uri", u))
+		if m.nameOK {
+			attrs = append(attrs, attribute.String("mcp.resource.uri", m.name))
 		}
 	}
 	_, span := g.opts.Tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
