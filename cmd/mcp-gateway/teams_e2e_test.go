@@ -463,6 +463,7 @@ func TestPolicyCheck(t *testing.T) {
 	cfg := httpConfig(t, map[string]any{"policy": map[string]any{"rules": []map[string]any{
 		{"name": "team-a", "when": `"team-a" in groups`, "allow": []string{"tb"}, "deny": []string{"tb.crash"}},
 		{"name": "admins", "when": `claims.role == "admin"`, "allow": []string{"*"}},
+		{"name": "juniors", "when": `claims.level == "junior"`, "deny": []string{"tb.slow"}},
 	}}}, tb("tb"))
 	run := func(args ...string) (string, int) {
 		cmd := exec.Command(gatewayBin, append([]string{"policy", "check", "--config", cfg}, args...)...)
@@ -484,7 +485,12 @@ func TestPolicyCheck(t *testing.T) {
 		{[]string{"--subject", "alice", "--group", "team-a", "tb.echo"}, 0,
 			[]string{`subject "alice" (auth oauth): tb.echo (server tb, tool echo) is allowed`, `allowed by rule "team-a" (allow tb)`, "team-a", "applies", "admins"}},
 		{[]string{"--subject", "alice", "--group", "team-a", "tb__crash"}, 1, []string{`is denied`, `denied by rule "team-a" (deny tb.crash)`}},
-		{[]string{"--subject", "bob", "tb.echo"}, 1, []string{"is denied", "no rule that applies allows it", "does not apply (error: no such key: role)"}},
+		{[]string{"--subject", "bob", "tb.echo"}, 1, []string{"is denied", "no rule that applies allows it", "error: no such key: role (its allows grant nothing, its denies still deny)"}},
+		// A deny whose condition errors for the caller (no level claim) fails closed, and says so.
+		{[]string{"--subject", "alice", "--group", "team-a", "tb.slow"}, 1, []string{`is denied`,
+			`denied by rule "juniors" (deny tb.slow), whose condition could not be evaluated for this caller: a deny whose condition errors denies (fails closed)`,
+			"error: no such key: level"}},
+		{[]string{"--subject", "alice", "--group", "team-a", "--claim", "level=senior", "tb.slow"}, 0, []string{`allowed by rule "team-a" (allow tb)`}},
 		{[]string{"--subject", "carol", "--claim", "role=admin", "tb.crash"}, 0, []string{`allowed by rule "admins" (allow *)`}},
 		{[]string{"--subject", "x", "nosuch.tool"}, exitUsage, []string{"no configured server's prefix matches"}},
 	} {
