@@ -445,6 +445,42 @@ func TestTeamsRateLimits(t *testing.T) {
 	}
 }
 
+// TestTeamsStatusAndMetricsFollowPolicy: /status and /metrics show a
+// caller the servers its policy lets it see, as its lists do: alice
+// (team-a) sees a's state and series and nothing of b — not its state,
+// error or stderr, not a series labelled server="b"; bob the other way.
+func TestTeamsStatusAndMetricsFollowPolicy(t *testing.T) {
+	op := startOP(t)
+	g := startTeams(t, op, nil)
+	for _, c := range []struct {
+		user      testop.User
+		sees, not string
+	}{{alice, "a", "b"}, {bob, "b", "a"}} {
+		tok := token(t, op, testop.ClientID, c.user, g.resource, "openid", "mcp")
+		auth := map[string]string{"Authorization": "Bearer " + tok}
+		var status struct {
+			Servers []struct{ Name string }
+		}
+		if err := json.NewDecoder(getURL(t, g.base+"/status", auth).Body).Decode(&status); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, s := range status.Servers {
+			names = append(names, s.Name)
+		}
+		if !slices.Equal(names, []string{c.sees}) {
+			t.Errorf("%s's /status shows servers %v, want [%s]", c.user.Username, names, c.sees)
+		}
+		metrics, _ := io.ReadAll(getURL(t, g.base+"/metrics", auth).Body)
+		if !strings.Contains(string(metrics), `mcp_gateway_backend_state{server="`+c.sees+`"`) {
+			t.Errorf("%s's /metrics lacks server %s:\n%s", c.user.Username, c.sees, grepLines(string(metrics), "server="))
+		}
+		if strings.Contains(string(metrics), `server="`+c.not+`"`) {
+			t.Errorf("%s's /metrics shows server %s, which the policy hides:\n%s", c.user.Username, c.not, grepLines(string(metrics), `server="`+c.not+`"`))
+		}
+	}
+}
+
 func grepLines(s, sub string) string {
 	var out []string
 	for _, l := range strings.Split(s, "\n") {
