@@ -81,6 +81,17 @@ func (g *Gateway) access(p *authn.Principal, profile string) *policy.Decision {
 	return d.Within(g.profiles[profile])
 }
 
+// SeesServer reports whether the caller of ctx may see anything of server
+// under the policy: the process's own pages (/status, /metrics) show a
+// caller only the servers its lists would.
+func (g *Gateway) SeesServer(ctx context.Context, server string) bool {
+	p := PrincipalOf(ctx)
+	if p == nil {
+		return true // no principal: no policy applies (stdio, auth: none without one)
+	}
+	return p.Decision(g.opts.Policy).AllowsServer(server)
+}
+
 // callerContext is parent carrying who a request of ctx comes from: its
 // principal and, if it has its own, its profile.
 func callerContext(parent, ctx context.Context) context.Context {

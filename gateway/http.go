@@ -423,9 +423,23 @@ func readPOST(w http.ResponseWriter, r *http.Request, version string) (msgs []in
 		http.Error(w, "malformed payload: "+err.Error(), http.StatusBadRequest)
 		return nil, nil, false, false
 	}
-	if batch && version >= "2025-06-18" {
-		http.Error(w, "JSON-RPC batching is not supported in 2025-06-18 and later (request version: "+version+")", http.StatusBadRequest)
-		return nil, nil, false, false
+	// A POST refused whole is refused here, before admitPOST takes its
+	// requests from the caller's bucket.
+	if batch {
+		if statelessEra(version, msgs) {
+			version = statelessVersion // its requests' _meta says so
+		}
+		if version >= "2025-06-18" {
+			http.Error(w, "JSON-RPC batching is not supported in 2025-06-18 and later (request version: "+version+")", http.StatusBadRequest)
+			return nil, nil, false, false
+		}
+		for i, id := range calls {
+			// Its answers could not be told apart.
+			if slices.ContainsFunc(calls[:i], func(c json.RawMessage) bool { return bytes.Equal(c, id) }) {
+				writeJSONError(w, http.StatusBadRequest, appendError(nil, id, errDuplicateID))
+				return nil, nil, false, false
+			}
+		}
 	}
 	return msgs, calls, initialize, true
 }

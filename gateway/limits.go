@@ -100,19 +100,17 @@ func roundRetry(d time.Duration) time.Duration {
 	return max(time.Millisecond, d.Round(time.Millisecond))
 }
 
-// admitRequests takes n requests from p's identity bucket; it returns the
-// refusal, or nil.
+// admitRequests takes n requests from p's identity bucket, all or none; it
+// returns the refusal, or nil.
 func (g *Gateway) admitRequests(p *authn.Principal, n int) *limitedError {
 	l := g.limits
 	if l.identity == nil || p == nil || n == 0 {
 		return nil
 	}
-	now := time.Now()
-	for range n {
-		if ok, wait := l.identity.Take(p.Key, now); !ok {
-			g.limited("identity", "")
-			return &limitedError{limit: "identity", retryAfter: wait}
-		}
+	// All or none: a POST refused whole costs the caller nothing.
+	if ok, wait := l.identity.TakeN(p.Key, time.Now(), n); !ok {
+		g.limited("identity", "")
+		return &limitedError{limit: "identity", retryAfter: wait}
 	}
 	return nil
 }

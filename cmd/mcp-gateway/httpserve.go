@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/gateway"
 	"github.com/mcp-gateway/mcp-gateway/gateway/authn"
 )
@@ -75,11 +77,16 @@ func (a *app) serveHTTP(ctx context.Context) error {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
+	// /status and /metrics show a caller the servers its policy lets it
+	// see, as its lists do: a hidden server's state, errors and stderr
+	// are not its business.
+	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
+		servers := a.backends.Status()
+		servers = slices.DeleteFunc(servers, func(s backends.Status) bool { return !a.gw.SeesServer(r.Context(), s.Name) })
 		w.Header().Set("Content-Type", "application/json")
-		_ = writeJSON(w, map[string]any{"servers": a.backends.Status(), "sessions": front.Sessions(), "streams": front.Streams()})
+		_ = writeJSON(w, map[string]any{"servers": servers, "sessions": front.Sessions(), "streams": front.Streams()})
 	})
-	mux.Handle("GET /metrics", metrics.handler())
+	mux.Handle("GET /metrics", metrics.handler(a.gw.SeesServer))
 	// The trust layer's page, behind the front's authentication; with
 	// OAuth, every caller is authenticated, and only gateway.policy.admin's
 	// may review and approve.
