@@ -351,13 +351,14 @@ func (ts *trustState) evaluate(b *backend, sf *surface, gen uint64) trustView {
 				return true
 			}
 			h = heldDef{kind: kind, name: name, reason: WithheldChanged, info: info, pin: pin}
+		} else if sf != &b.live {
+			// A snapshot's definition no pin knows is not shown, nor
+			// held for approval: the file is only a cache, which anyone
+			// who can write it could fill. It is shown (and pinned) once
+			// the backend itself lists it.
+			return false
 		} else if policy == "approve" {
 			h = heldDef{kind: kind, name: name, reason: WithheldNew, info: info}
-		} else if sf != &b.live {
-			// A snapshot's definition is shown as first seen, but pinned only
-			// when the backend itself lists it: a snapshot from before pinning
-			// began may be older than what the server serves now.
-			return true
 		} else {
 			p := &trust.Pin{Digest: info.digest, Definition: info.def, Pinned: time.Now().UTC().Truncate(time.Second), How: trust.FirstSight}
 			ts.local[k] = p

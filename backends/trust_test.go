@@ -218,10 +218,12 @@ func TestTrustDamagedPinFile(t *testing.T) {
 	}
 }
 
-// TestTrustSnapshotNotPinned: a snapshot's definitions are shown while the
-// backend starts, but only what the backend itself lists is pinned: a
-// snapshot older than the server (kept before pinning began) does not
-// make its live definitions "changed".
+// TestTrustSnapshotNotPinned: only what the backend itself lists is
+// pinned, and a snapshot's definition no pin knows is not shown while the
+// backend starts (the file is a cache, which anyone who can write it could
+// fill): a snapshot older than the server (kept before pinning began) shows
+// nothing the pins do not know, and does not make the server's live
+// definitions "changed".
 func TestTrustSnapshotNotPinned(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -232,15 +234,17 @@ func TestTrustSnapshotNotPinned(t *testing.T) {
 	snapshotted(t, dir, s) // trust off: no pins, a snapshot
 
 	redefine(t, tools, "Echo, as the server has it now.", "")
+	environ, release := gated(t, 1)
 	e := start(t, []config.Server{s}, func(o *backends.Options) {
 		o.SnapshotDir = dir
-		o.Environ = append(os.Environ(), "TESTBACKEND_START_DELAY=1s")
+		o.Environ = environ
 		o.StartupTimeout = time.Millisecond
 		o.Trust = backends.TrustOptions{Policy: "pin", PinFile: pins}
 	})
-	if d := description(e, "tb/echo"); d != "Echo, as the snapshot has it." {
-		t.Fatalf("while starting: echo %q", d)
+	if st := e.status(t, "tb"); st.State != backends.Starting || !st.Snapshot || shown(e, "tb/echo") {
+		t.Fatalf("while starting: %+v, tools %v; want the snapshot's unpinned echo not shown", st, toolNames(e.Tools()))
 	}
+	release()
 	e.waitState(t, "tb", backends.Ready)
 	if d := description(e, "tb/echo"); d != "Echo, as the server has it now." {
 		t.Fatalf("ready: echo %q (changes %+v)", d, e.Changes())
