@@ -197,7 +197,9 @@ func (f *front) orphan(name string) (toolRoute, bool) {
 	if ok && down[r.server] {
 		return r, true
 	}
-	if server, own, ok := f.prefixOwner(name, down); ok {
+	if server, own, ok := f.prefixOwner(name, down); ok && !f.g.opts.Backends.Excludes(server, own) {
+		// The server's tools filter applies to the name itself: an
+		// excluded tool is nobody's orphan.
 		r := toolRoute{kind: backendTool, server: server, own: own}
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -257,6 +259,9 @@ func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc to
 	if err != nil {
 		return nil, err
 	}
+	if r, err = f.liveRoute(ctx, name, r); err != nil {
+		return nil, err
+	}
 	if err := f.admit(r.server, r.own, name); err != nil {
 		return nil, err
 	}
@@ -292,6 +297,29 @@ func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc to
 		return f.fulfillBackend(ctx, name, r, tc, notify, raw)
 	}
 	return raw, err
+}
+
+// liveRoute is the route of a call by name once its server's live list is
+// known. While a server starts, a route comes from its snapshot's list, or
+// from the name's prefix alone, and its definition may not be the server's,
+// or there is none: a destructive tool would run unconfirmed. So such a
+// call waits for the server to be ready, as it would have to anyway, within
+// the call's timeout, and is routed again by the live list: a name that
+// list lacks is not found (docs/trust.md).
+func (f *front) liveRoute(ctx context.Context, name string, r toolRoute) (toolRoute, error) {
+	b := f.g.opts.Backends
+	if b == nil || r.kind != backendTool || b.Live(r.server) {
+		return r, nil
+	}
+	if err := b.AwaitLive(ctx, r.server, r.own); err != nil {
+		return r, err
+	}
+	f.sync()
+	live, ok := f.lookupTool(name)
+	if !ok || live.kind != backendTool {
+		return r, f.unknown(kindTool, name)
+	}
+	return live, nil
 }
 
 // fulfillBackend answers a backend's input_required result to tools/call
@@ -393,14 +421,16 @@ func backendOptions(tc toolCall, notify func(*mcp.ProgressNotificationParams)) (
 	return opts, nil
 }
 
-// inlineRoute returns the route of a backend tool in the current tables:
-// such a call can start without waiting for anything (session.go).
+// inlineRoute returns the route of a backend tool in the current tables
+// whose server is ready: such a call can start without waiting for
+// anything (session.go). One whose server is starting waits for its live
+// list first (liveRoute).
 func (f *front) inlineRoute(name string) (toolRoute, bool) {
 	if f.isAnswerTool(name) {
 		return toolRoute{}, false
 	}
 	r, ok := f.lookupTool(name)
-	return r, ok && r.kind == backendTool && !f.needsConfirm(r)
+	return r, ok && r.kind == backendTool && !f.needsConfirm(r) && f.g.opts.Backends.Live(r.server)
 }
 
 // admit checks a call of server's tool own (called as name) against the
