@@ -110,8 +110,18 @@ func (f *front) isAnswerTool(name string) bool {
 }
 
 // callAnswer runs an answer tool; a client that sent a progressToken gets
-// progress while it runs (startProgress).
+// progress while it runs (startProgress). The answer tools are the
+// gateway's own (policy.Gateway, gateway.answer): one the caller may not
+// use is not found, as lookupTool's tools, since callTool reaches them
+// without it.
 func (f *front) callAnswer(ctx context.Context, name string, tc toolCall, notify func(*mcp.ProgressNotificationParams)) (json.RawMessage, error) {
+	f.mu.Lock()
+	access := f.access
+	f.mu.Unlock()
+	if e := access.Explain(policy.Tool, policy.Gateway, name); !e.Allowed {
+		f.deny(policy.Tool, tc.name, policy.Gateway, name, e)
+		return nil, &notFoundError{kindTool, tc.name}
+	}
 	if err := f.admit(policy.Gateway, name, tc.name); err != nil {
 		return nil, err
 	}
