@@ -210,3 +210,29 @@ func TestPolicyAnswerTools(t *testing.T) {
 		t.Errorf("alice's answer: %s", out)
 	}
 }
+
+// TestPolicyUIResources (issue 32): a ui:// resource of a server the
+// policy hides is not found — listed or not, read or subscribed to — as
+// the server's other resources; the refusal is reported. It used to be
+// read from the backend the URI names, whoever asked.
+func TestPolicyUIResources(t *testing.T) {
+	g := newPolicyGW(t, nil, appServer("a"), appServer("b"))
+	alice := g.session("alice")
+	if out := alice(`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"ui://a/app/view.html"}}`); !strings.Contains(out, `"contents"`) {
+		t.Fatalf("alice reads a's app: %s", out)
+	}
+	if list := alice(`{"jsonrpc":"2.0","id":2,"method":"resources/list"}`); strings.Contains(list, "ui://b/") {
+		t.Errorf("alice's resources/list: %s", list)
+	}
+	for i, uri := range []string{"ui://b/app/view.html", "ui://b/unlisted.html", "ui://b/app/pages/7"} {
+		for j, method := range []string{"resources/read", "resources/subscribe"} {
+			out := alice(`{"jsonrpc":"2.0","id":` + strconv.Itoa(10+2*i+j) + `,"method":"` + method + `","params":{"uri":"` + uri + `"}}`)
+			if !strings.Contains(out, `"code":-32602`) || strings.Contains(out, `"result"`) {
+				t.Errorf("alice's %s of %s: %s", method, uri, out)
+			}
+		}
+		if !g.denied("alice", "resource", uri, "b") {
+			t.Errorf("alice's refused %s was not reported", uri)
+		}
+	}
+}
