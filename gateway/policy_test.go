@@ -145,15 +145,22 @@ func (g *policyGW) session(who string) func(body string) string {
 }
 
 // meta2026 is the _meta of a request of 2026-07-28 from a client that can
-// be asked for samplings.
-const meta2026 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"policy","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}`
+// be asked for samplings and elicitations.
+const meta2026 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"policy","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"sampling":{},"elicitation":{}}}`
 
 // call2026 POSTs a tools/call of 2026-07-28 as who: params are its
 // params without _meta.
 func (g *policyGW) call2026(who, tool, params string) string {
 	g.t.Helper()
-	_, _, out := g.send(who, "/mcp", map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": tool},
-		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+params+`,`+meta2026+`}}`)
+	return g.request2026(who, "tools/call", tool, params)
+}
+
+// request2026 POSTs a request of 2026-07-28 as who: name is what its
+// Mcp-Name header carries, params its params without _meta.
+func (g *policyGW) request2026(who, method, name, params string) string {
+	g.t.Helper()
+	_, _, out := g.send(who, "/mcp", map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": method, "Mcp-Name": name},
+		`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":{`+params+`,`+meta2026+`}}`)
 	return out
 }
 
