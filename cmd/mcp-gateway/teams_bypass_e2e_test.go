@@ -45,8 +45,9 @@ func (g *teamsGW) post2026(t *testing.T, tok, method, name, params string) (map[
 // TestTeamsAnswerToolsPolicy (issue 32): the answer tools obey the policy,
 // which names them gateway.answer*: bob, whose rule allows server b only,
 // does not list them and gets not-found for each by every path — MCP of
-// 2025-11-25 and of 2026-07-28, lazy mode's call_tool, REST in both forms —
-// and never reaches the Responses API; the refusal is in the audit log.
+// 2025-11-25 and of 2026-07-28, lazy mode's call_tool, REST in both forms
+// (nor in REST's list) — and never reaches the Responses API; the refusal
+// is in the audit log.
 // Alice, whose rule allows gateway.answer*, gets the answer. Bob used to
 // run them all.
 func TestTeamsAnswerToolsPolicy(t *testing.T) {
@@ -84,6 +85,10 @@ func TestTeamsAnswerToolsPolicy(t *testing.T) {
 		if resp, raw := g.rest(t, bTok, body); resp.StatusCode != http.StatusNotFound || !strings.Contains(raw, "TOOL_NOT_FOUND") {
 			t.Errorf("bob's REST %s: %d %s", body, resp.StatusCode, raw)
 		}
+	}
+	raw, _ := io.ReadAll(getURL(t, g.base+"/mcp/tools", map[string]string{"Authorization": "Bearer " + bTok}).Body)
+	if !strings.Contains(string(raw), `"b.echo"`) || strings.Contains(string(raw), `"answer`) {
+		t.Errorf("bob's REST tools: %s", raw)
 	}
 	if n := fake.Count(); n != 0 {
 		t.Errorf("bob's calls reached the Responses API %d times", n)
