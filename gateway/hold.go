@@ -192,6 +192,7 @@ func (h *hold) ask(ctx context.Context, method string, params json.RawMessage) (
 // holdOf returns the hold c is (a new one the first time), or nil when c
 // was answered already.
 func (s *session) holdOf(c *call, server string) *hold {
+	who := s.f.callerIdentity()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c.hold != nil {
@@ -200,9 +201,6 @@ func (s *session) holdOf(c *call, server string) *hold {
 	if s.calls[string(c.id)] != c {
 		return nil
 	}
-	s.f.mu.Lock()
-	who := s.f.identity
-	s.f.mu.Unlock()
 	h := &hold{g: s.f.g, id: rand.Text(), server: server, method: c.method, name: c.name, caps: c.caps, who: who, cancel: c.cancel, asks: make(map[string]*ask), to: &heldBy{s, c}}
 	c.hold = h
 	if c.owned { // the call's goroutine belongs to the hold now, not the session
@@ -310,10 +308,7 @@ func (b *heldBy) deliver(result json.RawMessage, err error) {
 // token, a policy reloaded), and what it may no longer call is not found.
 func (s *session) resume(c *call, params json.RawMessage, state string) {
 	g := s.f.g
-	s.f.mu.Lock()
-	who := s.f.identity
-	s.f.mu.Unlock()
-	id, err := g.sealer.open(state, who, time.Now())
+	id, err := g.sealer.open(state, s.f.callerIdentity(), time.Now())
 	var h *hold
 	if err == nil {
 		if h = g.holds.get(id); h == nil {
