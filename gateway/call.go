@@ -285,6 +285,12 @@ func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc to
 	if f.unaskable {
 		defer f.g.callingUnaskable(r.server)()
 	}
+	if cl := callerOf(ctx); cl.at != nil {
+		// Before the backend is called: a request it sends at once
+		// must find this call (clientFor), which the session learns of
+		// its tool only once the goroutine serving it has started.
+		cl.at(r.server)
+	}
 	start := time.Now()
 	raw, err := f.g.opts.Backends.CallTool(ctx, r.server, r.own, tc.args, opts)
 	if span != nil {
