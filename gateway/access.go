@@ -145,6 +145,15 @@ func (f *front) setCaller(ctx context.Context) {
 	f.mu.Unlock()
 }
 
+// callerIdentity is the key of the front's principal ("" when anonymous):
+// what the gateway seals for the caller is bound to it (a held call's
+// requestState, a task id).
+func (f *front) callerIdentity() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.identity
+}
+
 // serves reports whether the front serves a request of ctx: its principal
 // and its profile. The session of one caller is not another's, nor is a
 // session of one profile reached on another's path (such a request gets

@@ -110,8 +110,18 @@ func (f *front) isAnswerTool(name string) bool {
 }
 
 // callAnswer runs an answer tool; a client that sent a progressToken gets
-// progress while it runs (startProgress).
+// progress while it runs (startProgress). The answer tools are the
+// gateway's own (policy.Gateway, gateway.answer): one the caller may not
+// use is not found, as lookupTool's tools, since callTool reaches them
+// without it.
 func (f *front) callAnswer(ctx context.Context, name string, tc toolCall, notify func(*mcp.ProgressNotificationParams)) (json.RawMessage, error) {
+	f.mu.Lock()
+	access := f.access
+	f.mu.Unlock()
+	if e := access.Explain(policy.Tool, policy.Gateway, name); !e.Allowed {
+		f.deny(policy.Tool, tc.name, policy.Gateway, name, e)
+		return nil, &notFoundError{kindTool, tc.name}
+	}
 	if err := f.admit(policy.Gateway, name, tc.name); err != nil {
 		return nil, err
 	}
@@ -279,6 +289,12 @@ func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc to
 	}
 	if f.unaskable {
 		defer f.g.callingUnaskable(r.server)()
+	}
+	if cl := callerOf(ctx); cl.at != nil {
+		// Before the backend is called: a request it sends at once
+		// must find this call (clientFor), which the session learns of
+		// its tool only once the goroutine serving it has started.
+		cl.at(r.server)
 	}
 	start := time.Now()
 	raw, err := f.g.opts.Backends.CallTool(ctx, r.server, r.own, tc.args, opts)

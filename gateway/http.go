@@ -677,26 +677,29 @@ func (h *HTTPFront) serveMessages(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "session not found", http.StatusNotFound)
 		return
 	}
-	if h.g.limits.identity != nil || len(h.g.toolScopes) > 0 || h.g.opts.Tracer != nil {
-		// The messages are counted and checked before go-sdk's transport
-		// reads them.
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			bodyError(w, err)
-			return
-		}
-		if msgs, calls, batch, _, err := readMessages(body); err == nil {
-			if !h.g.admitPOST(w, r, calls) || !h.g.scopesOK(w, r, msgs) {
-				return
-			}
-			if h.g.opts.Tracer != nil && !batch && len(msgs) == 1 && traceHeaders(r.Header, msgs) {
-				// go-sdk's transport reads the body: the request
-				// with the trace context the headers carried.
-				body = wire.AppendRequest(nil, msgs[0].ID, msgs[0].Method, msgs[0].Params)
-			}
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+	// The messages are read as the Streamable HTTP POST reads them
+	// (readPOST), counted and checked before go-sdk's transport reads
+	// them: a body that cannot be read strictly is refused, never passed
+	// on unchecked for go-sdk's laxer reading to serve.
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		bodyError(w, err)
+		return
 	}
+	msgs, calls, batch, _, err := readMessages(body)
+	if err != nil {
+		http.Error(w, "malformed payload: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if !h.g.admitPOST(w, r, calls) || !h.g.scopesOK(w, r, msgs) {
+		return
+	}
+	if h.g.opts.Tracer != nil && !batch && len(msgs) == 1 && traceHeaders(r.Header, msgs) {
+		// go-sdk's transport reads the body: the request with the
+		// trace context the headers carried.
+		body = wire.AppendRequest(nil, msgs[0].ID, msgs[0].Method, msgs[0].Params)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	sess.posted.Store(true)
 	sess.t.ServeHTTP(w, r)
 }

@@ -48,6 +48,12 @@ type teamsGW struct {
 
 func startTeams(t *testing.T, op *testop.OP, gw map[string]any, env ...string) *teamsGW {
 	t.Helper()
+	return startTeamsOf(t, op, gw, []beServer{tb("a", "-prompts", "-resources"), tb("b")}, env...)
+}
+
+// startTeamsOf is startTeams in front of servers (a and b).
+func startTeamsOf(t *testing.T, op *testop.OP, gw map[string]any, servers []beServer, env ...string) *teamsGW {
+	t.Helper()
 	addr := freeAddr(t)
 	resource := "http://" + addr + "/mcp"
 	http := map[string]any{
@@ -75,7 +81,7 @@ func startTeams(t *testing.T, op *testop.OP, gw map[string]any, env ...string) *
 	if _, ok := extra["audit"]; !ok {
 		extra["audit"] = map[string]any{"path": filepath.Join(t.TempDir(), "audit.jsonl")}
 	}
-	cfg := httpConfig(t, extra, tb("a", "-prompts", "-resources"), tb("b"))
+	cfg := httpConfig(t, extra, servers...)
 	g := startHTTPAt(t, addr, cfg, baseEnv(t, append(env, "GW_INTROSPECT="+testop.GatewaySecret)...))
 	return &teamsGW{httpGW: g, resource: resource, audit: extra["audit"].(map[string]any)["path"].(string)}
 }
