@@ -209,8 +209,9 @@ func (f *front) allowedLocked(r toolRoute) bool {
 }
 
 // seesServer reports whether the policy lets the client see anything of
-// server: a server it hides reaches the client by no route, not a request
-// outside a call (clientFor) nor a notification (BackendLog).
+// server: a server it hides reaches the client by no route, neither a
+// request outside a call (clientFor) nor a notification (BackendLog and
+// backendNotification ask the decision too).
 func (f *front) seesServer(server string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()

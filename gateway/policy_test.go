@@ -146,6 +146,13 @@ func (g *policyGW) session(who string) func(body string) string {
 // sessionCaps is session with the client capabilities caps.
 func (g *policyGW) sessionCaps(who, caps string) func(body string) string {
 	g.t.Helper()
+	_, send := g.sessionOf(who, caps)
+	return send
+}
+
+// sessionOf is sessionCaps that also returns the session's id.
+func (g *policyGW) sessionOf(who, caps string) (id string, send func(body string) string) {
+	g.t.Helper()
 	hdr := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
 	status, h, body := g.send(who, "/mcp", hdr, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"policy","version":"1"}}}`)
 	if status != http.StatusOK || h.Get(sessionIDHeader) == "" {
@@ -153,7 +160,7 @@ func (g *policyGW) sessionCaps(who, caps string) func(body string) string {
 	}
 	hdr[sessionIDHeader] = h.Get(sessionIDHeader)
 	g.send(who, "/mcp", hdr, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	return func(body string) string {
+	return hdr[sessionIDHeader], func(body string) string {
 		g.t.Helper()
 		_, _, out := g.send(who, "/mcp", hdr, body)
 		return out

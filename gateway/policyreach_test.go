@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"bufio"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -61,5 +63,58 @@ func TestPolicyStatelessTasksPerCaller(t *testing.T) {
 	}
 	if out := rpc("alice", "tasks/result", `{"taskId":"`+id+`"}`); !strings.Contains(out, "alice's") {
 		t.Errorf("alice's tasks/result: %s", out)
+	}
+}
+
+// TestPolicyBackendNotifications (issue 32 review): a backend's log
+// messages and resource updates reach only the clients whose policy lets
+// them see that backend. alice's session, whose policy hides b, used to
+// get b's log messages (what /status no longer shows her of b) and b's
+// updates of a URI she subscribed to at a.
+func TestPolicyBackendNotifications(t *testing.T) {
+	g := newPolicyGW(t, nil, testServer("a", "-resources"), testServer("b", "-resources"))
+	sid, alice := g.sessionOf("alice", `{}`)
+	req, _ := http.NewRequest(http.MethodGet, g.url+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("X-Who", "alice")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set(sessionIDHeader, sid)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream: %d", resp.StatusCode)
+	}
+	events := bufio.NewScanner(resp.Body)
+	next := func(what string) string { // the next message on the stream
+		t.Helper()
+		for events.Scan() {
+			if d, ok := strings.CutPrefix(events.Text(), "data: "); ok && d != "" {
+				return d
+			}
+		}
+		t.Fatalf("the stream ended waiting for %s: %v", what, events.Err())
+		return ""
+	}
+
+	if out := alice(`{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"test://r1"}}`); !strings.Contains(out, `"result"`) {
+		t.Fatalf("alice subscribes to a's test://r1: %s", out)
+	}
+	if m := next("a's update"); !strings.Contains(m, "notifications/resources/updated") {
+		t.Fatalf("after the subscription: %s", m)
+	}
+	// b's, then a's log message as a marker: whatever of b's reaches
+	// alice arrives before it.
+	g.gw.BackendLog("b", json.RawMessage(`{"level":"error","data":"b's secret log"}`))
+	g.gw.backendNotification("b", "notifications/resources/updated", json.RawMessage(`{"uri":"test://r1"}`))
+	g.gw.BackendLog("a", json.RawMessage(`{"level":"info","data":"a's log"}`))
+	for {
+		m := next("a's log")
+		if strings.Contains(m, "a's log") {
+			break
+		}
+		t.Errorf("alice, whose policy hides b, got: %s", m)
 	}
 }
