@@ -264,7 +264,7 @@ func (f *front) task(ctx context.Context, method string, params json.RawMessage,
 		return nil, errInvalidParams("taskId must be a string")
 	}
 	var server, own string
-	opts := backends.CallOptions{Unbounded: method == "tasks/result"}
+	opts := backends.CallOptions{Unbounded: method == "tasks/result", ClientCaps: f.backendCaps(nil)}
 	if rm != nil {
 		ref, err := f.taskOf(id)
 		if err != nil {
