@@ -19,7 +19,7 @@ import (
 // principal. The identity bucket counts every request of a caller — each
 // JSON-RPC request POSTed to /mcp or /messages, each REST request — and is
 // taken before anything else reads it, so that a flood costs the gateway
-// a refusal each; a tool's bucket counts a caller's calls of that tool,
+// a refusal each (a GET /sse, which opens a session, counts as one); a tool's bucket counts a caller's calls of that tool,
 // taken where the call is resolved (MCP, lazy call_tool, REST alike). A
 // refusal is the JSON-RPC error codeRateLimited with retryAfter (seconds)
 // in its data; over HTTP its status is 429 with Retry-After where the HTTP
@@ -172,6 +172,19 @@ func (g *Gateway) admitPOST(w http.ResponseWriter, r *http.Request, calls []json
 	}
 	w.Header().Set("Retry-After", retryHeader(e.retryAfter))
 	writeJSONError(w, http.StatusTooManyRequests, body)
+	return false
+}
+
+// admitStream takes a GET /sse (which opens a session) from its
+// principal's identity bucket, as a request; over the limit it answers 429
+// with Retry-After and reports false.
+func (g *Gateway) admitStream(w http.ResponseWriter, r *http.Request) bool {
+	e := g.admitRequests(PrincipalOf(r.Context()), 1)
+	if e == nil {
+		return true
+	}
+	w.Header().Set("Retry-After", retryHeader(e.retryAfter))
+	http.Error(w, "Too Many Requests: "+e.Error(), http.StatusTooManyRequests)
 	return false
 }
 
