@@ -17,15 +17,15 @@ import (
 
 // Rate limits (gateway.rate_limits, docs/teams.md): token buckets per
 // principal. The identity bucket counts every request of a caller — each
-// JSON-RPC request POSTed to /mcp or /messages, each REST request — and is
-// taken before anything else reads it, so that a flood costs the gateway
-// a refusal each (a GET /sse, which opens a session, counts as one); a tool's bucket counts a caller's calls of that tool,
-// taken where the call is resolved (MCP, lazy call_tool, REST alike). A
-// refusal is the JSON-RPC error codeRateLimited with retryAfter (seconds)
-// in its data; over HTTP its status is 429 with Retry-After where the HTTP
-// answer is the request's own (the identity limit, REST, the stateless
-// era). Clients without a principal (stdio, the command line) are not
-// limited.
+// JSON-RPC request POSTed to /mcp or /messages, each GET /sse (which opens
+// a session), each REST request — and is taken before anything else reads
+// it, so that a flood costs the gateway a refusal each; a tool's bucket
+// counts a caller's calls of that tool, taken where the call is resolved
+// (MCP, lazy call_tool, REST alike). A refusal is the JSON-RPC error
+// codeRateLimited with retryAfter (seconds) in its data; over HTTP its
+// status is 429 with Retry-After where the HTTP answer is the request's
+// own (the identity limit, REST, the stateless era). Clients without a
+// principal (stdio, the command line) are not limited.
 
 // codeRateLimited is the JSON-RPC error of a request over a rate limit.
 const codeRateLimited = -32029
