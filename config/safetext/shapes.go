@@ -178,8 +178,61 @@ func isBase64(c byte) bool     { return isAlnum(c) || c == '+' || c == '/' || c 
 // isCredChar is a character of a credential as a header value writes it.
 func isCredChar(c byte) bool { return isBase64(c) || c == '_' || c == '-' || c == '.' || c == '~' }
 
-// boundaryBefore reports whether no word character precedes b[i].
-func boundaryBefore(b []byte, i int) bool { return i == 0 || !isTokenChar(b[i-1]) }
+// boundaryBefore reports whether no word character precedes b[i] in the
+// text as its reader decodes it. In JSON text the character before may be
+// written as an escape whose last byte is a letter or a digit although
+// what it stands for is no word character: "\nghp_…" is a newline and a
+// token, "\u003cghp_…" (Go's "<") too. So an escape ending at b[i-1] is
+// read as the character it stands for; text that is not JSON loses at most
+// a word that ends in such a pair to a mask.
+func boundaryBefore(b []byte, i int) bool {
+	if i == 0 || !isTokenChar(b[i-1]) {
+		return true
+	}
+	c, ok := escapedBefore(b, i)
+	return ok && !isTokenChar(c)
+}
+
+// escapedBefore returns the character the JSON escape that ends at b[i-1]
+// stands for (0x80 for any beyond ASCII), if one ends there: \b, \f, \n,
+// \r, \t or \uXXXX whose backslash is not itself escaped. (\", \/ and
+// \\ end in no word character.)
+func escapedBefore(b []byte, i int) (byte, bool) {
+	if i >= 2 && strings.IndexByte("bfnrt", b[i-1]) >= 0 && escapes(b, i-2) {
+		return '\n', true // a control character
+	}
+	if i < 6 || b[i-5] != 'u' || !escapes(b, i-6) {
+		return 0, false
+	}
+	var v int
+	for _, c := range b[i-4 : i] {
+		switch {
+		case c >= '0' && c <= '9':
+			v = v<<4 | int(c-'0')
+		case c|0x20 >= 'a' && c|0x20 <= 'f':
+			v = v<<4 | int(c|0x20-'a'+10)
+		default:
+			return 0, false
+		}
+	}
+	if v >= 0x80 {
+		return 0x80, true
+	}
+	return byte(v), true
+}
+
+// escapes reports whether b[j] is a backslash that begins an escape: one
+// preceded by an even number of backslashes.
+func escapes(b []byte, j int) bool {
+	if b[j] != '\\' {
+		return false
+	}
+	n := 0
+	for k := j - 1; k >= 0 && b[k] == '\\'; k-- {
+		n++
+	}
+	return n%2 == 0
+}
 
 // run is the end of the run of chars of class from i.
 func run(b []byte, i int, class func(byte) bool) int {
@@ -235,8 +288,14 @@ func afterName(min, max int, class func(byte) bool) func([]byte, int, int) (int,
 	return func(b []byte, i, n int) (int, int, bool) {
 		j := run(b, i+n, isTokenChar) // the rest of the name: ..._key, ...Key
 		k := j
-		for k < len(b) && k-j < 8 && strings.IndexByte(`\"': =`+"\t", b[k]) >= 0 {
-			k++
+		for k < len(b) && k-j < 8 {
+			if b[k] == '\\' && k+1 < len(b) && strings.IndexByte("nrt", b[k+1]) >= 0 {
+				k += 2 // JSON's \t, \n or \r: a space
+			} else if strings.IndexByte(`\"': =`+"\t", b[k]) >= 0 {
+				k++
+			} else {
+				break
+			}
 		}
 		if k == j || k == len(b) {
 			return 0, 0, false
