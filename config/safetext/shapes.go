@@ -183,8 +183,11 @@ func isCredChar(c byte) bool { return isBase64(c) || c == '_' || c == '-' || c =
 // written as an escape whose last byte is a letter or a digit although
 // what it stands for is no word character: "\nghp_…" is a newline and a
 // token, "\u003cghp_…" (Go's "<") too. So an escape ending at b[i-1] is
-// read as the character it stands for; text that is not JSON loses at most
-// a word that ends in such a pair to a mask.
+// read as the character it stands for, whatever precedes its backslash: a
+// result's text is often JSON itself, and "\\nghp_…" in the result is
+// "\nghp_…" in that text, a newline to whoever reads it as JSON. Text
+// that is not JSON loses at most a word that ends in such a pair (a path's
+// "\n…") to a mask.
 func boundaryBefore(b []byte, i int) bool {
 	if i == 0 || !isTokenChar(b[i-1]) {
 		return true
@@ -195,13 +198,12 @@ func boundaryBefore(b []byte, i int) bool {
 
 // escapedBefore returns the character the JSON escape that ends at b[i-1]
 // stands for (0x80 for any beyond ASCII), if one ends there: \b, \f, \n,
-// \r, \t or \uXXXX whose backslash is not itself escaped. (\", \/ and
-// \\ end in no word character.)
+// \r, \t or \uXXXX. (\", \/ and \\ end in no word character.)
 func escapedBefore(b []byte, i int) (byte, bool) {
-	if i >= 2 && strings.IndexByte("bfnrt", b[i-1]) >= 0 && escapes(b, i-2) {
+	if i >= 2 && b[i-2] == '\\' && strings.IndexByte("bfnrt", b[i-1]) >= 0 {
 		return '\n', true // a control character
 	}
-	if i < 6 || b[i-5] != 'u' || !escapes(b, i-6) {
+	if i < 6 || b[i-6] != '\\' || b[i-5] != 'u' {
 		return 0, false
 	}
 	var v int
@@ -219,19 +221,6 @@ func escapedBefore(b []byte, i int) (byte, bool) {
 		return 0x80, true
 	}
 	return byte(v), true
-}
-
-// escapes reports whether b[j] is a backslash that begins an escape: one
-// preceded by an even number of backslashes.
-func escapes(b []byte, j int) bool {
-	if b[j] != '\\' {
-		return false
-	}
-	n := 0
-	for k := j - 1; k >= 0 && b[k] == '\\'; k-- {
-		n++
-	}
-	return n%2 == 0
 }
 
 // run is the end of the run of chars of class from i.
