@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // Secret shapes: the one table of what a secret looks like when nothing
@@ -395,27 +396,38 @@ func matchJWT(b []byte, i, n int) (int, int, bool) {
 }
 
 // Invisible reports whether r is a character a person does not see but a
-// model reads: zero-width characters, bidi controls, Unicode tag
-// characters (which spell ASCII invisibly), the soft hyphen, and control
-// characters other than tab, newline and carriage return (terminal
-// escapes among them).
+// model reads: zero-width characters and other format characters (bidi
+// controls and marks, U+061C among them, Unicode tag characters, which
+// spell ASCII invisibly, the soft hyphen), variation selectors (U+FE00–FE0F,
+// U+E0100–E01EF: a run of them after one character smuggles bytes), the
+// combining grapheme joiner, blank letters (the Hangul fillers U+115F,
+// U+1160, U+3164, U+FFA0, the Braille blank U+2800), and control
+// characters other than tab, newline and carriage return (terminal escapes
+// among them).
 func Invisible(r rune) bool {
 	switch {
 	case r == '\t' || r == '\n' || r == '\r':
 		return false
-	case r < 0x20 || r >= 0x7f && r < 0xa0, r == 0xad, r == 0x180e, r >= 0x200b && r <= 0x200f,
-		r >= 0x202a && r <= 0x202e, r >= 0x2060 && r <= 0x2064, r >= 0x2066 && r <= 0x2069,
-		r == 0xfeff, r >= 0xe0000 && r <= 0xe007f:
+	case r < 0x20 || r >= 0x7f && r < 0xa0, r == 0xad, r == 0x34f, r == 0x61c, r == 0x115f, r == 0x1160, r == 0x180e,
+		r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2060 && r <= 0x2064, r >= 0x2066 && r <= 0x2069,
+		r == 0x2800, r == 0x3164, r >= 0xfe00 && r <= 0xfe0f, r == 0xfeff, r == 0xffa0,
+		r >= 0xe0000 && r <= 0xe007f, r >= 0xe0100 && r <= 0xe01ef:
 		return true
 	}
-	return false
+	return r > 0x7f && unicode.Is(unicode.Cf, r)
+}
+
+// IsVariationSelector reports whether r selects a variant of the
+// character before it (U+FE00–FE0F, U+E0100–E01EF).
+func IsVariationSelector(r rune) bool {
+	return r >= 0xfe00 && r <= 0xfe0f || r >= 0xe0100 && r <= 0xe01ef
 }
 
 // Visible returns s with every character a person does not see but a
-// model reads — zero-width characters, bidi controls, Unicode tag
-// characters, the soft hyphen, control characters but tab and newline
-// (a carriage return is shown: it would rewrite a reviewer's line) —
-// written as \u{XXXX}: what a reviewer of a definition must see.
+// model reads (Invisible: zero-width and format characters, variation
+// selectors, blank letters, control characters but tab and newline; a
+// carriage return is shown: it would rewrite a reviewer's line) written
+// as \u{XXXX}: what a reviewer of a definition must see.
 func Visible(s string) string {
 	hidden := func(r rune) bool { return r == '\r' || r != '\n' && Invisible(r) }
 	if !strings.ContainsFunc(s, hidden) {
