@@ -148,7 +148,8 @@ type Gateway struct {
 	// beside the configuration file (PinsFile).
 	Pins string `json:"pins"`
 	// Redact is what the gateway masks secrets in before a client sees
-	// it: off, or results (tool results, prompts and resource contents).
+	// it: off, or results (tool results, prompts, resource contents, task
+	// results, progress and log messages).
 	// Logs and the audit log are always masked.
 	Redact string `json:"redact"`
 	// Confirm is off, or destructive: a call to a tool whose annotations
