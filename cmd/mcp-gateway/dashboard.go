@@ -235,7 +235,10 @@ func (d *dashboard) approve(w http.ResponseWriter, r *http.Request) {
 		d.render(w, r, http.StatusConflict, fmt.Sprintf("Not approved: %s %s of %s is not withheld as shown any more (it changed again, or was approved elsewhere). Review it again below.", kind, name, server))
 		return
 	}
-	d.a.recordApprovals(approved, "dashboard", gateway.IdentityOf(r.Context()))
+	if err := d.a.recordApprovals(approved, "dashboard", gateway.IdentityOf(r.Context())); err != nil {
+		d.render(w, r, http.StatusInternalServerError, "Approved, but "+strings.TrimPrefix(err.Error(), "approved, but "))
+		return
+	}
 	q := url.Values{"approved": {"1"}, "server": {server}, "kind": {kind}, "name": {name}}
 	http.Redirect(w, r, "/?"+q.Encode(), http.StatusSeeOther)
 }

@@ -31,9 +31,10 @@ func (a *app) approveServers(servers []config.Server) []config.Server {
 	return nil
 }
 
-// recordCall writes a call's record to the audit log (gateway.Options.OnCall).
-func (a *app) recordCall(r gateway.CallRecord) {
-	a.audit.Record(audit.Entry{
+// recordCall writes a call's record to the audit log (gateway.Options.Audit;
+// nil without one): an error fails the call.
+func (a *app) recordCall(r gateway.CallRecord) error {
+	return a.audit.Record(audit.Entry{
 		Time: r.Time, Event: "call", Client: r.Client, Identity: r.Identity,
 		Server: r.Server, Tool: r.Tool, Own: r.Own, Via: r.Via,
 		ArgsDigest: r.ArgsDigest, Args: r.Args,
@@ -42,15 +43,20 @@ func (a *app) recordCall(r gateway.CallRecord) {
 	})
 }
 
-// recordApprovals writes approvals to the audit log, if there is one.
-func (a *app) recordApprovals(approved []backends.Change, client, identity string) {
+// recordApprovals writes approvals to the audit log, if there is one. The
+// approvals are made by then: an error says they are not recorded.
+func (a *app) recordApprovals(approved []backends.Change, client, identity string) error {
 	if a.audit == nil {
-		return
+		return nil
 	}
 	for _, c := range approved {
-		a.audit.Record(audit.Entry{Time: time.Now(), Event: "approve", Client: client, Identity: identity,
+		err := a.audit.Record(audit.Entry{Time: time.Now(), Event: "approve", Client: client, Identity: identity,
 			Server: c.Server, Tool: c.Name, Kind: c.Kind, Digest: c.Digest, Reason: c.Reason})
+		if err != nil {
+			return fmt.Errorf("approved, but not recorded in the audit log: %w", err)
+		}
 	}
+	return nil
 }
 
 // changes is `mcp-gateway tools --changes`: what the trust layer withholds
@@ -158,7 +164,9 @@ func (a *app) approve(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("nothing approved: %w", err)
 	}
-	a.recordApprovals(approved, "mcp-gateway approve", "")
+	if err := a.recordApprovals(approved, "mcp-gateway approve", ""); err != nil {
+		return err
+	}
 	w := a.env.stdout
 	if len(approved) == 0 {
 		what := "server " + a.inv.server
