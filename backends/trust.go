@@ -286,6 +286,11 @@ func (ts *trustState) reload() bool {
 
 // setFileLocked records the pin file's contents (or why it cannot be
 // used) and bumps the generation when they changed. ts.mu is held.
+//
+// A pin this gateway has held is never forgotten while it runs: a file
+// that lacks it — deleted, recreated, emptied, or damaged and then moved
+// away — would otherwise turn a withheld change into a first sight. Such
+// pins stay in force from memory (ts.local) and are written back.
 func (ts *trustState) setFileLocked(f *trust.File, err error) bool {
 	if err != nil {
 		changed := ts.err == nil || ts.err.Error() != err.Error()
@@ -293,6 +298,7 @@ func (ts *trustState) setFileLocked(f *trust.File, err error) bool {
 			ts.log.Error("the pin file cannot be used: every tool and prompt definition of a server with trust: pin or approve is withheld until it is repaired or removed", "file", ts.opts.PinFile, "err", err)
 			ts.gen.Add(1)
 		}
+		ts.keepLocked(nil)
 		ts.file, ts.err = nil, err
 		return changed
 	}
@@ -302,16 +308,49 @@ func (ts *trustState) setFileLocked(f *trust.File, err error) bool {
 	if ts.err != nil {
 		ts.log.Info("the pin file can be used again", "file", ts.opts.PinFile)
 	}
+	ts.keepLocked(f)
 	ts.file, ts.err, ts.sum = f, nil, sum
-	for k := range ts.local {
+	lost := 0
+	for k, p := range ts.local {
 		if ts.file.Pins(k.server, k.kind)[k.name] != nil {
 			delete(ts.local, k) // the file has it now (perhaps another process's)
+		} else if ts.opts.PinFile != "" {
+			if ts.queue[k] == nil {
+				lost++
+			}
+			ts.queue[k] = p
+		}
+	}
+	if lost > 0 {
+		ts.log.Warn("the pin file lacks pins this gateway holds: they stay in force, and are written back", "file", ts.opts.PinFile, "count", lost)
+		select {
+		case ts.wake <- struct{}{}:
+		default:
 		}
 	}
 	if changed {
 		ts.gen.Add(1)
 	}
 	return changed
+}
+
+// keepLocked moves the pins of the file as last read that next (nil: a
+// file that cannot be used) lacks into ts.local, so that they stay in
+// force. ts.mu is held.
+func (ts *trustState) keepLocked(next *trust.File) {
+	if ts.file == nil {
+		return
+	}
+	for server := range ts.file.Servers {
+		for _, kind := range []trust.Kind{trust.Tool, trust.Prompt} {
+			for name, p := range ts.file.Pins(server, kind) {
+				k := pinKey{server, kind, name}
+				if next.Pins(server, kind)[name] == nil && ts.local[k] == nil {
+					ts.local[k] = p
+				}
+			}
+		}
+	}
 }
 
 // pinLocked is the pin of a definition, if any. ts.mu is held.

@@ -246,3 +246,75 @@ func TestTrustSnapshotNotPinned(t *testing.T) {
 		t.Fatalf("ready: echo %q (changes %+v)", d, e.Changes())
 	}
 }
+
+// pinOf is the pin of server's tool name in the pin file at path, nil
+// when there is none (or no file).
+func pinOf(path, server, name string) *struct{ Digest, How string } {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var f struct {
+		Servers map[string]struct {
+			Tools map[string]*struct{ Digest, How string }
+		}
+	}
+	json.Unmarshal(data, &f)
+	return f.Servers[server].Tools[name]
+}
+
+// TestTrustPinFileVanishes: a pin file deleted, or replaced by an empty
+// one, while the gateway runs does not release a withheld change as a
+// first sight: the pins the gateway holds stay in force and are written
+// back (issue 32).
+func TestTrustPinFileVanishes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tools, pins := filepath.Join(dir, "tools.json"), filepath.Join(dir, "config.pins.json")
+	redefine(t, tools, "", "")
+	e := start(t, []config.Server{srv("tb", "-tools-file", tools)}, func(o *backends.Options) {
+		o.Trust = backends.TrustOptions{Policy: "pin", PinFile: pins, Watch: true}
+	})
+	e.waitState(t, "tb", backends.Ready)
+	var pinned string
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool {
+		p := pinOf(pins, "tb", "echo")
+		if p != nil {
+			pinned = p.Digest
+		}
+		return p != nil
+	}) {
+		t.Fatal("first sights not written to the pin file")
+	}
+	redefine(t, tools, poisoned, "")
+	e.call(t, "tb", "relist", "")
+	e.waitChange(t, "tb")
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool { return !shown(e, "tb/echo") }) {
+		t.Fatal("the change is shown")
+	}
+	for _, how := range []string{"deleted", "emptied"} {
+		if how == "deleted" {
+			os.Remove(pins)
+		} else {
+			os.WriteFile(pins, []byte(`{"format":1,"servers":{}}`), 0o600)
+		}
+		// The pin is written back (before the fix: the poisoned definition
+		// as a first sight).
+		if !testutil.Poll(testutil.DefaultTimeout, func() bool {
+			shown(e, "tb/echo") // lists are judged when asked for
+			return pinOf(pins, "tb", "echo") != nil
+		}) {
+			t.Fatalf("%s: echo's pin is not written back", how)
+		}
+		if p := pinOf(pins, "tb", "echo"); p.Digest != pinned || p.How != "first sight" {
+			t.Errorf("%s: echo is pinned as %+v, want the first definition %s", how, p, pinned)
+		}
+		if shown(e, "tb/echo") || len(e.Changes()) != 1 {
+			t.Fatalf("%s: the withheld change is shown: %v", how, toolNames(e.Tools()))
+		}
+		var we *backends.WithheldError
+		if _, err := e.CallTool(context.Background(), "tb", "echo", json.RawMessage(`{}`), backends.CallOptions{}); !errors.As(err, &we) || we.Reason != backends.WithheldChanged {
+			t.Fatalf("%s: call of the withheld tool: %v", how, err)
+		}
+	}
+}
