@@ -318,3 +318,41 @@ func TestTrustPinFileVanishes(t *testing.T) {
 		}
 	}
 }
+
+// TestTrustPinFileSymlink: a pin file that is a symbolic link stays one:
+// an approval is written through it to its target, and a gateway watching
+// the link sees it at once (issue 32).
+func TestTrustPinFileSymlink(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "dotfiles"), 0o700)
+	target := filepath.Join(dir, "dotfiles", "config.pins.json")
+	os.WriteFile(target, []byte(`{"format":1,"servers":{}}`), 0o600)
+	pins := filepath.Join(dir, "config.pins.json")
+	if err := os.Symlink(target, pins); err != nil {
+		t.Skipf("no symbolic links here: %v", err)
+	}
+	s := srv("tb")
+	s.Trust = "approve"
+	e := start(t, []config.Server{s}, func(o *backends.Options) {
+		o.Trust = backends.TrustOptions{Policy: "off", PinFile: pins, Watch: true}
+	})
+	e.waitState(t, "tb", backends.Ready)
+	other := backends.New(backends.Options{Servers: []config.Server{s}, Trust: backends.TrustOptions{PinFile: pins}})
+	other.Start(context.Background())
+	other.Wait(context.Background(), testutil.DefaultTimeout)
+	if a, err := other.Approve("tb", func(c backends.Change) bool { return c.Name == "echo" }); err != nil || len(a) != 1 {
+		t.Fatalf("approve: %v %v", a, err)
+	}
+	other.Close()
+	if fi, err := os.Lstat(pins); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the pin file's link was replaced by a file: %v %v", fi.Mode(), err)
+	}
+	if p := pinOf(target, "tb", "echo"); p == nil || p.How != "approved" {
+		t.Fatalf("the link's target lacks the approval: %+v", p)
+	}
+	e.waitChange(t, "tb")
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool { return shown(e, "tb/echo") }) {
+		t.Fatal("approved through the link, not shown")
+	}
+}

@@ -228,10 +228,28 @@ func Update(path string, change func(*File) bool) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := atomicfile.WriteFile(path, data, 0o600); err != nil {
+	// A pin file that is a symbolic link (a dotfiles repository's) is
+	// written through: its target is replaced, the link stays.
+	if err := atomicfile.WriteFile(Resolve(path), data, 0o600); err != nil {
 		return nil, fmt.Errorf("write pin file: %w", err)
 	}
 	return f, nil
+}
+
+// Resolve follows path's symbolic links, also to a target that does not
+// exist yet, and returns the file they end at (path when it is none).
+func Resolve(path string) string {
+	for range 40 { // as the kernel's limit
+		dest, err := os.Readlink(path)
+		if err != nil {
+			return path
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(path), dest)
+		}
+		path = dest
+	}
+	return path
 }
 
 func truncate(s string, n int) string {
