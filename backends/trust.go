@@ -90,6 +90,7 @@ type WithheldError struct {
 	Kind   string // "tool" or "prompt"
 	Name   string // the backend's own name
 	Reason string
+	Digest string // the withheld definition's, as this gateway sees it
 }
 
 func (e *WithheldError) Error() string {
@@ -103,12 +104,15 @@ func (e *WithheldError) Error() string {
 		why = "the pin file cannot be read, so nothing that may have changed is released"
 	}
 	return fmt.Sprintf("%s '%s' of MCP server '%s' is withheld: %s; review it with `mcp-gateway tools --changes` and accept it with `%s`",
-		e.Kind, e.Name, e.Server, why, ApproveCommand(e.Server, e.Name))
+		e.Kind, e.Name, e.Server, why, ApproveCommand(e.Server, e.Name, e.Digest))
 }
 
-// ApproveCommand is the command that accepts a withheld definition.
-func ApproveCommand(server, name string) string {
-	return "mcp-gateway approve " + server + " " + name
+// ApproveCommand is the command that accepts a withheld definition: the
+// one of digest, so that what is approved is what was reviewed, not
+// whatever the server lists when the command runs (approve refuses a NAME
+// without --digest).
+func ApproveCommand(server, name, digest string) string {
+	return "mcp-gateway approve " + server + " " + name + " --digest " + strings.TrimPrefix(digest, "sha256:")
 }
 
 // defInfo is what the trust layer knows of one definition: computed once
@@ -225,7 +229,7 @@ func (b *backend) withheld(kind trust.Kind, name string) error {
 	}
 	v := b.trustedLocked(sf)
 	if i, ok := v.by[heldKey{kind, name}]; ok {
-		return &WithheldError{Server: b.cfg.Name, Kind: string(kind), Name: name, Reason: v.held[i].reason}
+		return &WithheldError{Server: b.cfg.Name, Kind: string(kind), Name: name, Reason: v.held[i].reason, Digest: v.held[i].info.digest}
 	}
 	return nil
 }
@@ -435,7 +439,7 @@ func (ts *trustState) evaluate(b *backend, sf *surface, gen uint64) trustView {
 			more = fmt.Sprintf(" and %d more", len(newlyHeld)-most)
 			newlyHeld = newlyHeld[:most]
 		}
-		approve := "mcp-gateway approve " + server + " [NAME]"
+		approve := "mcp-gateway approve " + server + " NAME --digest DIGEST (as tools --changes shows it)"
 		ts.log.Warn("definitions withheld until approved", "server", server, "count", count,
 			"definitions", strings.Join(newlyHeld, ", ")+more, "review", "mcp-gateway tools --changes", "approve", approve)
 	}

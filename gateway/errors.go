@@ -72,8 +72,9 @@ func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 			withheld.Kind: withheld.Name,
 			"reason":      "withheld",
 			"withheld":    withheld.Reason,
+			"digest":      withheld.Digest,
 			"review":      "mcp-gateway tools --changes",
-			"approve":     backends.ApproveCommand(withheld.Server, withheld.Name),
+			"approve":     backends.ApproveCommand(withheld.Server, withheld.Name, withheld.Digest),
 		})
 	case errors.As(err, &refused):
 		return withData(CodeRefused, refused.Error(), map[string]any{

@@ -17,6 +17,42 @@ import (
 // The trust layer's commands (docs/trust.md): tools --changes, approve,
 // and the audit log's records of calls and approvals.
 
+// minDigest is the fewest hex digits of a digest approve takes: as many
+// as people compare (backends.ShortDigest).
+const minDigest = 12
+
+func isHex(s string) bool {
+	return strings.Trim(s, "0123456789abcdef") == ""
+}
+
+// approveWhich is approve without --digest or --all: it approves nothing,
+// and shows what it could, each with the command that accepts it (an
+// error); nil when nothing is withheld.
+func (a *app) approveWhich() error {
+	w := a.env.stdout
+	var which []backends.Change
+	for _, c := range a.backends.Changes() {
+		if c.Server == a.inv.server && (a.inv.name == "" || c.Name == a.inv.name) {
+			which = append(which, c)
+		}
+	}
+	if len(which) == 0 {
+		return nil // said by approve
+	}
+	what := a.inv.server
+	if a.inv.name != "" {
+		what = a.inv.name + " of " + what
+	}
+	fmt.Fprintf(w, "Nothing approved: approve accepts the definition you reviewed, named by its digest. Withheld now for %s:\n\n", what)
+	for _, c := range which {
+		writeChange(w, c)
+	}
+	if a.inv.name == "" {
+		fmt.Fprintf(w, "To accept everything %s withholds now, unreviewed: mcp-gateway approve %s --all\n", a.inv.server, a.inv.server)
+	}
+	return errReported
+}
+
 // approveServers is the servers a command starts: approve starts only the
 // server it approves for.
 func (a *app) approveServers(servers []config.Server) []config.Server {
@@ -130,7 +166,7 @@ func writeChange(w io.Writer, c backends.Change) {
 		fmt.Fprintf(w, "  %s\n", safetext.Visible(line))
 	}
 	if c.Reason != backends.WithheldUnreadable {
-		fmt.Fprintf(w, "  accept: %s --digest %s\n\n", backends.ApproveCommand(c.Server, c.Name), backends.ShortDigest(c.Digest))
+		fmt.Fprintf(w, "  accept: %s\n\n", backends.ApproveCommand(c.Server, c.Name, c.Digest))
 	}
 }
 
@@ -140,10 +176,15 @@ func writeFindings(w io.Writer, findings []backends.Finding, indent string) {
 	}
 }
 
-// approve is `mcp-gateway approve SERVER [NAME] [--digest HEX]`: start the
-// server, and pin as approved what it withholds (NAME's only; with
-// --digest, only a definition whose digest starts with HEX). A running
-// gateway sees the pin file change and shows the definitions at once.
+// approve is `mcp-gateway approve SERVER [NAME] --digest HEX` or
+// `approve SERVER --all`: start the server, and pin as approved the
+// withheld definition whose digest starts with HEX (NAME's), or with --all
+// everything it withholds. Without either it approves nothing: what the
+// server lists when the command runs need not be what was reviewed (a
+// server can change its definitions again, or show this process others),
+// so it shows what is withheld now and the command that accepts each. A
+// running gateway sees the pin file change and shows the definitions at
+// once.
 func (a *app) approve(ctx context.Context) error {
 	known := false
 	for _, s := range a.cfg.Servers {
@@ -152,17 +193,31 @@ func (a *app) approve(ctx context.Context) error {
 	if !known {
 		return usagef("no server named %q in the configuration", a.inv.server)
 	}
+	digest := strings.TrimPrefix(strings.ToLower(a.inv.digest), "sha256:")
+	switch {
+	case a.inv.all && (a.inv.name != "" || a.inv.digest != ""):
+		return usagef("--all approves everything %s withholds: give it without NAME and --digest", a.inv.server)
+	case a.inv.digest != "" && (len(digest) < minDigest || !isHex(digest)):
+		return usagef("--digest takes the digest tools --changes shows, %d hex digits or more", minDigest)
+	}
 	a.backends.Start(ctx)
 	a.waitStarts(ctx)
 	if err := a.backends.TrustError(); err != nil {
 		return fmt.Errorf("nothing approved: %w (repair the file, or move it away to pin again from scratch)", err)
 	}
-	digest := strings.TrimPrefix(strings.ToLower(a.inv.digest), "sha256:")
-	approved, err := a.backends.Approve(a.inv.server, func(c backends.Change) bool {
-		return (a.inv.name == "" || c.Name == a.inv.name) && strings.HasPrefix(strings.TrimPrefix(c.Digest, "sha256:"), digest)
-	})
-	if err != nil {
-		return fmt.Errorf("nothing approved: %w", err)
+	var approved []backends.Change
+	if digest == "" && !a.inv.all {
+		if err := a.approveWhich(); err != nil {
+			return err
+		}
+	} else {
+		var err error
+		approved, err = a.backends.Approve(a.inv.server, func(c backends.Change) bool {
+			return (a.inv.name == "" || c.Name == a.inv.name) && strings.HasPrefix(strings.TrimPrefix(c.Digest, "sha256:"), digest)
+		})
+		if err != nil {
+			return fmt.Errorf("nothing approved: %w", err)
+		}
 	}
 	if err := a.recordApprovals(approved, "mcp-gateway approve", ""); err != nil {
 		return err
