@@ -112,7 +112,11 @@ func (e *WithheldError) Error() string {
 // whatever the server lists when the command runs (approve refuses a NAME
 // without --digest).
 func ApproveCommand(server, name, digest string) string {
-	return "mcp-gateway approve " + server + " " + name + " --digest " + strings.TrimPrefix(digest, "sha256:")
+	cmd := "mcp-gateway approve " + server
+	if name != "" { // a server's instructions have none
+		cmd += " " + name
+	}
+	return cmd + " --digest " + strings.TrimPrefix(digest, "sha256:")
 }
 
 // defInfo is what the trust layer knows of one definition: computed once
@@ -160,11 +164,14 @@ type trustView struct {
 	ntools  int
 	prompts *Prompt
 	nprompt int
+	instr   string // the instructions it was made of
 	gen     uint64
 	valid   bool
 
 	shownTools   []Tool          // the tools shown: without the withheld ones
 	shownPrompts []Prompt        // likewise
+	instructions string          // the instructions shown: the pinned ones, or none, while they are withheld
+	instrInfo    *defInfo        // the digest and findings of instr, nil for none
 	held         []heldDef       // the withheld ones, in listing order
 	by           map[heldKey]int // index in held
 }
@@ -196,11 +203,20 @@ func (b *backend) trustedLocked(sf *surface) *trustView {
 	v := &b.view
 	gen := ts.gen.Load()
 	if v.valid && v.gen == gen && v.tools == first(sf.lists.tools) && v.ntools == len(sf.lists.tools) &&
-		v.prompts == first(sf.lists.prompts) && v.nprompt == len(sf.lists.prompts) {
+		v.prompts == first(sf.lists.prompts) && v.nprompt == len(sf.lists.prompts) && v.instr == sf.instructions {
 		return v
 	}
 	*v = ts.evaluate(b, sf, gen)
 	return v
+}
+
+// shownInstructionsLocked is sf's instructions as clients are shown them.
+// b.mu is held.
+func (b *backend) shownInstructionsLocked(sf *surface) string {
+	if !b.trusted() {
+		return sf.instructions
+	}
+	return b.trustedLocked(sf).instructions
 }
 
 // shownListsLocked is sf's lists as clients are shown them. b.mu is held.
@@ -346,7 +362,7 @@ func (ts *trustState) keepLocked(next *trust.File) {
 		return
 	}
 	for server := range ts.file.Servers {
-		for _, kind := range []trust.Kind{trust.Tool, trust.Prompt} {
+		for _, kind := range trust.Kinds {
 			for name, p := range ts.file.Pins(server, kind) {
 				k := pinKey{server, kind, name}
 				if next.Pins(server, kind)[name] == nil && ts.local[k] == nil {
@@ -370,7 +386,12 @@ func (ts *trustState) pinLocked(k pinKey) *trust.Pin {
 // way round.
 func (ts *trustState) evaluate(b *backend, sf *surface, gen uint64) trustView {
 	v := trustView{tools: first(sf.lists.tools), ntools: len(sf.lists.tools), prompts: first(sf.lists.prompts),
-		nprompt: len(sf.lists.prompts), gen: gen, valid: true, by: map[heldKey]int{}}
+		nprompt: len(sf.lists.prompts), instr: sf.instructions, gen: gen, valid: true, by: map[heldKey]int{}}
+	// The instructions are judged as a definition: a change is withheld,
+	// and they are scanned.
+	if strings.TrimSpace(sf.instructions) != "" {
+		v.instrInfo = newDefInfo(trust.Instructions, trust.InstructionsObject(sf.instructions))
+	}
 	policy := ts.policyOf(b.cfg.Trust)
 	server := b.cfg.Name
 	var firstSights []pinKey
@@ -429,6 +450,13 @@ func (ts *trustState) evaluate(b *backend, sf *surface, gen uint64) trustView {
 	for _, p := range sf.lists.prompts {
 		if judge(trust.Prompt, p.Name, p.def) {
 			v.shownPrompts = append(v.shownPrompts, p)
+		}
+	}
+	if v.instrInfo != nil {
+		if judge(trust.Instructions, "", v.instrInfo) {
+			v.instructions = sf.instructions
+		} else if h := v.held[v.by[heldKey{trust.Instructions, ""}]]; h.pin != nil {
+			v.instructions = h.pin.Definition.InstructionsText() // what was approved
 		}
 	}
 	ts.mu.Unlock()
@@ -608,6 +636,7 @@ func (m *Manager) Flagged() []Flagged {
 			for _, p := range sf.lists.prompts {
 				add(trust.Prompt, p.Name, p.def)
 			}
+			add(trust.Instructions, "", v.instrInfo)
 		}
 		b.mu.Unlock()
 	}

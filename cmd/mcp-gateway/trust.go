@@ -137,7 +137,7 @@ func (a *app) changes(ctx context.Context) error {
 	if len(others) > 0 {
 		fmt.Fprintf(w, "\nDefinitions shown to clients in which the scanner found injection markers:\n")
 		for _, f := range others {
-			fmt.Fprintf(w, "  %s %s of %s\n", f.Kind, f.Name, f.Server)
+			fmt.Fprintf(w, "  %s of %s\n", defName(f.Kind, f.Name), f.Server)
 			writeFindings(w, f.Findings, "    ")
 		}
 	}
@@ -155,7 +155,7 @@ func writeChange(w io.Writer, c backends.Change) {
 		backends.WithheldNew:        "new, waits for approval (trust: approve)",
 		backends.WithheldUnreadable: "withheld while the pin file cannot be used",
 	}[c.Reason]
-	fmt.Fprintf(w, "%s %s of %s: %s\n", c.Kind, c.Name, c.Server, why)
+	fmt.Fprintf(w, "%s of %s: %s\n", defName(c.Kind, c.Name), c.Server, why)
 	if c.Pinned != "" {
 		fmt.Fprintf(w, "  digest %s, pinned %s\n", backends.ShortDigest(c.Digest), backends.ShortDigest(c.Pinned))
 	} else {
@@ -168,6 +168,15 @@ func writeChange(w io.Writer, c backends.Change) {
 	if c.Reason != backends.WithheldUnreadable {
 		fmt.Fprintf(w, "  accept: %s\n\n", backends.ApproveCommand(c.Server, c.Name, c.Digest))
 	}
+}
+
+// defName is how a definition is named for people: "tool add", or
+// "instructions" (a server's, which have no name).
+func defName(kind, name string) string {
+	if name == "" {
+		return kind
+	}
+	return kind + " " + name
 }
 
 func writeFindings(w io.Writer, findings []backends.Finding, indent string) {
