@@ -307,10 +307,12 @@ func (ts *trustState) reload() bool {
 // setFileLocked records the pin file's contents (or why it cannot be
 // used) and bumps the generation when they changed. ts.mu is held.
 //
-// A pin this gateway has held is never forgotten while it runs: a file
-// that lacks it — deleted, recreated, emptied, or damaged and then moved
-// away — would otherwise turn a withheld change into a first sight. Such
-// pins stay in force from memory (ts.local) and are written back.
+// A pin this gateway has held is never forgotten while it runs, and only
+// an approval replaces it: a file that lacks it — deleted, recreated,
+// emptied, or damaged and then moved away — or that pins another
+// definition as a first sight (another gateway's, started meanwhile)
+// would otherwise release a withheld change. Such pins stay in force from
+// memory (ts.local); those the file lacks are written back.
 func (ts *trustState) setFileLocked(f *trust.File, err error) bool {
 	if err != nil {
 		changed := ts.err == nil || ts.err.Error() != err.Error()
@@ -330,11 +332,14 @@ func (ts *trustState) setFileLocked(f *trust.File, err error) bool {
 	}
 	ts.keepLocked(f)
 	ts.file, ts.err, ts.sum = f, nil, sum
-	lost := 0
+	lost, other := 0, 0
 	for k, p := range ts.local {
-		if ts.file.Pins(k.server, k.kind)[k.name] != nil {
-			delete(ts.local, k) // the file has it now (perhaps another process's)
-		} else if ts.opts.PinFile != "" {
+		switch q := ts.file.Pins(k.server, k.kind)[k.name]; {
+		case q != nil && (q.Digest == p.Digest || q.How == trust.Approved):
+			delete(ts.local, k) // the file has it now, or an approval replaced it
+		case q != nil:
+			other++ // pinned otherwise at first sight: this gateway keeps its own
+		case ts.opts.PinFile != "":
 			if ts.queue[k] == nil {
 				lost++
 			}
@@ -348,6 +353,9 @@ func (ts *trustState) setFileLocked(f *trust.File, err error) bool {
 		default:
 		}
 	}
+	if other > 0 {
+		ts.log.Warn("the pin file pins definitions otherwise than this gateway, not by an approval: it keeps its own pins", "file", ts.opts.PinFile, "count", other)
+	}
 	if changed {
 		ts.gen.Add(1)
 	}
@@ -355,8 +363,8 @@ func (ts *trustState) setFileLocked(f *trust.File, err error) bool {
 }
 
 // keepLocked moves the pins of the file as last read that next (nil: a
-// file that cannot be used) lacks into ts.local, so that they stay in
-// force. ts.mu is held.
+// file that cannot be used) lacks, or replaces otherwise than by an
+// approval, into ts.local, so that they stay in force. ts.mu is held.
 func (ts *trustState) keepLocked(next *trust.File) {
 	if ts.file == nil {
 		return
@@ -365,7 +373,8 @@ func (ts *trustState) keepLocked(next *trust.File) {
 		for _, kind := range trust.Kinds {
 			for name, p := range ts.file.Pins(server, kind) {
 				k := pinKey{server, kind, name}
-				if next.Pins(server, kind)[name] == nil && ts.local[k] == nil {
+				q := next.Pins(server, kind)[name]
+				if (q == nil || q.Digest != p.Digest && q.How != trust.Approved) && ts.local[k] == nil {
 					ts.local[k] = p
 				}
 			}
@@ -373,12 +382,14 @@ func (ts *trustState) keepLocked(next *trust.File) {
 	}
 }
 
-// pinLocked is the pin of a definition, if any. ts.mu is held.
+// pinLocked is the pin of a definition, if any: this gateway's own first
+// (setFileLocked keeps only those the file does not hold or approve).
+// ts.mu is held.
 func (ts *trustState) pinLocked(k pinKey) *trust.Pin {
-	if p := ts.file.Pins(k.server, k.kind)[k.name]; p != nil {
+	if p := ts.local[k]; p != nil {
 		return p
 	}
-	return ts.local[k]
+	return ts.file.Pins(k.server, k.kind)[k.name]
 }
 
 // evaluate makes the view of surface sf of b under the pins of generation
@@ -535,7 +546,9 @@ func (ts *trustState) close() {
 
 // write adds the queued first sights to the pin file. A definition the
 // file pins already (another process saw it first, or approved another)
-// is not replaced: the file wins, and the view follows it.
+// is not replaced; the view follows the file's pin when it is an
+// approval or the same, and keeps this gateway's own otherwise
+// (setFileLocked).
 func (ts *trustState) write() {
 	ts.mu.Lock()
 	queue := ts.queue

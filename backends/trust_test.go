@@ -263,10 +263,11 @@ func pinOf(path, server, name string) *struct{ Digest, How string } {
 	return f.Servers[server].Tools[name]
 }
 
-// TestTrustPinFileVanishes: a pin file deleted, or replaced by an empty
-// one, while the gateway runs does not release a withheld change as a
-// first sight: the pins the gateway holds stay in force and are written
-// back (issue 32).
+// TestTrustPinFileVanishes: a pin file deleted, replaced by an empty one,
+// or by one where another gateway pinned the changed definition as a
+// first sight, while the gateway runs does not release a withheld change:
+// the pins the gateway holds stay in force, those the file lacks are
+// written back, and only an approval replaces one (issue 32).
 func TestTrustPinFileVanishes(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -292,21 +293,28 @@ func TestTrustPinFileVanishes(t *testing.T) {
 	if !testutil.Poll(testutil.DefaultTimeout, func() bool { return !shown(e, "tb/echo") }) {
 		t.Fatal("the change is shown")
 	}
-	for _, how := range []string{"deleted", "emptied"} {
-		if how == "deleted" {
+	change := e.Changes()[0]
+	// What another gateway started on a file without echo's pin records.
+	other, _ := json.Marshal(map[string]any{"format": 1, "servers": map[string]any{"tb": map[string]any{"tools": map[string]any{
+		"echo": map[string]any{"digest": change.Digest, "definition": change.Definition, "pinned": "2026-11-28T00:00:00Z", "how": "first sight"}}}}})
+	for _, how := range []string{"deleted", "emptied", "another's first sight"} {
+		switch how {
+		case "deleted":
 			os.Remove(pins)
-		} else {
+		case "emptied":
 			os.WriteFile(pins, []byte(`{"format":1,"servers":{}}`), 0o600)
+		default:
+			os.WriteFile(pins, other, 0o600)
 		}
-		// The pin is written back (before the fix: the poisoned definition
-		// as a first sight).
+		// The pins are written back (before the fix: the poisoned
+		// definition as a first sight).
 		if !testutil.Poll(testutil.DefaultTimeout, func() bool {
 			shown(e, "tb/echo") // lists are judged when asked for
-			return pinOf(pins, "tb", "echo") != nil
+			return pinOf(pins, "tb", "echo") != nil && pinOf(pins, "tb", "crash") != nil
 		}) {
-			t.Fatalf("%s: echo's pin is not written back", how)
+			t.Fatalf("%s: the pins are not written back", how)
 		}
-		if p := pinOf(pins, "tb", "echo"); p.Digest != pinned || p.How != "first sight" {
+		if p := pinOf(pins, "tb", "echo"); how != "another's first sight" && (p.Digest != pinned || p.How != "first sight") {
 			t.Errorf("%s: echo is pinned as %+v, want the first definition %s", how, p, pinned)
 		}
 		if shown(e, "tb/echo") || len(e.Changes()) != 1 {
