@@ -108,3 +108,22 @@ func TestSymlinkRefused(t *testing.T) {
 		t.Errorf("%d entries", len(got))
 	}
 }
+
+// BenchmarkRecord is the cost a call pays for its entry: Record waits for
+// the write of its line (with the lines of concurrent calls, one write).
+func BenchmarkRecord(b *testing.B) {
+	l, err := Open(Options{Path: filepath.Join(b.TempDir(), "audit.jsonl"), MaxBytes: 1 << 30, Keep: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	e := Entry{Client: "claude-code", Server: "calc", Tool: "calc.add", Own: "add", Outcome: "ok",
+		ArgsDigest: "sha256:015abd7f5cc57a2dd94b7590f04ad8084273905ee33ec5cebeae62276a97f862", DurationMS: 7.75}
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := l.Record(e); err != nil {
+				b.Error(err)
+			}
+		}
+	})
+}

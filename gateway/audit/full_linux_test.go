@@ -20,7 +20,7 @@ func fullDisk(t *testing.T) (dir string, free func()) {
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
 		return "", nil
 	}
-	t.Cleanup(func() { syscall.Unmount(dir, 0) })
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
 	filler := filepath.Join(dir, "filler")
 	f, err := os.Create(filler)
 	if err != nil {
