@@ -264,6 +264,8 @@ func restError(e *jsonrpc.Error) (int, string) {
 		return http.StatusForbidden, "INSUFFICIENT_SCOPE"
 	case e.Code == CodeToolFailed && data.Reason == "timeout":
 		return http.StatusGatewayTimeout, "TIMEOUT_ERROR"
+	case e.Code == jsonrpc.CodeInternalError && data.Reason == "audit":
+		return http.StatusInternalServerError, "AUDIT_FAILED"
 	case e.Code == jsonrpc.CodeParseError:
 		return http.StatusInternalServerError, "INTERNAL_ERROR"
 	case e.Code == jsonrpc.CodeInvalidParams && strings.HasPrefix(e.Message, "Tool not found"):

@@ -667,11 +667,18 @@ func (s *session) written() {
 func (s *session) finishCall(c *call, name string, record callEnd, raw json.RawMessage, err error, buffered bool) {
 	if h := s.heldBy(c); h != nil {
 		// Held for a client of 2026-07-28: the result goes to its retry,
-		// recorded (and masked) all the same.
+		// recorded (and masked) all the same; a call that could not be
+		// audited fails there.
 		if record != nil && err == nil {
-			raw, _ = record(raw, nil)
+			var e *jsonrpc.Error
+			if raw, e = record(raw, nil); e != nil {
+				raw, err = nil, e
+			}
 		} else if record != nil {
-			record(nil, rpcError(err, kindTool, name, false))
+			mapped := rpcError(err, kindTool, name, false)
+			if _, e := record(nil, mapped); e != mapped {
+				err = e
+			}
 		}
 		h.finish(raw, err)
 		return
@@ -685,7 +692,11 @@ func (s *session) finishCall(c *call, name string, record callEnd, raw json.RawM
 		return
 	}
 	if record != nil {
-		raw, _ = record(raw, nil)
+		var e *jsonrpc.Error
+		if raw, e = record(raw, nil); e != nil {
+			s.respond(c, nil, e) // not audited
+			return
+		}
 	}
 	if buffered {
 		s.respondBuffered(c, raw)
