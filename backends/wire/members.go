@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -135,9 +136,9 @@ func ambiguousObject(b []byte, known *Known, deep bool) *Ambiguity {
 			folds[f] = key
 		}
 		n++
-		if found == nil && known != nil {
+		if found == nil && known != nil && !slices.Contains(known.Names, string(key)) {
 			for _, k := range known.Names {
-				if string(key) != k && strings.EqualFold(string(key), k) {
+				if strings.EqualFold(string(key), k) {
 					found = &Ambiguity{Name: string(key), Other: k}
 					break
 				}

@@ -73,3 +73,26 @@ func TestFoldMatchesEqualFold(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAmbiguous: the check every client request gets (readMsg), on a
+// typical tools/call and on one with a 1 MiB text argument.
+func BenchmarkAmbiguous(b *testing.B) {
+	known := &Known{Names: []string{"jsonrpc", "id", "method", "params"},
+		Members: map[string]*Known{"params": {Names: []string{"name", "arguments", "_meta"}}}}
+	small := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"fs.read_file","arguments":{"path":"/tmp/x","limit":100},"_meta":{"progressToken":7}}}`)
+	large := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"fs.write_file","arguments":{"path":"/tmp/x","content":"` + strings.Repeat("abcdefgh", 1<<17) + `"}}}`)
+	for _, c := range []struct {
+		name string
+		msg  []byte
+	}{{"call", small}, {"1MiB", large}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.msg)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if Ambiguous(c.msg, known) != nil {
+					b.Fatal("ambiguous")
+				}
+			}
+		})
+	}
+}
