@@ -39,8 +39,10 @@ type inMsg struct {
 	name    string
 	nameOK  bool
 	// ambiguous, if not nil, is a member of the request's params that two
-	// decoders could read differently (wire.Ambiguous): the request is
-	// refused (-32602) before anything acts on it.
+	// decoders could read differently (wire.Ambiguous): the session
+	// refuses the request (-32602) before it serves it. The rest is read
+	// as usual, so that the front's checks of its era and headers answer
+	// as for any request.
 	ambiguous *wire.Ambiguity
 }
 
@@ -65,17 +67,14 @@ func readMsg(body []byte) inMsg {
 	if m.HasMethod {
 		known = &requestMembers
 	}
-	if a := wire.Ambiguous(body, known); a != nil {
-		if a.Path == "" {
-			de := &wire.DecodeError{Reason: a.Error()}
-			if wire.ValidID(m.ID) {
-				de.ID = m.ID
-			}
-			return inMsg{bad: de}
-		}
-		return inMsg{Message: m, ambiguous: a}
-	}
 	in := inMsg{Message: m}
+	if in.ambiguous = wire.Ambiguous(body, known); in.ambiguous != nil && in.ambiguous.Path == "" {
+		de := &wire.DecodeError{Reason: in.ambiguous.Error()}
+		if wire.ValidID(m.ID) {
+			de.ID = m.ID
+		}
+		return inMsg{bad: de}
+	}
 	if m.IsCall() {
 		in.object = wire.EachMember(m.Params, func(name string, v json.RawMessage) {
 			if in.params == nil {
