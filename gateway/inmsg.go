@@ -107,8 +107,11 @@ var (
 		Names: []string{"name", "arguments", "_meta", "uri", "cursor", "ref", "argument", "context",
 			"level", "requestState", "inputResponses", "task", "taskId", "requestId", "reason",
 			"protocolVersion", "capabilities", "clientInfo"},
-		Members: map[string]*wire.Known{"_meta": {Names: []string{"progressToken", metaTraceparent, metaTracestate,
-			metaProtocolVersion, metaClientCaps, metaClientInfo, metaLogLevel, metaSubscriptionID}}},
+		Members: map[string]*wire.Known{
+			"_meta": {Names: []string{"progressToken", metaTraceparent, metaTracestate,
+				metaProtocolVersion, metaClientCaps, metaClientInfo, metaLogLevel, metaSubscriptionID}},
+			"task": {Names: []string{"ttl"}},
+		},
 	}
 )
 
