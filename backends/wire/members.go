@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // How a member name is matched, everywhere in the gateway: exactly, byte
@@ -43,15 +44,30 @@ type Ambiguity struct {
 	Other string // the member it clashes with: Name itself when repeated, or the known name
 }
 
+// Error names the member; names and the path are cut to a length a log
+// line and an error message can carry (they are the sender's, of any size).
 func (a *Ambiguity) Error() string {
-	at := strconv.Quote(a.Name)
+	at := strconv.Quote(shorten(a.Name))
 	if a.Path != "" {
-		at += " in " + a.Path
+		at += " in " + shorten(a.Path)
 	}
 	if a.Name == a.Other {
 		return "member " + at + " is given more than once"
 	}
-	return fmt.Sprintf("member %s differs from %q only in case; member names are matched exactly", at, a.Other)
+	return fmt.Sprintf("member %s differs from %q only in case; member names are matched exactly", at, shorten(a.Other))
+}
+
+// shorten cuts s to at most 80 bytes, at a rune's start, marking the cut.
+func shorten(s string) string {
+	const most = 80
+	if len(s) <= most {
+		return s
+	}
+	i := most
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }
 
 // Ambiguous returns the first ambiguity in v, a valid JSON value, or nil:

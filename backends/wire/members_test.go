@@ -36,6 +36,7 @@ func TestAmbiguous(t *testing.T) {
 		{`{"\u212Aa":1,"ka":2}`, "member \"ka\" differs from \"\u212Aa\" only in case"},
 		{`[{"a":1},{"b":1,"B":1}]`, `member "B" in [1] differs from "b" only in case`},
 		{`"x"`, ""},
+		{`{"` + strings.Repeat("é", 100) + `":1,"` + strings.Repeat("É", 100) + `":2}`, `member "` + strings.Repeat("É", 40) + `…" differs from "` + strings.Repeat("é", 40) + `…" only in case`},
 	}
 	for _, tt := range tests {
 		got := ""
