@@ -198,7 +198,11 @@ func (s *session) handle(m *inMsg) {
 		// backend would not read them alike (inmsg.go).
 		s.log.Warn("refused a message with ambiguous members", "method", m.Method, "reason", m.ambiguous.Error())
 		if m.IsCall() {
-			s.writeError(m.ID, errInvalidParams(m.ambiguous.Error()))
+			e := errInvalidParams(m.ambiguous.Error())
+			if m.ambiguous.Path == "" {
+				e = errInvalidRequest(m.ambiguous.Error())
+			}
+			s.writeError(m.ID, e)
 		}
 		return
 	}
