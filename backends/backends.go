@@ -22,6 +22,7 @@ package backends
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -227,6 +228,19 @@ func (e *Cancelled) CancelReason() json.RawMessage { return e.Reason }
 // ServerError reports a backend that is not running, crashed, or failed to
 // start. The gateway maps it to -32000 with data {server, state, reason,
 // stderr_tail}.
+// NotListedError is a call of a tool its server does not list: one the
+// server's tools filter leaves out, or one its live list lacks (a name a
+// snapshot showed while it started, or one guessed from its prefix). The
+// call is never forwarded; the gateway answers it as a name nothing has.
+type NotListedError struct {
+	Server string
+	Tool   string // the backend's own name
+}
+
+func (e *NotListedError) Error() string {
+	return fmt.Sprintf("MCP server '%s' lists no tool '%s'", e.Server, e.Tool)
+}
+
 type ServerError struct {
 	Server     string
 	State      State

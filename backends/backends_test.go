@@ -576,13 +576,15 @@ func TestBigResult(t *testing.T) {
 func TestRPCError(t *testing.T) {
 	t.Parallel()
 	e := start(t, []config.Server{srv("e")}, nil)
+	// A tool the backend does not list is not asked for at all.
 	_, err := e.CallTool(context.Background(), "e", "nope", json.RawMessage(`{}`), backends.CallOptions{})
-	var re *backends.RPCError
-	if !errors.As(err, &re) || re.Code != -32602 || re.Message != "Tool not found: nope" || string(re.Data) != `{"tool":"nope"}` || re.Server != "e" {
+	var nl *backends.NotListedError
+	if !errors.As(err, &nl) || nl.Server != "e" || nl.Tool != "nope" {
 		t.Errorf("err %#v", err)
 	}
+	var re *backends.RPCError
 	_, err = e.Request(context.Background(), "e", "completion/complete", json.RawMessage(`{}`), backends.CallOptions{})
-	if !errors.As(err, &re) || re.Code != -32601 {
+	if !errors.As(err, &re) || re.Code != -32601 || re.Message != "Method not found" || string(re.Data) != `{"method":"completion/complete"}` || re.Server != "e" {
 		t.Errorf("err %#v", err)
 	}
 }

@@ -60,6 +60,12 @@ func (m *Manager) StartToolCall(server, tool string, args json.RawMessage, opts 
 		done(nil, &ServerError{Server: server, Reason: "no such server"})
 		return func(json.RawMessage) {}
 	}
+	if !toolAllowed(b.cfg.Tools, tool) {
+		// The filter is on the name itself: a call of an excluded tool
+		// is refused whatever the server's state, never waits for it.
+		done(nil, &NotListedError{Server: server, Tool: tool})
+		return func(json.RawMessage) {}
+	}
 	c, err := b.readyConn()
 	switch {
 	case err == nil:
@@ -73,7 +79,7 @@ func (m *Manager) StartToolCall(server, tool string, args json.RawMessage, opts 
 
 // startCall starts a tools/call on c, b's session, bounded by timeout.
 func (b *backend) startCall(c *conn, tool string, args json.RawMessage, opts CallOptions, timeout time.Duration, done func(json.RawMessage, error)) CancelFunc {
-	if err := b.withheld(trust.Tool, tool); err != nil {
+	if err := b.callable(c, tool); err != nil {
 		done(nil, err)
 		return func(json.RawMessage) {}
 	}
@@ -180,4 +186,52 @@ func (m *Manager) toolParams(tool string, args json.RawMessage, opts CallOptions
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
+}
+
+// callable returns the error of a call of b's tool on c, b's session: the
+// tool is withheld, or c's live list does not have it. Only a tool the
+// server lists now is called: what a snapshot showed while it started, or
+// a name routed by its prefix alone, may not be.
+func (b *backend) callable(c *conn, tool string) error {
+	if err := b.withheld(trust.Tool, tool); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.conn == c && !b.live.lists.listed[tool] {
+		return &NotListedError{Server: b.cfg.Name, Tool: tool}
+	}
+	return nil // a session since replaced: the call fails as its conn does
+}
+
+// Live reports whether server is ready: the lists shown of it are its own,
+// not its snapshot's.
+func (m *Manager) Live(server string) bool {
+	b := m.set.Load().byName[server]
+	if b == nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.state == Ready
+}
+
+// AwaitLive waits, as a call of server's tool would (within the server's
+// timeout), until server is ready, and returns the error such a call would
+// fail with otherwise: its failed start, a *TimeoutError saying it is still
+// starting, or ctx's.
+func (m *Manager) AwaitLive(ctx context.Context, server, tool string) error {
+	b := m.set.Load().byName[server]
+	if b == nil {
+		return &ServerError{Server: server, Reason: "no such server"}
+	}
+	_, err := b.awaitConn(ctx, time.Now().Add(b.timeout), "tools/call", tool)
+	return err
+}
+
+// Excludes reports whether server's tools filter leaves tool out: no call
+// of it is forwarded.
+func (m *Manager) Excludes(server, tool string) bool {
+	b := m.set.Load().byName[server]
+	return b != nil && !toolAllowed(b.cfg.Tools, tool)
 }

@@ -125,6 +125,7 @@ func toolAllowed(f config.ToolFilter, name string) bool {
 // cache hint of each list's result, by list method.
 type lists struct {
 	tools     []Tool
+	listed    map[string]bool                 // the names of tools: what a call may name
 	headers   map[string][]wire.HeaderBinding // the tools' Mcp-Param bindings, of those that have any
 	prompts   []Prompt
 	resources []Resource // resources, then templates
@@ -279,6 +280,10 @@ func decodeLists(s config.Server, tools, prompts, resources, templates []json.Ra
 		}
 		if toolAllowed(s.Tools, name) {
 			l.tools = append(l.tools, Tool{Server: s.Name, Name: name, Raw: raw})
+			if l.listed == nil {
+				l.listed = make(map[string]bool)
+			}
+			l.listed[name] = true
 			if hb := wire.HeaderBindings(wire.Member(raw, "inputSchema")); len(hb) > 0 {
 				if l.headers == nil {
 					l.headers = make(map[string][]wire.HeaderBinding)

@@ -210,20 +210,48 @@ func touchSnapshot(dir string, s config.Server) {
 }
 
 // pruneSnapshots removes the snapshot files of dir last written before
-// cutoff.
+// cutoff. Only files the gateway wrote go: regular files (not links) named
+// SERVER-KEY.json whose content is a snapshot of that key. The directory
+// may be shared (a cache directory linked to one), and its other files are
+// not the gateway's to delete, whatever their names.
 func pruneSnapshots(dir string, cutoff time.Time) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".json") {
 			continue
 		}
-		if fi, err := e.Info(); err == nil && fi.ModTime().Before(cutoff) {
-			_ = os.Remove(filepath.Join(dir, e.Name()))
+		path := filepath.Join(dir, e.Name())
+		if fi, err := e.Info(); err == nil && fi.ModTime().Before(cutoff) && ownSnapshot(path, e.Name()) {
+			_ = os.Remove(path)
 		}
 	}
+}
+
+// ownSnapshot reports whether the file at path, named name, is a snapshot
+// the gateway wrote: its key's first 16 digits are those its name ends with
+// (snapshotPath).
+func ownSnapshot(path, name string) bool {
+	stem := strings.TrimSuffix(name, ".json")
+	i := strings.LastIndexByte(stem, '-')
+	if i < 0 || len(stem)-i-1 != 16 {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var head struct {
+		Key    string `json:"key"`
+		Server string `json:"server"`
+	}
+	if json.NewDecoder(io.LimitReader(f, maxSnapshot+1)).Decode(&head) != nil {
+		return false
+	}
+	return len(head.Key) == 64 && head.Key[:16] == stem[i+1:] && head.Server == stem[:i]
 }
 
 // isObject reports whether raw is a JSON object.

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -162,4 +164,44 @@ func FuzzDecodeSnapshot(f *testing.F) {
 			t.Fatalf("not stable:\n%+v\n%+v", sf, sf2)
 		}
 	})
+}
+
+// Pruning removes old snapshot files the gateway wrote, and nothing else
+// of the directory: a cache directory that is a symlink to a shared one
+// keeps its other *.json files, however old and however named.
+func TestPruneOnlyOwnSnapshots(t *testing.T) {
+	shared := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "snapshots")
+	if err := os.Symlink(shared, dir); err != nil {
+		t.Skip("no symlinks:", err)
+	}
+	other := snapServer
+	other.Name = "gone"
+	old, _ := encodeSnapshot(other, snapSurface())
+	files := map[string][]byte{
+		"notes.json":                               []byte(`{"mine":true}`),
+		"tb-0123456789abcdef.json":                 []byte(`{"format":1,"key":"not the name's"}`),
+		"x-" + strings.Repeat("a", 16) + ".json":   []byte(`[1]`),
+		filepath.Base(snapshotPath(shared, other)): old,
+	}
+	then := time.Now().Add(-2 * snapshotMaxAge)
+	for name, data := range files {
+		p := filepath.Join(shared, name)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, then, then); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, _ := encodeSnapshot(snapServer, snapSurface())
+	if err := saveSnapshot(dir, snapServer, data); err != nil {
+		t.Fatal(err)
+	}
+	for name := range files {
+		_, err := os.Stat(filepath.Join(shared, name))
+		if mine := name == filepath.Base(snapshotPath(shared, other)); mine != os.IsNotExist(err) {
+			t.Errorf("%s: removed %v, want %v (%v)", name, os.IsNotExist(err), mine, err)
+		}
+	}
 }

@@ -736,7 +736,7 @@ func (b *backend) refreshLoop(c *conn) {
 			}
 		}
 		if kinds&listTools != 0 {
-			b.live.lists.tools, b.live.lists.headers = l.tools, l.headers
+			b.live.lists.tools, b.live.lists.listed, b.live.lists.headers = l.tools, l.listed, l.headers
 			refetched("tools/list")
 		}
 		if kinds&listPrompts != 0 {

@@ -332,6 +332,7 @@ func (ts *trustState) evaluate(b *backend, sf *surface, gen uint64) trustView {
 	server := b.cfg.Name
 	var firstSights []pinKey
 	var newlyHeld []string // logged in one record
+	var aliases map[trust.Kind]map[string]*trust.Pin
 	ts.mu.Lock()
 	judge := func(kind trust.Kind, name string, info *defInfo) bool {
 		if info == nil {
@@ -351,13 +352,20 @@ func (ts *trustState) evaluate(b *backend, sf *surface, gen uint64) trustView {
 				return true
 			}
 			h = heldDef{kind: kind, name: name, reason: WithheldChanged, info: info, pin: pin}
+		} else if sf != &b.live {
+			// A snapshot's definition no pin knows is not shown, nor
+			// held for approval: the file is only a cache, which anyone
+			// who can write it could fill. It is shown (and pinned) once
+			// the backend itself lists it.
+			return false
 		} else if policy == "approve" {
 			h = heldDef{kind: kind, name: name, reason: WithheldNew, info: info}
-		} else if sf != &b.live {
-			// A snapshot's definition is shown as first seen, but pinned only
-			// when the backend itself lists it: a snapshot from before pinning
-			// began may be older than what the server serves now.
-			return true
+		} else if alias := ts.aliasLocked(&aliases, sf, kind, server, name); alias != nil {
+			// A new name that is a pinned one's but for characters a
+			// client's name cannot carry ("a+b" for "a_b") would be shown
+			// under the pinned one's name once that is gone: it is a
+			// change of it, and waits for approval as one.
+			h = heldDef{kind: kind, name: name, reason: WithheldChanged, info: info, pin: alias}
 		} else {
 			p := &trust.Pin{Digest: info.digest, Definition: info.def, Pinned: time.Now().UTC().Truncate(time.Second), How: trust.FirstSight}
 			ts.local[k] = p
@@ -407,6 +415,55 @@ func (ts *trustState) evaluate(b *backend, sf *surface, gen uint64) trustView {
 		}
 	}
 	return v
+}
+
+// aliasLocked returns the pin of another definition of server, of kind,
+// that name would take the front name of: one whose name is name's but for
+// characters outside a strict client's alphabet ([A-Za-z0-9_-], the
+// gateway's names replace the others with "_"), and that sf does not list
+// (when it does, the gateway names them apart). aliases caches, for one
+// evaluation, the pins by that form. ts.mu is held.
+func (ts *trustState) aliasLocked(aliases *map[trust.Kind]map[string]*trust.Pin, sf *surface, kind trust.Kind, server, name string) *trust.Pin {
+	if *aliases == nil {
+		*aliases = make(map[trust.Kind]map[string]*trust.Pin)
+	}
+	forms, ok := (*aliases)[kind]
+	if !ok {
+		forms = make(map[string]*trust.Pin)
+		listed := sf.lists.listed
+		if kind == trust.Prompt {
+			listed = make(map[string]bool, len(sf.lists.prompts))
+			for _, p := range sf.lists.prompts {
+				listed[p.Name] = true
+			}
+		}
+		add := func(own string, p *trust.Pin) {
+			if !listed[own] {
+				forms[clientSafe(own)] = p
+			}
+		}
+		for own, p := range ts.file.Pins(server, kind) {
+			add(own, p)
+		}
+		for k, p := range ts.local {
+			if k.server == server && k.kind == kind {
+				add(k.name, p)
+			}
+		}
+		(*aliases)[kind] = forms
+	}
+	return forms[clientSafe(name)]
+}
+
+// clientSafe is name in a strict client's alphabet, as the gateway's names
+// (gateway/names.go) make it.
+func clientSafe(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+			return r
+		}
+		return '_'
+	}, name)
 }
 
 // logOnceLocked runs log the first time what happens to a definition.

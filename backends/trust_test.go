@@ -218,10 +218,12 @@ func TestTrustDamagedPinFile(t *testing.T) {
 	}
 }
 
-// TestTrustSnapshotNotPinned: a snapshot's definitions are shown while the
-// backend starts, but only what the backend itself lists is pinned: a
-// snapshot older than the server (kept before pinning began) does not
-// make its live definitions "changed".
+// TestTrustSnapshotNotPinned: only what the backend itself lists is
+// pinned, and a snapshot's definition no pin knows is not shown while the
+// backend starts (the file is a cache, which anyone who can write it could
+// fill): a snapshot older than the server (kept before pinning began) shows
+// nothing the pins do not know, and does not make the server's live
+// definitions "changed".
 func TestTrustSnapshotNotPinned(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -232,18 +234,71 @@ func TestTrustSnapshotNotPinned(t *testing.T) {
 	snapshotted(t, dir, s) // trust off: no pins, a snapshot
 
 	redefine(t, tools, "Echo, as the server has it now.", "")
+	environ, release := gated(t, 1)
 	e := start(t, []config.Server{s}, func(o *backends.Options) {
 		o.SnapshotDir = dir
-		o.Environ = append(os.Environ(), "TESTBACKEND_START_DELAY=1s")
+		o.Environ = environ
 		o.StartupTimeout = time.Millisecond
 		o.Trust = backends.TrustOptions{Policy: "pin", PinFile: pins}
 	})
-	if d := description(e, "tb/echo"); d != "Echo, as the snapshot has it." {
-		t.Fatalf("while starting: echo %q", d)
+	if st := e.status(t, "tb"); st.State != backends.Starting || !st.Snapshot || shown(e, "tb/echo") {
+		t.Fatalf("while starting: %+v, tools %v; want the snapshot's unpinned echo not shown", st, toolNames(e.Tools()))
 	}
+	release()
 	e.waitState(t, "tb", backends.Ready)
 	if d := description(e, "tb/echo"); d != "Echo, as the server has it now." {
 		t.Fatalf("ready: echo %q (changes %+v)", d, e.Changes())
+	}
+}
+
+// TestTrustRenameTakesNoPin: a new tool whose name is a pinned one's but
+// for characters a client's name cannot carry ("a+b" for "a_b", both
+// named tb__a_b for a strict client) is, once the pinned one is gone, a
+// change of it: withheld until approved, not a first sight shown under the
+// pinned tool's name.
+func TestTrustRenameTakesNoPin(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tools, pins := filepath.Join(dir, "tools.json"), filepath.Join(dir, "config.pins.json")
+	write := func(name, desc string) {
+		t.Helper()
+		data, _ := json.Marshal(map[string]any{"tools": map[string]any{name: map[string]any{"description": desc, "inputSchema": map[string]any{"type": "object"}}}})
+		if err := os.WriteFile(tools, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a_b", "Adds.")
+	e := start(t, []config.Server{srv("tb", "-tools-file", tools)}, func(o *backends.Options) {
+		o.Trust = backends.TrustOptions{Policy: "pin", PinFile: pins}
+	})
+	e.waitState(t, "tb", backends.Ready)
+	if !shown(e, "tb/a_b") {
+		t.Fatalf("a_b not shown: %v", toolNames(e.Tools()))
+	}
+
+	write("a+b", poisoned)
+	e.call(t, "tb", "relist", "")
+	e.waitChange(t, "tb")
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool { return !shown(e, "tb/a_b") }) {
+		t.Fatalf("a_b still listed: %v", toolNames(e.Tools()))
+	}
+	if shown(e, "tb/a+b") {
+		t.Fatalf("a+b shown as a first sight under a_b's name: %v", toolNames(e.Tools()))
+	}
+	var we *backends.WithheldError
+	if _, err := e.CallTool(context.Background(), "tb", "a+b", json.RawMessage(`{}`), backends.CallOptions{}); !errors.As(err, &we) || we.Reason != backends.WithheldChanged {
+		t.Fatalf("call of a+b: %v, want withheld as changed", err)
+	}
+	changes := e.Changes()
+	if len(changes) != 1 || changes[0].Name != "a+b" || !strings.Contains(changes[0].Diff, `-  "name": "a_b"`) {
+		t.Fatalf("changes: %+v", changes)
+	}
+	if _, err := e.Approve("tb", func(c backends.Change) bool { return c.Name == "a+b" }); err != nil {
+		t.Fatal(err)
+	}
+	e.waitChange(t, "tb")
+	if !shown(e, "tb/a+b") {
+		t.Fatalf("approved a+b not shown: %v", toolNames(e.Tools()))
 	}
 }
 

@@ -81,6 +81,17 @@ func (g *Gateway) access(p *authn.Principal, profile string) *policy.Decision {
 	return d.Within(g.profiles[profile])
 }
 
+// SeesServer reports whether the caller of ctx may see anything of server
+// under the policy: the process's own pages (/status, /metrics) show a
+// caller only the servers its lists would.
+func (g *Gateway) SeesServer(ctx context.Context, server string) bool {
+	p := PrincipalOf(ctx)
+	if p == nil {
+		return true // no principal: no policy applies (stdio, auth: none without one)
+	}
+	return p.Decision(g.opts.Policy).AllowsServer(server)
+}
+
 // callerContext is parent carrying who a request of ctx comes from: its
 // principal and, if it has its own, its profile.
 func callerContext(parent, ctx context.Context) context.Context {
@@ -132,6 +143,15 @@ func (f *front) setCaller(ctx context.Context) {
 	f.mu.Lock()
 	f.who, f.access, f.identity, f.profile = p, d, identity(p), profile
 	f.mu.Unlock()
+}
+
+// callerIdentity is the key of the front's principal ("" when anonymous):
+// what the gateway seals for the caller is bound to it (a held call's
+// requestState, a task id).
+func (f *front) callerIdentity() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.identity
 }
 
 // serves reports whether the front serves a request of ctx: its principal

@@ -110,8 +110,18 @@ func (f *front) isAnswerTool(name string) bool {
 }
 
 // callAnswer runs an answer tool; a client that sent a progressToken gets
-// progress while it runs (startProgress).
+// progress while it runs (startProgress). The answer tools are the
+// gateway's own (policy.Gateway, gateway.answer): one the caller may not
+// use is not found, as lookupTool's tools, since callTool reaches them
+// without it.
 func (f *front) callAnswer(ctx context.Context, name string, tc toolCall, notify func(*mcp.ProgressNotificationParams)) (json.RawMessage, error) {
+	f.mu.Lock()
+	access := f.access
+	f.mu.Unlock()
+	if e := access.Explain(policy.Tool, policy.Gateway, name); !e.Allowed {
+		f.deny(policy.Tool, tc.name, policy.Gateway, name, e)
+		return nil, &notFoundError{kindTool, tc.name}
+	}
 	if err := f.admit(policy.Gateway, name, tc.name); err != nil {
 		return nil, err
 	}
@@ -197,7 +207,9 @@ func (f *front) orphan(name string) (toolRoute, bool) {
 	if ok && down[r.server] {
 		return r, true
 	}
-	if server, own, ok := f.prefixOwner(name, down); ok {
+	if server, own, ok := f.prefixOwner(name, down); ok && !f.g.opts.Backends.Excludes(server, own) {
+		// The server's tools filter applies to the name itself: an
+		// excluded tool is nobody's orphan.
 		r := toolRoute{kind: backendTool, server: server, own: own}
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -253,8 +265,11 @@ func forwardsMeta(key string) bool {
 
 // callBackend forwards one tools/call to its backend and waits for it.
 func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc toolCall, notify func(*mcp.ProgressNotificationParams)) (json.RawMessage, error) {
-	opts, err := backendOptions(tc, notify)
+	opts, err := f.backendOptions(tc, notify)
 	if err != nil {
+		return nil, err
+	}
+	if r, err = f.liveRoute(ctx, name, r); err != nil {
 		return nil, err
 	}
 	if err := f.admit(r.server, r.own, name); err != nil {
@@ -275,6 +290,12 @@ func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc to
 	if f.unaskable {
 		defer f.g.callingUnaskable(r.server)()
 	}
+	if cl := callerOf(ctx); cl.at != nil {
+		// Before the backend is called: a request it sends at once
+		// must find this call (clientFor), which the session learns of
+		// its tool only once the goroutine serving it has started.
+		cl.at(r.server)
+	}
 	start := time.Now()
 	raw, err := f.g.opts.Backends.CallTool(ctx, r.server, r.own, tc.args, opts)
 	if span != nil {
@@ -294,13 +315,36 @@ func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc to
 	return raw, err
 }
 
+// liveRoute is the route of a call by name once its server's live list is
+// known. While a server starts, a route comes from its snapshot's list, or
+// from the name's prefix alone, and its definition may not be the server's,
+// or there is none: a destructive tool would run unconfirmed. So such a
+// call waits for the server to be ready, as it would have to anyway, within
+// the call's timeout, and is routed again by the live list: a name that
+// list lacks is not found (docs/trust.md).
+func (f *front) liveRoute(ctx context.Context, name string, r toolRoute) (toolRoute, error) {
+	b := f.g.opts.Backends
+	if b == nil || r.kind != backendTool || b.Live(r.server) {
+		return r, nil
+	}
+	if err := b.AwaitLive(ctx, r.server, r.own); err != nil {
+		return r, err
+	}
+	f.sync()
+	live, ok := f.lookupTool(name)
+	if !ok || live.kind != backendTool {
+		return r, f.unknown(kindTool, name)
+	}
+	return live, nil
+}
+
 // fulfillBackend answers a backend's input_required result to tools/call
 // for a client of the handshake era (mrtr.go), and returns the final one.
 func (f *front) fulfillBackend(ctx context.Context, name string, r toolRoute, tc toolCall, notify func(*mcp.ProgressNotificationParams), first json.RawMessage) (json.RawMessage, error) {
 	return backends.Fulfill(ctx, first, callerOf(ctx).ask, func(ctx context.Context, extra json.RawMessage) (json.RawMessage, error) {
 		again := tc
 		again.extra, again.caps = extra, nil
-		opts, err := backendOptions(again, notify)
+		opts, err := f.backendOptions(again, notify)
 		if err != nil {
 			return nil, err
 		}
@@ -314,7 +358,7 @@ func (f *front) fulfillBackend(ctx context.Context, name string, r toolRoute, tc
 // may wait for backends.Manager.FlushWrites, which the session's reader
 // calls before it waits for input.
 func (f *front) startBackend(name string, r toolRoute, tc toolCall, notify func(*mcp.ProgressNotificationParams), done func(json.RawMessage, error)) (cancel backends.CancelFunc) {
-	opts, err := backendOptions(tc, notify)
+	opts, err := f.backendOptions(tc, notify)
 	if err == nil {
 		err = f.admit(r.server, r.own, name)
 	}
@@ -366,11 +410,12 @@ func (f *front) startBackend(name string, r toolRoute, tc toolCall, notify func(
 
 // backendOptions are a backend call's options: the client's _meta goes
 // along except its progressToken (the backends package puts its own) and
-// reserved keys; the backend's progress comes back through notify under the
-// client's token. notify runs in the backend's read loop, before the call's
-// response, so no progress follows the response.
-func backendOptions(tc toolCall, notify func(*mcp.ProgressNotificationParams)) (backends.CallOptions, error) {
-	opts := backends.CallOptions{Task: tc.task, Extra: tc.extra, ClientCaps: tc.caps}
+// reserved keys, and the caller's capabilities (backendCaps); the
+// backend's progress comes back through notify under the client's token.
+// notify runs in the backend's read loop, before the call's response, so
+// no progress follows the response.
+func (f *front) backendOptions(tc toolCall, notify func(*mcp.ProgressNotificationParams)) (backends.CallOptions, error) {
+	opts := backends.CallOptions{Task: tc.task, Extra: tc.extra, ClientCaps: f.backendCaps(tc.caps)}
 	if a := bytes.TrimSpace(tc.args); len(a) > 0 && a[0] != '{' && string(a) != "null" {
 		return opts, errInvalidParams("arguments must be a JSON object")
 	}
@@ -393,14 +438,16 @@ func backendOptions(tc toolCall, notify func(*mcp.ProgressNotificationParams)) (
 	return opts, nil
 }
 
-// inlineRoute returns the route of a backend tool in the current tables:
-// such a call can start without waiting for anything (session.go).
+// inlineRoute returns the route of a backend tool in the current tables
+// whose server is ready: such a call can start without waiting for
+// anything (session.go). One whose server is starting waits for its live
+// list first (liveRoute).
 func (f *front) inlineRoute(name string) (toolRoute, bool) {
 	if f.isAnswerTool(name) {
 		return toolRoute{}, false
 	}
 	r, ok := f.lookupTool(name)
-	return r, ok && r.kind == backendTool && !f.needsConfirm(r)
+	return r, ok && r.kind == backendTool && !f.needsConfirm(r) && f.g.opts.Backends.Live(r.server)
 }
 
 // admit checks a call of server's tool own (called as name) against the

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 
@@ -48,7 +49,7 @@ type callEnd func(result json.RawMessage, e *jsonrpc.Error) (json.RawMessage, *j
 // hook nor redaction (the hot path then does nothing more).
 func (f *front) recorder(tc toolCall) callEnd {
 	on := f.g.opts.OnCall
-	redact := f.g.opts.Config.Gateway.Redact == "results"
+	redact := f.g.redacts()
 	if on == nil && !redact {
 		return nil
 	}
@@ -111,6 +112,34 @@ func (f *front) recorder(tc toolCall) callEnd {
 		rec.ResultBytes = len(result)
 		on(rec)
 		return result, e
+	}
+}
+
+// redacts reports whether gateway.redact is results: what a backend
+// answers or says to a client is masked before the client has it — a
+// tool's result or error (recorder), a prompt, a resource's contents, a
+// task's result (redacting), a progress message (session.progress) and a
+// log message (BackendLog).
+func (g *Gateway) redacts() bool { return g.opts.Config.Gateway.Redact == "results" }
+
+// redacting returns serve with its answer, and an error's message and
+// data, masked as a tool's result is (redactResult) when the gateway
+// redacts, else serve itself.
+func (f *front) redacting(serve func(context.Context, json.RawMessage) (json.RawMessage, error)) func(context.Context, json.RawMessage) (json.RawMessage, error) {
+	if !f.g.redacts() {
+		return serve
+	}
+	return func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+		raw, err := serve(ctx, params)
+		var e *jsonrpc.Error
+		if err != nil && !errors.As(err, &e) {
+			return raw, err // not the backend's words
+		}
+		raw, e, _ = redactResult(raw, e)
+		if e != nil {
+			return nil, e
+		}
+		return raw, nil
 	}
 }
 

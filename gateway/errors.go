@@ -44,6 +44,7 @@ func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 		argErr    *answer.ArgumentError
 		apiErr    *answer.APIError
 		notFound  *notFoundError
+		notListed *backends.NotListedError
 		ambiguous *ambiguousError
 		withheld  *backends.WithheldError
 		refused   *refusedError
@@ -59,6 +60,10 @@ func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 		return limited.rpc()
 	case errors.As(err, &scope):
 		return withData(codeInsufficientScope, scope.Error(), map[string]any{"reason": "insufficient_scope", "scope": strings.Join(scope.missing, " ")})
+	case errors.As(err, &notListed):
+		// The gateway's routing and the backend's live list disagreed
+		// (a list changed meanwhile): to the client, the name has nothing.
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: (&notFoundError{kind, name}).Error()}
 	case errors.As(err, &notFound):
 		if notFound.kind == kindResource {
 			// As 2026-07-28 says (SEP-2164): the URI in data.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/mcp-gateway/mcp-gateway/config/policy"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -32,7 +33,10 @@ import (
 // place: it gets the backend's next request, or the call's result. A held
 // call that nobody comes back for within holdTimeout is cancelled at the
 // backend. A held call lives in the gateway process that holds it: a retry
-// that reaches another replica is told so (docs/deploy.md).
+// that reaches another replica is told so (docs/deploy.md). It is its
+// caller's: the state is sealed for the caller's principal, so another's
+// retry with it opens to nothing, and the caller's own retry is resolved
+// again under its decision now (resume).
 
 // holdTimeout is how long a held call waits for the client to call again.
 const holdTimeout = 5 * time.Minute
@@ -45,6 +49,7 @@ type hold struct {
 	method string          // the held request's method and name: a retry must be
 	name   string          // the same request
 	caps   json.RawMessage // the capabilities the held request declared
+	who    string          // the caller's principal key (front.identity): the state is sealed for it
 
 	mu       sync.Mutex
 	cancel   backends.CancelFunc // the backend call's
@@ -187,6 +192,7 @@ func (h *hold) ask(ctx context.Context, method string, params json.RawMessage) (
 // holdOf returns the hold c is (a new one the first time), or nil when c
 // was answered already.
 func (s *session) holdOf(c *call, server string) *hold {
+	who := s.f.callerIdentity()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c.hold != nil {
@@ -195,7 +201,7 @@ func (s *session) holdOf(c *call, server string) *hold {
 	if s.calls[string(c.id)] != c {
 		return nil
 	}
-	h := &hold{g: s.f.g, id: rand.Text(), server: server, method: c.method, name: c.name, caps: c.caps, cancel: c.cancel, asks: make(map[string]*ask), to: &heldBy{s, c}}
+	h := &hold{g: s.f.g, id: rand.Text(), server: server, method: c.method, name: c.name, caps: c.caps, who: who, cancel: c.cancel, asks: make(map[string]*ask), to: &heldBy{s, c}}
 	c.hold = h
 	if c.owned { // the call's goroutine belongs to the hold now, not the session
 		c.owned = false
@@ -226,7 +232,7 @@ func (h *hold) askNow() {
 	h.armLocked()
 	h.mu.Unlock()
 	result, _ := wire.SetMember(json.RawMessage(`{"resultType":"input_required"}`), "inputRequests", reqs)
-	result, _ = wire.SetMember(result, "requestState", mustJSON(h.g.sealer.seal(h.id, time.Now().Add(holdTimeout))))
+	result, _ = wire.SetMember(result, "requestState", mustJSON(h.g.sealer.seal(h.id, h.who, time.Now().Add(holdTimeout))))
 	to.s.respond(to.c, result, nil)
 }
 
@@ -296,11 +302,13 @@ func (b *heldBy) deliver(result json.RawMessage, err error) {
 }
 
 // resume serves a client's call again with a requestState the gateway
-// sealed: the answers go to the held call's requests, and c takes the held
-// call's place.
+// sealed for this caller: the answers go to the held call's requests, and
+// c takes the held call's place. The call is resolved again first, as a
+// new one would be: the caller's decision may have changed since (another
+// token, a policy reloaded), and what it may no longer call is not found.
 func (s *session) resume(c *call, params json.RawMessage, state string) {
 	g := s.f.g
-	id, err := g.sealer.open(state, time.Now())
+	id, err := g.sealer.open(state, s.f.callerIdentity(), time.Now())
 	var h *hold
 	if err == nil {
 		if h = g.holds.get(id); h == nil {
@@ -312,6 +320,12 @@ func (s *session) resume(c *call, params json.RawMessage, state string) {
 	}
 	if err != nil {
 		s.respond(c, nil, errInvalidParams(err.Error()))
+		return
+	}
+	if kind, ok := s.f.stillReaches(h); !ok {
+		// The hold stays for a retry the caller may still make (with
+		// another token), or is abandoned in time.
+		s.respond(c, nil, rpcError(&notFoundError{kind, h.name}, kind, h.name, g.opts.Config.Server.Debug))
 		return
 	}
 	responses := wire.Member(params, "inputResponses")
@@ -354,6 +368,46 @@ func (s *session) resume(c *call, params json.RawMessage, state string) {
 		a.reply <- outReply{result: results[i]}
 	}
 	h.askNow() // what the client left unanswered, asked again
+}
+
+// stillReaches reports whether the caller of this front may make a held
+// request now: its name, resolved under the caller's decision now, is the
+// held server's (a tool or prompt), or the policy shows that server's
+// resources. A refusal is reported as any hidden name is. kind is the
+// request's kind of name.
+func (f *front) stillReaches(h *hold) (kind string, ok bool) {
+	f.mu.Lock()
+	synced := f.synced
+	f.mu.Unlock()
+	if !synced {
+		f.sync() // a request of the stateless era has a front of its own
+	}
+	switch h.method {
+	case "tools/call":
+		r, found := f.lookupTool(h.name)
+		if found && r.kind == backendTool && r.server == h.server {
+			return kindTool, true
+		}
+		f.hidden(policy.Tool, h.name)
+		return kindTool, false
+	case "prompts/get":
+		f.mu.Lock()
+		r, found := f.prompts[h.name]
+		f.mu.Unlock()
+		if found && r.server == h.server {
+			return kindPrompt, true
+		}
+		f.hidden(policy.Prompt, h.name)
+		return kindPrompt, false
+	}
+	f.mu.Lock()
+	access := f.access
+	f.mu.Unlock()
+	if e := access.Explain(policy.Resource, h.server, ""); !e.Allowed {
+		f.deny(policy.Resource, h.name, h.server, "", e)
+		return kindResource, false
+	}
+	return kindResource, true
 }
 
 // sealedStateOf is a request's requestState (its params member's value),

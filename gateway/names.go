@@ -83,8 +83,13 @@ func (n namer) name(prefix, own string) string {
 	if prefix != "" {
 		full = prefix + n.sep + own
 	}
+	return bound(n.unbounded(prefix, own), full, n.limit())
+}
+
+// unbounded is name before it is cut to the limit.
+func (n namer) unbounded(prefix, own string) string {
 	var b strings.Builder
-	b.Grow(len(full))
+	b.Grow(len(prefix) + len(n.sep) + len(own))
 	if n.strict {
 		// The separator becomes "__" unless it is already strict-safe.
 		sep := n.sep
@@ -96,21 +101,42 @@ func (n namer) name(prefix, own string) string {
 			b.WriteString(sep)
 		}
 		sanitize(&b, own, isStrictRune)
-		return bound(b.String(), full, n.limit())
+		return b.String()
 	}
-	sanitize(&b, full, isNameRune)
-	return bound(b.String(), full, n.limit())
+	if prefix != "" {
+		sanitize(&b, prefix+n.sep, isNameRune)
+	}
+	sanitize(&b, own, isNameRune)
+	return b.String()
 }
 
-// withSuffix returns name shortened so that name + "_" + hash(key) fits the
-// limit; it resolves collisions deterministically.
-func (n namer) withSuffix(name, key string) string {
+// withSuffix returns name shortened so that name + "_" + the first digits
+// (hex digits) of hash(key) fits the limit; it resolves collisions
+// deterministically.
+func (n namer) withSuffix(name, key string, digits int) string {
 	limit := n.limit()
-	suffix := "_" + shortHash(key)
+	sum := sha256.Sum256([]byte(key))
+	suffix := "_" + hex.EncodeToString(sum[:])[:digits]
 	if len(name)+len(suffix) > limit {
 		name = name[:limit-len(suffix)]
 	}
 	return name + suffix
+}
+
+// exact reports whether prefix and own are in n.name(prefix, own) as they
+// are: neither sanitised nor cut.
+func (n namer) exact(prefix, own string) bool {
+	ok := isNameRune
+	if n.strict {
+		ok = isStrictRune
+	}
+	for _, r := range prefix + own {
+		if !ok(r) {
+			return false
+		}
+	}
+	u := n.unbounded(prefix, own)
+	return u != "" && len(u) <= n.limit()
 }
 
 // bound cuts s to limit characters, replacing the tail with a hash of the
@@ -158,10 +184,20 @@ func isStrictRune(r rune) bool {
 	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-'
 }
 
-// nameTable assigns unique front names. Items are added in a fixed order
-// (answer tools, then backends in configuration order, then each backend's
-// own order), so collisions resolve the same way every time: the first
-// keeps the name, later ones get a hash suffix of server and own name.
+// nameTable assigns unique front names. A name depends on the set of
+// items named, never on their order: a backend that lists a new tool, in
+// whatever place, cannot take the name another tool was shown under, and a
+// call by a name reaches the tool that name was shown for or nothing.
+//
+// An item gets the name it wants (namer.name) when no other item wants it;
+// of several that want one name, only the one whose prefix and own name
+// are in it as they are (not sanitised nor cut: "a_b", not "a+b") gets it,
+// and when none or several are (two servers with prefix "" and one tool
+// name; "a"+"b__c" and "a__b"+"c" with strict names) none does. The others
+// get the name with a hash of their server and own name; a plain name that
+// is such a name of another item is not given (a tool named for another's
+// hash cannot take it either); hashes that collide are made longer, and an
+// item whose longer name collides too gets no name (it is logged).
 type nameTable struct {
 	namer namer
 	taken map[string]bool
@@ -174,6 +210,12 @@ type collision struct {
 	server, own, wanted, got string
 }
 
+// nameItem is one backend item to name: server's item own, shown under
+// prefix.
+type nameItem struct {
+	server, prefix, own string
+}
+
 func newNameTable(n namer, reserved ...string) *nameTable {
 	t := &nameTable{namer: n, taken: make(map[string]bool)}
 	for _, r := range reserved {
@@ -182,21 +224,101 @@ func newNameTable(n namer, reserved ...string) *nameTable {
 	return t
 }
 
-// assign returns the unique front name for server's item own, shown under
-// prefix.
-func (t *nameTable) assign(server, prefix, own string) string {
-	want := t.namer.name(prefix, own)
-	got := want
-	for i := 0; t.taken[got]; i++ {
-		key := server + "/" + own
-		if i > 0 {
-			key += "/" + string(rune('0'+i%10)) + strings.Repeat("+", i/10)
+// longHashLen is the hex digits of a disambiguating suffix that the short
+// one's collision made longer: not a length anyone can find a collision of.
+const longHashLen = 16
+
+// assignAll returns the unique front name of each item, in items' order;
+// "" for an item that gets none.
+func (t *nameTable) assignAll(items []nameItem) []string {
+	out := make([]string, len(items))
+	want := make([]string, len(items))
+	hashed := make(map[string]int, len(items)) // each item's name with the short hash → how many items have it
+	byWant := make(map[string][]int, len(items))
+	suspect := false // a name wanted looks like a hashed one
+	for i, it := range items {
+		want[i] = t.namer.name(it.prefix, it.own)
+		byWant[want[i]] = append(byWant[want[i]], i)
+		suspect = suspect || looksHashed(want[i])
+	}
+	hash := func(i int) string { return t.namer.withSuffix(want[i], items[i].key(), hashLen) }
+	if suspect {
+		// Only then can a name wanted be another's hashed name: the
+		// hashes of every item, which most tables never need.
+		for i := range items {
+			hashed[hash(i)]++
 		}
-		got = t.namer.withSuffix(want, key)
 	}
-	if got != want {
-		t.collisions = append(t.collisions, collision{server, own, want, got})
+	var rest []int
+	for w, group := range byWant {
+		keep := -1
+		if !t.taken[w] && hashed[w] == 0 {
+			for _, i := range group {
+				if len(group) == 1 || t.namer.exact(items[i].prefix, items[i].own) {
+					if keep >= 0 {
+						keep = -1 // several have it as it is: none keeps it
+						break
+					}
+					keep = i
+				}
+			}
+		}
+		for _, i := range group {
+			if i == keep {
+				out[i] = w
+			} else {
+				rest = append(rest, i)
+			}
+		}
 	}
-	t.taken[got] = true
-	return got
+	if !suspect {
+		for _, i := range rest {
+			hashed[hash(i)]++
+		}
+	}
+	for _, i := range rest {
+		// The short hash, unless it collides with another's or with a
+		// name wanted or reserved; else the longer one.
+		if name := hash(i); hashed[name] == 1 && !t.taken[name] && byWant[name] == nil {
+			out[i] = name
+		} else if name := t.namer.withSuffix(want[i], items[i].key(), longHashLen); !t.taken[name] && byWant[name] == nil {
+			out[i] = name
+		}
+	}
+	// Longer names are checked against each other last: a collision of
+	// 64-bit hashes leaves both unnamed.
+	count := make(map[string]int, len(out))
+	for _, name := range out {
+		count[name]++
+	}
+	for i, name := range out {
+		if name != "" && count[name] > 1 {
+			out[i] = ""
+		}
+	}
+	for i, name := range out {
+		if name != "" {
+			t.taken[name] = true
+		}
+		if name != want[i] {
+			t.collisions = append(t.collisions, collision{items[i].server, items[i].own, want[i], name})
+		}
+	}
+	return out
+}
+
+func (it nameItem) key() string { return it.server + "/" + it.own }
+
+// looksHashed reports whether name ends as a hashed name does: "_" and
+// hashLen lower-case hex digits.
+func looksHashed(name string) bool {
+	if len(name) <= hashLen || name[len(name)-hashLen-1] != '_' {
+		return false
+	}
+	for _, c := range name[len(name)-hashLen:] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

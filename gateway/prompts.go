@@ -23,8 +23,17 @@ func (f *front) syncPrompts(naming namer, touched bool) {
 	f.mu.Lock()
 	access := f.access
 	f.mu.Unlock()
-	for _, bp := range f.g.opts.Backends.Prompts() {
-		name := names.assign(bp.Server, prefixes[bp.Server], bp.Name)
+	prompts := f.g.opts.Backends.Prompts()
+	items := make([]nameItem, len(prompts))
+	for i, bp := range prompts {
+		items[i] = nameItem{bp.Server, prefixes[bp.Server], bp.Name}
+	}
+	for i, name := range names.assignAll(items) {
+		bp := prompts[i]
+		if name == "" {
+			f.log.Warn("prompt name collision: the prompt is not listed", "server", bp.Server, "prompt", bp.Name)
+			continue
+		}
 		if !access.Allows(policy.Prompt, bp.Server, bp.Name) {
 			if denied == nil {
 				denied = make(map[string]promptRoute)

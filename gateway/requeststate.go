@@ -17,8 +17,10 @@ import (
 // share (gateway.http.state_key_env), so that no client can forge or alter
 // one, and any replica can tell a state of its own deployment from
 // garbage. It names the held call and the gateway process that holds it.
-// A backend's own requestState (one that speaks 2026-07-28) passes through
-// untouched: only states with sealedPrefix are the gateway's.
+// It is bound to the caller it was handed to, as a task id is (taskids.go):
+// another caller's retry with it opens to nothing. A backend's own
+// requestState (one that speaks 2026-07-28) passes through untouched: only
+// states with sealedPrefix are the gateway's.
 
 // sealedPrefix starts every requestState the gateway seals.
 const sealedPrefix = "mcpgw1."
@@ -51,13 +53,15 @@ func newSealer(key []byte) *sealer {
 // sealed is a request state's contents.
 type sealed struct {
 	Hold    string `json:"h"`
+	Who     string `json:"w,omitempty"` // the caller's principal key (front.identity)
 	Process string `json:"p"`
 	Expires int64  `json:"e"` // Unix seconds
 }
 
-// seal returns the request state naming hold, valid until expires.
-func (s *sealer) seal(hold string, expires time.Time) string {
-	plain, _ := json.Marshal(sealed{Hold: hold, Process: s.process, Expires: expires.Unix()})
+// seal returns the request state naming hold for caller who, valid until
+// expires.
+func (s *sealer) seal(hold, who string, expires time.Time) string {
+	plain, _ := json.Marshal(sealed{Hold: hold, Who: who, Process: s.process, Expires: expires.Unix()})
 	nonce := make([]byte, s.aead.NonceSize(), s.aead.NonceSize()+len(plain)+s.aead.Overhead())
 	_, _ = rand.Read(nonce)
 	return sealedPrefix + base64.RawURLEncoding.EncodeToString(s.aead.Seal(nonce, nonce, plain, []byte(sealedPrefix)))
@@ -70,8 +74,10 @@ var (
 	errStateReplica = errors.New("requestState belongs to another gateway process (replica): a call held for input lives in the process that returned it; send the retry there, or call again")
 )
 
-// open returns the hold a request state of this process names.
-func (s *sealer) open(state string, now time.Time) (string, error) {
+// open returns the hold a request state of this process names, if it was
+// sealed for caller who: another caller's is answered as one the gateway
+// never issued, which tells it nothing.
+func (s *sealer) open(state, who string, now time.Time) (string, error) {
 	enc, ok := strings.CutPrefix(state, sealedPrefix)
 	if !ok {
 		return "", errStateInvalid
@@ -85,7 +91,7 @@ func (s *sealer) open(state string, now time.Time) (string, error) {
 		return "", errStateInvalid
 	}
 	var st sealed
-	if json.Unmarshal(plain, &st) != nil || st.Hold == "" {
+	if json.Unmarshal(plain, &st) != nil || st.Hold == "" || st.Who != who {
 		return "", errStateInvalid
 	}
 	switch {

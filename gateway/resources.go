@@ -172,7 +172,8 @@ type templateRoute struct {
 // resourceRoute finds where a URI a client names goes: to the server that
 // lists it, else the one whose template (the first listed that matches)
 // matches it, else — a ui:// URI as clients are shown it — the server it
-// names, if that server serves resources. A backend's own ui:// URI, as
+// names, if that server serves resources and the policy shows them (a
+// hidden one is not found, and reported). A backend's own ui:// URI, as
 // it wrote it, goes to the one backend that lists it; when several do, it
 // is ambiguous, and the error names the URIs to use instead.
 func (f *front) resourceRoute(uri string) (resourceRoute, bool, error) {
@@ -201,6 +202,15 @@ func (f *front) resourceRoute(uri string) (resourceRoute, bool, error) {
 		return resourceRoute{}, false, &ambiguousError{kindResource, uri, shown}
 	}
 	if server, own, ok := uiOwn(uri); ok && slices.Contains(f.g.opts.Backends.ResourceServers(), server) {
+		// Not in the tables, which hold only what the policy shows: the
+		// URI names its server, whose resources the policy may hide.
+		f.mu.Lock()
+		access := f.access
+		f.mu.Unlock()
+		if e := access.Explain(policy.Resource, server, ""); !e.Allowed {
+			f.deny(policy.Resource, uri, server, "", e)
+			return resourceRoute{}, false, &notFoundError{kindResource, uri}
+		}
 		return resourceRoute{server: server, own: own, ui: true}, true, nil
 	}
 	return resourceRoute{}, false, nil

@@ -124,7 +124,7 @@ func (g *Gateway) serveCall(w http.ResponseWriter, r *http.Request) {
 	if rpcErr != nil {
 		status, code := restError(rpcErr)
 		if status == http.StatusTooManyRequests {
-			setRetryAfter(w, rpcErr)
+			setRetryAfter(w, rpcErr.Data)
 		}
 		details := map[string]any{"jsonrpcCode": rpcErr.Code}
 		var data map[string]any
@@ -292,17 +292,18 @@ func (g *Gateway) admitREST(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	rpc := e.rpc()
-	setRetryAfter(w, rpc)
+	setRetryAfter(w, rpc.Data)
 	restFail(w, http.StatusTooManyRequests, "RATE_LIMITED", rpc.Message, map[string]any{"jsonrpcCode": rpc.Code, "retryAfter": retrySeconds(e.retryAfter), "limit": e.limit})
 	return false
 }
 
-// setRetryAfter sets Retry-After from a rate limit error's retryAfter.
-func setRetryAfter(w http.ResponseWriter, e *jsonrpc.Error) {
+// setRetryAfter sets Retry-After from the retryAfter of a rate limit
+// error's data.
+func setRetryAfter(w http.ResponseWriter, errData json.RawMessage) {
 	var data struct {
 		RetryAfter float64 `json:"retryAfter"`
 	}
-	if json.Unmarshal(e.Data, &data) == nil {
+	if json.Unmarshal(errData, &data) == nil {
 		w.Header().Set("Retry-After", retryHeader(time.Duration(data.RetryAfter*float64(time.Second))))
 	}
 }

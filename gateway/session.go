@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
@@ -291,11 +292,11 @@ func (s *session) serveRequest(m *inMsg) {
 	case methodComplete:
 		s.startRequest(m, rm, f.complete)
 	case "prompts/get":
-		s.startRequest(m, rm, f.getPrompt)
+		s.startRequest(m, rm, f.redacting(f.getPrompt))
 	case "resources/read":
-		s.startRequest(m, rm, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+		s.startRequest(m, rm, f.redacting(func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 			return f.readResource(ctx, params, stateless)
-		})
+		}))
 	case "tasks/get", "tasks/result", "tasks/cancel", "tasks/list", methodTasksUpdate:
 		s.startRequest(m, rm, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 			return f.task(ctx, method, params, rm)
@@ -611,6 +612,9 @@ func (s *session) callTo(server string) *call {
 
 // progress writes a progress notification for the call id.
 func (s *session) progress(id json.RawMessage, p *mcp.ProgressNotificationParams) {
+	if s.f.g.redacts() {
+		p.Message, _ = safetext.MaskShapesString(p.Message) // the token is the client's own
+	}
 	params, err := json.Marshal(p)
 	if err != nil {
 		return

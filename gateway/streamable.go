@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -359,8 +358,14 @@ func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWr
 			w.Header().Set("Content-Length", strconv.Itoa(len(batch[0])))
 			if h.errorStatus {
 				if m, err := wire.Decode(batch[0]); err == nil && m.Error != nil {
-					var e struct{ Code int64 }
+					var e struct {
+						Code int64
+						Data json.RawMessage
+					}
 					if json.Unmarshal(m.Error, &e) == nil && errorStatus(e.Code) != 0 {
+						if e.Code == codeRateLimited {
+							setRetryAfter(w, e.Data) // as every 429 of the gateway
+						}
 						w.WriteHeader(errorStatus(e.Code))
 					}
 				}
@@ -509,11 +514,10 @@ func (h *httpSession) post(w http.ResponseWriter, r *http.Request, msgs []inMsg,
 	q := st.attach(h)
 	end := st.end
 	h.mu.Lock()
-	for i, id := range calls {
-		// In flight already, or twice in this batch: its answers could
-		// not be told apart.
-		_, dup := h.calls[string(id)]
-		if dup || slices.ContainsFunc(calls[:i], func(c json.RawMessage) bool { return bytes.Equal(c, id) }) {
+	for _, id := range calls {
+		// In flight already (twice in one batch is refused by readPOST):
+		// its answers could not be told apart.
+		if _, dup := h.calls[string(id)]; dup {
 			h.mu.Unlock()
 			writeJSONError(w, http.StatusBadRequest, appendError(nil, id, errDuplicateID))
 			return

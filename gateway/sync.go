@@ -207,8 +207,15 @@ func (g *Gateway) buildToolRoutes(n namer, tools []backends.Tool, prefixes map[s
 		}
 	}
 	names := newNameTable(n, order...)
-	for _, bt := range tools {
-		name := names.assign(bt.Server, prefixes[bt.Server], bt.Name)
+	items := make([]nameItem, len(tools))
+	for i, bt := range tools {
+		items[i] = nameItem{bt.Server, prefixes[bt.Server], bt.Name}
+	}
+	for i, name := range names.assignAll(items) {
+		bt := tools[i]
+		if name == "" {
+			continue // logged with the collisions
+		}
 		def, err := toolDef(bt.Raw, name)
 		var app appMeta
 		if err == nil {
@@ -226,6 +233,10 @@ func (g *Gateway) buildToolRoutes(n namer, tools []backends.Tool, prefixes map[s
 		order = append(order, name)
 	}
 	for _, c := range names.collisions {
+		if c.got == "" {
+			g.log.Warn("tool name collision: the tool is not listed", "server", c.server, "tool", c.own, "wanted", c.wanted)
+			continue
+		}
 		g.log.Warn("tool name collision resolved", "server", c.server, "tool", c.own, "wanted", c.wanted, "name", c.got)
 	}
 	return out, order

@@ -9,6 +9,8 @@ import (
 	"strconv"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -46,31 +48,58 @@ func (c metaCarrier) Get(key string) string {
 func (metaCarrier) Set(string, string) {}
 func (metaCarrier) Keys() []string     { return []string{metaTraceparent, metaTracestate} }
 
+// spanTextMax bounds each text a span carries from a request (its name,
+// ids, tool names, URIs, error messages): what a client sends is exported
+// to a collector, and a megabyte id must not become a megabyte attribute.
+const spanTextMax = 256
+
+// spanText is s as a span carries it: at most spanTextMax bytes, cut on a
+// character boundary and marked with "…" when cut.
+func spanText(s string) string {
+	if len(s) <= spanTextMax {
+		return s
+	}
+	return truncate(s, spanTextMax-len("…")) + "…"
+}
+
+// TelemetryText is spanText for the process's other telemetry (the OTLP
+// metrics' attributes), which carry a called tool's name too.
+func TelemetryText(s string) string { return spanText(s) }
+
+// spanURI is a resource URI as a span carries it: its secrets (a
+// ?token= query, a password) masked, as the gateway shows URLs elsewhere.
+func spanURI(uri string) string {
+	return spanText(safetext.Mask(uri, config.Masked))
+}
+
 // requestSpan starts the span of a client's request m: its parent is the
 // trace context in its _meta, else what ctx carries.
 func (g *Gateway) requestSpan(ctx context.Context, m *inMsg, transport string) trace.Span {
 	ctx = traceContext.Extract(ctx, metaCarrier{m.meta})
-	name := m.Method
+	method := spanText(m.Method)
+	name := method
 	attrs := []attribute.KeyValue{
-		attribute.String("mcp.method.name", m.Method),
-		attribute.String("jsonrpc.request.id", string(m.ID)),
+		attribute.String("mcp.method.name", method),
+		attribute.String("jsonrpc.request.id", spanText(string(m.ID))),
 		attribute.String("network.transport", transport),
 		attribute.Int("mcp_gateway.request.size", len(m.Params)),
 	}
 	switch m.Method {
 	case "tools/call":
 		if m.nameOK {
-			name += " " + m.name
-			attrs = append(attrs, attribute.String("gen_ai.tool.name", m.name))
+			tool := spanText(m.name)
+			name += " " + tool
+			attrs = append(attrs, attribute.String("gen_ai.tool.name", tool))
 		}
 	case "prompts/get":
 		if m.nameOK {
-			name += " " + m.name
-			attrs = append(attrs, attribute.String("gen_ai.prompt.name", m.name))
+			prompt := spanText(m.name)
+			name += " " + prompt
+			attrs = append(attrs, attribute.String("gen_ai.prompt.name", prompt))
 		}
 	case "resources/read":
 		if m.nameOK {
-			attrs = append(attrs, attribute.String("mcp.resource.uri", m.name))
+			attrs = append(attrs, attribute.String("mcp.resource.uri", spanURI(m.name)))
 		}
 	}
 	_, span := g.opts.Tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
@@ -89,10 +118,10 @@ func endSpan(span trace.Span, result json.RawMessage, e *jsonrpc.Error, err erro
 	case e != nil:
 		code := strconv.FormatInt(e.Code, 10)
 		span.SetAttributes(attribute.String("mcp_gateway.outcome", code), size, attribute.Int64("rpc.jsonrpc.error_code", e.Code), attribute.String("error.type", code))
-		span.SetStatus(codes.Error, e.Message)
+		span.SetStatus(codes.Error, spanMessage(e.Message))
 	case err != nil:
 		span.SetAttributes(attribute.String("mcp_gateway.outcome", "error"), size, attribute.String("error.type", "error"))
-		span.SetStatus(codes.Error, err.Error())
+		span.SetStatus(codes.Error, spanMessage(err.Error()))
 	case bytes.Contains(result, []byte(`"isError":true`)):
 		span.SetAttributes(attribute.String("mcp_gateway.outcome", "tool_error"), size, attribute.String("error.type", "tool_error"))
 		span.SetStatus(codes.Error, "the tool's result is an error")
@@ -100,6 +129,13 @@ func endSpan(span trace.Span, result json.RawMessage, e *jsonrpc.Error, err erro
 		span.SetAttributes(attribute.String("mcp_gateway.outcome", "ok"), size)
 	}
 	span.End()
+}
+
+// spanMessage is an error's message as a span's status carries it: it
+// may quote what the client sent (a name not found), so it is bounded and
+// its secrets masked.
+func spanMessage(msg string) string {
+	return spanText(safetext.Mask(msg, config.Masked))
 }
 
 // backendSpan starts the span of a request the gateway makes of a backend
@@ -115,6 +151,7 @@ func (g *Gateway) backendSpan(parent context.Context, method, server, own string
 		attribute.String("mcp_gateway.server", server),
 	}
 	if own != "" {
+		own = spanText(own)
 		name += " " + own
 		if method == "tools/call" {
 			attrs = append(attrs, attribute.String("gen_ai.tool.name", own))

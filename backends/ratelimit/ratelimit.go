@@ -62,14 +62,22 @@ func (b *Bucket) Allow(now time.Time) (ok bool, dropped int) {
 // until there will be. Unlike Allow it has no resume allowance: a caller
 // refused is told to come back when one token has built up.
 func (b *Bucket) Take(now time.Time) (ok bool, retryAfter time.Duration) {
+	return b.TakeN(now, 1)
+}
+
+// TakeN takes n tokens at now if there are as many, and none if not: a
+// refusal costs nothing. Refused, it reports how long until there will be
+// n (never, for more than Burst: then until the bucket is full).
+func (b *Bucket) TakeN(now time.Time, n int) (ok bool, retryAfter time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.refill(now)
-	if b.tokens >= 1 {
-		b.tokens--
+	want := float64(n)
+	if b.tokens >= want {
+		b.tokens -= want
 		return true, 0
 	}
-	return false, time.Duration((1 - b.tokens) / b.o.Rate * float64(time.Second))
+	return false, time.Duration((min(want, b.o.Burst) - b.tokens) / b.o.Rate * float64(time.Second))
 }
 
 // refill adds what built up since the last use; b.mu is held.
@@ -151,6 +159,11 @@ func (k *Keyed) Allow(key string, now time.Time) (ok bool, dropped int) {
 // Take is Bucket.Take for key's bucket.
 func (k *Keyed) Take(key string, now time.Time) (ok bool, retryAfter time.Duration) {
 	return k.bucket(key, now).Take(now)
+}
+
+// TakeN is Bucket.TakeN for key's bucket.
+func (k *Keyed) TakeN(key string, now time.Time, n int) (ok bool, retryAfter time.Duration) {
+	return k.bucket(key, now).TakeN(now, n)
 }
 
 // Len is how many buckets are kept.

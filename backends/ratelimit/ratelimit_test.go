@@ -99,3 +99,22 @@ func TestKeyedForgetsFullBuckets(t *testing.T) {
 		t.Error("a bucket in use was forgotten")
 	}
 }
+
+// TestTakeN: n tokens are taken all or none; a refusal says when n will
+// be there, and for more than the burst, when the bucket is full.
+func TestTakeN(t *testing.T) {
+	b := New(Options{Rate: 2, Burst: 3})
+	now := time.Unix(1000, 0)
+	if ok, wait := b.TakeN(now, 4); ok || wait != 0 {
+		t.Fatalf("four of three: ok=%v retryAfter=%v, want false 0 (full already)", ok, wait)
+	}
+	if ok, _ := b.TakeN(now, 2); !ok {
+		t.Fatal("two of three refused: the refusal before took some")
+	}
+	if ok, wait := b.TakeN(now, 2); ok || wait != 500*time.Millisecond {
+		t.Fatalf("two of one: ok=%v retryAfter=%v, want false 500ms", ok, wait)
+	}
+	if ok, _ := b.TakeN(now, 1); !ok {
+		t.Fatal("the one left refused")
+	}
+}

@@ -65,7 +65,7 @@ func TestHTTPSlowClientStallsNobody(t *testing.T) {
 	// Log messages, which every session gets, on A's standalone stream,
 	// which A never reads: 8 KB each, until A's session ends.
 	aGet := getURL(t, g.base+"/mcp", map[string]string{"Accept": "text/event-stream", "Mcp-Session-Id": a})
-	sent := logFloodUntil(t, g, b, func() bool {
+	sent := logFloodUntil(t, g, b, a, func() bool {
 		return postMCP(t, g.base+"/mcp", a, `{"jsonrpc":"2.0","id":"a3","method":"ping"}`, nil).StatusCode == http.StatusNotFound
 	})
 	// A's stream ends (the gateway cut it); B goes on.
@@ -87,13 +87,22 @@ func TestHTTPSlowClientStallsNobody(t *testing.T) {
 }
 
 // logFloodUntil has B call tb.log (100 messages of 8 KB, which every
-// session gets) until ended says that the slow client's session has ended;
-// each call must be answered. It returns how many bytes were logged, and
-// checks that the gateway warned of the session it ended. The gateway
-// forwards a backend's log messages at up to 100 a second: B, which reads
-// its stream, must keep up with 800 KB/s, which a busy machine (or Wine)
-// does; at 64 KB a message it did not always, and its session was ended too.
-func logFloodUntil(t *testing.T, g *httpGW, b *mcp.ClientSession, ended func() bool) int {
+// session gets) until ended says that the slow client's session (id) has
+// ended; each call must be answered. It returns how many bytes were
+// logged, and waits for the gateway's warning of the session it ended. The
+// gateway forwards a backend's log messages at up to 100 a second: B,
+// which reads its stream, must keep up with 800 KB/s, which a busy machine
+// (or Wine) does; at 64 KB a message it did not always, and its session
+// was ended too.
+//
+// The warning is logged before the session ends, but reaches the test
+// later: through the gateway's log sink (a goroutine) and its stderr pipe.
+// On a busy machine it came after a single look, so the test waits for
+// it. The flood also makes the sink drop some of the backend's log records
+// ("N log records dropped"), as it should when stderr is read slower than
+// a backend writes: backend output is dropped first, and the gateway's own
+// records, this warning among them, are kept (TestLogSinkKeepsGatewayRecords).
+func logFloodUntil(t *testing.T, g *httpGW, b *mcp.ClientSession, id string, ended func() bool) int {
 	t.Helper()
 	data, _ := json.Marshal(strings.Repeat("l", 8<<10))
 	sent := 0
@@ -107,8 +116,16 @@ func logFloodUntil(t *testing.T, g *httpGW, b *mcp.ClientSession, ended func() b
 		}
 		sent += 100 * len(data)
 	}
-	if !strings.Contains(g.stderr.String(), "its client does not read its stream") {
-		t.Errorf("no warning for the session that was ended:\n%s", g.stderr)
+	warned := func() bool {
+		for _, l := range strings.Split(g.stderr.String(), "\n") {
+			if strings.Contains(l, "its client does not read its stream") && strings.Contains(l, "session="+id) {
+				return true
+			}
+		}
+		return false
+	}
+	if !testutil.Poll(testutil.DefaultTimeout, warned) {
+		t.Errorf("no warning for the session that was ended (%s):\n%s", id, g.stderr)
 	}
 	return sent
 }
@@ -137,7 +154,8 @@ func TestHTTPSlowSSEClientStallsNobody(t *testing.T) {
 	if c := post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); c != http.StatusAccepted {
 		t.Fatalf("initialized: %d", c)
 	}
-	sent := logFloodUntil(t, g, b, func() bool { return post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`) == http.StatusNotFound })
+	_, id, _ := strings.Cut(endpoint, "sessionid=")
+	sent := logFloodUntil(t, g, b, id, func() bool { return post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`) == http.StatusNotFound })
 	t.Logf("the SSE session ended after %d MB of log messages it did not read", sent>>20)
 	if got := callEcho(t, b, "tb.echo", map[string]any{"after": true}); got["after"] != true {
 		t.Errorf("B's echo after the SSE session ended: %v", got)

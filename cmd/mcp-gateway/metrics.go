@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"net/http"
+	"slices"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/gateway"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // metrics is the HTTP front's Prometheus registry: one per gateway, never
@@ -51,8 +54,30 @@ func (x *metrics) observe(c gateway.CallRecord) {
 	x.duration.WithLabelValues(c.Server, c.Outcome).Observe(c.Duration.Seconds())
 }
 
-func (x *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(x.reg, promhttp.HandlerOpts{})
+// handler serves the registry to a caller; a series labelled with a
+// server that sees(the request's context, server) denies is left out, so
+// that a caller learns of no server its policy hides (the gateway-wide
+// series, server "", are everyone's).
+func (x *metrics) handler(sees func(context.Context, string) bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+			mfs, err := x.reg.Gather()
+			for _, mf := range mfs {
+				mf.Metric = slices.DeleteFunc(mf.Metric, func(m *dto.Metric) bool {
+					for _, l := range m.GetLabel() {
+						if l.GetName() == "server" && l.GetValue() != "" && !sees(r.Context(), l.GetValue()) {
+							return true
+						}
+					}
+					return false
+				})
+			}
+			// A family with no series left cannot be written.
+			mfs = slices.DeleteFunc(mfs, func(mf *dto.MetricFamily) bool { return len(mf.Metric) == 0 })
+			return mfs, err
+		})
+		promhttp.HandlerFor(g, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	})
 }
 
 // backendCollector reports the backends' states and restarts as they are at

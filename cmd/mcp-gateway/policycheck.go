@@ -62,6 +62,8 @@ func (a *app) policyCheck() error {
 	switch {
 	case e.Rule != "" && e.Allowed:
 		fmt.Fprintf(out, "  allowed by rule %q (allow %s)\n", e.Rule, e.Pattern)
+	case e.Erred:
+		fmt.Fprintf(out, "  denied by rule %q (deny %s), whose condition could not be evaluated for this caller: a deny whose condition errors denies (fails closed)\n", e.Rule, e.Pattern)
 	case e.Rule != "":
 		fmt.Fprintf(out, "  denied by rule %q (deny %s)\n", e.Rule, e.Pattern)
 	default:
@@ -72,7 +74,7 @@ func (a *app) policyCheck() error {
 		state := "does not apply"
 		switch {
 		case o.Err != nil:
-			state = "does not apply (error: " + o.Err.Error() + ")"
+			state = "error: " + o.Err.Error() + " (its allows grant nothing, its denies still deny)"
 		case o.Applies:
 			state = "applies"
 		}

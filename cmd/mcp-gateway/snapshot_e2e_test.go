@@ -84,7 +84,10 @@ func TestAnswerAtOnceFromSnapshot(t *testing.T) {
 	tardy.Inherit, tardy.TimeoutMS = true, 300
 	servers := []beServer{tb("fast"), slow, never, tardy}
 
-	out, errOut, code := runCLIEnv(t, homeEnv(t, home), "status", "--wait", "3s", "--config", gatewayConfig(t, map[string]any{}, servers...))
+	// Both runs share one pin file: a snapshot shows only what the pins
+	// know (docs/trust.md, "While a server starts").
+	pins := filepath.Join(home, "pins.json")
+	out, errOut, code := runCLIEnv(t, homeEnv(t, home), "status", "--wait", "3s", "--config", gatewayConfig(t, map[string]any{"pins": pins}, servers...))
 	if code != 0 || !strings.Contains(out, "never") {
 		t.Fatalf("status: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -94,7 +97,7 @@ func TestAnswerAtOnceFromSnapshot(t *testing.T) {
 		}
 	}
 
-	cfg := gatewayConfig(t, map[string]any{"first_start_wait_ms": noWait, "startup_timeout_ms": noWait}, servers...)
+	cfg := gatewayConfig(t, map[string]any{"first_start_wait_ms": noWait, "startup_timeout_ms": noWait, "pins": pins}, servers...)
 	gate, release := startGate(t, 2) // slow and tardy
 	s, init := initSession(t, startGateway(t, homeEnv(t, home, gate...), "--stdio", "--config", cfg), "e2e", `{}`)
 	if got, _ := init.Result(t)["instructions"].(string); !strings.Contains(got, "## slow\n\nslow ones") {

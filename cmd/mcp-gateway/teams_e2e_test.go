@@ -48,6 +48,12 @@ type teamsGW struct {
 
 func startTeams(t *testing.T, op *testop.OP, gw map[string]any, env ...string) *teamsGW {
 	t.Helper()
+	return startTeamsOf(t, op, gw, []beServer{tb("a", "-prompts", "-resources"), tb("b")}, env...)
+}
+
+// startTeamsOf is startTeams in front of servers (a and b).
+func startTeamsOf(t *testing.T, op *testop.OP, gw map[string]any, servers []beServer, env ...string) *teamsGW {
+	t.Helper()
 	addr := freeAddr(t)
 	resource := "http://" + addr + "/mcp"
 	http := map[string]any{
@@ -75,7 +81,7 @@ func startTeams(t *testing.T, op *testop.OP, gw map[string]any, env ...string) *
 	if _, ok := extra["audit"]; !ok {
 		extra["audit"] = map[string]any{"path": filepath.Join(t.TempDir(), "audit.jsonl")}
 	}
-	cfg := httpConfig(t, extra, tb("a", "-prompts", "-resources"), tb("b"))
+	cfg := httpConfig(t, extra, servers...)
 	g := startHTTPAt(t, addr, cfg, baseEnv(t, append(env, "GW_INTROSPECT="+testop.GatewaySecret)...))
 	return &teamsGW{httpGW: g, resource: resource, audit: extra["audit"].(map[string]any)["path"].(string)}
 }
@@ -445,6 +451,42 @@ func TestTeamsRateLimits(t *testing.T) {
 	}
 }
 
+// TestTeamsStatusAndMetricsFollowPolicy: /status and /metrics show a
+// caller the servers its policy lets it see, as its lists do: alice
+// (team-a) sees a's state and series and nothing of b — not its state,
+// error or stderr, not a series labelled server="b"; bob the other way.
+func TestTeamsStatusAndMetricsFollowPolicy(t *testing.T) {
+	op := startOP(t)
+	g := startTeams(t, op, nil)
+	for _, c := range []struct {
+		user      testop.User
+		sees, not string
+	}{{alice, "a", "b"}, {bob, "b", "a"}} {
+		tok := token(t, op, testop.ClientID, c.user, g.resource, "openid", "mcp")
+		auth := map[string]string{"Authorization": "Bearer " + tok}
+		var status struct {
+			Servers []struct{ Name string }
+		}
+		if err := json.NewDecoder(getURL(t, g.base+"/status", auth).Body).Decode(&status); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, s := range status.Servers {
+			names = append(names, s.Name)
+		}
+		if !slices.Equal(names, []string{c.sees}) {
+			t.Errorf("%s's /status shows servers %v, want [%s]", c.user.Username, names, c.sees)
+		}
+		metrics, _ := io.ReadAll(getURL(t, g.base+"/metrics", auth).Body)
+		if !strings.Contains(string(metrics), `mcp_gateway_backend_state{server="`+c.sees+`"`) {
+			t.Errorf("%s's /metrics lacks server %s:\n%s", c.user.Username, c.sees, grepLines(string(metrics), "server="))
+		}
+		if strings.Contains(string(metrics), `server="`+c.not+`"`) {
+			t.Errorf("%s's /metrics shows server %s, which the policy hides:\n%s", c.user.Username, c.not, grepLines(string(metrics), `server="`+c.not+`"`))
+		}
+	}
+}
+
 func grepLines(s, sub string) string {
 	var out []string
 	for _, l := range strings.Split(s, "\n") {
@@ -463,6 +505,7 @@ func TestPolicyCheck(t *testing.T) {
 	cfg := httpConfig(t, map[string]any{"policy": map[string]any{"rules": []map[string]any{
 		{"name": "team-a", "when": `"team-a" in groups`, "allow": []string{"tb"}, "deny": []string{"tb.crash"}},
 		{"name": "admins", "when": `claims.role == "admin"`, "allow": []string{"*"}},
+		{"name": "juniors", "when": `claims.level == "junior"`, "deny": []string{"tb.slow"}},
 	}}}, tb("tb"))
 	run := func(args ...string) (string, int) {
 		cmd := exec.Command(gatewayBin, append([]string{"policy", "check", "--config", cfg}, args...)...)
@@ -484,7 +527,12 @@ func TestPolicyCheck(t *testing.T) {
 		{[]string{"--subject", "alice", "--group", "team-a", "tb.echo"}, 0,
 			[]string{`subject "alice" (auth oauth): tb.echo (server tb, tool echo) is allowed`, `allowed by rule "team-a" (allow tb)`, "team-a", "applies", "admins"}},
 		{[]string{"--subject", "alice", "--group", "team-a", "tb__crash"}, 1, []string{`is denied`, `denied by rule "team-a" (deny tb.crash)`}},
-		{[]string{"--subject", "bob", "tb.echo"}, 1, []string{"is denied", "no rule that applies allows it", "does not apply (error: no such key: role)"}},
+		{[]string{"--subject", "bob", "tb.echo"}, 1, []string{"is denied", "no rule that applies allows it", "error: no such key: role (its allows grant nothing, its denies still deny)"}},
+		// A deny whose condition errors for the caller (no level claim) fails closed, and says so.
+		{[]string{"--subject", "alice", "--group", "team-a", "tb.slow"}, 1, []string{`is denied`,
+			`denied by rule "juniors" (deny tb.slow), whose condition could not be evaluated for this caller: a deny whose condition errors denies (fails closed)`,
+			"error: no such key: level"}},
+		{[]string{"--subject", "alice", "--group", "team-a", "--claim", "level=senior", "tb.slow"}, 0, []string{`allowed by rule "team-a" (allow tb)`}},
 		{[]string{"--subject", "carol", "--claim", "role=admin", "tb.crash"}, 0, []string{`allowed by rule "admins" (allow *)`}},
 		{[]string{"--subject", "x", "nosuch.tool"}, exitUsage, []string{"no configured server's prefix matches"}},
 	} {

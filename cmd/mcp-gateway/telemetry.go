@@ -127,7 +127,7 @@ func (t *telemetry) observe(c gateway.CallRecord) {
 	if t.duration == nil {
 		return
 	}
-	attrs := []attribute.KeyValue{attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", c.Tool),
+	attrs := []attribute.KeyValue{attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", gateway.TelemetryText(c.Tool)),
 		attribute.String("mcp_gateway.server", c.Server)}
 	if c.Outcome != "ok" {
 		attrs = append(attrs, attribute.String("error.type", c.Outcome))

@@ -95,7 +95,7 @@ func (a *app) changes(ctx context.Context) error {
 	if len(others) > 0 {
 		fmt.Fprintf(w, "\nDefinitions shown to clients in which the scanner found injection markers:\n")
 		for _, f := range others {
-			fmt.Fprintf(w, "  %s %s of %s\n", f.Kind, f.Name, f.Server)
+			fmt.Fprintf(w, "  %s %s of %s\n", f.Kind, shown(f.Name), shown(f.Server))
 			writeFindings(w, f.Findings, "    ")
 		}
 	}
@@ -113,7 +113,7 @@ func writeChange(w io.Writer, c backends.Change) {
 		backends.WithheldNew:        "new, waits for approval (trust: approve)",
 		backends.WithheldUnreadable: "withheld while the pin file cannot be used",
 	}[c.Reason]
-	fmt.Fprintf(w, "%s %s of %s: %s\n", c.Kind, c.Name, c.Server, why)
+	fmt.Fprintf(w, "%s %s of %s: %s\n", c.Kind, shown(c.Name), shown(c.Server), why)
 	if c.Pinned != "" {
 		fmt.Fprintf(w, "  digest %s, pinned %s\n", backends.ShortDigest(c.Digest), backends.ShortDigest(c.Pinned))
 	} else {
@@ -124,14 +124,29 @@ func writeChange(w io.Writer, c backends.Change) {
 		fmt.Fprintf(w, "  %s\n", safetext.Visible(line))
 	}
 	if c.Reason != backends.WithheldUnreadable {
-		fmt.Fprintf(w, "  accept: %s --digest %s\n\n", backends.ApproveCommand(c.Server, c.Name), backends.ShortDigest(c.Digest))
+		fmt.Fprintf(w, "  accept: %s --digest %s\n\n", shown(backends.ApproveCommand(c.Server, c.Name)), backends.ShortDigest(c.Digest))
 	}
 }
 
 func writeFindings(w io.Writer, findings []backends.Finding, indent string) {
 	for _, f := range findings {
-		fmt.Fprintf(w, "%s! %s in %s: %s\n", indent, f.Rule, f.Where, safetext.Visible(f.Excerpt))
+		fmt.Fprintf(w, "%s! %s in %s: %s\n", indent, f.Rule, shown(f.Where), shown(f.Excerpt))
 	}
+}
+
+// shown is text a backend wrote — a tool's name, the member a finding is
+// in — as a terminal or the dashboard shows it on one line: every
+// character a person does not see (safetext.Visible: control characters,
+// terminal escapes such as ESC[8m, which would hide what follows,
+// zero-width characters, variation selectors, …) and every line break
+// written as \u{…}, so that it can neither hide, rewrite nor forge the
+// review around it.
+func shown(s string) string {
+	s = safetext.Visible(s)
+	if !strings.ContainsAny(s, "\n\t") {
+		return s
+	}
+	return strings.NewReplacer("\n", `\u{a}`, "\t", `\u{9}`).Replace(s)
 }
 
 // approve is `mcp-gateway approve SERVER [NAME] [--digest HEX]`: start the
@@ -181,7 +196,7 @@ func (a *app) approve(ctx context.Context) error {
 		return nil
 	}
 	for _, c := range approved {
-		fmt.Fprintf(w, "approved %s %s of %s (digest %s)\n", c.Kind, c.Name, c.Server, backends.ShortDigest(c.Digest))
+		fmt.Fprintf(w, "approved %s %s of %s (digest %s)\n", c.Kind, shown(c.Name), shown(c.Server), backends.ShortDigest(c.Digest))
 	}
 	fmt.Fprintf(w, "pin file: %s\n", a.backends.PinFile())
 	return nil

@@ -138,6 +138,10 @@ func Compile(rules []Rule) (*Policy, error) {
 // apply to it. A nil *Decision allows everything (no policy).
 type Decision struct {
 	applies []*rule
+	// erred are the rules whose condition could not be evaluated: their
+	// allows do not count, but their denies do, so that an error fails
+	// closed (a deny that errors still denies).
+	erred []*rule
 	// within is a profile the decision is bounded by (Within): what it
 	// allows must be allowed there too.
 	within *Decision
@@ -145,7 +149,7 @@ type Decision struct {
 	// policy's.
 	profile string
 	// Outcomes says, for each rule in order, whether it applies, or why
-	// its condition could not be evaluated (which counts as not applying).
+	// its condition could not be evaluated (then only its denies count).
 	Outcomes []Outcome
 }
 
@@ -217,6 +221,9 @@ func (p *Policy) Decide(id Identity) *Decision {
 		switch {
 		case err != nil:
 			o.Err = err
+			if len(r.deny) > 0 {
+				d.erred = append(d.erred, r)
+			}
 		case out == types.True:
 			o.Applies = true
 			d.applies = append(d.applies, r)
@@ -252,6 +259,9 @@ func (d *Decision) Allows(kind Kind, server, name string) bool {
 	if d.within != nil && !d.within.Allows(kind, server, name) {
 		return false
 	}
+	if r, _ := d.erredDeny(kind, server, name); r != nil {
+		return false
+	}
 	allowed := false
 	for _, r := range d.applies {
 		for _, p := range r.deny {
@@ -281,6 +291,13 @@ func (d *Decision) AllowsServer(server string) bool {
 	if d.within != nil && !d.within.AllowsServer(server) {
 		return false
 	}
+	for _, r := range d.erred {
+		for _, p := range r.deny {
+			if p.name == "" && glob(p.server, server) {
+				return false
+			}
+		}
+	}
 	allowed := false
 	for _, r := range d.applies {
 		for _, p := range r.deny {
@@ -307,6 +324,22 @@ type Explanation struct {
 	// Profile names the profile (NewProfile) that leaves it out: Pattern
 	// is then its exclude that names it, or "" when no include does.
 	Profile string
+	// Erred is set when the deny that refused it is of a rule whose
+	// condition could not be evaluated for the caller.
+	Erred bool
+}
+
+// erredDeny is the first deny pattern, and its rule, of a rule whose
+// condition erred that names kind, server and name; nil when none does.
+func (d *Decision) erredDeny(kind Kind, server, name string) (*rule, *Pattern) {
+	for _, r := range d.erred {
+		for i := range r.deny {
+			if r.deny[i].matches(kind, server, name) {
+				return r, &r.deny[i]
+			}
+		}
+	}
+	return nil, nil
 }
 
 // Explain is Allows with its reason.
@@ -340,6 +373,9 @@ func (d *Decision) explain(kind Kind, server, name string) Explanation {
 		}
 		return Explanation{Profile: d.profile}
 	}
+	if r, p := d.erredDeny(kind, server, name); r != nil {
+		return Explanation{Rule: r.name, Pattern: p.text, Erred: true}
+	}
 	var first *Explanation
 	for _, r := range d.applies {
 		for _, p := range r.deny {
@@ -369,7 +405,7 @@ func (d *Decision) Same(o *Decision) bool {
 	if d == nil || o == nil {
 		return d == o
 	}
-	return slices.Equal(d.applies, o.applies) && d.within == o.within
+	return slices.Equal(d.applies, o.applies) && slices.Equal(d.erred, o.erred) && d.within == o.within
 }
 
 // NewProfile is a profile (gateway.profiles): a named set of servers,

@@ -18,7 +18,7 @@ func mustCompile(t *testing.T, rules ...Rule) *Policy {
 func TestDecision(t *testing.T) {
 	p := mustCompile(t,
 		Rule{Name: "admins", When: `"admins" in groups`, Allow: []string{"*"}},
-		Rule{Name: "team-a", When: `subject == "alice" || claims["team"] == "a"`, Allow: []string{"tb", "fs.read_*", "gateway.answer"}, Deny: []string{"tb.delete_*"}},
+		Rule{Name: "team-a", When: `subject == "alice" || ("team" in claims && claims["team"] == "a")`, Allow: []string{"tb", "fs.read_*", "gateway.answer"}, Deny: []string{"tb.delete_*"}},
 		Rule{Name: "readers", When: `"read" in scopes && client_id == "cli"`, Allow: []string{"fs.read_file"}},
 		Rule{When: `claims.level > 3`, Allow: []string{"secret"}}, // an error for identities without level
 	)
@@ -205,5 +205,50 @@ func TestProfileWithin(t *testing.T) {
 	}
 	if _, err := NewProfile("bad", []string{"a b"}, nil); err == nil || !strings.Contains(err.Error(), "profile bad: include") {
 		t.Errorf("bad include: %v", err)
+	}
+}
+
+// TestErroringDenyFailsClosed: a rule whose condition cannot be evaluated
+// for a caller grants nothing, but its denies still deny: an error in a
+// deny's condition must not open what it was written to close.
+func TestErroringDenyFailsClosed(t *testing.T) {
+	p := mustCompile(t,
+		Rule{Name: "everyone", When: `true`, Allow: []string{"*"}},
+		Rule{Name: "juniors", When: `claims.level < 3`, Allow: []string{"secret"}, Deny: []string{"tb.delete_*", "vault"}},
+	)
+	d := p.Decide(Identity{Auth: "oauth", Subject: "alice"}) // no level claim: juniors errs
+	if o := d.Outcomes[1]; o.Applies || o.Err == nil {
+		t.Fatalf("juniors: %+v, want an error", o)
+	}
+	for _, tc := range []struct {
+		kind         Kind
+		server, name string
+		want         bool
+	}{
+		{Tool, "tb", "echo", true},
+		{Tool, "tb", "delete_all", false},
+		{Tool, "vault", "read", false},
+		{Resource, "vault", "", false},
+		{Tool, "secret", "x", true}, // allowed by everyone; juniors' allow grants nothing here
+	} {
+		if got := d.Allows(tc.kind, tc.server, tc.name); got != tc.want {
+			t.Errorf("Allows(%v, %s, %s) = %v, want %v", tc.kind, tc.server, tc.name, got, tc.want)
+		}
+	}
+	if d.AllowsServer("vault") || !d.AllowsServer("tb") {
+		t.Error("AllowsServer: an erroring rule's whole-server deny must hide the server")
+	}
+	if e := d.Explain(Tool, "tb", "delete_all"); e.Allowed || e.Rule != "juniors" || e.Pattern != "tb.delete_*" || !e.Erred {
+		t.Errorf("Explain = %+v, want denied by juniors' erroring deny", e)
+	}
+	// An erroring rule's allow grants nothing.
+	only := mustCompile(t, Rule{Name: "lv", When: `claims.level > 3`, Allow: []string{"*"}})
+	if only.Decide(Identity{}).Allows(Tool, "tb", "echo") {
+		t.Error("an erroring rule's allow granted access")
+	}
+	// Which rules erred is part of what a decision is.
+	withLevel := p.Decide(Identity{Subject: "alice", Claims: map[string]any{"level": 5.0}})
+	if d.Same(withLevel) {
+		t.Error("Same: a decision with an erroring deny is not the one without it")
 	}
 }

@@ -1,0 +1,84 @@
+package gateway
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
+	"github.com/mcp-gateway/mcp-gateway/config"
+)
+
+// While a server starts, a call is decided by what the server lists, not
+// by its snapshot: a tool the snapshot shows as harmless that the server
+// now marks destructive is put to the user (here refused: the client
+// cannot be asked) rather than run once the server is up; and a tool the
+// server's filter excludes is not found at once, never waited for and run.
+func TestStartingToolDecidedByLiveList(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tools := filepath.Join(dir, "tools.json")
+	write := func(content string) {
+		t.Helper()
+		if err := os.WriteFile(tools, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := testServer("d", "-tools-file", tools)
+	d.InheritEnv, d.Trust = true, "off"
+	x := testServer("x")
+	x.InheritEnv = true
+	x.Tools.Exclude = []string{"stats"}
+	servers := []config.Server{d, x}
+
+	// A first run leaves d's snapshot: echo without annotations.
+	write(`{}`)
+	first := backends.New(backends.Options{Servers: []config.Server{d}, SnapshotDir: dir, DefaultTimeout: 10 * time.Second, StartupTimeout: 10 * time.Second})
+	first.Start(context.Background())
+	first.Wait(context.Background(), 0)
+	if st := first.Status(); st[0].State != backends.Ready {
+		t.Fatalf("first run: %+v", st[0])
+	}
+	first.Close()
+
+	write(`{"tools":{"echo":{"annotations":{"destructiveHint":true}}}}`)
+	gate := t.TempDir()
+	cfg := config.Defaults()
+	cfg.Gateway.AnswerTools = false
+	cfg.Gateway.Confirm = "destructive"
+	cfg.Servers = servers
+	mgr := backends.New(backends.Options{
+		Servers:        servers,
+		SnapshotDir:    dir,
+		Environ:        append(os.Environ(), "TESTBACKEND_PID_DIR="+gate, "TESTBACKEND_START_BARRIER=3"),
+		DefaultTimeout: 10 * time.Second,
+		StartupTimeout: time.Millisecond, // a call by x's prefix does not wait for it
+	})
+	gw := New(Options{Config: cfg, Backends: mgr})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { mgr.Close() })
+	t.Cleanup(cancel)
+	mgr.Start(ctx)
+	c := serveRawWith(t, ctx, gw, `{}`) // no elicitation: a destructive call is refused
+
+	echo := c.Request("tools/call", `{"name":"d.echo","arguments":{"ran":true}}`)
+	stats := c.Request("tools/call", `{"name":"x.stats","arguments":{}}`)
+	if code, msg, _ := c.Await(stats, testutil.DefaultTimeout).Error(t); code != -32602 || msg != "Tool not found: x.stats" {
+		t.Errorf("x.stats while x starts: %d %q, want not found", code, msg)
+	}
+	for _, st := range mgr.Status() {
+		if st.State != backends.Starting {
+			t.Fatalf("%s is %s before the gate opens", st.Name, st.State)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(gate, "release"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, data := c.Await(echo, testutil.DefaultTimeout).Error(t)
+	if code != CodeRefused || data["reason"] != "unconfirmed" {
+		t.Errorf("d.echo, destructive by d's live list: %d %v, want refused unconfirmed", code, data)
+	}
+}
