@@ -38,14 +38,12 @@ type inMsg struct {
 	version string
 	name    string
 	nameOK  bool
-	// ambiguous, if not nil, is a member of the request (or notification)
-	// that two decoders could read differently (wire.Ambiguous): the
-	// session refuses it before it serves it, -32600 for an envelope
-	// member, -32602 for one in the params. The rest is read as usual
-	// (wire.Decode: exactly, the last of repeated members), so that the
-	// front's checks answer as for any request; a POST to SSE's /messages,
-	// whose envelope go-sdk reads again the same way, is admitted on that
-	// reading. A response with one is bad.
+	// ambiguous, if not nil, is a member of the request's params (or a
+	// notification's) that two decoders could read differently
+	// (wire.Ambiguous): the session refuses the request (-32602) before it
+	// serves it. The rest is read as usual, so that the front's checks of
+	// its era and headers answer as for any request. An envelope member
+	// that is ambiguous makes the message bad (-32600).
 	ambiguous *wire.Ambiguity
 }
 
@@ -71,7 +69,9 @@ func readMsg(body []byte) inMsg {
 		known = &requestMembers
 	}
 	in := inMsg{Message: m}
-	if in.ambiguous = wire.Ambiguous(body, known); in.ambiguous != nil && !m.HasMethod {
+	if in.ambiguous = wire.Ambiguous(body, known); in.ambiguous != nil && (in.ambiguous.Path == "" || !m.HasMethod) {
+		// In the envelope (or a response): no JSON-RPC message, refused
+		// as any other, by every front before anything reads it.
 		de := &wire.DecodeError{Reason: in.ambiguous.Error()}
 		if wire.ValidID(m.ID) {
 			de.ID = m.ID

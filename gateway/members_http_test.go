@@ -16,7 +16,8 @@ import (
 // /messages — a tools/call naming tb.echo as "name" and tb's crash as
 // "Name" is refused -32602 and runs nothing; testbackend, which decodes
 // with Go's encoding/json, would have run crash (restart: never, so every
-// later call would fail).
+// later call would fail). An envelope member given twice or in another
+// case makes the POST malformed (400), SSE's included.
 func TestHTTPAmbiguousMembersRefused(t *testing.T) {
 	t.Parallel()
 	gw, _ := newGateway(t, nil, testServer("tb"))
@@ -64,6 +65,15 @@ func TestHTTPAmbiguousMembersRefused(t *testing.T) {
 		t.Errorf("2026-07-28: %d %s", r.StatusCode, body)
 	}
 
+	// An envelope member twice makes the POST malformed, in a session and
+	// stateless alike.
+	if r, body := post("/mcp", stateless, `{"jsonrpc":"2.0","id":5,"method":"tools/call","Method":"tools/list","params":{`+meta+`,"name":"tb.echo"}}`); r.StatusCode != http.StatusBadRequest || !strings.Contains(body, `member "Method" differs from "method"`) {
+		t.Errorf("2026-07-28, Method: %d %s", r.StatusCode, body)
+	}
+	if r, body := post("/mcp", session, `{"jsonrpc":"2.0","id":6,"id":7,"method":"tools/call","params":{"name":"tb.echo"}}`); r.StatusCode != http.StatusBadRequest || !strings.Contains(body, `member "id" is given more than once`) {
+		t.Errorf("handshake era, id twice: %d %s", r.StatusCode, body)
+	}
+
 	// SSE: the answer comes on the stream.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -99,6 +109,9 @@ func TestHTTPAmbiguousMembersRefused(t *testing.T) {
 	msgs(`{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{` + crash + `}}`)
 	if got := next(`"id":"c"`); !strings.Contains(got, refused) {
 		t.Errorf("SSE: %s", got)
+	}
+	if r, body := post(endpoint, nil, `{"jsonrpc":"2.0","id":"e","method":"tools/call","method":"tools/call","params":{`+crash+`}}`); r.StatusCode != http.StatusBadRequest || !strings.Contains(body, "more than once") {
+		t.Errorf("SSE, method twice: %d %s", r.StatusCode, body)
 	}
 
 	// Nothing crashed tb.

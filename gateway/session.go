@@ -199,11 +199,7 @@ func (s *session) handle(m *inMsg) {
 		// backend would not read them alike (inmsg.go).
 		s.log.Warn("refused a message with ambiguous members", "method", m.Method, "reason", m.ambiguous.Error())
 		if m.IsCall() {
-			e := errInvalidParams(m.ambiguous.Error())
-			if m.ambiguous.Path == "" {
-				e = errInvalidRequest(m.ambiguous.Error())
-			}
-			s.writeError(m.ID, e)
+			s.writeError(m.ID, errInvalidParams(m.ambiguous.Error()))
 		}
 		return
 	}
