@@ -504,3 +504,58 @@ func TestTrustInstructions(t *testing.T) {
 		t.Fatalf("changes: %+v", c)
 	}
 }
+
+// TestTrustCaseVariantMembersRefused: a definition with a member that
+// differs from a known one only in case ("Annotations", "Description"), or
+// two members of one object that do, is read one way by the digest and the
+// scanner (exact names) and another by Go's encoding/json (without case,
+// the last one): it kept its pin while the gateway read the extra member.
+// Such a definition is left out of the lists, logged, whatever the trust
+// policy; its server's exact definitions are not.
+func TestTrustCaseVariantMembersRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tools, pins := filepath.Join(dir, "tools.json"), filepath.Join(dir, "config.pins.json")
+	write := func(echo map[string]any) {
+		t.Helper()
+		data, _ := json.Marshal(map[string]any{"tools": map[string]any{"echo": echo}})
+		if err := os.WriteFile(tools, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(map[string]any{"description": "Echo.", "annotations": map[string]any{"destructiveHint": true}})
+	e := start(t, []config.Server{srv("tb", "-tools-file", tools)}, func(o *backends.Options) {
+		o.Trust = backends.TrustOptions{Policy: "pin", PinFile: pins}
+	})
+	e.waitState(t, "tb", backends.Ready)
+	if !shown(e, "tb/echo") {
+		t.Fatalf("first sight not shown: %v", toolNames(e.Tools()))
+	}
+	for i, echo := range []map[string]any{
+		{"description": "Echo.", "annotations": map[string]any{"destructiveHint": true}, "Annotations": map[string]any{"destructiveHint": false}},
+		{"description": "Echo.", "annotations": map[string]any{"destructiveHint": true}, "Description": poisoned},
+		{"description": "Echo.", "annotations": map[string]any{"destructiveHint": true, "DestructiveHint": false}},
+		{"description": "Echo.", "annotations": map[string]any{"destructiveHint": true}, "inputSchema": map[string]any{"type": "object",
+			"properties": map[string]any{"p": map[string]any{"description": "ok", "Description": poisoned}}}},
+	} {
+		write(echo)
+		e.call(t, "tb", "relist", "")
+		e.waitChange(t, "tb")
+		if !testutil.Poll(testutil.DefaultTimeout, func() bool { return !shown(e, "tb/echo") }) {
+			t.Fatalf("%d: an ambiguous definition is shown: %v (changes %+v)", i, toolNames(e.Tools()), e.Changes())
+		}
+		if !shown(e, "tb/crash") {
+			t.Fatalf("%d: an exact definition was left out too", i)
+		}
+		if len(e.log.Find("ignored a tool whose member names are ambiguous", "tool=echo")) == 0 {
+			t.Fatalf("%d: not logged:\n%s", i, strings.Join(e.log.Lines(), "\n"))
+		}
+		// Back to the pinned definition: shown again.
+		write(map[string]any{"description": "Echo.", "annotations": map[string]any{"destructiveHint": true}})
+		e.call(t, "tb", "relist", "")
+		e.waitChange(t, "tb")
+		if !testutil.Poll(testutil.DefaultTimeout, func() bool { return shown(e, "tb/echo") }) {
+			t.Fatalf("%d: the pinned definition is not shown again: %v", i, toolNames(e.Tools()))
+		}
+	}
+}

@@ -194,6 +194,15 @@ func (s *session) handle(m *inMsg) {
 		s.reject(m.bad)
 		return
 	}
+	if m.ambiguous != nil {
+		// Refused before anything reads the params: the gateway and the
+		// backend would not read them alike (inmsg.go).
+		s.log.Warn("refused a message with ambiguous members", "method", m.Method, "reason", m.ambiguous.Error())
+		if m.IsCall() {
+			s.writeError(m.ID, errInvalidParams(m.ambiguous.Error()))
+		}
+		return
+	}
 	switch {
 	case m.IsCall():
 		s.serveRequest(m)
