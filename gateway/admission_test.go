@@ -21,7 +21,7 @@ import (
 func TestSSEMessagesAdmitWhatIsServed(t *testing.T) {
 	cfg := config.Defaults()
 	cfg.Gateway.AnswerTools = false
-	cfg.Gateway.RateLimits.Identity = config.Rate{PerMinute: 1, Burst: 2}
+	cfg.Gateway.RateLimits.Identity = config.Rate{PerMinute: 1, Burst: 3}
 	front := New(Options{Config: cfg}).NewHTTPFront(HTTPOptions{})
 	// One caller, as the HTTP guard would have authenticated it.
 	alice := &authn.Principal{Key: "alice@test"}
@@ -56,7 +56,8 @@ func TestSSEMessagesAdmitWhatIsServed(t *testing.T) {
 	if r, body := h.do(http.MethodPost, ep, "", `{"jsonrpc":"2.0","method":"notifications/initialized"}`); r.StatusCode != http.StatusAccepted {
 		t.Fatalf("initialized: %d %s", r.StatusCode, body)
 	}
-	// The bucket holds one more request (burst 2, one a minute).
+	// GET /sse and initialize took one each: the bucket holds one more
+	// request (burst 3, one a minute).
 	for i := range 3 {
 		r, body := h.do(http.MethodPost, ep, "", `{"jsonrpc":"2.0","id":`+strconv.Itoa(2+i)+`,"method":"ping","params":{},"x":"`+"\xff"+`"}`)
 		if r.StatusCode != http.StatusBadRequest || !strings.Contains(body, "malformed payload") {
