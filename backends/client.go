@@ -21,7 +21,11 @@ import (
 // the backends; the sub-commands: no client) backends are declared what
 // the gateway relays (roots, sampling, elicitation) when Hooks.Request
 // is set, and a request a client cannot answer fails there, and the one
-// extension the gateway itself serves, MCP Apps (sharedCaps).
+// extension the gateway itself serves, MCP Apps (sharedCaps). That is what
+// a backend's session is told (initialize; server/discover and the lists
+// in the stateless era); a request of the stateless era made for a client
+// carries that client's own (CallOptions.ClientCaps), since such a
+// backend's capabilities are per request.
 
 // withheld reports whether a client capability is kept from backends:
 // tasks, because a backend's tasks/* requests to the client are not
@@ -68,18 +72,12 @@ type clientCaps struct {
 	stateless bool            // the client speaks 2026-07-28 (era.go)
 }
 
-// SetClientCapabilities records the client's capabilities (the raw
-// "capabilities" of its initialize, or of a request's _meta in the
-// stateless era) and lets the backends waiting for them
-// (Options.AwaitClient) start their session, in the client's era unless
-// configured otherwise (era.go). Every member is declared as the client
-// wrote it, but those withheld (tasks, experimental, the tasks
-// extension). The first call
-// counts; later ones, and any call without AwaitClient, do nothing.
-func (m *Manager) SetClientCapabilities(caps json.RawMessage, stateless bool) {
-	if !m.opts.AwaitClient {
-		return
-	}
+// Declared returns the capabilities backends are told of a client of the
+// handshake era that declared caps (its initialize's): every member as the
+// client wrote it, but those withheld (tasks, experimental, the tasks
+// extension). It is never nil: a client that declared nothing is told as
+// {}.
+func Declared(caps json.RawMessage) json.RawMessage {
 	out := json.RawMessage(`{}`)
 	_ = wire.EachMember(caps, func(name string, v json.RawMessage) {
 		if withheld(name) {
@@ -90,6 +88,20 @@ func (m *Manager) SetClientCapabilities(caps json.RawMessage, stateless bool) {
 		}
 		out, _ = wire.SetMember(out, name, v)
 	})
+	return out
+}
+
+// SetClientCapabilities records the client's capabilities (the raw
+// "capabilities" of its initialize, or of a request's _meta in the
+// stateless era) and lets the backends waiting for them
+// (Options.AwaitClient) start their session, in the client's era unless
+// configured otherwise (era.go), declared as Declared says. The first call
+// counts; later ones, and any call without AwaitClient, do nothing.
+func (m *Manager) SetClientCapabilities(caps json.RawMessage, stateless bool) {
+	if !m.opts.AwaitClient {
+		return
+	}
+	out := Declared(caps)
 	m.clientOnce.Do(func() {
 		m.client.Store(&clientCaps{caps: out, at: time.Now(), stateless: stateless})
 		close(m.clientSet)
@@ -161,13 +173,14 @@ type Initialized struct {
 
 // Initialized returns what each backend clients are shown answered to
 // initialize — the ready ones, and those in their first start as their
-// snapshot says — in configuration order.
+// snapshot says — in configuration order. Instructions the trust layer
+// withholds are the pinned ones instead, or none.
 func (m *Manager) Initialized() []Initialized {
 	var out []Initialized
 	for _, b := range m.backends() {
 		b.mu.Lock()
 		if sf := b.shownLocked(); sf != nil {
-			out = append(out, Initialized{Server: b.cfg.Name, Capabilities: sf.capsRaw, Instructions: sf.instructions})
+			out = append(out, Initialized{Server: b.cfg.Name, Capabilities: sf.capsRaw, Instructions: b.shownInstructionsLocked(sf)})
 		}
 		b.mu.Unlock()
 	}

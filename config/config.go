@@ -148,7 +148,8 @@ type Gateway struct {
 	// beside the configuration file (PinsFile).
 	Pins string `json:"pins"`
 	// Redact is what the gateway masks secrets in before a client sees
-	// it: off, or results (tool results, prompts and resource contents).
+	// it: off, or results (tool results, prompts, resource contents, task
+	// results, progress and log messages).
 	// Logs and the audit log are always masked.
 	Redact string `json:"redact"`
 	// Confirm is off, or destructive: a call to a tool whose annotations
@@ -201,12 +202,19 @@ type HTTP struct {
 	// MaxSessions bounds the sessions open at once (Streamable HTTP and
 	// /sse alike); one more is refused with 503.
 	MaxSessions int `json:"max_sessions"`
+	// MaxSessionsPerIdentity bounds the sessions one caller holds (its
+	// identity; without authentication, its address), so that one caller
+	// cannot take them all; 0 means half of MaxSessions.
+	MaxSessionsPerIdentity int `json:"max_sessions_per_identity"`
 	// MaxStreams bounds the event streams open at once (GET /mcp and GET
 	// /sse); one more is refused with 503.
 	MaxStreams int `json:"max_streams"`
 	// MaxConnections bounds the HTTP connections open at once; 0 derives
 	// it from the open-file limit, keeping descriptors for the backends.
 	MaxConnections int `json:"max_connections"`
+	// MaxConnectionsPerSource bounds the HTTP connections open at once
+	// from one client address; 0 means half of the connection limit.
+	MaxConnectionsPerSource int `json:"max_connections_per_source"`
 }
 
 // ResourceServer configures the HTTP front as an OAuth 2.1 resource server

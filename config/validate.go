@@ -16,7 +16,7 @@ const (
 	maxRetries     = 10
 	maxRecencyDays = 36500
 	maxMaxResults  = 100
-	maxHTTPLimit   = 1_000_000 // max_sessions, max_streams, max_connections
+	maxHTTPLimit   = 1_000_000 // max_sessions, max_streams, max_connections and the per-caller ones
 )
 
 var separatorChars = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
@@ -141,6 +141,8 @@ func (l *loader) validate() {
 	between("gateway.http.max_sessions", g.HTTP.MaxSessions, 1, maxHTTPLimit)
 	between("gateway.http.max_streams", g.HTTP.MaxStreams, 1, maxHTTPLimit)
 	between("gateway.http.max_connections", g.HTTP.MaxConnections, 0, maxHTTPLimit)
+	between("gateway.http.max_sessions_per_identity", g.HTTP.MaxSessionsPerIdentity, 0, maxHTTPLimit)
+	between("gateway.http.max_connections_per_source", g.HTTP.MaxConnectionsPerSource, 0, maxHTTPLimit)
 	if msg := checkListen(g.HTTP.Listen); msg != "" {
 		l.errAt("gateway.http.listen", "%s", msg)
 	}

@@ -91,6 +91,8 @@ func TestTypeErrors(t *testing.T) {
 		{"gateway:\n  http: {max_sessions: 0}\n", "gateway.http.max_sessions", 2, "must be between 1 and 1000000"},
 		{"gateway:\n  http:\n    max_streams: 2000000\n", "gateway.http.max_streams", 3, "must be between 1 and 1000000"},
 		{"gateway:\n  http:\n    max_connections: -1\n", "gateway.http.max_connections", 3, "must be between 0 and 1000000"},
+		{"gateway:\n  http:\n    max_connections_per_source: -1\n", "gateway.http.max_connections_per_source", 3, "must be between 0 and 1000000"},
+		{"gateway:\n  http:\n    max_sessions_per_identity: 2000000\n", "gateway.http.max_sessions_per_identity", 3, "must be between 0 and 1000000"},
 		{"request: {max_retries: 1}\nrequest: {max_retries: 2}\n", "request", 2, "duplicate key"},
 		{"gateway:\n  separator: .\n  separator: _\n", "gateway.separator", 3, "duplicate key"},
 		{"? [a]\n: b\n", "", 1, "keys must be strings"},

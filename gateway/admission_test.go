@@ -20,7 +20,8 @@ import (
 // still had every such request served.
 func TestSSEMessagesAdmitWhatIsServed(t *testing.T) {
 	h, ep := sseLimited(t)
-	// The bucket holds one more request (burst 2, one a minute).
+	// GET /sse and initialize took one each: the bucket holds one more
+	// request (burst 3, one a minute).
 	for i := range 3 {
 		r, body := h.do(http.MethodPost, ep, "", `{"jsonrpc":"2.0","id":`+strconv.Itoa(2+i)+`,"method":"ping","params":{},"x":"`+"\xff"+`"}`)
 		if r.StatusCode != http.StatusBadRequest || !strings.Contains(body, "malformed payload") {
@@ -36,13 +37,13 @@ func TestSSEMessagesAdmitWhatIsServed(t *testing.T) {
 }
 
 // sseLimited opens an SSE session, initialized, for one caller whose
-// identity bucket holds two requests (one a minute), the initialize taken:
-// the harness and the session's /messages endpoint.
+// identity bucket holds three requests (one a minute), GET /sse's and the
+// initialize's taken: the harness and the session's /messages endpoint.
 func sseLimited(t *testing.T) (*limitsHarness, string) {
 	t.Helper()
 	cfg := config.Defaults()
 	cfg.Gateway.AnswerTools = false
-	cfg.Gateway.RateLimits.Identity = config.Rate{PerMinute: 1, Burst: 2}
+	cfg.Gateway.RateLimits.Identity = config.Rate{PerMinute: 1, Burst: 3}
 	front := New(Options{Config: cfg}).NewHTTPFront(HTTPOptions{})
 	// One caller, as the HTTP guard would have authenticated it.
 	alice := &authn.Principal{Key: "alice@test"}

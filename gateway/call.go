@@ -265,7 +265,7 @@ func forwardsMeta(key string) bool {
 
 // callBackend forwards one tools/call to its backend and waits for it.
 func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc toolCall, notify func(*mcp.ProgressNotificationParams)) (json.RawMessage, error) {
-	opts, err := backendOptions(tc, notify)
+	opts, err := f.backendOptions(tc, notify)
 	if err != nil {
 		return nil, err
 	}
@@ -344,7 +344,7 @@ func (f *front) fulfillBackend(ctx context.Context, name string, r toolRoute, tc
 	return backends.Fulfill(ctx, first, callerOf(ctx).ask, func(ctx context.Context, extra json.RawMessage) (json.RawMessage, error) {
 		again := tc
 		again.extra, again.caps = extra, nil
-		opts, err := backendOptions(again, notify)
+		opts, err := f.backendOptions(again, notify)
 		if err != nil {
 			return nil, err
 		}
@@ -358,7 +358,7 @@ func (f *front) fulfillBackend(ctx context.Context, name string, r toolRoute, tc
 // may wait for backends.Manager.FlushWrites, which the session's reader
 // calls before it waits for input.
 func (f *front) startBackend(name string, r toolRoute, tc toolCall, notify func(*mcp.ProgressNotificationParams), done func(json.RawMessage, error)) (cancel backends.CancelFunc) {
-	opts, err := backendOptions(tc, notify)
+	opts, err := f.backendOptions(tc, notify)
 	if err == nil {
 		err = f.admit(r.server, r.own, name)
 	}
@@ -410,11 +410,12 @@ func (f *front) startBackend(name string, r toolRoute, tc toolCall, notify func(
 
 // backendOptions are a backend call's options: the client's _meta goes
 // along except its progressToken (the backends package puts its own) and
-// reserved keys; the backend's progress comes back through notify under the
-// client's token. notify runs in the backend's read loop, before the call's
-// response, so no progress follows the response.
-func backendOptions(tc toolCall, notify func(*mcp.ProgressNotificationParams)) (backends.CallOptions, error) {
-	opts := backends.CallOptions{Task: tc.task, Extra: tc.extra, ClientCaps: tc.caps}
+// reserved keys, and the caller's capabilities (backendCaps); the
+// backend's progress comes back through notify under the client's token.
+// notify runs in the backend's read loop, before the call's response, so
+// no progress follows the response.
+func (f *front) backendOptions(tc toolCall, notify func(*mcp.ProgressNotificationParams)) (backends.CallOptions, error) {
+	opts := backends.CallOptions{Task: tc.task, Extra: tc.extra, ClientCaps: f.backendCaps(tc.caps)}
 	if a := bytes.TrimSpace(tc.args); len(a) > 0 && a[0] != '{' && string(a) != "null" {
 		return opts, errInvalidParams("arguments must be a JSON object")
 	}

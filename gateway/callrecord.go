@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 
@@ -15,8 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// CallRecord describes one finished tools/call, for metrics and the audit
-// log (Options.OnCall).
+// CallRecord describes one finished tools/call, for metrics (Options.OnCall)
+// and the audit log (Options.Audit).
 type CallRecord struct {
 	Time     time.Time // when the call began
 	Server   string    // the backend; "" for the gateway's own tools and unknown names
@@ -41,15 +42,16 @@ type CallRecord struct {
 
 // callEnd is run with a tools/call's result (or error) before the client
 // is sent it: it masks secrets in it when gateway.redact is results,
-// reports the call to Options.OnCall, and returns what to send.
+// records the call in the audit log (failing it when that fails), reports
+// it to Options.OnCall, and returns what to send.
 type callEnd func(result json.RawMessage, e *jsonrpc.Error) (json.RawMessage, *jsonrpc.Error)
 
 // recorder returns the callEnd of a call, or nil when there is neither a
 // hook nor redaction (the hot path then does nothing more).
 func (f *front) recorder(tc toolCall) callEnd {
-	on := f.g.opts.OnCall
-	redact := f.g.opts.Config.Gateway.Redact == "results"
-	if on == nil && !redact {
+	on, audit := f.g.opts.OnCall, f.g.opts.Audit
+	redact := f.g.redacts()
+	if on == nil && audit == nil && !redact {
 		return nil
 	}
 	rec := CallRecord{Time: time.Now(), Tool: tc.name}
@@ -79,7 +81,7 @@ func (f *front) recorder(tc toolCall) callEnd {
 	if rec.Server == "" {
 		rec.Own = ""
 	}
-	if on != nil {
+	if on != nil || audit != nil {
 		f.mu.Lock()
 		rec.Client, rec.Identity = f.client, f.identity
 		f.mu.Unlock()
@@ -95,7 +97,7 @@ func (f *front) recorder(tc toolCall) callEnd {
 		if redact {
 			result, e, rec.Redactions = redactResult(result, e)
 		}
-		if on == nil {
+		if on == nil && audit == nil {
 			return result, e
 		}
 		rec.Outcome = "ok"
@@ -109,8 +111,46 @@ func (f *front) recorder(tc toolCall) callEnd {
 		}
 		rec.Duration = time.Since(rec.Time)
 		rec.ResultBytes = len(result)
-		on(rec)
+		if audit != nil {
+			if err := audit(rec); err != nil {
+				f.g.log.Error("a call's audit entry could not be written: the call fails", "server", rec.Server, "err", err)
+				result, e = nil, rpcError(&auditError{err}, kindTool, rec.Tool, false)
+				_, code := restError(e)
+				rec.Outcome, rec.Message, rec.ResultBytes = strings.ToLower(code), "", 0
+			}
+		}
+		if on != nil {
+			on(rec)
+		}
 		return result, e
+	}
+}
+
+// redacts reports whether gateway.redact is results: what a backend
+// answers or says to a client is masked before the client has it — a
+// tool's result or error (recorder), a prompt, a resource's contents, a
+// task's result (redacting), a progress message (session.progress) and a
+// log message (BackendLog).
+func (g *Gateway) redacts() bool { return g.opts.Config.Gateway.Redact == "results" }
+
+// redacting returns serve with its answer, and an error's message and
+// data, masked as a tool's result is (redactResult) when the gateway
+// redacts, else serve itself.
+func (f *front) redacting(serve func(context.Context, json.RawMessage) (json.RawMessage, error)) func(context.Context, json.RawMessage) (json.RawMessage, error) {
+	if !f.g.redacts() {
+		return serve
+	}
+	return func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+		raw, err := serve(ctx, params)
+		var e *jsonrpc.Error
+		if err != nil && !errors.As(err, &e) {
+			return raw, err // not the backend's words
+		}
+		raw, e, _ = redactResult(raw, e)
+		if e != nil {
+			return nil, e
+		}
+		return raw, nil
 	}
 }
 

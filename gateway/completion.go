@@ -74,7 +74,7 @@ func (f *front) complete(ctx context.Context, params json.RawMessage) (json.RawM
 			return nil, errInvalidParams(err.Error())
 		}
 	}
-	raw, err := f.g.opts.Backends.Request(ctx, server, methodComplete, params, backends.CallOptions{})
+	raw, err := f.g.opts.Backends.Request(ctx, server, methodComplete, params, backends.CallOptions{ClientCaps: f.backendCaps(callerOf(ctx).caps)})
 	if err != nil {
 		return nil, rpcError(err, kind, name, debug)
 	}

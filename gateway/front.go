@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/config/policy"
 	"github.com/mcp-gateway/mcp-gateway/gateway/authn"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,6 +51,7 @@ type front struct {
 	deniedPrompts map[string]promptRoute
 	deniedRes     map[resourceKey]string
 	caps          json.RawMessage // the client's capabilities, as it wrote them
+	declared      json.RawMessage // what backends are told of them (backendCaps)
 	naming        namer           // how the client's tools and prompts are named (namerFor)
 	// maxTools is the most tools the client's tools/list holds before it
 	// holds the meta tools instead (tools_mode: auto, clients.go); 0: no
@@ -177,6 +179,7 @@ func (f *front) changed(list int, real bool) {
 // first): the names a client was shown stay its names.
 func (f *front) identify(client string, caps json.RawMessage, version string) bool {
 	naming, maxTools := f.g.namerFor(client), f.g.maxToolsFor(client)
+	declared := backends.Declared(caps)
 	f.mu.Lock()
 	if f.identified {
 		f.mu.Unlock()
@@ -184,12 +187,38 @@ func (f *front) identify(client string, caps json.RawMessage, version string) bo
 	}
 	f.identified = true
 	f.client, f.caps, f.version, f.naming, f.maxTools = client, caps, version, naming, maxTools
+	f.declared = declared
 	f.mu.Unlock()
 	if !f.stateless {
 		f.log.Info("client connected", "client", client, "protocol", version, "strict_names", naming.strict,
 			"max_name", naming.limit(), "max_tools", maxTools, "profile", f.profile)
 	}
 	return true
+}
+
+// backendCaps are the client capabilities a backend of the stateless era
+// is told in the _meta of a request made for this front's client
+// (backends.CallOptions.ClientCaps), whatever the transport: declared —
+// what a request of 2026-07-28 declared itself — if not nil; else none
+// ({}) for a caller that cannot be asked (REST, the command line) or that
+// declared none; else what the client declared at initialize
+// (backends.Declared). Never the ones the backends' shared session is
+// told: a backend told of a capability its caller lacks asks what nobody
+// will answer (or runs what it should refuse), and one not told of a
+// capability the caller has leaves out what it offers with it.
+func (f *front) backendCaps(declared json.RawMessage) json.RawMessage {
+	switch {
+	case declared != nil:
+		return declared
+	case f.unaskable:
+		return json.RawMessage(`{}`)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.declared == nil {
+		return json.RawMessage(`{}`) // not identified: it declared nothing
+	}
+	return f.declared
 }
 
 // refresh re-syncs the tables after a backend changed. Before the client's

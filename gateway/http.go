@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -49,6 +50,11 @@ type HTTPOptions struct {
 	// /sse alike: one more is refused with 503. Zero means
 	// config.DefaultMaxSessions.
 	MaxSessions int
+	// MaxSessionsPerIdentity bounds the sessions one caller holds (its
+	// principal's key; without a principal, its client's address), so that
+	// one caller cannot take every session: one more is refused with 503.
+	// Zero means half of MaxSessions.
+	MaxSessionsPerIdentity int
 	// MaxStreams bounds the event streams open at once, GET /mcp and GET
 	// /sse: one more is refused with 503. Zero means
 	// config.DefaultMaxStreams.
@@ -88,6 +94,8 @@ type HTTPFront struct {
 	sessions map[string]*httpSession // Streamable HTTP sessions, by Mcp-Session-Id
 	sse      map[string]*sseSession  // SSE sessions, by sessionid
 	streams  int                     // event streams open (GET /mcp, GET /sse)
+	owners   map[string]string       // the owner (sessionOwner) of each of sessions, by id
+	owned    map[string]int          // the sessions (both kinds) each owner holds
 	// full is set while a limit refuses requests, so that the warning is
 	// logged once each time a limit is reached, not per request.
 	full bool
@@ -129,6 +137,9 @@ func (g *Gateway) NewHTTPFront(opts HTTPOptions) *HTTPFront {
 	if opts.MaxSessions <= 0 {
 		opts.MaxSessions = config.DefaultMaxSessions
 	}
+	if opts.MaxSessionsPerIdentity <= 0 {
+		opts.MaxSessionsPerIdentity = max(1, opts.MaxSessions/2)
+	}
 	if opts.MaxStreams <= 0 {
 		opts.MaxStreams = config.DefaultMaxStreams
 	}
@@ -144,6 +155,8 @@ func (g *Gateway) NewHTTPFront(opts HTTPOptions) *HTTPFront {
 		stop:     stop,
 		sessions: make(map[string]*httpSession),
 		sse:      make(map[string]*sseSession),
+		owners:   make(map[string]string),
+		owned:    make(map[string]int),
 	}
 	h.mux = http.NewServeMux()
 	for path, serve := range map[string]http.HandlerFunc{
@@ -191,17 +204,22 @@ func (h *HTTPFront) Streams() int {
 	return h.streams
 }
 
-// roomLocked says whether one more session (session) and one more event
-// stream (stream) fit the limits; when not, it answers w with 503 and a
-// body that names the limit, and logs the first refusal since the gateway
-// was last below its limits. h.mu is held.
-func (h *HTTPFront) roomLocked(w http.ResponseWriter, session, stream bool) bool {
+// roomLocked says whether one more session of owner (session) and one
+// more event stream (stream) fit the limits; when not, it answers w with
+// 503 and a body that names the limit, and logs the first refusal since
+// the gateway was last below its limits. h.mu is held.
+func (h *HTTPFront) roomLocked(w http.ResponseWriter, owner string, session, stream bool) bool {
 	key, n, limit, what := "", 0, 0, ""
 	switch {
 	case session && len(h.sessions)+len(h.sse) >= h.opts.MaxSessions:
 		key, n, limit, what = "max_sessions", len(h.sessions)+len(h.sse), h.opts.MaxSessions, "sessions"
 	case stream && h.streams >= h.opts.MaxStreams:
 		key, n, limit, what = "max_streams", h.streams, h.opts.MaxStreams, "event streams"
+	case session && h.owned[owner] >= h.opts.MaxSessionsPerIdentity:
+		// The caller's own limit, not the gateway's: not logged (a client
+		// that leaks sessions would fill the log).
+		http.Error(w, fmt.Sprintf("Service Unavailable: you hold %d open sessions, the most one caller may (gateway.http.max_sessions_per_identity); end unused ones (DELETE a session, close a stream)", h.owned[owner]), http.StatusServiceUnavailable)
+		return false
 	default:
 		h.full = false
 		return true
@@ -219,7 +237,7 @@ func (h *HTTPFront) roomLocked(w http.ResponseWriter, session, stream bool) bool
 func (h *HTTPFront) openStream(w http.ResponseWriter) func() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !h.roomLocked(w, false, true) {
+	if !h.roomLocked(w, "", false, true) {
 		return nil
 	}
 	h.streams++
@@ -228,6 +246,38 @@ func (h *HTTPFront) openStream(w http.ResponseWriter) func() {
 		h.streams--
 		h.mu.Unlock()
 	}
+}
+
+// sessionOwner is who a session opened by r counts against for
+// MaxSessionsPerIdentity: its principal, else its client's address.
+func sessionOwner(r *http.Request) string {
+	if p := PrincipalOf(r.Context()); p != nil {
+		return p.Key
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return "address:" + host
+}
+
+// disownLocked gives back a session of owner. h.mu is held.
+func (h *HTTPFront) disownLocked(owner string) {
+	if h.owned[owner]--; h.owned[owner] <= 0 {
+		delete(h.owned, owner)
+	}
+}
+
+// removeLocked forgets the Streamable HTTP session id (its id gets 404
+// from now on) and reports whether it was there. h.mu is held.
+func (h *HTTPFront) removeLocked(id string) bool {
+	if _, ok := h.sessions[id]; !ok {
+		return false
+	}
+	delete(h.sessions, id)
+	h.disownLocked(h.owners[id])
+	delete(h.owners, id)
+	return true
 }
 
 // Close ends every session: calls in flight are cancelled, and Close
@@ -357,7 +407,7 @@ func (h *HTTPFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodDelete:
 		h.mu.Lock()
-		delete(h.sessions, id) // 404 from now on, while the session ends
+		h.removeLocked(id) // 404 from now on, while the session ends
 		h.mu.Unlock()
 		_ = s.Close()
 		w.WriteHeader(http.StatusNoContent)
@@ -457,8 +507,9 @@ func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, msgs []in
 		version = initializeVersion(msgs)
 	}
 	id := rand.Text()
+	owner := sessionOwner(r)
 	h.mu.Lock()
-	if !h.roomLocked(w, true, false) {
+	if !h.roomLocked(w, owner, true, false) {
 		h.mu.Unlock()
 		return
 	}
@@ -467,10 +518,12 @@ func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, msgs []in
 	ctx, cancel := context.WithCancel(callerContext(h.ctx, r.Context()))
 	s := newHTTPSession(h.sessionOptions(id, h.opts.events, cancel))
 	h.sessions[id] = s
+	h.owners[id] = owner
+	h.owned[owner]++
 	h.mu.Unlock()
 	forget := func() {
 		h.mu.Lock()
-		delete(h.sessions, id)
+		h.removeLocked(id)
 		h.mu.Unlock()
 		_ = s.Close()
 	}
@@ -549,7 +602,7 @@ func (h *HTTPFront) expire(cutoff time.Time) {
 	h.mu.Lock()
 	for id, s := range h.sessions {
 		if s.idle(cutoff) {
-			delete(h.sessions, id)
+			h.removeLocked(id)
 			idle = append(idle, s)
 		}
 	}
@@ -564,10 +617,11 @@ func (h *HTTPFront) expire(cutoff time.Time) {
 // session lives as long as the request. Its client posts to /messages
 // beside it.
 func (h *HTTPFront) serveSSE(w http.ResponseWriter, r *http.Request) {
-	if !onlyMethod(w, r, http.MethodGet) {
+	if !onlyMethod(w, r, http.MethodGet) || !h.g.admitStream(w, r) {
 		return
 	}
 	id := rand.Text()
+	owner := sessionOwner(r)
 	// The client posts beside its stream: /messages, or a profile's
 	// /p/NAME/messages.
 	endpoint := strings.TrimSuffix(r.URL.Path, "sse") + "messages?sessionid=" + id
@@ -579,17 +633,19 @@ func (h *HTTPFront) serveSSE(w http.ResponseWriter, r *http.Request) {
 	// Registered before Connect, which sends the client the endpoint: the
 	// client may post to it at once.
 	h.mu.Lock()
-	if !h.roomLocked(w, true, true) {
+	if !h.roomLocked(w, owner, true, true) {
 		h.mu.Unlock()
 		return
 	}
 	h.sse[id] = sess
 	h.streams++
+	h.owned[owner]++
 	h.mu.Unlock()
 	defer func() {
 		h.mu.Lock()
 		delete(h.sse, id)
 		h.streams--
+		h.disownLocked(owner)
 		h.mu.Unlock()
 	}()
 	w.Header().Set("Content-Type", "text/event-stream")

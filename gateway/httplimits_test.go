@@ -12,6 +12,8 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/config/policy"
+	"github.com/mcp-gateway/mcp-gateway/gateway/authn"
 )
 
 // limitsHarness is an HTTP front with small limits behind a real server.
@@ -25,12 +27,24 @@ func newLimitsHarness(t *testing.T, opts HTTPOptions) *limitsHarness {
 	t.Helper()
 	cfg := config.Defaults()
 	cfg.Gateway.AnswerTools = false
+	return newLimitsHarnessCfg(t, cfg, opts)
+}
+
+// newLimitsHarnessCfg is newLimitsHarness with a configuration; a request
+// with an X-Caller header comes from the principal of that key.
+func newLimitsHarnessCfg(t *testing.T, cfg *config.Config, opts HTTPOptions) *limitsHarness {
+	t.Helper()
 	front := New(Options{Config: cfg}).NewHTTPFront(opts)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/mcp", front.serveMCP)
 	mux.HandleFunc("/sse", front.serveSSE)
 	mux.HandleFunc("/messages", front.serveMessages)
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if k := r.Header.Get("X-Caller"); k != "" {
+			r = r.WithContext(WithPrincipal(r.Context(), &authn.Principal{Key: k, Identity: policy.Identity{Auth: "token"}}))
+		}
+		mux.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(front.Close) // before srv.Close: open streams end first
 	return &limitsHarness{t: t, front: front, url: srv.URL}
@@ -39,7 +53,16 @@ func newLimitsHarness(t *testing.T, opts HTTPOptions) *limitsHarness {
 // do sends a request and reads its whole answer.
 func (h *limitsHarness) do(method, path, sid, body string) (*http.Response, string) {
 	h.t.Helper()
+	return h.doAs("", method, path, sid, body)
+}
+
+// doAs is do as the caller of key (X-Caller).
+func (h *limitsHarness) doAs(caller, method, path, sid, body string) (*http.Response, string) {
+	h.t.Helper()
 	req, _ := http.NewRequest(method, h.url+path, strings.NewReader(body))
+	if caller != "" {
+		req.Header.Set("X-Caller", caller)
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if sid != "" {
@@ -63,8 +86,17 @@ func (h *limitsHarness) initialize() (*http.Response, string) {
 // returns its response, open, and a func that closes it.
 func (h *limitsHarness) stream(path, sid string) (*http.Response, func()) {
 	h.t.Helper()
+	return h.streamAs("", path, sid)
+}
+
+// streamAs is stream as the caller of key (X-Caller).
+func (h *limitsHarness) streamAs(caller, path, sid string) (*http.Response, func()) {
+	h.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, h.url+path, nil)
+	if caller != "" {
+		req.Header.Set("X-Caller", caller)
+	}
 	req.Header.Set("Accept", "text/event-stream")
 	if sid != "" {
 		req.Header.Set(sessionIDHeader, sid)
@@ -85,7 +117,7 @@ func (h *limitsHarness) stream(path, sid string) (*http.Response, func()) {
 // GET /sse). Ending a session or closing a stream makes room again.
 func TestHTTPSessionAndStreamLimits(t *testing.T) {
 	store := newEventStore(10<<20, 100)
-	h := newLimitsHarness(t, HTTPOptions{MaxSessions: 3, MaxStreams: 2, events: store})
+	h := newLimitsHarness(t, HTTPOptions{MaxSessions: 3, MaxSessionsPerIdentity: 3, MaxStreams: 2, events: store})
 	var sids []string
 	for range 3 {
 		r, body := h.initialize()
@@ -181,5 +213,86 @@ func TestHTTPSSEStreamNobodyUses(t *testing.T) {
 	time.Sleep(2 * handshake) // what is checked is that the used stream does not end
 	if h.front.Sessions() != 1 || h.front.Streams() != 1 {
 		t.Errorf("%d sessions, %d streams after the handshake time, want the used one", h.front.Sessions(), h.front.Streams())
+	}
+}
+
+const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"limits","version":"1"}}}`
+
+// TestHTTPSessionsPerIdentity: one caller cannot take every session, by
+// initialize or by GET /sse: past gateway.http.max_sessions_per_identity
+// (half of max_sessions by default) its next is refused with 503 naming
+// that limit, and another caller still opens one; a caller's session it
+// ended makes room for its next.
+func TestHTTPSessionsPerIdentity(t *testing.T) {
+	h := newLimitsHarness(t, HTTPOptions{MaxSessions: 8, MaxStreams: 100})
+	var sids []string
+	refused := 0
+	for i := range 10 { // bounded: 8 would fill max_sessions
+		if i%2 == 0 {
+			r, body := h.doAs("mallory", http.MethodPost, "/mcp", "", initializeBody)
+			switch r.StatusCode {
+			case http.StatusOK:
+				sids = append(sids, r.Header.Get(sessionIDHeader))
+			case http.StatusServiceUnavailable:
+				if !strings.Contains(body, "gateway.http.max_sessions_per_identity") {
+					t.Errorf("refusal names another limit: %q", body)
+				}
+				refused++
+			default:
+				t.Fatalf("initialize: %d %s", r.StatusCode, body)
+			}
+			continue
+		}
+		r, _ := h.streamAs("mallory", "/sse", "")
+		switch r.StatusCode {
+		case http.StatusOK:
+		case http.StatusServiceUnavailable:
+			if body, _ := io.ReadAll(r.Body); !strings.Contains(string(body), "gateway.http.max_sessions_per_identity") {
+				t.Errorf("refusal names another limit: %q", body)
+			}
+			refused++
+		default:
+			t.Fatalf("GET /sse: %d", r.StatusCode)
+		}
+	}
+	if n := h.front.Sessions(); n != 4 || refused != 6 {
+		t.Errorf("one caller holds %d of 8 sessions (%d refused), want 4 (6 refused)", n, refused)
+	}
+	if r, body := h.doAs("alice", http.MethodPost, "/mcp", "", initializeBody); r.StatusCode != http.StatusOK {
+		t.Errorf("another caller's initialize: %d %s", r.StatusCode, body)
+	}
+	if r, _ := h.streamAs("alice", "/sse", ""); r.StatusCode != http.StatusOK {
+		t.Errorf("another caller's GET /sse: %d", r.StatusCode)
+	}
+	if r, _ := h.doAs("mallory", http.MethodDelete, "/mcp", sids[0], ""); r.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", r.StatusCode)
+	}
+	if r, body := h.doAs("mallory", http.MethodPost, "/mcp", "", initializeBody); r.StatusCode != http.StatusOK {
+		t.Errorf("initialize after a DELETE: %d %s", r.StatusCode, body)
+	}
+}
+
+// TestHTTPSSERateLimited: GET /sse opens a session, and counts against the
+// caller's identity rate limit as a request: past its burst it gets 429
+// with Retry-After; another caller's is served.
+func TestHTTPSSERateLimited(t *testing.T) {
+	cfg := config.Defaults()
+	cfg.Gateway.AnswerTools = false
+	cfg.Gateway.RateLimits.Identity = config.Rate{PerMinute: 1, Burst: 3}
+	h := newLimitsHarnessCfg(t, cfg, HTTPOptions{})
+	for i := range 3 {
+		if r, _ := h.streamAs("mallory", "/sse", ""); r.StatusCode != http.StatusOK {
+			t.Fatalf("GET /sse %d within the burst: %d", i, r.StatusCode)
+		}
+	}
+	r, _ := h.streamAs("mallory", "/sse", "")
+	if r.StatusCode != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" {
+		t.Errorf("GET /sse past the burst: %d (Retry-After %q), want 429", r.StatusCode, r.Header.Get("Retry-After"))
+	}
+	if r, _ := h.streamAs("alice", "/sse", ""); r.StatusCode != http.StatusOK {
+		t.Errorf("another caller's GET /sse: %d", r.StatusCode)
+	}
+	if n := h.front.Sessions(); n != 4 {
+		t.Errorf("%d sessions, want 4", n)
 	}
 }

@@ -17,15 +17,15 @@ import (
 
 // Rate limits (gateway.rate_limits, docs/teams.md): token buckets per
 // principal. The identity bucket counts every request of a caller — each
-// JSON-RPC request POSTed to /mcp or /messages, each REST request — and is
-// taken before anything else reads it, so that a flood costs the gateway
-// a refusal each; a tool's bucket counts a caller's calls of that tool,
-// taken where the call is resolved (MCP, lazy call_tool, REST alike). A
-// refusal is the JSON-RPC error codeRateLimited with retryAfter (seconds)
-// in its data; over HTTP its status is 429 with Retry-After where the HTTP
-// answer is the request's own (the identity limit, REST, the stateless
-// era). Clients without a principal (stdio, the command line) are not
-// limited.
+// JSON-RPC request POSTed to /mcp or /messages, each GET /sse (which opens
+// a session), each REST request — and is taken before anything else reads
+// it, so that a flood costs the gateway a refusal each; a tool's bucket
+// counts a caller's calls of that tool, taken where the call is resolved
+// (MCP, lazy call_tool, REST alike). A refusal is the JSON-RPC error
+// codeRateLimited with retryAfter (seconds) in its data; over HTTP its
+// status is 429 with Retry-After where the HTTP answer is the request's
+// own (the identity limit, REST, the stateless era). Clients without a
+// principal (stdio, the command line) are not limited.
 
 // codeRateLimited is the JSON-RPC error of a request over a rate limit.
 const codeRateLimited = -32029
@@ -170,6 +170,19 @@ func (g *Gateway) admitPOST(w http.ResponseWriter, r *http.Request, calls []json
 	}
 	w.Header().Set("Retry-After", retryHeader(e.retryAfter))
 	writeJSONError(w, http.StatusTooManyRequests, body)
+	return false
+}
+
+// admitStream takes a GET /sse (which opens a session) from its
+// principal's identity bucket, as a request; over the limit it answers 429
+// with Retry-After and reports false.
+func (g *Gateway) admitStream(w http.ResponseWriter, r *http.Request) bool {
+	e := g.admitRequests(PrincipalOf(r.Context()), 1)
+	if e == nil {
+		return true
+	}
+	w.Header().Set("Retry-After", retryHeader(e.retryAfter))
+	http.Error(w, "Too Many Requests: "+e.Error(), http.StatusTooManyRequests)
 	return false
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends/ratelimit"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 )
 
 // Backends' log messages (notifications/message) reach every connected
@@ -35,6 +36,9 @@ func (g *Gateway) BackendLog(server string, params json.RawMessage) {
 	if err != nil {
 		g.log.Debug("dropped a backend log message", "server", server, "err", err)
 		return
+	}
+	if g.redacts() {
+		params, _ = safetext.MaskShapes(params)
 	}
 	// Only a session of the handshake era hears of log messages outside
 	// its requests: one of the stateless era asks per request. A client

@@ -48,8 +48,9 @@ func callerOf(ctx context.Context) caller {
 
 // forward sends a request (prompts/get, resources/read) to a backend for
 // the client ctx serves: with the client's _meta as a tools/call passes it
-// (forwardedMeta), the capabilities a client of the stateless era
-// declared (the backend's requests meanwhile hold the request, hold.go),
+// (forwardedMeta), the client's capabilities (backendCaps; for a client of
+// the stateless era, those it declared: the backend's requests meanwhile
+// hold the request, hold.go),
 // and, for one of the handshake era, the backend's input_required
 // answered (backends.Fulfill).
 func (f *front) forward(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
@@ -59,7 +60,7 @@ func (f *front) forward(ctx context.Context, server, method string, params json.
 		cl.at(server)
 	}
 	b := f.g.opts.Backends
-	opts := backends.CallOptions{ClientCaps: cl.caps}
+	opts := backends.CallOptions{ClientCaps: f.backendCaps(cl.caps)}
 	var span trace.Span
 	if f.g.opts.Tracer != nil {
 		span, opts.Meta = f.g.backendSpan(ctx, method, server, "")
@@ -74,7 +75,7 @@ func (f *front) forward(ctx context.Context, server, method string, params json.
 	return backends.Fulfill(ctx, raw, cl.ask, func(ctx context.Context, extra json.RawMessage) (json.RawMessage, error) {
 		again := params
 		_ = wire.EachMember(extra, func(name string, v json.RawMessage) { again, _ = wire.SetMember(again, name, v) })
-		return b.Request(ctx, server, method, again, backends.CallOptions{})
+		return b.Request(ctx, server, method, again, backends.CallOptions{ClientCaps: f.backendCaps(nil)})
 	})
 }
 

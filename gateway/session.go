@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
@@ -193,6 +194,15 @@ func (s *session) handle(m *inMsg) {
 		s.reject(m.bad)
 		return
 	}
+	if m.ambiguous != nil {
+		// Refused before anything reads the params: the gateway and the
+		// backend would not read them alike (inmsg.go).
+		s.log.Warn("refused a message with ambiguous members", "method", m.Method, "reason", m.ambiguous.Error())
+		if m.IsCall() {
+			s.writeError(m.ID, errInvalidParams(m.ambiguous.Error()))
+		}
+		return
+	}
 	switch {
 	case m.IsCall():
 		s.serveRequest(m)
@@ -278,11 +288,11 @@ func (s *session) serveRequest(m *inMsg) {
 	case methodComplete:
 		s.startRequest(m, rm, f.complete)
 	case "prompts/get":
-		s.startRequest(m, rm, f.getPrompt)
+		s.startRequest(m, rm, f.redacting(f.getPrompt))
 	case "resources/read":
-		s.startRequest(m, rm, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+		s.startRequest(m, rm, f.redacting(func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 			return f.readResource(ctx, params, stateless)
-		})
+		}))
 	case "tasks/get", "tasks/result", "tasks/cancel", "tasks/list", methodTasksUpdate:
 		s.startRequest(m, rm, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 			return f.task(ctx, method, params, rm)
@@ -598,6 +608,9 @@ func (s *session) callTo(server string) *call {
 
 // progress writes a progress notification for the call id.
 func (s *session) progress(id json.RawMessage, p *mcp.ProgressNotificationParams) {
+	if s.f.g.redacts() {
+		p.Message, _ = safetext.MaskShapesString(p.Message) // the token is the client's own
+	}
 	params, err := json.Marshal(p)
 	if err != nil {
 		return
@@ -663,11 +676,18 @@ func (s *session) written() {
 func (s *session) finishCall(c *call, name string, record callEnd, raw json.RawMessage, err error, buffered bool) {
 	if h := s.heldBy(c); h != nil {
 		// Held for a client of 2026-07-28: the result goes to its retry,
-		// recorded (and masked) all the same.
+		// recorded (and masked) all the same; a call that could not be
+		// audited fails there.
 		if record != nil && err == nil {
-			raw, _ = record(raw, nil)
+			var e *jsonrpc.Error
+			if raw, e = record(raw, nil); e != nil {
+				raw, err = nil, e
+			}
 		} else if record != nil {
-			record(nil, rpcError(err, kindTool, name, false))
+			mapped := rpcError(err, kindTool, name, false)
+			if _, e := record(nil, mapped); e != mapped {
+				err = e
+			}
 		}
 		h.finish(raw, err)
 		return
@@ -681,7 +701,11 @@ func (s *session) finishCall(c *call, name string, record callEnd, raw json.RawM
 		return
 	}
 	if record != nil {
-		raw, _ = record(raw, nil)
+		var e *jsonrpc.Error
+		if raw, e = record(raw, nil); e != nil {
+			s.respond(c, nil, e) // not audited
+			return
+		}
 	}
 	if buffered {
 		s.respondBuffered(c, raw)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -268,7 +269,7 @@ func (f *front) task(ctx context.Context, method string, params json.RawMessage,
 		return nil, errInvalidParams("taskId must be a string")
 	}
 	var server, own string
-	opts := backends.CallOptions{Unbounded: method == "tasks/result"}
+	opts := backends.CallOptions{Unbounded: method == "tasks/result", ClientCaps: f.backendCaps(nil)}
 	if rm != nil {
 		ref, err := f.taskOf(id)
 		if err != nil {
@@ -292,6 +293,12 @@ func (f *front) task(ctx context.Context, method string, params json.RawMessage,
 			f.tasks.forget(id, server)
 		}
 		return nil, rpcError(err, "", "", f.g.opts.Config.Server.Debug)
+	}
+	if (method == "tasks/result" || method == "tasks/get") && f.g.redacts() {
+		// A task's result is a tool's (tasks/get of the stateless era
+		// carries it too), masked before the gateway's own members (the
+		// sealed id) are set.
+		raw, _ = safetext.MaskShapes(raw)
 	}
 	switch {
 	case rm != nil:

@@ -20,6 +20,9 @@
 //	-stderr-text S        write S and a newline to stderr at start (escape
 //	                      sequences, forged log records)
 //	-describe S           append S to every tool's description
+//	-say S                append S to the text of prompts/get's message, of
+//	                      resources/read's contents and of each progress
+//	                      message (what a backend may put a secret in)
 //	-chatty-stderr N      write N lines to stderr per request received
 //	-extra-tools N        add tools extra_000 .. extra_N-1 (echo-like)
 //	-page-size N          page tools/list N tools at a time (0: all at once)
@@ -183,6 +186,7 @@ type server struct {
 	ignoreCancel bool
 	stringIDs    bool
 	describe     string
+	say          string
 	instructions string
 	listMeta     string
 	tasks        bool
@@ -230,6 +234,7 @@ func main() {
 	stderrLines := fs.Int("stderr-lines", 0, "stderr lines at start")
 	stderrText := fs.String("stderr-text", "", "write this line to stderr at start")
 	describe := fs.String("describe", "", "append this to every tool's description")
+	say := fs.String("say", "", "append this to prompt texts, resource contents and progress messages")
 	chattyStderr := fs.Int("chatty-stderr", 0, "stderr lines per request")
 	extraTools := fs.Int("extra-tools", 0, "extra tools")
 	pageSize := fs.Int("page-size", 0, "tools/list page size")
@@ -331,6 +336,7 @@ func main() {
 		chattyStderr: *chattyStderr,
 		pageSize:     *pageSize,
 		describe:     *describe,
+		say:          *say,
 		instructions: *instructions,
 		listMeta:     *listMeta,
 		tasks:        *tasks,
@@ -632,7 +638,7 @@ func (s *server) handle(line []byte) {
 		}
 		s.reply(msg.ID, `{"prompts":[`+strings.Join(list, ",")+`]}`)
 	case msg.Method == "prompts/get" && s.prompts:
-		s.reply(msg.ID, `{"messages":[{"role":"user","content":{"type":"text","text":"hello"}}]}`)
+		s.reply(msg.ID, `{"messages":[{"role":"user","content":{"type":"text","text":`+quote("hello"+s.say)+`}}]}`)
 	case msg.Method == "resources/list" && (s.resources || s.app || s.asks):
 		var list []string
 		if s.resources {
@@ -670,7 +676,7 @@ func (s *server) handle(line []byte) {
 	case msg.Method == "resources/read" && s.app && isAppURI(stringMember(msg.Params, "uri")):
 		s.reply(msg.ID, s.appRead(stringMember(msg.Params, "uri")))
 	case msg.Method == "resources/read" && s.resources:
-		s.reply(msg.ID, `{"contents":[{"uri":"test://r1","text":"r1 body","x-unknown":[1]}]}`)
+		s.reply(msg.ID, `{"contents":[{"uri":"test://r1","text":`+quote("r1 body"+s.say)+`,"x-unknown":[1]}]}`)
 	case msg.Method == "tools/call" && bytes.Contains(msg.Params, []byte(`"name":"deaf"`)):
 		var p struct {
 			Arguments struct {
@@ -903,7 +909,7 @@ func (s *server) call(msg message) {
 		json.Unmarshal(p.Meta, &meta)
 		for i := range args.Steps {
 			if len(meta.Token) > 0 {
-				s.send(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":` + string(meta.Token) + `,"progress":` + strconv.Itoa(i+1) + `,"total":` + strconv.Itoa(args.Steps) + `,"message":"step ` + strconv.Itoa(i+1) + `"}}`)
+				s.send(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":` + string(meta.Token) + `,"progress":` + strconv.Itoa(i+1) + `,"total":` + strconv.Itoa(args.Steps) + `,"message":` + quote("step "+strconv.Itoa(i+1)+s.say) + `}}`)
 			}
 			time.Sleep(time.Duration(args.MS) * time.Millisecond)
 		}

@@ -35,7 +35,7 @@ func (a *app) tools(ctx context.Context) error {
 		if server == "" {
 			server = "(gateway)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", oneLine(t.Name, 200), oneLine(t.StrictName, 200), server, oneLine(t.Description, 60))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", oneLine(shown(t.Name), 200), oneLine(shown(t.StrictName), 200), server, oneLine(t.Description, 60))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -108,7 +108,7 @@ func (a *app) status(ctx context.Context) error {
 		if s.Withheld > 0 {
 			tools += fmt.Sprintf(" (%d withheld)", s.Withheld)
 		}
-		protocol := s.Protocol
+		protocol := shown(s.Protocol)
 		if protocol == "" {
 			protocol = "-"
 		}
@@ -146,7 +146,7 @@ func (a *app) status(ctx context.Context) error {
 	}
 	for _, f := range flagged {
 		if !f.Withheld {
-			fmt.Fprintf(a.env.stdout, "\n%s %s of %s: the scanner found injection markers:\n", f.Kind, f.Name, f.Server)
+			fmt.Fprintf(a.env.stdout, "\n%s of %s: the scanner found injection markers:\n", defName(f.Kind, shown(f.Name)), shown(f.Server))
 			writeFindings(a.env.stdout, f.Findings, "  ")
 		}
 	}

@@ -30,8 +30,10 @@ import (
 //     the 0.1.16 suite, as directly.
 //   - 2025-11-25 with the server spoken to in 2026-07-28 (the default over
 //     HTTP): the everything-server's sampling and elicitation tools ask
-//     the client by requests, which a 2026-07-28 session refuses
-//     (docs/transparency.md, "Protocol versions"); everything else passes.
+//     the client by requests, which go-sdk refuses to send while serving a
+//     request of 2026-07-28, whatever capabilities it declares (each
+//     declares the calling client's own: TestBackendToldTheCallersCapabilities);
+//     docs/transparency.md, "Protocol versions". Everything else passes.
 //   - tasks extension: the 0.2 suite's tasks scenarios (the extension of
 //     2026-07-28, which the everything-server does not implement), one by
 //     one, with testbackend -tasks-ext behind the gateway, as a stdio child

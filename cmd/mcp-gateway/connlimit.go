@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,23 +55,42 @@ func connectionLimit(configured int, fileLimit uint64) (limit int, warn string) 
 	return configured, warn
 }
 
-// limitListener accepts at most limit connections open at once. Past it,
-// a connection is accepted, answered 503 with a body that names the limit,
-// and closed, so that a client learns why instead of waiting in the
-// kernel's queue; at most maxRefusing are answered at a time (each takes
-// at most refuseLinger), and Accept waits for one of them to end before it
-// takes the next. Accept's own errors (EMFILE included) are returned as
-// they are: http.Server backs off on them.
-type limitListener struct {
-	net.Listener
-	limit    int64
-	open     atomic.Int64
-	refusing chan struct{} // one per connection being refused
-	refused  func()        // called for each connection refused (a warning, rate-limited by the caller)
+// connectionsPerSource is the number of connections one client address
+// may hold: configured (gateway.http.max_connections_per_source), or else
+// half of the connection limit, so that one address cannot take them all.
+func connectionsPerSource(configured, limit int) int {
+	if configured > 0 {
+		return configured
+	}
+	return max(1, limit/2)
 }
 
-func newLimitListener(l net.Listener, limit int, refused func()) *limitListener {
-	return &limitListener{Listener: l, limit: int64(limit), refusing: make(chan struct{}, maxRefusing), refused: refused}
+// limitListener accepts at most limit connections open at once, and at
+// most perSource from one client address. At a limit, an idle connection
+// (keep-alive, no request in flight: http.Server.ConnState says so) is
+// closed to make room — the one idle longest, of that address for its
+// limit — so that connections nobody uses cannot shut out callers. When
+// none is idle, the new connection is accepted, answered 503 with a body
+// that names the limit, and closed, so that a client learns why instead
+// of waiting in the kernel's queue; at most maxRefusing are answered at a
+// time (each takes at most refuseLinger), and Accept waits for one of
+// them to end before it takes the next. Accept's own errors (EMFILE
+// included) are returned as they are: http.Server backs off on them.
+type limitListener struct {
+	net.Listener
+	limit     int
+	perSource int
+	refusing  chan struct{} // one per connection being refused
+	refused   func()        // called for each connection refused (a warning, rate-limited by the caller)
+
+	mu       sync.Mutex
+	open     map[*limitConn]struct{}
+	bySource map[string]int
+}
+
+func newLimitListener(l net.Listener, limit, perSource int, refused func()) *limitListener {
+	return &limitListener{Listener: l, limit: limit, perSource: perSource, refusing: make(chan struct{}, maxRefusing), refused: refused,
+		open: make(map[*limitConn]struct{}), bySource: make(map[string]int)}
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {
@@ -79,26 +99,133 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		if l.open.Add(1) <= l.limit {
-			return &limitConn{Conn: c, l: l}, nil
+		lc := &limitConn{Conn: c, l: l, source: sourceOf(c.RemoteAddr())}
+		evicted, refusal := l.admit(lc)
+		for _, e := range evicted {
+			// Its server goroutine, reading for a next request, sees the
+			// connection closed and ends.
+			e.Conn.Close()
 		}
-		l.open.Add(-1)
+		if refusal == "" {
+			return lc, nil
+		}
 		if l.refused != nil {
 			l.refused()
 		}
 		l.refusing <- struct{}{}
 		go func() {
 			defer func() { <-l.refusing }()
-			refuse(c, l.limit)
+			refuse(c, refusal)
 		}()
 	}
 }
 
-// refuse answers c 503 and closes it: once its request's head has come
-// (or refuseWait has passed), the answer is written, the rest of the
-// request read (and dropped) for a moment so that closing does not reset
-// the answer away, and the connection closed.
-func refuse(c net.Conn, limit int64) {
+// admit counts c among the open connections, after taking the idle
+// connections it needs out of the count (evicted: the caller closes them);
+// or it returns why c is refused.
+func (l *limitListener) admit(c *limitConn) (evicted []*limitConn, refusal string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.bySource[c.source] >= l.perSource {
+		e := l.idlestLocked(c.source)
+		if e == nil {
+			return nil, fmt.Sprintf("the gateway serves at most %d connections at once from one address (gateway.http.max_connections_per_source); close idle ones, or try again when one closes", l.perSource)
+		}
+		l.removeLocked(e)
+		evicted = append(evicted, e)
+	}
+	if len(l.open) >= l.limit {
+		e := l.idlestLocked("")
+		if e == nil { // (then none was evicted above: that made room)
+			return nil, fmt.Sprintf("the gateway serves at most %d connections at once (gateway.http.max_connections); try again when one closes", l.limit)
+		}
+		l.removeLocked(e)
+		evicted = append(evicted, e)
+	}
+	l.open[c] = struct{}{}
+	l.bySource[c.source]++
+	return evicted, ""
+}
+
+// idlestLocked is the connection idle longest (of source, if not ""), or
+// nil when none is idle. l.mu is held.
+func (l *limitListener) idlestLocked(source string) *limitConn {
+	var idlest *limitConn
+	var since int64
+	for c := range l.open {
+		t := c.idleSince.Load()
+		if t == 0 || source != "" && c.source != source {
+			continue
+		}
+		if idlest == nil || t < since {
+			idlest, since = c, t
+		}
+	}
+	return idlest
+}
+
+// removeLocked gives c's slot back, once. l.mu is held.
+func (l *limitListener) removeLocked(c *limitConn) {
+	if _, ok := l.open[c]; !ok {
+		return
+	}
+	delete(l.open, c)
+	if l.bySource[c.source]--; l.bySource[c.source] <= 0 {
+		delete(l.bySource, c.source)
+	}
+}
+
+// connCounts is how many connections are open, and how many of them idle
+// (GET /status).
+type connCounts struct {
+	Open int `json:"open"`
+	Idle int `json:"idle"`
+}
+
+func (l *limitListener) counts() connCounts {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := connCounts{Open: len(l.open)}
+	for c := range l.open {
+		if c.idleSince.Load() != 0 {
+			n.Idle++
+		}
+	}
+	return n
+}
+
+// connState is the server's http.Server.ConnState: it tells which
+// connections are idle.
+func (l *limitListener) connState(c net.Conn, state http.ConnState) {
+	lc, ok := c.(*limitConn)
+	if !ok {
+		return
+	}
+	switch state {
+	case http.StateIdle:
+		lc.idleSince.Store(time.Now().UnixNano())
+	case http.StateActive, http.StateHijacked:
+		lc.idleSince.Store(0)
+	}
+}
+
+// sourceOf is a connection's client address, without its port.
+func sourceOf(a net.Addr) string {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.String()
+	}
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	return host
+}
+
+// refuse answers c 503 (why: the body) and closes it: once its request's
+// head has come (or refuseWait has passed), the answer is written, the
+// rest of the request read (and dropped) for a moment so that closing does
+// not reset the answer away, and the connection closed.
+func refuse(c net.Conn, why string) {
 	defer c.Close()
 	buf := make([]byte, 4096)
 	c.SetReadDeadline(time.Now().Add(refuseWait))
@@ -109,7 +236,7 @@ func refuse(c net.Conn, limit int64) {
 			break
 		}
 	}
-	body := fmt.Sprintf("Service Unavailable: the gateway serves at most %d connections at once (gateway.http.max_connections); try again when one closes\n", limit)
+	body := "Service Unavailable: " + why + "\n"
 	c.SetDeadline(time.Now().Add(refuseLinger))
 	fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
 	if tc, ok := c.(interface{ CloseWrite() error }); ok {
@@ -122,15 +249,20 @@ func refuse(c net.Conn, limit int64) {
 	}
 }
 
-// limitConn gives its slot back when it is closed (once).
+// limitConn gives its slot back when it is closed.
 type limitConn struct {
 	net.Conn
-	l    *limitListener
-	once sync.Once
+	l      *limitListener
+	source string
+	// idleSince is when the connection went idle (unix nanoseconds), 0
+	// while it is not.
+	idleSince atomic.Int64
 }
 
 func (c *limitConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(func() { c.l.open.Add(-1) })
+	c.l.mu.Lock()
+	c.l.removeLocked(c)
+	c.l.mu.Unlock()
 	return err
 }

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
@@ -44,8 +45,8 @@ var dashboardCSS string
 
 var dashboardTmpl = template.Must(template.New("dashboard").Funcs(template.FuncMap{
 	"short":   backends.ShortDigest,
-	"visible": safetext.Visible,
-	"line":    func(s string) string { return oneLine(s, 140) },
+	"visible": shown,
+	"line":    func(s string) string { return safetext.Visible(oneLine(s, 140)) },
 	"ms":      func(f float64) string { return fmt.Sprintf("%.1f", f) },
 	"clock":   func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
 	"css":     func() template.CSS { return template.CSS(dashboardCSS) },
@@ -63,6 +64,12 @@ var dashboardCSP = func() string {
 type dashboard struct {
 	a    *app
 	csrf string // the token every approval must carry; new for each process
+	// notices are what the page says after an approval, by the id its
+	// redirect carries (?approved=ID): the page shows only what this
+	// process approved, never text from the URL.
+	mu      sync.Mutex
+	notices map[string]string
+	order   []string // the ids, oldest first (at most maxNotices)
 	// admit, if set, says why a request may not see the page or approve
 	// (nil: it may): on the HTTP front with OAuth, only the callers
 	// gateway.policy.admin names.
@@ -133,9 +140,10 @@ func (d *dashboard) data(r *http.Request) dashData {
 	if err := a.backends.TrustError(); err != nil {
 		dd.PinError = err.Error()
 	}
-	q := r.URL.Query()
-	if q.Get("approved") != "" {
-		dd.Notice = fmt.Sprintf("Approved %s %s of %s: clients are shown it now.", q.Get("kind"), q.Get("name"), q.Get("server"))
+	if id := r.URL.Query().Get("approved"); id != "" {
+		d.mu.Lock()
+		dd.Notice = d.notices[id]
+		d.mu.Unlock()
 	}
 	for _, c := range a.backends.Changes() {
 		dc := dashChange{Change: c}
@@ -232,12 +240,37 @@ func (d *dashboard) approve(w http.ResponseWriter, r *http.Request) {
 		d.render(w, r, http.StatusInternalServerError, "Not approved: "+err.Error())
 		return
 	case len(approved) == 0:
-		d.render(w, r, http.StatusConflict, fmt.Sprintf("Not approved: %s %s of %s is not withheld as shown any more (it changed again, or was approved elsewhere). Review it again below.", kind, name, server))
+		d.render(w, r, http.StatusConflict, fmt.Sprintf("Not approved: %s %s of %s is not withheld as shown any more (it changed again, or was approved elsewhere). Review it again below.", shown(kind), shown(name), shown(server)))
 		return
 	}
-	d.a.recordApprovals(approved, "dashboard", gateway.IdentityOf(r.Context()))
-	q := url.Values{"approved": {"1"}, "server": {server}, "kind": {kind}, "name": {name}}
-	http.Redirect(w, r, "/?"+q.Encode(), http.StatusSeeOther)
+	if err := d.a.recordApprovals(approved, "dashboard", gateway.IdentityOf(r.Context())); err != nil {
+		d.render(w, r, http.StatusInternalServerError, "Approved, but "+strings.TrimPrefix(err.Error(), "approved, but "))
+		return
+	}
+	c := approved[0]
+	id := d.notice(fmt.Sprintf("Approved %s of %s: clients are shown it now.", defName(c.Kind, shown(c.Name)), shown(c.Server)))
+	http.Redirect(w, r, "/?"+url.Values{"approved": {id}}.Encode(), http.StatusSeeOther)
+}
+
+// maxNotices is how many approvals' notices the page keeps.
+const maxNotices = 32
+
+// notice keeps what the page is to say after an approval and returns the
+// id its redirect carries.
+func (d *dashboard) notice(text string) string {
+	id := rand.Text()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.notices == nil {
+		d.notices = make(map[string]string)
+	}
+	if len(d.order) == maxNotices {
+		delete(d.notices, d.order[0])
+		d.order = d.order[1:]
+	}
+	d.notices[id] = text
+	d.order = append(d.order, id)
+	return id
 }
 
 // serveDashboard is `mcp-gateway dashboard`: the page on loopback, over

@@ -197,11 +197,103 @@ func TestDashboardCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther || !strings.Contains(resp.Header.Get("Location"), "approved=1") {
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/?approved=") {
 		t.Fatalf("POST /approve: %d %s", resp.StatusCode, resp.Header.Get("Location"))
 	}
 	s.WaitNote(mark, "notifications/tools/list_changed", testutil.DefaultTimeout)
 	if d := s.rawTools()["calc.echo"]["description"]; d != rugDescription {
 		t.Fatalf("the stdio gateway after the dashboard's Approve: %q", d)
+	}
+}
+
+// TestReviewShowsHiddenText: a backend's tool whose name holds a terminal
+// escape (ESC[8m hides what follows it) and whose description and property
+// name hold variation selectors and a zero-width space is reviewed with
+// each of them written out — by tools --changes, status and the dashboard
+// — and the dashboard's notice after an approval says what this process
+// approved, never text from the page's URL.
+func TestReviewShowsHiddenText(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tools, pins := filepath.Join(dir, "tools.json"), filepath.Join(dir, "config.pins.json")
+	const name, shownName = "ev\x1b[8mil", `ev\u{1b}[8mil`
+	data, _ := json.Marshal(map[string]any{"tools": map[string]any{name: map[string]any{
+		"description": "Adds\ufe01\ufe02\U000e0100 numbers.",
+		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"n\u200bote": map[string]any{"type": "string"}}},
+	}}})
+	os.WriteFile(tools, data, 0o600)
+	cfg := trustConfig(t, "config.yaml", tools, pins, map[string]any{"trust": "approve"})
+	for _, args := range [][]string{{"tools", "--changes"}, {"status"}} {
+		out, _ := gwCommand(t, append(args, "--config", cfg)...).CombinedOutput()
+		for _, want := range []string{"tool " + shownName + " of calc", `Adds\u{fe01}\u{fe02}\u{e0100} numbers`, `invisible-characters in inputSchema.properties.n\u{200b}ote (name)`} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("%s does not show %q:\n%s", args[0], want, out)
+			}
+		}
+		if strings.ContainsAny(string(out), "\x1b\ufe01\u200b") {
+			t.Errorf("%s prints a hidden character raw: %q", args[0], out)
+		}
+	}
+
+	cmd := gwCommand(t, "dashboard", "--listen", "127.0.0.1:0", "--config", cfg)
+	stderr := &testutil.Buffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var base string
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool {
+		_, after, ok := strings.Cut(stderr.String(), "mcp-gateway dashboard on ")
+		base, _, _ = strings.Cut(after, "\n")
+		return ok && strings.HasSuffix(base, "/")
+	}) {
+		t.Fatalf("the dashboard did not say where it listens:\n%s", stderr)
+	}
+	get := func(u string) string {
+		resp := getURL(t, u, nil)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	var page string
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool {
+		page = get(base)
+		return strings.Contains(page, `id="changes"`) && strings.Contains(page, `class="change"`)
+	}) {
+		t.Fatalf("the page shows no withheld tool:\n%s", page)
+	}
+	for _, want := range []string{"<code>" + shownName + "</code>", `Adds\u{fe01}\u{fe02}\u{e0100} numbers`, `n\u{200b}ote`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page does not show %q:\n%s", want, page)
+		}
+	}
+	// A link that names what was approved shows nothing of it.
+	spoof := get(base + "?" + url.Values{"approved": {"1"}, "kind": {"tool"}, "server": {"calc"}, "name": {"x. Your session expired: sign in at evil.example"}}.Encode())
+	if strings.Contains(spoof, "evil.example") || strings.Contains(spoof, `id="notice"`) {
+		t.Errorf("the page shows a notice from its URL:\n%s", spoof)
+	}
+	_, ours, _ := strings.Cut(page, "<code>"+shownName+"</code>") // its change's form
+	field := func(name string) string {
+		_, after, _ := strings.Cut(ours, `name="`+name+`" value="`)
+		v, _, _ := strings.Cut(after, `"`)
+		return html.UnescapeString(v)
+	}
+	if field("name") != name {
+		t.Fatalf("the form names %q", field("name"))
+	}
+	form := url.Values{"csrf": {field("csrf")}, "server": {"calc"}, "kind": {"tool"}, "name": {name}, "digest": {field("digest")}}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.PostForm(base+"approve", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusSeeOther || strings.Contains(loc, "name=") {
+		t.Fatalf("POST /approve (name %q): %d %s", field("name"), resp.StatusCode, loc)
+	}
+	if after := get(base + strings.TrimPrefix(loc, "/")); !strings.Contains(after, "Approved tool "+shownName+" of calc") {
+		t.Errorf("no notice of the approval at %s:\n%s", loc, after)
 	}
 }

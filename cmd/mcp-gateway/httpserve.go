@@ -46,15 +46,18 @@ func (a *app) serveHTTP(ctx context.Context) error {
 	if warn != "" {
 		a.log.Warn(warn)
 	}
+	perSource := connectionsPerSource(hc.MaxConnectionsPerSource, maxConns)
 	var lastRefusal atomic.Int64 // unix nanoseconds of the last warning
-	ln = newLimitListener(ln, maxConns, func() {
+	limited := newLimitListener(ln, maxConns, perSource, func() {
 		now := time.Now().UnixNano()
 		if last := lastRefusal.Load(); now-last > int64(10*time.Second) && lastRefusal.CompareAndSwap(last, now) {
-			a.log.Warn("http: refusing connections past the limit (503)", "max_connections", maxConns)
+			a.log.Warn("http: refusing connections past the limit (503)", "max_connections", maxConns, "max_connections_per_source", perSource)
 		}
 	})
+	ln = limited
 	front := a.gw.NewHTTPFront(gateway.HTTPOptions{Stateless: hc.Stateless, IdleTimeout: a.cfg.SessionIdleTimeout(),
-		SessionBufferBytes: int64(hc.SessionBufferBytes), MaxSessions: hc.MaxSessions, MaxStreams: hc.MaxStreams})
+		SessionBufferBytes: int64(hc.SessionBufferBytes), MaxSessions: hc.MaxSessions, MaxSessionsPerIdentity: hc.MaxSessionsPerIdentity,
+		MaxStreams: hc.MaxStreams})
 	metrics := a.metrics
 	// MCP and REST (and the same per profile) are the front's; the rest
 	// is the process's own.
@@ -84,7 +87,8 @@ func (a *app) serveHTTP(ctx context.Context) error {
 		servers := a.backends.Status()
 		servers = slices.DeleteFunc(servers, func(s backends.Status) bool { return !a.gw.SeesServer(r.Context(), s.Name) })
 		w.Header().Set("Content-Type", "application/json")
-		_ = writeJSON(w, map[string]any{"servers": servers, "sessions": front.Sessions(), "streams": front.Streams()})
+		_ = writeJSON(w, map[string]any{"servers": servers, "sessions": front.Sessions(), "streams": front.Streams(),
+			"connections": limited.counts()})
 	})
 	mux.Handle("GET /metrics", metrics.handler(a.gw.SeesServer))
 	// The trust layer's page, behind the front's authentication; with
@@ -110,6 +114,9 @@ func (a *app) serveHTTP(ctx context.Context) error {
 		ReadHeaderTimeout: httpReadHeaderTimeout,
 		ReadTimeout:       httpReadTimeout,
 		IdleTimeout:       httpIdleTimeout,
+		// Which connections are idle, for the connection limits to close
+		// first.
+		ConnState: limited.connState,
 		// Accept errors (out of descriptors: the server backs off 5 ms
 		// doubling to 1 s) and the like, in the gateway's log.
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
@@ -119,7 +126,7 @@ func (a *app) serveHTTP(ctx context.Context) error {
 	defer stopReload()
 	defer startRuntimeStats(a.log)()
 	a.log.Info("mcp-gateway serving on http", "version", version(), "addr", ln.Addr().String(),
-		"stateless", hc.Stateless, "auth", g.auth, "backends", len(a.cfg.Servers), "max_connections", maxConns)
+		"stateless", hc.Stateless, "auth", g.auth, "backends", len(a.cfg.Servers), "max_connections", maxConns, "max_connections_per_source", perSource)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {

@@ -66,13 +66,15 @@ func TestRedactResults(t *testing.T) {
 			leakTools(t, tools)
 			cfg := map[string]any{"gateway": map[string]any{"startup_timeout_ms": 25000, "first_start_wait_ms": 25000, "answer_tools": false,
 				"pins": pins, "redact": redact, "audit": map[string]any{"path": auditLog, "arguments": true}},
-				"servers": []beServer{tb("calc", "-tools-file", tools, "-stderr-text", "starting with token "+plantedSecrets[2])}}
+				"servers": []beServer{tb("calc", "-tools-file", tools, "-stderr-text", "starting with token "+plantedSecrets[2]+` {"msg":"up\n`+plantedSecrets[2]+`"}`)}}
 			b, _ := json.Marshal(cfg)
 			path := filepath.Join(dir, "config.yaml")
 			os.WriteFile(path, b, 0o600)
 			s := startRaw(t, path, "redact-test", "DEBUG=1")
 			leak := s.callTool("calc.leak", `{}`)
-			echo := s.callTool("calc.echo", `{"password":"Authorization: Bearer `+plantedSecrets[3]+`"}`)
+			// After a JSON escape too: the arguments, and the echo's
+			// text, which is JSON in a JSON string ("x\\n…").
+			echo := s.callTool("calc.echo", `{"password":"Authorization: Bearer `+plantedSecrets[3]+`","note":"x\n`+plantedSecrets[2]+`"}`)
 			if redact == "results" {
 				noSecret(t, "the leak result", leak.String())
 				noSecret(t, "the echo result", echo.String())

@@ -38,7 +38,10 @@ var (
 	// assignPattern finds NAME=VALUE (also --NAME=VALUE, and a query
 	// string's pairs outside a URL); in NAME=SCHEME CREDENTIAL
 	// (auth=Bearer …) the value is the credential.
-	assignPattern = regexp.MustCompile(`([A-Za-z0-9_.-]+)=((?i:bearer|basic|token|digest|negotiate)\s+)?([^\s"'&,;<>]+)`)
+	// A JSON escape before NAME is no part of it (\nsig=…, \u0026sig=…).
+	assignPattern = regexp.MustCompile(`(` + jsonEscape + `)?([A-Za-z0-9_.-]+)=((?i:bearer|basic|token|digest|negotiate)\s+)?([^\s"'&,;<>]+)`)
+	// jsonEscape is a JSON escape that ends in a letter or a digit.
+	jsonEscape = `\\[bfnrt]|\\u[0-9A-Fa-f]{4}`
 	// memberPattern finds a JSON member with a string value.
 	memberPattern = regexp.MustCompile(`"([A-Za-z0-9_.-]+)"\s*:\s*"((?:[^"\\]|\\.)*)"`)
 
@@ -50,8 +53,12 @@ var (
 	// same secrets: the credential after bearer or basic in any case and
 	// spacing, from 6 characters (all letters only from 20: "Bearer
 	// authentication" is prose), and the token forms from 20 characters.
-	looseCred = regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)([A-Za-z0-9._~+/=*-]{6,})`)
-	looseKey  = regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}|\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)
+	// Both begin at a word boundary (\b) or after a JSON escape whose last
+	// byte is a letter or digit (jsonEscape, kept: "\nghp_…" is a
+	// newline and a token, as boundaryBefore reads it), and a credential
+	// may follow its scheme after JSON's \t, \n or \r as after spaces.
+	looseCred = regexp.MustCompile(`(?i)(` + jsonEscape + `|\b)(bearer|basic)((?:\s|\\[nrt])+)([A-Za-z0-9._~+/=*-]{6,})`)
+	looseKey  = regexp.MustCompile(`(` + jsonEscape + `|\b)(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})`)
 )
 
 // Mask returns s with each secret it recognises replaced by mask:
@@ -101,18 +108,20 @@ func maskShapes(s, mask string) string {
 
 // maskLoose masks the looser forms of secrets (looseCred, looseKey).
 func maskLoose(s, mask string) string {
-	if strings.Contains(s, "gh") || strings.Contains(s, "eyJ") {
-		s = looseKey.ReplaceAllLiteralString(s, mask)
+	if strings.Contains(s, "gh") || strings.Contains(s, "_pat_") || strings.Contains(s, "eyJ") {
+		s = looseKey.ReplaceAllStringFunc(s, func(m string) string {
+			return looseKey.FindStringSubmatch(m)[1] + mask
+		})
 	}
 	if !hasAuthScheme(s) {
 		return s
 	}
 	return looseCred.ReplaceAllStringFunc(s, func(m string) string {
 		sub := looseCred.FindStringSubmatch(m)
-		if cred := sub[3]; len(cred) < 20 && strings.IndexFunc(cred, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 {
+		if cred := sub[4]; len(cred) < 20 && strings.IndexFunc(cred, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 {
 			return m // a word: "Bearer authentication", "basic usage"
 		}
-		return sub[1] + sub[2] + mask
+		return sub[1] + sub[2] + sub[3] + mask
 	})
 }
 
@@ -142,11 +151,11 @@ func hasAuthScheme(s string) bool {
 func maskNamed(s, mask string) string {
 	s = assignPattern.ReplaceAllStringFunc(s, func(m string) string {
 		sub := assignPattern.FindStringSubmatch(m)
-		name, scheme, v := sub[1], sub[2], sub[3]
+		escape, name, scheme, v := sub[1], sub[2], sub[3], sub[4]
 		if !SecretName(name) || isVarRef(v) || scheme == "" && isScheme(v) {
 			return m // auth=Bearer alone: a scheme, not a secret
 		}
-		return name + "=" + scheme + mask
+		return escape + name + "=" + scheme + mask
 	})
 	return memberPattern.ReplaceAllStringFunc(s, func(m string) string {
 		sub := memberPattern.FindStringSubmatch(m)

@@ -1,6 +1,8 @@
 package safetext
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -8,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf16"
 )
 
 // maskCases are Mask's golden inputs and outputs.
@@ -43,6 +46,11 @@ var maskCases = []struct{ in, want string }{
 	{"https://h/x/ghp_1234567890abcdefghijABCDEFGHIJ123456/y", "https://h/x/***/y"},
 	{"Incorrect API key provided: sk-proj-****************************Qm0A.", "Incorrect API key provided: ***."},
 	{"auth=Bearer", "auth=Bearer"},
+	// After a JSON escape (a backend's JSON on its stderr, a result in an
+	// error): the escape is the character it stands for, no part of a word.
+	{`{"log":"line\nghp_aBcD1234EfGh5678IjKl9012MnOp3456QrSt"}`, `{"log":"line\n***"}`},
+	{`"a\tghp_abcdefghijklmnopqrst1234\rBearer abc123def456 \u003cgithub_pat_abcdefghij0123456789\u003e"`, `"a\t***\rBearer *** \u003c***\u003e"`},
+	{`"x\nbearer\tabc123def456 \u0026sig=s3cr3t \nkey=v1"`, `"x\nbearer\t*** \u0026sig=*** \nkey=***"`},
 }
 
 func TestMask(t *testing.T) {
@@ -204,14 +212,37 @@ func FuzzMask(f *testing.F) {
 		"with bearer abc123def456ghi789jkl", "X-Api-Key: Basic abc123", "ghp_abcdefghijklmnopqrst1234 x", "BEARER  abc123def456", "Bearer authentication"} {
 		f.Add(s)
 	}
+	// Secrets right after a JSON escape once the text is JSON: \n, \t,
+	// \r, \" and \u00XX (Go's "<", a control character, one beyond ASCII).
+	for _, s := range []string{"line\nghp_abcdefghijklmnopqrst1234", "a\tBearer abc123def456", "x\rbearer\nabcdefgh12", "\"ghp_abcdefghijklmnopqrst1234\"",
+		"<ghp_abcdefghijklmnopqrst1234>", "\x0bgithub_pat_abcdefghij0123456789", "\u2014eyJhbGciOiJIUzI1.eyJzdWIiOiIxMjM0.dozjgNryP4J3jVmN", "path\\/ghp_abcdefghijklmnopqrst1234"} {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		once := Mask(s, "***")
 		if twice := Mask(once, "***"); twice != once {
 			t.Errorf("Mask(%q) = %q, masked again %q", s, once, twice)
 		}
+		// Each secret found is masked: what stays of its text is
+		// another occurrence ("Bearer 000000 000000" keeps the second).
+		found := map[string]int{}
 		for _, sec := range formerSecrets(s) {
-			if strings.Contains(once, sec) && !strings.Contains(sec, "***") {
+			if !strings.Contains(sec, "***") {
+				found[sec]++
+			}
+		}
+		for sec, n := range found {
+			if strings.Count(once, sec) > strings.Count(s, sec)-n {
 				t.Errorf("Mask(%q) = %q: %q survives", s, once, sec)
+			}
+			// The same secrets in s written as a JSON string, as Go and
+			// as an ASCII-only encoder (Python's) write it.
+			for _, quote := range []func(string) string{goQuote, asciiQuote} {
+				q, enc := quote(s), quote(sec)
+				enc = enc[1 : len(enc)-1]
+				if out := Mask(q, "***"); strings.Count(out, enc) > strings.Count(q, enc)-n {
+					t.Errorf("Mask(%s) = %s: %q survives", q, out, sec)
+				}
 			}
 		}
 		if _, n := MaskShapesString(s); n == 0 && !strings.Contains(s, "://") && !strings.ContainsAny(s, "=\"") && maskLoose(s, "***") == s && once != s {
@@ -219,4 +250,40 @@ func FuzzMask(f *testing.F) {
 		}
 		MaskArgs([]string{s, s}, "***")
 	})
+}
+
+// goQuote is s as a JSON string as Go writes it: <, > and & as \u003c…,
+// control characters as \n, \t, \r or \u00XX.
+func goQuote(s string) string {
+	q, _ := json.Marshal(s)
+	return string(q)
+}
+
+// asciiQuote is s as a JSON string in ASCII (Python's json.dumps writes
+// it so): every character beyond ASCII as \uXXXX.
+func asciiQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r >= 0x7f && r < 0x10000:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		case r >= 0x10000:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // Secret shapes: the one table of what a secret looks like when nothing
@@ -178,8 +179,50 @@ func isBase64(c byte) bool     { return isAlnum(c) || c == '+' || c == '/' || c 
 // isCredChar is a character of a credential as a header value writes it.
 func isCredChar(c byte) bool { return isBase64(c) || c == '_' || c == '-' || c == '.' || c == '~' }
 
-// boundaryBefore reports whether no word character precedes b[i].
-func boundaryBefore(b []byte, i int) bool { return i == 0 || !isTokenChar(b[i-1]) }
+// boundaryBefore reports whether no word character precedes b[i] in the
+// text as its reader decodes it. In JSON text the character before may be
+// written as an escape whose last byte is a letter or a digit although
+// what it stands for is no word character: "\nghp_…" is a newline and a
+// token, "\u003cghp_…" (Go's "<") too. So an escape ending at b[i-1] is
+// read as the character it stands for, whatever precedes its backslash: a
+// result's text is often JSON itself, and "\\nghp_…" in the result is
+// "\nghp_…" in that text, a newline to whoever reads it as JSON. Text
+// that is not JSON loses at most a word that ends in such a pair (a path's
+// "\n…") to a mask.
+func boundaryBefore(b []byte, i int) bool {
+	if i == 0 || !isTokenChar(b[i-1]) {
+		return true
+	}
+	c, ok := escapedBefore(b, i)
+	return ok && !isTokenChar(c)
+}
+
+// escapedBefore returns the character the JSON escape that ends at b[i-1]
+// stands for (0x80 for any beyond ASCII), if one ends there: \b, \f, \n,
+// \r, \t or \uXXXX. (\", \/ and \\ end in no word character.)
+func escapedBefore(b []byte, i int) (byte, bool) {
+	if i >= 2 && b[i-2] == '\\' && strings.IndexByte("bfnrt", b[i-1]) >= 0 {
+		return '\n', true // a control character
+	}
+	if i < 6 || b[i-6] != '\\' || b[i-5] != 'u' {
+		return 0, false
+	}
+	var v int
+	for _, c := range b[i-4 : i] {
+		switch {
+		case c >= '0' && c <= '9':
+			v = v<<4 | int(c-'0')
+		case c|0x20 >= 'a' && c|0x20 <= 'f':
+			v = v<<4 | int(c|0x20-'a'+10)
+		default:
+			return 0, false
+		}
+	}
+	if v >= 0x80 {
+		return 0x80, true
+	}
+	return byte(v), true
+}
 
 // run is the end of the run of chars of class from i.
 func run(b []byte, i int, class func(byte) bool) int {
@@ -235,8 +278,14 @@ func afterName(min, max int, class func(byte) bool) func([]byte, int, int) (int,
 	return func(b []byte, i, n int) (int, int, bool) {
 		j := run(b, i+n, isTokenChar) // the rest of the name: ..._key, ...Key
 		k := j
-		for k < len(b) && k-j < 8 && strings.IndexByte(`\"': =`+"\t", b[k]) >= 0 {
-			k++
+		for k < len(b) && k-j < 8 {
+			if b[k] == '\\' && k+1 < len(b) && strings.IndexByte("nrt", b[k+1]) >= 0 {
+				k += 2 // JSON's \t, \n or \r: a space
+			} else if strings.IndexByte(`\"': =`+"\t", b[k]) >= 0 {
+				k++
+			} else {
+				break
+			}
 		}
 		if k == j || k == len(b) {
 			return 0, 0, false
@@ -347,27 +396,38 @@ func matchJWT(b []byte, i, n int) (int, int, bool) {
 }
 
 // Invisible reports whether r is a character a person does not see but a
-// model reads: zero-width characters, bidi controls, Unicode tag
-// characters (which spell ASCII invisibly), the soft hyphen, and control
-// characters other than tab, newline and carriage return (terminal
-// escapes among them).
+// model reads: zero-width characters and other format characters (bidi
+// controls and marks, U+061C among them, Unicode tag characters, which
+// spell ASCII invisibly, the soft hyphen), variation selectors (U+FE00–FE0F,
+// U+E0100–E01EF: a run of them after one character smuggles bytes), the
+// combining grapheme joiner, blank letters (the Hangul fillers U+115F,
+// U+1160, U+3164, U+FFA0, the Braille blank U+2800), and control
+// characters other than tab, newline and carriage return (terminal escapes
+// among them).
 func Invisible(r rune) bool {
 	switch {
 	case r == '\t' || r == '\n' || r == '\r':
 		return false
-	case r < 0x20 || r >= 0x7f && r < 0xa0, r == 0xad, r == 0x180e, r >= 0x200b && r <= 0x200f,
-		r >= 0x202a && r <= 0x202e, r >= 0x2060 && r <= 0x2064, r >= 0x2066 && r <= 0x2069,
-		r == 0xfeff, r >= 0xe0000 && r <= 0xe007f:
+	case r < 0x20 || r >= 0x7f && r < 0xa0, r == 0xad, r == 0x34f, r == 0x61c, r == 0x115f, r == 0x1160, r == 0x180e,
+		r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2060 && r <= 0x2064, r >= 0x2066 && r <= 0x2069,
+		r == 0x2800, r == 0x3164, r >= 0xfe00 && r <= 0xfe0f, r == 0xfeff, r == 0xffa0,
+		r >= 0xe0000 && r <= 0xe007f, r >= 0xe0100 && r <= 0xe01ef:
 		return true
 	}
-	return false
+	return r > 0x7f && unicode.Is(unicode.Cf, r)
+}
+
+// IsVariationSelector reports whether r selects a variant of the
+// character before it (U+FE00–FE0F, U+E0100–E01EF).
+func IsVariationSelector(r rune) bool {
+	return r >= 0xfe00 && r <= 0xfe0f || r >= 0xe0100 && r <= 0xe01ef
 }
 
 // Visible returns s with every character a person does not see but a
-// model reads — zero-width characters, bidi controls, Unicode tag
-// characters, the soft hyphen, control characters but tab and newline
-// (a carriage return is shown: it would rewrite a reviewer's line) —
-// written as \u{XXXX}: what a reviewer of a definition must see.
+// model reads (Invisible: zero-width and format characters, variation
+// selectors, blank letters, control characters but tab and newline; a
+// carriage return is shown: it would rewrite a reviewer's line) written
+// as \u{XXXX}: what a reviewer of a definition must see.
 func Visible(s string) string {
 	hidden := func(r rune) bool { return r == '\r' || r != '\n' && Invisible(r) }
 	if !strings.ContainsFunc(s, hidden) {

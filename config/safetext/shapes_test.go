@@ -62,6 +62,30 @@ func TestMaskShapesInJSON(t *testing.T) {
 	}
 }
 
+// TestMaskShapesAfterJSONEscapes: a planted secret right after a JSON
+// escape — \n, \t, \r, \", \/, \u00XX (Go's "<", a control character,
+// one beyond ASCII as an ASCII-only encoder writes it) — is masked in a
+// result, in a log line and in audited arguments alike, also in JSON
+// within a JSON string (a result's text that is JSON: "\\nghp_…"); after
+// an escape that stands for a letter (\u0041) it is part of a word.
+func TestMaskShapesAfterJSONEscapes(t *testing.T) {
+	for _, escape := range []string{`\n`, `\t`, `\r`, `\"`, `\/`, `\u003c`, `\u000b`, `\u2014`, `\\\n`, `\\n`, `\\\"`, `\\u003c`} {
+		for kind, v := range planted {
+			q, _ := json.Marshal(v)
+			text := []byte(`{"text":"before` + escape + string(q[1:len(q)-1]) + ` after"}`)
+			out, n := MaskShapes(text)
+			if n != 1 || !json.Valid(out) || !bytes.Contains(out, []byte(escape+"[redacted:"+kind+"]")) && !bytes.Contains(out, []byte("[redacted:"+kind+"]")) {
+				t.Errorf("%s after %s: %d masked: %s", kind, escape, n, out)
+			}
+		}
+	}
+	for _, s := range []string{`"\u0041ghp_1234567890abcdefghijABCDEFGHIJ123456"`, `"x\u00"`, `\nA`} {
+		if out, n := MaskShapes([]byte(s)); n != 0 {
+			t.Errorf("%s masked: %s", s, out)
+		}
+	}
+}
+
 // TestMaskShapesLeavesText: ordinary text that resembles a shape is kept,
 // without a copy.
 func TestMaskShapesLeavesText(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -30,6 +31,11 @@ type issuer struct {
 	kids     []string
 	jwksGets atomic.Int32
 	opaque   map[string]map[string]any // token → introspection answer
+	// hold, when set before the first request, is called by each JWKS
+	// request before it is answered (a test holds the fetch there).
+	hold func()
+	// down makes the JWKS answer 503.
+	down atomic.Bool
 }
 
 func newIssuer(t *testing.T) *issuer {
@@ -42,6 +48,13 @@ func newIssuer(t *testing.T) *issuer {
 	})
 	mux.HandleFunc("/keys", func(w http.ResponseWriter, r *http.Request) {
 		is.jwksGets.Add(1)
+		if is.hold != nil {
+			is.hold()
+		}
+		if is.down.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
 		is.mu.Lock()
 		defer is.mu.Unlock()
 		var set jose.JSONWebKeySet
@@ -310,5 +323,128 @@ func TestMetadataAndChallenge(t *testing.T) {
 		if got := Challenge(resource, tc.e, tc.scopes); got != tc.want {
 			t.Errorf("Challenge =\n%s\nwant\n%s", got, tc.want)
 		}
+	}
+}
+
+// holdJWKS makes the issuer's JWKS requests wait until release is closed
+// (at the end of the test at the latest); entered is closed when the first
+// one arrives. Call it before the issuer's first request.
+func (is *issuer) holdJWKS(t *testing.T) (entered <-chan struct{}, release func()) {
+	in, out := make(chan struct{}), make(chan struct{})
+	var first, done sync.Once
+	is.hold = func() {
+		first.Do(func() { close(in) })
+		<-out
+	}
+	release = func() { done.Do(func() { close(out) }) }
+	t.Cleanup(release)
+	return in, release
+}
+
+// TestJWKSRefetchBlocksNobody: while a refetch of the JWKS hangs (a token
+// with a new key id started it), a token whose key is known is verified
+// with the keys at hand; it does not wait for the fetch.
+func TestJWKSRefetchBlocksNobody(t *testing.T) {
+	is := newIssuer(t)
+	entered, release := is.holdJWKS(t)
+	now := time.Now()
+	v := newVerifier(&now, Issuer{Issuer: is.srv.URL})
+	ctx := context.Background()
+	first := is.sign(t, is.claims(now, nil), nil, "")
+	go func() { v.Verify(ctx, first) }()
+	<-entered
+	release()
+	if _, err := v.Verify(ctx, first); err != nil { // waits for that fetch
+		t.Fatal(err)
+	}
+	is.mu.Lock()
+	oldKey, oldKid := is.keys[0], is.kids[0]
+	is.mu.Unlock()
+
+	// The next fetch hangs until released.
+	entered, release = is.holdJWKS(t)
+	now = now.Add(minRefetch)
+	is.rotate()
+	rotated := make(chan error, 1)
+	go func() {
+		_, err := v.Verify(ctx, is.sign(t, is.claims(now, nil), nil, ""))
+		rotated <- err
+	}()
+	<-entered
+
+	known := make(chan error, 1)
+	go func() {
+		_, err := v.Verify(ctx, is.sign(t, is.claims(now, map[string]any{"jti": "k"}), oldKey, oldKid))
+		known <- err
+	}()
+	if err := <-known; err != nil {
+		t.Errorf("token of a known key during the refetch: %v", err)
+	}
+	select {
+	case err := <-rotated:
+		t.Errorf("the token of a known key was verified only after the refetch of the JWKS ended (%v)", err)
+		rotated <- nil
+	default:
+	}
+	release()
+	if err := <-rotated; err != nil {
+		t.Errorf("token of the rotated key: %v", err)
+	}
+	if n := is.jwksGets.Load(); n != 2 {
+		t.Errorf("JWKS fetched %d times, want 2", n)
+	}
+}
+
+// TestJWKSFetchedOnce: while no keys are known, 50 concurrent requests
+// (new tokens, no cache) make one JWKS fetch between them; a failed fetch
+// counts for the throttle too, and the next fetch waits minRefetch.
+func TestJWKSFetchedOnce(t *testing.T) {
+	for _, down := range []bool{true, false} {
+		t.Run(map[bool]string{true: "failing", false: "unknown kid"}[down], func(t *testing.T) {
+			is := newIssuer(t)
+			is.down.Store(down)
+			entered, release := is.holdJWKS(t)
+			now := time.Now()
+			v := newVerifier(&now, Issuer{Issuer: is.srv.URL})
+			ctx := context.Background()
+			evil, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+			const n = 50
+			errs := make(chan error, n)
+			for i := range n {
+				tok := is.sign(t, is.claims(now, map[string]any{"jti": fmt.Sprint(i)}), evil, fmt.Sprint("made-up-", i))
+				go func() {
+					_, err := v.Verify(ctx, tok)
+					errs <- err
+				}()
+			}
+			<-entered
+			release()
+			for range n {
+				var e *Error
+				if err := <-errs; !errors.As(err, &e) || e.Unavailable != down {
+					t.Errorf("error = %v, want invalid_token (unavailable: %v)", err, down)
+				}
+			}
+			if got := is.jwksGets.Load(); got != 1 {
+				t.Errorf("%d requests fetched the JWKS %d times, want 1", n, got)
+			}
+			is.down.Store(false)
+			_, err := v.Verify(ctx, is.sign(t, is.claims(now, map[string]any{"jti": "later"}), nil, ""))
+			var e *Error
+			if down && (!errors.As(err, &e) || !e.Unavailable) {
+				t.Errorf("within minRefetch of the failed fetch: error = %v, want unavailable", err)
+			} else if !down && err != nil {
+				t.Errorf("token of a known key: %v", err)
+			}
+			if got := is.jwksGets.Load(); got != 1 {
+				t.Errorf("JWKS fetched %d times within minRefetch, want 1", got)
+			}
+			now = now.Add(minRefetch)
+			_, err = v.Verify(ctx, is.sign(t, is.claims(now, map[string]any{"jti": "after"}), evil, "made-up"))
+			wantInvalid(t, err, "no signing key")
+			if got := is.jwksGets.Load(); got != 2 {
+				t.Errorf("JWKS fetched %d times after minRefetch, want 2", got)
+			}
+		})
 	}
 }

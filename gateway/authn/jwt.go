@@ -102,12 +102,15 @@ func (v *Verifier) verifyJWT(ctx context.Context, token string, now time.Time) (
 
 // How an issuer's keys are kept: refetched after keysTTL, and at once when
 // a token names a key id the set lacks (the issuer rotated its keys), but
-// not more often than minRefetch, so that tokens with made-up key ids
-// cannot make the gateway hammer the issuer.
+// not more often than minRefetch — counting fetches that failed, and also
+// while no keys are known — so that tokens with made-up key ids cannot
+// make the gateway hammer the issuer. One fetch at a time, bounded by
+// fetchTimeout.
 const (
-	keysTTL    = time.Hour
-	minRefetch = 10 * time.Second
-	maxDocSize = 1 << 20
+	keysTTL      = time.Hour
+	minRefetch   = 10 * time.Second
+	fetchTimeout = 10 * time.Second
+	maxDocSize   = 1 << 20
 )
 
 // keySource is one issuer's signing keys (its JWKS), fetched when first
@@ -118,59 +121,101 @@ type keySource struct {
 	log    *slog.Logger
 
 	mu      sync.Mutex
-	jwksURL string // the configured one, or the metadata's
-	set     *jose.JSONWebKeySet
-	fetched time.Time // when set was fetched
-	tried   time.Time // the last fetch, whether it worked or not
+	jwksURL string              // the configured one, or the metadata's
+	set     *jose.JSONWebKeySet // replaced, never changed: read outside mu
+	fetched time.Time           // when set was fetched
+	tried   time.Time           // when the last fetch began, whether it worked or not
+	// fetching is closed when the fetch in flight ends; nil while none is.
+	fetching chan struct{}
 }
 
 // keys returns the keys that may have signed a token with key id kid (all
 // of them for a token without one).
 func (k *keySource) keys(ctx context.Context, kid string, now time.Time) ([]jose.JSONWebKey, error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	stale := k.set == nil || now.Sub(k.fetched) > keysTTL
-	if !stale && kid != "" && len(k.set.Key(kid)) == 0 {
-		stale = true // rotated
+	set, err := k.current(ctx, kid, now)
+	if err != nil {
+		return nil, err
 	}
-	if stale && (k.set == nil || now.Sub(k.tried) >= minRefetch) {
-		k.tried = now
-		set, err := k.fetch(ctx)
-		switch {
-		case err == nil:
-			k.set, k.fetched = set, now
-		case k.set == nil:
-			k.log.Warn("oauth: the issuer's signing keys could not be fetched", "issuer", k.issuer.Issuer, "err", err)
-			return nil, &Error{Code: "invalid_token", Description: "the issuer's signing keys could not be fetched", Unavailable: true}
-		default:
-			k.log.Warn("oauth: the issuer's signing keys could not be refreshed; the ones fetched before are used", "issuer", k.issuer.Issuer, "err", err)
-		}
-	}
-	if k.set == nil {
+	if set == nil {
 		return nil, &Error{Code: "invalid_token", Description: "the issuer's signing keys could not be fetched", Unavailable: true}
 	}
 	if kid == "" {
-		return k.set.Keys, nil
+		return set.Keys, nil
 	}
-	return k.set.Key(kid), nil
+	return set.Key(kid), nil
 }
 
-// fetch gets the issuer's key set, after its metadata when no jwks_url
-// was configured.
-func (k *keySource) fetch(ctx context.Context) (*jose.JSONWebKeySet, error) {
-	if k.jwksURL == "" {
-		u := k.issuer.JWKSURL
-		if u == "" {
-			var err error
-			if u, err = discoverJWKS(ctx, k.client, k.issuer.Issuer); err != nil {
-				return nil, err
-			}
+// current returns the key set to check a token with key id kid against.
+// The key lock is never held across a fetch: a caller whose key is known
+// uses the set at hand even while a refetch is under way; one that lacks
+// it waits for the fetch in flight, or starts one when the throttle
+// allows, or takes the set as it is.
+func (k *keySource) current(ctx context.Context, kid string, now time.Time) (*jose.JSONWebKeySet, error) {
+	k.mu.Lock()
+	set, inflight := k.set, k.fetching
+	known := set != nil && (kid == "" || len(set.Key(kid)) > 0)
+	due := !known || now.Sub(k.fetched) > keysTTL
+	switch {
+	case due && inflight == nil && now.Sub(k.tried) >= minRefetch:
+		k.tried = now
+		done := make(chan struct{})
+		k.fetching = done
+		jwksURL := k.jwksURL
+		k.mu.Unlock()
+		return k.refetch(ctx, jwksURL, now, done), nil
+	case !known && inflight != nil:
+		k.mu.Unlock()
+		select {
+		case <-inflight:
+		case <-ctx.Done():
+			return nil, &Error{Code: "invalid_token", Description: "the request ended while the issuer's signing keys were being fetched", Unavailable: true}
 		}
-		k.jwksURL = u
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		return k.set, nil
+	}
+	k.mu.Unlock()
+	return set, nil
+}
+
+// refetch fetches the key set for everyone, keeps it if the fetch worked,
+// ends the flight (closes done) and returns the set now current. The
+// fetch does not end with the request that happened to start it: others
+// may be waiting for it.
+func (k *keySource) refetch(ctx context.Context, jwksURL string, now time.Time, done chan struct{}) *jose.JSONWebKeySet {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fetchTimeout)
+	defer cancel()
+	set, jwksURL, err := k.fetch(ctx, jwksURL)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.fetching = nil
+	close(done)
+	switch {
+	case err == nil:
+		k.set, k.fetched, k.jwksURL = set, now, jwksURL
+	case k.set == nil:
+		k.log.Warn("oauth: the issuer's signing keys could not be fetched", "issuer", k.issuer.Issuer, "err", err)
+	default:
+		k.log.Warn("oauth: the issuer's signing keys could not be refreshed; the ones fetched before are used", "issuer", k.issuer.Issuer, "err", err)
+	}
+	return k.set
+}
+
+// fetch gets the issuer's key set from jwksURL, or after its metadata when
+// jwksURL is "" and none was configured; it returns the URL it used.
+func (k *keySource) fetch(ctx context.Context, jwksURL string) (*jose.JSONWebKeySet, string, error) {
+	if jwksURL == "" {
+		jwksURL = k.issuer.JWKSURL
+	}
+	if jwksURL == "" {
+		var err error
+		if jwksURL, err = discoverJWKS(ctx, k.client, k.issuer.Issuer); err != nil {
+			return nil, "", err
+		}
 	}
 	var set jose.JSONWebKeySet
-	if err := getJSON(ctx, k.client, k.jwksURL, &set); err != nil {
-		return nil, err
+	if err := getJSON(ctx, k.client, jwksURL, &set); err != nil {
+		return nil, "", err
 	}
 	var public []jose.JSONWebKey
 	for _, key := range set.Keys {
@@ -179,10 +224,10 @@ func (k *keySource) fetch(ctx context.Context) (*jose.JSONWebKeySet, error) {
 		}
 	}
 	if len(public) == 0 {
-		return nil, fmt.Errorf("%s holds no public signing key", k.jwksURL)
+		return nil, "", fmt.Errorf("%s holds no public signing key", jwksURL)
 	}
 	set.Keys = public
-	return &set, nil
+	return &set, jwksURL, nil
 }
 
 // discoverJWKS finds an issuer's jwks_uri in its metadata: OpenID Connect

@@ -6,9 +6,11 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mcp-gateway/mcp-gateway/config/safetext"
+	"golang.org/x/text/unicode/norm"
 )
 
 // The scanner looks for what tool poisoning puts in a definition: text
@@ -36,8 +38,8 @@ const (
 	RuleSensitiveFile  = "sensitive-file"        // ~/.ssh, id_rsa, .aws/credentials, mcp.json, ...
 	RuleSecretRequest  = "secret-request"        // "pass the API key", "include the contents of .env"
 	RuleExfiltrateURL  = "send-to-url"           // "send ... to https://..."
-	RuleInvisible      = "invisible-characters"  // zero-width, bidi controls, tag characters, control characters
-	RuleHiddenPadding  = "hidden-padding"        // long runs of blank lines or spaces that push text out of view
+	RuleInvisible      = "invisible-characters"  // zero-width, format and bidi characters, tags, variation selectors, blank letters, control characters
+	RuleHiddenPadding  = "hidden-padding"        // long runs of blank lines or spaces (or of no-break and other wide spaces) that push text out of view
 	RuleLongDescriptor = "long-description"      // a description longer than MaxDescription
 )
 
@@ -53,13 +55,20 @@ var (
 	secretReq = regexp.MustCompile(`(?i)\b(send|pass|include|provide|upload|forward|share|attach|append|post|leak|exfiltrate|read|copy|put|add|collect|extract|dump)\b[^.!?\n]{0,60}?(\b(api[ _-]?keys?|passwords?|passphrases?|credentials|secrets?|private[ _-]?keys?|(github|gitlab|slack|npm|openai|aws|api|access|auth(entication)?|bearer|session|personal[ _-]access|refresh|oauth|id)[ _-]?tokens?|ssh[ _-]?keys?|(session|auth)[ _-]?cookies?|environment\s+variables|env\s+vars)\b|\.env\b)`)
 	negation  = regexp.MustCompile(`(?i)\b(not|never|avoid|without|no)\b|n't\b`)
 	sendToURL = regexp.MustCompile(`(?i)\b(send|post|upload|forward|transmit|exfiltrate|report|submit|leak)\b[^.!?\n]{0,80}?\bto\s+(https?://|wss?://|ftp://)`)
-	padding   = regexp.MustCompile(`\n[ \t\r]*(\n[ \t\r]*){9,}|[ \t]{300,}`)
+	// Blank lines and runs of spaces, of any space separator (\p{Zs}:
+	// no-break, em, ideographic spaces, …); a no-break space does not
+	// wrap, so 16 of them in a row (never typography) push text aside.
+	padding = regexp.MustCompile(`\n[\t\r\p{Zs}]*(\n[\t\r\p{Zs}]*){9,}|[\t\p{Zs}]{300,}|[\x{a0}\x{1680}\x{2000}-\x{200a}\x{202f}\x{205f}\x{3000}]{16,}`)
 )
 
 // Scan checks a tool's or prompt's definition (as the backend listed it)
 // and returns its hits, at most one per rule and member, in a stable
-// order. A definition that does not decode has none: it is listed as the
-// backend wrote it, and the client judges it.
+// order: the members its digest covers but the name, and _meta, which a
+// client may hand the model too — their strings and the names of their
+// objects' members (a schema's property names are text a model reads);
+// the name for invisible characters. A definition that does not decode
+// has none: it is listed as the backend wrote it, and the client judges
+// it.
 func Scan(kind Kind, raw json.RawMessage) []Finding {
 	var obj map[string]any
 	if json.Unmarshal(raw, &obj) != nil {
@@ -73,7 +82,7 @@ func Scan(kind Kind, raw json.RawMessage) []Finding {
 			out = append(out, Finding{Rule: rule, Where: where, Excerpt: excerpt})
 		}
 	}
-	for _, m := range members[kind] {
+	for _, m := range append(members[kind][:len(members[kind]):len(members[kind])], "_meta") {
 		v, ok := obj[m]
 		if !ok || m == "name" {
 			continue
@@ -95,7 +104,8 @@ func Scan(kind Kind, raw json.RawMessage) []Finding {
 
 // walkStrings calls fn with each string value under v and where it is:
 // schemas' descriptions, titles, defaults and examples, enum values, ...,
-// but not a pattern's regular expression, which is no text for a model.
+// but not a pattern's regular expression, which is no text for a model;
+// and with each object's member names, where "WHERE.NAME (name)".
 func walkStrings(v any, where string, fn func(where, s string)) {
 	switch x := v.(type) {
 	case string:
@@ -111,6 +121,7 @@ func walkStrings(v any, where string, fn func(where, s string)) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
+			fn(where+"."+k+" (name)", k)
 			if k == "pattern" {
 				continue
 			}
@@ -119,11 +130,21 @@ func walkStrings(v any, where string, fn func(where, s string)) {
 	}
 }
 
-// scanText applies the text rules to one string.
+// scanText applies the text rules to one string, and again to its NFKC
+// form when that differs: ＜ＩＭＰＯＲＴＡＮＴ＞ (full-width) and 𝐢𝐠𝐧𝐨𝐫𝐞
+// (mathematical letters) read to a model as the words they resemble.
 func scanText(where, s string, add func(rule, where, excerpt string)) {
 	if i := invisibleAt(s); i >= 0 {
 		add(RuleInvisible, where, excerpt(s, i, i))
 	}
+	matchText(where, s, add)
+	if !norm.NFKC.IsNormalString(s) {
+		matchText(where, norm.NFKC.String(s), add)
+	}
+}
+
+// matchText applies the rules of words and layout to s.
+func matchText(where, s string, add func(rule, where, excerpt string)) {
 	for _, r := range []struct {
 		name string
 		re   *regexp.Regexp
@@ -156,9 +177,27 @@ func sentenceBefore(s string, i int) string {
 }
 
 // invisibleAt returns the index of the first character in s that a person
-// does not see but a model reads (safetext.Invisible), or -1.
+// does not see but a model reads (safetext.Invisible), or -1 — but for an
+// emoji's presentation selector: one U+FE0E or U+FE0F after a character
+// that is neither a letter of ASCII, a space nor another selector, with
+// no selector after it ("⚠️", "1️⃣"). A run of selectors, or one after a
+// letter, carries hidden bytes.
 func invisibleAt(s string) int {
-	return strings.IndexFunc(s, safetext.Invisible)
+	prev := rune(-1)
+	for i, r := range s {
+		if safetext.Invisible(r) && !(r == 0xfe0e || r == 0xfe0f) {
+			return i
+		}
+		if r == 0xfe0e || r == 0xfe0f {
+			next, _ := utf8.DecodeRuneInString(s[i+utf8.RuneLen(r):])
+			if prev < 0 || prev < 0x80 && unicode.IsLetter(prev) || unicode.IsSpace(prev) || safetext.IsVariationSelector(prev) ||
+				safetext.IsVariationSelector(next) {
+				return i
+			}
+		}
+		prev = r
+	}
+	return -1
 }
 
 // excerpt is the text of s around [i, j): up to 40 characters either

@@ -50,7 +50,7 @@ try {
     page.waitForNavigation(),
     change.getByRole("button", { name: "Approve tool echo" }).click(),
   ]);
-  if (!page.url().includes("approved=1")) {
+  if (!page.url().includes("?approved=")) {
     throw new Error(`Approve did not approve: ${page.url()}: ${(await page.content()).slice(0, 400)}`);
   }
   const notice = await page.locator("#notice").textContent();

@@ -1,0 +1,58 @@
+package gateway
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcp-gateway/mcp-gateway/config"
+)
+
+// TestRedactEveryAnswer: under gateway.redact: results a secret a backend
+// puts in a prompt, a resource's contents, a progress message, a log
+// message or a task's result reaches the client masked, as one in a tool's
+// result does; without it, as the backend wrote it. The secret follows a
+// JSON escape (the backend writes "\nghp_…"), which the masker once took
+// for the end of a word.
+func TestRedactEveryAnswer(t *testing.T) {
+	const secret = "ghp_1234567890abcdefghijABCDEFGHIJ123456"
+	for _, redact := range []string{"results", "off"} {
+		t.Run(redact, func(t *testing.T) {
+			c := newRawClient(t, func(cfg *config.Config) { cfg.Gateway.Redact = redact },
+				testServer("tb", "-prompts", "-resources", "-tasks", "-say", "\n"+secret))
+			got := map[string]string{}
+			c.Send(`{"jsonrpc":"2.0","id":"prompt","method":"prompts/get","params":{"name":"tb.greet"}}`)
+			c.Send(`{"jsonrpc":"2.0","id":"read","method":"resources/read","params":{"uri":"test://r1"}}`)
+			c.Send(`{"jsonrpc":"2.0","id":"progress","method":"tools/call","params":{"name":"tb.progress","arguments":{"steps":1,"ms":1},"_meta":{"progressToken":"p"}}}`)
+			c.Send(`{"jsonrpc":"2.0","id":"log","method":"tools/call","params":{"name":"tb.log","arguments":{"data":"line\n` + secret + `"}}}`)
+			c.Send(`{"jsonrpc":"2.0","id":"task","method":"tools/call","params":{"name":"tb.echo","arguments":{"ms":1,"k":"a\t` + secret + `"},"task":{"ttl":60000}}}`)
+			want := []string{"prompt", "read", "result", "notifications/progress", "notifications/message"}
+			for slices.ContainsFunc(want, func(k string) bool { return got[k] == "" }) {
+				m := c.Next()
+				switch {
+				case m.Method() != "":
+					got[m.Method()] = string(m.Member("params"))
+				case m.ID() == `"task"`:
+					var created struct {
+						Task struct {
+							TaskID string `json:"taskId"`
+						} `json:"task"`
+					}
+					json.Unmarshal(m.Member("result"), &created)
+					id, _ := json.Marshal(created.Task.TaskID)
+					c.Send(`{"jsonrpc":"2.0","id":"result","method":"tasks/result","params":{"taskId":` + string(id) + `}}`)
+					got["task"] = string(m.Member("result"))
+				default:
+					got[strings.Trim(m.ID(), `"`)] = string(m.Member("result")) + string(m.Member("error"))
+				}
+			}
+			for _, what := range want {
+				masked := strings.Contains(got[what], "[redacted:github-token]")
+				if strings.Contains(got[what], secret) == (redact == "results") || masked != (redact == "results") {
+					t.Errorf("%s: %s", what, got[what])
+				}
+			}
+		})
+	}
+}
