@@ -118,3 +118,23 @@ func TestPolicyBackendNotifications(t *testing.T) {
 		t.Errorf("alice, whose policy hides b, got: %s", m)
 	}
 }
+
+// TestPolicyInstructions (issue 32 review): the instructions an initialize
+// or a server/discover answers carry only the servers the caller's policy
+// lets it see, and the discovery is then no shared cache's (cacheScope
+// private). Every backend's instructions, under its server's name, used
+// to go to every caller: bob read a's name and runbook.
+func TestPolicyInstructions(t *testing.T) {
+	g := newPolicyGW(t, nil, testServer("a", "-instructions", "a's runbook"), testServer("b", "-instructions", "b's runbook"))
+	for who, want := range map[string]string{"alice": "a", "bob": "b"} {
+		other := map[string]string{"a": "b", "b": "a"}[want]
+		_, _, init := g.send(who, "/mcp", map[string]string{"Mcp-Protocol-Version": "2025-11-25"}, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"policy","version":"1"}}}`)
+		if !strings.Contains(init, want+"'s runbook") || strings.Contains(init, other+"'s runbook") || strings.Contains(init, "## "+other) {
+			t.Errorf("%s's initialize: %s", who, init)
+		}
+		discover := g.request2026(who, "server/discover", "", `"x":0`)
+		if !strings.Contains(discover, want+"'s runbook") || strings.Contains(discover, other+"'s runbook") || !strings.Contains(discover, `"cacheScope":"private"`) {
+			t.Errorf("%s's server/discover: %s", who, discover)
+		}
+	}
+}
