@@ -208,6 +208,16 @@ func (f *front) allowedLocked(r toolRoute) bool {
 	return f.access.Allows(policy.Tool, server, own)
 }
 
+// seesServer reports whether the policy lets the client see anything of
+// server: a server it hides reaches the client by no route, neither a
+// request outside a call (clientFor) nor a notification (BackendLog and
+// backendNotification ask the decision too).
+func (f *front) seesServer(server string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.access.AllowsServer(server)
+}
+
 // allowsResources reports whether the client may see server's resources.
 func (f *front) allowsResources(server string) bool {
 	f.mu.Lock()

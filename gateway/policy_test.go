@@ -29,7 +29,10 @@ import (
 type policyGW struct {
 	t    *testing.T
 	url  string
+	gw   *Gateway
 	fake *answertest.Server // the Responses API the answer tools call
+
+	httpOptions HTTPOptions // the front's (set by newPolicyGWFront)
 
 	mu      sync.Mutex
 	denials []Denial
@@ -45,6 +48,12 @@ var policyCallers = map[string]*authn.Principal{
 
 func newPolicyGW(t *testing.T, mutate func(*config.Config), servers ...config.Server) *policyGW {
 	t.Helper()
+	return newPolicyGWFront(t, HTTPOptions{}, mutate, servers...)
+}
+
+// newPolicyGWFront is newPolicyGW with an HTTP front of opts.
+func newPolicyGWFront(t *testing.T, opts HTTPOptions, mutate func(*config.Config), servers ...config.Server) *policyGW {
+	t.Helper()
 	pol, err := policy.Compile([]policy.Rule{
 		{Name: "team-a", When: `"team-a" in groups`, Allow: []string{"a", "gateway.answer*"}},
 		{Name: "team-b", When: `"team-b" in groups`, Allow: []string{"b"}},
@@ -52,7 +61,7 @@ func newPolicyGW(t *testing.T, mutate func(*config.Config), servers ...config.Se
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &policyGW{t: t, fake: answertest.New(answertest.Respond("m", answertest.Message("An answer.")))}
+	g := &policyGW{t: t, httpOptions: opts, fake: answertest.New(answertest.Respond("m", answertest.Message("An answer.")))}
 	t.Cleanup(g.fake.Close)
 	cfg := config.Defaults()
 	cfg.Servers = servers
@@ -74,7 +83,8 @@ func newPolicyGW(t *testing.T, mutate func(*config.Config), servers ...config.Se
 	t.Cleanup(func() { mgr.Close() })
 	t.Cleanup(cancel)
 	mgr.Start(ctx)
-	front := gw.NewHTTPFront(HTTPOptions{})
+	g.gw = gw
+	front := gw.NewHTTPFront(g.httpOptions)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		front.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), policyCallers[r.Header.Get("X-Who")])))
 	}))
@@ -130,14 +140,27 @@ func (g *policyGW) send(who, path string, hdr map[string]string, body string) (i
 // sends one message on it.
 func (g *policyGW) session(who string) func(body string) string {
 	g.t.Helper()
+	return g.sessionCaps(who, `{}`)
+}
+
+// sessionCaps is session with the client capabilities caps.
+func (g *policyGW) sessionCaps(who, caps string) func(body string) string {
+	g.t.Helper()
+	_, send := g.sessionOf(who, caps)
+	return send
+}
+
+// sessionOf is sessionCaps that also returns the session's id.
+func (g *policyGW) sessionOf(who, caps string) (id string, send func(body string) string) {
+	g.t.Helper()
 	hdr := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
-	status, h, body := g.send(who, "/mcp", hdr, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"policy","version":"1"}}}`)
+	status, h, body := g.send(who, "/mcp", hdr, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"policy","version":"1"}}}`)
 	if status != http.StatusOK || h.Get(sessionIDHeader) == "" {
 		g.t.Fatalf("initialize as %s: %d %s", who, status, body)
 	}
 	hdr[sessionIDHeader] = h.Get(sessionIDHeader)
 	g.send(who, "/mcp", hdr, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	return func(body string) string {
+	return hdr[sessionIDHeader], func(body string) string {
 		g.t.Helper()
 		_, _, out := g.send(who, "/mcp", hdr, body)
 		return out
