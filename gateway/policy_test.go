@@ -44,6 +44,7 @@ var policyCallers = map[string]*authn.Principal{
 	"alice":  {Key: "alice@test", Identity: policy.Identity{Auth: "oauth", Subject: "alice", Groups: []string{"team-a"}}},
 	"alice2": {Key: "alice@test", Identity: policy.Identity{Auth: "oauth", Subject: "alice"}},
 	"bob":    {Key: "bob@test", Identity: policy.Identity{Auth: "oauth", Subject: "bob", Groups: []string{"team-b"}}},
+	"carol":  {Key: "carol@test", Identity: policy.Identity{Auth: "oauth", Subject: "carol", Groups: []string{"b-app"}}},
 }
 
 func newPolicyGW(t *testing.T, mutate func(*config.Config), servers ...config.Server) *policyGW {
@@ -57,6 +58,7 @@ func newPolicyGWFront(t *testing.T, opts HTTPOptions, mutate func(*config.Config
 	pol, err := policy.Compile([]policy.Rule{
 		{Name: "team-a", When: `"team-a" in groups`, Allow: []string{"a", "gateway.answer*"}},
 		{Name: "team-b", When: `"team-b" in groups`, Allow: []string{"b"}},
+		{Name: "b-app", When: `"b-app" in groups`, Allow: []string{"b.show"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -263,6 +265,19 @@ func TestPolicyUIResources(t *testing.T) {
 		}
 		if !g.denied("alice", "resource", uri, "b") {
 			t.Errorf("alice's refused %s was not reported", uri)
+		}
+	}
+
+	// A caller allowed an app's tool (b.show) but not its server's
+	// resources loads that tool's app, as the host would directly, and
+	// nothing else of b's.
+	carol := g.session("carol")
+	if out := carol(`{"jsonrpc":"2.0","id":30,"method":"resources/read","params":{"uri":"ui://b/app/view.html"}}`); !strings.Contains(out, `"contents"`) {
+		t.Errorf("carol reads the app of b.show, which she may call: %s", out)
+	}
+	for i, uri := range []string{"ui://b/unlisted.html", "ui://b/app/pages/7"} {
+		if out := carol(`{"jsonrpc":"2.0","id":` + strconv.Itoa(31+i) + `,"method":"resources/read","params":{"uri":"` + uri + `"}}`); !strings.Contains(out, `"code":-32602`) {
+			t.Errorf("carol's resources/read of %s: %s", uri, out)
 		}
 	}
 }
