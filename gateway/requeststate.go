@@ -29,7 +29,9 @@ import (
 //     replica opens it. For a single caller (stdio, auth none, the shared
 //     token) a backend's state passes through untouched.
 //
-// Only states with sealedPrefix are the gateway's.
+// Only states with sealedPrefix are the gateway's; under OAuth every state
+// a client sends back must be one (retryState).
+
 // sealedPrefix starts every requestState the gateway seals.
 const sealedPrefix = "mcpgw1."
 
