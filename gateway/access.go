@@ -154,6 +154,20 @@ func (f *front) callerIdentity() string {
 	return f.identity
 }
 
+// stateOwner is the key the gateway seals a backend's own requestState
+// for (requeststate.go): the principal's, when the gateway tells callers
+// apart by it (OAuth). A single caller — no principal, auth none, the
+// shared token, whose holders are one caller — has "": a backend's state
+// passes through untouched, as the backend gave it.
+func (f *front) stateOwner() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.who == nil || f.who.Auth == "token" {
+		return ""
+	}
+	return f.identity
+}
+
 // serves reports whether the front serves a request of ctx: its principal
 // and its profile. The session of one caller is not another's, nor is a
 // session of one profile reached on another's path (such a request gets

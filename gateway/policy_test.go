@@ -39,12 +39,15 @@ type policyGW struct {
 }
 
 // The callers: alice2 is alice (the same key) with a token whose claims
-// no longer put her in team-a.
+// no longer put her in team-a; dan is another of team-a; token is every
+// holder of the shared token, here in team-a ("" is nobody: no principal).
 var policyCallers = map[string]*authn.Principal{
 	"alice":  {Key: "alice@test", Identity: policy.Identity{Auth: "oauth", Subject: "alice", Groups: []string{"team-a"}}},
 	"alice2": {Key: "alice@test", Identity: policy.Identity{Auth: "oauth", Subject: "alice"}},
 	"bob":    {Key: "bob@test", Identity: policy.Identity{Auth: "oauth", Subject: "bob", Groups: []string{"team-b"}}},
 	"carol":  {Key: "carol@test", Identity: policy.Identity{Auth: "oauth", Subject: "carol", Groups: []string{"b-app"}}},
+	"dan":    {Key: "dan@test", Identity: policy.Identity{Auth: "oauth", Subject: "dan", Groups: []string{"team-a"}}},
+	"token":  {Key: authn.Token([]byte("t")).Key, Identity: policy.Identity{Auth: "token", Groups: []string{"team-a"}}},
 }
 
 func newPolicyGW(t *testing.T, mutate func(*config.Config), servers ...config.Server) *policyGW {

@@ -363,10 +363,20 @@ func (s *session) startToolCall(m *inMsg, rm *reqMeta) {
 		s.respond(c, nil, rpcError(err, kindTool, "", false))
 		return
 	}
-	if st, ok := sealedStateOf(m.param("requestState")); ok && c.stateless {
-		s.setCancel(c, nil, tc.name, "")
-		s.resume(c, m.Params, st)
-		return
+	if c.stateless {
+		hold, state, err := s.retryState(c, m.param("requestState"))
+		switch {
+		case err != nil:
+			s.setCancel(c, nil, tc.name, "")
+			s.respond(c, nil, errInvalidParams(err.Error()))
+			return
+		case hold != "":
+			s.setCancel(c, nil, tc.name, "")
+			s.resume(c, m.Params, hold)
+			return
+		case state != nil:
+			tc.extra, _ = wire.SetMember(tc.extra, "requestState", state)
+		}
 	}
 	tc.caps, tc.id, tc.span = c.caps, c.id, c.span
 	if c.stateless {
@@ -415,9 +425,18 @@ func (s *session) startRequest(m *inMsg, rm *reqMeta, serve func(context.Context
 		return
 	}
 	params := m.Params
-	if st, ok := sealedStateOf(m.param("requestState")); ok && c.stateless && holdable(m.Method) {
-		s.resume(c, params, st)
-		return
+	if c.stateless && holdable(m.Method) {
+		hold, state, err := s.retryState(c, m.param("requestState"))
+		switch {
+		case err != nil:
+			s.respond(c, nil, errInvalidParams(err.Error()))
+			return
+		case hold != "":
+			s.resume(c, params, hold)
+			return
+		case state != nil:
+			params, _ = wire.SetMember(params, "requestState", state)
+		}
 	}
 	ctx, cancel := s.callContext(c)
 	if !s.spawnCall(c, func() {
@@ -426,6 +445,9 @@ func (s *session) startRequest(m *inMsg, rm *reqMeta, serve func(context.Context
 		if h := s.heldBy(c); h != nil {
 			h.finish(raw, err)
 			return
+		}
+		if err == nil {
+			raw, err = s.sealBackendState(c, raw)
 		}
 		if err != nil {
 			s.respond(c, nil, rpcError(err, "", "", false))
@@ -706,6 +728,11 @@ func (s *session) finishCall(c *call, name string, record callEnd, raw json.RawM
 			s.respond(c, nil, e) // not audited
 			return
 		}
+	}
+	raw, err = s.sealBackendState(c, raw)
+	if err != nil {
+		s.respond(c, nil, rpcError(err, kindTool, name, false))
+		return
 	}
 	if buffered {
 		s.respondBuffered(c, raw)
