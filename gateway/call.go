@@ -305,21 +305,35 @@ func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc to
 // or there is none: a destructive tool would run unconfirmed. So such a
 // call waits for the server to be ready, as it would have to anyway, within
 // the call's timeout, and is routed again by the live list: a name that
-// list lacks is not found (docs/trust.md).
+// list lacks is not found (docs/trust.md). The tables may still be the
+// snapshot's for a moment after the server is ready (they follow it on
+// the Changed hook's goroutine), and the name may then route to another
+// server still starting: each is waited for in turn; every turn waits for
+// a server to become ready, so none spins.
 func (f *front) liveRoute(ctx context.Context, name string, r toolRoute) (toolRoute, error) {
 	b := f.g.opts.Backends
-	if b == nil || r.kind != backendTool || b.Live(r.server) {
+	if b == nil || r.kind != backendTool {
 		return r, nil
 	}
-	if err := b.AwaitLive(ctx, r.server, r.own); err != nil {
-		return r, err
+	for !f.liveListed(r) {
+		if err := b.AwaitLive(ctx, r.server, r.own); err != nil {
+			return r, err
+		}
+		f.sync()
+		live, ok := f.lookupTool(name)
+		if !ok || live.kind != backendTool {
+			return r, f.unknown(kindTool, name)
+		}
+		r = live
 	}
-	f.sync()
-	live, ok := f.lookupTool(name)
-	if !ok || live.kind != backendTool {
-		return r, f.unknown(kindTool, name)
-	}
-	return live, nil
+	return r, nil
+}
+
+// liveListed reports whether r, a backend tool's route, is of its server's
+// live list: the server is ready, and r is not its snapshot's. Only such a
+// route may decide a call (confirmation, scopes, limits).
+func (f *front) liveListed(r toolRoute) bool {
+	return !r.snapshot && f.g.opts.Backends.Live(r.server)
 }
 
 // fulfillBackend answers a backend's input_required result to tools/call
@@ -422,15 +436,16 @@ func backendOptions(tc toolCall, notify func(*mcp.ProgressNotificationParams)) (
 }
 
 // inlineRoute returns the route of a backend tool in the current tables
-// whose server is ready: such a call can start without waiting for
-// anything (session.go). One whose server is starting waits for its live
-// list first (liveRoute).
+// that is of its server's live list: such a call can start without
+// waiting for anything (session.go). One whose server is starting, or
+// whose route is still its snapshot's, waits for the live list first
+// (liveRoute).
 func (f *front) inlineRoute(name string) (toolRoute, bool) {
 	if f.isAnswerTool(name) {
 		return toolRoute{}, false
 	}
 	r, ok := f.lookupTool(name)
-	return r, ok && r.kind == backendTool && !f.needsConfirm(r) && f.g.opts.Backends.Live(r.server)
+	return r, ok && r.kind == backendTool && !f.needsConfirm(r) && f.liveListed(r)
 }
 
 // admit checks a call of server's tool own (called as name) against the

@@ -82,3 +82,76 @@ func TestStartingToolDecidedByLiveList(t *testing.T) {
 		t.Errorf("d.echo, destructive by d's live list: %d %v, want refused unconfirmed", code, data)
 	}
 }
+
+// A server that has just become ready is still shown by its snapshot's
+// routes until the gateway's tables catch up (the Changed hook runs on its
+// own goroutine, later): a call in that window is decided by the live list
+// too, not run by the snapshot's harmless definition because the server is
+// ready.
+func TestReadyToolDecidedByLiveListBeforeRefresh(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tools := filepath.Join(dir, "tools.json")
+	write := func(content string) {
+		t.Helper()
+		if err := os.WriteFile(tools, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := testServer("d", "-tools-file", tools)
+	d.InheritEnv, d.Trust = true, "off"
+	servers := []config.Server{d}
+
+	write(`{}`) // the snapshot: echo without annotations
+	first := backends.New(backends.Options{Servers: servers, SnapshotDir: dir, DefaultTimeout: 10 * time.Second, StartupTimeout: 10 * time.Second})
+	first.Start(context.Background())
+	first.Wait(context.Background(), 0)
+	if st := first.Status(); st[0].State != backends.Ready {
+		t.Fatalf("first run: %+v", st[0])
+	}
+	first.Close()
+
+	write(`{"tools":{"echo":{"annotations":{"destructiveHint":true}}}}`)
+	gate := t.TempDir()
+	cfg := config.Defaults()
+	cfg.Gateway.AnswerTools = false
+	cfg.Gateway.Confirm = "destructive"
+	cfg.Servers = servers
+	mgr := backends.New(backends.Options{
+		Servers:        servers,
+		SnapshotDir:    dir,
+		Environ:        append(os.Environ(), "TESTBACKEND_PID_DIR="+gate, "TESTBACKEND_START_BARRIER=2"),
+		DefaultTimeout: 10 * time.Second,
+		StartupTimeout: time.Millisecond,
+	})
+	gw := New(Options{Config: cfg, Backends: mgr})
+	// The gateway learns of d's readiness only when the test lets it.
+	held := make(chan struct{})
+	mgr.SetHooks(backends.Hooks{
+		Changed: func(server string) {
+			<-held
+			gw.backendsChanged(server)
+		},
+		Request:      gw.handleBackendRequest,
+		Notification: gw.backendNotification,
+		ReadIdle:     gw.flushClients,
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { mgr.Close() })
+	t.Cleanup(cancel)
+	t.Cleanup(func() { close(held) })
+	mgr.Start(ctx)
+	c := serveRawWith(t, ctx, gw, `{}`) // lists d's snapshot; no elicitation
+
+	if err := os.WriteFile(filepath.Join(gate, "release"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := mgr.AwaitLive(ctx, "d", "echo"); err != nil {
+		t.Fatal(err)
+	}
+	echo := c.Request("tools/call", `{"name":"d.echo","arguments":{"ran":true}}`)
+	code, _, data := c.Await(echo, testutil.DefaultTimeout).Error(t)
+	if code != CodeRefused || data["reason"] != "unconfirmed" {
+		t.Errorf("d.echo, destructive by d's live list, before the tables caught up: %d %v, want refused unconfirmed", code, data)
+	}
+}
