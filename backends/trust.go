@@ -420,9 +420,10 @@ func (ts *trustState) evaluate(b *backend, sf *surface, gen uint64) trustView {
 // aliasLocked returns the pin of another definition of server, of kind,
 // that name would take the front name of: one whose name is name's but for
 // characters outside a strict client's alphabet ([A-Za-z0-9_-], the
-// gateway's names replace the others with "_"), and that sf does not list
-// (when it does, the gateway names them apart). aliases caches, for one
-// evaluation, the pins by that form. ts.mu is held.
+// gateway's names replace the others with "_"), and that sf does not show:
+// it does not list it, or lists it changed, so withheld (when sf shows it,
+// the gateway names them apart). aliases caches, for one evaluation, the
+// pins by that form. ts.mu is held.
 func (ts *trustState) aliasLocked(aliases *map[trust.Kind]map[string]*trust.Pin, sf *surface, kind trust.Kind, server, name string) *trust.Pin {
 	if *aliases == nil {
 		*aliases = make(map[trust.Kind]map[string]*trust.Pin)
@@ -430,15 +431,18 @@ func (ts *trustState) aliasLocked(aliases *map[trust.Kind]map[string]*trust.Pin,
 	forms, ok := (*aliases)[kind]
 	if !ok {
 		forms = make(map[string]*trust.Pin)
-		listed := sf.lists.listed
+		listed := make(map[string]*defInfo) // by own name; nil: listed before the server was trusted
 		if kind == trust.Prompt {
-			listed = make(map[string]bool, len(sf.lists.prompts))
 			for _, p := range sf.lists.prompts {
-				listed[p.Name] = true
+				listed[p.Name] = p.def
+			}
+		} else {
+			for _, t := range sf.lists.tools {
+				listed[t.Name] = t.def
 			}
 		}
 		add := func(own string, p *trust.Pin) {
-			if !listed[own] {
+			if info, ok := listed[own]; !ok || info != nil && info.digest != p.Digest {
 				forms[clientSafe(own)] = p
 			}
 		}

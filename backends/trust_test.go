@@ -301,3 +301,46 @@ func TestTrustRenameTakesNoPin(t *testing.T) {
 		t.Fatalf("approved a+b not shown: %v", toolNames(e.Tools()))
 	}
 }
+
+// A pinned name whose own definition changed is withheld, so not shown:
+// a newcomer whose client-safe name is the same ("a+b" for "a_b"), listed
+// with it, would be shown under the pinned one's name as a first sight
+// just as if the pinned one had gone. It is a change of that pin too.
+func TestTrustRenameBesideChangedPin(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tools, pins := filepath.Join(dir, "tools.json"), filepath.Join(dir, "config.pins.json")
+	write := func(defs map[string]string) {
+		t.Helper()
+		m := map[string]any{}
+		for name, desc := range defs {
+			m[name] = map[string]any{"description": desc, "inputSchema": map[string]any{"type": "object"}}
+		}
+		data, _ := json.Marshal(map[string]any{"tools": m})
+		if err := os.WriteFile(tools, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(map[string]string{"a_b": "Adds."})
+	e := start(t, []config.Server{srv("tb", "-tools-file", tools)}, func(o *backends.Options) {
+		o.Trust = backends.TrustOptions{Policy: "pin", PinFile: pins}
+	})
+	e.waitState(t, "tb", backends.Ready)
+	if !shown(e, "tb/a_b") {
+		t.Fatalf("a_b not shown: %v", toolNames(e.Tools()))
+	}
+
+	write(map[string]string{"a_b": "Adds, changed.", "a+b": poisoned})
+	e.call(t, "tb", "relist", "")
+	e.waitChange(t, "tb")
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool { return !shown(e, "tb/a_b") }) {
+		t.Fatalf("changed a_b still shown: %v", toolNames(e.Tools()))
+	}
+	if shown(e, "tb/a+b") {
+		t.Fatalf("a+b shown as a first sight beside the withheld a_b: %v", toolNames(e.Tools()))
+	}
+	var we *backends.WithheldError
+	if _, err := e.CallTool(context.Background(), "tb", "a+b", json.RawMessage(`{}`), backends.CallOptions{}); !errors.As(err, &we) || we.Reason != backends.WithheldChanged {
+		t.Fatalf("call of a+b: %v, want withheld as changed", err)
+	}
+}
