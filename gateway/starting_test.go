@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,6 +91,61 @@ func TestStartingToolDecidedByLiveList(t *testing.T) {
 // ready.
 func TestReadyToolDecidedByLiveListBeforeRefresh(t *testing.T) {
 	t.Parallel()
+	mgr, gw, gate := fromSnapshot(t, `{}`, `{"tools":{"echo":{"annotations":{"destructiveHint":true}}}}`, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	mgr.Start(ctx)
+	c := serveRawWith(t, ctx, gw, `{}`) // lists d's snapshot; no elicitation
+
+	gate.release(t)
+	if err := mgr.AwaitLive(ctx, "d", "echo"); err != nil {
+		t.Fatal(err)
+	}
+	echo := c.Request("tools/call", `{"name":"d.echo","arguments":{"ran":true}}`)
+	code, _, data := c.Await(echo, testutil.DefaultTimeout).Error(t)
+	if code != CodeRefused || data["reason"] != "unconfirmed" {
+		t.Errorf("d.echo, destructive by d's live list, before the tables caught up: %d %v, want refused unconfirmed", code, data)
+	}
+}
+
+// call_tool_read calls only a tool its live list marks read-only: one its
+// snapshot marks so, that the server no longer does, is refused, not run.
+func TestCallToolReadDecidedByLiveList(t *testing.T) {
+	t.Parallel()
+	mgr, gw, gate := fromSnapshot(t, `{"tools":{"echo":{"annotations":{"readOnlyHint":true}}}}`, `{}`, func(c *config.Config) {
+		c.Gateway.ToolsMode = "lazy"
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	mgr.Start(ctx)
+	c := serveRawWith(t, ctx, gw, `{}`)
+
+	read := c.Request("tools/call", `{"name":"gateway.call_tool_read","arguments":{"name":"d.echo","arguments":{"ran":true}}}`)
+	gate.release(t)
+	code, msg, _ := c.Await(read, testutil.DefaultTimeout).Error(t)
+	if code != -32602 || !strings.Contains(msg, "not marked read-only") {
+		t.Errorf("call_tool_read of d.echo, not read-only by d's live list: %d %q, want refused as not read-only", code, msg)
+	}
+}
+
+// startGate holds testbackends (TESTBACKEND_START_BARRIER) until released.
+type startGate string
+
+func (g startGate) release(t *testing.T) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(string(g), "release"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fromSnapshot returns a Manager, not started (closed when the test ends), of one server d (testbackend,
+// trust off) whose snapshot lists the tools of tools-file content before,
+// and which lists after's once the gate is released; and its Gateway
+// (confirm: destructive, no answer tools, config changed by cfg). The
+// gateway's tables never follow d by themselves: its Changed hook is held
+// until the test ends, so that they change only by what a call does.
+func fromSnapshot(t *testing.T, before, after string, cfg func(*config.Config)) (*backends.Manager, *Gateway, startGate) {
+	t.Helper()
 	dir := t.TempDir()
 	tools := filepath.Join(dir, "tools.json")
 	write := func(content string) {
@@ -102,7 +158,7 @@ func TestReadyToolDecidedByLiveListBeforeRefresh(t *testing.T) {
 	d.InheritEnv, d.Trust = true, "off"
 	servers := []config.Server{d}
 
-	write(`{}`) // the snapshot: echo without annotations
+	write(before)
 	first := backends.New(backends.Options{Servers: servers, SnapshotDir: dir, DefaultTimeout: 10 * time.Second, StartupTimeout: 10 * time.Second})
 	first.Start(context.Background())
 	first.Wait(context.Background(), 0)
@@ -111,12 +167,15 @@ func TestReadyToolDecidedByLiveListBeforeRefresh(t *testing.T) {
 	}
 	first.Close()
 
-	write(`{"tools":{"echo":{"annotations":{"destructiveHint":true}}}}`)
+	write(after)
 	gate := t.TempDir()
-	cfg := config.Defaults()
-	cfg.Gateway.AnswerTools = false
-	cfg.Gateway.Confirm = "destructive"
-	cfg.Servers = servers
+	c := config.Defaults()
+	c.Gateway.AnswerTools = false
+	c.Gateway.Confirm = "destructive"
+	c.Servers = servers
+	if cfg != nil {
+		cfg(c)
+	}
 	mgr := backends.New(backends.Options{
 		Servers:        servers,
 		SnapshotDir:    dir,
@@ -124,9 +183,10 @@ func TestReadyToolDecidedByLiveListBeforeRefresh(t *testing.T) {
 		DefaultTimeout: 10 * time.Second,
 		StartupTimeout: time.Millisecond,
 	})
-	gw := New(Options{Config: cfg, Backends: mgr})
-	// The gateway learns of d's readiness only when the test lets it.
+	gw := New(Options{Config: c, Backends: mgr})
 	held := make(chan struct{})
+	t.Cleanup(func() { mgr.Close() })
+	t.Cleanup(func() { close(held) }) // first: Close waits for the hook
 	mgr.SetHooks(backends.Hooks{
 		Changed: func(server string) {
 			<-held
@@ -136,22 +196,5 @@ func TestReadyToolDecidedByLiveListBeforeRefresh(t *testing.T) {
 		Notification: gw.backendNotification,
 		ReadIdle:     gw.flushClients,
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(func() { mgr.Close() })
-	t.Cleanup(cancel)
-	t.Cleanup(func() { close(held) })
-	mgr.Start(ctx)
-	c := serveRawWith(t, ctx, gw, `{}`) // lists d's snapshot; no elicitation
-
-	if err := os.WriteFile(filepath.Join(gate, "release"), nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := mgr.AwaitLive(ctx, "d", "echo"); err != nil {
-		t.Fatal(err)
-	}
-	echo := c.Request("tools/call", `{"name":"d.echo","arguments":{"ran":true}}`)
-	code, _, data := c.Await(echo, testutil.DefaultTimeout).Error(t)
-	if code != CodeRefused || data["reason"] != "unconfirmed" {
-		t.Errorf("d.echo, destructive by d's live list, before the tables caught up: %d %v, want refused unconfirmed", code, data)
-	}
+	return mgr, gw, startGate(gate)
 }
