@@ -305,7 +305,8 @@ func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc to
 // or there is none: a destructive tool would run unconfirmed. So such a
 // call waits for the server to be ready, as it would have to anyway, within
 // the call's timeout, and is routed again by the live list: a name that
-// list lacks is not found (docs/trust.md). The tables may still be the
+// list lacks, or gives another tool than the one shown, is not found
+// (docs/trust.md). The tables may still be the
 // snapshot's for a moment after the server is ready (they follow it on
 // the Changed hook's goroutine), and the name may then route to another
 // server still starting: each is waited for in turn; every turn waits for
@@ -321,7 +322,10 @@ func (f *front) liveRoute(ctx context.Context, name string, r toolRoute) (toolRo
 		}
 		f.sync()
 		live, ok := f.lookupTool(name)
-		if !ok || live.kind != backendTool {
+		if !ok || live.kind != backendTool || r.def != nil && (live.server != r.server || live.own != r.own) {
+			// A name a list showed for one tool that now names another
+			// (names go by the set of names, which changed) does not
+			// call that other: the client chose the one it was shown.
 			return r, f.unknown(kindTool, name)
 		}
 		r = live

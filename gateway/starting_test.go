@@ -128,6 +128,35 @@ func TestCallToolReadDecidedByLiveList(t *testing.T) {
 	}
 }
 
+// A name a snapshot showed for one tool that the live list gives another
+// (a+b was alone as d.a_b; the live list has a_b too, which has the name as
+// it is) does not run the other tool: the client chose the one it was
+// shown. It is not found; the client lists again.
+func TestStartingCallKeepsTheToolItNamed(t *testing.T) {
+	t.Parallel()
+	plus := `"a+b":{"result":{"content":[{"type":"text","text":"a+b ran"}]}}`
+	mgr, gw, gate := fromSnapshot(t, `{"tools":{`+plus+`}}`,
+		`{"tools":{`+plus+`,"a_b":{"result":{"content":[{"type":"text","text":"a_b ran"}]}}}}`, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	mgr.Start(ctx)
+	c := serveRawWith(t, ctx, gw, `{}`)
+	list := c.Await(c.Request("tools/list", `{}`), testutil.DefaultTimeout)
+	if !strings.Contains(list.String(), `"name":"d.a_b","description":"a+b`) && !strings.Contains(list.String(), `"d.a_b"`) {
+		t.Fatalf("the snapshot does not show a+b as d.a_b: %s", list)
+	}
+
+	call := c.Request("tools/call", `{"name":"d.a_b","arguments":{}}`)
+	gate.release(t)
+	res := c.Await(call, testutil.DefaultTimeout)
+	if strings.Contains(res.String(), "a_b ran") {
+		t.Fatalf("d.a_b, shown for a+b, ran a_b: %s", res)
+	}
+	if code, msg, _ := res.Error(t); code != -32602 || msg != "Tool not found: d.a_b" {
+		t.Errorf("d.a_b: %d %q, want not found", code, msg)
+	}
+}
+
 // startGate holds testbackends (TESTBACKEND_START_BARRIER) until released.
 type startGate string
 
