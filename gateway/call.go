@@ -304,9 +304,9 @@ func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc to
 // from the name's prefix alone, and its definition may not be the server's,
 // or there is none: a destructive tool would run unconfirmed. So such a
 // call waits for the server to be ready, as it would have to anyway, within
-// the call's timeout, and is routed again by the live list: a name that
-// list lacks, or gives another tool than the one shown, is not found
-// (docs/trust.md). The tables may still be the
+// the call's timeout, and is routed again by the live list: to the tool a
+// list showed under the name, by whatever name it has now; a name that
+// list lacks is not found (docs/trust.md). The tables may still be the
 // snapshot's for a moment after the server is ready (they follow it on
 // the Changed hook's goroutine), and the name may then route to another
 // server still starting: each is waited for in turn; every turn waits for
@@ -322,15 +322,33 @@ func (f *front) liveRoute(ctx context.Context, name string, r toolRoute) (toolRo
 		}
 		f.sync()
 		live, ok := f.lookupTool(name)
-		if !ok || live.kind != backendTool || r.def != nil && (live.server != r.server || live.own != r.own) {
-			// A name a list showed for one tool that now names another
-			// (names go by the set of names, which changed) does not
-			// call that other: the client chose the one it was shown.
+		if r.def != nil && (!ok || live.server != r.server || live.own != r.own) {
+			// The name a list showed for a tool names another one now,
+			// or none (names go by the set of names, which changed):
+			// the client chose the tool it was shown, which is called,
+			// if the live list still has it, by its live route.
+			live, ok = f.routeOf(r.server, r.own)
+		}
+		if !ok || live.kind != backendTool {
 			return r, f.unknown(kindTool, name)
 		}
 		r = live
 	}
 	return r, nil
+}
+
+// routeOf finds the route of server's tool own in the current tables, by
+// whatever name it has; a tool the policy hides is not there. It looks at
+// every route: only a call whose tool changed its name meanwhile needs it.
+func (f *front) routeOf(server, own string) (toolRoute, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, r := range f.tools {
+		if r.kind == backendTool && r.server == server && r.own == own {
+			return r, f.allowedLocked(r)
+		}
+	}
+	return toolRoute{}, false
 }
 
 // liveListed reports whether r, a backend tool's route, is of its server's

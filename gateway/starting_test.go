@@ -131,7 +131,7 @@ func TestCallToolReadDecidedByLiveList(t *testing.T) {
 // A name a snapshot showed for one tool that the live list gives another
 // (a+b was alone as d.a_b; the live list has a_b too, which has the name as
 // it is) does not run the other tool: the client chose the one it was
-// shown. It is not found; the client lists again.
+// shown, which runs, as it did before the live list was waited for.
 func TestStartingCallKeepsTheToolItNamed(t *testing.T) {
 	t.Parallel()
 	plus := `"a+b":{"result":{"content":[{"type":"text","text":"a+b ran"}]}}`
@@ -152,8 +152,8 @@ func TestStartingCallKeepsTheToolItNamed(t *testing.T) {
 	if strings.Contains(res.String(), "a_b ran") {
 		t.Fatalf("d.a_b, shown for a+b, ran a_b: %s", res)
 	}
-	if code, msg, _ := res.Error(t); code != -32602 || msg != "Tool not found: d.a_b" {
-		t.Errorf("d.a_b: %d %q, want not found", code, msg)
+	if !strings.Contains(res.String(), "a+b ran") {
+		t.Errorf("d.a_b, shown for a+b: %s, want a+b run", res)
 	}
 }
 
