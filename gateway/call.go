@@ -141,8 +141,9 @@ func marshalResult(v any) (json.RawMessage, error) {
 // backend never waits for another one still starting; else, after waiting
 // (within the startup timeout) for the backend the name's prefix names, or
 // for all of them when no prefix matches, the tables again or an orphan of
-// a backend that is down. A client may call before listing (mcp-gateway
-// call does).
+// a backend that is down. A name the prefix's server's tools filter
+// excludes waits for nothing. A client may call before listing
+// (mcp-gateway call does).
 func (f *front) resolve(ctx context.Context, name string) (toolRoute, bool) {
 	if r, ok := f.lookupTool(name); ok {
 		return r, true
@@ -151,9 +152,14 @@ func (f *front) resolve(ctx context.Context, name string) (toolRoute, bool) {
 	if r, ok := f.lookupTool(name); ok {
 		return r, true
 	}
-	if f.g.opts.Backends != nil {
-		if server, _, ok := f.prefixOwner(name, f.g.notReady(backends.Starting)); ok {
-			f.g.opts.Backends.WaitServer(ctx, server)
+	if b := f.g.opts.Backends; b != nil {
+		if server, own, ok := f.prefixOwner(name, f.g.notReady(backends.Starting)); ok {
+			if b.Excludes(server, own) {
+				// The server's filter is on the name itself: nothing
+				// its start lists can route it.
+				return toolRoute{}, false
+			}
+			b.WaitServer(ctx, server)
 			f.sync()
 		} else {
 			f.settle(ctx)

@@ -157,6 +157,41 @@ func TestStartingCallKeepsTheToolItNamed(t *testing.T) {
 	}
 }
 
+// A call of a tool the server's filter excludes is not found at once while
+// the server starts: it does not wait for the start (the startup timeout)
+// to be told so.
+func TestExcludedToolNotFoundAtOnce(t *testing.T) {
+	t.Parallel()
+	x := testServer("x")
+	x.InheritEnv = true
+	x.Tools.Exclude = []string{"stats"}
+	gate := startGate(t.TempDir())
+	cfg := config.Defaults()
+	cfg.Gateway.AnswerTools = false
+	cfg.Servers = []config.Server{x}
+	mgr := backends.New(backends.Options{
+		Servers:        cfg.Servers,
+		Environ:        append(os.Environ(), "TESTBACKEND_PID_DIR="+string(gate), "TESTBACKEND_START_BARRIER=2"),
+		DefaultTimeout: 10 * time.Second,
+		StartupTimeout: time.Hour, // a call that waits for x waits for the gate
+	})
+	gw := New(Options{Config: cfg, Backends: mgr})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { mgr.Close() })
+	t.Cleanup(cancel)
+	t.Cleanup(func() { gate.release(t) })
+	mgr.Start(ctx)
+	c := serveRawWith(t, ctx, gw, `{}`)
+
+	stats := c.Request("tools/call", `{"name":"x.stats","arguments":{}}`)
+	if code, msg, _ := c.Await(stats, testutil.DefaultTimeout).Error(t); code != -32602 || msg != "Tool not found: x.stats" {
+		t.Errorf("x.stats while x starts: %d %q, want not found", code, msg)
+	}
+	if st := mgr.Status(); st[0].State != backends.Starting {
+		t.Errorf("x is %s before the gate opens", st[0].State)
+	}
+}
+
 // startGate holds testbackends (TESTBACKEND_START_BARRIER) until released.
 type startGate string
 
