@@ -358,14 +358,15 @@ func (ts *trustState) evaluate(b *backend, sf *surface, gen uint64) trustView {
 			// who can write it could fill. It is shown (and pinned) once
 			// the backend itself lists it.
 			return false
-		} else if policy == "approve" {
-			h = heldDef{kind: kind, name: name, reason: WithheldNew, info: info}
 		} else if alias := ts.aliasLocked(&aliases, kind, server, name); alias != nil {
 			// A new name that is a pinned one's but for characters a
 			// client's name cannot carry ("a+b" and "a_b") would be, or
 			// come to be, shown under the pinned one's name: it is a
-			// change of it, and waits for approval as one.
+			// change of it, and waits for approval as one (under
+			// approve too, so that the reviewer sees what it replaces).
 			h = heldDef{kind: kind, name: name, reason: WithheldChanged, info: info, pin: alias}
+		} else if policy == "approve" {
+			h = heldDef{kind: kind, name: name, reason: WithheldNew, info: info}
 		} else {
 			p := &trust.Pin{Digest: info.digest, Definition: info.def, Pinned: time.Now().UTC().Truncate(time.Second), How: trust.FirstSight}
 			ts.local[k] = p

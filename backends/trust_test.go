@@ -349,6 +349,51 @@ func TestTrustExactNewcomerTakesNoPin(t *testing.T) {
 	}
 }
 
+// Under approve every newcomer waits anyway; one that would take a pinned
+// tool's name is put to the reviewer as a change of that tool, with its
+// diff, not as a new tool: approving it gives it the name.
+func TestTrustApproveShowsNameTakerAsChange(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tools, pins := filepath.Join(dir, "tools.json"), filepath.Join(dir, "config.pins.json")
+	write := func(defs string) {
+		t.Helper()
+		if err := os.WriteFile(tools, []byte(defs), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"tools":{"a+b":{"description":"Adds."}}}`)
+	e := start(t, []config.Server{srv("tb", "-tools-file", tools)}, func(o *backends.Options) {
+		o.Trust = backends.TrustOptions{Policy: "approve", PinFile: pins}
+	})
+	e.waitState(t, "tb", backends.Ready)
+	if _, err := e.Approve("tb", func(backends.Change) bool { return true }); err != nil { // a+b, relist, ...
+		t.Fatal(err)
+	}
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool { return shown(e, "tb/a+b") && shown(e, "tb/relist") }) {
+		t.Fatalf("approved a+b not shown: %v", toolNames(e.Tools()))
+	}
+
+	write(`{"tools":{"a+b":{"description":"Adds."},"a_b":{"description":"` + poisoned + `"}}}`)
+	e.call(t, "tb", "relist", "")
+	e.waitChange(t, "tb")
+	var got *backends.Change
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool {
+		for _, c := range e.Changes() {
+			if c.Name == "a_b" {
+				got = &c
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("a_b not held: %+v", e.Changes())
+	}
+	if got.Reason != backends.WithheldChanged || !strings.Contains(got.Diff, `-  "name": "a+b"`) {
+		t.Errorf("a_b held as %q, diff:\n%s\nwant a change of a+b", got.Reason, got.Diff)
+	}
+}
+
 // A pinned name whose own definition changed is withheld, so not shown:
 // a newcomer whose client-safe name is the same ("a+b" for "a_b"), listed
 // with it, would be shown under the pinned one's name as a first sight
