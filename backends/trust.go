@@ -433,14 +433,15 @@ func (ts *trustState) evaluate(b *backend, sf *surface, gen uint64) trustView {
 			// who can write it could fill. It is shown (and pinned) once
 			// the backend itself lists it.
 			return false
+		} else if alias := ts.aliasLocked(&aliases, kind, server, name); alias != nil {
+			// A new name that is a pinned one's but for characters a
+			// client's name cannot carry ("a+b" and "a_b") would be, or
+			// come to be, shown under the pinned one's name: it is a
+			// change of it, and waits for approval as one (under
+			// approve too, so that the reviewer sees what it replaces).
+			h = heldDef{kind: kind, name: name, reason: WithheldChanged, info: info, pin: alias}
 		} else if policy == "approve" {
 			h = heldDef{kind: kind, name: name, reason: WithheldNew, info: info}
-		} else if alias := ts.aliasLocked(&aliases, sf, kind, server, name); alias != nil {
-			// A new name that is a pinned one's but for characters a
-			// client's name cannot carry ("a+b" for "a_b") would be shown
-			// under the pinned one's name once that is gone: it is a
-			// change of it, and waits for approval as one.
-			h = heldDef{kind: kind, name: name, reason: WithheldChanged, info: info, pin: alias}
 		} else {
 			p := &trust.Pin{Digest: info.digest, Definition: info.def, Pinned: time.Now().UTC().Truncate(time.Second), How: trust.FirstSight}
 			ts.local[k] = p
@@ -500,28 +501,29 @@ func (ts *trustState) evaluate(b *backend, sf *surface, gen uint64) trustView {
 }
 
 // aliasLocked returns the pin of another definition of server, of kind,
-// that name would take the front name of: one whose name is name's but for
-// characters outside a strict client's alphabet ([A-Za-z0-9_-], the
-// gateway's names replace the others with "_"), and that sf does not list
-// (when it does, the gateway names them apart). aliases caches, for one
-// evaluation, the pins by that form. ts.mu is held.
-func (ts *trustState) aliasLocked(aliases *map[trust.Kind]map[string]*trust.Pin, sf *surface, kind trust.Kind, server, name string) *trust.Pin {
+// whose name is name's but for characters outside a strict client's
+// alphabet ([A-Za-z0-9_-], the gateway's names replace the others with
+// "_"): both want one front name. Whichever way round, and whether or not
+// the pinned one is still shown, a new name like that takes, or may come
+// to take, the name the pinned one was shown under ("a+b" once "a_b" is
+// gone or withheld; "a_b", which has the name as it is, from "a+b" at
+// once; "a+b" beside "a_b", once "a_b" goes): it is a change of that pin.
+// aliases caches, for one evaluation, the pins by that form. ts.mu is
+// held.
+func (ts *trustState) aliasLocked(aliases *map[trust.Kind]map[string]*trust.Pin, kind trust.Kind, server, name string) *trust.Pin {
 	if *aliases == nil {
 		*aliases = make(map[trust.Kind]map[string]*trust.Pin)
 	}
 	forms, ok := (*aliases)[kind]
 	if !ok {
 		forms = make(map[string]*trust.Pin)
-		listed := sf.lists.listed
-		if kind == trust.Prompt {
-			listed = make(map[string]bool, len(sf.lists.prompts))
-			for _, p := range sf.lists.prompts {
-				listed[p.Name] = true
-			}
-		}
+		owns := make(map[string]string) // by form: the own name of its pin
 		add := func(own string, p *trust.Pin) {
-			if !listed[own] {
-				forms[clientSafe(own)] = p
+			// Of several pins of one form, the first by name: the diff
+			// shown does not change from one evaluation to the next.
+			f := clientSafe(own)
+			if o, dup := owns[f]; !dup || own < o {
+				forms[f], owns[f] = p, own
 			}
 		}
 		for own, p := range ts.file.Pins(server, kind) {

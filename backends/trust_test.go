@@ -559,3 +559,138 @@ func TestTrustCaseVariantMembersRefused(t *testing.T) {
 		}
 	}
 }
+
+// The other way round: a pinned tool whose name a client cannot carry
+// ("a+b", shown as a_b) is not displaced by a newcomer named as it is
+// shown ("a_b"), which the gateway's names would give that name (it has it
+// as it is): the newcomer is a change of the pinned one, withheld.
+func TestTrustExactNewcomerTakesNoPin(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tools, pins := filepath.Join(dir, "tools.json"), filepath.Join(dir, "config.pins.json")
+	write := func(defs map[string]string) {
+		t.Helper()
+		m := map[string]any{}
+		for name, desc := range defs {
+			m[name] = map[string]any{"description": desc, "inputSchema": map[string]any{"type": "object"}}
+		}
+		data, _ := json.Marshal(map[string]any{"tools": m})
+		if err := os.WriteFile(tools, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(map[string]string{"a+b": "Adds."})
+	e := start(t, []config.Server{srv("tb", "-tools-file", tools)}, func(o *backends.Options) {
+		o.Trust = backends.TrustOptions{Policy: "pin", PinFile: pins}
+	})
+	e.waitState(t, "tb", backends.Ready)
+	if !shown(e, "tb/a+b") {
+		t.Fatalf("a+b not shown: %v", toolNames(e.Tools()))
+	}
+
+	write(map[string]string{"a+b": "Adds.", "a_b": poisoned})
+	e.call(t, "tb", "relist", "")
+	e.waitChange(t, "tb")
+	// The new list is in effect once a_b is shown or held.
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool { return shown(e, "tb/a_b") || len(e.Changes()) > 0 }) {
+		t.Fatalf("a_b neither shown nor held: %v", toolNames(e.Tools()))
+	}
+	if shown(e, "tb/a_b") {
+		t.Fatalf("a_b shown as a first sight, taking a+b's name: %v", toolNames(e.Tools()))
+	}
+	if !shown(e, "tb/a+b") {
+		t.Errorf("a+b, unchanged, not shown: %v", toolNames(e.Tools()))
+	}
+	var we *backends.WithheldError
+	if _, err := e.CallTool(context.Background(), "tb", "a_b", json.RawMessage(`{}`), backends.CallOptions{}); !errors.As(err, &we) || we.Reason != backends.WithheldChanged {
+		t.Fatalf("call of a_b: %v, want withheld as changed", err)
+	}
+}
+
+// Under approve every newcomer waits anyway; one that would take a pinned
+// tool's name is put to the reviewer as a change of that tool, with its
+// diff, not as a new tool: approving it gives it the name.
+func TestTrustApproveShowsNameTakerAsChange(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tools, pins := filepath.Join(dir, "tools.json"), filepath.Join(dir, "config.pins.json")
+	write := func(defs string) {
+		t.Helper()
+		if err := os.WriteFile(tools, []byte(defs), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"tools":{"a+b":{"description":"Adds."}}}`)
+	e := start(t, []config.Server{srv("tb", "-tools-file", tools)}, func(o *backends.Options) {
+		o.Trust = backends.TrustOptions{Policy: "approve", PinFile: pins}
+	})
+	e.waitState(t, "tb", backends.Ready)
+	if _, err := e.Approve("tb", func(backends.Change) bool { return true }); err != nil { // a+b, relist, ...
+		t.Fatal(err)
+	}
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool { return shown(e, "tb/a+b") && shown(e, "tb/relist") }) {
+		t.Fatalf("approved a+b not shown: %v", toolNames(e.Tools()))
+	}
+
+	write(`{"tools":{"a+b":{"description":"Adds."},"a_b":{"description":"` + poisoned + `"}}}`)
+	e.call(t, "tb", "relist", "")
+	e.waitChange(t, "tb")
+	var got *backends.Change
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool {
+		for _, c := range e.Changes() {
+			if c.Name == "a_b" {
+				got = &c
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("a_b not held: %+v", e.Changes())
+	}
+	if got.Reason != backends.WithheldChanged || !strings.Contains(got.Diff, `-  "name": "a+b"`) {
+		t.Errorf("a_b held as %q, diff:\n%s\nwant a change of a+b", got.Reason, got.Diff)
+	}
+}
+
+// A pinned name whose own definition changed is withheld, so not shown:
+// a newcomer whose client-safe name is the same ("a+b" for "a_b"), listed
+// with it, would be shown under the pinned one's name as a first sight
+// just as if the pinned one had gone. It is a change of that pin too.
+func TestTrustRenameBesideChangedPin(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tools, pins := filepath.Join(dir, "tools.json"), filepath.Join(dir, "config.pins.json")
+	write := func(defs map[string]string) {
+		t.Helper()
+		m := map[string]any{}
+		for name, desc := range defs {
+			m[name] = map[string]any{"description": desc, "inputSchema": map[string]any{"type": "object"}}
+		}
+		data, _ := json.Marshal(map[string]any{"tools": m})
+		if err := os.WriteFile(tools, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(map[string]string{"a_b": "Adds."})
+	e := start(t, []config.Server{srv("tb", "-tools-file", tools)}, func(o *backends.Options) {
+		o.Trust = backends.TrustOptions{Policy: "pin", PinFile: pins}
+	})
+	e.waitState(t, "tb", backends.Ready)
+	if !shown(e, "tb/a_b") {
+		t.Fatalf("a_b not shown: %v", toolNames(e.Tools()))
+	}
+
+	write(map[string]string{"a_b": "Adds, changed.", "a+b": poisoned})
+	e.call(t, "tb", "relist", "")
+	e.waitChange(t, "tb")
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool { return !shown(e, "tb/a_b") }) {
+		t.Fatalf("changed a_b still shown: %v", toolNames(e.Tools()))
+	}
+	if shown(e, "tb/a+b") {
+		t.Fatalf("a+b shown as a first sight beside the withheld a_b: %v", toolNames(e.Tools()))
+	}
+	var we *backends.WithheldError
+	if _, err := e.CallTool(context.Background(), "tb", "a+b", json.RawMessage(`{}`), backends.CallOptions{}); !errors.As(err, &we) || we.Reason != backends.WithheldChanged {
+		t.Fatalf("call of a+b: %v, want withheld as changed", err)
+	}
+}

@@ -148,6 +148,12 @@ func (f *front) callMeta(ctx context.Context, which string, tc toolCall, notify 
 		if !ok {
 			return nil, f.unknown(kindTool, args.Name)
 		}
+		// Read-only is what the server's live list says, not its
+		// snapshot's: the route is made that one's first.
+		var err error
+		if r, err = f.liveRoute(ctx, args.Name, r); err != nil {
+			return nil, err
+		}
 		if r.kind != backendTool || !readOnly(r) {
 			return nil, errInvalidParams(fmt.Sprintf("%s is not marked read-only: call it with %s", args.Name, f.metaName(metaCall)))
 		}
