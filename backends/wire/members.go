@@ -90,6 +90,9 @@ func Ambiguous(v json.RawMessage, known *Known) *Ambiguity {
 // skipped whole (a client's message of nested arrays costs what its length
 // does, not its length times its depth).
 func ambiguousIn(b []byte, i int, known *Known, deep bool) (int, *Ambiguity) {
+	if i >= len(b) {
+		return i, nil // not valid JSON: not this check's to refuse
+	}
 	if known != nil {
 		deep = !known.Shallow
 	}
@@ -117,11 +120,12 @@ func ambiguousArray(b []byte, i int, elems *Known, deep bool) (int, *Ambiguity) 
 			found.Path = join("["+strconv.Itoa(n)+"]", found.Path)
 			return i, found
 		}
-		if i = skipWS(b, i); i < len(b) && b[i] == ',' {
-			i = skipWS(b, i+1)
+		if i = skipWS(b, i); i >= len(b) || b[i] != ',' {
+			break
 		}
+		i = skipWS(b, i+1)
 	}
-	return i + 1, nil
+	return skipWS(b, i) + 1, nil // past ']'
 }
 
 func ambiguousObject(b []byte, i int, known *Known, deep bool) (int, *Ambiguity) {
@@ -137,6 +141,9 @@ func ambiguousObject(b []byte, i int, known *Known, deep bool) (int, *Ambiguity)
 	i = skipWS(b, i+1) // past '{'
 	for i < len(b) && b[i] == '"' {
 		end := skipString(b, i)
+		if end-1 <= i {
+			return len(b), nil // an unterminated name: not valid JSON
+		}
 		key := b[i+1 : end-1]
 		if bytes.IndexByte(key, '\\') >= 0 {
 			var s string
@@ -166,9 +173,10 @@ func ambiguousObject(b []byte, i int, known *Known, deep bool) (int, *Ambiguity)
 				return i, found
 			}
 		}
-		if i = skipWS(b, i); i < len(b) && b[i] == ',' {
-			i = skipWS(b, i+1)
+		if i = skipWS(b, i); i >= len(b) || b[i] != ',' {
+			break
 		}
+		i = skipWS(b, i+1)
 	}
 	return skipWS(b, i) + 1, nil // past '}'
 }
