@@ -475,8 +475,10 @@ func (ts *trustState) evaluate(b *backend, sf *surface, gen uint64) trustView {
 	if v.instrInfo != nil {
 		if judge(trust.Instructions, "", v.instrInfo) {
 			v.instructions = sf.instructions
-		} else if h := v.held[v.by[heldKey{trust.Instructions, ""}]]; h.pin != nil {
-			v.instructions = h.pin.Definition.InstructionsText() // what was approved
+		} else if i, ok := v.by[heldKey{trust.Instructions, ""}]; ok && v.held[i].pin != nil {
+			// Withheld: what was approved. A snapshot's unpinned
+			// instructions are not held (judge), and none are shown.
+			v.instructions = v.held[i].pin.Definition.InstructionsText()
 		}
 	}
 	ts.mu.Unlock()

@@ -505,6 +505,40 @@ func TestTrustInstructions(t *testing.T) {
 	}
 }
 
+// TestTrustSnapshotInstructionsUnpinned: a snapshot's instructions no pin
+// knows are not shown while the server starts, as its tools are not. The
+// view looked up their withheld entry, which a snapshot's definitions do
+// not get: with nothing else withheld Initialized panicked (index out of
+// range), else it gave the pinned text of another definition.
+func TestTrustSnapshotInstructionsUnpinned(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pins := filepath.Join(dir, "config.pins.json")
+	s := srv("tb", "-instructions", "Use tb, as the snapshot has it.")
+	s.InheritEnv = true
+	snapshotted(t, dir, s) // trust off: no pins, a snapshot
+
+	environ, release := gated(t, 1)
+	e := start(t, []config.Server{s}, func(o *backends.Options) {
+		o.SnapshotDir = dir
+		o.Environ = environ
+		o.StartupTimeout = time.Millisecond
+		o.Trust = backends.TrustOptions{Policy: "pin", PinFile: pins}
+	})
+	t.Cleanup(release) // before the Manager's Close, should the test end early
+	if st := e.status(t, "tb"); st.State != backends.Starting || !st.Snapshot {
+		t.Fatalf("while starting: %+v", st)
+	}
+	if got := instructionsOf(e, "tb"); got != "" {
+		t.Fatalf("while starting: the snapshot's unpinned instructions given: %q", got)
+	}
+	release()
+	e.waitState(t, "tb", backends.Ready)
+	if got := instructionsOf(e, "tb"); got != "Use tb, as the snapshot has it." {
+		t.Fatalf("ready: instructions %q", got)
+	}
+}
+
 // TestTrustCaseVariantMembersRefused: a definition with a member that
 // differs from a known one only in case ("Annotations", "Description"), or
 // two members of one object that do, is read one way by the digest and the

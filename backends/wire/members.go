@@ -80,42 +80,55 @@ func Ambiguous(v json.RawMessage, known *Known) *Ambiguity {
 	if len(b) == 0 {
 		return nil
 	}
-	return ambiguousIn(b, known, true)
+	_, found := ambiguousIn(b, 0, known, true)
+	return found
 }
 
-// ambiguousIn checks the value b; deep says whether objects outside known
-// are checked too.
-func ambiguousIn(b []byte, known *Known, deep bool) *Ambiguity {
+// ambiguousIn checks the value at b[i] and returns the index after it; deep
+// says whether objects outside known are checked too. It reads each byte
+// once: the value is walked as it is checked, and what is not checked is
+// skipped whole (a client's message of nested arrays costs what its length
+// does, not its length times its depth).
+func ambiguousIn(b []byte, i int, known *Known, deep bool) (int, *Ambiguity) {
+	if i >= len(b) {
+		return i, nil // not valid JSON: not this check's to refuse
+	}
 	if known != nil {
 		deep = !known.Shallow
 	}
-	switch b[0] {
+	switch b[i] {
 	case '[':
 		var elems *Known
 		if known != nil {
 			elems = known.Elements
 		}
 		if elems == nil && !deep {
-			return nil
+			return skipValue(b, i), nil
 		}
-		var found *Ambiguity
-		i := 0
-		_ = EachElement(b, func(e json.RawMessage) {
-			if found == nil {
-				if found = ambiguousIn(e, elems, deep); found != nil {
-					found.Path = join("["+strconv.Itoa(i)+"]", found.Path)
-				}
-			}
-			i++
-		})
-		return found
+		return ambiguousArray(b, i, elems, deep)
 	case '{':
-		return ambiguousObject(b, known, deep)
+		return ambiguousObject(b, i, known, deep)
 	}
-	return nil
+	return skipValue(b, i), nil
 }
 
-func ambiguousObject(b []byte, known *Known, deep bool) *Ambiguity {
+func ambiguousArray(b []byte, i int, elems *Known, deep bool) (int, *Ambiguity) {
+	i = skipWS(b, i+1) // past '['
+	for n := 0; i < len(b) && b[i] != ']'; n++ {
+		var found *Ambiguity
+		if i, found = ambiguousIn(b, i, elems, deep); found != nil {
+			found.Path = join("["+strconv.Itoa(n)+"]", found.Path)
+			return i, found
+		}
+		if i = skipWS(b, i); i >= len(b) || b[i] != ',' {
+			break
+		}
+		i = skipWS(b, i+1)
+	}
+	return skipWS(b, i) + 1, nil // past ']'
+}
+
+func ambiguousObject(b []byte, i int, known *Known, deep bool) (int, *Ambiguity) {
 	// Most objects are small: each name is compared with the ones before
 	// it (bytes.EqualFold is what encoding/json's matching amounts to);
 	// past that, by their folded form.
@@ -124,59 +137,82 @@ func ambiguousObject(b []byte, known *Known, deep bool) *Ambiguity {
 		names [small][]byte
 		n     int
 		folds map[string][]byte
-		found *Ambiguity
 	)
-	it := memberIter{b: b}
-	for found == nil && it.next() {
-		key := it.key
+	i = skipWS(b, i+1) // past '{'
+	for i < len(b) && b[i] == '"' {
+		end := skipString(b, i)
+		if end-1 <= i {
+			return len(b), nil // an unterminated name: not valid JSON
+		}
+		key := b[i+1 : end-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			var s string
+			if err := json.Unmarshal(b[i:end], &s); err != nil {
+				return len(b), nil // not valid JSON: not this check's to refuse
+			}
+			key = []byte(s)
+		}
+		if found := clash(key, names[:min(n, small)], n >= small, &folds, known); found != nil {
+			return end, found
+		}
 		if n < small {
-			for _, prev := range names[:n] {
-				if bytes.EqualFold(prev, key) {
-					found = &Ambiguity{Name: string(key), Other: string(prev)}
-					break
-				}
-			}
 			names[n] = key
-		} else {
-			if folds == nil {
-				folds = make(map[string][]byte, 2*small)
-				for _, prev := range names {
-					folds[fold(prev)] = prev
-				}
-			}
-			f := fold(key)
-			if prev, ok := folds[f]; ok {
-				found = &Ambiguity{Name: string(key), Other: string(prev)}
-				break
-			}
-			folds[f] = key
 		}
 		n++
-		if found == nil && known != nil && !slices.Contains(known.Names, string(key)) {
-			for _, k := range known.Names {
-				if strings.EqualFold(string(key), k) {
-					found = &Ambiguity{Name: string(key), Other: k}
-					break
-				}
-			}
-		}
-		if found != nil {
-			break
-		}
+		i = skipWS(b, skipWS(b, end)+1) // past ':'
 		var inner *Known
 		if known != nil {
 			inner = known.Members[string(key)]
 		}
 		if inner == nil && !deep {
-			continue
-		}
-		if v := it.value; len(v) > 0 && (v[0] == '{' || v[0] == '[') {
-			if found = ambiguousIn(v, inner, deep); found != nil {
+			i = skipValue(b, i)
+		} else {
+			var found *Ambiguity
+			if i, found = ambiguousIn(b, i, inner, deep); found != nil {
 				found.Path = join(string(key), found.Path)
+				return i, found
+			}
+		}
+		if i = skipWS(b, i); i >= len(b) || b[i] != ',' {
+			break
+		}
+		i = skipWS(b, i+1)
+	}
+	return skipWS(b, i) + 1, nil // past '}'
+}
+
+// clash returns the ambiguity an object's member key makes with the
+// members before it — names, all of them while they are few; past that
+// (many), their folded forms in folds, which clash keeps — or with the
+// names known reads.
+func clash(key []byte, names [][]byte, many bool, folds *map[string][]byte, known *Known) *Ambiguity {
+	if !many {
+		for _, prev := range names {
+			if bytes.EqualFold(prev, key) {
+				return &Ambiguity{Name: string(key), Other: string(prev)}
+			}
+		}
+	} else {
+		if *folds == nil {
+			*folds = make(map[string][]byte, 2*len(names))
+			for _, prev := range names {
+				(*folds)[fold(prev)] = prev
+			}
+		}
+		f := fold(key)
+		if prev, ok := (*folds)[f]; ok {
+			return &Ambiguity{Name: string(key), Other: string(prev)}
+		}
+		(*folds)[f] = key
+	}
+	if known != nil && !slices.Contains(known.Names, string(key)) {
+		for _, k := range known.Names {
+			if strings.EqualFold(string(key), k) {
+				return &Ambiguity{Name: string(key), Other: k}
 			}
 		}
 	}
-	return found
+	return nil
 }
 
 // fold is a name in a form that two names share exactly when

@@ -242,7 +242,10 @@ func (l *Log) run() {
 // write appends buf (whole lines) to the log, rotating it first when it
 // would grow past MaxBytes, and returns how much of buf it wrote.
 func (l *Log) write(buf []byte) (int, error) {
-	l.follow()
+	if err := l.follow(); err != nil {
+		l.log.Warn("audit log write failed", "file", l.opts.Path, "err", err)
+		return 0, err
+	}
 	if st, err := l.f.Stat(); err == nil && l.opts.MaxBytes > 0 && st.Size() > 0 && st.Size()+int64(len(buf)) > l.opts.MaxBytes {
 		l.rotate()
 	}
@@ -263,17 +266,24 @@ func (l *Log) write(buf []byte) (int, error) {
 	return n, err
 }
 
-// follow reopens the log when another process rotated it.
-func (l *Log) follow() {
+// follow reopens the log when its path no longer names the file open (it
+// was rotated by another process, removed, or replaced). When the path
+// cannot be opened (its directory is gone, a symbolic link took its
+// place), it fails: writing on to the file open would report entries
+// written to a file nobody reads.
+func (l *Log) follow() error {
 	cur, err1 := l.f.Stat()
 	now, err2 := os.Stat(l.opts.Path)
 	if err1 == nil && err2 == nil && os.SameFile(cur, now) {
-		return
+		return nil
 	}
-	if f, err := openLog(l.opts.Path); err == nil {
-		l.f.Close()
-		l.f, l.midLine = f, false
+	f, err := openLog(l.opts.Path)
+	if err != nil {
+		return err
 	}
+	l.f.Close()
+	l.f, l.midLine = f, false
+	return nil
 }
 
 // rotate moves PATH to PATH.1 (and each PATH.N to PATH.N+1, dropping the
@@ -287,7 +297,7 @@ func (l *Log) rotate() {
 	}
 	defer unlock()
 	if st, err := os.Stat(l.opts.Path); err == nil && st.Size() < l.opts.MaxBytes/2 {
-		l.follow() // rotated by another process meanwhile
+		_ = l.follow() // rotated by another process meanwhile; write just followed the path, so an error here is the next write's
 		return
 	}
 	// Every writer opens the file so that it can be renamed while open

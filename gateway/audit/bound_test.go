@@ -127,3 +127,67 @@ func BenchmarkRecord(b *testing.B) {
 		}
 	})
 }
+
+// TestRecordPathGone: a log whose path no longer leads to a file it can
+// open fails its entries. They were written to the file it had open: a
+// file unlinked with its directory, or one a symbolic link put in its
+// place had replaced, which nobody reads, while every call was answered.
+func TestRecordPathGone(t *testing.T) {
+	t.Run("directory removed", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "state")
+		l, err := Open(Options{Path: filepath.Join(dir, "audit.jsonl"), MaxBytes: 1 << 20, Keep: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		if err := l.Record(Entry{Tool: "calc.add", Outcome: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Record(Entry{Tool: "calc.lost", Outcome: "ok"}); err == nil {
+			if got, err := os.ReadFile(filepath.Join(dir, "audit.jsonl")); !strings.Contains(string(got), "calc.lost") {
+				t.Fatalf("an entry was reported written, but the path does not hold it (%v): it went to the file the directory took away", err)
+			}
+		}
+		// Once the path can be opened again, entries are written there.
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Record(Entry{Tool: "calc.sub", Outcome: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := lines(t, filepath.Join(dir, "audit.jsonl")); len(got) == 0 || got[len(got)-1].Tool != "calc.sub" {
+			t.Errorf("entries after the directory came back: %+v", got)
+		}
+	})
+	t.Run("replaced by a symbolic link", func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "audit.jsonl")
+		l, err := Open(Options{Path: path, MaxBytes: 1 << 20, Keep: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		if err := l.Record(Entry{Tool: "calc.add", Outcome: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+		target := filepath.Join(dir, "victim")
+		if err := os.WriteFile(target, []byte("precious\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, path); err != nil {
+			t.Skipf("no symbolic links here: %v", err)
+		}
+		if err := l.Record(Entry{Tool: "calc.add", Outcome: "ok"}); err == nil {
+			t.Error("an entry was reported written although the path is now a symbolic link")
+		}
+		if data, _ := os.ReadFile(target); string(data) != "precious\n" {
+			t.Errorf("the link's target changed: %q", data)
+		}
+	})
+}
