@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -174,6 +175,9 @@ func TestPruneOnlyOwnSnapshots(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "snapshots")
 	if err := os.Symlink(shared, dir); err != nil {
 		t.Skip("no symlinks:", err)
+	}
+	if _, err := os.Stat(dir); err != nil && testutil.Wine {
+		t.Skipf("the symbolic link made does not resolve (Wine 8.0 writes the Windows path into a Unix link): %v", err)
 	}
 	other := snapServer
 	other.Name = "gone"

@@ -395,6 +395,9 @@ func TestTrustPinFileSymlink(t *testing.T) {
 	if err := os.Symlink(target, pins); err != nil {
 		t.Skipf("no symbolic links here: %v", err)
 	}
+	if _, err := os.Stat(pins); err != nil && testutil.Wine {
+		t.Skipf("the symbolic link made does not resolve (Wine 8.0 writes the Windows path into a Unix link): %v", err)
+	}
 	s := srv("tb")
 	s.Trust = "approve"
 	e := start(t, []config.Server{s}, func(o *backends.Options) {

@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 )
 
 // TestFieldsBounded: a field of megabytes (a client's 3 MB tool name) is
@@ -76,6 +79,9 @@ func TestSymlinkRefused(t *testing.T) {
 	if err := os.Symlink(target, path); err != nil {
 		t.Skipf("no symbolic links here: %v", err)
 	}
+	if _, err := os.Stat(path); err != nil && testutil.Wine {
+		t.Skipf("the symbolic link made does not resolve (Wine 8.0 writes the Windows path into a Unix link): %v", err)
+	}
 	l, err := Open(Options{Path: path, MaxBytes: 1 << 20, Keep: 1})
 	if err == nil {
 		l.Record(Entry{Tool: "calc.add", Outcome: "ok"})
@@ -133,6 +139,9 @@ func BenchmarkRecord(b *testing.B) {
 // file unlinked with its directory, or one a symbolic link put in its
 // place had replaced, which nobody reads, while every call was answered.
 func TestRecordPathGone(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows removes no directory of an open file, nor replaces an open file: the case is Unix's")
+	}
 	t.Run("directory removed", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "state")
 		l, err := Open(Options{Path: filepath.Join(dir, "audit.jsonl"), MaxBytes: 1 << 20, Keep: 1})
