@@ -67,9 +67,11 @@ func connectionsPerSource(configured, limit int) int {
 
 // limitListener accepts at most limit connections open at once, and at
 // most perSource from one client address. At a limit, an idle connection
-// (keep-alive, no request in flight: http.Server.ConnState says so) is
-// closed to make room — the one idle longest, of that address for its
-// limit — so that connections nobody uses cannot shut out callers. When
+// — one waiting for a request head: a keep-alive one between requests
+// (http.Server.ConnState says so), or a new one that has not sent a whole
+// head yet (slowloris sends half of one and waits) — is closed to make
+// room: the one waiting longest, of that address for its limit — so that
+// connections nobody uses cannot shut out callers. When
 // none is idle, the new connection is accepted, answered 503 with a body
 // that names the limit, and closed, so that a client learns why instead
 // of waiting in the kernel's queue; at most maxRefusing are answered at a
@@ -100,6 +102,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		lc := &limitConn{Conn: c, l: l, source: sourceOf(c.RemoteAddr())}
+		lc.idleSince.Store(time.Now().UnixNano()) // no request yet
 		evicted, refusal := l.admit(lc)
 		for _, e := range evicted {
 			// Its server goroutine, reading for a next request, sees the
@@ -175,8 +178,8 @@ func (l *limitListener) removeLocked(c *limitConn) {
 	}
 }
 
-// connCounts is how many connections are open, and how many of them idle
-// (GET /status).
+// connCounts is how many connections are open, and how many of them idle:
+// waiting for a request head (GET /status).
 type connCounts struct {
 	Open int `json:"open"`
 	Idle int `json:"idle"`
@@ -254,8 +257,9 @@ type limitConn struct {
 	net.Conn
 	l      *limitListener
 	source string
-	// idleSince is when the connection went idle (unix nanoseconds), 0
-	// while it is not.
+	// idleSince is since when the connection has waited for a request
+	// head (unix nanoseconds): from its accept, and from the end of each
+	// request; 0 while a request is in flight.
 	idleSince atomic.Int64
 }
 
