@@ -51,8 +51,9 @@ type HTTPOptions struct {
 	// config.DefaultMaxSessions.
 	MaxSessions int
 	// MaxSessionsPerIdentity bounds the sessions one caller holds (its
-	// principal's key; without a principal, its client's address), so that
-	// one caller cannot take every session: one more is refused with 503.
+	// principal's key; without a principal or with the shared token, its
+	// client's address: sessionOwner), so that one caller cannot take
+	// every session: one more is refused with 503.
 	// Zero means half of MaxSessions.
 	MaxSessionsPerIdentity int
 	// MaxStreams bounds the event streams open at once, GET /mcp and GET
@@ -249,9 +250,12 @@ func (h *HTTPFront) openStream(w http.ResponseWriter) func() {
 }
 
 // sessionOwner is who a session opened by r counts against for
-// MaxSessionsPerIdentity: its principal, else its client's address.
+// MaxSessionsPerIdentity: its principal, else its client's address. A
+// holder of the shared token (auth: token) is one principal with every
+// other, which tells no caller apart: the address tells them apart as it
+// does without authentication.
 func sessionOwner(r *http.Request) string {
-	if p := PrincipalOf(r.Context()); p != nil {
+	if p := PrincipalOf(r.Context()); p != nil && p.Identity.Auth != "token" {
 		return p.Key
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
