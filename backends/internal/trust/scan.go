@@ -95,7 +95,7 @@ func Scan(kind Kind, raw json.RawMessage) []Finding {
 		})
 	}
 	if name, ok := obj["name"].(string); ok {
-		if i := invisibleAt(name); i >= 0 {
+		if i := invisibleAt(name, false); i >= 0 {
 			add(RuleInvisible, "name", excerpt(name, i, i))
 		}
 	}
@@ -134,7 +134,7 @@ func walkStrings(v any, where string, fn func(where, s string)) {
 // form when that differs: ＜ＩＭＰＯＲＴＡＮＴ＞ (full-width) and 𝐢𝐠𝐧𝐨𝐫𝐞
 // (mathematical letters) read to a model as the words they resemble.
 func scanText(where, s string, add func(rule, where, excerpt string)) {
-	if i := invisibleAt(s); i >= 0 {
+	if i := invisibleAt(s, true); i >= 0 {
 		add(RuleInvisible, where, excerpt(s, i, i))
 	}
 	matchText(where, s, add)
@@ -180,11 +180,18 @@ func sentenceBefore(s string, i int) string {
 // does not see but a model reads (safetext.Invisible), or -1 — but for an
 // emoji's presentation selector: one U+FE0E or U+FE0F after a character
 // that is neither a letter of ASCII, a space nor another selector, with
-// no selector after it ("⚠️", "1️⃣"). A run of selectors, or one after a
-// letter, carries hidden bytes.
-func invisibleAt(s string) int {
+// no selector after it ("⚠️", "1️⃣"); and in text (not a name, which
+// would look like the name without it) for a joiner that writing needs
+// (joins). A run of selectors, or one after a letter, carries hidden bytes.
+func invisibleAt(s string, text bool) int {
 	prev := rune(-1)
 	for i, r := range s {
+		if text && (r == 0x200c || r == 0x200d) {
+			if next, _ := utf8.DecodeRuneInString(s[i+utf8.RuneLen(r):]); joins(r, prev, next) {
+				prev = r
+				continue
+			}
+		}
 		if safetext.Invisible(r) && !(r == 0xfe0e || r == 0xfe0f) {
 			return i
 		}
@@ -198,6 +205,23 @@ func invisibleAt(s string) int {
 		prev = r
 	}
 	return -1
+}
+
+// joins reports whether the zero-width joiner or non-joiner j between
+// prev and next is one that ordinary text holds: one of either between two
+// letters (or marks) of a script beyond ASCII — Persian writes می‌خواهم
+// with a non-joiner, Hindi क्‍ष with a joiner — or a joiner between
+// pictographs, which makes one emoji of them (👨‍👩‍👧, 🏳️‍🌈). A run of
+// them, or one beside ASCII, still is a hit: zero-width smuggling spells
+// its bits in runs, and in ASCII text a joiner joins nothing.
+func joins(j, prev, next rune) bool {
+	script := func(r rune) bool { return r >= 0x80 && (unicode.IsLetter(r) || unicode.IsMark(r)) }
+	pictograph := func(r rune) bool { return r >= 0x80 && unicode.Is(unicode.So, r) }
+	if script(prev) && script(next) {
+		return true
+	}
+	// After a pictograph, its skin tone (U+1F3FB–1F3FF) or its presentation selector.
+	return j == 0x200d && pictograph(next) && (pictograph(prev) || prev >= 0x1f3fb && prev <= 0x1f3ff || prev == 0xfe0f)
 }
 
 // excerpt is the text of s around [i, j): up to 40 characters either

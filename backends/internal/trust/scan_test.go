@@ -139,6 +139,38 @@ func TestScanHiddenCharacters(t *testing.T) {
 	}
 }
 
+// TestScanJoinersOfOrdinaryText: the zero-width joiner and non-joiner
+// that writing needs — Persian's non-joiner, Hindi's joiner after a
+// virama, the joiner of an emoji sequence — are no hit; a run of them, or
+// one in ASCII text, still is.
+func TestScanJoinersOfOrdinaryText(t *testing.T) {
+	for _, d := range []string{
+		"فایل را می\u200cخواند و محتوای آن را برمی\u200cگرداند.",
+		"फ़ाइल पढ़ता है: क्\u200dष, र्\u200dय",
+		"Greets the family 👨\u200d👩\u200d👧, 👩🏽\u200d💻 and 🏳️\u200d🌈.",
+	} {
+		if f := Scan(Tool, json.RawMessage(`{"name":"x","description":`+q(d)+`,"inputSchema":{"type":"object","properties":{"to":{"type":"string"}}}}`)); f != nil {
+			t.Errorf("%q: false alarm %v", d, f)
+		}
+	}
+	for _, d := range []string{
+		"Adds num\u200dbers.",
+		"می\u200c\u200cخواند",
+		"می\u200d\u200c\u200dخواند",
+		"👨\u200d\u200d👩",
+		"Adds.\u200d",
+		"\u200dمی",
+	} {
+		if f := Scan(Tool, json.RawMessage(`{"name":"x","description":`+q(d)+`}`)); !slices.ContainsFunc(f, func(f Finding) bool { return f.Rule == RuleInvisible }) {
+			t.Errorf("%q: findings %v, want %s", d, f, RuleInvisible)
+		}
+	}
+	// A name with one would look like the name without it.
+	if f := Scan(Tool, json.RawMessage(`{"name":"می\u200cخواند","description":"Reads."}`)); !slices.ContainsFunc(f, func(f Finding) bool { return f.Rule == RuleInvisible && f.Where == "name" }) {
+		t.Errorf("a non-joiner in a name: findings %v", f)
+	}
+}
+
 // q is s as a JSON string.
 func q(s string) string {
 	b, _ := json.Marshal(s)
