@@ -132,7 +132,7 @@ func (l *limitListener) admit(c *limitConn) (evicted []*limitConn, refusal strin
 	if l.bySource[c.source] >= l.perSource {
 		e := l.idlestLocked(c.source)
 		if e == nil {
-			return nil, fmt.Sprintf("the gateway serves at most %d connections at once from one address (gateway.http.max_connections_per_source); close idle ones, or try again when one closes", l.perSource)
+			return nil, fmt.Sprintf("the gateway serves at most %d connections at once from one address or IPv6 /64 (gateway.http.max_connections_per_source); close idle ones, or try again when one closes", l.perSource)
 		}
 		l.removeLocked(e)
 		evicted = append(evicted, e)
@@ -212,9 +212,15 @@ func (l *limitListener) connState(c net.Conn, state http.ConnState) {
 	}
 }
 
-// sourceOf is a connection's client address, without its port.
+// sourceOf is a connection's client address, without its port; for IPv6,
+// its /64 network: one subscriber's (RFC 6177), every address of which an
+// attacker could connect from, as an IPv4 network behind NAT connects from
+// one address.
 func sourceOf(a net.Addr) string {
 	if ta, ok := a.(*net.TCPAddr); ok {
+		if ta.IP.To4() == nil && len(ta.IP) == net.IPv6len {
+			return ta.IP.Mask(net.CIDRMask(64, 128)).String() + "/64"
+		}
 		return ta.IP.String()
 	}
 	host, _, err := net.SplitHostPort(a.String())

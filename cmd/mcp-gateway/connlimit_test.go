@@ -258,3 +258,24 @@ func TestHalfHeadersMakeRoom(t *testing.T) {
 		t.Errorf("the request in flight throughout: %d %q", status, body)
 	}
 }
+
+// TestSourceOfIPv6Network: max_connections_per_source counts an IPv6
+// client by its /64, which one subscriber holds whole: by the exact
+// address, a client with a /64 (any home line) had no per-source limit.
+// An IPv4 address written as IPv6 (a dual-stack listener) is the IPv4
+// one.
+func TestSourceOfIPv6Network(t *testing.T) {
+	src := func(ip string) string { return sourceOf(&net.TCPAddr{IP: net.ParseIP(ip), Port: 1234}) }
+	if a, b := src("2001:db8:1:2::1"), src("2001:db8:1:2:ffff:1:2:3"); a != b {
+		t.Errorf("two addresses of one /64: %q, %q", a, b)
+	}
+	if a, b := src("2001:db8:1:2::1"), src("2001:db8:1:3::1"); a == b {
+		t.Errorf("two /64s: both %q", a)
+	}
+	if a, b := src("::ffff:192.0.2.1"), src("192.0.2.1"); a != b || a != "192.0.2.1" {
+		t.Errorf("IPv4 written as IPv6: %q, %q", a, b)
+	}
+	if a, b := src("192.0.2.1"), src("192.0.2.2"); a == b {
+		t.Errorf("two IPv4 addresses: both %q", a)
+	}
+}
