@@ -3,6 +3,7 @@ package gateway
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -287,20 +288,7 @@ func TestHTTPSessionsPerIdentity(t *testing.T) {
 // half served nobody.
 func TestHTTPSessionsPerIdentitySharedToken(t *testing.T) {
 	h := newLimitsHarness(t, HTTPOptions{MaxSessions: 8, MaxStreams: 100})
-	initAt := func(addr string) (*http.Response, string) {
-		req, _ := http.NewRequest(http.MethodPost, h.url+"/mcp", strings.NewReader(initializeBody))
-		req.Header.Set("X-Token", "team")
-		req.Header.Set("X-Remote", addr)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp, string(body)
-	}
+	initAt := h.initializeAt("team")
 	for i := range 4 {
 		if r, body := initAt("192.0.2.1:1000"); r.StatusCode != http.StatusOK {
 			t.Fatalf("initialize %d from one machine: %d %s", i, r.StatusCode, body)
@@ -313,6 +301,48 @@ func TestHTTPSessionsPerIdentitySharedToken(t *testing.T) {
 		if r, body := initAt("192.0.2.2:1000"); r.StatusCode != http.StatusOK {
 			t.Fatalf("initialize %d of another holder of the token: %d %s", i, r.StatusCode, body)
 		}
+	}
+}
+
+// TestHTTPSessionsPerIdentityIPv6Network: a caller told apart by its
+// address is, for IPv6, told apart by its /64, which one subscriber holds
+// whole: by the exact address, a client with a /64 opened
+// max_sessions_per_identity sessions from each of its addresses.
+func TestHTTPSessionsPerIdentityIPv6Network(t *testing.T) {
+	h := newLimitsHarness(t, HTTPOptions{MaxSessions: 8, MaxStreams: 100})
+	initAt := h.initializeAt("")
+	for i := range 4 {
+		if r, body := initAt(fmt.Sprintf("[2001:db8:1:2::%x]:1000", i+1)); r.StatusCode != http.StatusOK {
+			t.Fatalf("initialize %d: %d %s", i, r.StatusCode, body)
+		}
+	}
+	if r, body := initAt("[2001:db8:1:2:ffff::1]:1000"); r.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "max_sessions_per_identity") {
+		t.Errorf("a 5th from another address of the /64: %d %s", r.StatusCode, body)
+	}
+	if r, body := initAt("[2001:db8:1:3::1]:1000"); r.StatusCode != http.StatusOK {
+		t.Errorf("another /64: %d %s", r.StatusCode, body)
+	}
+}
+
+// initializeAt returns a function that sends initialize from a client
+// address, as a holder of token (none if "").
+func (h *limitsHarness) initializeAt(token string) func(addr string) (*http.Response, string) {
+	return func(addr string) (*http.Response, string) {
+		h.t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, h.url+"/mcp", strings.NewReader(initializeBody))
+		if token != "" {
+			req.Header.Set("X-Token", token)
+		}
+		req.Header.Set("X-Remote", addr)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp, string(body)
 	}
 }
 
