@@ -87,7 +87,13 @@ func Scan(kind Kind, raw json.RawMessage) []Finding {
 		if !ok || m == "name" {
 			continue
 		}
-		walkStrings(v, m, func(where, s string) {
+		walkStrings(v, m, func(where, s string, regex bool) {
+			if regex { // no prose: only what hides in it
+				if i := invisibleAt(s, false); i >= 0 {
+					add(RuleInvisible, where, excerpt(s, i, i))
+				}
+				return
+			}
 			scanText(where, s, add)
 			if where == "description" && utf8.RuneCountInString(s) > MaxDescription {
 				add(RuleLongDescriptor, where, fmt.Sprintf("%d characters", utf8.RuneCountInString(s)))
@@ -104,12 +110,13 @@ func Scan(kind Kind, raw json.RawMessage) []Finding {
 
 // walkStrings calls fn with each string value under v and where it is:
 // schemas' descriptions, titles, defaults and examples, enum values, ...,
-// but not a pattern's regular expression, which is no text for a model;
+// and a pattern's regular expression (regex: no prose, its words would be
+// false alarms; a property named pattern is a schema like any other);
 // and with each object's member names, where "WHERE.NAME (name)".
-func walkStrings(v any, where string, fn func(where, s string)) {
+func walkStrings(v any, where string, fn func(where, s string, regex bool)) {
 	switch x := v.(type) {
 	case string:
-		fn(where, x)
+		fn(where, x, false)
 	case []any:
 		for i, e := range x {
 			walkStrings(e, fmt.Sprintf("%s[%d]", where, i), fn)
@@ -121,8 +128,9 @@ func walkStrings(v any, where string, fn func(where, s string)) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			fn(where+"."+k+" (name)", k)
-			if k == "pattern" {
+			fn(where+"."+k+" (name)", k, false)
+			if re, ok := x[k].(string); ok && k == "pattern" {
+				fn(where+"."+k, re, true)
 				continue
 			}
 			walkStrings(x[k], where+"."+k, fn)
