@@ -277,7 +277,7 @@ func (s *session) serveRequest(m *inMsg) {
 	case "tools/call":
 		s.startToolCall(m, rm)
 	case methodComplete:
-		s.startRequest(m, rm, f.complete)
+		s.startRequest(m, rm, f.redacting(f.complete))
 	case "prompts/get":
 		s.startRequest(m, rm, f.redacting(f.getPrompt))
 	case "resources/read":
@@ -666,12 +666,13 @@ func (s *session) written() {
 // answer comes from a backend's read loop and goes out with its burst.
 func (s *session) finishCall(c *call, name string, record callEnd, raw json.RawMessage, err error, buffered bool) {
 	if h := s.heldBy(c); h != nil {
-		// Held for a client of 2026-07-28: the result goes to its retry,
-		// recorded (and masked) all the same.
+		// Held for a client of 2026-07-28: the result or error goes to its
+		// retry, recorded (and masked) all the same.
 		if record != nil && err == nil {
 			raw, _ = record(raw, nil)
 		} else if record != nil {
-			record(nil, rpcError(err, kindTool, name, false))
+			_, e := record(nil, rpcError(err, kindTool, name, s.f.g.opts.Config.Server.Debug))
+			err = e
 		}
 		h.finish(raw, err)
 		return
