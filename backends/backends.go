@@ -158,7 +158,11 @@ type Tool struct {
 	Server string          // the backend's configured name
 	Name   string          // the backend's own tool name
 	Raw    json.RawMessage // the tool object exactly as the backend listed it
-	def    *defInfo        // its digest and scan, when its server is trusted (trust.go)
+	// Snapshot marks a tool shown from its server's snapshot while the
+	// server starts: not what the server lists now, so no call may be
+	// decided by it (snapshot.go).
+	Snapshot bool
+	def      *defInfo // its digest and scan, when its server is trusted (trust.go)
 }
 
 // Prompt is one prompt of a ready backend.

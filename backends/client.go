@@ -173,13 +173,14 @@ type Initialized struct {
 
 // Initialized returns what each backend clients are shown answered to
 // initialize — the ready ones, and those in their first start as their
-// snapshot says — in configuration order.
+// snapshot says — in configuration order. Instructions the trust layer
+// withholds are the pinned ones instead, or none.
 func (m *Manager) Initialized() []Initialized {
 	var out []Initialized
 	for _, b := range m.backends() {
 		b.mu.Lock()
 		if sf := b.shownLocked(); sf != nil {
-			out = append(out, Initialized{Server: b.cfg.Name, Capabilities: sf.capsRaw, Instructions: sf.instructions})
+			out = append(out, Initialized{Server: b.cfg.Name, Capabilities: sf.capsRaw, Instructions: b.shownInstructionsLocked(sf)})
 		}
 		b.mu.Unlock()
 	}

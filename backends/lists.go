@@ -211,11 +211,52 @@ func (b *backend) fetch(ctx context.Context, c *conn, caps serverCaps, kinds lis
 	return l, nil
 }
 
+// The members of a definition that someone reads, for wire.Ambiguous: the
+// gateway (the digest and the scanner, confirmation, lazy mode's index,
+// apps), clients and models. One given in another case, or two members
+// of one object anywhere in a definition that differ only in case or not
+// at all, would be read one way by the digest and the scanner (exact
+// names) and another by Go's encoding/json (without case, the last one):
+// such a definition is left out, whatever the trust policy.
+var (
+	toolMembers = wire.Known{
+		Names: []string{"name", "title", "description", "inputSchema", "outputSchema", "annotations", "icons", "_meta", "execution"},
+		Members: map[string]*wire.Known{
+			"annotations": {Names: []string{"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}},
+			"execution":   {Names: []string{"taskSupport"}},
+			"_meta":       {Names: []string{"ui", "ui/resourceUri"}, Members: map[string]*wire.Known{"ui": {Names: []string{"resourceUri", "visibility"}}}},
+		},
+	}
+	promptMembers = wire.Known{
+		Names:   []string{"name", "title", "description", "arguments", "icons", "_meta"},
+		Members: map[string]*wire.Known{"arguments": {Elements: &wire.Known{Names: []string{"name", "title", "description", "required"}}}},
+	}
+	resourceMembers = wire.Known{
+		Names: []string{"uri", "uriTemplate", "name", "title", "description", "mimeType", "size", "annotations", "icons", "_meta"},
+	}
+)
+
+// unambiguous reports whether raw, a definition of kind named name, has no
+// ambiguous member (wire.Ambiguous), and logs it, given log, when it has one.
+func unambiguous(raw json.RawMessage, known *wire.Known, kind, name string, log *slog.Logger) bool {
+	a := wire.Ambiguous(raw, known)
+	if a != nil && log != nil {
+		msg := "ignored a " + kind + " whose member names are ambiguous: clients would not all read it as the gateway does"
+		if kind == "resource" {
+			log.Warn(msg, "err", a.Error()) // a URI may carry a credential
+		} else {
+			log.Warn(msg, kind, name, "err", a.Error())
+		}
+	}
+	return a == nil
+}
+
 // decodeLists makes a backend's lists of the items it listed (or a
 // snapshot kept): tools without a name or with invalid x-mcp-header
-// marks (wire.CheckHeaderMarks), prompts without a name and resources
-// without a URI are left out (and logged, given log), and the server's
-// tool filter applies.
+// marks (wire.CheckHeaderMarks), prompts without a name, resources
+// without a URI, and any definition with ambiguous members (toolMembers)
+// are left out (and logged, given log), and the server's tool filter
+// applies.
 func decodeLists(s config.Server, tools, prompts, resources, templates []json.RawMessage, log *slog.Logger) lists {
 	var l lists
 	for _, raw := range tools {
@@ -224,6 +265,9 @@ func decodeLists(s config.Server, tools, prompts, resources, templates []json.Ra
 			if log != nil {
 				log.Warn("ignored a tool without a name")
 			}
+			continue
+		}
+		if !unambiguous(raw, &toolMembers, "tool", name, log) {
 			continue
 		}
 		if err := wire.CheckHeaderMarks(wire.Member(raw, "inputSchema")); err != nil {
@@ -249,17 +293,17 @@ func decodeLists(s config.Server, tools, prompts, resources, templates []json.Ra
 		}
 	}
 	for _, raw := range prompts {
-		if name := stringField(raw, "name"); name != "" {
+		if name := stringField(raw, "name"); name != "" && unambiguous(raw, &promptMembers, "prompt", name, log) {
 			l.prompts = append(l.prompts, Prompt{Server: s.Name, Name: name, Raw: raw})
 		}
 	}
 	for _, raw := range resources {
-		if uri := stringField(raw, "uri"); uri != "" {
+		if uri := stringField(raw, "uri"); uri != "" && unambiguous(raw, &resourceMembers, "resource", uri, log) {
 			l.resources = append(l.resources, Resource{Server: s.Name, URI: uri, Raw: raw})
 		}
 	}
 	for _, raw := range templates {
-		if uri := stringField(raw, "uriTemplate"); uri != "" {
+		if uri := stringField(raw, "uriTemplate"); uri != "" && unambiguous(raw, &resourceMembers, "resource", uri, log) {
 			l.resources = append(l.resources, Resource{Server: s.Name, URI: uri, Template: true, Raw: raw})
 		}
 	}

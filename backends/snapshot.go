@@ -140,6 +140,9 @@ func decodeSnapshot(data []byte, s config.Server) (*surface, error) {
 		return nil, fmt.Errorf("capabilities: %w", err)
 	}
 	l := decodeLists(s, f.Tools, f.Prompts, f.Resources, f.Templates, nil)
+	for i := range l.tools {
+		l.tools[i].Snapshot = true
+	}
 	for method, m := range f.ListMeta {
 		if isObject(m) {
 			l.setMeta(method, m)

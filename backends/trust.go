@@ -90,6 +90,7 @@ type WithheldError struct {
 	Kind   string // "tool" or "prompt"
 	Name   string // the backend's own name
 	Reason string
+	Digest string // the withheld definition's, as this gateway sees it
 }
 
 func (e *WithheldError) Error() string {
@@ -103,12 +104,19 @@ func (e *WithheldError) Error() string {
 		why = "the pin file cannot be read, so nothing that may have changed is released"
 	}
 	return fmt.Sprintf("%s '%s' of MCP server '%s' is withheld: %s; review it with `mcp-gateway tools --changes` and accept it with `%s`",
-		e.Kind, e.Name, e.Server, why, ApproveCommand(e.Server, e.Name))
+		e.Kind, e.Name, e.Server, why, ApproveCommand(e.Server, e.Name, e.Digest))
 }
 
-// ApproveCommand is the command that accepts a withheld definition.
-func ApproveCommand(server, name string) string {
-	return "mcp-gateway approve " + server + " " + name
+// ApproveCommand is the command that accepts a withheld definition: the
+// one of digest, so that what is approved is what was reviewed, not
+// whatever the server lists when the command runs (approve refuses a NAME
+// without --digest).
+func ApproveCommand(server, name, digest string) string {
+	cmd := "mcp-gateway approve " + server
+	if name != "" { // a server's instructions have none
+		cmd += " " + name
+	}
+	return cmd + " --digest " + strings.TrimPrefix(digest, "sha256:")
 }
 
 // defInfo is what the trust layer knows of one definition: computed once
@@ -156,11 +164,14 @@ type trustView struct {
 	ntools  int
 	prompts *Prompt
 	nprompt int
+	instr   string // the instructions it was made of
 	gen     uint64
 	valid   bool
 
 	shownTools   []Tool          // the tools shown: without the withheld ones
 	shownPrompts []Prompt        // likewise
+	instructions string          // the instructions shown: the pinned ones, or none, while they are withheld
+	instrInfo    *defInfo        // the digest and findings of instr, nil for none
 	held         []heldDef       // the withheld ones, in listing order
 	by           map[heldKey]int // index in held
 }
@@ -192,11 +203,20 @@ func (b *backend) trustedLocked(sf *surface) *trustView {
 	v := &b.view
 	gen := ts.gen.Load()
 	if v.valid && v.gen == gen && v.tools == first(sf.lists.tools) && v.ntools == len(sf.lists.tools) &&
-		v.prompts == first(sf.lists.prompts) && v.nprompt == len(sf.lists.prompts) {
+		v.prompts == first(sf.lists.prompts) && v.nprompt == len(sf.lists.prompts) && v.instr == sf.instructions {
 		return v
 	}
 	*v = ts.evaluate(b, sf, gen)
 	return v
+}
+
+// shownInstructionsLocked is sf's instructions as clients are shown them.
+// b.mu is held.
+func (b *backend) shownInstructionsLocked(sf *surface) string {
+	if !b.trusted() {
+		return sf.instructions
+	}
+	return b.trustedLocked(sf).instructions
 }
 
 // shownListsLocked is sf's lists as clients are shown them. b.mu is held.
@@ -225,7 +245,7 @@ func (b *backend) withheld(kind trust.Kind, name string) error {
 	}
 	v := b.trustedLocked(sf)
 	if i, ok := v.by[heldKey{kind, name}]; ok {
-		return &WithheldError{Server: b.cfg.Name, Kind: string(kind), Name: name, Reason: v.held[i].reason}
+		return &WithheldError{Server: b.cfg.Name, Kind: string(kind), Name: name, Reason: v.held[i].reason, Digest: v.held[i].info.digest}
 	}
 	return nil
 }
@@ -286,6 +306,13 @@ func (ts *trustState) reload() bool {
 
 // setFileLocked records the pin file's contents (or why it cannot be
 // used) and bumps the generation when they changed. ts.mu is held.
+//
+// A pin this gateway has held is never forgotten while it runs, and only
+// an approval replaces it: a file that lacks it — deleted, recreated,
+// emptied, or damaged and then moved away — or that pins another
+// definition as a first sight (another gateway's, started meanwhile)
+// would otherwise release a withheld change. Such pins stay in force from
+// memory (ts.local); those the file lacks are written back.
 func (ts *trustState) setFileLocked(f *trust.File, err error) bool {
 	if err != nil {
 		changed := ts.err == nil || ts.err.Error() != err.Error()
@@ -293,6 +320,7 @@ func (ts *trustState) setFileLocked(f *trust.File, err error) bool {
 			ts.log.Error("the pin file cannot be used: every tool and prompt definition of a server with trust: pin or approve is withheld until it is repaired or removed", "file", ts.opts.PinFile, "err", err)
 			ts.gen.Add(1)
 		}
+		ts.keepLocked(nil)
 		ts.file, ts.err = nil, err
 		return changed
 	}
@@ -302,11 +330,31 @@ func (ts *trustState) setFileLocked(f *trust.File, err error) bool {
 	if ts.err != nil {
 		ts.log.Info("the pin file can be used again", "file", ts.opts.PinFile)
 	}
+	ts.keepLocked(f)
 	ts.file, ts.err, ts.sum = f, nil, sum
-	for k := range ts.local {
-		if ts.file.Pins(k.server, k.kind)[k.name] != nil {
-			delete(ts.local, k) // the file has it now (perhaps another process's)
+	lost, other := 0, 0
+	for k, p := range ts.local {
+		switch q := ts.file.Pins(k.server, k.kind)[k.name]; {
+		case q != nil && (q.Digest == p.Digest || q.How == trust.Approved):
+			delete(ts.local, k) // the file has it now, or an approval replaced it
+		case q != nil:
+			other++ // pinned otherwise at first sight: this gateway keeps its own
+		case ts.opts.PinFile != "":
+			if ts.queue[k] == nil {
+				lost++
+			}
+			ts.queue[k] = p
 		}
+	}
+	if lost > 0 {
+		ts.log.Warn("the pin file lacks pins this gateway holds: they stay in force, and are written back", "file", ts.opts.PinFile, "count", lost)
+		select {
+		case ts.wake <- struct{}{}:
+		default:
+		}
+	}
+	if other > 0 {
+		ts.log.Warn("the pin file pins definitions otherwise than this gateway, not by an approval: it keeps its own pins", "file", ts.opts.PinFile, "count", other)
 	}
 	if changed {
 		ts.gen.Add(1)
@@ -314,12 +362,34 @@ func (ts *trustState) setFileLocked(f *trust.File, err error) bool {
 	return changed
 }
 
-// pinLocked is the pin of a definition, if any. ts.mu is held.
+// keepLocked moves the pins of the file as last read that next (nil: a
+// file that cannot be used) lacks, or replaces otherwise than by an
+// approval, into ts.local, so that they stay in force. ts.mu is held.
+func (ts *trustState) keepLocked(next *trust.File) {
+	if ts.file == nil {
+		return
+	}
+	for server := range ts.file.Servers {
+		for _, kind := range trust.Kinds {
+			for name, p := range ts.file.Pins(server, kind) {
+				k := pinKey{server, kind, name}
+				q := next.Pins(server, kind)[name]
+				if (q == nil || q.Digest != p.Digest && q.How != trust.Approved) && ts.local[k] == nil {
+					ts.local[k] = p
+				}
+			}
+		}
+	}
+}
+
+// pinLocked is the pin of a definition, if any: this gateway's own first
+// (setFileLocked keeps only those the file does not hold or approve).
+// ts.mu is held.
 func (ts *trustState) pinLocked(k pinKey) *trust.Pin {
-	if p := ts.file.Pins(k.server, k.kind)[k.name]; p != nil {
+	if p := ts.local[k]; p != nil {
 		return p
 	}
-	return ts.local[k]
+	return ts.file.Pins(k.server, k.kind)[k.name]
 }
 
 // evaluate makes the view of surface sf of b under the pins of generation
@@ -327,7 +397,12 @@ func (ts *trustState) pinLocked(k pinKey) *trust.Pin {
 // way round.
 func (ts *trustState) evaluate(b *backend, sf *surface, gen uint64) trustView {
 	v := trustView{tools: first(sf.lists.tools), ntools: len(sf.lists.tools), prompts: first(sf.lists.prompts),
-		nprompt: len(sf.lists.prompts), gen: gen, valid: true, by: map[heldKey]int{}}
+		nprompt: len(sf.lists.prompts), instr: sf.instructions, gen: gen, valid: true, by: map[heldKey]int{}}
+	// The instructions are judged as a definition: a change is withheld,
+	// and they are scanned.
+	if strings.TrimSpace(sf.instructions) != "" {
+		v.instrInfo = newDefInfo(trust.Instructions, trust.InstructionsObject(sf.instructions))
+	}
 	policy := ts.policyOf(b.cfg.Trust)
 	server := b.cfg.Name
 	var firstSights []pinKey
@@ -358,14 +433,15 @@ func (ts *trustState) evaluate(b *backend, sf *surface, gen uint64) trustView {
 			// who can write it could fill. It is shown (and pinned) once
 			// the backend itself lists it.
 			return false
+		} else if alias := ts.aliasLocked(&aliases, kind, server, name); alias != nil {
+			// A new name that is a pinned one's but for characters a
+			// client's name cannot carry ("a+b" and "a_b") would be, or
+			// come to be, shown under the pinned one's name: it is a
+			// change of it, and waits for approval as one (under
+			// approve too, so that the reviewer sees what it replaces).
+			h = heldDef{kind: kind, name: name, reason: WithheldChanged, info: info, pin: alias}
 		} else if policy == "approve" {
 			h = heldDef{kind: kind, name: name, reason: WithheldNew, info: info}
-		} else if alias := ts.aliasLocked(&aliases, sf, kind, server, name); alias != nil {
-			// A new name that is a pinned one's but for characters a
-			// client's name cannot carry ("a+b" for "a_b") would be shown
-			// under the pinned one's name once that is gone: it is a
-			// change of it, and waits for approval as one.
-			h = heldDef{kind: kind, name: name, reason: WithheldChanged, info: info, pin: alias}
 		} else {
 			p := &trust.Pin{Digest: info.digest, Definition: info.def, Pinned: time.Now().UTC().Truncate(time.Second), How: trust.FirstSight}
 			ts.local[k] = p
@@ -396,6 +472,13 @@ func (ts *trustState) evaluate(b *backend, sf *surface, gen uint64) trustView {
 			v.shownPrompts = append(v.shownPrompts, p)
 		}
 	}
+	if v.instrInfo != nil {
+		if judge(trust.Instructions, "", v.instrInfo) {
+			v.instructions = sf.instructions
+		} else if h := v.held[v.by[heldKey{trust.Instructions, ""}]]; h.pin != nil {
+			v.instructions = h.pin.Definition.InstructionsText() // what was approved
+		}
+	}
 	ts.mu.Unlock()
 	if len(newlyHeld) > 0 {
 		const most = 10
@@ -404,7 +487,7 @@ func (ts *trustState) evaluate(b *backend, sf *surface, gen uint64) trustView {
 			more = fmt.Sprintf(" and %d more", len(newlyHeld)-most)
 			newlyHeld = newlyHeld[:most]
 		}
-		approve := "mcp-gateway approve " + server + " [NAME]"
+		approve := "mcp-gateway approve " + server + " NAME --digest DIGEST (as tools --changes shows it)"
 		ts.log.Warn("definitions withheld until approved", "server", server, "count", count,
 			"definitions", strings.Join(newlyHeld, ", ")+more, "review", "mcp-gateway tools --changes", "approve", approve)
 	}
@@ -418,28 +501,29 @@ func (ts *trustState) evaluate(b *backend, sf *surface, gen uint64) trustView {
 }
 
 // aliasLocked returns the pin of another definition of server, of kind,
-// that name would take the front name of: one whose name is name's but for
-// characters outside a strict client's alphabet ([A-Za-z0-9_-], the
-// gateway's names replace the others with "_"), and that sf does not list
-// (when it does, the gateway names them apart). aliases caches, for one
-// evaluation, the pins by that form. ts.mu is held.
-func (ts *trustState) aliasLocked(aliases *map[trust.Kind]map[string]*trust.Pin, sf *surface, kind trust.Kind, server, name string) *trust.Pin {
+// whose name is name's but for characters outside a strict client's
+// alphabet ([A-Za-z0-9_-], the gateway's names replace the others with
+// "_"): both want one front name. Whichever way round, and whether or not
+// the pinned one is still shown, a new name like that takes, or may come
+// to take, the name the pinned one was shown under ("a+b" once "a_b" is
+// gone or withheld; "a_b", which has the name as it is, from "a+b" at
+// once; "a+b" beside "a_b", once "a_b" goes): it is a change of that pin.
+// aliases caches, for one evaluation, the pins by that form. ts.mu is
+// held.
+func (ts *trustState) aliasLocked(aliases *map[trust.Kind]map[string]*trust.Pin, kind trust.Kind, server, name string) *trust.Pin {
 	if *aliases == nil {
 		*aliases = make(map[trust.Kind]map[string]*trust.Pin)
 	}
 	forms, ok := (*aliases)[kind]
 	if !ok {
 		forms = make(map[string]*trust.Pin)
-		listed := sf.lists.listed
-		if kind == trust.Prompt {
-			listed = make(map[string]bool, len(sf.lists.prompts))
-			for _, p := range sf.lists.prompts {
-				listed[p.Name] = true
-			}
-		}
+		owns := make(map[string]string) // by form: the own name of its pin
 		add := func(own string, p *trust.Pin) {
-			if !listed[own] {
-				forms[clientSafe(own)] = p
+			// Of several pins of one form, the first by name: the diff
+			// shown does not change from one evaluation to the next.
+			f := clientSafe(own)
+			if o, dup := owns[f]; !dup || own < o {
+				forms[f], owns[f] = p, own
 			}
 		}
 		for own, p := range ts.file.Pins(server, kind) {
@@ -521,7 +605,9 @@ func (ts *trustState) close() {
 
 // write adds the queued first sights to the pin file. A definition the
 // file pins already (another process saw it first, or approved another)
-// is not replaced: the file wins, and the view follows it.
+// is not replaced; the view follows the file's pin when it is an
+// approval or the same, and keeps this gateway's own otherwise
+// (setFileLocked).
 func (ts *trustState) write() {
 	ts.mu.Lock()
 	queue := ts.queue
@@ -622,6 +708,7 @@ func (m *Manager) Flagged() []Flagged {
 			for _, p := range sf.lists.prompts {
 				add(trust.Prompt, p.Name, p.def)
 			}
+			add(trust.Instructions, "", v.instrInfo)
 		}
 		b.mu.Unlock()
 	}

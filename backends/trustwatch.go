@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/trust"
 )
 
 // watchDebounce is how long the pin file's watcher waits after an event
@@ -16,14 +18,23 @@ const watchDebounce = 50 * time.Millisecond
 // watchFile reports changes of the file at path, debounced, until stop.
 // Its directory is watched, not the file: the file is replaced by a
 // rename at every write, which a watch on the file itself would not
-// follow. Without a watcher (none available, no directory) it reports
-// nothing.
+// follow. A path that is a symbolic link is written through
+// (trust.Update), so the directory of its target is watched too. Without
+// a watcher (none available, no directory) it reports nothing.
 func watchFile(path string, log *slog.Logger) (events <-chan struct{}, stop func()) {
 	out := make(chan struct{}, 1)
+	names := map[string]bool{filepath.Clean(path): true, filepath.Clean(trust.Resolve(path)): true}
 	w, err := fsnotify.NewWatcher()
 	if err == nil {
-		if err = w.Add(filepath.Dir(path)); err != nil {
-			w.Close()
+		dirs := map[string]bool{}
+		for name := range names {
+			dirs[filepath.Dir(name)] = true
+		}
+		for dir := range dirs {
+			if err = w.Add(dir); err != nil {
+				w.Close()
+				break
+			}
 		}
 	}
 	if err != nil {
@@ -36,7 +47,6 @@ func watchFile(path string, log *slog.Logger) (events <-chan struct{}, stop func
 		defer close(exited)
 		var t *time.Timer
 		var fire <-chan time.Time
-		want := filepath.Clean(path)
 		for {
 			select {
 			case <-done:
@@ -48,7 +58,7 @@ func watchFile(path string, log *slog.Logger) (events <-chan struct{}, stop func
 				if !ok {
 					return
 				}
-				if filepath.Clean(ev.Name) != want {
+				if !names[filepath.Clean(ev.Name)] {
 					continue
 				}
 				if t == nil {

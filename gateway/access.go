@@ -154,6 +154,20 @@ func (f *front) callerIdentity() string {
 	return f.identity
 }
 
+// stateOwner is the key the gateway seals a backend's own requestState
+// for (requeststate.go): the principal's, when the gateway tells callers
+// apart by it (OAuth). A single caller — no principal, auth none, the
+// shared token, whose holders are one caller — has "": a backend's state
+// passes through untouched, as the backend gave it.
+func (f *front) stateOwner() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.who == nil || f.who.Auth == "token" {
+		return ""
+	}
+	return f.identity
+}
+
 // serves reports whether the front serves a request of ctx: its principal
 // and its profile. The session of one caller is not another's, nor is a
 // session of one profile reached on another's path (such a request gets
@@ -206,6 +220,16 @@ func (f *front) allowedLocked(r toolRoute) bool {
 	}
 	server, own := routePolicy(r)
 	return f.access.Allows(policy.Tool, server, own)
+}
+
+// seesServer reports whether the policy lets the client see anything of
+// server: a server it hides reaches the client by no route, neither a
+// request outside a call (clientFor) nor a notification (BackendLog and
+// backendNotification ask the decision too).
+func (f *front) seesServer(server string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.access.AllowsServer(server)
 }
 
 // allowsResources reports whether the client may see server's resources.

@@ -234,7 +234,7 @@ func TestAppsAppOnlyVisibility(t *testing.T) {
 func TestAppsExtensionDeclared(t *testing.T) {
 	gw, ctx := newGateway(t, nil, appServer("a"))
 	gw.opts.Backends.Wait(ctx, testutil.DefaultTimeout)
-	caps := gw.initializeResult("2025-11-25")
+	caps := gw.initializeResult("2025-11-25", nil)
 	var r struct {
 		Capabilities struct {
 			Extensions map[string]json.RawMessage `json:"extensions"`

@@ -151,8 +151,9 @@ func marshalResult(v any) (json.RawMessage, error) {
 // backend never waits for another one still starting; else, after waiting
 // (within the startup timeout) for the backend the name's prefix names, or
 // for all of them when no prefix matches, the tables again or an orphan of
-// a backend that is down. A client may call before listing (mcp-gateway
-// call does).
+// a backend that is down. A name the prefix's server's tools filter
+// excludes waits for nothing. A client may call before listing
+// (mcp-gateway call does).
 func (f *front) resolve(ctx context.Context, name string) (toolRoute, bool) {
 	if r, ok := f.lookupTool(name); ok {
 		return r, true
@@ -161,9 +162,14 @@ func (f *front) resolve(ctx context.Context, name string) (toolRoute, bool) {
 	if r, ok := f.lookupTool(name); ok {
 		return r, true
 	}
-	if f.g.opts.Backends != nil {
-		if server, _, ok := f.prefixOwner(name, f.g.notReady(backends.Starting)); ok {
-			f.g.opts.Backends.WaitServer(ctx, server)
+	if b := f.g.opts.Backends; b != nil {
+		if server, own, ok := f.prefixOwner(name, f.g.notReady(backends.Starting)); ok {
+			if b.Excludes(server, own) {
+				// The server's filter is on the name itself: nothing
+				// its start lists can route it.
+				return toolRoute{}, false
+			}
+			b.WaitServer(ctx, server)
 			f.sync()
 		} else {
 			f.settle(ctx)
@@ -320,22 +326,58 @@ func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc to
 // from the name's prefix alone, and its definition may not be the server's,
 // or there is none: a destructive tool would run unconfirmed. So such a
 // call waits for the server to be ready, as it would have to anyway, within
-// the call's timeout, and is routed again by the live list: a name that
-// list lacks is not found (docs/trust.md).
+// the call's timeout, and is routed again by the live list: to the tool a
+// list showed under the name, by whatever name it has now; a name that
+// list lacks is not found (docs/trust.md). The tables may still be the
+// snapshot's for a moment after the server is ready (they follow it on
+// the Changed hook's goroutine), and the name may then route to another
+// server still starting: each is waited for in turn; every turn waits for
+// a server to become ready, so none spins.
 func (f *front) liveRoute(ctx context.Context, name string, r toolRoute) (toolRoute, error) {
 	b := f.g.opts.Backends
-	if b == nil || r.kind != backendTool || b.Live(r.server) {
+	if b == nil || r.kind != backendTool {
 		return r, nil
 	}
-	if err := b.AwaitLive(ctx, r.server, r.own); err != nil {
-		return r, err
+	for !f.liveListed(r) {
+		if err := b.AwaitLive(ctx, r.server, r.own); err != nil {
+			return r, err
+		}
+		f.sync()
+		live, ok := f.lookupTool(name)
+		if r.def != nil && (!ok || live.server != r.server || live.own != r.own) {
+			// The name a list showed for a tool names another one now,
+			// or none (names go by the set of names, which changed):
+			// the client chose the tool it was shown, which is called,
+			// if the live list still has it, by its live route.
+			live, ok = f.routeOf(r.server, r.own)
+		}
+		if !ok || live.kind != backendTool {
+			return r, f.unknown(kindTool, name)
+		}
+		r = live
 	}
-	f.sync()
-	live, ok := f.lookupTool(name)
-	if !ok || live.kind != backendTool {
-		return r, f.unknown(kindTool, name)
+	return r, nil
+}
+
+// routeOf finds the route of server's tool own in the current tables, by
+// whatever name it has; a tool the policy hides is not there. It looks at
+// every route: only a call whose tool changed its name meanwhile needs it.
+func (f *front) routeOf(server, own string) (toolRoute, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, r := range f.tools {
+		if r.kind == backendTool && r.server == server && r.own == own {
+			return r, f.allowedLocked(r)
+		}
 	}
-	return live, nil
+	return toolRoute{}, false
+}
+
+// liveListed reports whether r, a backend tool's route, is of its server's
+// live list: the server is ready, and r is not its snapshot's. Only such a
+// route may decide a call (confirmation, scopes, limits).
+func (f *front) liveListed(r toolRoute) bool {
+	return !r.snapshot && f.g.opts.Backends.Live(r.server)
 }
 
 // fulfillBackend answers a backend's input_required result to tools/call
@@ -439,15 +481,16 @@ func (f *front) backendOptions(tc toolCall, notify func(*mcp.ProgressNotificatio
 }
 
 // inlineRoute returns the route of a backend tool in the current tables
-// whose server is ready: such a call can start without waiting for
-// anything (session.go). One whose server is starting waits for its live
-// list first (liveRoute).
+// that is of its server's live list: such a call can start without
+// waiting for anything (session.go). One whose server is starting, or
+// whose route is still its snapshot's, waits for the live list first
+// (liveRoute).
 func (f *front) inlineRoute(name string) (toolRoute, bool) {
 	if f.isAnswerTool(name) {
 		return toolRoute{}, false
 	}
 	r, ok := f.lookupTool(name)
-	return r, ok && r.kind == backendTool && !f.needsConfirm(r) && f.g.opts.Backends.Live(r.server)
+	return r, ok && r.kind == backendTool && !f.needsConfirm(r) && f.liveListed(r)
 }
 
 // admit checks a call of server's tool own (called as name) against the

@@ -16,8 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// CallRecord describes one finished tools/call, for metrics and the audit
-// log (Options.OnCall).
+// CallRecord describes one finished tools/call, for metrics (Options.OnCall)
+// and the audit log (Options.Audit).
 type CallRecord struct {
 	Time     time.Time // when the call began
 	Server   string    // the backend; "" for the gateway's own tools and unknown names
@@ -42,15 +42,16 @@ type CallRecord struct {
 
 // callEnd is run with a tools/call's result (or error) before the client
 // is sent it: it masks secrets in it when gateway.redact is results,
-// reports the call to Options.OnCall, and returns what to send.
+// records the call in the audit log (failing it when that fails), reports
+// it to Options.OnCall, and returns what to send.
 type callEnd func(result json.RawMessage, e *jsonrpc.Error) (json.RawMessage, *jsonrpc.Error)
 
 // recorder returns the callEnd of a call, or nil when there is neither a
 // hook nor redaction (the hot path then does nothing more).
 func (f *front) recorder(tc toolCall) callEnd {
-	on := f.g.opts.OnCall
+	on, audit := f.g.opts.OnCall, f.g.opts.Audit
 	redact := f.g.redacts()
-	if on == nil && !redact {
+	if on == nil && audit == nil && !redact {
 		return nil
 	}
 	rec := CallRecord{Time: time.Now(), Tool: tc.name}
@@ -80,7 +81,7 @@ func (f *front) recorder(tc toolCall) callEnd {
 	if rec.Server == "" {
 		rec.Own = ""
 	}
-	if on != nil {
+	if on != nil || audit != nil {
 		f.mu.Lock()
 		rec.Client, rec.Identity = f.client, f.identity
 		f.mu.Unlock()
@@ -96,7 +97,7 @@ func (f *front) recorder(tc toolCall) callEnd {
 		if redact {
 			result, e, rec.Redactions = redactResult(result, e)
 		}
-		if on == nil {
+		if on == nil && audit == nil {
 			return result, e
 		}
 		rec.Outcome = "ok"
@@ -110,7 +111,17 @@ func (f *front) recorder(tc toolCall) callEnd {
 		}
 		rec.Duration = time.Since(rec.Time)
 		rec.ResultBytes = len(result)
-		on(rec)
+		if audit != nil {
+			if err := audit(rec); err != nil {
+				f.g.log.Error("a call's audit entry could not be written: the call fails", "server", rec.Server, "err", err)
+				result, e = nil, rpcError(&auditError{err}, kindTool, rec.Tool, false)
+				_, code := restError(e)
+				rec.Outcome, rec.Message, rec.ResultBytes = strings.ToLower(code), "", 0
+			}
+		}
+		if on != nil {
+			on(rec)
+		}
 		return result, e
 	}
 }

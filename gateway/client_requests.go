@@ -18,9 +18,9 @@ import (
 // During a call whose client did not declare the capability, or whose
 // caller cannot be asked (REST), it is refused (-32600): it may carry that
 // caller's data, which no other client may see. Only a request outside
-// any call goes to any client that declared the capability. The request
-// and the client's answer pass unchanged (outgoing.go). It is the
-// backends.Hooks.Request hook.
+// any call goes to any client that declared the capability and may see
+// the backend. The request and the client's answer pass unchanged
+// (outgoing.go). It is the backends.Hooks.Request hook.
 func (g *Gateway) handleBackendRequest(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
 	switch method {
 	case "sampling/createMessage", "elicitation/create", "roots/list":
@@ -108,8 +108,9 @@ func present(v json.RawMessage) bool {
 // call declared it; else a call whose client did not declare it (the
 // request is refused: it may carry that call's data, which no other
 // client may see); else, outside any call, any session of the handshake
-// era that declared it. A backend's request carries no
-// reference to the call it serves, so the call is found by the backend:
+// era that declared it and whose policy lets it see the backend. A
+// backend's request carries no reference to the call it serves, so the
+// call is found by the backend:
 // many clients calling the same backend at once cannot be told apart, and
 // the first found gets it.
 func (g *Gateway) clientFor(server, method string) (*session, *call) {
@@ -133,7 +134,10 @@ func (g *Gateway) clientFor(server, method string) (*session, *call) {
 		case lacking == nil:
 			lacks, lacking = s, c
 		}
-		if old && fallback == nil {
+		if old && fallback == nil && s.f.seesServer(server) {
+			// Outside a call, only a client the policy lets see the
+			// server: one it hides is never asked for its roots, its
+			// model or its user's input by that server.
 			fallback = s
 		}
 	}

@@ -50,6 +50,7 @@ func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 		refused   *refusedError
 		limited   *limitedError
 		scope     *scopeError
+		audited   *auditError
 	)
 	switch {
 	case errors.As(err, &rpc):
@@ -76,8 +77,9 @@ func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 			withheld.Kind: withheld.Name,
 			"reason":      "withheld",
 			"withheld":    withheld.Reason,
+			"digest":      withheld.Digest,
 			"review":      "mcp-gateway tools --changes",
-			"approve":     backends.ApproveCommand(withheld.Server, withheld.Name),
+			"approve":     backends.ApproveCommand(withheld.Server, withheld.Name, withheld.Digest),
 		})
 	case errors.As(err, &refused):
 		return withData(CodeRefused, refused.Error(), map[string]any{
@@ -130,6 +132,8 @@ func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 			}
 		}
 		return withData(CodeToolFailed, "answer failed", data)
+	case errors.As(err, &audited):
+		return withData(jsonrpc.CodeInternalError, audited.Error(), map[string]any{"reason": "audit"})
 	case errors.Is(err, context.Canceled):
 		// The client cancelled; the session drops this response.
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Request cancelled"}
@@ -137,6 +141,18 @@ func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 	}
 }
+
+// auditError fails a call whose audit entry could not be written
+// (Options.Audit): its result is not sent.
+type auditError struct{ err error }
+
+func (e *auditError) Error() string {
+	// What kept it from being written (a path, a disk) is the operator's
+	// to read, in the gateway's log.
+	return "the call ran, but its audit entry could not be written, so its result is withheld; the gateway's log says why"
+}
+
+func (e *auditError) Unwrap() error { return e.err }
 
 // The errors of the envelope, before any method is looked at.
 var errDuplicateID = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "request ID already in use"}

@@ -137,6 +137,9 @@ type toolRoute struct {
 	tool   *mcp.Tool       // decoded, for find_tools, mcp-gateway tools and REST
 	def    json.RawMessage // the definition as listed (toolDef)
 	app    appMeta         // what MCP Apps' _meta.ui says of it (apps.go)
+	// snapshot: the definition is its server's snapshot's, shown while
+	// the server starts; a call waits for the live list (liveRoute).
+	snapshot bool
 }
 
 type promptRoute struct {

@@ -41,6 +41,10 @@ type Options struct {
 	// OnCall, if set, is told of every finished tools/call (metrics). It
 	// runs on the call path: it must be fast and must not block.
 	OnCall func(CallRecord)
+	// Audit, if set, records every finished tools/call (the audit log)
+	// before the client is sent its result. A call whose record it cannot
+	// write fails (fail closed): no call is answered unrecorded.
+	Audit func(CallRecord) error
 	// ProgressInterval is how often an answer tool called with a
 	// progressToken reports progress; zero means 5 s.
 	ProgressInterval time.Duration

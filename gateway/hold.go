@@ -301,19 +301,18 @@ func (b *heldBy) deliver(result json.RawMessage, err error) {
 	b.s.respond(b.c, result, nil)
 }
 
-// resume serves a client's call again with a requestState the gateway
-// sealed for this caller: the answers go to the held call's requests, and
-// c takes the held call's place. The call is resolved again first, as a
-// new one would be: the caller's decision may have changed since (another
-// token, a policy reloaded), and what it may no longer call is not found.
-func (s *session) resume(c *call, params json.RawMessage, state string) {
+// resume serves a client's call again with the held call id that a
+// requestState the gateway sealed for this caller names (retryState): the
+// answers go to the held call's requests, and c takes the held call's
+// place. The call is resolved again first, as a new one would be: the
+// caller's decision may have changed since (another token, a policy
+// reloaded), and what it may no longer call is not found.
+func (s *session) resume(c *call, params json.RawMessage, id string) {
 	g := s.f.g
-	id, err := g.sealer.open(state, s.f.callerIdentity(), time.Now())
-	var h *hold
-	if err == nil {
-		if h = g.holds.get(id); h == nil {
-			err = errors.New("requestState names a call that has ended (its server answered, or nobody called again in time): call again")
-		}
+	var err error
+	h := g.holds.get(id)
+	if h == nil {
+		err = errors.New("requestState names a call that has ended (its server answered, or nobody called again in time): call again")
 	}
 	if err == nil && (h.method != c.method || h.name != c.name) {
 		err = fmt.Errorf("requestState is of a %s of %q, not of this %s of %q", h.method, h.name, c.method, c.name)
@@ -410,14 +409,56 @@ func (f *front) stillReaches(h *hold) (kind string, ok bool) {
 	return kindResource, true
 }
 
-// sealedStateOf is a request's requestState (its params member's value),
-// when it is one the gateway sealed.
-func sealedStateOf(v json.RawMessage) (string, bool) {
+// retryState reads the requestState v of a stateless client's request c
+// (a holdable one; nil when it has none): the held call a state the
+// gateway sealed names (hold), or the backend's own state it wraps, which
+// the backend is given back in its place (backend). A state another
+// caller was given, or that is not the gateway's while the gateway binds
+// states to callers (stateOwner), is refused (err) as one it never
+// issued. For a single caller, a state that is not the gateway's is the
+// backend's, passed through untouched: neither is returned.
+func (s *session) retryState(c *call, v json.RawMessage) (hold string, backend json.RawMessage, err error) {
+	if v == nil || string(v) == "null" {
+		return "", nil, nil
+	}
 	st, ok := wire.Unquote(v)
 	if !ok || !strings.HasPrefix(st, sealedPrefix) {
-		return "", false
+		if s.f.stateOwner() != "" {
+			return "", nil, errStateInvalid
+		}
+		return "", nil, nil
 	}
-	return st, true
+	o, err := s.f.g.sealer.openState(st, s.f.callerIdentity(), time.Now())
+	switch {
+	case err != nil:
+		return "", nil, err
+	case o.Kind == "":
+		return o.Hold, nil, nil
+	case o.Method != c.method || o.Name != c.name:
+		return "", nil, fmt.Errorf("requestState is of a %s of %q, not of this %s of %q", o.Method, o.Name, c.method, c.name)
+	}
+	return "", o.State, nil
+}
+
+// sealBackendState returns a backend's result to the stateless client's
+// request c with the requestState of an input_required answer wrapped for
+// the caller (requeststate.go), when the gateway binds states to callers
+// (stateOwner). Any other result, and every result for a single caller,
+// is returned as it is.
+func (s *session) sealBackendState(c *call, result json.RawMessage) (json.RawMessage, error) {
+	if !c.stateless || !holdable(c.method) || !backends.InputRequired(result) {
+		return result, nil
+	}
+	state := wire.Member(result, "requestState")
+	who := s.f.stateOwner()
+	if state == nil || who == "" {
+		return result, nil
+	}
+	out, err := wire.SetMember(result, "requestState", mustJSON(s.f.g.sealer.sealBackend(who, c.method, c.name, state)))
+	if err != nil {
+		return nil, fmt.Errorf("seal the backend's requestState: %w", err)
+	}
+	return out, nil
 }
 
 // declares reports whether client capabilities caps declare what a

@@ -751,6 +751,11 @@ func (h *HTTPFront) serveMessages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	msgs, calls, batch, _, err := readMessages(body)
+	if err == nil && batch {
+		// go-sdk's transport serves one message per POST: a batch would
+		// be counted and then refused.
+		err = errors.New("batches are not supported")
+	}
 	if err != nil {
 		http.Error(w, "malformed payload: "+err.Error(), http.StatusBadRequest)
 		return
@@ -758,7 +763,7 @@ func (h *HTTPFront) serveMessages(w http.ResponseWriter, r *http.Request) {
 	if !h.g.admitPOST(w, r, calls) || !h.g.scopesOK(w, r, msgs) {
 		return
 	}
-	if h.g.opts.Tracer != nil && !batch && len(msgs) == 1 && traceHeaders(r.Header, msgs) {
+	if h.g.opts.Tracer != nil && len(msgs) == 1 && traceHeaders(r.Header, msgs) {
 		// go-sdk's transport reads the body: the request with the
 		// trace context the headers carried.
 		body = wire.AppendRequest(nil, msgs[0].ID, msgs[0].Method, msgs[0].Params)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/mcp-gateway/mcp-gateway/config/policy"
 )
 
 // The answer to a client's initialize (and to server/discover) holds the
@@ -32,11 +33,12 @@ func unionCap(name string) bool {
 
 // initializeResult is the answer to initialize at version, or, when
 // version is "", to server/discover: the gateway's capabilities and the
-// backends', their instructions, and the gateway's serverInfo. The tasks
-// extension is declared to server/discover only: it is negotiated per
-// request, which the handshake era has no way to do, and that era has
-// tasks of its own (the tasks capability).
-func (g *Gateway) initializeResult(version string) json.RawMessage {
+// backends', the instructions of those the caller's decision (access, nil:
+// all) lets it see, and the gateway's serverInfo. The tasks extension is
+// declared to server/discover only: it is negotiated per request, which
+// the handshake era has no way to do, and that era has tasks of its own
+// (the tasks capability).
+func (g *Gateway) initializeResult(version string, access *policy.Decision) json.RawMessage {
 	caps := json.RawMessage(ownCapabilities)
 	var text []string
 	if b := g.opts.Backends; b != nil {
@@ -59,7 +61,7 @@ func (g *Gateway) initializeResult(version string) json.RawMessage {
 					}
 				}
 			})
-			if s := strings.TrimSpace(in.Instructions); s != "" {
+			if s := strings.TrimSpace(in.Instructions); s != "" && access.AllowsServer(in.Server) {
 				text = append(text, "## "+in.Server+"\n\n"+s)
 			}
 		}

@@ -38,6 +38,13 @@ type inMsg struct {
 	version string
 	name    string
 	nameOK  bool
+	// ambiguous, if not nil, is a member of the request's params (or a
+	// notification's) that two decoders could read differently
+	// (wire.Ambiguous): the session refuses the request (-32602) before it
+	// serves it. The rest is read as usual, so that the front's checks of
+	// its era and headers answer as for any request. An envelope member
+	// that is ambiguous makes the message bad (-32600).
+	ambiguous *wire.Ambiguity
 }
 
 // member is one member of a request's params.
@@ -57,7 +64,20 @@ func readMsg(body []byte) inMsg {
 		}
 		return inMsg{bad: de}
 	}
+	known := &responseMembers
+	if m.HasMethod {
+		known = &requestMembers
+	}
 	in := inMsg{Message: m}
+	if in.ambiguous = wire.Ambiguous(body, known); in.ambiguous != nil && (in.ambiguous.Path == "" || !m.HasMethod) {
+		// In the envelope (or a response): no JSON-RPC message, refused
+		// as any other, by every front before anything reads it.
+		de := &wire.DecodeError{Reason: in.ambiguous.Error()}
+		if wire.ValidID(m.ID) {
+			de.ID = m.ID
+		}
+		return inMsg{bad: de}
+	}
 	if m.IsCall() {
 		in.object = wire.EachMember(m.Params, func(name string, v json.RawMessage) {
 			if in.params == nil {
@@ -69,6 +89,34 @@ func readMsg(body []byte) inMsg {
 	}
 	return in
 }
+
+// The members the gateway reads in a client's message, for wire.Ambiguous:
+// one of these given in another case is refused, and so, anywhere in a
+// request's params (a tool's arguments too: lazy mode's call tools read
+// them, and policy, audit and Mcp-Param headers describe the call by them),
+// are two members of one object that differ only in case or not at all.
+// A response's result is the client's own answer, read by nobody but the
+// backend that asked: only its envelope is checked.
+var (
+	requestMembers = wire.Known{
+		Names:   []string{"jsonrpc", "id", "method", "params", "result", "error"},
+		Members: map[string]*wire.Known{"params": &paramsMembers},
+	}
+	responseMembers = wire.Known{
+		Names:   []string{"jsonrpc", "id", "method", "params", "result", "error"},
+		Shallow: true,
+	}
+	paramsMembers = wire.Known{
+		Names: []string{"name", "arguments", "_meta", "uri", "cursor", "ref", "argument", "context",
+			"level", "requestState", "inputResponses", "task", "taskId", "requestId", "reason",
+			"protocolVersion", "capabilities", "clientInfo"},
+		Members: map[string]*wire.Known{
+			"_meta": {Names: []string{"progressToken", metaTraceparent, metaTracestate,
+				metaProtocolVersion, metaClientCaps, metaClientInfo, metaLogLevel, metaSubscriptionID}},
+			"task": {Names: []string{"ttl"}},
+		},
+	}
+)
 
 // readMeta reads what depends on the request's params' members.
 func (in *inMsg) readMeta() {

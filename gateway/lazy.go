@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -88,12 +89,22 @@ type metaArgs struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
+// metaArgsMembers are metaArgs' members, for wire.Ambiguous.
+var metaArgsMembers = wire.Known{Names: []string{"query", "server", "limit", "name", "arguments"}}
+
 // callMeta serves the meta tool whose own name is which (metaFind, ...).
 // The call tools forward the client's _meta and progress like a direct
 // call.
 func (f *front) callMeta(ctx context.Context, which string, tc toolCall, notify func(*mcp.ProgressNotificationParams)) (json.RawMessage, error) {
 	var args metaArgs
 	if a := bytes.TrimSpace(tc.args); len(a) > 0 {
+		// encoding/json matches members without case; the scopes, the
+		// audit and the policy read the called tool's name exactly
+		// (calledNames, recorder): a member only in another case ("nAme")
+		// would be read by one and not the other.
+		if amb := wire.Ambiguous(a, &metaArgsMembers); amb != nil {
+			return nil, errInvalidParams("arguments: " + amb.Error())
+		}
 		if err := json.Unmarshal(a, &args); err != nil {
 			return nil, errInvalidParams("arguments: " + err.Error())
 		}
@@ -136,6 +147,12 @@ func (f *front) callMeta(ctx context.Context, which string, tc toolCall, notify 
 	if which == metaCallRead {
 		if !ok {
 			return nil, f.unknown(kindTool, args.Name)
+		}
+		// Read-only is what the server's live list says, not its
+		// snapshot's: the route is made that one's first.
+		var err error
+		if r, err = f.liveRoute(ctx, args.Name, r); err != nil {
+			return nil, err
 		}
 		if r.kind != backendTool || !readOnly(r) {
 			return nil, errInvalidParams(fmt.Sprintf("%s is not marked read-only: call it with %s", args.Name, f.metaName(metaCall)))

@@ -127,14 +127,19 @@ func (s *session) initialize(m *inMsg) {
 	if !f.g.lazy() {
 		f.g.waitFirstStarts(ctx)
 	}
-	result := f.g.initializeResult(version)
+	f.mu.Lock()
+	access := f.access
+	f.mu.Unlock()
+	result := f.g.initializeResult(version, access)
 	s.respond(c, result, nil)
 }
 
 // discover answers server/discover: the versions served, and the same
 // capabilities and instructions initialize has (and the tasks extension,
 // initializeResult), not to be cached (ttlMs 0: a reload or a backend's
-// start changes them) and the same for every client.
+// start changes them), and the same for every client unless a policy
+// leaves some servers' instructions out for this one (cacheScope
+// private).
 func (f *front) discover(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	if err := checkParams(params); err != nil {
 		return nil, err
@@ -142,7 +147,10 @@ func (f *front) discover(ctx context.Context, params json.RawMessage) (json.RawM
 	if !f.g.lazy() {
 		f.g.waitFirstStarts(ctx)
 	}
-	init := f.g.initializeResult("")
+	f.mu.Lock()
+	access := f.access
+	f.mu.Unlock()
+	init := f.g.initializeResult("", access)
 	out := json.RawMessage(`{}`)
 	versions, _ := json.Marshal(servedVersions())
 	out, _ = wire.SetMember(out, "supportedVersions", versions)
@@ -151,7 +159,11 @@ func (f *front) discover(ctx context.Context, params json.RawMessage) (json.RawM
 		out, _ = wire.SetMember(out, "instructions", in)
 	}
 	out, _ = wire.SetMember(out, "ttlMs", json.RawMessage(`0`))
-	out, _ = wire.SetMember(out, "cacheScope", json.RawMessage(`"public"`))
+	scope := json.RawMessage(`"public"`)
+	if access != nil {
+		scope = json.RawMessage(`"private"`)
+	}
+	out, _ = wire.SetMember(out, "cacheScope", scope)
 	return out, nil
 }
 

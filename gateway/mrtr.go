@@ -11,8 +11,9 @@ import (
 
 // A backend of the stateless era that needs something of the client
 // mid-call answers input_required (inputRequests and a requestState of
-// its own). A client of that era gets the answer as it is and calls again
-// itself. A client of the handshake era cannot: the gateway asks it each
+// its own). A client of that era gets the answer as it is — under OAuth
+// with the backend's requestState sealed for the caller (requeststate.go,
+// sealBackendState) — and calls again itself. A client of the handshake era cannot: the gateway asks it each
 // input request as the request it was in that era (sampling, elicitation,
 // roots, on the call's own stream), and calls the backend again with the
 // answers and the backend's requestState, round after round, until the

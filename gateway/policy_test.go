@@ -29,30 +29,44 @@ import (
 type policyGW struct {
 	t    *testing.T
 	url  string
+	gw   *Gateway
 	fake *answertest.Server // the Responses API the answer tools call
+
+	httpOptions HTTPOptions // the front's (set by newPolicyGWFront)
 
 	mu      sync.Mutex
 	denials []Denial
 }
 
 // The callers: alice2 is alice (the same key) with a token whose claims
-// no longer put her in team-a.
+// no longer put her in team-a; dan is another of team-a; token is every
+// holder of the shared token, here in team-a ("" is nobody: no principal).
 var policyCallers = map[string]*authn.Principal{
 	"alice":  {Key: "alice@test", Identity: policy.Identity{Auth: "oauth", Subject: "alice", Groups: []string{"team-a"}}},
 	"alice2": {Key: "alice@test", Identity: policy.Identity{Auth: "oauth", Subject: "alice"}},
 	"bob":    {Key: "bob@test", Identity: policy.Identity{Auth: "oauth", Subject: "bob", Groups: []string{"team-b"}}},
+	"carol":  {Key: "carol@test", Identity: policy.Identity{Auth: "oauth", Subject: "carol", Groups: []string{"b-app"}}},
+	"dan":    {Key: "dan@test", Identity: policy.Identity{Auth: "oauth", Subject: "dan", Groups: []string{"team-a"}}},
+	"token":  {Key: authn.Token([]byte("t")).Key, Identity: policy.Identity{Auth: "token", Groups: []string{"team-a"}}},
 }
 
 func newPolicyGW(t *testing.T, mutate func(*config.Config), servers ...config.Server) *policyGW {
 	t.Helper()
+	return newPolicyGWFront(t, HTTPOptions{}, mutate, servers...)
+}
+
+// newPolicyGWFront is newPolicyGW with an HTTP front of opts.
+func newPolicyGWFront(t *testing.T, opts HTTPOptions, mutate func(*config.Config), servers ...config.Server) *policyGW {
+	t.Helper()
 	pol, err := policy.Compile([]policy.Rule{
 		{Name: "team-a", When: `"team-a" in groups`, Allow: []string{"a", "gateway.answer*"}},
 		{Name: "team-b", When: `"team-b" in groups`, Allow: []string{"b"}},
+		{Name: "b-app", When: `"b-app" in groups`, Allow: []string{"b.show"}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &policyGW{t: t, fake: answertest.New(answertest.Respond("m", answertest.Message("An answer.")))}
+	g := &policyGW{t: t, httpOptions: opts, fake: answertest.New(answertest.Respond("m", answertest.Message("An answer.")))}
 	t.Cleanup(g.fake.Close)
 	cfg := config.Defaults()
 	cfg.Servers = servers
@@ -74,7 +88,8 @@ func newPolicyGW(t *testing.T, mutate func(*config.Config), servers ...config.Se
 	t.Cleanup(func() { mgr.Close() })
 	t.Cleanup(cancel)
 	mgr.Start(ctx)
-	front := gw.NewHTTPFront(HTTPOptions{})
+	g.gw = gw
+	front := gw.NewHTTPFront(g.httpOptions)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		front.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), policyCallers[r.Header.Get("X-Who")])))
 	}))
@@ -130,14 +145,27 @@ func (g *policyGW) send(who, path string, hdr map[string]string, body string) (i
 // sends one message on it.
 func (g *policyGW) session(who string) func(body string) string {
 	g.t.Helper()
+	return g.sessionCaps(who, `{}`)
+}
+
+// sessionCaps is session with the client capabilities caps.
+func (g *policyGW) sessionCaps(who, caps string) func(body string) string {
+	g.t.Helper()
+	_, send := g.sessionOf(who, caps)
+	return send
+}
+
+// sessionOf is sessionCaps that also returns the session's id.
+func (g *policyGW) sessionOf(who, caps string) (id string, send func(body string) string) {
+	g.t.Helper()
 	hdr := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
-	status, h, body := g.send(who, "/mcp", hdr, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"policy","version":"1"}}}`)
+	status, h, body := g.send(who, "/mcp", hdr, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"policy","version":"1"}}}`)
 	if status != http.StatusOK || h.Get(sessionIDHeader) == "" {
 		g.t.Fatalf("initialize as %s: %d %s", who, status, body)
 	}
 	hdr[sessionIDHeader] = h.Get(sessionIDHeader)
 	g.send(who, "/mcp", hdr, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	return func(body string) string {
+	return hdr[sessionIDHeader], func(body string) string {
 		g.t.Helper()
 		_, _, out := g.send(who, "/mcp", hdr, body)
 		return out
@@ -240,6 +268,19 @@ func TestPolicyUIResources(t *testing.T) {
 		}
 		if !g.denied("alice", "resource", uri, "b") {
 			t.Errorf("alice's refused %s was not reported", uri)
+		}
+	}
+
+	// A caller allowed an app's tool (b.show) but not its server's
+	// resources loads that tool's app, as the host would directly, and
+	// nothing else of b's.
+	carol := g.session("carol")
+	if out := carol(`{"jsonrpc":"2.0","id":30,"method":"resources/read","params":{"uri":"ui://b/app/view.html"}}`); !strings.Contains(out, `"contents"`) {
+		t.Errorf("carol reads the app of b.show, which she may call: %s", out)
+	}
+	for i, uri := range []string{"ui://b/unlisted.html", "ui://b/app/pages/7"} {
+		if out := carol(`{"jsonrpc":"2.0","id":` + strconv.Itoa(31+i) + `,"method":"resources/read","params":{"uri":"` + uri + `"}}`); !strings.Contains(out, `"code":-32602`) {
+			t.Errorf("carol's resources/read of %s: %s", uri, out)
 		}
 	}
 }

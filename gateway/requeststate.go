@@ -12,15 +12,25 @@ import (
 	"time"
 )
 
-// A requestState the gateway hands out (hold.go) is sealed: encrypted and
+// A requestState the gateway hands out is sealed: encrypted and
 // authenticated (AES-256-GCM) with a key the replicas of one deployment
 // share (gateway.http.state_key_env), so that no client can forge or alter
 // one, and any replica can tell a state of its own deployment from
-// garbage. It names the held call and the gateway process that holds it.
-// It is bound to the caller it was handed to, as a task id is (taskids.go):
-// another caller's retry with it opens to nothing. A backend's own
-// requestState (one that speaks 2026-07-28) passes through untouched: only
-// states with sealedPrefix are the gateway's.
+// garbage. It is bound to the caller it was handed to, as a task id is
+// (taskids.go): another caller's retry with it opens to nothing. It is of
+// one of two kinds:
+//
+//   - a held call's (hold.go): it names the call and the gateway process
+//     that holds it;
+//   - a backend's own (one that speaks 2026-07-28), wrapped for a caller
+//     the gateway tells from others (stateOwner): the backend sees one
+//     client, the gateway, and cannot bind its state to the caller; the
+//     gateway does, and gives the backend back exactly its state. Any
+//     replica opens it. For a single caller (stdio, auth none, the shared
+//     token) a backend's state passes through untouched.
+//
+// Only states with sealedPrefix are the gateway's; under OAuth every state
+// a client sends back must be one (retryState).
 
 // sealedPrefix starts every requestState the gateway seals.
 const sealedPrefix = "mcpgw1."
@@ -50,18 +60,41 @@ func newSealer(key []byte) *sealer {
 	return &sealer{aead: aead, nonceKey: sha256.Sum256(append([]byte("mcp-gateway task id nonce\x00"), key...)), process: rand.Text()}
 }
 
-// sealed is a request state's contents.
+// sealed is a request state's contents. Kind says which of the two it is:
+// "" a held call's (the first kind, so that its states sealed before the
+// second kind existed open as they did), kindBackendState a backend's.
 type sealed struct {
-	Hold    string `json:"h"`
+	Kind    string `json:"k,omitempty"`
+	Hold    string `json:"h,omitempty"`
 	Who     string `json:"w,omitempty"` // the caller's principal key (front.identity)
-	Process string `json:"p"`
-	Expires int64  `json:"e"` // Unix seconds
+	Process string `json:"p,omitempty"`
+	Expires int64  `json:"e,omitempty"` // Unix seconds; 0: the backend's state, which lives as long as the backend lets it
+	// A backend's state: the request it answered (its method and the name
+	// or URI the client gave) and the requestState member's value, byte
+	// for byte ([]byte: JSON of a string would mend invalid UTF-8).
+	Method string `json:"m,omitempty"`
+	Name   string `json:"n,omitempty"`
+	State  []byte `json:"s,omitempty"`
 }
+
+// kindBackendState is the kind of a backend's state wrapped for its caller.
+const kindBackendState = "backend"
 
 // seal returns the request state naming hold for caller who, valid until
 // expires.
 func (s *sealer) seal(hold, who string, expires time.Time) string {
-	plain, _ := json.Marshal(sealed{Hold: hold, Who: who, Process: s.process, Expires: expires.Unix()})
+	return s.sealState(sealed{Hold: hold, Who: who, Process: s.process, Expires: expires.Unix()})
+}
+
+// sealBackend returns the request state that wraps a backend's own, the
+// requestState member's value state of its answer to a method request of
+// name, for caller who.
+func (s *sealer) sealBackend(who, method, name string, state json.RawMessage) string {
+	return s.sealState(sealed{Kind: kindBackendState, Who: who, Method: method, Name: name, State: state})
+}
+
+func (s *sealer) sealState(st sealed) string {
+	plain, _ := json.Marshal(st)
 	nonce := make([]byte, s.aead.NonceSize(), s.aead.NonceSize()+len(plain)+s.aead.Overhead())
 	_, _ = rand.Read(nonce)
 	return sealedPrefix + base64.RawURLEncoding.EncodeToString(s.aead.Seal(nonce, nonce, plain, []byte(sealedPrefix)))
@@ -74,31 +107,50 @@ var (
 	errStateReplica = errors.New("requestState belongs to another gateway process (replica): a call held for input lives in the process that returned it; send the retry there, or call again")
 )
 
-// open returns the hold a request state of this process names, if it was
-// sealed for caller who: another caller's is answered as one the gateway
-// never issued, which tells it nothing.
-func (s *sealer) open(state, who string, now time.Time) (string, error) {
+// openState returns what a request state sealed for caller who holds:
+// another caller's is answered as one the gateway never issued, which
+// tells it nothing. A held call's is checked for its expiry and process.
+func (s *sealer) openState(state, who string, now time.Time) (sealed, error) {
+	var st sealed
 	enc, ok := strings.CutPrefix(state, sealedPrefix)
 	if !ok {
-		return "", errStateInvalid
+		return st, errStateInvalid
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(enc)
 	if err != nil || len(raw) < s.aead.NonceSize() {
-		return "", errStateInvalid
+		return st, errStateInvalid
 	}
 	plain, err := s.aead.Open(nil, raw[:s.aead.NonceSize()], raw[s.aead.NonceSize():], []byte(sealedPrefix))
-	if err != nil {
-		return "", errStateInvalid
+	if err != nil || json.Unmarshal(plain, &st) != nil || st.Who != who {
+		return sealed{}, errStateInvalid
 	}
-	var st sealed
-	if json.Unmarshal(plain, &st) != nil || st.Hold == "" || st.Who != who {
-		return "", errStateInvalid
+	switch st.Kind {
+	case kindBackendState:
+		if st.State == nil || who == "" {
+			return sealed{}, errStateInvalid
+		}
+		return st, nil
+	case "":
+	default:
+		return sealed{}, errStateInvalid
 	}
 	switch {
+	case st.Hold == "":
+		return sealed{}, errStateInvalid
 	case now.Unix() > st.Expires:
-		return "", errStateExpired
+		return sealed{}, errStateExpired
 	case st.Process != s.process:
-		return "", errStateReplica
+		return sealed{}, errStateReplica
 	}
-	return st.Hold, nil
+	return st, nil
+}
+
+// open returns the hold a request state of this process names, if it was
+// sealed for caller who.
+func (s *sealer) open(state, who string, now time.Time) (string, error) {
+	st, err := s.openState(state, who, now)
+	if err == nil && st.Kind != "" {
+		err = errStateInvalid
+	}
+	return st.Hold, err
 }

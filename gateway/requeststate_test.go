@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -47,5 +49,41 @@ func TestSealedRequestState(t *testing.T) {
 	}
 	if a, b := s.seal("h1", "", now), s.seal("h1", "", now); a == b {
 		t.Errorf("two seals of one hold are equal: %q", a)
+	}
+}
+
+// TestSealedBackendRequestState (issue 32): a backend's own requestState,
+// wrapped for its caller, opens for that caller only, in any replica of
+// the deployment and at any time (the backend's state says how long it
+// lives), to exactly the bytes the backend gave — invalid UTF-8, HTML
+// characters and escapes included; it names no held call, and a held
+// call's state is no backend's.
+func TestSealedBackendRequestState(t *testing.T) {
+	now := time.Now()
+	s := newSealer([]byte("shared key"))
+	backend := json.RawMessage("\"a<b>&\\u00e9\xff\\\"\"")
+	st := s.sealBackend("alice@test", "prompts/get", "a.ask", backend)
+	if !strings.HasPrefix(st, sealedPrefix) || strings.Contains(st, "a<b>") {
+		t.Fatalf("state %q", st)
+	}
+	for _, opener := range []*sealer{s, newSealer([]byte("shared key"))} {
+		o, err := opener.openState(st, "alice@test", now.Add(24*time.Hour))
+		if err != nil || o.Kind != kindBackendState || !bytes.Equal(o.State, backend) || o.Method != "prompts/get" || o.Name != "a.ask" || o.Hold != "" {
+			t.Errorf("openState = %+v, %v", o, err)
+		}
+	}
+	for _, who := range []string{"bob@test", ""} {
+		if _, err := s.openState(st, who, now); err != errStateInvalid {
+			t.Errorf("opened by %q: %v", who, err)
+		}
+	}
+	if id, err := s.open(st, "alice@test", now); err != errStateInvalid || id != "" {
+		t.Errorf("a backend's state opened as a held call's: %q, %v", id, err)
+	}
+	if o, err := s.openState(s.seal("hold-id", "alice@test", now.Add(time.Minute)), "alice@test", now); err != nil || o.Kind != "" || o.State != nil || o.Hold != "hold-id" {
+		t.Errorf("a held call's state: %+v, %v", o, err)
+	}
+	if _, err := s.openState(s.sealBackend("", "tools/call", "x", backend), "", now); err != errStateInvalid {
+		t.Errorf("a backend's state for nobody opened: %v", err)
 	}
 }

@@ -207,13 +207,37 @@ func (f *front) resourceRoute(uri string) (resourceRoute, bool, error) {
 		f.mu.Lock()
 		access := f.access
 		f.mu.Unlock()
-		if e := access.Explain(policy.Resource, server, ""); !e.Allowed {
+		if e := access.Explain(policy.Resource, server, ""); !e.Allowed && !f.appOfShownTool(server, uri) {
 			f.deny(policy.Resource, uri, server, "", e)
 			return resourceRoute{}, false, &notFoundError{kindResource, uri}
 		}
 		return resourceRoute{server: server, own: own, ui: true}, true, nil
 	}
 	return resourceRoute{}, false, nil
+}
+
+// appOfShownTool reports whether a tool of server the client is shown
+// names uri (as shown) as its app (_meta.ui.resourceUri, or the older
+// _meta["ui/resourceUri"]): a caller the policy allows such a tool, but
+// not its server's resources, still loads the tool's app, as its host
+// would directly; nothing else of the server's.
+func (f *front) appOfShownTool(server, uri string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	names := func(v json.RawMessage) bool {
+		u, ok := wire.Unquote(v)
+		return ok && u == uri
+	}
+	for _, r := range f.tools {
+		if r.kind != backendTool || r.server != server || !r.app.ui || !f.allowedLocked(r) {
+			continue
+		}
+		meta := wire.Member(r.def, "_meta")
+		if names(wire.Member(wire.Member(meta, "ui"), "resourceUri")) || names(wire.Member(meta, "ui/resourceUri")) {
+			return true
+		}
+	}
+	return false
 }
 
 // ownParams are a request's params for the backend a resource route

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -171,10 +170,11 @@ func (g *Gateway) serveCall(w http.ResponseWriter, r *http.Request) {
 }
 
 // decodeRESTCall decodes POST /mcp/call's body as strictly as /mcp reads
-// a message: one JSON value with nothing after it, an object, and each
-// member once. A repeated member (names compared as encoding/json matches
-// them, without case) would let whatever checked the body before the
-// gateway see one tool while the gateway calls another.
+// a message: one JSON value with nothing after it, an object, and no member
+// that decoders could read differently (wire.Ambiguous, the rule /mcp
+// applies too): a member given twice, or in another case, would let
+// whatever checked the body before the gateway see one tool while the
+// gateway calls another, and the arguments reach the tool as they are.
 func decodeRESTCall(body []byte) (restCall, error) {
 	var c restCall
 	if err := json.Unmarshal(body, &c); err != nil {
@@ -183,22 +183,14 @@ func decodeRESTCall(body []byte) (restCall, error) {
 	if b := bytes.TrimSpace(body); len(b) == 0 || b[0] != '{' {
 		return c, errors.New("not an object")
 	}
-	seen := make(map[string]bool)
-	dup := ""
-	if err := wire.EachMember(body, func(name string, _ json.RawMessage) {
-		k := strings.ToLower(name)
-		if seen[k] && dup == "" {
-			dup = name
-		}
-		seen[k] = true
-	}); err != nil {
-		return c, err
-	}
-	if dup != "" {
-		return c, fmt.Errorf("member %q is given more than once", dup)
+	if a := wire.Ambiguous(body, &restMembers); a != nil {
+		return c, a
 	}
 	return c, nil
 }
+
+// restMembers are the members of POST /mcp/call's body (restCall).
+var restMembers = wire.Known{Names: []string{"server", "toolName", "input", "name", "arguments"}}
 
 // restName finds the name a client calls a backend's tool by. A tool of a
 // backend that is down is not listed; its name is built from the prefix,
@@ -264,6 +256,8 @@ func restError(e *jsonrpc.Error) (int, string) {
 		return http.StatusForbidden, "INSUFFICIENT_SCOPE"
 	case e.Code == CodeToolFailed && data.Reason == "timeout":
 		return http.StatusGatewayTimeout, "TIMEOUT_ERROR"
+	case e.Code == jsonrpc.CodeInternalError && data.Reason == "audit":
+		return http.StatusInternalServerError, "AUDIT_FAILED"
 	case e.Code == jsonrpc.CodeParseError:
 		return http.StatusInternalServerError, "INTERNAL_ERROR"
 	case e.Code == jsonrpc.CodeInvalidParams && strings.HasPrefix(e.Message, "Tool not found"):

@@ -50,7 +50,10 @@ func TestRESTCallStrict(t *testing.T) {
 		{"application/json", crash + ` garbage`, 400, "VALIDATION_ERROR", "after top-level value"},
 		{"application/json", crash + crash, 400, "VALIDATION_ERROR", "after top-level value"},
 		{"application/json", `{"name":"tb.echo","name":"tb.crash","arguments":{}}`, 400, "VALIDATION_ERROR", `member "name" is given more than once`},
-		{"application/json", `{"name":"tb.echo","Name":"tb.crash","arguments":{}}`, 400, "VALIDATION_ERROR", `member "Name" is given more than once`},
+		{"application/json", `{"name":"tb.echo","Name":"tb.crash","arguments":{}}`, 400, "VALIDATION_ERROR", `member "Name" differs from "name" only in case`},
+		{"application/json", `{"name":"tb.crash","arguments":{},"argumentſ":{"code":0}}`, 400, "VALIDATION_ERROR", `member "argumentſ" differs from "arguments" only in case`},
+		{"application/json", `{"name":"tb.crash","arguments":{"code":3,"Code":0}}`, 400, "VALIDATION_ERROR", `member "Code" in arguments differs from "code" only in case`},
+		{"application/json", `{"Name":"tb.crash","arguments":{}}`, 400, "VALIDATION_ERROR", `member "Name" differs from "name" only in case`},
 		{"application/json", `{"server":"tb","toolName":"echo","toolName":"crash"}`, 400, "VALIDATION_ERROR", "more than once"},
 		{"application/json", `["tb.crash"]`, 400, "VALIDATION_ERROR", "one JSON object"},
 	}

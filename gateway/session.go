@@ -194,6 +194,15 @@ func (s *session) handle(m *inMsg) {
 		s.reject(m.bad)
 		return
 	}
+	if m.ambiguous != nil {
+		// Refused before anything reads the params: the gateway and the
+		// backend would not read them alike (inmsg.go).
+		s.log.Warn("refused a message with ambiguous members", "method", m.Method, "reason", m.ambiguous.Error())
+		if m.IsCall() {
+			s.writeError(m.ID, errInvalidParams(m.ambiguous.Error()))
+		}
+		return
+	}
 	switch {
 	case m.IsCall():
 		s.serveRequest(m)
@@ -354,10 +363,20 @@ func (s *session) startToolCall(m *inMsg, rm *reqMeta) {
 		s.respond(c, nil, rpcError(err, kindTool, "", false))
 		return
 	}
-	if st, ok := sealedStateOf(m.param("requestState")); ok && c.stateless {
-		s.setCancel(c, nil, tc.name, "")
-		s.resume(c, m.Params, st)
-		return
+	if c.stateless {
+		hold, state, err := s.retryState(c, m.param("requestState"))
+		switch {
+		case err != nil:
+			s.setCancel(c, nil, tc.name, "")
+			s.respond(c, nil, errInvalidParams(err.Error()))
+			return
+		case hold != "":
+			s.setCancel(c, nil, tc.name, "")
+			s.resume(c, m.Params, hold)
+			return
+		case state != nil:
+			tc.extra, _ = wire.SetMember(tc.extra, "requestState", state)
+		}
 	}
 	tc.caps, tc.id, tc.span = c.caps, c.id, c.span
 	if c.stateless {
@@ -406,9 +425,18 @@ func (s *session) startRequest(m *inMsg, rm *reqMeta, serve func(context.Context
 		return
 	}
 	params := m.Params
-	if st, ok := sealedStateOf(m.param("requestState")); ok && c.stateless && holdable(m.Method) {
-		s.resume(c, params, st)
-		return
+	if c.stateless && holdable(m.Method) {
+		hold, state, err := s.retryState(c, m.param("requestState"))
+		switch {
+		case err != nil:
+			s.respond(c, nil, errInvalidParams(err.Error()))
+			return
+		case hold != "":
+			s.resume(c, params, hold)
+			return
+		case state != nil:
+			params, _ = wire.SetMember(params, "requestState", state)
+		}
 	}
 	ctx, cancel := s.callContext(c)
 	if !s.spawnCall(c, func() {
@@ -417,6 +445,9 @@ func (s *session) startRequest(m *inMsg, rm *reqMeta, serve func(context.Context
 		if h := s.heldBy(c); h != nil {
 			h.finish(raw, err)
 			return
+		}
+		if err == nil {
+			raw, err = s.sealBackendState(c, raw)
 		}
 		if err != nil {
 			s.respond(c, nil, rpcError(err, "", "", false))
@@ -667,12 +698,18 @@ func (s *session) written() {
 func (s *session) finishCall(c *call, name string, record callEnd, raw json.RawMessage, err error, buffered bool) {
 	if h := s.heldBy(c); h != nil {
 		// Held for a client of 2026-07-28: the result or error goes to its
-		// retry, recorded (and masked) all the same.
+		// retry, recorded (and masked) all the same; a call that could not
+		// be audited fails there.
 		if record != nil && err == nil {
-			raw, _ = record(raw, nil)
+			var e *jsonrpc.Error
+			if raw, e = record(raw, nil); e != nil {
+				raw, err = nil, e
+			}
 		} else if record != nil {
-			_, e := record(nil, rpcError(err, kindTool, name, s.f.g.opts.Config.Server.Debug))
-			err = e
+			mapped := rpcError(err, kindTool, name, false)
+			if _, e := record(nil, mapped); e != mapped {
+				err = e
+			}
 		}
 		h.finish(raw, err)
 		return
@@ -686,7 +723,16 @@ func (s *session) finishCall(c *call, name string, record callEnd, raw json.RawM
 		return
 	}
 	if record != nil {
-		raw, _ = record(raw, nil)
+		var e *jsonrpc.Error
+		if raw, e = record(raw, nil); e != nil {
+			s.respond(c, nil, e) // not audited
+			return
+		}
+	}
+	raw, err = s.sealBackendState(c, raw)
+	if err != nil {
+		s.respond(c, nil, rpcError(err, kindTool, name, false))
+		return
 	}
 	if buffered {
 		s.respondBuffered(c, raw)

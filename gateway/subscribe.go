@@ -132,6 +132,9 @@ func (g *Gateway) backendNotification(server, method string, params json.RawMess
 			compact, _ = wire.SetMember(compact, "uri", quoted)
 		}
 		g.broadcast(wire.AppendRequest(nil, nil, method, compact), func(f *front) bool {
+			if !f.allowsResources(server) {
+				return false // a server whose resources the policy hides from the client
+			}
 			for _, l := range f.listensOf(p.URI) {
 				l.send(method, compact)
 			}

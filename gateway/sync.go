@@ -229,7 +229,7 @@ func (g *Gateway) buildToolRoutes(n namer, tools []backends.Tool, prefixes map[s
 			g.log.Warn("skipped a tool the backend listed", "server", bt.Server, "tool", bt.Name, "err", err)
 			continue
 		}
-		out[name] = toolRoute{kind: backendTool, server: bt.Server, own: bt.Name, tool: t, def: def, app: app}
+		out[name] = toolRoute{kind: backendTool, server: bt.Server, own: bt.Name, tool: t, def: def, app: app, snapshot: bt.Snapshot}
 		order = append(order, name)
 	}
 	for _, c := range names.collisions {

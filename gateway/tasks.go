@@ -58,6 +58,7 @@ type taskOwners struct {
 // taskOwner is one task's entry.
 type taskOwner struct {
 	server   string
+	who      string // the creator's principal key (front.identity), in the gateway's table
 	seq      uint64
 	recorded time.Time
 	ttl      time.Duration // the backend's; 0: none given
@@ -94,19 +95,19 @@ func stateOf(task json.RawMessage) taskState {
 	return st
 }
 
-// record adds server's task id, or updates its entry.
-func (t *taskOwners) record(id, server string, st taskState) {
+// record adds server's task id, created by who, or updates its entry.
+func (t *taskOwners) record(id, server, who string, st taskState) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := time.Now()
 	o := t.owner[id]
-	if o == nil || o.server != server {
+	if o == nil || o.server != server || o.who != who {
 		if t.owner == nil {
 			t.owner = make(map[string]*taskOwner)
 		}
 		t.shrink(now)
 		t.seq++
-		o = &taskOwner{server: server, seq: t.seq, recorded: now}
+		o = &taskOwner{server: server, who: who, seq: t.seq, recorded: now}
 		t.owner[id] = o
 	}
 	o.set(st, now)
@@ -163,11 +164,12 @@ func (t *taskOwners) shrink(now time.Time) {
 	}
 }
 
-func (t *taskOwners) lookup(id string) (string, bool) {
+// lookup returns the server of task id, if who created it.
+func (t *taskOwners) lookup(id, who string) (string, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	o := t.owner[id]
-	if o == nil {
+	if o == nil || o.who != who {
 		return "", false
 	}
 	if o.expired(time.Now()) {
@@ -209,9 +211,9 @@ func (f *front) recordTaskObject(server string, task json.RawMessage) {
 		return
 	}
 	st := stateOf(task)
-	f.tasks.record(id, server, st)
+	f.tasks.record(id, server, "", st)
 	if f.stateless {
-		f.g.tasks.record(id, server, st)
+		f.g.tasks.record(id, server, f.callerIdentity(), st)
 	}
 }
 
@@ -225,18 +227,20 @@ func (f *front) updateTask(id, server string, st taskState) {
 }
 
 // taskServer returns the backend that owns a task this session may reach:
-// one it created, or, for a stateless request, any the gateway recorded.
+// one it created, or, for a stateless request, any the gateway recorded
+// for its caller (another caller's is not found, as a session's is).
 func (f *front) taskServer(id string) (string, bool) {
-	server, ok := f.tasks.lookup(id)
+	server, ok := f.tasks.lookup(id, "")
 	if !ok && f.stateless {
-		return f.g.tasks.lookup(id)
+		return f.g.tasks.lookup(id, f.callerIdentity())
 	}
 	return server, ok
 }
 
-// ownsTask reports whether this session created server's task id.
+// ownsTask reports whether this session created server's task id, or, for
+// a stateless request, its caller did.
 func (f *front) ownsTask(id, server string) bool {
-	owner, ok := f.tasks.lookup(id)
+	owner, ok := f.taskServer(id)
 	return ok && owner == server
 }
 
@@ -374,8 +378,8 @@ func (f *front) listTasks(ctx context.Context, params json.RawMessage) (json.Raw
 			}
 			for _, t := range list.Tasks {
 				id, _ := wire.Unquote(wire.Member(t, "taskId"))
-				if !f.stateless && !f.ownsTask(id, server) {
-					continue // another session's
+				if !f.ownsTask(id, server) {
+					continue // another session's, or caller's
 				}
 				f.recordTaskObject(server, t)
 				if n > 0 {

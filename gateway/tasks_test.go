@@ -20,23 +20,23 @@ import (
 func TestTaskOwnersExpire(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var owners taskOwners
-		owners.record("ttl", "a", taskState{ttl: time.Second})
-		owners.record("none", "a", taskState{})
+		owners.record("ttl", "a", "", taskState{ttl: time.Second})
+		owners.record("none", "a", "", taskState{})
 		time.Sleep(2 * time.Second)
-		if _, ok := owners.lookup("ttl"); !ok {
+		if _, ok := owners.lookup("ttl", ""); !ok {
 			t.Fatal("a working task ended with its ttl")
 		}
 		owners.update("ttl", "a", taskState{final: true})
 		owners.update("none", "a", taskState{final: true})
-		if _, ok := owners.lookup("ttl"); ok {
+		if _, ok := owners.lookup("ttl", ""); ok {
 			t.Error("a finished task past its ttl is still known")
 		}
 		time.Sleep(taskFinishedTTL - time.Second)
-		if _, ok := owners.lookup("none"); !ok {
+		if _, ok := owners.lookup("none", ""); !ok {
 			t.Error("a finished task without ttl ended before taskFinishedTTL")
 		}
 		time.Sleep(time.Second)
-		if _, ok := owners.lookup("none"); ok {
+		if _, ok := owners.lookup("none", ""); ok {
 			t.Error("a finished task without ttl is known after taskFinishedTTL")
 		}
 	})
@@ -45,21 +45,21 @@ func TestTaskOwnersExpire(t *testing.T) {
 // The table never passes its limit; the oldest finished tasks go first.
 func TestTaskOwnersLimit(t *testing.T) {
 	owners := taskOwners{limit: 100}
-	owners.record("working", "a", taskState{})
+	owners.record("working", "a", "", taskState{})
 	for i := range 1000 {
-		owners.record(fmt.Sprint(i), "a", taskState{final: true})
+		owners.record(fmt.Sprint(i), "a", "", taskState{final: true})
 		if n := owners.size(); n > 100 {
 			t.Fatalf("%d entries after %d records, limit 100", n, i+2)
 		}
 	}
-	if _, ok := owners.lookup("working"); !ok {
+	if _, ok := owners.lookup("working", ""); !ok {
 		t.Error("the working task went before finished ones")
 	}
-	if _, ok := owners.lookup("999"); !ok {
+	if _, ok := owners.lookup("999", ""); !ok {
 		t.Error("the newest task went")
 	}
 	for i := range 1000 {
-		owners.record(fmt.Sprint("w", i), "a", taskState{})
+		owners.record(fmt.Sprint("w", i), "a", "", taskState{})
 	}
 	if n := owners.size(); n > 100 {
 		t.Errorf("%d entries, limit 100", n)

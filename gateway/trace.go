@@ -204,7 +204,9 @@ func traceHeaders(h http.Header, msgs []inMsg) (changed bool) {
 	ts := h.Get(metaTracestate)
 	for i := range msgs {
 		m := &msgs[i]
-		if !m.IsCall() {
+		if !m.IsCall() || m.ambiguous != nil {
+			// An ambiguous request is refused by the session: a rewrite
+			// would only hide what made it so.
 			continue
 		}
 		meta := m.meta

@@ -15,6 +15,17 @@ const (
 	sampledRecord = `{"uri":"test://sampled","name":"sampled"}`
 )
 
+// Spoken to in 2026-07-28 (-tasks-ext; the request's _meta names the
+// version), they ask that era's way instead: the request is answered
+// input_required, with the input request under key "ask" and
+// askState as requestState, and the retry with the answer gets the same
+// answer as above — if its requestState is askState byte for byte, else
+// an error saying what came (-32602).
+
+// askState is the requestState of a request of 2026-07-28 that asks: JSON
+// that any re-encoding changes (an escape, HTML characters).
+const askState = `"<asked \u00e9 & waiting>"`
+
 // asking reports whether msg is a request the -asks server serves by
 // asking the client first.
 func (s *server) asking(msg message) bool {
@@ -32,7 +43,21 @@ func (s *server) serveAsking(msg message) {
 	if msg.Method == "resources/read" {
 		method, params = "sampling/createMessage", `{"messages":[{"role":"user","content":{"type":"text","text":"a word"}}],"maxTokens":10}`
 	}
-	r, ok := s.request(method, params, cancel)
+	var r message
+	ok := true
+	if stringMember(memberOf(msg.Params, "_meta"), "io.modelcontextprotocol/protocolVersion") == "2026-07-28" {
+		r.Result = memberOf(memberOf(msg.Params, "inputResponses"), "ask")
+		switch state := memberOf(msg.Params, "requestState"); {
+		case r.Result == nil:
+			s.reply(msg.ID, `{"resultType":"input_required","inputRequests":{"ask":{"method":`+quote(method)+`,"params":`+params+`}},"requestState":`+askState+`}`)
+			return
+		case string(state) != askState:
+			s.replyError(msg.ID, -32602, "requestState is not ours: "+string(state), "")
+			return
+		}
+	} else {
+		r, ok = s.request(method, params, cancel)
+	}
 	switch {
 	case !ok:
 	case len(r.Error) > 0:

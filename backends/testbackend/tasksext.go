@@ -295,10 +295,10 @@ func (s *server) declaresTasks(params json.RawMessage) bool {
 // discover answers server/discover: 2026-07-28, the extension declared.
 func (s *server) discover(msg message) {
 	caps := `"tools":{},"extensions":{"` + tasksExtension + `":{}}`
-	if s.prompts {
+	if s.prompts || s.asks {
 		caps += `,"prompts":{}`
 	}
-	if s.resources {
+	if s.resources || s.asks {
 		caps += `,"resources":{}`
 	}
 	info := `{"name":` + quote(s.name) + `,"version":"1.0.0"}`

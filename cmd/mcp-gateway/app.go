@@ -150,8 +150,9 @@ func newApp(inv *invocation, e env) (_ *app, err error) {
 			stateKey = []byte(key)
 		}
 	}
+	var auditCall func(gateway.CallRecord) error
 	if a.audit != nil {
-		observe = append(observe, a.recordCall)
+		auditCall = a.recordCall
 	}
 	var onCall func(gateway.CallRecord)
 	switch len(observe) {
@@ -172,6 +173,7 @@ func newApp(inv *invocation, e env) (_ *app, err error) {
 		Backends: a.backends,
 		Version:  version(),
 		OnCall:   onCall,
+		Audit:    auditCall,
 		StateKey: stateKey,
 		Policy:   a.policy,
 		OnDeny:   a.denied,
@@ -327,8 +329,11 @@ func (a *app) denied(d gateway.Denial) {
 		reason = "policy: no rule that applies allows it"
 	}
 	if a.audit != nil {
-		a.audit.Record(audit.Entry{Time: d.Time, Event: "deny", Client: d.Client, Identity: d.Identity,
-			Server: d.Server, Tool: d.Name, Own: d.Own, Kind: d.Kind, Reason: reason})
+		// The request is refused whether or not this is written.
+		if err := a.audit.Record(audit.Entry{Time: d.Time, Event: "deny", Client: d.Client, Identity: d.Identity,
+			Server: d.Server, Tool: d.Name, Own: d.Own, Kind: d.Kind, Reason: reason}); err != nil {
+			a.log.Error("a denial's audit entry could not be written", "err", err)
+		}
 	}
 	a.log.Info("request denied", "identity", d.Identity, "client", d.Client, "kind", d.Kind, "name", d.Name,
 		"server", d.Server, "reason", reason)

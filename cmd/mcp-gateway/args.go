@@ -25,8 +25,9 @@ Usage:
                                                          start the backends, list every tool a client sees
   mcp-gateway tools --changes [--json] [--wait D]        the tool and prompt definitions withheld until approved,
                                                          each with its diff, and the definitions the scanner flags
-  mcp-gateway approve SERVER [NAME] [--digest HEX]       accept SERVER's withheld definitions (NAME's only), as
-                                                         tools --changes shows them (docs/trust.md)
+  mcp-gateway approve SERVER [NAME] --digest HEX        accept the withheld definition of that digest, as
+                                                         tools --changes shows it (docs/trust.md)
+  mcp-gateway approve SERVER --all                       accept everything SERVER withholds now, unreviewed
   mcp-gateway dashboard [--listen ADDR]                  a page on loopback (default 127.0.0.1:8300): backends, tools,
                                                          withheld changes with Approve, recent audit entries
   mcp-gateway call NAME [JSON_ARGS] [--config PATH] [--profile NAME]
@@ -51,7 +52,9 @@ Flags:
                    by default until each has started or failed (Ctrl-C stops waiting)
   --json           machine-readable output for tools and status
   --changes        tools: what the trust layer withholds, with diffs, instead of the tools
-  --digest HEX     approve: only a definition whose digest starts with HEX (what was reviewed)
+  --digest HEX     approve: the definition whose digest starts with HEX, 12 hex digits or more
+                   (what was reviewed); approve SERVER NAME refuses without it
+  --all            approve: every definition SERVER withholds now, whatever it is
   --from CLIENT    claude-desktop, claude-code, cursor, vscode, windsurf, codex, gemini, or a file
   --write PATH     write the imported YAML to PATH (--force to overwrite)
   --replace-client back up the client's file, then leave one entry in it: this gateway on PATH
@@ -79,6 +82,7 @@ type invocation struct {
 	wait     time.Duration
 	changes  bool   // tools --changes
 	digest   string // approve --digest
+	all      bool   // approve --all
 	name     string // approve's NAME
 	callName string
 	callArgs string
@@ -158,6 +162,8 @@ func parseArgs(args []string) (*invocation, error) {
 			inv.changes = true
 		case "--digest":
 			inv.digest, err = value()
+		case "--all":
+			inv.all = true
 		case "--wait":
 			var v string
 			if v, err = value(); err == nil {
@@ -265,8 +271,8 @@ func parseArgs(args []string) (*invocation, error) {
 		if inv.changes && inv.command != "tools" {
 			return nil, usagef("--changes belongs to tools")
 		}
-		if inv.digest != "" && inv.command != "approve" {
-			return nil, usagef("--digest belongs to approve")
+		if (inv.digest != "" || inv.all) && inv.command != "approve" {
+			return nil, usagef("--digest and --all belong to approve")
 		}
 		if inv.listen != "" && inv.command != "dashboard" {
 			return nil, usagef("--listen belongs to --transport http and dashboard")
@@ -340,7 +346,7 @@ var (
 	commands  = []string{"tools", "call", "status", "import", "login", "logout", "approve", "dashboard", "policy"}
 	flagNames = func() []string {
 		names := []string{"--help", "--version", "--stdio", "--transport", "--listen", "--config", "--debug",
-			"--show-config", "--json", "--changes", "--digest", "--wait", "--from", "--write", "--force", "--replace-client", "--profile"}
+			"--show-config", "--json", "--changes", "--digest", "--all", "--wait", "--from", "--write", "--force", "--replace-client", "--profile"}
 		for _, f := range callerFlags {
 			names = append(names, f.name)
 		}

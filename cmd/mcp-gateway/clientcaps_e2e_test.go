@@ -1,5 +1,7 @@
 package main
 
+//lint:file-ignore SA1019 sampling is deprecated from protocol 2026-07-28 on, but backends still send it and the gateway forwards it.
+
 import (
 	"context"
 	"errors"

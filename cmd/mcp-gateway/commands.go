@@ -150,7 +150,7 @@ func (a *app) status(ctx context.Context) error {
 	}
 	for _, f := range flagged {
 		if !f.Withheld {
-			fmt.Fprintf(a.env.stdout, "\n%s %s of %s: the scanner found injection markers:\n", f.Kind, shown(f.Name), shown(f.Server))
+			fmt.Fprintf(a.env.stdout, "\n%s of %s: the scanner found injection markers:\n", defName(f.Kind, shown(f.Name)), shown(f.Server))
 			writeFindings(a.env.stdout, f.Findings, "  ")
 		}
 	}

@@ -243,9 +243,12 @@ func (d *dashboard) approve(w http.ResponseWriter, r *http.Request) {
 		d.render(w, r, http.StatusConflict, fmt.Sprintf("Not approved: %s %s of %s is not withheld as shown any more (it changed again, or was approved elsewhere). Review it again below.", shown(kind), shown(name), shown(server)))
 		return
 	}
-	d.a.recordApprovals(approved, "dashboard", gateway.IdentityOf(r.Context()))
+	if err := d.a.recordApprovals(approved, "dashboard", gateway.IdentityOf(r.Context())); err != nil {
+		d.render(w, r, http.StatusInternalServerError, "Approved, but "+strings.TrimPrefix(err.Error(), "approved, but "))
+		return
+	}
 	c := approved[0]
-	id := d.notice(fmt.Sprintf("Approved %s %s of %s: clients are shown it now.", c.Kind, shown(c.Name), shown(c.Server)))
+	id := d.notice(fmt.Sprintf("Approved %s of %s: clients are shown it now.", defName(c.Kind, shown(c.Name)), shown(c.Server)))
 	http.Redirect(w, r, "/?"+url.Values{"approved": {id}}.Encode(), http.StatusSeeOther)
 }
 

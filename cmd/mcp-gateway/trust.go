@@ -17,6 +17,42 @@ import (
 // The trust layer's commands (docs/trust.md): tools --changes, approve,
 // and the audit log's records of calls and approvals.
 
+// minDigest is the fewest hex digits of a digest approve takes: as many
+// as people compare (backends.ShortDigest).
+const minDigest = 12
+
+func isHex(s string) bool {
+	return strings.Trim(s, "0123456789abcdef") == ""
+}
+
+// approveWhich is approve without --digest or --all: it approves nothing,
+// and shows what it could, each with the command that accepts it (an
+// error); nil when nothing is withheld.
+func (a *app) approveWhich() error {
+	w := a.env.stdout
+	var which []backends.Change
+	for _, c := range a.backends.Changes() {
+		if c.Server == a.inv.server && (a.inv.name == "" || c.Name == a.inv.name) {
+			which = append(which, c)
+		}
+	}
+	if len(which) == 0 {
+		return nil // said by approve
+	}
+	what := a.inv.server
+	if a.inv.name != "" {
+		what = a.inv.name + " of " + what
+	}
+	fmt.Fprintf(w, "Nothing approved: approve accepts the definition you reviewed, named by its digest. Withheld now for %s:\n\n", what)
+	for _, c := range which {
+		writeChange(w, c)
+	}
+	if a.inv.name == "" {
+		fmt.Fprintf(w, "To accept everything %s withholds now, unreviewed: mcp-gateway approve %s --all\n", a.inv.server, a.inv.server)
+	}
+	return errReported
+}
+
 // approveServers is the servers a command starts: approve starts only the
 // server it approves for.
 func (a *app) approveServers(servers []config.Server) []config.Server {
@@ -31,9 +67,10 @@ func (a *app) approveServers(servers []config.Server) []config.Server {
 	return nil
 }
 
-// recordCall writes a call's record to the audit log (gateway.Options.OnCall).
-func (a *app) recordCall(r gateway.CallRecord) {
-	a.audit.Record(audit.Entry{
+// recordCall writes a call's record to the audit log (gateway.Options.Audit;
+// nil without one): an error fails the call.
+func (a *app) recordCall(r gateway.CallRecord) error {
+	return a.audit.Record(audit.Entry{
 		Time: r.Time, Event: "call", Client: r.Client, Identity: r.Identity,
 		Server: r.Server, Tool: r.Tool, Own: r.Own, Via: r.Via,
 		ArgsDigest: r.ArgsDigest, Args: r.Args,
@@ -42,15 +79,20 @@ func (a *app) recordCall(r gateway.CallRecord) {
 	})
 }
 
-// recordApprovals writes approvals to the audit log, if there is one.
-func (a *app) recordApprovals(approved []backends.Change, client, identity string) {
+// recordApprovals writes approvals to the audit log, if there is one. The
+// approvals are made by then: an error says they are not recorded.
+func (a *app) recordApprovals(approved []backends.Change, client, identity string) error {
 	if a.audit == nil {
-		return
+		return nil
 	}
 	for _, c := range approved {
-		a.audit.Record(audit.Entry{Time: time.Now(), Event: "approve", Client: client, Identity: identity,
+		err := a.audit.Record(audit.Entry{Time: time.Now(), Event: "approve", Client: client, Identity: identity,
 			Server: c.Server, Tool: c.Name, Kind: c.Kind, Digest: c.Digest, Reason: c.Reason})
+		if err != nil {
+			return fmt.Errorf("approved, but not recorded in the audit log: %w", err)
+		}
 	}
+	return nil
 }
 
 // changes is `mcp-gateway tools --changes`: what the trust layer withholds
@@ -95,7 +137,7 @@ func (a *app) changes(ctx context.Context) error {
 	if len(others) > 0 {
 		fmt.Fprintf(w, "\nDefinitions shown to clients in which the scanner found injection markers:\n")
 		for _, f := range others {
-			fmt.Fprintf(w, "  %s %s of %s\n", f.Kind, shown(f.Name), shown(f.Server))
+			fmt.Fprintf(w, "  %s of %s\n", defName(f.Kind, shown(f.Name)), shown(f.Server))
 			writeFindings(w, f.Findings, "    ")
 		}
 	}
@@ -113,7 +155,7 @@ func writeChange(w io.Writer, c backends.Change) {
 		backends.WithheldNew:        "new, waits for approval (trust: approve)",
 		backends.WithheldUnreadable: "withheld while the pin file cannot be used",
 	}[c.Reason]
-	fmt.Fprintf(w, "%s %s of %s: %s\n", c.Kind, shown(c.Name), shown(c.Server), why)
+	fmt.Fprintf(w, "%s of %s: %s\n", defName(c.Kind, shown(c.Name)), shown(c.Server), why)
 	if c.Pinned != "" {
 		fmt.Fprintf(w, "  digest %s, pinned %s\n", backends.ShortDigest(c.Digest), backends.ShortDigest(c.Pinned))
 	} else {
@@ -124,8 +166,17 @@ func writeChange(w io.Writer, c backends.Change) {
 		fmt.Fprintf(w, "  %s\n", safetext.Visible(line))
 	}
 	if c.Reason != backends.WithheldUnreadable {
-		fmt.Fprintf(w, "  accept: %s --digest %s\n\n", shown(backends.ApproveCommand(c.Server, c.Name)), backends.ShortDigest(c.Digest))
+		fmt.Fprintf(w, "  accept: %s\n\n", shown(backends.ApproveCommand(c.Server, c.Name, c.Digest)))
 	}
+}
+
+// defName is how a definition is named for people: "tool add", or
+// "instructions" (a server's, which have no name).
+func defName(kind, name string) string {
+	if name == "" {
+		return kind
+	}
+	return kind + " " + name
 }
 
 func writeFindings(w io.Writer, findings []backends.Finding, indent string) {
@@ -149,10 +200,15 @@ func shown(s string) string {
 	return strings.NewReplacer("\n", `\u{a}`, "\t", `\u{9}`).Replace(s)
 }
 
-// approve is `mcp-gateway approve SERVER [NAME] [--digest HEX]`: start the
-// server, and pin as approved what it withholds (NAME's only; with
-// --digest, only a definition whose digest starts with HEX). A running
-// gateway sees the pin file change and shows the definitions at once.
+// approve is `mcp-gateway approve SERVER [NAME] --digest HEX` or
+// `approve SERVER --all`: start the server, and pin as approved the
+// withheld definition whose digest starts with HEX (NAME's), or with --all
+// everything it withholds. Without either it approves nothing: what the
+// server lists when the command runs need not be what was reviewed (a
+// server can change its definitions again, or show this process others),
+// so it shows what is withheld now and the command that accepts each. A
+// running gateway sees the pin file change and shows the definitions at
+// once.
 func (a *app) approve(ctx context.Context) error {
 	known := false
 	for _, s := range a.cfg.Servers {
@@ -161,19 +217,35 @@ func (a *app) approve(ctx context.Context) error {
 	if !known {
 		return usagef("no server named %q in the configuration", a.inv.server)
 	}
+	digest := strings.TrimPrefix(strings.ToLower(a.inv.digest), "sha256:")
+	switch {
+	case a.inv.all && (a.inv.name != "" || a.inv.digest != ""):
+		return usagef("--all approves everything %s withholds: give it without NAME and --digest", a.inv.server)
+	case a.inv.digest != "" && (len(digest) < minDigest || !isHex(digest)):
+		return usagef("--digest takes the digest tools --changes shows, %d hex digits or more", minDigest)
+	}
 	a.backends.Start(ctx)
 	a.waitStarts(ctx)
 	if err := a.backends.TrustError(); err != nil {
 		return fmt.Errorf("nothing approved: %w (repair the file, or move it away to pin again from scratch)", err)
 	}
-	digest := strings.TrimPrefix(strings.ToLower(a.inv.digest), "sha256:")
-	approved, err := a.backends.Approve(a.inv.server, func(c backends.Change) bool {
-		return (a.inv.name == "" || c.Name == a.inv.name) && strings.HasPrefix(strings.TrimPrefix(c.Digest, "sha256:"), digest)
-	})
-	if err != nil {
-		return fmt.Errorf("nothing approved: %w", err)
+	var approved []backends.Change
+	if digest == "" && !a.inv.all {
+		if err := a.approveWhich(); err != nil {
+			return err
+		}
+	} else {
+		var err error
+		approved, err = a.backends.Approve(a.inv.server, func(c backends.Change) bool {
+			return (a.inv.name == "" || c.Name == a.inv.name) && strings.HasPrefix(strings.TrimPrefix(c.Digest, "sha256:"), digest)
+		})
+		if err != nil {
+			return fmt.Errorf("nothing approved: %w", err)
+		}
 	}
-	a.recordApprovals(approved, "mcp-gateway approve", "")
+	if err := a.recordApprovals(approved, "mcp-gateway approve", ""); err != nil {
+		return err
+	}
 	w := a.env.stdout
 	if len(approved) == 0 {
 		what := "server " + a.inv.server

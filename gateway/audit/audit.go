@@ -1,10 +1,13 @@
 // Package audit writes the gateway's audit log (docs/trust.md, "The audit
 // log"): one JSON line per tool call — and per approval of a withheld
-// definition — appended to a file that is rotated by size. Entries are
-// never dropped: a writer that cannot keep up makes callers wait. Several
-// gateways may share one file: each line is one write to a file opened for
-// appending, and rotation is done under a lock, after which every writer
-// reopens the file.
+// definition — appended to a file that is rotated by size. Record returns
+// once its entry is written, or with the error that kept it from being
+// written: the gateway fails a call whose entry it could not write, so no
+// answered call goes unrecorded (fail closed). Several gateways may share
+// one file: each line is one write to a file opened for appending, and
+// rotation is done under a lock, after which every writer reopens the file.
+// Every field is bounded (bound), so that no one entry can rotate the
+// others away.
 package audit
 
 import (
@@ -20,6 +23,7 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcp-gateway/mcp-gateway/config/filelock"
 )
@@ -62,21 +66,34 @@ type Options struct {
 type Log struct {
 	opts  Options
 	log   *slog.Logger
-	lines chan []byte
+	lines chan pending
 	done  chan struct{}
 
 	closeOnce sync.Once
 	mu        sync.Mutex // guards closed against Record after Close
 	closed    bool
 
-	f *os.File // the writer goroutine's
+	f       *os.File // the writer goroutine's
+	midLine bool     // the writer's: a failed write may have left f ending in part of a line
 }
 
-// queue is how many entries may wait for the writer before Record waits.
+// pending is an encoded entry waiting for the writer, and where the
+// writer says whether it was written.
+type pending struct {
+	line    []byte
+	written chan error // capacity 1
+}
+
+// queue is how many entries may wait for the writer before Record waits
+// to queue its own.
 const queue = 4096
 
+// ErrClosed is Record's error after Close.
+var ErrClosed = errors.New("audit log closed")
+
 // Open opens (creating it and its directory if need be) the audit log at
-// opts.Path and starts its writer.
+// opts.Path and starts its writer. A path that is a symbolic link is
+// refused: an entry would be appended to whatever file it points to.
 func Open(opts Options) (*Log, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -88,37 +105,83 @@ func Open(opts Options) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{opts: opts, log: opts.Logger, lines: make(chan []byte, queue), done: make(chan struct{}), f: f}
+	l := &Log{opts: opts, log: opts.Logger, lines: make(chan pending, queue), done: make(chan struct{}), f: f}
 	go l.run()
 	return l, nil
 }
 
+// errSymlink is openAppend's error for a path that is a symbolic link
+// where the system does not say so itself (Windows).
+var errSymlink = errors.New("is a symbolic link")
+
 func openLog(path string) (*os.File, error) {
 	f, err := openAppend(path)
 	if err != nil {
+		// O_NOFOLLOW's error (ELOOP, EMLINK) does not say why.
+		if fi, lerr := os.Lstat(path); errors.Is(err, errSymlink) || lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, fmt.Errorf("audit log %s is a symbolic link, which is not followed (entries would be appended to whatever it points to): set gateway.audit.path to the file itself", path)
+		}
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
 	return f, nil
 }
 
-// Record appends e. It waits only when the writer is far behind.
-func (l *Log) Record(e Entry) {
+// The bounds of an entry's fields: far beyond any real name, identity or
+// reason, and small enough that one entry cannot rotate the others away.
+const (
+	maxField = 1 << 10  // each string
+	maxArgs  = 16 << 10 // the arguments
+)
+
+// bound cuts every field of e longer than its bound, ending it in a
+// marker. Arguments cut are recorded as a JSON string of their beginning
+// (args_sha256 is still the digest of all of them).
+func bound(e *Entry) {
+	for _, s := range []*string{&e.Event, &e.Client, &e.Identity, &e.Server, &e.Tool, &e.Own, &e.Via,
+		&e.Kind, &e.Digest, &e.Reason, &e.ArgsDigest, &e.Outcome, &e.Error} {
+		*s = clip(*s, maxField)
+	}
+	if len(e.Args) > maxArgs {
+		e.Args, _ = json.Marshal(clip(string(e.Args), maxArgs))
+	}
+}
+
+// clip cuts s to at most n bytes (at a character's start) and marks it,
+// when it is longer.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s…[truncated: %d bytes in all]", s[:cut], len(s))
+}
+
+// Record appends e, each field bounded, and returns once it is written, or
+// with why it could not be (a full disk, ErrClosed). It waits for the
+// writer's next write, which takes every entry queued by then.
+func (l *Log) Record(e Entry) error {
 	if e.Event == "" {
 		e.Event = "call"
 	}
+	bound(&e)
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(e); err != nil {
-		l.log.Warn("audit entry not written", "err", err)
-		return
+		return fmt.Errorf("audit entry: %w", err)
 	}
+	p := pending{line: b.Bytes(), written: make(chan error, 1)}
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.closed {
-		return
+		l.mu.Unlock()
+		return ErrClosed
 	}
-	l.lines <- b.Bytes()
+	l.lines <- p
+	l.mu.Unlock()
+	return <-p.written
 }
 
 // Close writes what is queued and closes the file.
@@ -133,7 +196,8 @@ func (l *Log) Close() error {
 	return nil
 }
 
-// run writes the queued lines, each burst in one write.
+// run writes the queued lines, each burst in one write, and tells each
+// Record whether its line was written.
 func (l *Log) run() {
 	defer close(l.done)
 	defer func() { l.f.Close() }()
@@ -144,8 +208,9 @@ func (l *Log) run() {
 		burst = int(min(int64(burst), max(l.opts.MaxBytes/8, 4096)))
 	}
 	var buf []byte
-	for line := range l.lines {
-		buf = append(buf[:0], line...)
+	var batch []pending
+	for p := range l.lines {
+		buf, batch = append(buf[:0], p.line...), append(batch[:0], p)
 	more:
 		for len(buf) < burst {
 			select {
@@ -153,25 +218,49 @@ func (l *Log) run() {
 				if !ok {
 					break more
 				}
-				buf = append(buf, next...)
+				buf, batch = append(buf, next.line...), append(batch, next)
 			default:
 				break more
 			}
 		}
-		l.write(buf)
+		n, err := l.write(buf)
+		for _, p := range batch {
+			// A line wholly written is recorded even when a later one of
+			// the burst is not.
+			if len(p.line) <= n {
+				n -= len(p.line)
+				p.written <- nil
+			} else {
+				n = 0
+				p.written <- fmt.Errorf("audit entry not written to %s: %w", l.opts.Path, err)
+			}
+		}
+		clear(batch)
 	}
 }
 
 // write appends buf (whole lines) to the log, rotating it first when it
-// would grow past MaxBytes.
-func (l *Log) write(buf []byte) {
+// would grow past MaxBytes, and returns how much of buf it wrote.
+func (l *Log) write(buf []byte) (int, error) {
 	l.follow()
 	if st, err := l.f.Stat(); err == nil && l.opts.MaxBytes > 0 && st.Size() > 0 && st.Size()+int64(len(buf)) > l.opts.MaxBytes {
 		l.rotate()
 	}
-	if _, err := l.f.Write(buf); err != nil {
+	if l.midLine {
+		// The part of a line a failed write left is ended, so that it
+		// does not run into the next entry.
+		if _, err := l.f.Write([]byte("\n")); err != nil {
+			l.log.Warn("audit log write failed", "file", l.opts.Path, "err", err)
+			return 0, err
+		}
+		l.midLine = false
+	}
+	n, err := l.f.Write(buf)
+	if err != nil {
+		l.midLine = n > 0
 		l.log.Warn("audit log write failed", "file", l.opts.Path, "err", err)
 	}
+	return n, err
 }
 
 // follow reopens the log when another process rotated it.
@@ -183,7 +272,7 @@ func (l *Log) follow() {
 	}
 	if f, err := openLog(l.opts.Path); err == nil {
 		l.f.Close()
-		l.f = f
+		l.f, l.midLine = f, false
 	}
 }
 
@@ -217,9 +306,9 @@ func (l *Log) rotate() {
 	f, err := openLog(l.opts.Path)
 	if err != nil {
 		l.log.Warn("audit log not reopened", "file", l.opts.Path, "err", err)
-		f, _ = os.Open(os.DevNull) // writes fail, and are warned about, until the next rotation
+		f, _ = os.Open(os.DevNull) // writes fail, and so do their calls, until the next rotation
 	}
-	l.f = f
+	l.f, l.midLine = f, false
 }
 
 // Tail returns the last n entries of the audit log at path (from its

@@ -19,14 +19,37 @@ type Kind string
 const (
 	Tool   Kind = "tool"
 	Prompt Kind = "prompt"
+	// Instructions are the instructions a server answers initialize with:
+	// text for the model like a description, pinned as one per server.
+	Instructions Kind = "instructions"
 )
+
+// Kinds are the kinds of definition, in the order they are shown.
+var Kinds = []Kind{Tool, Prompt, Instructions}
 
 // members are the members of a definition that its digest covers: what a
 // model reads and what shapes the call. A tool's _meta, icons and
 // execution are not: they change nothing a model is told.
 var members = map[Kind][]string{
-	Tool:   {"name", "title", "description", "inputSchema", "outputSchema", "annotations"},
-	Prompt: {"name", "title", "description", "arguments"},
+	Tool:         {"name", "title", "description", "inputSchema", "outputSchema", "annotations"},
+	Prompt:       {"name", "title", "description", "arguments"},
+	Instructions: {"instructions"},
+}
+
+// InstructionsObject is a server's instructions as the object their
+// definition is made of and scanned in: {"instructions": text}.
+func InstructionsObject(text string) json.RawMessage {
+	b, _ := marshal(map[string]string{"instructions": text})
+	return b
+}
+
+// InstructionsText is the text of an Instructions definition.
+func (d Definition) InstructionsText() string {
+	var v struct {
+		Instructions string `json:"instructions"`
+	}
+	json.Unmarshal(d, &v)
+	return v.Instructions
 }
 
 // Definition is the part of a tool or prompt that is pinned, in canonical

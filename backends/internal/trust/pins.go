@@ -41,6 +41,10 @@ type File struct {
 type Server struct {
 	Tools   map[string]*Pin `json:"tools,omitempty"`
 	Prompts map[string]*Pin `json:"prompts,omitempty"`
+	// Instructions pins the server's instructions (kind Instructions, name
+	// ""). A file with it is not read by gateways before it: they withhold
+	// everything (fail closed).
+	Instructions *Pin `json:"instructions,omitempty"`
 }
 
 // Pin is one pinned definition.
@@ -59,13 +63,20 @@ const (
 	Approved   = "approved"
 )
 
-// Pins returns the pins of kind of server, nil when none.
+// Pins returns the pins of kind of server, nil when none. A server's
+// instructions are the one pin of kind Instructions, named "".
 func (f *File) Pins(server string, kind Kind) map[string]*Pin {
 	if f == nil || f.Servers[server] == nil {
 		return nil
 	}
-	if kind == Prompt {
-		return f.Servers[server].Prompts
+	switch s := f.Servers[server]; kind {
+	case Prompt:
+		return s.Prompts
+	case Instructions:
+		if s.Instructions == nil {
+			return nil
+		}
+		return map[string]*Pin{"": s.Instructions}
 	}
 	return f.Servers[server].Tools
 }
@@ -80,6 +91,13 @@ func (f *File) Set(server string, kind Kind, name string, p *Pin) bool {
 	if s == nil {
 		s = &Server{}
 		f.Servers[server] = s
+	}
+	if kind == Instructions {
+		if old := s.Instructions; old != nil && old.Digest == p.Digest && old.How == p.How {
+			return false
+		}
+		s.Instructions = p
+		return true
 	}
 	m := &s.Tools
 	if kind == Prompt {
@@ -118,11 +136,8 @@ func Decode(data []byte) (*File, error) {
 		if s == nil {
 			return nil, fmt.Errorf("server %q: null", server)
 		}
-		for _, kind := range []Kind{Tool, Prompt} {
-			pins := s.Tools
-			if kind == Prompt {
-				pins = s.Prompts
-			}
+		for _, kind := range Kinds {
+			pins := f.Pins(server, kind)
 			for _, name := range slices.Sorted(maps.Keys(pins)) {
 				p := pins[name]
 				if err := p.check(kind); err != nil {
@@ -228,10 +243,28 @@ func Update(path string, change func(*File) bool) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := atomicfile.WriteFile(path, data, 0o600); err != nil {
+	// A pin file that is a symbolic link (a dotfiles repository's) is
+	// written through: its target is replaced, the link stays.
+	if err := atomicfile.WriteFile(Resolve(path), data, 0o600); err != nil {
 		return nil, fmt.Errorf("write pin file: %w", err)
 	}
 	return f, nil
+}
+
+// Resolve follows path's symbolic links, also to a target that does not
+// exist yet, and returns the file they end at (path when it is none).
+func Resolve(path string) string {
+	for range 40 { // as the kernel's limit
+		dest, err := os.Readlink(path)
+		if err != nil {
+			return path
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(path), dest)
+		}
+		path = dest
+	}
+	return path
 }
 
 func truncate(s string, n int) string {

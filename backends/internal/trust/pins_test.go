@@ -224,3 +224,39 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestUpdateThroughSymlink: a pin file that is a symbolic link is written
+// through — its target gets the pins and the link stays — also when the
+// target does not exist yet (issue 32).
+func TestUpdateThroughSymlink(t *testing.T) {
+	for _, exists := range []bool{true, false} {
+		dir := t.TempDir()
+		os.Mkdir(filepath.Join(dir, "dotfiles"), 0o700)
+		target := filepath.Join(dir, "dotfiles", "config.pins.json")
+		if exists {
+			if _, err := Update(target, func(*File) bool { return true }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		link := filepath.Join(dir, "config.pins.json")
+		if err := os.Symlink(filepath.Join("dotfiles", "config.pins.json"), link); err != nil {
+			t.Skipf("no symbolic links here: %v", err)
+		}
+		def, err := Canonical(Tool, []byte(`{"name":"add","description":"Adds."}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Update(link, func(f *File) bool {
+			return f.Set("calc", Tool, "add", &Pin{Digest: def.Digest(), Definition: def, How: FirstSight})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Fatalf("exists %v: the link was replaced: %v %v", exists, fi.Mode(), err)
+		}
+		f, err := Load(target)
+		if err != nil || f.Pins("calc", Tool)["add"] == nil {
+			t.Fatalf("exists %v: the target lacks the pin: %v %+v", exists, err, f)
+		}
+	}
+}
