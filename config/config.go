@@ -203,8 +203,9 @@ type HTTP struct {
 	// /sse alike); one more is refused with 503.
 	MaxSessions int `json:"max_sessions"`
 	// MaxSessionsPerIdentity bounds the sessions one caller holds (its
-	// identity; without authentication, its address), so that one caller
-	// cannot take them all; 0 means half of MaxSessions.
+	// OAuth identity; without authentication or with the shared token,
+	// its address, an IPv6 /64), so that one caller cannot take them all;
+	// 0 means half of MaxSessions.
 	MaxSessionsPerIdentity int `json:"max_sessions_per_identity"`
 	// MaxStreams bounds the event streams open at once (GET /mcp and GET
 	// /sse); one more is refused with 503.

@@ -128,9 +128,10 @@ func (f *front) recorder(tc toolCall) callEnd {
 
 // redacts reports whether gateway.redact is results: what a backend
 // answers or says to a client is masked before the client has it — a
-// tool's result or error (recorder), a prompt, a resource's contents, a
-// task's result (redacting), a progress message (session.progress) and a
-// log message (BackendLog).
+// tool's result or error (recorder; a held call's too), a prompt, a
+// resource's contents, a completion's values, a task's result
+// (redacting), a progress message (session.progress) and a log message
+// (BackendLog).
 func (g *Gateway) redacts() bool { return g.opts.Config.Gateway.Redact == "results" }
 
 // redacting returns serve with its answer, and an error's message and

@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -50,9 +50,10 @@ type HTTPOptions struct {
 	// /sse alike: one more is refused with 503. Zero means
 	// config.DefaultMaxSessions.
 	MaxSessions int
-	// MaxSessionsPerIdentity bounds the sessions one caller holds (its
-	// principal's key; without a principal, its client's address), so that
-	// one caller cannot take every session: one more is refused with 503.
+	// MaxSessionsPerIdentity bounds the sessions one caller holds (with
+	// OAuth its principal's key, else its client's address, an IPv6 /64:
+	// sessionOwner), so that one caller cannot take every session: one
+	// more is refused with 503.
 	// Zero means half of MaxSessions.
 	MaxSessionsPerIdentity int
 	// MaxStreams bounds the event streams open at once, GET /mcp and GET
@@ -249,16 +250,23 @@ func (h *HTTPFront) openStream(w http.ResponseWriter) func() {
 }
 
 // sessionOwner is who a session opened by r counts against for
-// MaxSessionsPerIdentity: its principal, else its client's address.
+// MaxSessionsPerIdentity: its principal when that tells callers apart
+// (auth: oauth), else its client's address. A holder of the shared token
+// (auth: token) is one principal with every other. An IPv6 address counts
+// by its /64, which one subscriber holds whole.
 func sessionOwner(r *http.Request) string {
-	if p := PrincipalOf(r.Context()); p != nil {
+	if p := PrincipalOf(r.Context()); p != nil && p.Identity.Auth != "token" && p.Identity.Auth != "none" {
 		return p.Key
 	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {
-		host = r.RemoteAddr
+		return "address:" + r.RemoteAddr
 	}
-	return "address:" + host
+	a := ap.Addr().Unmap()
+	if a.Is6() {
+		return "address:" + netip.PrefixFrom(a, 64).Masked().String()
+	}
+	return "address:" + a.String()
 }
 
 // disownLocked gives back a session of owner. h.mu is held.

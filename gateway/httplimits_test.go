@@ -3,6 +3,7 @@ package gateway
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -31,7 +32,9 @@ func newLimitsHarness(t *testing.T, opts HTTPOptions) *limitsHarness {
 }
 
 // newLimitsHarnessCfg is newLimitsHarness with a configuration; a request
-// with an X-Caller header comes from the principal of that key.
+// with an X-Caller header comes from the principal of that key, one with
+// X-Token from the holder of that shared token (auth: token), and one
+// with X-Remote from that client address.
 func newLimitsHarnessCfg(t *testing.T, cfg *config.Config, opts HTTPOptions) *limitsHarness {
 	t.Helper()
 	front := New(Options{Config: cfg}).NewHTTPFront(opts)
@@ -41,7 +44,13 @@ func newLimitsHarnessCfg(t *testing.T, cfg *config.Config, opts HTTPOptions) *li
 	mux.HandleFunc("/messages", front.serveMessages)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if k := r.Header.Get("X-Caller"); k != "" {
-			r = r.WithContext(WithPrincipal(r.Context(), &authn.Principal{Key: k, Identity: policy.Identity{Auth: "token"}}))
+			r = r.WithContext(WithPrincipal(r.Context(), &authn.Principal{Key: k, Identity: policy.Identity{Auth: "oauth"}}))
+		}
+		if tok := r.Header.Get("X-Token"); tok != "" {
+			r = r.WithContext(WithPrincipal(r.Context(), authn.Token([]byte(tok))))
+		}
+		if a := r.Header.Get("X-Remote"); a != "" {
+			r.RemoteAddr = a
 		}
 		mux.ServeHTTP(w, r)
 	}))
@@ -269,6 +278,71 @@ func TestHTTPSessionsPerIdentity(t *testing.T) {
 	}
 	if r, body := h.doAs("mallory", http.MethodPost, "/mcp", "", initializeBody); r.StatusCode != http.StatusOK {
 		t.Errorf("initialize after a DELETE: %d %s", r.StatusCode, body)
+	}
+}
+
+// TestHTTPSessionsPerIdentitySharedToken: with auth: token every holder
+// of the token is one principal, which tells no caller apart; a session
+// counts against its client's address, as without authentication. Keyed
+// by the token, the whole team shared half of max_sessions and the other
+// half served nobody.
+func TestHTTPSessionsPerIdentitySharedToken(t *testing.T) {
+	h := newLimitsHarness(t, HTTPOptions{MaxSessions: 8, MaxStreams: 100})
+	initAt := h.initializeAt("team")
+	for i := range 4 {
+		if r, body := initAt("192.0.2.1:1000"); r.StatusCode != http.StatusOK {
+			t.Fatalf("initialize %d from one machine: %d %s", i, r.StatusCode, body)
+		}
+	}
+	if r, body := initAt("192.0.2.1:1001"); r.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "max_sessions_per_identity") {
+		t.Errorf("a 5th from the same machine: %d %s", r.StatusCode, body)
+	}
+	for i := range 4 {
+		if r, body := initAt("192.0.2.2:1000"); r.StatusCode != http.StatusOK {
+			t.Fatalf("initialize %d of another holder of the token: %d %s", i, r.StatusCode, body)
+		}
+	}
+}
+
+// TestHTTPSessionsPerIdentityIPv6Network: a caller told apart by its
+// address is, for IPv6, told apart by its /64, which one subscriber holds
+// whole: by the exact address, a client with a /64 opened
+// max_sessions_per_identity sessions from each of its addresses.
+func TestHTTPSessionsPerIdentityIPv6Network(t *testing.T) {
+	h := newLimitsHarness(t, HTTPOptions{MaxSessions: 8, MaxStreams: 100})
+	initAt := h.initializeAt("")
+	for i := range 4 {
+		if r, body := initAt(fmt.Sprintf("[2001:db8:1:2::%x]:1000", i+1)); r.StatusCode != http.StatusOK {
+			t.Fatalf("initialize %d: %d %s", i, r.StatusCode, body)
+		}
+	}
+	if r, body := initAt("[2001:db8:1:2:ffff::1]:1000"); r.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "max_sessions_per_identity") {
+		t.Errorf("a 5th from another address of the /64: %d %s", r.StatusCode, body)
+	}
+	if r, body := initAt("[2001:db8:1:3::1]:1000"); r.StatusCode != http.StatusOK {
+		t.Errorf("another /64: %d %s", r.StatusCode, body)
+	}
+}
+
+// initializeAt returns a function that sends initialize from a client
+// address, as a holder of token (none if "").
+func (h *limitsHarness) initializeAt(token string) func(addr string) (*http.Response, string) {
+	return func(addr string) (*http.Response, string) {
+		h.t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, h.url+"/mcp", strings.NewReader(initializeBody))
+		if token != "" {
+			req.Header.Set("X-Token", token)
+		}
+		req.Header.Set("X-Remote", addr)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp, string(body)
 	}
 }
 

@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -24,10 +25,11 @@ func TestRedactEveryAnswer(t *testing.T) {
 			got := map[string]string{}
 			c.Send(`{"jsonrpc":"2.0","id":"prompt","method":"prompts/get","params":{"name":"tb.greet"}}`)
 			c.Send(`{"jsonrpc":"2.0","id":"read","method":"resources/read","params":{"uri":"test://r1"}}`)
+			c.Send(`{"jsonrpc":"2.0","id":"complete","method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"tb.greet"},"argument":{"name":"who","value":"a"}}}`)
 			c.Send(`{"jsonrpc":"2.0","id":"progress","method":"tools/call","params":{"name":"tb.progress","arguments":{"steps":1,"ms":1},"_meta":{"progressToken":"p"}}}`)
 			c.Send(`{"jsonrpc":"2.0","id":"log","method":"tools/call","params":{"name":"tb.log","arguments":{"data":"line\n` + secret + `"}}}`)
 			c.Send(`{"jsonrpc":"2.0","id":"task","method":"tools/call","params":{"name":"tb.echo","arguments":{"ms":1,"k":"a\t` + secret + `"},"task":{"ttl":60000}}}`)
-			want := []string{"prompt", "read", "result", "notifications/progress", "notifications/message"}
+			want := []string{"prompt", "read", "complete", "result", "notifications/progress", "notifications/message"}
 			for slices.ContainsFunc(want, func(k string) bool { return got[k] == "" }) {
 				m := c.Next()
 				switch {
@@ -54,5 +56,35 @@ func TestRedactEveryAnswer(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRedactHeldCallError: the error of a tool call held for the client's
+// input (2026-07-28) is masked as any other call's: the retry that
+// completes it used to get the backend's error message as it was
+// written, while only the audit record's copy was masked.
+func TestRedactHeldCallError(t *testing.T) {
+	const secret = "ghp_1234567890abcdefghijABCDEFGHIJ123456"
+	g := newPolicyGW(t, func(cfg *config.Config) { cfg.Gateway.Redact = "results" }, testServer("a", "-asks"))
+	params := `"name":"a.sample","arguments":{"code":-32000}`
+	var first struct {
+		Result struct {
+			ResultType    string                     `json:"resultType"`
+			RequestState  string                     `json:"requestState"`
+			InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		} `json:"result"`
+	}
+	out := g.request2026("alice", "tools/call", "a.sample", params)
+	if json.Unmarshal([]byte(out), &first) != nil || first.Result.ResultType != "input_required" || len(first.Result.InputRequests) != 1 {
+		t.Fatalf("the call: %s", out)
+	}
+	var key string
+	for k := range first.Result.InputRequests {
+		key = k
+	}
+	answer := `{"role":"assistant","content":{"type":"text","text":"line\n` + secret + `"},"model":"m"}`
+	out = g.request2026("alice", "tools/call", "a.sample", params+`,"requestState":`+strconv.Quote(first.Result.RequestState)+`,"inputResponses":{`+strconv.Quote(key)+`:`+answer+`}`)
+	if !strings.Contains(out, `"code":-32000`) || strings.Contains(out, secret) || !strings.Contains(out, "[redacted:github-token]") {
+		t.Errorf("the retry's answer: %s", out)
 	}
 }

@@ -286,7 +286,7 @@ func (s *session) serveRequest(m *inMsg) {
 	case "tools/call":
 		s.startToolCall(m, rm)
 	case methodComplete:
-		s.startRequest(m, rm, f.complete)
+		s.startRequest(m, rm, f.redacting(f.complete))
 	case "prompts/get":
 		s.startRequest(m, rm, f.redacting(f.getPrompt))
 	case "resources/read":
@@ -697,9 +697,9 @@ func (s *session) written() {
 // answer comes from a backend's read loop and goes out with its burst.
 func (s *session) finishCall(c *call, name string, record callEnd, raw json.RawMessage, err error, buffered bool) {
 	if h := s.heldBy(c); h != nil {
-		// Held for a client of 2026-07-28: the result goes to its retry,
-		// recorded (and masked) all the same; a call that could not be
-		// audited fails there.
+		// Held for a client of 2026-07-28: the result or error goes to its
+		// retry, recorded (and masked) all the same; a call that could not
+		// be audited fails there.
 		if record != nil && err == nil {
 			var e *jsonrpc.Error
 			if raw, e = record(raw, nil); e != nil {

@@ -22,7 +22,8 @@
 //	-describe S           append S to every tool's description
 //	-say S                append S to the text of prompts/get's message, of
 //	                      resources/read's contents and of each progress
-//	                      message (what a backend may put a secret in)
+//	                      message, and answer completion/complete with the
+//	                      value "v"+S (what a backend may put a secret in)
 //	-chatty-stderr N      write N lines to stderr per request received
 //	-extra-tools N        add tools extra_000 .. extra_N-1 (echo-like)
 //	-page-size N          page tools/list N tools at a time (0: all at once)
@@ -111,9 +112,11 @@
 //	change                adds tool added_N, sends tools/list_changed, answers
 //	relist                (with -tools-file) sends tools/list_changed and
 //	                      prompts/list_changed, answers "relisted"
-//	sample                sends sampling/createMessage to the client and
+//	sample (code)         sends sampling/createMessage to the client and
 //	                      answers with the client's result as structuredContent
-//	                      (or an isError result carrying the client's error)
+//	                      (or an isError result carrying the client's error);
+//	                      with code, the JSON-RPC error code with the client's
+//	                      result in its message
 //	log (level, data,     sends notifications/message (count times, default
 //	     count)           once), answers "logged"
 //	deaf (ms, flood,      answers "deaf", sends flood requests of method
@@ -670,6 +673,8 @@ func (s *server) handle(line []byte) {
 		s.send(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":` + quote(p.URI) + `}}`)
 	case msg.Method == "resources/unsubscribe" && (s.resources || s.app):
 		s.reply(msg.ID, `{}`)
+	case msg.Method == "completion/complete" && s.say != "":
+		s.reply(msg.ID, `{"completion":{"values":[`+quote("v"+s.say)+`],"hasMore":false}}`)
 	case msg.Method == "completion/complete" && s.app:
 		// The one value is the URI the reference named here.
 		s.reply(msg.ID, `{"completion":{"values":[`+quote(stringMember(memberOf(msg.Params, "ref"), "uri"))+`],"hasMore":false}}`)
@@ -940,6 +945,8 @@ func (s *server) call(msg message) {
 		case !ok:
 		case len(r.Error) > 0:
 			s.reply(msg.ID, `{"content":[{"type":"text","text":"client error"}],"isError":true,"structuredContent":{"error":`+string(r.Error)+`}}`)
+		case args.Code != 0:
+			s.replyError(msg.ID, args.Code, "sampled "+string(r.Result), "")
 		default:
 			s.reply(msg.ID, `{"content":[{"type":"text","text":"sampled"}],"structuredContent":`+string(r.Result)+`}`)
 		}

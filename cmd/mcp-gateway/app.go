@@ -291,11 +291,8 @@ func (a *app) call(ctx context.Context) error {
 	// The user typed this call: a destructive tool needs no confirmation.
 	callCtx := gateway.WithConfirmed(gateway.WithClient(ctx, "mcp-gateway call"))
 	res, rpcErr := a.gw.Call(callCtx, a.inv.callName, args)
-	enc := json.NewEncoder(a.env.stdout)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
 	if rpcErr != nil {
-		enc.Encode(map[string]any{"error": rpcErr})
+		writeJSON(a.env.stdout, map[string]any{"error": rpcErr})
 		return errReported
 	}
 	// Numbers are printed exactly as received (json.Number).
@@ -305,7 +302,7 @@ func (a *app) call(ctx context.Context) error {
 	if err := dec.Decode(&pretty); err != nil {
 		return fmt.Errorf("decode result: %w", err)
 	}
-	if err := enc.Encode(pretty); err != nil {
+	if err := writeJSON(a.env.stdout, pretty); err != nil {
 		return err
 	}
 	var r struct {

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/config/safetext"
@@ -233,11 +237,47 @@ func (a *app) allFailed(st []backends.Status) error {
 	return errReported
 }
 
-func writeJSON(w interface{ Write([]byte) (int, error) }, v any) error {
-	enc := json.NewEncoder(w)
+// writeJSON writes v as indented JSON whose strings show every character
+// a terminal acts on or a person does not see (safetext.Invisible) as a \u
+// escape: the encoder escapes C0 controls (ESC) but not C1 ones (CSI
+// U+009B, OSC U+009D: xterm acts on them), bidi overrides or zero-width
+// characters, and what a backend wrote reaches the terminal here (call,
+// tools --json, status --json). The JSON means the same.
+func writeJSON(w io.Writer, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(escapeHidden(buf.Bytes()))
+	return err
+}
+
+// escapeHidden writes each invisible character of JSON text b as a \u
+// escape (a pair beyond the BMP). Such characters can stand only in its
+// strings, where an escape is the same character.
+func escapeHidden(b []byte) []byte {
+	hidden := func(r rune) bool { return r != '\n' && safetext.Invisible(r) }
+	if !bytes.ContainsFunc(b, hidden) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+64)
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		switch {
+		case !hidden(r):
+			out = append(out, b[:size]...)
+		case r > 0xffff:
+			r1, r2 := utf16.EncodeRune(r)
+			out = fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
+		default:
+			out = fmt.Appendf(out, `\u%04x`, r)
+		}
+		b = b[size:]
+	}
+	return out
 }
 
 // oneLine shortens s to its first line, at most n characters, without

@@ -67,9 +67,11 @@ func connectionsPerSource(configured, limit int) int {
 
 // limitListener accepts at most limit connections open at once, and at
 // most perSource from one client address. At a limit, an idle connection
-// (keep-alive, no request in flight: http.Server.ConnState says so) is
-// closed to make room — the one idle longest, of that address for its
-// limit — so that connections nobody uses cannot shut out callers. When
+// — one waiting for a request head: a keep-alive one between requests
+// (http.Server.ConnState says so), or a new one that has not sent a whole
+// head yet (slowloris sends half of one and waits) — is closed to make
+// room: the one waiting longest, of that address for its limit — so that
+// connections nobody uses cannot shut out callers. When
 // none is idle, the new connection is accepted, answered 503 with a body
 // that names the limit, and closed, so that a client learns why instead
 // of waiting in the kernel's queue; at most maxRefusing are answered at a
@@ -100,6 +102,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		lc := &limitConn{Conn: c, l: l, source: sourceOf(c.RemoteAddr())}
+		lc.idleSince.Store(time.Now().UnixNano()) // no request yet
 		evicted, refusal := l.admit(lc)
 		for _, e := range evicted {
 			// Its server goroutine, reading for a next request, sees the
@@ -129,7 +132,7 @@ func (l *limitListener) admit(c *limitConn) (evicted []*limitConn, refusal strin
 	if l.bySource[c.source] >= l.perSource {
 		e := l.idlestLocked(c.source)
 		if e == nil {
-			return nil, fmt.Sprintf("the gateway serves at most %d connections at once from one address (gateway.http.max_connections_per_source); close idle ones, or try again when one closes", l.perSource)
+			return nil, fmt.Sprintf("the gateway serves at most %d connections at once from one address or IPv6 /64 (gateway.http.max_connections_per_source); close idle ones, or try again when one closes", l.perSource)
 		}
 		l.removeLocked(e)
 		evicted = append(evicted, e)
@@ -175,8 +178,8 @@ func (l *limitListener) removeLocked(c *limitConn) {
 	}
 }
 
-// connCounts is how many connections are open, and how many of them idle
-// (GET /status).
+// connCounts is how many connections are open, and how many of them idle:
+// waiting for a request head (GET /status).
 type connCounts struct {
 	Open int `json:"open"`
 	Idle int `json:"idle"`
@@ -209,9 +212,15 @@ func (l *limitListener) connState(c net.Conn, state http.ConnState) {
 	}
 }
 
-// sourceOf is a connection's client address, without its port.
+// sourceOf is a connection's client address, without its port; for IPv6,
+// its /64 network: one subscriber's (RFC 6177), every address of which an
+// attacker could connect from, as an IPv4 network behind NAT connects from
+// one address.
 func sourceOf(a net.Addr) string {
 	if ta, ok := a.(*net.TCPAddr); ok {
+		if ta.IP.To4() == nil && len(ta.IP) == net.IPv6len {
+			return ta.IP.Mask(net.CIDRMask(64, 128)).String() + "/64"
+		}
 		return ta.IP.String()
 	}
 	host, _, err := net.SplitHostPort(a.String())
@@ -254,8 +263,9 @@ type limitConn struct {
 	net.Conn
 	l      *limitListener
 	source string
-	// idleSince is when the connection went idle (unix nanoseconds), 0
-	// while it is not.
+	// idleSince is since when the connection has waited for a request
+	// head (unix nanoseconds): from its accept, and from the end of each
+	// request; 0 while a request is in flight.
 	idleSince atomic.Int64
 }
 

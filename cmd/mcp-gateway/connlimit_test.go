@@ -217,3 +217,65 @@ func TestConnectionsPerSource(t *testing.T) {
 		t.Errorf("a connection from another address: %d", status)
 	}
 }
+
+// TestHalfHeadersMakeRoom: connections that send half a request head (or
+// nothing) and wait - slowloris - cost a slot as idle ones do, and make
+// room as they do: at the limit (20), 25 of them shut nobody out, each
+// new connection closes the one waiting longest for its head, and an
+// authenticated request is served. They were not idle to the listener
+// (no request had ended on them), so every new connection was refused
+// with 503 for as long as they were renewed (10 s each).
+func TestHalfHeadersMakeRoom(t *testing.T) {
+	h := newConnHarness(t, 20, 1000)
+	held, heldBR := h.dial("", "/hold")
+	defer held.Close()
+	<-h.held
+	var half []net.Conn
+	for range 25 {
+		c, err := net.Dial("tcp", h.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\n", h.addr) // and no end
+		half = append(half, c)
+	}
+	c, br := h.dial("", "/mcp/tools")
+	defer c.Close()
+	fmt.Fprintf(c, "GET /mcp/tools HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer s3cret\r\n\r\n", h.addr)
+	if status, body := h.get(br); status != http.StatusUnauthorized {
+		t.Fatalf("a request past 25 half heads: %d %q", status, body)
+	}
+	if status, body := h.get(br); status != http.StatusOK {
+		t.Fatalf("an authenticated request: %d %q", status, body)
+	}
+	// The first half head was closed for room: its client reads the end.
+	if n, err := half[0].Read(make([]byte, 1)); err == nil {
+		t.Errorf("the connection waiting longest for its head is still open (%d bytes)", n)
+	}
+	close(h.release)
+	if status, body := h.get(heldBR); status != http.StatusOK || body != "released\n" {
+		t.Errorf("the request in flight throughout: %d %q", status, body)
+	}
+}
+
+// TestSourceOfIPv6Network: max_connections_per_source counts an IPv6
+// client by its /64, which one subscriber holds whole: by the exact
+// address, a client with a /64 (any home line) had no per-source limit.
+// An IPv4 address written as IPv6 (a dual-stack listener) is the IPv4
+// one.
+func TestSourceOfIPv6Network(t *testing.T) {
+	src := func(ip string) string { return sourceOf(&net.TCPAddr{IP: net.ParseIP(ip), Port: 1234}) }
+	if a, b := src("2001:db8:1:2::1"), src("2001:db8:1:2:ffff:1:2:3"); a != b {
+		t.Errorf("two addresses of one /64: %q, %q", a, b)
+	}
+	if a, b := src("2001:db8:1:2::1"), src("2001:db8:1:3::1"); a == b {
+		t.Errorf("two /64s: both %q", a)
+	}
+	if a, b := src("::ffff:192.0.2.1"), src("192.0.2.1"); a != b || a != "192.0.2.1" {
+		t.Errorf("IPv4 written as IPv6: %q, %q", a, b)
+	}
+	if a, b := src("192.0.2.1"), src("192.0.2.2"); a == b {
+		t.Errorf("two IPv4 addresses: both %q", a)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/gateway"
@@ -57,15 +58,21 @@ const (
 
 func (g *guard) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 && !carriesBody(r.Method) {
+			// No handler reads it (GET /healthz with a body): see
+			// refuseRequest.
+			w.Header().Set("Connection", "close")
+			defer dropBody(w)
+		}
 		if g.loopback && !isLocalHost(r.Host) {
 			// DNS rebinding: a page on evil.example resolved to 127.0.0.1.
-			http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+			refuseRequest(w, r, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
 			return
 		}
 		if o := r.Header.Get("Origin"); o != "" {
 			if !g.originAllowed(o) {
 				// No CORS headers: the page cannot read even this.
-				http.Error(w, fmt.Sprintf("Forbidden: origin %q is not allowed", o), http.StatusForbidden)
+				refuseRequest(w, r, fmt.Sprintf("Forbidden: origin %q is not allowed", o), http.StatusForbidden)
 				return
 			}
 			h := w.Header()
@@ -93,7 +100,7 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 		}
 		if g.maxBody > 0 && r.Body != nil {
 			if r.ContentLength > g.maxBody {
-				http.Error(w, fmt.Sprintf("request body exceeds %d bytes", g.maxBody), http.StatusRequestEntityTooLarge)
+				refuseRequest(w, r, fmt.Sprintf("request body exceeds %d bytes", g.maxBody), http.StatusRequestEntityTooLarge)
 				return
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, g.maxBody)
@@ -109,7 +116,7 @@ func (g *guard) authenticate(w http.ResponseWriter, r *http.Request) (*authn.Pri
 	case "token":
 		if subtle.ConstantTimeCompare([]byte(bearerToken(r)), g.token) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-gateway"`)
-			http.Error(w, "Unauthorized: a valid bearer token is required", http.StatusUnauthorized)
+			refuseRequest(w, r, "Unauthorized: a valid bearer token is required", http.StatusUnauthorized)
 			return nil, false
 		}
 		return g.tokenP, true
@@ -132,7 +139,7 @@ func (g *guard) oauth(w http.ResponseWriter, r *http.Request) (*authn.Principal,
 	tok := bearerToken(r)
 	if tok == "" {
 		w.Header().Set("WWW-Authenticate", authn.Challenge(v.Resource(), nil, v.Scopes()))
-		http.Error(w, "Unauthorized: an access token is required", http.StatusUnauthorized)
+		refuseRequest(w, r, "Unauthorized: an access token is required", http.StatusUnauthorized)
 		return nil, false
 	}
 	p, err := v.Verify(r.Context(), tok)
@@ -142,17 +149,17 @@ func (g *guard) oauth(w http.ResponseWriter, r *http.Request) (*authn.Principal,
 			e = &authn.Error{Code: "invalid_token", Description: err.Error()}
 		}
 		if e.Unavailable {
-			http.Error(w, "Service Unavailable: the access token could not be checked: "+e.Description, http.StatusServiceUnavailable)
+			refuseRequest(w, r, "Service Unavailable: the access token could not be checked: "+e.Description, http.StatusServiceUnavailable)
 			return nil, false
 		}
 		w.Header().Set("WWW-Authenticate", authn.Challenge(v.Resource(), e, nil))
-		http.Error(w, "Unauthorized: "+e.Description, http.StatusUnauthorized)
+		refuseRequest(w, r, "Unauthorized: "+e.Description, http.StatusUnauthorized)
 		return nil, false
 	}
 	if missing := p.HasScopes(v.Scopes()); len(missing) > 0 {
 		e := &authn.Error{Code: "insufficient_scope", Description: "the token lacks the scope " + strings.Join(missing, " ")}
 		w.Header().Set("WWW-Authenticate", authn.Challenge(v.Resource(), e, v.Scopes()))
-		http.Error(w, "Forbidden: "+e.Description, http.StatusForbidden)
+		refuseRequest(w, r, "Forbidden: "+e.Description, http.StatusForbidden)
 		return nil, false
 	}
 	return p, true
@@ -216,3 +223,30 @@ func isLoopbackAddr(addr string) bool {
 	}
 	return isLocalHost(host)
 }
+
+// refuseRequest answers r with code and msg before anything has read its
+// body, and closes the connection instead of reading the body (dropBody).
+func refuseRequest(w http.ResponseWriter, r *http.Request, msg string, code int) {
+	if r.ContentLength == 0 {
+		http.Error(w, msg, code)
+		return
+	}
+	w.Header().Set("Connection", "close")
+	http.Error(w, msg, code)
+	dropBody(w)
+}
+
+// dropBody makes the server close the connection of a request whose body
+// nobody reads, at once, once its answer is written (with Connection:
+// close). Go's server reads up to 256 KB of such a body after the handler,
+// to serve a next request on the connection; a client that sent a head
+// and trickled its body (slow POST, no credentials needed) held its
+// connection - a request in flight, which no limit closes to make room -
+// until the 60 s read timeout. Its next read fails now.
+func dropBody(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+}
+
+// carriesBody reports whether a request of method has a body any handler
+// reads: POST's (MCP's messages, REST's calls, the dashboard's forms).
+func carriesBody(method string) bool { return method == http.MethodPost }

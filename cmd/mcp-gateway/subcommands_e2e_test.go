@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 )
 
 // runCLI runs the binary to completion and returns stdout, stderr and the
@@ -140,6 +142,28 @@ func TestSubcommands(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &v); err != nil {
 				t.Errorf("%s: not JSON: %v\n%s", name, err, out)
 			}
+		}
+	})
+	// A backend's text reaches the terminal as JSON whose strings keep
+	// what a terminal acts on or a person does not see written as \u
+	// escapes: the encoder escapes C0 controls (ESC) but not C1 ones (CSI
+	// U+009B, OSC U+009D, which xterm acts on), bidi overrides or
+	// zero-width characters. The JSON means the same.
+	t.Run("call writes out hidden characters", func(t *testing.T) {
+		t.Parallel()
+		const text = "a\u009b8mhidden\u009d0;title\u0007 \u202eb\u200bc \U000e0041"
+		out, errOut, code := runCLI(t, "call", "tb.echo", `{"t":"a\u009b8mhidden\u009d0;title\u0007 \u202eb\u200bc \udb40\udc41"}`, "--config", cfg)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+		}
+		if i := strings.IndexFunc(out, func(r rune) bool { return r != '\n' && safetext.Invisible(r) }); i >= 0 {
+			t.Errorf("raw %U in the output:\n%q", []rune(out[i:])[0], out)
+		}
+		var v struct {
+			StructuredContent struct{ T string } `json:"structuredContent"`
+		}
+		if err := json.Unmarshal([]byte(out), &v); err != nil || v.StructuredContent.T != text {
+			t.Errorf("decodes to %q (%v), want %q", v.StructuredContent.T, err, text)
 		}
 	})
 	t.Run("call errors", func(t *testing.T) {

@@ -56,8 +56,9 @@ var (
 	// Both begin at a word boundary (\b) or after a JSON escape whose last
 	// byte is a letter or digit (jsonEscape, kept: "\nghp_…" is a
 	// newline and a token, as boundaryBefore reads it), and a credential
-	// may follow its scheme after JSON's \t, \n or \r as after spaces.
-	looseCred = regexp.MustCompile(`(?i)(` + jsonEscape + `|\b)(bearer|basic)((?:\s|\\[nrt])+)([A-Za-z0-9._~+/=*-]{6,})`)
+	// may follow its scheme after JSON's escape of a space (\t, \n, \r,
+	// \f, \u0009, \u000c, …) as after the space itself.
+	looseCred = regexp.MustCompile(`(?i)(` + jsonEscape + `|\b)(bearer|basic)((?:\s|\\[fnrt]|\\u00(?:0[9aAcCdD]|20))+)([A-Za-z0-9._~+/=*-]{6,})`)
 	looseKey  = regexp.MustCompile(`(` + jsonEscape + `|\b)(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})`)
 )
 

@@ -113,11 +113,39 @@ func MaskShapes(b []byte) ([]byte, int) {
 // what with writes for its kind, and how many it replaced. Without any,
 // it returns b itself (no copy).
 func replaceShapes(b []byte, with func(out []byte, kind string) []byte) ([]byte, int) {
-	type span struct {
-		start, end int
-		kind       string
+	// The rules read the text as its reader does: a JSON escape that
+	// stands for a character of a secret (\/ from PHP's encoder, \u003d
+	// from Gson's, \u0067hp_…) is read as that character, and a mask
+	// takes the whole escape.
+	view, esc := decodeWordEscapes(b)
+	spans := findShapes(view)
+	if len(spans) == 0 {
+		return b, 0
 	}
-	var spans []span
+	out := make([]byte, 0, len(b))
+	at, n := 0, 0
+	for _, sp := range spans {
+		start, end := esc.raw(sp.start), esc.raw(sp.end)
+		if start < at { // inside one masked already
+			at = max(at, end)
+			continue
+		}
+		out = append(out, b[at:start]...)
+		out = with(out, sp.kind)
+		at, n = end, n+1
+	}
+	return append(out, b[at:]...), n
+}
+
+// shapeSpan is a secret found by findShapes: b[start:end], of kind.
+type shapeSpan struct {
+	start, end int
+	kind       string
+}
+
+// findShapes returns the secrets of a known shape in b, by start.
+func findShapes(b []byte) []shapeSpan {
+	var spans []shapeSpan
 	for _, a := range anchors {
 		group := byAnchor[a]
 		for off := 0; off < len(b); {
@@ -137,29 +165,108 @@ func replaceShapes(b []byte, with func(out []byte, kind string) []byte) ([]byte,
 					continue
 				}
 				if s, e, ok := t.rule.match(b, i, len(t.text)); ok {
-					spans = append(spans, span{s, e, t.rule.kind})
+					spans = append(spans, shapeSpan{s, e, t.rule.kind})
 					off = max(off, e)
 					break
 				}
 			}
 		}
 	}
-	if len(spans) == 0 {
-		return b, 0
+	slices.SortFunc(spans, func(x, y shapeSpan) int { return x.start - y.start })
+	return spans
+}
+
+// wordEscapes maps the text decodeWordEscapes returns to the text it was
+// decoded from: at[k] is where the k-th decoded escape is in the decoded
+// text, extra[k] how many bytes longer the text was before it. Empty when
+// nothing was decoded.
+type wordEscapes struct{ at, extra []int }
+
+// raw is where offset i of the decoded text was in the text it was
+// decoded from; an escape is never taken apart.
+func (m wordEscapes) raw(i int) int {
+	k, _ := slices.BinarySearch(m.at, i) // the escapes before i
+	if k == 0 {
+		return i
 	}
-	slices.SortFunc(spans, func(x, y span) int { return x.start - y.start })
-	out := make([]byte, 0, len(b))
-	at, n := 0, 0
-	for _, sp := range spans {
-		if sp.start < at { // inside one masked already
-			at = max(at, sp.end)
+	return i + m.extra[k-1]
+}
+
+// decodeWordEscapes returns b with each JSON escape that stands for a
+// character a secret may hold (isCredChar: \/, and \u00XX of a letter,
+// a digit, + / = _ - . ~), after any run of backslashes, written as that
+// character, and where each was;
+// b itself when there is none. The escapes that stand for no such
+// character (\n, \", \u003c) stay: boundaryBefore reads them.
+func decodeWordEscapes(b []byte) ([]byte, wordEscapes) {
+	var m wordEscapes
+	var out []byte
+	at := 0 // b[:at] is in out
+	for i := 0; i < len(b); i++ {
+		j := bytes.IndexByte(b[i:], '\\')
+		if j < 0 {
+			break
+		}
+		i += j
+		if i+1 < len(b) && b[i+1] != '/' && b[i+1] != 'u' && b[i+1] != '\\' {
+			i++ // \", \n, …: the common case
 			continue
 		}
-		out = append(out, b[at:sp.start]...)
-		out = with(out, sp.kind)
-		at, n = sp.end, n+1
+		// A run of backslashes: in a tool's text that is JSON itself,
+		// written as a JSON string, \/ is "\/" and so "/" to its reader,
+		// as boundaryBefore reads "\\n".
+		k := i
+		for k < len(b) && b[k] == '\\' {
+			k++
+		}
+		c, size := byte(0), 0
+		switch {
+		case k == len(b):
+		case b[k] == '/':
+			c, size = '/', k+1-i
+		case b[k] == 'u' && k+5 <= len(b) && b[k+1] == '0' && b[k+2] == '0':
+			if v, ok := hexByte(b[k+3], b[k+4]); ok && isCredChar(v) {
+				c, size = v, k+5-i
+			}
+		}
+		if size == 0 {
+			i = k - 1
+			continue
+		}
+		if out == nil {
+			out = make([]byte, 0, len(b))
+		}
+		out = append(append(out, b[at:i]...), c)
+		m.at = append(m.at, len(out)-1)
+		extra := size - 1
+		if n := len(m.extra); n > 0 {
+			extra += m.extra[n-1]
+		}
+		m.extra = append(m.extra, extra)
+		i += size - 1
+		at = i + 1
 	}
-	return append(out, b[at:]...), n
+	if out == nil {
+		return b, m
+	}
+	return append(out, b[at:]...), m
+}
+
+// hexByte is the byte two hexadecimal digits write.
+func hexByte(hi, lo byte) (byte, bool) {
+	h, ok1 := hexDigit(hi)
+	l, ok2 := hexDigit(lo)
+	return h<<4 | l, ok1 && ok2
+}
+
+func hexDigit(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c|0x20 >= 'a' && c|0x20 <= 'f':
+		return c | 0x20 - 'a' + 10, true
+	}
+	return 0, false
 }
 
 // MaskShapesString is MaskShapes for a string.

@@ -3,6 +3,7 @@ package safetext
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,6 +85,73 @@ func TestMaskShapesAfterJSONEscapes(t *testing.T) {
 			t.Errorf("%s masked: %s", s, out)
 		}
 	}
+}
+
+// TestMaskShapesEscapedSecret: a secret whose own characters a JSON
+// encoder escaped — PHP's json_encode writes / as \/ (an AWS secret key,
+// a bearer token or a PEM body holds /), Gson = as \u003d, any encoder
+// may write \u0067 for g — is masked: its reader decodes the JSON and
+// reads the secret whole. The result stays JSON, and what its reader
+// reads holds nothing MaskShapes would mask as plain text. So too in a
+// tool's text that is JSON itself.
+func TestMaskShapesEscapedSecret(t *testing.T) {
+	php := func(s string) string {
+		q, _ := json.Marshal(s)
+		return strings.ReplaceAll(string(q[1:len(q)-1]), "/", `\/`)
+	}
+	every := func(s string) string { // every character of a secret as \u00XX
+		var b strings.Builder
+		for _, r := range s {
+			if r < 0x80 && isCredChar(byte(r)) {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			} else {
+				q, _ := json.Marshal(string(r))
+				b.Write(q[1 : len(q)-1])
+			}
+		}
+		return b.String()
+	}
+	for kind, v := range planted {
+		for name, c := range map[string]struct {
+			text  string
+			depth int // how many times the text is JSON
+		}{
+			"php":          {`{"text":"before ` + php(v) + ` after"}`, 1},
+			"every":        {`{"text":"before ` + every(v) + ` after"}`, 1},
+			"php in JSON":  {`{"text":` + quote(`{"inner":"before `+php(v)+` after"}`) + `}`, 2},
+			"every in key": {`{"before ` + every(v) + `":1}`, 0},
+		} {
+			out, n := MaskShapes([]byte(c.text))
+			if n == 0 || !json.Valid(out) {
+				t.Errorf("%s, %s: %d masked: %s", kind, name, n, out)
+				continue
+			}
+			read := string(out)
+			for range c.depth {
+				var m map[string]any
+				if err := json.Unmarshal([]byte(read), &m); err != nil {
+					t.Fatalf("%s, %s: %v: %s", kind, name, err, read)
+				}
+				for _, x := range m {
+					read = x.(string)
+				}
+			}
+			if again, m := MaskShapesString(read); m != 0 || !strings.Contains(read, "[redacted:"+kind+"]") {
+				t.Errorf("%s, %s: its reader reads %q (%d left: %q)", kind, name, read, m, again)
+			}
+		}
+	}
+	// Escapes that write no secret stay as they are.
+	for _, s := range []string{`{"url":"https:\/\/example.com\/a\/b?c=d"}`, `"\u0041ghp_1234567890abcdefghijABCDEFGHIJ123456"`, `"x\u00"`, `\`, `\\`, `\u00zz`} {
+		if out, n := MaskShapes([]byte(s)); n != 0 || string(out) != s {
+			t.Errorf("%s: %d masked: %s", s, n, out)
+		}
+	}
+}
+
+func quote(s string) string {
+	q, _ := json.Marshal(s)
+	return string(q)
 }
 
 // TestMaskShapesLeavesText: ordinary text that resembles a shape is kept,

@@ -87,7 +87,13 @@ func Scan(kind Kind, raw json.RawMessage) []Finding {
 		if !ok || m == "name" {
 			continue
 		}
-		walkStrings(v, m, func(where, s string) {
+		walkStrings(v, m, func(where, s string, regex bool) {
+			if regex { // no prose: only what hides in it
+				if i := invisibleAt(s, false); i >= 0 {
+					add(RuleInvisible, where, excerpt(s, i, i))
+				}
+				return
+			}
 			scanText(where, s, add)
 			if where == "description" && utf8.RuneCountInString(s) > MaxDescription {
 				add(RuleLongDescriptor, where, fmt.Sprintf("%d characters", utf8.RuneCountInString(s)))
@@ -95,7 +101,7 @@ func Scan(kind Kind, raw json.RawMessage) []Finding {
 		})
 	}
 	if name, ok := obj["name"].(string); ok {
-		if i := invisibleAt(name); i >= 0 {
+		if i := invisibleAt(name, false); i >= 0 {
 			add(RuleInvisible, "name", excerpt(name, i, i))
 		}
 	}
@@ -104,12 +110,13 @@ func Scan(kind Kind, raw json.RawMessage) []Finding {
 
 // walkStrings calls fn with each string value under v and where it is:
 // schemas' descriptions, titles, defaults and examples, enum values, ...,
-// but not a pattern's regular expression, which is no text for a model;
+// and a pattern's regular expression (regex: no prose, its words would be
+// false alarms; a property named pattern is a schema like any other);
 // and with each object's member names, where "WHERE.NAME (name)".
-func walkStrings(v any, where string, fn func(where, s string)) {
+func walkStrings(v any, where string, fn func(where, s string, regex bool)) {
 	switch x := v.(type) {
 	case string:
-		fn(where, x)
+		fn(where, x, false)
 	case []any:
 		for i, e := range x {
 			walkStrings(e, fmt.Sprintf("%s[%d]", where, i), fn)
@@ -121,8 +128,9 @@ func walkStrings(v any, where string, fn func(where, s string)) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			fn(where+"."+k+" (name)", k)
-			if k == "pattern" {
+			fn(where+"."+k+" (name)", k, false)
+			if re, ok := x[k].(string); ok && k == "pattern" {
+				fn(where+"."+k, re, true)
 				continue
 			}
 			walkStrings(x[k], where+"."+k, fn)
@@ -134,7 +142,7 @@ func walkStrings(v any, where string, fn func(where, s string)) {
 // form when that differs: ＜ＩＭＰＯＲＴＡＮＴ＞ (full-width) and 𝐢𝐠𝐧𝐨𝐫𝐞
 // (mathematical letters) read to a model as the words they resemble.
 func scanText(where, s string, add func(rule, where, excerpt string)) {
-	if i := invisibleAt(s); i >= 0 {
+	if i := invisibleAt(s, true); i >= 0 {
 		add(RuleInvisible, where, excerpt(s, i, i))
 	}
 	matchText(where, s, add)
@@ -180,11 +188,18 @@ func sentenceBefore(s string, i int) string {
 // does not see but a model reads (safetext.Invisible), or -1 — but for an
 // emoji's presentation selector: one U+FE0E or U+FE0F after a character
 // that is neither a letter of ASCII, a space nor another selector, with
-// no selector after it ("⚠️", "1️⃣"). A run of selectors, or one after a
-// letter, carries hidden bytes.
-func invisibleAt(s string) int {
+// no selector after it ("⚠️", "1️⃣"); and in text (not a name, which
+// would look like the name without it) for a joiner that writing needs
+// (joins). A run of selectors, or one after a letter, carries hidden bytes.
+func invisibleAt(s string, text bool) int {
 	prev := rune(-1)
 	for i, r := range s {
+		if text && (r == 0x200c || r == 0x200d) {
+			if next, _ := utf8.DecodeRuneInString(s[i+utf8.RuneLen(r):]); joins(r, prev, next) {
+				prev = r
+				continue
+			}
+		}
 		if safetext.Invisible(r) && !(r == 0xfe0e || r == 0xfe0f) {
 			return i
 		}
@@ -198,6 +213,23 @@ func invisibleAt(s string) int {
 		prev = r
 	}
 	return -1
+}
+
+// joins reports whether the zero-width joiner or non-joiner j between
+// prev and next is one that ordinary text holds: one of either between two
+// letters (or marks) of a script beyond ASCII — Persian writes می‌خواهم
+// with a non-joiner, Hindi क्‍ष with a joiner — or a joiner between
+// pictographs, which makes one emoji of them (👨‍👩‍👧, 🏳️‍🌈). A run of
+// them, or one beside ASCII, still is a hit: zero-width smuggling spells
+// its bits in runs, and in ASCII text a joiner joins nothing.
+func joins(j, prev, next rune) bool {
+	script := func(r rune) bool { return r >= 0x80 && (unicode.IsLetter(r) || unicode.IsMark(r)) }
+	pictograph := func(r rune) bool { return r >= 0x80 && unicode.Is(unicode.So, r) }
+	if script(prev) && script(next) {
+		return true
+	}
+	// After a pictograph, its skin tone (U+1F3FB–1F3FF) or its presentation selector.
+	return j == 0x200d && pictograph(next) && (pictograph(prev) || prev >= 0x1f3fb && prev <= 0x1f3ff || prev == 0xfe0f)
 }
 
 // excerpt is the text of s around [i, j): up to 40 characters either
