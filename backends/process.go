@@ -72,6 +72,10 @@ const SandboxArg = sandbox.Arg
 // only on failure.
 func RunSandbox(plan string) error { return sandbox.Run(plan) }
 
+// LandlockABI is the kernel's Landlock ABI version (0: none, or not
+// Linux): what the sandbox can confine with.
+func LandlockABI() int { return sandbox.KernelABI() }
+
 // refused reports whether a start failed because enforce cannot confine
 // the server: trying again changes nothing until the user does.
 func refused(err error) bool {
