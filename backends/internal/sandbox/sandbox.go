@@ -150,10 +150,6 @@ func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a 
 			return nil, nil, a, fmt.Errorf("sandbox: %s would expose %s; the gateway's own files are never granted", p, g)
 		}
 	}
-	path, err := resolve(s.Command, s.Dir, s.Env)
-	if err != nil {
-		return nil, nil, a, err
-	}
 	var missing []string
 	fsOK := h.Helper != nil && h.ABI >= 1 && runtime.GOOS == "linux"
 	netOK := h.Helper != nil && h.ABI >= 4 && runtime.GOOS == "linux"
@@ -204,8 +200,13 @@ func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a 
 		}
 	}
 	if h.Helper == nil || !fsOK && !a.NetworkEnforced {
-		// Nothing to apply: run it as it is, in its own HOME.
-		return append([]string{path}, s.Args...), env, a, nil
+		// Nothing to apply: run it as it is (as the OS's own start
+		// resolves it), in its own HOME.
+		return append([]string{s.Command}, s.Args...), env, a, nil
+	}
+	path, err := resolve(s.Command, s.Dir)
+	if err != nil {
+		return nil, nil, a, err
 	}
 	p := Plan{Path: path, Args: append([]string{s.Command}, s.Args...), ABI: min(h.ABI, maxABI), NoFile: 4096}
 	if fsOK {
@@ -264,7 +265,7 @@ var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/d
 
 // resolve finds the program the server's command names, as exec would:
 // a path (relative to dir), or a name in the gateway's PATH.
-func resolve(command, dir string, env []string) (string, error) {
+func resolve(command, dir string) (string, error) {
 	if config.HasDir(command) {
 		if !filepath.IsAbs(command) && dir != "" {
 			command = filepath.Join(dir, command)
@@ -296,7 +297,7 @@ func runtimeDirs(path string, env []string, h Host) []string {
 				continue
 			}
 			d := filepath.Dir(q)
-			if filepath.Base(d) == "bin" {
+			if b := filepath.Base(d); b == "bin" || b == "shims" { // pyenv's shims run its libexec
 				if up := filepath.Dir(d); up != h.Home && up != filepath.Join(h.Home, ".local") && up != "/" {
 					d = up
 				}
@@ -390,7 +391,8 @@ func guarded(p string, h Host) string {
 		if g == "" {
 			continue
 		}
-		if g = filepath.Clean(g); g == p || strings.HasPrefix(g, p+string(filepath.Separator)) {
+		// Either way: a directory holding one, or a path inside one.
+		if g = filepath.Clean(g); g == p || strings.HasPrefix(g, p+string(filepath.Separator)) || strings.HasPrefix(p, g+string(filepath.Separator)) {
 			return "the gateway's " + g
 		}
 	}

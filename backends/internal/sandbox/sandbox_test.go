@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,6 +22,7 @@ func TestPrepareNeverGrantsGatewayFiles(t *testing.T) {
 		{Mode: config.SandboxEnforce, Write: []string{tokens}},
 		{Mode: config.SandboxBestEffort, Read: []string{home}},
 		{Mode: config.SandboxBestEffort, Read: []string{filepath.Dir(home)}},
+		{Mode: config.SandboxBestEffort, Read: []string{filepath.Join(tokens, "github.json")}},
 	} {
 		_, _, _, err := Prepare(sb, Spec{Command: "sh"}, h)
 		if err == nil || !strings.Contains(err.Error(), "would expose") {
@@ -56,5 +58,25 @@ func TestSummary(t *testing.T) {
 		if got := c.a.Summary(); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.a, got, c.want)
 		}
+	}
+}
+
+// TestPrepareWithoutConfinement: where nothing can be applied (no
+// Landlock, or an OS not done yet), enforce refuses and names why;
+// best_effort runs the command as it is, in its own HOME, and says what
+// it did not apply.
+func TestPrepareWithoutConfinement(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "s")
+	h := Host{Helper: []string{"gw", Arg}, ABI: 0, StateDir: state}
+	sb := config.Sandbox{Mode: config.SandboxEnforce, Network: config.Network{Policy: "none"}}
+	_, _, a, err := Prepare(sb, Spec{Command: "server", Args: []string{"-x"}}, h)
+	var refused *RefusedError
+	if !errors.As(err, &refused) || len(refused.Missing) != 2 || !strings.HasPrefix(refused.Missing[0], "filesystem: ") || a.FS {
+		t.Fatalf("enforce: %v (%+v)", err, a)
+	}
+	sb.Mode = config.SandboxBestEffort
+	argv, env, a, err := Prepare(sb, Spec{Command: "server", Args: []string{"-x"}, Env: []string{"HOME=/home/me"}}, h)
+	if err != nil || !slices.Equal(argv, []string{"server", "-x"}) || !slices.Contains(env, "HOME="+state) || a.FS || len(a.NotEnforced) != 2 {
+		t.Fatalf("best_effort: %v %q %q %+v", err, argv, env, a)
 	}
 }
