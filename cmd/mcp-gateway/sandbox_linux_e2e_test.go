@@ -80,3 +80,83 @@ servers:
 		t.Errorf("the confined server read the gateway's config:\n%s\nstderr:\n%s", out, errOut)
 	}
 }
+
+// TestSandboxNpmServers: the real npm servers run confined under enforce
+// (network none, their package directory to read): each starts, lists
+// its tools and answers a call, and a server told to write outside what
+// it may gets EACCES.
+func TestSandboxNpmServers(t *testing.T) {
+	t.Parallel()
+	root := npmPeers(t)
+	if backends.LandlockABI() == 0 {
+		t.Skip("the kernel has no Landlock (Linux 5.13+ with landlock among the LSMs): nothing to confine with")
+	}
+	env := baseEnv(t)
+	var home string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	notes := filepath.Join(home, "notes")
+	if err := os.MkdirAll(notes, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(notes, "todo.txt"), []byte("buy milk"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mods := filepath.Join(root, "node_modules")
+	pkg := func(name string) string {
+		return filepath.Join(mods, "@modelcontextprotocol", name, "dist", "index.js")
+	}
+	cfg := filepath.Join(home, "gateway.yaml")
+	text := fmt.Sprintf(`
+gateway:
+  answer_tools: false
+  sandbox: {mode: enforce, network: none, read: [%[1]q]}
+servers:
+  - {name: everything, command: node, args: [%[2]q, stdio]}
+  - name: memory
+    command: node
+    args: [%[3]q]
+    env: {MEMORY_FILE_PATH: %[5]q}
+  - name: leaky
+    command: node
+    args: [%[3]q]
+    env: {MEMORY_FILE_PATH: %[7]q}
+  - name: fs
+    command: node
+    args: [%[4]q, %[6]q]
+    sandbox: {read: [%[1]q, %[6]q], write: [%[6]q]}
+`, mods, pkg("server-everything"), pkg("server-memory"), pkg("server-filesystem"),
+		filepath.Join(home, ".local", "state", "mcp-gateway", "sandbox", "memory", "memory.jsonl"), notes, filepath.Join(home, ".bashrc"))
+	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	out, errOut, code := runCLIEnv(t, env, "status", "--config", cfg)
+	for _, name := range []string{"everything", "memory", "leaky", "fs"} {
+		if !strings.Contains(out, name+"  sandbox: fs ✓ net none mem — procs — (enforce)") || code != 0 {
+			t.Errorf("status (exit %d): %s is not ready and confined:\n%s\nstderr:\n%s", code, name, out, errOut)
+		}
+	}
+	for _, c := range []struct{ tool, args, want string }{
+		{"everything.echo", `{"message":"hi"}`, "hi"},
+		{"memory.create_entities", `{"entities":[{"name":"a","entityType":"t","observations":["x"]}]}`, `"name": "a"`},
+		{"fs.read_text_file", fmt.Sprintf(`{"path":%q}`, filepath.Join(notes, "todo.txt")), "buy milk"},
+	} {
+		out, errOut, code := runCLIEnv(t, env, "call", c.tool, c.args, "--config", cfg)
+		if code != 0 || !strings.Contains(out, c.want) || strings.Contains(out, `"isError": true`) {
+			t.Errorf("call %s (exit %d):\n%s\nstderr:\n%s", c.tool, code, out, errOut)
+		}
+	}
+	// A real server told to write outside what it may (its memory file
+	// as ~/.bashrc) gets the OS's refusal, and the file is not written.
+	out, errOut, _ = runCLIEnv(t, env, "call", "leaky.create_entities", `{"entities":[{"name":"a","entityType":"t","observations":["x"]}]}`, "--config", cfg)
+	if !strings.Contains(out, "EACCES") {
+		t.Errorf("leaky's write of ~/.bashrc was not refused by the OS:\n%s\nstderr:\n%s", out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".bashrc")); err == nil {
+		t.Error("the confined memory server wrote ~/.bashrc")
+	}
+}
