@@ -76,12 +76,10 @@ func RunSandbox(plan string) error { return sandbox.Run(plan) }
 // Linux): what the sandbox can confine with.
 func LandlockABI() int { return sandbox.KernelABI() }
 
-// refused reports whether a start failed because enforce cannot confine
-// the server: trying again changes nothing until the user does.
-func refused(err error) bool {
-	var r *sandbox.RefusedError
-	return errors.As(err, &r)
-}
+// refused reports whether a start failed because the sandbox refused it
+// (enforce cannot confine it, or a path would expose the gateway's own
+// files): trying again changes nothing until the user does.
+func refused(err error) bool { return sandbox.Unstartable(err) }
 
 // unrunnable reports whether a start failed because the command cannot be
 // run at all — not found, not executable, not a program — which trying

@@ -164,7 +164,9 @@ func TestSandboxWithoutLandlock(t *testing.T) {
 	sb := config.Sandbox{Mode: config.SandboxEnforce, Network: config.Network{Policy: "none"}}
 	best := sb
 	best.Mode = config.SandboxBestEffort
-	e := start(t, []config.Server{hostile("strict", sb), hostile("lenient", best)}, func(o *backends.Options) {
+	strict := hostile("strict", sb)
+	strict.Restart = "on-failure" // a refusal is not retried all the same
+	e := start(t, []config.Server{strict, hostile("lenient", best)}, func(o *backends.Options) {
 		h.options(o)
 		o.LandlockABI = func() int { return 0 }
 	})
@@ -212,5 +214,21 @@ func BenchmarkSandboxStart(b *testing.B) {
 				m.Close()
 			}
 		})
+	}
+}
+
+// TestSandboxRefusesGatewayFiles: a read path that holds the gateway's
+// config (here the whole home) is refused under best_effort too: the
+// server is Failed at once, not retried (under restart: on-failure),
+// and says why.
+func TestSandboxRefusesGatewayFiles(t *testing.T) {
+	t.Parallel()
+	h := newSandboxHome(t)
+	s := hostile("greedy", config.Sandbox{Mode: config.SandboxBestEffort, Read: []string{filepath.Dir(h.config)}})
+	s.Restart = "on-failure"
+	e := start(t, []config.Server{s}, h.options)
+	st := e.waitState(t, "greedy", backends.Failed)
+	if !strings.Contains(st.Error, "would expose the gateway's "+h.config) || st.Restarts != 0 || st.PID != 0 {
+		t.Errorf("greedy: %+v", st)
 	}
 }

@@ -147,7 +147,7 @@ func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a 
 	}
 	for _, p := range slices.Concat(sb.Read, sb.Write) {
 		if g := guarded(p, h); g != "" {
-			return nil, nil, a, fmt.Errorf("sandbox: %s would expose %s; the gateway's own files are never granted", p, g)
+			return nil, nil, a, &ExposeError{Path: p, What: g}
 		}
 	}
 	var missing []string
@@ -212,7 +212,10 @@ func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a 
 	if fsOK {
 		p.FS = true
 		p.Read = slices.Concat(systemDirs, runtimeDirs(path, env, h), sb.Read)
-		p.Write = slices.Concat([]string{h.StateDir}, sb.Write)
+		p.Write = sb.Write
+		if h.StateDir != "" {
+			p.Write = slices.Concat([]string{h.StateDir}, sb.Write)
+		}
 		p.Devices = devices
 	}
 	if a.NetworkEnforced {
@@ -226,6 +229,23 @@ func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a 
 		return nil, nil, a, err
 	}
 	return append(slices.Clone(h.Helper), string(b)), env, a, nil
+}
+
+// ExposeError is a read or write path that would grant the whole home
+// or the gateway's own files: the server is not started, in any mode.
+type ExposeError struct{ Path, What string }
+
+func (e *ExposeError) Error() string {
+	return fmt.Sprintf("sandbox: %s would expose %s, which no sandbox grants; the server is not started", e.Path, e.What)
+}
+
+// Unstartable reports whether err is the sandbox's refusal to start a
+// server (RefusedError, ExposeError): trying again changes nothing until
+// the configuration does.
+func Unstartable(err error) bool {
+	var r *RefusedError
+	var x *ExposeError
+	return errors.As(err, &r) || errors.As(err, &x)
 }
 
 // RefusedError is a server under enforce that cannot be confined as
