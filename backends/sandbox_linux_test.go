@@ -232,3 +232,18 @@ func TestSandboxRefusesGatewayFiles(t *testing.T) {
 		t.Errorf("greedy: %+v", st)
 	}
 }
+
+// TestSandboxSkipsUnreachablePaths: a PATH entry the server could not
+// reach anyway (here under a file; for another user, under a directory
+// it may not search) is skipped, not a failure of the whole ruleset.
+func TestSandboxSkipsUnreachablePaths(t *testing.T) {
+	t.Parallel()
+	h := newSandboxHome(t)
+	e := start(t, []config.Server{hostile("h", config.Sandbox{Mode: config.SandboxEnforce, Read: []string{filepath.Join(h.notes, "todo.txt", "sub")}})}, func(o *backends.Options) {
+		h.options(o)
+		o.Environ = append(o.Environ, "PATH="+os.Getenv("PATH")+":"+filepath.Join(h.key, "bin"))
+	})
+	if st := e.waitState(t, "h", backends.Ready); st.Sandbox == nil || !st.Sandbox.FS {
+		t.Errorf("h: %+v", st.Sandbox)
+	}
+}

@@ -75,10 +75,14 @@ func restrict(p Plan) error {
 	var rules []landlock.Rule
 	if p.FS {
 		for _, path := range p.Read {
-			rules = append(rules, pathRule(path, false, p.ABI))
+			if reachable(path) {
+				rules = append(rules, pathRule(path, false, p.ABI))
+			}
 		}
 		for _, path := range p.Write {
-			rules = append(rules, pathRule(path, true, p.ABI))
+			if reachable(path) {
+				rules = append(rules, pathRule(path, true, p.ABI))
+			}
 		}
 		rules = append(rules, landlock.RWFiles(p.Devices...).IgnoreIfMissing())
 	} else {
@@ -109,6 +113,19 @@ func restrict(p Plan) error {
 		return fmt.Errorf("sandbox: landlock: %w", err)
 	}
 	return nil
+}
+
+// reachable reports whether this process can reach path at all: a path
+// it cannot open (missing, or under a directory it may not search, such
+// as another user's PATH entry) has nothing to grant, and would fail the
+// whole ruleset.
+func reachable(path string) bool {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	unix.Close(fd)
+	return true
 }
 
 // pathRule grants path: a directory and what is beneath it, or a file.
