@@ -94,7 +94,7 @@ func TestSandboxEnforceConfinesFiles(t *testing.T) {
 	h := newSandboxHome(t)
 	e := start(t, []config.Server{hostile("h", config.Sandbox{Mode: config.SandboxEnforce, Read: []string{h.notes}, Network: config.Network{Policy: "none"}})}, h.options)
 	st := e.waitState(t, "h", backends.Ready)
-	if sb := st.Sandbox; sb == nil || !sb.FS || !sb.NetworkEnforced || sb.Network != "none" || len(sb.NotEnforced) > 0 {
+	if sb := st.Sandbox; sb == nil || !sb.FS || !sb.NetworkEnforced || sb.Network != "none" || len(sb.NotEnforced) > 0 || len(sb.Gaps) != 2 {
 		t.Fatalf("status sandbox: %+v", st.Sandbox)
 	}
 	if got := st.Sandbox.Summary(); got != "fs ✓ net none mem — procs —" {

@@ -276,5 +276,8 @@ func writeSandboxes(w io.Writer, st []backends.Status) {
 		for _, n := range sb.NotEnforced {
 			fmt.Fprintf(w, "    not enforced: %s\n", oneLine(n, 300))
 		}
+		if len(sb.Gaps) > 0 {
+			fmt.Fprintf(w, "    not governed: %s\n", oneLine(strings.Join(sb.Gaps, "; "), 300))
+		}
 	}
 }

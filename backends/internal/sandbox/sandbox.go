@@ -78,6 +78,9 @@ type Applied struct {
 	StateDir string `json:"state_dir,omitempty"`
 	// NotEnforced says what was asked and is not applied, and why.
 	NotEnforced []string `json:"not_enforced,omitempty"`
+	// Gaps are what the mechanism applied does not govern at all
+	// (docs/sandbox.md, the threat model).
+	Gaps []string `json:"gaps,omitempty"`
 }
 
 // Summary is the one-line form status prints: "fs ✓ net none mem — procs —";
@@ -223,6 +226,12 @@ func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a 
 		if a.Network == "list" {
 			p.Net, p.Ports = "ports", a.Ports
 		}
+	}
+	if p.FS {
+		a.Gaps = append(a.Gaps, "UNIX sockets by path (connect is not governed by Landlock before ABI 9)")
+	}
+	if p.Net != "" {
+		a.Gaps = append(a.Gaps, "UDP, so DNS (Landlock governs TCP only)")
 	}
 	b, err := json.Marshal(p)
 	if err != nil {
