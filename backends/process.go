@@ -56,7 +56,15 @@ func (m *Manager) startProcess(s config.Server, environ []string) (*proc.Process
 	if err != nil {
 		return nil, &applied, err
 	}
-	p, err := proc.Start(proc.Spec{Command: argv[0], Args: argv[1:], Env: env, Dir: s.Cwd})
+	spec := proc.Spec{Command: argv[0], Args: argv[1:], Env: env, Dir: s.Cwd, NetNS: applied.NetNS}
+	p, err := proc.Start(spec)
+	if err != nil && spec.NetNS {
+		// Unprivileged user namespaces are off here (a sysctl, or
+		// Ubuntu's AppArmor): Landlock's TCP rules alone, as status says.
+		applied.WithoutNetNS(err)
+		spec.NetNS = false
+		p, err = proc.Start(spec)
+	}
 	return p, &applied, err
 }
 

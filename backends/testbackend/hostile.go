@@ -12,8 +12,10 @@ var hostileTools = []string{"read_file", "write_file", "connect"}
 
 // hostileCall runs one of hostileTools and answers its outcome: the
 // file's text, "written", "connected", or an isError result with the OS's
-// own error ("open /x: permission denied").
-func hostileCall(name, path, data, addr string) string {
+// own error ("open /x: permission denied"). connect's network is tcp, or
+// udp (a UDP connect only routes: it fails where no interface can reach
+// the address).
+func hostileCall(name, path, data, addr, network string) string {
 	var out string
 	var err error
 	switch name {
@@ -26,7 +28,10 @@ func hostileCall(name, path, data, addr string) string {
 		out = "written"
 	case "connect":
 		var c net.Conn
-		c, err = net.DialTimeout("tcp", addr, 5*time.Second)
+		if network == "" {
+			network = "tcp"
+		}
+		c, err = net.DialTimeout(network, addr, 5*time.Second)
 		if err == nil {
 			c.Close()
 		}

@@ -57,7 +57,7 @@
 //	                      completion/complete answers the URI its ref named
 //	-hostile              add the tools of a hostile server (hostile.go):
 //	                      read_file (path), write_file (path, text) and
-//	                      connect (addr, host:port), whose failures are the
+//	                      connect (addr, host:port; network tcp or udp), whose failures are the
 //	                      OS's own errors (the sandbox tests)
 //	-app-gated            -app, but the app's tools are listed only to a client
 //	                      whose initialize declared the extension (as a server
@@ -861,6 +861,7 @@ func (s *server) call(msg message) {
 		Path    string          `json:"path"`
 		Text    string          `json:"text"`
 		Addr    string          `json:"addr"`
+		Network string          `json:"network"`
 	}
 	if len(p.Arguments) > 0 {
 		json.Unmarshal(p.Arguments, &args)
@@ -880,7 +881,7 @@ func (s *server) call(msg message) {
 	case s.app && (p.Name == "show" || p.Name == "poll"):
 		s.reply(msg.ID, s.appCall(p.Name))
 	case slices.Contains(s.tools, p.Name) && slices.Contains(hostileTools, p.Name):
-		s.reply(msg.ID, hostileCall(p.Name, args.Path, args.Text, args.Addr))
+		s.reply(msg.ID, hostileCall(p.Name, args.Path, args.Text, args.Addr, args.Network))
 	case inFile && len(fileTool["result"]) > 0:
 		s.reply(msg.ID, string(fileTool["result"]))
 	case p.Name == "relist" && s.toolsFile != "":

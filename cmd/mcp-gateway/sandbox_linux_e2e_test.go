@@ -50,7 +50,8 @@ servers:
 		"capped  sandbox: fs ✓ net all mem — procs — (best_effort)",
 		"not enforced: memory_mb 512: per-server cgroup v2 limits are not yet done",
 		"strict  sandbox (enforce): not started: ",
-		"not governed: UNIX sockets by path (connect is not governed by Landlock before ABI 9); UDP, so DNS (Landlock governs TCP only)",
+		// network none: its own network namespace closes UDP too.
+		"h  sandbox: fs ✓ net none mem — procs — (enforce)\n    not governed: UNIX sockets by path (connect is not governed by Landlock before ABI 9)\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s\nstderr:\n%s", want, out, errOut)
@@ -66,13 +67,14 @@ servers:
 				FS              bool   `json:"fs"`
 				Network         string `json:"network"`
 				NetworkEnforced bool   `json:"network_enforced"`
+				NetNS           bool   `json:"netns"`
 			} `json:"sandbox"`
 		} `json:"servers"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Servers) != 3 {
 		t.Fatalf("status --json: %v\n%s", err, out)
 	}
-	if sb := doc.Servers[0].Sandbox; sb == nil || sb.Mode != "enforce" || !sb.FS || sb.Network != "none" || !sb.NetworkEnforced {
+	if sb := doc.Servers[0].Sandbox; sb == nil || sb.Mode != "enforce" || !sb.FS || sb.Network != "none" || !sb.NetworkEnforced || !sb.NetNS {
 		t.Errorf("status --json: h's sandbox %+v", sb)
 	}
 

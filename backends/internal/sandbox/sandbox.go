@@ -68,6 +68,9 @@ type Applied struct {
 	Network         string   `json:"network"`
 	Ports           []uint16 `json:"ports,omitempty"`
 	NetworkEnforced bool     `json:"network_enforced"`
+	// NetNS: under network none, the server runs in a network namespace
+	// of its own with no interface up (no UDP or DNS either).
+	NetNS bool `json:"netns,omitempty"`
 	// MemoryMB and Processes are the limits asked for (0: none);
 	// *Enforced whether they are.
 	MemoryMB          int  `json:"memory_mb,omitempty"`
@@ -230,14 +233,27 @@ func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a 
 	if p.FS {
 		a.Gaps = append(a.Gaps, "UNIX sockets by path (connect is not governed by Landlock before ABI 9)")
 	}
-	if p.Net != "" {
-		a.Gaps = append(a.Gaps, "UDP, so DNS (Landlock governs TCP only)")
+	if p.Net == "none" {
+		// Where the OS allows it, a network namespace closes UDP too
+		// (WithoutNetNS when it does not).
+		a.NetNS = true
+	} else if p.Net != "" {
+		a.Gaps = append(a.Gaps, udpGap)
 	}
 	b, err := json.Marshal(p)
 	if err != nil {
 		return nil, nil, a, err
 	}
 	return append(slices.Clone(h.Helper), string(b)), env, a, nil
+}
+
+const udpGap = "UDP, so DNS (Landlock governs TCP only)"
+
+// WithoutNetNS records that the OS refused the network namespace (err):
+// the server runs with Landlock's TCP rules only.
+func (a *Applied) WithoutNetNS(err error) {
+	a.NetNS = false
+	a.Gaps = append(a.Gaps, fmt.Sprintf("%s; the OS refused a network namespace (%v): unprivileged user namespaces are off", udpGap, err))
 }
 
 // ExposeError is a read or write path that would grant the whole home
