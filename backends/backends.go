@@ -77,6 +77,22 @@ type Options struct {
 	// a test binary).
 	Subreaper bool
 
+	// Sandbox is the command of the sandbox mode, e.g. {os.Executable(),
+	// SandboxArg}: a server whose sandbox is on runs as that command
+	// with its plan, which confines itself and executes the server
+	// (docs/sandbox.md). nil confines nothing: enforce refuses to start
+	// such a server, best_effort says so.
+	Sandbox []string
+	// SandboxDir holds each confined server's state directory (its HOME
+	// and TMPDIR), SandboxDir/NAME; "" gives it none (HOME as it is).
+	SandboxDir string
+	// Protected are the gateway's own files and directories (config, pin
+	// file, snapshots, audit log, token store), which no sandbox grants.
+	Protected []string
+	// LandlockABI, when set, reports the Landlock ABI instead of the
+	// kernel: the tests simulate a kernel without Landlock with 0.
+	LandlockABI func() int
+
 	// TokenDir is where the OAuth sign-ins of remote servers are kept, one
 	// file per server (mcp-gateway login writes them); "" means remote
 	// servers get no OAuth.
@@ -150,6 +166,9 @@ type Status struct {
 	// Protocol is the revision the gateway speaks with the backend:
 	// 2026-07-28 after server/discover, else what initialize agreed.
 	Protocol string `json:"protocol,omitempty"`
+	// Sandbox is the server's confinement as applied at its last start;
+	// nil when its sandbox is off (or it has not started).
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
 }
 
 // Tool is one tool of a ready backend, after the server's include/exclude

@@ -620,6 +620,7 @@ func (m *Manager) Status() []Status {
 			Name:     b.cfg.Name,
 			State:    b.state,
 			Restarts: b.restarts,
+			Sandbox:  b.sandbox,
 		}
 		if sf := b.shownLocked(); sf != nil {
 			s.Tools, s.ServerInfo, s.Protocol = len(b.shownListsLocked(sf).tools), sf.serverInfo, sf.protocol

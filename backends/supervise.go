@@ -65,6 +65,7 @@ type backend struct {
 	began time.Time // when startLocked ran; guarded by Manager.mu
 
 	mu        sync.Mutex
+	sandbox   *Sandbox // as applied at the last start; nil when off
 	state     State
 	reason    string        // why it is not ready: crash reason, start error, ...
 	moved     chan struct{} // closed and replaced at every change of state
@@ -451,7 +452,13 @@ type session struct {
 // the reason.
 func (b *backend) startChild() (*session, string) {
 	name := b.cfg.Name
-	p, err := startProcess(b.cfg, b.m.environ)
+	p, confined, err := b.m.startProcess(b.cfg, b.m.environ)
+	b.mu.Lock()
+	b.sandbox = confined
+	b.mu.Unlock()
+	if confined != nil && len(confined.NotEnforced) > 0 && err == nil {
+		b.log.Warn("backend sandbox is partial", "mode", confined.Mode, "not_enforced", confined.NotEnforced)
+	}
 	if err != nil {
 		b.shortage = ResourceShortage(err)
 		b.unrunnable = !b.shortage && unrunnable(err)

@@ -157,6 +157,9 @@ type Gateway struct {
 	Confirm string `json:"confirm"`
 	// Audit configures the audit log of tool calls.
 	Audit Audit `json:"audit"`
+	// Sandbox is the confinement of every local server without its own
+	// sandbox keys (docs/sandbox.md); off by default.
+	Sandbox Sandbox `json:"sandbox"`
 }
 
 // Audit configures the audit log: one JSON line per tool call.
@@ -360,6 +363,10 @@ type Server struct {
 	// dynamically where the authorization server allows. Cursor writes it
 	// `auth`.
 	OAuth OAuth `json:"oauth,omitzero" alias:"auth"`
+	// Sandbox confines a local server (docs/sandbox.md); after Load it is
+	// the effective confinement, its own keys over gateway.sandbox's, and
+	// zero when it is off.
+	Sandbox Sandbox `json:"sandbox,omitzero"`
 
 	// Source locates the server's entry in the file, for error messages
 	// ("config.yaml:12"); empty for servers not from a file.
@@ -538,6 +545,7 @@ func Defaults() *Config {
 			Redact:     "off",
 			Confirm:    "off",
 			Audit:      Audit{MaxBytes: 10 << 20, Keep: 3},
+			Sandbox:    Sandbox{Mode: SandboxOff},
 		},
 		Servers: []Server{},
 	}

@@ -44,6 +44,7 @@ func (l *loader) top(n *yaml.Node) {
 		return
 	}
 	l.fields(n, "", reflect.ValueOf(l.cfg).Elem(), clientKeys)
+	l.checkSandbox(&l.cfg.Gateway.Sandbox, "gateway.sandbox")
 	l.servers()
 }
 
@@ -209,12 +210,19 @@ type keyChecker interface {
 // which origin records where the value came from. A value that does not fit
 // is an error; v then keeps what it held and decode returns false.
 func (l *loader) decode(e entry, key, canon string, v reflect.Value) bool {
+	if n, ok := v.Addr().Interface().(*Network); ok {
+		return l.network(e, key, canon, n)
+	}
 	if v.Kind() == reflect.Struct {
 		var foreign map[string]string
 		if f, ok := v.Addr().Interface().(foreignKeyer); ok {
 			foreign = f.foreignKeys()
 		}
-		return l.fields(e.val, key, v, foreign)
+		if !l.fields(e.val, key, v, foreign) {
+			return false
+		}
+		l.origin[canon] = origin{line: e.line, key: key}
+		return true
 	}
 	n := l.resolve(e.val)
 	if n == nil {

@@ -200,6 +200,7 @@ func (l *loader) server(it serverItem) (s Server, ok bool) {
 	l.expandServer(&s, p)
 	l.redirectURI(&s.OAuth, p)
 	l.transport(&s, p, it.line)
+	l.serverSandbox(&s, p)
 	return s, len(l.errs) == nerr
 }
 
@@ -303,4 +304,23 @@ func (l *loader) transport(s *Server, p string, line int) {
 		}
 		s.Transport = t
 	}
+}
+
+// serverSandbox checks server s's own sandbox block (at path p) and makes
+// s.Sandbox the effective one: the block over gateway.sandbox, for a local
+// server; a remote server runs elsewhere and has none.
+func (l *loader) serverSandbox(s *Server, p string) {
+	o, given := l.origin[join(p, "sandbox")]
+	if s.Command == "" {
+		if given && s.Sandbox.On() {
+			l.errLine(o.line, o.key, "confines a local server (command); a remote server (url) runs elsewhere")
+		}
+		s.Sandbox = Sandbox{}
+		return
+	}
+	l.checkSandbox(&s.Sandbox, join(p, "sandbox"))
+	if _, mode := l.origin[join(p, "sandbox.mode")]; given && !mode && !l.cfg.Gateway.Sandbox.On() {
+		l.warn(o.line, o.key, "has no mode and gateway.sandbox is off, so it is off; write mode: enforce or best_effort")
+	}
+	s.Sandbox = l.sandboxOf(s.Sandbox, p)
 }

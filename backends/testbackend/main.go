@@ -56,6 +56,10 @@
 //	                      whose HTML names the server; declares resources and
 //	                      the io.modelcontextprotocol/ui extension;
 //	                      completion/complete answers the URI its ref named
+//	-hostile              add the tools of a hostile server (hostile.go):
+//	                      read_file (path), write_file (path, text) and
+//	                      connect (addr, host:port; network tcp or udp), whose failures are the
+//	                      OS's own errors (the sandbox tests)
 //	-app-gated            -app, but the app's tools are listed only to a client
 //	                      whose initialize declared the extension (as a server
 //	                      with a text-only fallback does)
@@ -262,6 +266,7 @@ func main() {
 	pidDir := fs.String("pid-dir", "", "create DIR/<pid> at start")
 	barrier := fs.Int("start-barrier", 0, "with -pid-dir: wait until DIR holds N files before reading stdin")
 	exitFile := fs.String("exit-file", "", "write how we were stopped (eof, term) to this file")
+	hostile := fs.Bool("hostile", false, "add the tools read_file, write_file and connect")
 	toolsFile := fs.String("tools-file", "", "definitions that replace or add to the built-in ones, read at every list")
 	fs.VisitAll(func(f *flag.Flag) {
 		env := "TESTBACKEND_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
@@ -362,6 +367,9 @@ func main() {
 	}
 	if *toolsFile != "" {
 		s.tools = append(s.tools, "relist")
+	}
+	if *hostile {
+		s.tools = append(s.tools, hostileTools...)
 	}
 	for i := range *extraTools {
 		s.tools = append(s.tools, fmt.Sprintf("extra_%03d", i))
@@ -855,6 +863,10 @@ func (s *server) call(msg message) {
 		Data    json.RawMessage `json:"data"`
 		Count   int             `json:"count"`
 		BadUTF8 bool            `json:"badUTF8"`
+		Path    string          `json:"path"`
+		Text    string          `json:"text"`
+		Addr    string          `json:"addr"`
+		Network string          `json:"network"`
 	}
 	if len(p.Arguments) > 0 {
 		json.Unmarshal(p.Arguments, &args)
@@ -873,6 +885,8 @@ func (s *server) call(msg message) {
 	switch {
 	case s.app && (p.Name == "show" || p.Name == "poll"):
 		s.reply(msg.ID, s.appCall(p.Name))
+	case slices.Contains(s.tools, p.Name) && slices.Contains(hostileTools, p.Name):
+		s.reply(msg.ID, hostileCall(p.Name, args.Path, args.Text, args.Addr, args.Network))
 	case inFile && len(fileTool["result"]) > 0:
 		s.reply(msg.ID, string(fileTool["result"]))
 	case p.Name == "relist" && s.toolsFile != "":

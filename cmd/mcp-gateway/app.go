@@ -86,9 +86,16 @@ func newApp(inv *invocation, e env) (_ *app, err error) {
 	if cfg.Gateway.Snapshots {
 		snapshots = config.SnapshotDir(home, runtime.GOOS, e.lookup)
 	}
-	var reaper []string
+	var reaper, sandbox []string
 	if exe, err := os.Executable(); err == nil {
 		reaper = []string{exe, reaperArg}
+		sandbox = []string{exe, backends.SandboxArg}
+	}
+	sandboxDir := config.SandboxDir(home, runtime.GOOS, e.lookup)
+	// No sandbox grants the gateway's own files (docs/sandbox.md).
+	protected := []string{config.PinsFile(cfg, sources, home), a.tokenDir, snapshots, cfg.Gateway.Audit.Path, cfg.Server.DebugFile, sandboxDir, config.DefaultPath(home)}
+	if sources.YAML != nil {
+		protected = append(protected, *sources.YAML)
 	}
 	if ac := cfg.Gateway.Audit; ac.Path != "" && inv.command != "show-config" {
 		if a.audit, err = audit.Open(audit.Options{Path: ac.Path, MaxBytes: int64(ac.MaxBytes), Keep: ac.Keep, Logger: a.log}); err != nil {
@@ -105,6 +112,9 @@ func newApp(inv *invocation, e env) (_ *app, err error) {
 		ClientInfo:     &mcp.Implementation{Name: "mcp-gateway", Version: version()},
 		Reaper:         reaper,
 		Subreaper:      e.subreaper,
+		Sandbox:        sandbox,
+		SandboxDir:     sandboxDir,
+		Protected:      protected,
 		Self:           &a.self,
 		TokenDir:       a.tokenDir,
 		SnapshotDir:    snapshots,

@@ -137,6 +137,7 @@ func (a *app) status(ctx context.Context) error {
 			fmt.Fprintf(a.env.stdout, "    %s\n", oneLine(s.Error, 200))
 		}
 	}
+	writeSandboxes(a.env.stdout, st)
 	// The trust layer: what it withholds, as diffs, and what the scanner
 	// found in what is shown.
 	if trustErr != nil {
@@ -290,4 +291,32 @@ func oneLine(s string, n int) string {
 		s = string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// writeSandboxes writes the confinement of each confined server as
+// applied (docs/sandbox.md): "fs ✓ net none mem — procs —", what is not
+// enforced and why, and in full why enforce refused to start one.
+func writeSandboxes(w io.Writer, st []backends.Status) {
+	first := true
+	for _, s := range st {
+		sb := s.Sandbox
+		if sb == nil {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "\nsandboxes:")
+			first = false
+		}
+		if s.State == backends.Failed && strings.Contains(s.Error, "sandbox:") {
+			fmt.Fprintf(w, "  %s  sandbox (%s): not started: %s\n", s.Name, sb.Mode, oneLine(s.Error, 600))
+			continue
+		}
+		fmt.Fprintf(w, "  %s  sandbox: %s (%s)\n", s.Name, sb.Summary(), sb.Mode)
+		for _, n := range sb.NotEnforced {
+			fmt.Fprintf(w, "    not enforced: %s\n", oneLine(n, 300))
+		}
+		if len(sb.Gaps) > 0 {
+			fmt.Fprintf(w, "    not governed: %s\n", oneLine(strings.Join(sb.Gaps, "; "), 300))
+		}
+	}
 }

@@ -38,6 +38,13 @@ const (
 const reaperArg = "__reaper"
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == backends.SandboxArg {
+		// Confine this process and execute the server (docs/sandbox.md);
+		// it returns only on failure, which the gateway shows as the
+		// server's stderr.
+		fmt.Fprintf(os.Stderr, "mcp-gateway: %v\n", backends.RunSandbox(os.Args[2]))
+		os.Exit(126)
+	}
 	if len(os.Args) == 2 && os.Args[1] == reaperArg {
 		if err := backends.RunReaper(os.Stdin); err != nil {
 			os.Exit(exitFailure)

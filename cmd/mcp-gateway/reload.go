@@ -316,7 +316,9 @@ func staticChanges(running, next *config.Config) []string {
 			seen[k] = true
 		}
 		for k := range seen {
-			if prefix == "" && k == "servers" {
+			if prefix == "" && k == "servers" || prefix == "gateway" && k == "sandbox" {
+				// gateway.sandbox is part of each server's effective
+				// sandbox: a change restarts the servers it changes.
 				continue
 			}
 			key := k

@@ -21,9 +21,10 @@ func command(name string, args []string, _ string) (*exec.Cmd, error) {
 	return exec.Command(name, args...), nil
 }
 
-// start starts cmd as the leader of a new process group.
-func start(cmd *exec.Cmd) (group, error) {
-	cmd.SysProcAttr = sysProcAttr()
+// start starts cmd as the leader of a new process group (with netns, in
+// a new network namespace where the OS has them).
+func start(cmd *exec.Cmd, netns bool) (group, error) {
+	cmd.SysProcAttr = sysProcAttr(netns)
 	if err := cmd.Start(); err != nil {
 		return group{}, err
 	}

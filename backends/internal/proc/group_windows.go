@@ -58,7 +58,7 @@ func comSpec() string {
 // start starts cmd suspended, puts it in a new kill-on-close Job Object and
 // only then lets it run: a child that started running first could start
 // its own children outside the job.
-func start(cmd *exec.Cmd) (g group, err error) {
+func start(cmd *exec.Cmd, _ bool) (g group, err error) {
 	job, err := windows.CreateJobObject(nil, nil)
 	if err != nil {
 		return group{}, fmt.Errorf("create job object: %w", err)

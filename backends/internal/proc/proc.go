@@ -21,6 +21,10 @@ type Spec struct {
 	Args    []string
 	Env     []string // the child's whole environment
 	Dir     string   // "" means the gateway's working directory
+	// NetNS starts the child in a new user and network namespace (Linux;
+	// ignored elsewhere), where no interface is up: no connection at all,
+	// UDP included. Start fails if the OS does not allow it.
+	NetNS bool
 }
 
 // Process is one running child together with everything it starts (its
@@ -78,7 +82,7 @@ func Start(s Spec) (p *Process, err error) {
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	g, err := start(cmd)
+	g, err := start(cmd, s.NetNS)
 	if err != nil {
 		return nil, err
 	}

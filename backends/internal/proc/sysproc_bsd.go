@@ -7,6 +7,7 @@ import "syscall"
 // sysProcAttr puts the child in its own process group. There is no
 // Pdeathsig outside Linux: the reaper (and the child's stdin reaching EOF)
 // end the group when the gateway dies.
-func sysProcAttr() *syscall.SysProcAttr {
+// There are no network namespaces either: netns is ignored.
+func sysProcAttr(_ bool) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }

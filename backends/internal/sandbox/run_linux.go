@@ -1,0 +1,147 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// KernelABI is the kernel's Landlock ABI version, 0 without Landlock.
+func KernelABI() int {
+	v, err := llsys.LandlockGetABIVersion()
+	if err != nil || v < 0 {
+		return 0
+	}
+	return v
+}
+
+// CgroupV2 reports whether the machine has a unified cgroup hierarchy.
+func CgroupV2() bool {
+	_, err := os.Stat("/sys/fs/cgroup/cgroup.controllers")
+	return err == nil
+}
+
+// versions are go-landlock's configurations by ABI.
+var versions = []landlock.Config{landlock.V1, landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5, landlock.V6, landlock.V7}
+
+// Run is the whole job of the sandbox mode: it applies plan (the JSON
+// Prepare made) to this process and executes the server in its place. It
+// returns only on failure; the gateway shows the error as the server's.
+func Run(plan string) error {
+	var p Plan
+	if err := json.Unmarshal([]byte(plan), &p); err != nil {
+		return fmt.Errorf("sandbox: bad plan: %w", err)
+	}
+	// no_new_privs and Landlock are set on this thread, which then
+	// executes the server: it must stay the goroutine's.
+	runtime.LockOSThread()
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("sandbox: no_new_privs: %w", err)
+	}
+	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}); err != nil {
+		return fmt.Errorf("sandbox: core size: %w", err)
+	}
+	if p.NoFile > 0 {
+		var r unix.Rlimit
+		if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &r); err == nil {
+			r.Cur, r.Max = min(p.NoFile, r.Max), min(p.NoFile, r.Max)
+			if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &r); err != nil {
+				return fmt.Errorf("sandbox: open files: %w", err)
+			}
+		}
+	}
+	if p.ABI > 0 && (p.FS || p.Net != "") {
+		if err := restrict(p); err != nil {
+			return err
+		}
+	}
+	err := syscall.Exec(p.Path, p.Args, os.Environ())
+	return fmt.Errorf("sandbox: exec %s: %w", p.Path, err)
+}
+
+// restrict applies p's Landlock rules at exactly p.ABI: the gateway
+// decided they can be applied, so a failure is an error, not a downgrade.
+func restrict(p Plan) error {
+	if p.ABI >= len(versions) {
+		p.ABI = len(versions) - 1
+	}
+	cfg := versions[p.ABI]
+	var rules []landlock.Rule
+	if p.FS {
+		for _, path := range p.Read {
+			if reachable(path) {
+				rules = append(rules, pathRule(path, false, p.ABI))
+			}
+		}
+		for _, path := range p.Write {
+			if reachable(path) {
+				rules = append(rules, pathRule(path, true, p.ABI))
+			}
+		}
+		rules = append(rules, landlock.RWFiles(p.Devices...).IgnoreIfMissing())
+	} else {
+		cfg.HandledAccessFS, cfg.Scoped = 0, 0
+	}
+	switch p.Net {
+	case "":
+		cfg.HandledAccessNet = 0
+	default:
+		// TCP only: Landlock's UDP rules (ABI 10) are not asked for, so
+		// the docs can say one thing of every kernel.
+		cfg.HandledAccessNet = landlock.AccessNetSet(llsys.AccessNetBindTCP | llsys.AccessNetConnectTCP)
+		for _, port := range p.Ports {
+			rules = append(rules, landlock.ConnectTCP(port))
+		}
+	}
+	// The calling thread only (locked by Run, never unlocked): it is the
+	// one that executes the server, and execve carries its domain over.
+	fd, flags, err := cfg.NewRulesetFD(rules...)
+	if err != nil {
+		return fmt.Errorf("sandbox: landlock: %w", err)
+	}
+	if fd < 0 {
+		return nil // nothing to restrict
+	}
+	defer unix.Close(fd)
+	if err := llsys.LandlockRestrictSelf(fd, flags); err != nil {
+		return fmt.Errorf("sandbox: landlock: %w", err)
+	}
+	return nil
+}
+
+// reachable reports whether this process can reach path at all: a path
+// it cannot open (missing, or under a directory it may not search, such
+// as another user's PATH entry) has nothing to grant, and would fail the
+// whole ruleset.
+func reachable(path string) bool {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	unix.Close(fd)
+	return true
+}
+
+// pathRule grants path: a directory and what is beneath it, or a file.
+func pathRule(path string, write bool, abi int) landlock.Rule {
+	fi, err := os.Stat(path)
+	dir := err != nil || fi.IsDir()
+	switch {
+	case write && dir && abi >= 2:
+		// Moving files within what it may write (npm does) needs refer.
+		return landlock.RWDirs(path).WithRefer().IgnoreIfMissing()
+	case write && dir:
+		return landlock.RWDirs(path).IgnoreIfMissing()
+	case write:
+		return landlock.RWFiles(path).IgnoreIfMissing()
+	case dir:
+		return landlock.RODirs(path).IgnoreIfMissing()
+	}
+	return landlock.ROFiles(path).IgnoreIfMissing()
+}

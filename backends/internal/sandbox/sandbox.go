@@ -1,0 +1,468 @@
+// Package sandbox confines a backend server (docs/sandbox.md). The
+// supervisor decides, in the gateway, what can be applied on this OS
+// (Prepare); the gateway binary re-executed in its hidden sandbox mode
+// applies exactly that to itself and then executes the server (Run), so
+// that every process of the server inherits it and no helper binary is
+// needed.
+//
+// On Linux: no_new_privs, core dumps off, an open-files limit, Landlock
+// filesystem rules (read: the system, the server's runtime and its read
+// paths; write: its state directory and its write paths) and Landlock TCP
+// rules for network none or a list of ports. Memory and processes need a
+// per-server cgroup v2, which is not done yet: they are reported as not
+// enforced. Other OSes are not confined yet.
+package sandbox
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/mcp-gateway/mcp-gateway/config"
+)
+
+// Arg is the hidden argument that turns the gateway binary into the
+// sandbox of one server: `mcp-gateway __sandbox PLAN` (PLAN is JSON).
+const Arg = "__sandbox"
+
+// maxABI is the newest Landlock ABI the rules are written for (and
+// tested with); a newer kernel is used at this level.
+const maxABI = 7
+
+// Plan is what the sandbox mode applies to itself before it executes the
+// server. It holds paths and limits, never a secret (it is an argument).
+type Plan struct {
+	Path string   `json:"path"` // the server's program, absolute
+	Args []string `json:"args"` // its argv, argv[0] first
+	// ABI is the Landlock ABI the rules are made at; 0 applies none.
+	ABI int `json:"abi"`
+	// FS restricts the filesystem to Read (read and execute) and Write
+	// (read and write); a path that does not exist is skipped.
+	FS    bool     `json:"fs"`
+	Read  []string `json:"read,omitempty"`
+	Write []string `json:"write,omitempty"`
+	// Devices may be read and written (files, not directories).
+	Devices []string `json:"devices,omitempty"`
+	// Net restricts TCP: "none" (no connect, no bind) or "ports" (connect
+	// to Ports only); "" leaves it.
+	Net   string   `json:"net,omitempty"`
+	Ports []uint16 `json:"ports,omitempty"`
+	// NoFile is the open-files limit (soft and hard); 0 leaves it.
+	NoFile uint64 `json:"nofile,omitempty"`
+}
+
+// Applied is a server's confinement as applied, for status.
+type Applied struct {
+	Mode string `json:"mode"` // enforce | best_effort
+	// FS: the filesystem is confined.
+	FS bool `json:"fs"`
+	// Network is what was asked (all, none, list) and NetworkEnforced
+	// whether the kernel refuses other TCP connections.
+	Network         string   `json:"network"`
+	Ports           []uint16 `json:"ports,omitempty"`
+	NetworkEnforced bool     `json:"network_enforced"`
+	// NetNS: under network none, the server runs in a network namespace
+	// of its own with no interface up (no UDP or DNS either).
+	NetNS bool `json:"netns,omitempty"`
+	// MemoryMB and Processes are the limits asked for (0: none);
+	// *Enforced whether they are.
+	MemoryMB          int  `json:"memory_mb,omitempty"`
+	MemoryEnforced    bool `json:"memory_enforced"`
+	Processes         int  `json:"processes,omitempty"`
+	ProcessesEnforced bool `json:"processes_enforced"`
+	// StateDir is the server's own directory (its HOME and TMPDIR).
+	StateDir string `json:"state_dir,omitempty"`
+	// NotEnforced says what was asked and is not applied, and why.
+	NotEnforced []string `json:"not_enforced,omitempty"`
+	// Gaps are what the mechanism applied does not govern at all
+	// (docs/sandbox.md, the threat model).
+	Gaps []string `json:"gaps,omitempty"`
+}
+
+// Summary is the one-line form status prints: "fs ✓ net none mem — procs —";
+// "—" is a limit not asked for or not enforced (NotEnforced says which).
+func (a *Applied) Summary() string {
+	mark := func(ok bool) string {
+		if ok {
+			return "✓"
+		}
+		return "✗"
+	}
+	net := a.Network
+	switch {
+	case a.Network == "list":
+		net = fmt.Sprintf("ports(%d)", len(a.Ports))
+		if !a.NetworkEnforced {
+			net = "all"
+		}
+	case a.Network == "none" && !a.NetworkEnforced:
+		net = "all"
+	}
+	limit := func(v int, enforced bool, unit string) string {
+		if v == 0 || !enforced {
+			return "—"
+		}
+		return fmt.Sprintf("%d%s", v, unit)
+	}
+	return fmt.Sprintf("fs %s net %s mem %s procs %s", mark(a.FS), net, limit(a.MemoryMB, a.MemoryEnforced, " MB"), limit(a.Processes, a.ProcessesEnforced, ""))
+}
+
+// Host is what Prepare knows of where the server runs.
+type Host struct {
+	// Helper is the command of the sandbox mode ({gateway binary, Arg});
+	// nil means none, so nothing can be applied.
+	Helper []string
+	// ABI is the kernel's Landlock ABI (0: none; Linux only).
+	ABI int
+	// Home is the user's home directory: never granted as a whole.
+	Home string
+	// StateDir is the server's own directory; Prepare creates it.
+	StateDir string
+	// Protected are the gateway's own files and directories (config, pin
+	// file, snapshots, audit log, token store): a server may never be
+	// granted them, nor a directory holding them.
+	Protected []string
+	// CgroupV2: the machine has a unified cgroup hierarchy.
+	CgroupV2 bool
+}
+
+// Spec is the server as it would run without a sandbox.
+type Spec struct {
+	Command string   // as configured: a name looked up in PATH, or a path
+	Args    []string // without argv[0]
+	Env     []string // its whole environment
+	Dir     string
+}
+
+// Prepare decides the confinement of a server whose sandbox is on: the
+// command to run instead of s (the sandbox mode with its plan), the
+// environment it gets (HOME and TMPDIR its state directory), and what is
+// applied. Under enforce, a confinement the OS cannot give as asked is an
+// error naming what it lacks; under best_effort it is in NotEnforced.
+func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a Applied, err error) {
+	a = Applied{Mode: sb.Mode, Network: cmpOr(sb.Network.Policy, "all"), MemoryMB: sb.MemoryMB, Processes: sb.Processes, StateDir: h.StateDir}
+	if a.Network == "list" {
+		a.Ports = sb.Network.Ports()
+	}
+	for _, p := range slices.Concat(sb.Read, sb.Write) {
+		if g := guarded(p, h); g != "" {
+			return nil, nil, a, &ExposeError{Path: p, What: g}
+		}
+	}
+	var missing []string
+	fsOK := h.Helper != nil && h.ABI >= 1 && runtime.GOOS == "linux"
+	netOK := h.Helper != nil && h.ABI >= 4 && runtime.GOOS == "linux"
+	why := func(need int) string {
+		switch {
+		case runtime.GOOS != "linux":
+			return "not yet on " + runtime.GOOS
+		case h.Helper == nil:
+			return "the gateway cannot re-execute itself (no sandbox helper)"
+		case h.ABI == 0:
+			return "the kernel has no Landlock (Linux 5.13+ with landlock among the LSMs)"
+		}
+		return fmt.Sprintf("the kernel's Landlock is ABI %d, TCP rules need ABI %d (Linux 6.7+)", h.ABI, need)
+	}
+	a.FS = fsOK
+	if !fsOK {
+		missing = append(missing, "filesystem: "+why(1))
+	}
+	if a.Network != "all" {
+		a.NetworkEnforced = netOK
+		if !netOK {
+			missing = append(missing, "network "+netText(sb.Network)+": "+why(4))
+		} else if a.Network == "list" {
+			a.NotEnforced = append(a.NotEnforced, "network hosts: only the ports of the list are enforced (any host on them); the egress proxy that checks hosts is not yet done")
+		}
+	}
+	cg := "per-server cgroup v2 limits are not yet done"
+	if !h.CgroupV2 {
+		cg += " (this machine has cgroup v1)"
+	}
+	if sb.MemoryMB > 0 {
+		missing = append(missing, fmt.Sprintf("memory_mb %d: %s", sb.MemoryMB, cg))
+	}
+	if sb.Processes > 0 {
+		missing = append(missing, fmt.Sprintf("processes %d: %s", sb.Processes, cg))
+	}
+	if len(missing) > 0 && sb.Mode == config.SandboxEnforce {
+		// Nothing is applied: the server does not run.
+		a.FS, a.NetworkEnforced, a.NotEnforced = false, false, missing
+		return nil, nil, a, &RefusedError{Missing: missing}
+	}
+	a.NotEnforced = append(missing, a.NotEnforced...)
+
+	env = confinedEnv(s.Env, h.StateDir)
+	if h.StateDir != "" {
+		if err := os.MkdirAll(filepath.Join(h.StateDir, "tmp"), 0o700); err != nil {
+			return nil, nil, a, fmt.Errorf("sandbox: state directory: %w", err)
+		}
+	}
+	if h.Helper == nil || !fsOK && !a.NetworkEnforced {
+		// Nothing to apply: run it as it is (as the OS's own start
+		// resolves it), in its own HOME.
+		return append([]string{s.Command}, s.Args...), env, a, nil
+	}
+	path, err := resolve(s.Command, s.Dir)
+	if err != nil {
+		return nil, nil, a, err
+	}
+	p := Plan{Path: path, Args: append([]string{s.Command}, s.Args...), ABI: min(h.ABI, maxABI), NoFile: 4096}
+	if fsOK {
+		p.FS = true
+		p.Read = slices.Concat(systemDirs, runtimeDirs(path, env, h), sb.Read)
+		p.Write = sb.Write
+		if h.StateDir != "" {
+			p.Write = slices.Concat([]string{h.StateDir}, sb.Write)
+		}
+		p.Devices = devices
+	}
+	if a.NetworkEnforced {
+		p.Net = "none"
+		if a.Network == "list" {
+			p.Net, p.Ports = "ports", a.Ports
+		}
+	}
+	if p.FS {
+		a.Gaps = append(a.Gaps, "UNIX sockets by path (connect is not governed by Landlock before ABI 9)")
+	}
+	if p.Net == "none" {
+		// Where the OS allows it, a network namespace closes UDP too
+		// (WithoutNetNS when it does not).
+		a.NetNS = true
+	} else if p.Net != "" {
+		a.Gaps = append(a.Gaps, udpGap)
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, nil, a, err
+	}
+	return append(slices.Clone(h.Helper), string(b)), env, a, nil
+}
+
+const udpGap = "UDP, so DNS (Landlock governs TCP only)"
+
+// WithoutNetNS records that the OS refused the network namespace (err):
+// the server runs with Landlock's TCP rules only.
+func (a *Applied) WithoutNetNS(err error) {
+	a.NetNS = false
+	a.Gaps = append(a.Gaps, fmt.Sprintf("%s; the OS refused a network namespace (%v): unprivileged user namespaces are off", udpGap, err))
+}
+
+// ExposeError is a read or write path that would grant the whole home
+// or the gateway's own files: the server is not started, in any mode.
+type ExposeError struct{ Path, What string }
+
+func (e *ExposeError) Error() string {
+	return fmt.Sprintf("sandbox: %s would expose %s, which no sandbox grants; the server is not started", e.Path, e.What)
+}
+
+// Unstartable reports whether err is the sandbox's refusal to start a
+// server (RefusedError, ExposeError): trying again changes nothing until
+// the configuration does.
+func Unstartable(err error) bool {
+	var r *RefusedError
+	var x *ExposeError
+	return errors.As(err, &r) || errors.As(err, &x)
+}
+
+// RefusedError is a server under enforce that cannot be confined as
+// asked.
+type RefusedError struct{ Missing []string }
+
+func (e *RefusedError) Error() string {
+	return "sandbox: mode enforce cannot confine it as asked, so it is not started: " + strings.Join(e.Missing, "; ") +
+		" (use mode: best_effort to run it with what this OS can apply)"
+}
+
+func netText(n config.Network) string {
+	if n.Policy == "list" {
+		return strings.Join(n.Allow, ",")
+	}
+	return n.Policy
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// systemDirs may be read (and executed) by every confined server: the
+// system's programs, libraries, certificates and settings.
+var systemDirs = []string{
+	"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/opt", "/nix/store",
+	"/run/systemd/resolve", // /etc/resolv.conf's target under systemd-resolved
+	"/sys/devices/system/cpu", "/sys/fs/cgroup",
+	"/proc/self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/loadavg", "/proc/filesystems",
+}
+
+// devices may be read and written.
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
+
+// resolve finds the program the server's command names, as exec would:
+// a path (relative to dir), or a name in the gateway's PATH.
+func resolve(command, dir string) (string, error) {
+	if config.HasDir(command) {
+		if !filepath.IsAbs(command) && dir != "" {
+			command = filepath.Join(dir, command)
+		}
+		return filepath.Abs(command)
+	}
+	p, err := exec.LookPath(command)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(p)
+}
+
+// runtimeDirs are the directories of the server's runtime: its program's
+// installation (the directory above bin/, through symlinks: an nvm, volta,
+// pyenv or uv prefix), its script's interpreter's, and the directories of
+// its PATH, minus any that would expose the home directory or the
+// gateway's own files.
+func runtimeDirs(path string, env []string, h Host) []string {
+	var dirs []string
+	add := func(d string) {
+		if d != "" && filepath.IsAbs(d) && guarded(d, h) == "" && !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	install := func(p string) {
+		for _, q := range []string{p, evalSymlinks(p)} {
+			if q == "" {
+				continue
+			}
+			d := filepath.Dir(q)
+			if b := filepath.Base(d); b == "bin" || b == "shims" { // pyenv's shims run its libexec
+				if up := filepath.Dir(d); up != h.Home && up != filepath.Join(h.Home, ".local") && up != "/" {
+					d = up
+				}
+			}
+			if guarded(d, h) != "" {
+				d = q // a program in a directory that holds the home: itself alone
+			}
+			add(d)
+		}
+	}
+	install(path)
+	pathVar := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			pathVar = v
+		}
+	}
+	if interp := interpreter(path); interp != "" {
+		if filepath.Base(interp) == "env" {
+			interp = "" // #!/usr/bin/env NAME: NAME is found in PATH below
+		}
+		install(interp)
+	}
+	for _, d := range filepath.SplitList(pathVar) {
+		add(d)
+		if name := interpreterName(path); name != "" {
+			if _, err := os.Stat(filepath.Join(d, name)); err == nil {
+				install(filepath.Join(d, name))
+			}
+		}
+	}
+	return dirs
+}
+
+func evalSymlinks(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return ""
+}
+
+// shebang is the first line of a script, "" for a binary.
+func shebang(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	line, _ := bufio.NewReader(f).ReadString('\n')
+	if !strings.HasPrefix(line, "#!") {
+		return ""
+	}
+	return strings.TrimSpace(line[2:])
+}
+
+// interpreter is a script's interpreter program ("/usr/bin/env" for
+// #!/usr/bin/env node).
+func interpreter(path string) string {
+	f := strings.Fields(shebang(path))
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}
+
+// interpreterName is the program #!/usr/bin/env runs ("node"), or "".
+func interpreterName(path string) string {
+	f := strings.Fields(shebang(path))
+	if len(f) < 2 || filepath.Base(f[0]) != "env" {
+		return ""
+	}
+	for _, a := range f[1:] {
+		if !strings.HasPrefix(a, "-") {
+			return a
+		}
+	}
+	return ""
+}
+
+// guarded names what of the gateway's own (or the whole home) granting p
+// would expose, or "".
+func guarded(p string, h Host) string {
+	p = filepath.Clean(p)
+	if p == "/" {
+		return "the whole filesystem"
+	}
+	if home := filepath.Clean(h.Home); h.Home != "" && (p == home || strings.HasPrefix(home, p+string(filepath.Separator))) {
+		return "the whole home directory"
+	}
+	for _, g := range h.Protected {
+		if g == "" {
+			continue
+		}
+		// Either way: a directory holding one, or a path inside one.
+		if g = filepath.Clean(g); g == p || strings.HasPrefix(g, p+string(filepath.Separator)) || strings.HasPrefix(p, g+string(filepath.Separator)) {
+			return "the gateway's " + g
+		}
+	}
+	return ""
+}
+
+// confinedEnv is env with HOME, TMPDIR (TMP, TEMP) the state directory,
+// and the XDG base directories, which would point into the user's home,
+// left to follow HOME.
+func confinedEnv(env []string, state string) []string {
+	if state == "" {
+		return env
+	}
+	out := make([]string, 0, len(env)+4)
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "HOME", "TMPDIR", "TMP", "TEMP", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR":
+			continue
+		}
+		out = append(out, kv)
+	}
+	tmp := filepath.Join(state, "tmp")
+	return append(out, "HOME="+state, "TMPDIR="+tmp, "TMP="+tmp, "TEMP="+tmp)
+}
+
+// ErrUnsupported is Run on an OS without a sandbox mode.
+var ErrUnsupported = errors.New("sandbox: not supported on " + runtime.GOOS)

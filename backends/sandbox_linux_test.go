@@ -1,0 +1,262 @@
+//go:build linux
+
+package backends_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/config"
+)
+
+// The sandbox tests run the hostile testbackend confined, through this
+// test binary in its sandbox mode (TestMain), and check that what it may
+// not touch fails with the OS's own error, in the server.
+
+// sandboxHome is a fake user's home: a private key and the gateway's
+// config in it, and a directory the server is given to read.
+type sandboxHome struct {
+	home, key, config, notes, state string
+}
+
+func newSandboxHome(t testing.TB) sandboxHome {
+	t.Helper()
+	if backends.LandlockABI() == 0 {
+		t.Skip("the kernel has no Landlock (Linux 5.13+ with landlock among the LSMs): nothing to confine with")
+	}
+	dir := t.TempDir()
+	h := sandboxHome{home: filepath.Join(dir, "home"), state: filepath.Join(dir, "state")}
+	h.key = filepath.Join(h.home, ".ssh", "id_rsa")
+	h.config = filepath.Join(h.home, ".config", "mcp-gateway", "config.yaml")
+	h.notes = filepath.Join(h.home, "notes")
+	for f, text := range map[string]string{h.key: "PRIVATE KEY", h.config: "servers: []", filepath.Join(h.notes, "todo.txt"): "buy milk"} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return h
+}
+
+// options confines with this test binary, in home h.
+func (h sandboxHome) options(o *backends.Options) {
+	exe, err := os.Executable()
+	if err != nil {
+		panic(err)
+	}
+	o.Sandbox = []string{exe, backends.SandboxArg}
+	o.SandboxDir = h.state
+	o.Protected = []string{h.config}
+	o.Environ = []string{"HOME=" + h.home, "PATH=" + os.Getenv("PATH")}
+}
+
+// hostile is the hostile testbackend with sandbox sb.
+func hostile(name string, sb config.Sandbox) config.Server {
+	s := srv(name, "-hostile")
+	s.Sandbox = sb
+	return s
+}
+
+// tool calls a hostile tool and returns its text and whether it failed.
+func (e *env) tool(t *testing.T, server, tool string, args map[string]string) (string, bool) {
+	t.Helper()
+	a, _ := json.Marshal(args)
+	var r struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError bool `json:"isError"`
+	}
+	if err := json.Unmarshal(e.call(t, server, tool, string(a)), &r); err != nil || len(r.Content) != 1 {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	return r.Content[0].Text, r.IsError
+}
+
+// denied checks that the tool failed with the OS's denial.
+func denied(t *testing.T, what, text string, failed bool) {
+	t.Helper()
+	if !failed || !strings.Contains(text, "permission denied") {
+		t.Errorf("%s: %q (error %v), want EACCES/EPERM from the OS", what, text, failed)
+	}
+}
+
+func TestSandboxEnforceConfinesFiles(t *testing.T) {
+	t.Parallel()
+	h := newSandboxHome(t)
+	e := start(t, []config.Server{hostile("h", config.Sandbox{Mode: config.SandboxEnforce, Read: []string{h.notes}, Network: config.Network{Policy: "none"}})}, h.options)
+	st := e.waitState(t, "h", backends.Ready)
+	if sb := st.Sandbox; sb == nil || !sb.FS || !sb.NetworkEnforced || !sb.NetNS || sb.Network != "none" || len(sb.NotEnforced) > 0 || len(sb.Gaps) != 1 {
+		t.Fatalf("status sandbox: %+v", st.Sandbox)
+	}
+	if got := st.Sandbox.Summary(); got != "fs ✓ net none mem — procs —" {
+		t.Errorf("summary %q", got)
+	}
+
+	if text, failed := e.tool(t, "h", "read_file", map[string]string{"path": filepath.Join(h.notes, "todo.txt")}); failed || text != "buy milk" {
+		t.Errorf("reading a read path: %q (error %v)", text, failed)
+	}
+	text, failed := e.tool(t, "h", "read_file", map[string]string{"path": h.key})
+	denied(t, "reading ~/.ssh/id_rsa", text, failed)
+	text, failed = e.tool(t, "h", "read_file", map[string]string{"path": h.config})
+	denied(t, "reading the gateway's config", text, failed)
+
+	text, failed = e.tool(t, "h", "write_file", map[string]string{"path": filepath.Join(h.home, ".bashrc"), "text": "evil"})
+	denied(t, "writing ~/.bashrc", text, failed)
+	text, failed = e.tool(t, "h", "write_file", map[string]string{"path": filepath.Join(h.notes, "todo.txt"), "text": "evil"})
+	denied(t, "writing a read-only path", text, failed)
+	own := filepath.Join(h.state, "h", "cache.txt") // its state directory, also its HOME
+	if text, failed := e.tool(t, "h", "write_file", map[string]string{"path": own, "text": "mine"}); failed {
+		t.Errorf("writing its state directory: %q", text)
+	}
+	if b, err := os.ReadFile(filepath.Join(h.notes, "todo.txt")); err != nil || string(b) != "buy milk" {
+		t.Errorf("todo.txt now %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(h.home, ".bashrc")); err == nil {
+		t.Error(".bashrc was written")
+	}
+}
+
+func TestSandboxEnforceNetwork(t *testing.T) {
+	t.Parallel()
+	h := newSandboxHome(t)
+	listen := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		return l.Addr().String() // connect succeeds from the backlog; nothing accepts
+	}
+	allowed, other := listen(), listen()
+	e := start(t, []config.Server{
+		hostile("none", config.Sandbox{Mode: config.SandboxEnforce, Network: config.Network{Policy: "none"}}),
+		hostile("list", config.Sandbox{Mode: config.SandboxEnforce, Network: config.Network{Policy: "list", Allow: []string{allowed}}}),
+	}, h.options)
+	e.waitState(t, "none", backends.Ready)
+	if st := e.waitState(t, "list", backends.Ready); st.Sandbox == nil || st.Sandbox.Summary() != "fs ✓ net ports(1) mem — procs —" {
+		t.Errorf("list's sandbox: %+v", st.Sandbox)
+	}
+
+	text, failed := e.tool(t, "none", "connect", map[string]string{"addr": allowed})
+	denied(t, "network none: connect", text, failed)
+	if text, failed := e.tool(t, "list", "connect", map[string]string{"addr": allowed}); failed {
+		t.Errorf("connect to the listed port: %q", text)
+	}
+	text, failed = e.tool(t, "list", "connect", map[string]string{"addr": other})
+	denied(t, "connect to a port not listed", text, failed)
+
+	// UDP: Landlock does not govern it; under none the server's own
+	// network namespace, with no interface up, does.
+	if st := e.status(t, "none"); !st.Sandbox.NetNS || slices.ContainsFunc(st.Sandbox.Gaps, func(g string) bool { return strings.HasPrefix(g, "UDP") }) {
+		t.Errorf("none's sandbox: netns %v, gaps %q", st.Sandbox.NetNS, st.Sandbox.Gaps)
+	}
+	if text, failed := e.tool(t, "none", "connect", map[string]string{"addr": allowed, "network": "udp"}); !failed || !strings.Contains(text, "network is unreachable") {
+		t.Errorf("network none: UDP to loopback: %q (error %v), want ENETUNREACH", text, failed)
+	}
+	if text, failed := e.tool(t, "list", "connect", map[string]string{"addr": allowed, "network": "udp"}); failed {
+		t.Errorf("a list leaves UDP open (as status says), but: %q", text)
+	}
+}
+
+// TestSandboxWithoutLandlock simulates a kernel without Landlock (ABI 0):
+// enforce refuses to start the server, saying what the OS lacks;
+// best_effort starts it unconfined and says so.
+func TestSandboxWithoutLandlock(t *testing.T) {
+	t.Parallel()
+	h := newSandboxHome(t)
+	sb := config.Sandbox{Mode: config.SandboxEnforce, Network: config.Network{Policy: "none"}}
+	best := sb
+	best.Mode = config.SandboxBestEffort
+	strict := hostile("strict", sb)
+	strict.Restart = "on-failure" // a refusal is not retried all the same
+	e := start(t, []config.Server{strict, hostile("lenient", best)}, func(o *backends.Options) {
+		h.options(o)
+		o.LandlockABI = func() int { return 0 }
+	})
+	st := e.waitState(t, "strict", backends.Failed)
+	for _, want := range []string{"mode enforce cannot confine it as asked", "filesystem: the kernel has no Landlock", "network none"} {
+		if !strings.Contains(st.Error, want) {
+			t.Errorf("strict's error %q lacks %q", st.Error, want)
+		}
+	}
+	if st.Restarts != 0 {
+		t.Errorf("strict was retried %d times; a refusal is not a crash", st.Restarts)
+	}
+
+	st = e.waitState(t, "lenient", backends.Ready)
+	if st.Sandbox == nil || st.Sandbox.FS || st.Sandbox.NetworkEnforced || len(st.Sandbox.NotEnforced) != 2 ||
+		!strings.Contains(st.Sandbox.NotEnforced[0], "no Landlock") || st.Sandbox.Summary() != "fs ✗ net all mem — procs —" {
+		t.Errorf("lenient's sandbox: %+v", st.Sandbox)
+	}
+	// Unconfined, as it says, but in its own HOME.
+	if text, failed := e.tool(t, "lenient", "read_file", map[string]string{"path": h.key}); failed {
+		t.Errorf("best_effort without Landlock: %q", text)
+	}
+}
+
+// BenchmarkSandboxStart is the start of one server (process, initialize,
+// lists) unconfined and confined under enforce: the cost of the re-exec
+// and the Landlock rules (the issue's target: at most +20 ms).
+func BenchmarkSandboxStart(b *testing.B) {
+	h := newSandboxHome(b)
+	for _, mode := range []string{config.SandboxOff, config.SandboxEnforce} {
+		b.Run(mode, func(b *testing.B) {
+			s := hostile("h", config.Sandbox{})
+			if mode == config.SandboxEnforce {
+				s.Sandbox = config.Sandbox{Mode: mode, Read: []string{h.notes}, Network: config.Network{Policy: "none"}}
+			}
+			opts := backends.Options{Servers: []config.Server{s}}
+			h.options(&opts)
+			for b.Loop() {
+				m := backends.New(opts)
+				m.Start(context.Background())
+				m.Wait(context.Background(), 0)
+				if st := m.Status()[0]; st.State != backends.Ready {
+					b.Fatalf("%s: %s", st.State, st.Error)
+				}
+				m.Close()
+			}
+		})
+	}
+}
+
+// TestSandboxRefusesGatewayFiles: a read path that holds the gateway's
+// config (here the whole home) is refused under best_effort too: the
+// server is Failed at once, not retried (under restart: on-failure),
+// and says why.
+func TestSandboxRefusesGatewayFiles(t *testing.T) {
+	t.Parallel()
+	h := newSandboxHome(t)
+	s := hostile("greedy", config.Sandbox{Mode: config.SandboxBestEffort, Read: []string{filepath.Dir(h.config)}})
+	s.Restart = "on-failure"
+	e := start(t, []config.Server{s}, h.options)
+	st := e.waitState(t, "greedy", backends.Failed)
+	if !strings.Contains(st.Error, "would expose the gateway's "+h.config) || st.Restarts != 0 || st.PID != 0 {
+		t.Errorf("greedy: %+v", st)
+	}
+}
+
+// TestSandboxSkipsUnreachablePaths: a PATH entry the server could not
+// reach anyway (here under a file; for another user, under a directory
+// it may not search) is skipped, not a failure of the whole ruleset.
+func TestSandboxSkipsUnreachablePaths(t *testing.T) {
+	t.Parallel()
+	h := newSandboxHome(t)
+	e := start(t, []config.Server{hostile("h", config.Sandbox{Mode: config.SandboxEnforce, Read: []string{filepath.Join(h.notes, "todo.txt", "sub")}})}, func(o *backends.Options) {
+		h.options(o)
+		o.Environ = append(o.Environ, "PATH="+os.Getenv("PATH")+":"+filepath.Join(h.key, "bin"))
+	})
+	if st := e.waitState(t, "h", backends.Ready); st.Sandbox == nil || !st.Sandbox.FS {
+		t.Errorf("h: %+v", st.Sandbox)
+	}
+}

@@ -1,0 +1,165 @@
+//go:build linux
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcp-gateway/mcp-gateway/backends"
+)
+
+// TestSandboxThroughTheBinary: the binary re-executes itself in its
+// sandbox mode for a confined server: status shows the confinement as
+// applied (text and --json) and what is not enforced, and the server's
+// read of the gateway's own config fails with the OS's error.
+func TestSandboxThroughTheBinary(t *testing.T) {
+	t.Parallel()
+	if backends.LandlockABI() == 0 {
+		t.Skip("the kernel has no Landlock (Linux 5.13+ with landlock among the LSMs): nothing to confine with")
+	}
+	env := baseEnv(t)
+	var home string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	cfg := filepath.Join(home, ".config", "mcp-gateway", "config.yaml")
+	if err := os.MkdirAll(filepath.Dir(cfg), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	text := fmt.Sprintf(`
+gateway: {answer_tools: false}
+servers:
+  - {name: h, command: %[1]q, args: [-hostile], sandbox: {mode: enforce, network: none}}
+  - {name: capped, command: %[1]q, sandbox: {mode: best_effort, memory_mb: 512}}
+  - {name: strict, command: %[1]q, sandbox: {mode: enforce, processes: 64}}
+`, backendBin)
+	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	out, errOut, _ := runCLIEnv(t, env, "status", "--config", cfg)
+	for _, want := range []string{
+		"h  sandbox: fs ✓ net none mem — procs — (enforce)",
+		"capped  sandbox: fs ✓ net all mem — procs — (best_effort)",
+		"not enforced: memory_mb 512: per-server cgroup v2 limits are not yet done",
+		"strict  sandbox (enforce): not started: ",
+		// network none: its own network namespace closes UDP too.
+		"h  sandbox: fs ✓ net none mem — procs — (enforce)\n    not governed: UNIX sockets by path (connect is not governed by Landlock before ABI 9)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s\nstderr:\n%s", want, out, errOut)
+		}
+	}
+
+	out, _, _ = runCLIEnv(t, env, "status", "--json", "--config", cfg)
+	var doc struct {
+		Servers []struct {
+			Name    string `json:"name"`
+			Sandbox *struct {
+				Mode            string `json:"mode"`
+				FS              bool   `json:"fs"`
+				Network         string `json:"network"`
+				NetworkEnforced bool   `json:"network_enforced"`
+				NetNS           bool   `json:"netns"`
+			} `json:"sandbox"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Servers) != 3 {
+		t.Fatalf("status --json: %v\n%s", err, out)
+	}
+	if sb := doc.Servers[0].Sandbox; sb == nil || sb.Mode != "enforce" || !sb.FS || sb.Network != "none" || !sb.NetworkEnforced || !sb.NetNS {
+		t.Errorf("status --json: h's sandbox %+v", sb)
+	}
+
+	out, errOut, _ = runCLIEnv(t, env, "call", "h.read_file", fmt.Sprintf(`{"path":%q}`, cfg), "--config", cfg)
+	if !strings.Contains(out, "permission denied") || strings.Contains(out, "answer_tools") {
+		t.Errorf("the confined server read the gateway's config:\n%s\nstderr:\n%s", out, errOut)
+	}
+}
+
+// TestSandboxNpmServers: the real npm servers run confined under enforce
+// (network none, their package directory to read): each starts, lists
+// its tools and answers a call, and a server told to write outside what
+// it may gets EACCES.
+func TestSandboxNpmServers(t *testing.T) {
+	t.Parallel()
+	root := npmPeers(t)
+	if backends.LandlockABI() == 0 {
+		t.Skip("the kernel has no Landlock (Linux 5.13+ with landlock among the LSMs): nothing to confine with")
+	}
+	env := baseEnv(t)
+	var home string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	notes := filepath.Join(home, "notes")
+	if err := os.MkdirAll(notes, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(notes, "todo.txt"), []byte("buy milk"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mods := filepath.Join(root, "node_modules")
+	pkg := func(name string) string {
+		return filepath.Join(mods, "@modelcontextprotocol", name, "dist", "index.js")
+	}
+	cfg := filepath.Join(home, "gateway.yaml")
+	text := fmt.Sprintf(`
+gateway:
+  answer_tools: false
+  sandbox: {mode: enforce, network: none, read: [%[1]q]}
+servers:
+  - {name: everything, command: node, args: [%[2]q, stdio]}
+  - name: memory
+    command: node
+    args: [%[3]q]
+    env: {MEMORY_FILE_PATH: %[5]q}
+  - name: leaky
+    command: node
+    args: [%[3]q]
+    env: {MEMORY_FILE_PATH: %[7]q}
+  - name: fs
+    command: node
+    args: [%[4]q, %[6]q]
+    sandbox: {read: [%[1]q, %[6]q], write: [%[6]q]}
+`, mods, pkg("server-everything"), pkg("server-memory"), pkg("server-filesystem"),
+		filepath.Join(home, ".local", "state", "mcp-gateway", "sandbox", "memory", "memory.jsonl"), notes, filepath.Join(home, ".bashrc"))
+	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	out, errOut, code := runCLIEnv(t, env, "status", "--config", cfg)
+	for _, name := range []string{"everything", "memory", "leaky", "fs"} {
+		if !strings.Contains(out, name+"  sandbox: fs ✓ net none mem — procs — (enforce)") || code != 0 {
+			t.Errorf("status (exit %d): %s is not ready and confined:\n%s\nstderr:\n%s", code, name, out, errOut)
+		}
+	}
+	for _, c := range []struct{ tool, args, want string }{
+		{"everything.echo", `{"message":"hi"}`, "hi"},
+		{"memory.create_entities", `{"entities":[{"name":"a","entityType":"t","observations":["x"]}]}`, `"name": "a"`},
+		{"fs.read_text_file", fmt.Sprintf(`{"path":%q}`, filepath.Join(notes, "todo.txt")), "buy milk"},
+	} {
+		out, errOut, code := runCLIEnv(t, env, "call", c.tool, c.args, "--config", cfg)
+		if code != 0 || !strings.Contains(out, c.want) || strings.Contains(out, `"isError": true`) {
+			t.Errorf("call %s (exit %d):\n%s\nstderr:\n%s", c.tool, code, out, errOut)
+		}
+	}
+	// A real server told to write outside what it may (its memory file
+	// as ~/.bashrc) gets the OS's refusal, and the file is not written.
+	out, errOut, _ = runCLIEnv(t, env, "call", "leaky.create_entities", `{"entities":[{"name":"a","entityType":"t","observations":["x"]}]}`, "--config", cfg)
+	if !strings.Contains(out, "EACCES") {
+		t.Errorf("leaky's write of ~/.bashrc was not refused by the OS:\n%s\nstderr:\n%s", out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".bashrc")); err == nil {
+		t.Error("the confined memory server wrote ~/.bashrc")
+	}
+}
