@@ -69,6 +69,8 @@ func (l *loader) validateTeams() {
 		}
 	}
 
+	l.gatewayServerName()
+
 	rl := l.cfg.Gateway.RateLimits
 	l.rate("gateway.rate_limits.identity", rl.Identity)
 	for i, t := range rl.Tools {
@@ -81,6 +83,28 @@ func (l *loader) validateTeams() {
 			l.errAt(key, "needs per_minute: the calls a minute each identity may make of each tool")
 		}
 		l.rate(key, t.Rate)
+	}
+}
+
+// gatewayServerName refuses a server named gateway where patterns are read
+// and the answer tools are on: patterns name those tools gateway.NAME
+// (policy.Gateway), so "gateway" or "gateway.answer*" would name that
+// server's tools and the answer tools alike — a rule allowing the server
+// would allow the answer tools, and a deny of the answer tools would deny
+// its tools. Its prefix may stay gateway: patterns name servers, not
+// prefixes.
+func (l *loader) gatewayServerName() {
+	g := &l.cfg.Gateway
+	if !g.AnswerTools || len(g.Policy.Rules) == 0 && len(g.RateLimits.Tools) == 0 &&
+		len(g.HTTP.OAuth.ToolScopes) == 0 && len(g.Profiles) == 0 {
+		return
+	}
+	for _, s := range l.cfg.Servers {
+		if s.Name == policy.Gateway {
+			l.errs = append(l.errs, &Error{Key: "servers", Msg: fmt.Sprintf("a server named %q (%s) is what policy, profile, rate limit and tool scope patterns call the gateway's own answer tools (%s.answer*): rename it (prefix: %s keeps the names clients see), or set gateway.answer_tools: false",
+				s.Name, s.Source, policy.Gateway, policy.Gateway)})
+			return
+		}
 	}
 }
 

@@ -221,3 +221,28 @@ func TestValidValues(t *testing.T) {
 		mustLoad(t, text, nil, Flags{})
 	}
 }
+
+// TestServerNamedGateway: where patterns are read and the answer tools are
+// on, no server may be named gateway: the patterns call the answer tools
+// gateway.answer*, so a rule allowing a server named gateway allowed them
+// too (and a deny of them denied its tools). It used to load.
+func TestServerNamedGateway(t *testing.T) {
+	const server = "servers:\n  - {name: gateway, command: x}\n"
+	for _, gw := range []string{
+		`gateway: {policy: {rules: [{name: b, when: "true", allow: [gateway]}]}}`,
+		`gateway: {rate_limits: {tools: [{tools: [gateway.answer], per_minute: 6}]}}`,
+		`gateway: {profiles: [{name: p, include: [gateway]}]}`,
+	} {
+		e := findErr(t, mustFail(t, gw+"\n"+server, nil), "servers")
+		if !strings.Contains(e.Msg, `server named "gateway"`) || !strings.Contains(e.Msg, "rename it") {
+			t.Errorf("%s: %q", gw, e.Msg)
+		}
+	}
+	for _, text := range []string{
+		server, // no patterns
+		`gateway: {answer_tools: false, policy: {rules: [{name: b, when: "true", allow: [gateway]}]}}` + "\n" + server,
+		`gateway: {policy: {rules: [{name: b, when: "true", allow: [gw]}]}}` + "\nservers:\n  - {name: gw, prefix: gateway, command: x}\n",
+	} {
+		mustLoad(t, text, nil, Flags{})
+	}
+}

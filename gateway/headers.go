@@ -17,7 +17,9 @@ import (
 // proxies and load balancers can route it without reading the body. A
 // header that disagrees with the body, or is missing, is refused with
 // -32020 (HTTP 400), as go-sdk's server refuses it; the gateway checks
-// them before the request reaches a backend, which never sees them.
+// them before the request reaches a backend, which never sees them. Each
+// is given once: of a header given twice, the gateway would compare one
+// line and a proxy might route by the other (or by both, joined).
 
 const (
 	headerVersion = wire.HeaderVersion
@@ -37,6 +39,11 @@ func headerError(msg string) *jsonrpc.Error {
 // input schema, whose x-mcp-header properties are checked against their
 // Mcp-Param headers.
 func checkHeaders(h http.Header, m *inMsg, schema func(tool string) json.RawMessage) *jsonrpc.Error {
+	for key, vs := range h {
+		if len(vs) > 1 && strings.HasPrefix(key, "Mcp-") {
+			return headerError(key + " header is given more than once")
+		}
+	}
 	hv := h.Get(headerVersion)
 	if m.IsCall() {
 		mv := m.version

@@ -7,12 +7,14 @@ import (
 	"strconv"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A backend's requests to the client (sampling, elicitation, roots) go out
-// on the session as the backend wrote them, and the client's answer goes
+// on the session as the backend wrote them (but for gateway.redact:
+// results, which masks their secrets), and the client's answer goes
 // back as the client wrote it: no go-sdk type in between, which would
 // re-encode a form's properties in its own order, fill an answer with the
 // schema's defaults, or drop fields it does not know. Their ids are
@@ -34,6 +36,13 @@ func (s *session) request(ctx context.Context, during json.RawMessage, method st
 		var err error
 		if params, err = wire.Compact(params); err != nil {
 			return nil, err
+		}
+		if method != "roots/list" && s.f.g.redacts() {
+			// What the client is asked (an elicitation's message, the
+			// messages its model is to sample on) is what a backend
+			// tells it: masked as its results are, as it is when a
+			// client of 2026-07-28 gets it in an input_required result.
+			params, _ = safetext.MaskShapes(params)
 		}
 	}
 	ch := make(chan outReply, 1)

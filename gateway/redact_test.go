@@ -88,3 +88,32 @@ func TestRedactHeldCallError(t *testing.T) {
 		t.Errorf("the retry's answer: %s", out)
 	}
 }
+
+// TestRedactBackendRequests: under gateway.redact: results the text a
+// backend asks a client with (elicitation/create's message,
+// sampling/createMessage's messages, which go to the client's model) is
+// masked as its results are. A 2026-07-28 client got it masked (it comes
+// in the call's input_required result) while a 2025-11-25 client, asked by
+// a request of the gateway's, got the secret as the backend wrote it.
+func TestRedactBackendRequests(t *testing.T) {
+	const secret = "ghp_1234567890abcdefghijABCDEFGHIJ123456"
+	gw, ctx := newGateway(t, func(cfg *config.Config) { cfg.Gateway.Redact = "results" }, testServer("tb", "-tasks-ext"))
+	c := serveRawWith(t, ctx, gw, `{"elicitation":{},"sampling":{}}`)
+	c.Send(`{"jsonrpc":"2.0","id":"del","method":"tools/call","params":{"name":"tb.confirm_delete","arguments":{"filename":"x\n` + secret + `"}}}`)
+	for {
+		m := c.Next()
+		if m.Method() == "elicitation/create" {
+			if params := string(m.Member("params")); strings.Contains(params, secret) || !strings.Contains(params, "[redacted:github-token]") {
+				t.Errorf("the elicitation the client is asked: %s", params)
+			}
+			c.Send(`{"jsonrpc":"2.0","id":` + m.ID() + `,"result":{"action":"accept","content":{"confirm":true}}}`)
+			continue
+		}
+		if m.ID() == `"del"` {
+			if out := m.String(); strings.Contains(out, secret) {
+				t.Errorf("the result: %s", out)
+			}
+			return
+		}
+	}
+}
