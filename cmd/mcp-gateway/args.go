@@ -52,7 +52,7 @@ Flags:
                    by default until each has started or failed (Ctrl-C stops waiting)
   --json           machine-readable output for tools and status
   --changes        tools: what the trust layer withholds, with diffs, instead of the tools
-  --digest HEX     approve: the definition whose digest starts with HEX, 12 hex digits or more
+  --digest HEX     approve: the definition whose digest starts with HEX, 32 hex digits or more
                    (what was reviewed); approve SERVER NAME refuses without it
   --all            approve: every definition SERVER withholds now, whatever it is
   --from CLIENT    claude-desktop, claude-code, cursor, vscode, windsurf, codex, gemini, or a file

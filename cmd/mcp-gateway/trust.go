@@ -17,9 +17,10 @@ import (
 // The trust layer's commands (docs/trust.md): tools --changes, approve,
 // and the audit log's records of calls and approvals.
 
-// minDigest is the fewest hex digits of a digest approve takes: as many
-// as people compare (backends.ShortDigest).
-const minDigest = 12
+// minDigest is the fewest hex digits of a digest approve takes: 128 bits,
+// which no server can match by searching for a second definition, as it
+// could the 48 bits of the 12 digits people compare (backends.ShortDigest).
+const minDigest = 32
 
 func isHex(s string) bool {
 	return strings.Trim(s, "0123456789abcdef") == ""

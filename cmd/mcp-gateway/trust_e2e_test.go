@@ -389,7 +389,7 @@ func TestTrustApproveBindsDigest(t *testing.T) {
 	if got := string(must(os.ReadFile(pins))); got != firstPins {
 		t.Fatalf("the reviewed digest approved another definition:\n%s", got)
 	}
-	if out, err := gwCommand(t, "approve", "calc", "echo", "--digest", "abc", "--config", cfg).CombinedOutput(); err == nil || !strings.Contains(string(out), "12 hex digits") {
+	if out, err := gwCommand(t, "approve", "calc", "echo", "--digest", "abc", "--config", cfg).CombinedOutput(); err == nil || !strings.Contains(string(out), "32 hex digits") {
 		t.Errorf("a short --digest: %v\n%s", err, out)
 	}
 	// tools --changes names the definition withheld now by its digest.
