@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -205,7 +204,7 @@ func clash(key []byte, names [][]byte, many bool, folds *map[string][]byte, know
 		}
 		(*folds)[f] = key
 	}
-	if known != nil && !slices.Contains(known.Names, string(key)) {
+	if known != nil && !isKnown(known.Names, key) {
 		for _, k := range known.Names {
 			if strings.EqualFold(string(key), k) {
 				return &Ambiguity{Name: string(key), Other: k}
@@ -213,6 +212,19 @@ func clash(key []byte, names [][]byte, many bool, folds *map[string][]byte, know
 		}
 	}
 	return nil
+}
+
+// isKnown reports whether key is one of names. It compares without
+// converting key to a string (slices.Contains(names, string(key)) did, an
+// allocation for each name longer than 32 bytes: the _meta members of
+// every request of 2026-07-28).
+func isKnown(names []string, key []byte) bool {
+	for _, k := range names {
+		if k == string(key) {
+			return true
+		}
+	}
+	return false
 }
 
 // fold is a name in a form that two names share exactly when

@@ -141,3 +141,26 @@ func BenchmarkAmbiguous(b *testing.B) {
 		})
 	}
 }
+
+// TestAmbiguousAllocatesNothing: a request of 2026-07-28, whose _meta
+// members are known names longer than 32 bytes, is checked without
+// allocating (each member name was converted to a string to look it up
+// among the known ones: three allocations per request).
+func TestAmbiguousAllocatesNothing(t *testing.T) {
+	known := &Known{Names: []string{"jsonrpc", "id", "method", "params"},
+		Members: map[string]*Known{"params": {Names: []string{"name", "arguments", "_meta"},
+			Members: map[string]*Known{"_meta": {Names: []string{"progressToken",
+				"io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities", "io.modelcontextprotocol/clientInfo"}}}}}}
+	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+		`"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true},"sampling":{},"elicitation":{"form":{}}},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}},` +
+		`"name":"tb.echo","arguments":{"text":"hello","n":12345678901234567890123}}}`)
+	if n := testing.AllocsPerRun(100, func() {
+		if a := Ambiguous(msg, known); a != nil {
+			t.Fatal(a)
+		}
+	}); n != 0 {
+		t.Errorf("Ambiguous allocated %v times per request", n)
+	}
+}

@@ -557,9 +557,13 @@ func init() {
 // startInProcessGateway runs the command (run, as main does) in this
 // process, serving stdio over OS pipes, so that the gateway's own work
 // shows up in -cpuprofile/-memprofile and in allocs/op. Its backends are
-// still real processes.
+// still real processes. The gateway finds its home (pins, snapshots) by
+// os.UserHomeDir, so HOME is a temporary directory: a snapshot another run
+// left in the user's cache, which no pin of this run's knows, is shown as
+// nothing, and the first tools/list would not wait for the backend.
 func startInProcessGateway(t testing.TB, cfg string, environ ...string) *benchClient {
 	t.Helper()
+	t.Setenv("HOME", t.TempDir())
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -626,7 +630,7 @@ func BenchmarkToolsCallInProcess(b *testing.B) {
 		{"gateway", `{"name":"tb0.echo","arguments":` + benchEchoArgs + `}`, func(t testing.TB) *benchClient {
 			c := startInProcessGateway(t, benchConfig(t, 1))
 			if n, err := c.listTools(); err != nil || n != benchBackendTools {
-				t.Fatalf("tools/list: %d tools, %v", n, err)
+				t.Fatalf("tools/list: %d tools, %v; stderr:\n%s", n, err, c.stderr)
 			}
 			return c
 		}},
