@@ -226,7 +226,7 @@ func (m *Manager) Wait(ctx context.Context, within time.Duration) {
 // snapshots say. It is always bounded: within <= 0 waits for none.
 func (m *Manager) WaitUnseen(ctx context.Context, within time.Duration) {
 	if within > 0 {
-		m.wait(ctx, within, func(b *backend) bool { return b.snap == nil })
+		m.wait(ctx, within, func(b *backend) bool { return b.snap == nil || b.snapshotShowsNoTool() })
 	}
 }
 

@@ -143,6 +143,29 @@ func (b *backend) trusted() bool {
 	return b.m.trust.policyOf(b.cfg.Trust) != "off"
 }
 
+// snapshotShowsNoTool reports whether b's snapshot, under trust, shows
+// none of its tools: no pin knows any (a snapshot written beside another
+// pin file, or pins deleted). Such a backend is waited for as one never
+// seen (WaitUnseen), instead of answered at once with no tools.
+func (b *backend) snapshotShowsNoTool() bool {
+	sf := b.snap
+	if sf == nil || len(sf.lists.tools) == 0 || !b.trusted() {
+		return false
+	}
+	ts := b.m.trust
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.err != nil {
+		return false // every definition is withheld while the pins cannot be read; waiting shows none either
+	}
+	for _, t := range sf.lists.tools {
+		if ts.pinLocked(pinKey{b.cfg.Name, trust.Tool, t.Name}) != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // annotate computes the digest and the scanner's findings of every tool
 // and prompt of l, a listing of b, when b is trusted.
 func (b *backend) annotate(l *lists) {

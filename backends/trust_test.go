@@ -251,6 +251,43 @@ func TestTrustSnapshotNotPinned(t *testing.T) {
 	}
 }
 
+// TestTrustSnapshotUnpinnedWaitedFor: a server whose snapshot shows
+// nothing — under trust, no pin knows any of its tools (a snapshot written
+// beside another pin file, or pins deleted) — is waited for as one never
+// seen (first_start_wait_ms), instead of answered at once with no tools.
+func TestTrustSnapshotUnpinnedWaitedFor(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tools, pins := filepath.Join(dir, "tools.json"), filepath.Join(dir, "config.pins.json")
+	redefine(t, tools, "Echo.", "")
+	s := srv("tb", "-tools-file", tools)
+	s.InheritEnv = true
+	snapshotted(t, dir, s) // trust off: no pins, a snapshot
+	environ, _ := gated(t, 1) // never released: the server stays starting
+	e := start(t, []config.Server{s}, func(o *backends.Options) {
+		o.SnapshotDir = dir
+		o.Environ = environ
+		o.Trust = backends.TrustOptions{Policy: "pin", PinFile: pins}
+	})
+	if st := e.status(t, "tb"); st.State != backends.Starting || !st.Snapshot {
+		t.Fatalf("not starting from a snapshot: %+v", st)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.WaitUnseen(ctx, time.Hour)
+	}()
+	select {
+	case <-done:
+		cancel()
+		t.Fatal("WaitUnseen returned at once for a server whose snapshot shows no tool")
+	case <-time.After(200 * time.Millisecond): // the time the old code took to return, and more
+	}
+	cancel()
+	<-done
+}
+
 // TestTrustRenameTakesNoPin: a new tool whose name is a pinned one's but
 // for characters a client's name cannot carry ("a+b" for "a_b", both
 // named tb__a_b for a strict client) is, once the pinned one is gone, a
