@@ -262,7 +262,7 @@ func TestTrustSnapshotUnpinnedWaitedFor(t *testing.T) {
 	redefine(t, tools, "Echo.", "")
 	s := srv("tb", "-tools-file", tools)
 	s.InheritEnv = true
-	snapshotted(t, dir, s) // trust off: no pins, a snapshot
+	snapshotted(t, dir, s)    // trust off: no pins, a snapshot
 	environ, _ := gated(t, 1) // never released: the server stays starting
 	e := start(t, []config.Server{s}, func(o *backends.Options) {
 		o.SnapshotDir = dir
