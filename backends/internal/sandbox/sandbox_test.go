@@ -51,7 +51,7 @@ func TestSummary(t *testing.T) {
 		want string
 	}{
 		{Applied{FS: true, Network: "none", NetworkEnforced: true}, "fs ✓ net none mem — procs —"},
-		{Applied{FS: true, Network: "list", Ports: []uint16{443, 8080}, NetworkEnforced: true, MemoryMB: 512}, "fs ✓ net ports(2) mem — procs —"},
+		{Applied{FS: true, Network: "list", Allow: []string{"a.example:443", "b.example:8080"}, Proxy: "127.0.0.1:41234", NetworkEnforced: true, MemoryMB: 512}, "fs ✓ net allow-list(2) via proxy 127.0.0.1:41234 mem — procs —"},
 		{Applied{Network: "none", MemoryMB: 512, MemoryEnforced: true, Processes: 64, ProcessesEnforced: true}, "fs ✗ net all mem 512 MB procs 64"},
 		{Applied{FS: true, Network: "all"}, "fs ✓ net all mem — procs —"},
 	} {
