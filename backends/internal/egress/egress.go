@@ -229,15 +229,19 @@ func (p *Proxy) target(req *http.Request) (string, error) {
 	return host, nil
 }
 
-// tunnel copies bytes both ways until either side ends, then ends both.
-// br holds what the client sent after its CONNECT head.
+// tunnel copies bytes both ways: the client's end of sending is passed
+// on (a half-close), and the upstream's end of sending ends both. br
+// holds what the client sent after its CONNECT head.
 func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, up net.Conn) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		io.Copy(up, br)
-		up.Close()
-		c.Close()
+		if tc, ok := up.(*net.TCPConn); ok {
+			tc.CloseWrite()
+		} else {
+			up.Close()
+		}
 	}()
 	io.Copy(c, up)
 	c.Close()
@@ -252,6 +256,7 @@ func (p *Proxy) forward(c net.Conn, req *http.Request, up net.Conn) {
 	req.Host = req.URL.Host
 	req.Header.Del("Proxy-Connection")
 	req.Header.Del("Proxy-Authorization")
+	req.Header.Del("Expect") // the body is sent at once: no 100 Continue to relay
 	req.Close = true
 	if err := req.Write(up); err != nil {
 		refuse(c, http.StatusBadGateway, fmt.Sprintf("egress proxy: %s: %v\n", req.URL.Host, err))

@@ -176,3 +176,40 @@ func TestProxyCloseEndsConnections(t *testing.T) {
 		t.Errorf("second Close: %v", err)
 	}
 }
+
+// TestTunnelHalfClose: a client that ends its sending (shutdown write)
+// still gets the whole answer through the tunnel.
+func TestTunnelHalfClose(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	served := make(chan struct{})
+	go func() { // answers what it read, once the client has sent all
+		defer close(served)
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		b, _ := io.ReadAll(c)
+		c.Write(append([]byte("echo: "), b...))
+	}()
+	p := startProxy(t, l.Addr().String())
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\n\r\nhello", l.Addr())
+	c.(*net.TCPConn).CloseWrite()
+	br := bufio.NewReader(c)
+	if resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect}); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	if b, err := io.ReadAll(br); err != nil || string(b) != "echo: hello" {
+		t.Errorf("through the tunnel: %q, %v", b, err)
+	}
+	<-served
+}
