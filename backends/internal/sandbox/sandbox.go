@@ -158,7 +158,7 @@ type Spec struct {
 func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a Applied, err error) {
 	a = Applied{Mode: sb.Mode, Network: cmpOr(sb.Network.Policy, "all"), MemoryMB: sb.MemoryMB, Processes: sb.Processes, StateDir: h.StateDir}
 	if a.Network == "list" {
-		a.Allow = sb.Network.Allow
+		a.Allow = slices.Clone(sb.Network.Allow)
 	}
 	for _, p := range slices.Concat(sb.Read, sb.Write) {
 		if g := guarded(p, h); g != "" {
