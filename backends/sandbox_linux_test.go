@@ -219,6 +219,32 @@ func TestSandboxEgressProxy(t *testing.T) {
 	denied(t, "a direct connect to the listed address", text, failed)
 }
 
+// TestSandboxListWithoutTCPRules: on a kernel whose Landlock has no TCP
+// rules (ABI 3), a list cannot be enforced: enforce refuses, best_effort
+// runs the server with the network open and no proxy variables (a
+// proxy left running would be found by TestMain's goroutine check).
+func TestSandboxListWithoutTCPRules(t *testing.T) {
+	t.Parallel()
+	h := newSandboxHome(t)
+	sb := config.Sandbox{Mode: config.SandboxEnforce, Network: config.Network{Policy: "list", Allow: []string{"api.github.com:443"}}}
+	best := sb
+	best.Mode = config.SandboxBestEffort
+	e := start(t, []config.Server{hostile("strict", sb), hostile("lenient", best)}, func(o *backends.Options) {
+		h.options(o)
+		o.LandlockABI = func() int { return 3 }
+	})
+	if st := e.waitState(t, "strict", backends.Failed); !strings.Contains(st.Error, "network api.github.com:443: the kernel's Landlock is ABI 3, TCP rules need ABI 4") {
+		t.Errorf("strict: %s", st.Error)
+	}
+	st := e.waitState(t, "lenient", backends.Ready)
+	if sb := st.Sandbox; sb == nil || sb.NetworkEnforced || sb.Proxy != "" || !sb.FS || sb.Summary() != "fs ✓ net all mem — procs —" || len(sb.NotEnforced) != 1 {
+		t.Errorf("lenient's sandbox: %+v", st.Sandbox)
+	}
+	if text, failed := e.tool(t, "lenient", "connect_proxy", map[string]string{"addr": "api.github.com:443"}); !failed || !strings.Contains(text, "no HTTPS_PROXY") {
+		t.Errorf("lenient has a proxy: %q", text)
+	}
+}
+
 // TestSandboxWithoutLandlock simulates a kernel without Landlock (ABI 0):
 // enforce refuses to start the server, saying what the OS lacks;
 // best_effort starts it unconfined and says so.
