@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/egress"
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/sandbox"
 	"github.com/mcp-gateway/mcp-gateway/config"
@@ -21,8 +22,11 @@ import (
 // and its children.
 //
 // A server whose sandbox is on is started confined (sandbox.Prepare): its
-// confinement as applied is returned.
-func (m *Manager) startProcess(s config.Server, environ []string) (*proc.Process, *Sandbox, error) {
+// confinement as applied is returned. A network list is enforced through
+// an egress proxy of its own, started here before the child: the caller
+// owns it (non-nil only with the process) and closes it once the process
+// is gone.
+func (m *Manager) startProcess(s config.Server, environ []string) (*proc.Process, *Sandbox, *egress.Proxy, error) {
 	environ = childEnviron(environ, s.InheritEnv, runtime.GOOS)
 	env := make([]string, 0, len(environ)+len(s.Env))
 	env = append(env, environ...)
@@ -36,7 +40,7 @@ func (m *Manager) startProcess(s config.Server, environ []string) (*proc.Process
 	}
 	if !s.Sandbox.On() {
 		p, err := proc.Start(proc.Spec{Command: s.Command, Args: s.Args, Env: env, Dir: s.Cwd})
-		return p, nil, err
+		return p, nil, nil, err
 	}
 	abi := sandbox.KernelABI
 	if m.opts.LandlockABI != nil {
@@ -52,6 +56,24 @@ func (m *Manager) startProcess(s config.Server, environ []string) (*proc.Process
 	if m.opts.SandboxDir != "" {
 		host.StateDir = filepath.Join(m.opts.SandboxDir, s.Name)
 	}
+	var px *egress.Proxy
+	if s.Sandbox.Network.Policy == "list" {
+		// A proxy that cannot listen leaves host.Proxy empty: Prepare
+		// then says the list is not enforced (refused under enforce).
+		if q, err := egress.Start(s.Sandbox.Network.Allow); err == nil {
+			px, host.Proxy = q, q.Addr()
+		}
+	}
+	p, applied, err := m.startConfined(s, env, host)
+	if px != nil && (err != nil || applied.Proxy == "") {
+		px.Close()
+		px = nil
+	}
+	return p, applied, px, err
+}
+
+// startConfined is startProcess's confined start, with host decided.
+func (m *Manager) startConfined(s config.Server, env []string, host sandbox.Host) (*proc.Process, *Sandbox, error) {
 	argv, env, applied, err := sandbox.Prepare(s.Sandbox, sandbox.Spec{Command: s.Command, Args: s.Args, Env: env, Dir: s.Cwd}, host)
 	if err != nil {
 		return nil, &applied, err

@@ -5,7 +5,10 @@ package backends_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -143,15 +146,17 @@ func TestSandboxEnforceNetwork(t *testing.T) {
 		hostile("list", config.Sandbox{Mode: config.SandboxEnforce, Network: config.Network{Policy: "list", Allow: []string{allowed}}}),
 	}, h.options)
 	e.waitState(t, "none", backends.Ready)
-	if st := e.waitState(t, "list", backends.Ready); st.Sandbox == nil || st.Sandbox.Summary() != "fs ✓ net ports(1) mem — procs —" {
+	if st := e.waitState(t, "list", backends.Ready); st.Sandbox == nil || st.Sandbox.Summary() != "fs ✓ net allow-list(1) via proxy "+st.Sandbox.Proxy+" mem — procs —" {
 		t.Errorf("list's sandbox: %+v", st.Sandbox)
 	}
 
 	text, failed := e.tool(t, "none", "connect", map[string]string{"addr": allowed})
 	denied(t, "network none: connect", text, failed)
-	if text, failed := e.tool(t, "list", "connect", map[string]string{"addr": allowed}); failed {
-		t.Errorf("connect to the listed port: %q", text)
-	}
+	// A list is reached through the egress proxy only
+	// (TestSandboxEgressProxy): the kernel refuses the listed address
+	// itself, as any other.
+	text, failed = e.tool(t, "list", "connect", map[string]string{"addr": allowed})
+	denied(t, "a direct connect to the listed address", text, failed)
 	text, failed = e.tool(t, "list", "connect", map[string]string{"addr": other})
 	denied(t, "connect to a port not listed", text, failed)
 
@@ -165,6 +170,78 @@ func TestSandboxEnforceNetwork(t *testing.T) {
 	}
 	if text, failed := e.tool(t, "list", "connect", map[string]string{"addr": allowed, "network": "udp"}); failed {
 		t.Errorf("a list leaves UDP open (as status says), but: %q", text)
+	}
+}
+
+// TestSandboxEgressProxy: under a network list, the server reaches a
+// listed host:port through its egress proxy (HTTP_PROXY for plain HTTP,
+// HTTPS_PROXY for a CONNECT tunnel); the proxy refuses another loopback
+// port with 403 naming the list; and the kernel refuses a direct
+// connection to the listed address, which bypasses the proxy.
+func TestSandboxEgressProxy(t *testing.T) {
+	t.Parallel()
+	h := newSandboxHome(t)
+	serve := func(body string) string {
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, body)
+		}))
+		t.Cleanup(s.Close)
+		return s.Listener.Addr().String()
+	}
+	allowed, other := serve("allowed here"), serve("should not be reached")
+	e := start(t, []config.Server{
+		hostile("list", config.Sandbox{Mode: config.SandboxEnforce, Network: config.Network{Policy: "list", Allow: []string{allowed}}}),
+	}, h.options)
+	st := e.waitState(t, "list", backends.Ready)
+	if sb := st.Sandbox; sb == nil || !sb.NetworkEnforced || sb.NetNS || !strings.HasPrefix(sb.Proxy, "127.0.0.1:") ||
+		!slices.Equal(sb.Allow, []string{allowed}) || sb.Summary() != "fs ✓ net allow-list(1) via proxy "+sb.Proxy+" mem — procs —" {
+		t.Fatalf("status sandbox: %+v", st.Sandbox)
+	}
+
+	if text, failed := e.tool(t, "list", "http_get", map[string]string{"addr": "http://" + allowed + "/x"}); failed || text != "allowed here" {
+		t.Errorf("GET of the listed address through the proxy: %q (error %v)", text, failed)
+	}
+	if text, failed := e.tool(t, "list", "connect_proxy", map[string]string{"addr": allowed}); failed || text != "allowed here" {
+		t.Errorf("CONNECT tunnel to the listed address: %q (error %v)", text, failed)
+	}
+	for _, tool := range []string{"http_get", "connect_proxy"} {
+		addr := other
+		if tool == "http_get" {
+			addr = "http://" + other + "/x"
+		}
+		text, failed := e.tool(t, "list", tool, map[string]string{"addr": addr})
+		if !failed || !strings.Contains(text, "403 Forbidden") || !strings.Contains(text, other+" is not in this server's sandbox network list ("+allowed+")") {
+			t.Errorf("%s to a port not listed: %q (error %v), want the proxy's 403 naming the list", tool, text, failed)
+		}
+	}
+	// Bypassing the proxy: the kernel refuses.
+	text, failed := e.tool(t, "list", "connect", map[string]string{"addr": allowed})
+	denied(t, "a direct connect to the listed address", text, failed)
+}
+
+// TestSandboxListWithoutTCPRules: on a kernel whose Landlock has no TCP
+// rules (ABI 3), a list cannot be enforced: enforce refuses, best_effort
+// runs the server with the network open and no proxy variables (a
+// proxy left running would be found by TestMain's goroutine check).
+func TestSandboxListWithoutTCPRules(t *testing.T) {
+	t.Parallel()
+	h := newSandboxHome(t)
+	sb := config.Sandbox{Mode: config.SandboxEnforce, Network: config.Network{Policy: "list", Allow: []string{"api.github.com:443"}}}
+	best := sb
+	best.Mode = config.SandboxBestEffort
+	e := start(t, []config.Server{hostile("strict", sb), hostile("lenient", best)}, func(o *backends.Options) {
+		h.options(o)
+		o.LandlockABI = func() int { return 3 }
+	})
+	if st := e.waitState(t, "strict", backends.Failed); !strings.Contains(st.Error, "network api.github.com:443: the kernel's Landlock is ABI 3, TCP rules need ABI 4") {
+		t.Errorf("strict: %s", st.Error)
+	}
+	st := e.waitState(t, "lenient", backends.Ready)
+	if sb := st.Sandbox; sb == nil || sb.NetworkEnforced || sb.Proxy != "" || !sb.FS || sb.Summary() != "fs ✓ net all mem — procs —" || len(sb.NotEnforced) != 1 {
+		t.Errorf("lenient's sandbox: %+v", st.Sandbox)
+	}
+	if text, failed := e.tool(t, "lenient", "connect_proxy", map[string]string{"addr": "api.github.com:443"}); !failed || !strings.Contains(text, "no HTTPS_PROXY") {
+		t.Errorf("lenient has a proxy: %q", text)
 	}
 }
 

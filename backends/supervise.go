@@ -452,7 +452,7 @@ type session struct {
 // the reason.
 func (b *backend) startChild() (*session, string) {
 	name := b.cfg.Name
-	p, confined, err := b.m.startProcess(b.cfg, b.m.environ)
+	p, confined, px, err := b.m.startProcess(b.cfg, b.m.environ)
 	b.mu.Lock()
 	b.sandbox = confined
 	b.mu.Unlock()
@@ -523,6 +523,9 @@ func (b *backend) startChild() (*session, string) {
 		c.Wait()
 		flushLogLimit(b.logs, b.log)
 		b.m.reaper.Del(p)
+		if px != nil {
+			px.Close() // after the server: nothing of it is left to connect
+		}
 		b.mu.Lock()
 		b.pid = 0
 		b.mu.Unlock()

@@ -64,20 +64,6 @@ func (n Network) MarshalJSON() ([]byte, error) {
 // IsZero reports whether the network was not given (omitzero).
 func (n Network) IsZero() bool { return n.Policy == "" }
 
-// Ports are the TCP ports of the list, sorted, without duplicates.
-func (n Network) Ports() []uint16 {
-	var ports []uint16
-	for _, a := range n.Allow {
-		if _, p, err := net.SplitHostPort(a); err == nil {
-			if v, err := strconv.ParseUint(p, 10, 16); err == nil {
-				ports = append(ports, uint16(v))
-			}
-		}
-	}
-	slices.Sort(ports)
-	return slices.Compact(ports)
-}
-
 // network decodes sandbox.network at key: "none", "all" or a list of
 // host:port.
 func (l *loader) network(e entry, key, canon string, v *Network) bool {

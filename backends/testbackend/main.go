@@ -59,7 +59,9 @@
 //	-hostile              add the tools of a hostile server (hostile.go):
 //	                      read_file (path), write_file (path, text) and
 //	                      connect (addr, host:port; network tcp or udp), whose failures are the
-//	                      OS's own errors (the sandbox tests)
+//	                      OS's own errors (the sandbox tests); http_get (addr, a URL,
+//	                      through $HTTP_PROXY) and connect_proxy (addr, host:port:
+//	                      a CONNECT tunnel through $HTTPS_PROXY, then GET /)
 //	-app-gated            -app, but the app's tools are listed only to a client
 //	                      whose initialize declared the extension (as a server
 //	                      with a text-only fallback does)

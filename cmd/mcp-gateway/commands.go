@@ -312,6 +312,9 @@ func writeSandboxes(w io.Writer, st []backends.Status) {
 			continue
 		}
 		fmt.Fprintf(w, "  %s  sandbox: %s (%s)\n", s.Name, sb.Summary(), sb.Mode)
+		if sb.Proxy != "" {
+			fmt.Fprintf(w, "    egress proxy %s admits only: %s\n", sb.Proxy, oneLine(strings.Join(sb.Allow, ", "), 300))
+		}
 		for _, n := range sb.NotEnforced {
 			fmt.Fprintf(w, "    not enforced: %s\n", oneLine(n, 300))
 		}

@@ -5,6 +5,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,13 +36,17 @@ func TestSandboxThroughTheBinary(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(cfg), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "the listed site") }))
+	defer web.Close()
+	site := web.Listener.Addr().String()
 	text := fmt.Sprintf(`
 gateway: {answer_tools: false}
 servers:
   - {name: h, command: %[1]q, args: [-hostile], sandbox: {mode: enforce, network: none}}
   - {name: capped, command: %[1]q, sandbox: {mode: best_effort, memory_mb: 512}}
   - {name: strict, command: %[1]q, sandbox: {mode: enforce, processes: 64}}
-`, backendBin)
+  - {name: web, command: %[1]q, args: [-hostile], sandbox: {mode: enforce, network: [%[2]q]}}
+`, backendBin, site)
 	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -52,6 +59,8 @@ servers:
 		"strict  sandbox (enforce): not started: ",
 		// network none: its own network namespace closes UDP too.
 		"h  sandbox: fs ✓ net none mem — procs — (enforce)\n    not governed: UNIX sockets by path (connect is not governed by Landlock before ABI 9)\n",
+		"web  sandbox: fs ✓ net allow-list(1) via proxy 127.0.0.1:",
+		" admits only: " + site + "\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s\nstderr:\n%s", want, out, errOut)
@@ -63,19 +72,35 @@ servers:
 		Servers []struct {
 			Name    string `json:"name"`
 			Sandbox *struct {
-				Mode            string `json:"mode"`
-				FS              bool   `json:"fs"`
-				Network         string `json:"network"`
-				NetworkEnforced bool   `json:"network_enforced"`
-				NetNS           bool   `json:"netns"`
+				Mode            string   `json:"mode"`
+				FS              bool     `json:"fs"`
+				Network         string   `json:"network"`
+				NetworkEnforced bool     `json:"network_enforced"`
+				NetNS           bool     `json:"netns"`
+				Allow           []string `json:"allow"`
+				Proxy           string   `json:"proxy"`
 			} `json:"sandbox"`
 		} `json:"servers"`
 	}
-	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Servers) != 3 {
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Servers) != 4 {
 		t.Fatalf("status --json: %v\n%s", err, out)
 	}
 	if sb := doc.Servers[0].Sandbox; sb == nil || sb.Mode != "enforce" || !sb.FS || sb.Network != "none" || !sb.NetworkEnforced || !sb.NetNS {
 		t.Errorf("status --json: h's sandbox %+v", sb)
+	}
+	if sb := doc.Servers[3].Sandbox; sb == nil || sb.Network != "list" || !sb.NetworkEnforced || len(sb.Allow) != 1 || sb.Allow[0] != site || !strings.HasPrefix(sb.Proxy, "127.0.0.1:") {
+		t.Errorf("status --json: web's sandbox %+v", sb)
+	}
+
+	// The listed site through the egress proxy; directly, the kernel
+	// refuses.
+	out, errOut, _ = runCLIEnv(t, env, "call", "web.http_get", fmt.Sprintf(`{"addr":"http://%s/"}`, site), "--config", cfg)
+	if !strings.Contains(out, "the listed site") {
+		t.Errorf("web's GET through its egress proxy:\n%s\nstderr:\n%s", out, errOut)
+	}
+	out, errOut, _ = runCLIEnv(t, env, "call", "web.connect", fmt.Sprintf(`{"addr":%q}`, site), "--config", cfg)
+	if !strings.Contains(out, "permission denied") {
+		t.Errorf("web's direct connect to the listed site:\n%s\nstderr:\n%s", out, errOut)
 	}
 
 	out, errOut, _ = runCLIEnv(t, env, "call", "h.read_file", fmt.Sprintf(`{"path":%q}`, cfg), "--config", cfg)

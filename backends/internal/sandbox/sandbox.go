@@ -8,7 +8,8 @@
 // On Linux: no_new_privs, core dumps off, an open-files limit, Landlock
 // filesystem rules (read: the system, the server's runtime and its read
 // paths; write: its state directory and its write paths) and Landlock TCP
-// rules for network none or a list of ports. Memory and processes need a
+// rules for network none, or for a list the one port of the server's
+// egress proxy (package egress). Memory and processes need a
 // per-server cgroup v2, which is not done yet: they are reported as not
 // enforced. Other OSes are not confined yet.
 package sandbox
@@ -18,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,7 +53,7 @@ type Plan struct {
 	// Devices may be read and written (files, not directories).
 	Devices []string `json:"devices,omitempty"`
 	// Net restricts TCP: "none" (no connect, no bind) or "ports" (connect
-	// to Ports only); "" leaves it.
+	// to Ports only: a list's egress proxy); "" leaves it.
 	Net   string   `json:"net,omitempty"`
 	Ports []uint16 `json:"ports,omitempty"`
 	// NoFile is the open-files limit (soft and hard); 0 leaves it.
@@ -64,9 +66,12 @@ type Applied struct {
 	// FS: the filesystem is confined.
 	FS bool `json:"fs"`
 	// Network is what was asked (all, none, list) and NetworkEnforced
-	// whether the kernel refuses other TCP connections.
+	// whether the kernel refuses other TCP connections. A list is Allow,
+	// reached through the egress proxy at Proxy (127.0.0.1:PORT), the one
+	// TCP port the kernel lets the server connect to.
 	Network         string   `json:"network"`
-	Ports           []uint16 `json:"ports,omitempty"`
+	Allow           []string `json:"allow,omitempty"`
+	Proxy           string   `json:"proxy,omitempty"`
 	NetworkEnforced bool     `json:"network_enforced"`
 	// NetNS: under network none, the server runs in a network namespace
 	// of its own with no interface up (no UDP or DNS either).
@@ -86,7 +91,8 @@ type Applied struct {
 	Gaps []string `json:"gaps,omitempty"`
 }
 
-// Summary is the one-line form status prints: "fs ✓ net none mem — procs —";
+// Summary is the one-line form status prints: "fs ✓ net none mem — procs —",
+// "fs ✓ net allow-list(2) via proxy 127.0.0.1:41234 mem — procs —";
 // "—" is a limit not asked for or not enforced (NotEnforced says which).
 func (a *Applied) Summary() string {
 	mark := func(ok bool) string {
@@ -98,7 +104,7 @@ func (a *Applied) Summary() string {
 	net := a.Network
 	switch {
 	case a.Network == "list":
-		net = fmt.Sprintf("ports(%d)", len(a.Ports))
+		net = fmt.Sprintf("allow-list(%d) via proxy %s", len(a.Allow), a.Proxy)
 		if !a.NetworkEnforced {
 			net = "all"
 		}
@@ -131,6 +137,9 @@ type Host struct {
 	Protected []string
 	// CgroupV2: the machine has a unified cgroup hierarchy.
 	CgroupV2 bool
+	// Proxy is the server's egress proxy, 127.0.0.1:PORT, for a network
+	// list ("": none, so a list cannot be enforced).
+	Proxy string
 }
 
 // Spec is the server as it would run without a sandbox.
@@ -149,7 +158,7 @@ type Spec struct {
 func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a Applied, err error) {
 	a = Applied{Mode: sb.Mode, Network: cmpOr(sb.Network.Policy, "all"), MemoryMB: sb.MemoryMB, Processes: sb.Processes, StateDir: h.StateDir}
 	if a.Network == "list" {
-		a.Ports = sb.Network.Ports()
+		a.Allow = slices.Clone(sb.Network.Allow)
 	}
 	for _, p := range slices.Concat(sb.Read, sb.Write) {
 		if g := guarded(p, h); g != "" {
@@ -159,6 +168,7 @@ func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a 
 	var missing []string
 	fsOK := h.Helper != nil && h.ABI >= 1 && runtime.GOOS == "linux"
 	netOK := h.Helper != nil && h.ABI >= 4 && runtime.GOOS == "linux"
+	proxyPort, proxyErr := proxyPort(h.Proxy)
 	why := func(need int) string {
 		switch {
 		case runtime.GOOS != "linux":
@@ -176,10 +186,14 @@ func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a 
 	}
 	if a.Network != "all" {
 		a.NetworkEnforced = netOK
-		if !netOK {
+		switch {
+		case !netOK:
 			missing = append(missing, "network "+netText(sb.Network)+": "+why(4))
-		} else if a.Network == "list" {
-			a.NotEnforced = append(a.NotEnforced, "network hosts: only the ports of the list are enforced (any host on them); the egress proxy that checks hosts is not yet done")
+		case a.Network == "list" && proxyErr != nil:
+			a.NetworkEnforced = false
+			missing = append(missing, "network "+netText(sb.Network)+": no egress proxy ("+proxyErr.Error()+")")
+		case a.Network == "list":
+			a.Proxy = h.Proxy
 		}
 	}
 	cg := "per-server cgroup v2 limits are not yet done"
@@ -194,12 +208,15 @@ func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a 
 	}
 	if len(missing) > 0 && sb.Mode == config.SandboxEnforce {
 		// Nothing is applied: the server does not run.
-		a.FS, a.NetworkEnforced, a.NotEnforced = false, false, missing
+		a.FS, a.NetworkEnforced, a.NotEnforced, a.Proxy = false, false, missing, ""
 		return nil, nil, a, &RefusedError{Missing: missing}
 	}
 	a.NotEnforced = append(missing, a.NotEnforced...)
 
 	env = confinedEnv(s.Env, h.StateDir)
+	if a.Proxy != "" {
+		env = proxyEnv(env, a.Proxy)
+	}
 	if h.StateDir != "" {
 		if err := os.MkdirAll(filepath.Join(h.StateDir, "tmp"), 0o700); err != nil {
 			return nil, nil, a, fmt.Errorf("sandbox: state directory: %w", err)
@@ -227,7 +244,7 @@ func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a 
 	if a.NetworkEnforced {
 		p.Net = "none"
 		if a.Network == "list" {
-			p.Net, p.Ports = "ports", a.Ports
+			p.Net, p.Ports = "ports", []uint16{proxyPort}
 		}
 	}
 	if p.FS {
@@ -238,13 +255,46 @@ func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a 
 		// (WithoutNetNS when it does not).
 		a.NetNS = true
 	} else if p.Net != "" {
-		a.Gaps = append(a.Gaps, udpGap)
+		a.Gaps = append(a.Gaps, udpGap,
+			fmt.Sprintf("TCP to port %d of other addresses (Landlock rules are per port: the proxy's port is allowed on every address)", proxyPort))
 	}
 	b, err := json.Marshal(p)
 	if err != nil {
 		return nil, nil, a, err
 	}
 	return append(slices.Clone(h.Helper), string(b)), env, a, nil
+}
+
+// proxyPort is the port of an egress proxy's address (127.0.0.1:PORT).
+func proxyPort(addr string) (uint16, error) {
+	if addr == "" {
+		return 0, errors.New("none was started")
+	}
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil || !ap.Addr().IsLoopback() || ap.Port() == 0 {
+		return 0, fmt.Errorf("%q is not a loopback address and port", addr)
+	}
+	return ap.Port(), nil
+}
+
+// proxyVars are the variables through which HTTP clients find a proxy;
+// a confined server's are its egress proxy, with no exceptions (a
+// client that honours NO_PROXY would otherwise go direct and be refused
+// by the kernel).
+var proxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"}
+
+// proxyEnv is env with the proxy variables pointing at the egress proxy
+// at addr, NO_PROXY empty, and ALL_PROXY (often SOCKS) removed.
+func proxyEnv(env []string, addr string) []string {
+	out := make([]string, 0, len(env)+6)
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(proxyVars, name) {
+			out = append(out, kv)
+		}
+	}
+	u := "http://" + addr
+	return append(out, "HTTP_PROXY="+u, "HTTPS_PROXY="+u, "http_proxy="+u, "https_proxy="+u, "NO_PROXY=", "no_proxy=")
 }
 
 const udpGap = "UDP, so DNS (Landlock governs TCP only)"

@@ -1,8 +1,11 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -52,7 +55,7 @@ func TestSummary(t *testing.T) {
 		want string
 	}{
 		{Applied{FS: true, Network: "none", NetworkEnforced: true}, "fs ✓ net none mem — procs —"},
-		{Applied{FS: true, Network: "list", Ports: []uint16{443, 8080}, NetworkEnforced: true, MemoryMB: 512}, "fs ✓ net ports(2) mem — procs —"},
+		{Applied{FS: true, Network: "list", Allow: []string{"a.example:443", "b.example:8080"}, Proxy: "127.0.0.1:41234", NetworkEnforced: true, MemoryMB: 512}, "fs ✓ net allow-list(2) via proxy 127.0.0.1:41234 mem — procs —"},
 		{Applied{Network: "none", MemoryMB: 512, MemoryEnforced: true, Processes: 64, ProcessesEnforced: true}, "fs ✗ net all mem 512 MB procs 64"},
 		{Applied{FS: true, Network: "all"}, "fs ✓ net all mem — procs —"},
 	} {
@@ -79,5 +82,50 @@ func TestPrepareWithoutConfinement(t *testing.T) {
 	argv, env, a, err := Prepare(sb, Spec{Command: "server", Args: []string{"-x"}, Env: []string{"HOME=/home/me"}}, h)
 	if err != nil || !slices.Equal(argv, []string{"server", "-x"}) || !slices.Contains(env, "HOME="+state) || a.FS || len(a.NotEnforced) != 2 {
 		t.Fatalf("best_effort: %v %q %q %+v", err, argv, env, a)
+	}
+}
+
+// TestPrepareNetworkList: a list is enforced through the egress proxy:
+// the kernel's one TCP port is the proxy's, the proxy variables point at
+// it (a NO_PROXY or ALL_PROXY of the user's is dropped), and without a
+// proxy enforce refuses.
+func TestPrepareNetworkList(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Landlock TCP rules: Linux only")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := Host{Helper: []string{"gw", Arg}, ABI: 4, StateDir: filepath.Join(t.TempDir(), "s"), Proxy: "127.0.0.1:41234"}
+	sb := config.Sandbox{Mode: config.SandboxEnforce, Network: config.Network{Policy: "list", Allow: []string{"api.github.com:443", "example.org:80"}}}
+	argv, env, a, err := Prepare(sb, Spec{Command: exe, Env: []string{"NO_PROXY=github.com", "ALL_PROXY=socks5://x:1080", "HTTPS_PROXY=http://corp:3128"}}, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p Plan
+	if err := json.Unmarshal([]byte(argv[len(argv)-1]), &p); err != nil || p.Net != "ports" || !slices.Equal(p.Ports, []uint16{41234}) {
+		t.Errorf("plan %+v, %v: want connect to the proxy's port only", p, err)
+	}
+	u := "http://127.0.0.1:41234"
+	for _, want := range []string{"HTTP_PROXY=" + u, "HTTPS_PROXY=" + u, "http_proxy=" + u, "https_proxy=" + u, "NO_PROXY=", "no_proxy="} {
+		if !slices.Contains(env, want) {
+			t.Errorf("env lacks %q: %q", want, env)
+		}
+	}
+	for _, kv := range env {
+		if strings.Contains(kv, "corp") || strings.Contains(kv, "socks5") || kv == "NO_PROXY=github.com" {
+			t.Errorf("env keeps %q", kv)
+		}
+	}
+	if !a.NetworkEnforced || a.Proxy != h.Proxy || len(a.Allow) != 2 || a.NetNS {
+		t.Errorf("applied %+v", a)
+	}
+
+	h.Proxy = ""
+	_, _, a, err = Prepare(sb, Spec{Command: exe}, h)
+	var refused *RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "no egress proxy") || a.NetworkEnforced {
+		t.Errorf("without a proxy: %v (%+v)", err, a)
 	}
 }
