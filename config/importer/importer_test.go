@@ -635,3 +635,64 @@ func TestRelativePathsImported(t *testing.T) {
 		t.Errorf("user file: notes for a bare command: %q", y.Notes)
 	}
 }
+
+// An imported local server is confined best_effort with the existing
+// paths among its arguments in read and write; a remote one gets no
+// sandbox, nor does a path that would expose the home directory or the
+// gateway's own files; the YAML loads with the sandbox as written; and
+// NoSandbox leaves every server without one.
+func TestImportSandbox(t *testing.T) {
+	w := newWorld(t)
+	notes := filepath.Join(w.home, "notes")
+	db := filepath.Join(w.home, "data", "app.db")
+	own := filepath.Join(w.home, ".config", "mcp-gateway")
+	for _, d := range []string{notes, filepath.Dir(db), own} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(db, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	esc := func(p string) string { b, _ := json.Marshal(p); return string(b) }
+	file := filepath.Join(w.dir, "servers.json")
+	data := `{"mcpServers": {
+  "notes": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", ` + esc(notes) + `, ` + esc(filepath.Join(w.home, "missing")) + `, ` + esc(w.home) + `, ` + esc(own) + `]},
+  "db": {"command": "uvx", "args": ["mcp-server-sqlite", ` + esc("--db-path="+db) + `]},
+  "remote": {"url": "https://example.com/mcp"}
+}}`
+	if err := os.WriteFile(file, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts := w.options(file)
+	res, err := Import(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := loadYAML(t, res.YAML())
+	got := map[string]config.Sandbox{}
+	for _, s := range cfg.Servers {
+		got[s.Name] = s.Sandbox
+	}
+	want := map[string]config.Sandbox{
+		"notes":  {Mode: config.SandboxBestEffort, Read: []string{notes}, Write: []string{notes}},
+		"db":     {Mode: config.SandboxBestEffort, Read: []string{db}, Write: []string{db}},
+		"remote": {},
+	}
+	for name, sb := range want {
+		if g := got[name]; g.Mode != sb.Mode || !slices.Equal(g.Read, sb.Read) || !slices.Equal(g.Write, sb.Write) {
+			t.Errorf("%s: loaded sandbox %+v, want %+v\n%s", name, g, sb, res.YAML())
+		}
+	}
+	if y := string(res.YAML()); !strings.Contains(y, "would expose the whole home directory") || !strings.Contains(y, "would expose the gateway's") {
+		t.Errorf("the home and the gateway's directory are not noted as left out:\n%s", y)
+	}
+
+	opts.NoSandbox = true
+	if res, err = Import(opts); err != nil {
+		t.Fatal(err)
+	}
+	if y := res.YAML(); bytes.Contains(y, []byte("sandbox")) {
+		t.Errorf("NoSandbox: the YAML has a sandbox:\n%s", y)
+	}
+}
