@@ -59,7 +59,8 @@ Flags:
   --write PATH     write the imported YAML to PATH (--force to overwrite)
   --replace-client back up the client's file, then leave one entry in it: this gateway on PATH
   --no-sandbox     import: no sandbox block (by default each local server gets best_effort
-                   with its arguments' paths, docs/sandbox.md)
+                   with the paths in its args and env, or off if one
+                   cannot be granted, docs/sandbox.md)
 
 Environment: OPENAI_API_KEY, OPENAI_BASE_URL, DEFAULT_TIMEOUT, MCP_LINE_MODE, DEBUG, ...
 (see docs/configuration.md). Logs go to stderr; stdout carries protocol only.

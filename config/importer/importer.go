@@ -32,7 +32,8 @@ type Options struct {
 	// is never imported.
 	Self config.Self
 	// NoSandbox leaves the imported servers without a sandbox block; else
-	// each local server gets best_effort with its arguments' paths
+	// each local server gets best_effort with the paths in its arguments
+	// and env, or off where one cannot be granted
 	// (docs/sandbox.md#servers-added-by-import).
 	NoSandbox bool
 }

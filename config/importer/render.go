@@ -107,7 +107,7 @@ func entryNode(e Entry) *yaml.Node {
 		}
 		add("sandbox", n)
 		if len(sb.Read) > 0 || len(sb.Write) > 0 {
-			m.Content[len(m.Content)-2].HeadComment = "the paths in its args, read and write: import cannot tell which it writes"
+			m.Content[len(m.Content)-2].HeadComment = "the paths in its args and env, read and write: import cannot tell which it writes"
 		}
 	}
 	return m

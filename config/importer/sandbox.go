@@ -13,27 +13,65 @@ import (
 
 // confine gives a local server the sandbox import writes for it
 // (docs/sandbox.md#servers-added-by-import): best_effort, with the
-// absolute (or "~/") paths among its arguments that exist on this machine
-// in both read and write, since import cannot tell which the server
-// writes. A remote server runs elsewhere and gets none.
+// absolute (or "~/") paths among its arguments and env values in both
+// read and write, since import cannot tell which the server writes. A
+// path import cannot grant (one that does not exist yet, so no Landlock
+// rule can name it, or one the sandbox refuses) would leave the server
+// unable to work under best_effort, so such a server gets mode off and a
+// comment saying why. A remote server runs elsewhere and gets none.
 func (e *Entry) confine(opts Options) {
 	if e.Server.Command == "" || e.Server.URL != "" {
 		return
 	}
-	var paths []string
+	type named struct{ what, path string }
+	var found []named
 	for _, a := range e.Server.Args {
-		p := argPath(a, opts.Home)
-		if p == "" || slices.Contains(paths, p) {
+		if p := argPath(a, opts.Home); p != "" {
+			found = append(found, named{"its argument " + p, p})
+		}
+	}
+	keys := make([]string, 0, len(e.Server.Env))
+	for k := range e.Server.Env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := e.Server.Env[k]
+		// A list (PATH-like) is read for its entries that exist: a
+		// missing entry is one the server searches, not one it makes.
+		list := filepath.SplitList(v)
+		for _, piece := range list {
+			p := argPath(piece, opts.Home)
+			if p == "" {
+				continue
+			}
+			if _, err := os.Stat(p); err != nil && len(list) > 1 {
+				continue
+			}
+			found = append(found, named{k + " names " + p, p})
+		}
+	}
+	var paths, why []string
+	for _, f := range found {
+		if slices.Contains(paths, f.path) {
 			continue
 		}
-		if _, err := os.Stat(p); err != nil {
+		if _, err := os.Stat(f.path); err != nil {
+			why = append(why, f.what+", which does not exist yet: create it, then set mode: best_effort with it in read and write")
 			continue
 		}
-		if what := exposes(p, opts); what != "" {
-			e.Notes = append(e.Notes, "sandbox: "+p+" is not granted: it would expose "+what+" (docs/sandbox.md)")
+		if what := exposes(f.path, opts); what != "" {
+			why = append(why, f.what+", which would expose "+what+": no sandbox grants it; give the server a narrower path and set mode: best_effort with that in read and write")
 			continue
 		}
-		paths = append(paths, p)
+		paths = append(paths, f.path)
+	}
+	if len(why) > 0 {
+		for _, w := range why {
+			e.Notes = append(e.Notes, "sandbox off: "+w+" (docs/sandbox.md#servers-added-by-import)")
+		}
+		e.Server.Sandbox = config.Sandbox{Mode: config.SandboxOff}
+		return
 	}
 	e.Server.Sandbox = config.Sandbox{Mode: config.SandboxBestEffort, Read: paths, Write: slices.Clone(paths)}
 }
