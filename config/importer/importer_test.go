@@ -669,7 +669,7 @@ func TestImportSandbox(t *testing.T) {
   "db": {"command": "uvx", "args": ["mcp-server-sqlite", ` + esc("--db-path="+db) + `]},
   "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"], "env": {"MEMORY_FILE_PATH": ` + esc(memory) + `, "NODE_PATH": ` + esc(notes+string(filepath.ListSeparator)+missing) + `, "LOG": "$HOME/x"}},
   "fresh": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"], "env": {"MEMORY_FILE_PATH": ` + esc(fresh) + `}},
-  "gone": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", ` + esc(notes) + `, ` + esc(missing) + `]},
+  "gone": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", ` + esc(notes) + `, ` + esc(missing) + `, ` + esc(missing) + `]},
   "home": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem"], "env": {"ROOT": ` + esc(w.home) + `}},
   "own": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", ` + esc(own) + `]},
   "remote": {"url": "https://example.com/mcp"}
@@ -713,6 +713,9 @@ func TestImportSandbox(t *testing.T) {
 		notes := strings.Join(e.Notes, "\n")
 		if w, ok := why[e.Name]; ok != strings.Contains(notes, "sandbox off") || !strings.Contains(notes, w) {
 			t.Errorf("%s: notes %q, want one with %q", e.Name, e.Notes, w)
+		}
+		if n := strings.Count(notes, "sandbox off"); n > 1 {
+			t.Errorf("%s: %d sandbox notes for one path: %q", e.Name, n, e.Notes)
 		}
 		if _, ok := why[e.Name]; ok != (e.Server.Sandbox.Mode == config.SandboxOff) {
 			t.Errorf("%s: sandbox mode %q", e.Name, e.Server.Sandbox.Mode)

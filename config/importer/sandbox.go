@@ -51,11 +51,12 @@ func (e *Entry) confine(opts Options) {
 			found = append(found, named{k + " names " + p, p})
 		}
 	}
-	var paths, why []string
+	var seen, paths, why []string
 	for _, f := range found {
-		if slices.Contains(paths, f.path) {
+		if slices.Contains(seen, f.path) {
 			continue
 		}
+		seen = append(seen, f.path)
 		if _, err := os.Stat(f.path); err != nil {
 			why = append(why, f.what+", which does not exist yet: create it, then set mode: best_effort with it in read and write")
 			continue
