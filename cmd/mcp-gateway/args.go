@@ -33,7 +33,7 @@ Usage:
   mcp-gateway call NAME [JSON_ARGS] [--config PATH] [--profile NAME]
                                                          call one tool through the gateway, print the result
   mcp-gateway status [--config PATH] [--json] [--wait D] start every backend; state, start time, tools, errors
-  mcp-gateway import --from CLIENT|PATH [--write PATH [--force] [--replace-client]]
+  mcp-gateway import --from CLIENT|PATH [--write PATH [--force] [--replace-client]] [--no-sandbox]
                                                          gateway YAML from a client's MCP servers (docs/clients.md)
   mcp-gateway login NAME [--config PATH]                 sign in to a remote server (OAuth, in the browser)
   mcp-gateway logout NAME [--config PATH]                forget the sign-in of a remote server
@@ -58,6 +58,9 @@ Flags:
   --from CLIENT    claude-desktop, claude-code, cursor, vscode, windsurf, codex, gemini, or a file
   --write PATH     write the imported YAML to PATH (--force to overwrite)
   --replace-client back up the client's file, then leave one entry in it: this gateway on PATH
+  --no-sandbox     import: no sandbox block (by default each local server gets best_effort
+                   with the paths in its args and env, or off if one
+                   cannot be granted, docs/sandbox.md)
 
 Environment: OPENAI_API_KEY, OPENAI_BASE_URL, DEFAULT_TIMEOUT, MCP_LINE_MODE, DEBUG, ...
 (see docs/configuration.md). Logs go to stderr; stdout carries protocol only.
@@ -92,6 +95,7 @@ type invocation struct {
 	write         string
 	force         bool
 	replaceClient bool
+	noSandbox     bool
 	// policy check: the caller whose identity is checked
 	who policyCaller
 }
@@ -177,6 +181,8 @@ func parseArgs(args []string) (*invocation, error) {
 			inv.force = true
 		case "--replace-client":
 			inv.replaceClient = true
+		case "--no-sandbox":
+			inv.noSandbox = true
 		default:
 			if set := callerFlag(name); set != nil {
 				var v string
@@ -280,8 +286,8 @@ func parseArgs(args []string) (*invocation, error) {
 		if inv.profile != "" && inv.command != "tools" && inv.command != "call" {
 			return nil, usagef("--profile belongs to --stdio, --transport http, tools and call")
 		}
-		if inv.command != "import" && (inv.from != "" || inv.write != "" || inv.force || inv.replaceClient) {
-			return nil, usagef("--from, --write, --force and --replace-client belong to import")
+		if inv.command != "import" && (inv.from != "" || inv.write != "" || inv.force || inv.replaceClient || inv.noSandbox) {
+			return nil, usagef("--from, --write, --force, --replace-client and --no-sandbox belong to import")
 		}
 		if inv.command != "policy-check" && inv.who.given {
 			return nil, usagef("%s belong to policy check", callerFlagList())
@@ -346,7 +352,7 @@ var (
 	commands  = []string{"tools", "call", "status", "import", "login", "logout", "approve", "dashboard", "policy"}
 	flagNames = func() []string {
 		names := []string{"--help", "--version", "--stdio", "--transport", "--listen", "--config", "--debug",
-			"--show-config", "--json", "--changes", "--digest", "--all", "--wait", "--from", "--write", "--force", "--replace-client", "--profile"}
+			"--show-config", "--json", "--changes", "--digest", "--all", "--wait", "--from", "--write", "--force", "--replace-client", "--no-sandbox", "--profile"}
 		for _, f := range callerFlags {
 			names = append(names, f.name)
 		}

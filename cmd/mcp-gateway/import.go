@@ -30,6 +30,8 @@ func runImport(inv *invocation, e env) int {
 		Dir:  dir,
 		Env:  e.lookup,
 		Self: config.NewSelf(inv.configPath, home, e.lookup),
+
+		NoSandbox: inv.noSandbox,
 	})
 	if err != nil {
 		return fail(exitUsage, "%v", err)

@@ -125,6 +125,7 @@ func TestImportErrors(t *testing.T) {
 		{[]string{"import", "--from", "claude-desktop"}, "no Claude Desktop configuration found"},
 		{[]string{"import", "--from", bad, "--replace-client"}, "--replace-client needs --write"},
 		{[]string{"tools", "--from", bad}, "belong to import"},
+		{[]string{"tools", "--no-sandbox"}, "belong to import"},
 	} {
 		_, errOut, code := runCLIEnv(t, baseEnv(t), c.args...)
 		if code != 2 || !strings.Contains(errOut, c.want) {

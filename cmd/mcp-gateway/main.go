@@ -10,7 +10,7 @@
 //	mcp-gateway tools [--config PATH] [--json]
 //	mcp-gateway call NAME [JSON_ARGS] [--config PATH]
 //	mcp-gateway status [--config PATH] [--json]
-//	mcp-gateway import --from CLIENT|PATH [--write PATH [--force] [--replace-client]]
+//	mcp-gateway import --from CLIENT|PATH [--write PATH [--force] [--replace-client]] [--no-sandbox]
 //	mcp-gateway --help | --version
 package main
 

@@ -31,6 +31,11 @@ type Options struct {
 	// Self is this gateway: an entry that runs it (Self.Match's Gateway)
 	// is never imported.
 	Self config.Self
+	// NoSandbox leaves the imported servers without a sandbox block; else
+	// each local server gets best_effort with the paths in its arguments
+	// and env, or off where one cannot be granted
+	// (docs/sandbox.md#servers-added-by-import).
+	NoSandbox bool
 }
 
 // Entry is one imported server.
@@ -38,7 +43,7 @@ type Entry struct {
 	Name   string // sanitised and unique: the gateway's server name
 	Key    string // the client's own name for it
 	Source Source
-	Server config.Server // Name, Command, Args, Env, Cwd, URL, Transport, Headers, OAuth, TimeoutMS, Enabled, Tools
+	Server config.Server // Name, Command, Args, Env, Cwd, URL, Transport, Headers, OAuth, TimeoutMS, Enabled, Tools, Sandbox
 	// Notes are what could not be carried over as it was, shown as comments.
 	Notes []string
 }
@@ -180,6 +185,9 @@ func (r *Result) read(opts Options, c *Client, loc location, data []byte) error 
 			r.Maps = append(r.Maps, raw.source)
 		}
 		e := raw.entry(vars)
+		if !opts.NoSandbox {
+			e.confine(opts)
+		}
 		if why := r.off.why(raw); why != "" && e.Server.Enabled {
 			e.Server.Enabled = false
 			e.Notes = append(e.Notes, why)

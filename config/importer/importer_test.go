@@ -635,3 +635,101 @@ func TestRelativePathsImported(t *testing.T) {
 		t.Errorf("user file: notes for a bare command: %q", y.Notes)
 	}
 }
+
+// An imported local server is confined best_effort with the existing
+// paths among its arguments and env values in read and write (a
+// PATH-like list for its entries that exist); a server with a path import
+// cannot grant, one that does not exist yet or that would expose the home
+// or the gateway's own files, gets mode off with a comment saying why,
+// since best_effort without it would break the server; a remote one gets
+// no sandbox; the YAML loads with the sandbox as written; and NoSandbox
+// leaves every server without one.
+func TestImportSandbox(t *testing.T) {
+	w := newWorld(t)
+	notes := filepath.Join(w.home, "notes")
+	db := filepath.Join(w.home, "data", "app.db")
+	memory := filepath.Join(w.home, ".memory.jsonl")
+	own := filepath.Join(w.home, ".config", "mcp-gateway")
+	for _, d := range []string{notes, filepath.Dir(db), own} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{db, memory} {
+		if err := os.WriteFile(f, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	esc := func(p string) string { b, _ := json.Marshal(p); return string(b) }
+	missing := filepath.Join(w.home, "missing")
+	fresh := filepath.Join(w.home, "fresh.jsonl")
+	file := filepath.Join(w.dir, "servers.json")
+	data := `{"mcpServers": {
+  "notes": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", ` + esc(notes) + `]},
+  "db": {"command": "uvx", "args": ["mcp-server-sqlite", ` + esc("--db-path="+db) + `]},
+  "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"], "env": {"MEMORY_FILE_PATH": ` + esc(memory) + `, "NODE_PATH": ` + esc(notes+string(filepath.ListSeparator)+missing) + `, "LOG": "$HOME/x"}},
+  "fresh": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"], "env": {"MEMORY_FILE_PATH": ` + esc(fresh) + `}},
+  "gone": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", ` + esc(notes) + `, ` + esc(missing) + `, ` + esc(missing) + `]},
+  "home": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem"], "env": {"ROOT": ` + esc(w.home) + `}},
+  "own": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", ` + esc(own) + `]},
+  "remote": {"url": "https://example.com/mcp"}
+}}`
+	if err := os.WriteFile(file, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts := w.options(file)
+	res, err := Import(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := loadYAML(t, res.YAML())
+	got := map[string]config.Sandbox{}
+	for _, s := range cfg.Servers {
+		got[s.Name] = s.Sandbox
+	}
+	off := config.Sandbox{} // mode off loads as the zero block; its Entry has mode off (below)
+	want := map[string]config.Sandbox{
+		"notes":  {Mode: config.SandboxBestEffort, Read: []string{notes}, Write: []string{notes}},
+		"db":     {Mode: config.SandboxBestEffort, Read: []string{db}, Write: []string{db}},
+		"memory": {Mode: config.SandboxBestEffort, Read: []string{memory, notes}, Write: []string{memory, notes}},
+		"fresh":  off,
+		"gone":   off,
+		"home":   off,
+		"own":    off,
+		"remote": {},
+	}
+	for name, sb := range want {
+		if g := got[name]; g.Mode != sb.Mode || !slices.Equal(g.Read, sb.Read) || !slices.Equal(g.Write, sb.Write) {
+			t.Errorf("%s: loaded sandbox %+v, want %+v\n%s", name, g, sb, res.YAML())
+		}
+	}
+	why := map[string]string{
+		"fresh": "sandbox off: MEMORY_FILE_PATH names " + fresh + ", which does not exist yet: create it, then set mode: best_effort with it in read and write",
+		"gone":  "sandbox off: its argument " + missing + ", which does not exist yet",
+		"home":  "sandbox off: ROOT names " + w.home + ", which would expose the whole home directory",
+		"own":   "sandbox off: its argument " + own + ", which would expose the gateway's",
+	}
+	for _, e := range res.Entries {
+		notes := strings.Join(e.Notes, "\n")
+		if w, ok := why[e.Name]; ok != strings.Contains(notes, "sandbox off") || !strings.Contains(notes, w) {
+			t.Errorf("%s: notes %q, want one with %q", e.Name, e.Notes, w)
+		}
+		if n := strings.Count(notes, "sandbox off"); n > 1 {
+			t.Errorf("%s: %d sandbox notes for one path: %q", e.Name, n, e.Notes)
+		}
+		if _, ok := why[e.Name]; ok != (e.Server.Sandbox.Mode == config.SandboxOff) {
+			t.Errorf("%s: sandbox mode %q", e.Name, e.Server.Sandbox.Mode)
+		}
+	}
+	if y := string(res.YAML()); !strings.Contains(y, "# sandbox off: MEMORY_FILE_PATH names "+fresh) {
+		t.Errorf("the YAML has no comment on the server saying why its sandbox is off:\n%s", y)
+	}
+
+	opts.NoSandbox = true
+	if res, err = Import(opts); err != nil {
+		t.Fatal(err)
+	}
+	if y := res.YAML(); bytes.Contains(y, []byte("sandbox")) {
+		t.Errorf("NoSandbox: the YAML has a sandbox:\n%s", y)
+	}
+}

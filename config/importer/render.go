@@ -97,6 +97,19 @@ func entryNode(e Entry) *yaml.Node {
 		}
 		add("tools", t)
 	}
+	if sb := s.Sandbox; sb.Mode != "" {
+		n := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{str("mode"), str(sb.Mode)}}
+		if len(sb.Read) > 0 {
+			n.Content = append(n.Content, str("read"), flowSeq(sb.Read))
+		}
+		if len(sb.Write) > 0 {
+			n.Content = append(n.Content, str("write"), flowSeq(sb.Write))
+		}
+		add("sandbox", n)
+		if len(sb.Read) > 0 || len(sb.Write) > 0 {
+			m.Content[len(m.Content)-2].HeadComment = "the paths in its args and env, read and write: import cannot tell which it writes"
+		}
+	}
 	return m
 }
 
