@@ -154,6 +154,13 @@ func PinsFile(c *Config, src *Sources, home string) string {
 // ~/Library/Caches on macOS, %LocalAppData% on Windows. getenv looks up
 // environment variables.
 func SnapshotDir(home, goos string, getenv func(string) (string, bool)) string {
+	return userDir(home, goos, getenv, "XDG_CACHE_HOME", ".cache", "Caches", "snapshots")
+}
+
+// userDir is mcp-gateway/sub in one of the user's directories under home,
+// as the OS has it: %LocalAppData% on Windows, ~/Library/darwin on macOS,
+// else $xdg (when absolute) or ~/unix.
+func userDir(home, goos string, getenv func(string) (string, bool), xdg, unix, darwin, sub string) string {
 	var base string
 	switch goos {
 	case "windows":
@@ -163,15 +170,15 @@ func SnapshotDir(home, goos string, getenv func(string) (string, bool)) string {
 			base = filepath.Join(home, "AppData", "Local")
 		}
 	case "darwin", "ios":
-		base = filepath.Join(home, "Library", "Caches")
+		base = filepath.Join(home, "Library", darwin)
 	default:
-		if v, ok := getenv("XDG_CACHE_HOME"); ok && filepath.IsAbs(v) {
+		if v, ok := getenv(xdg); ok && filepath.IsAbs(v) {
 			base = v
 		} else {
-			base = filepath.Join(home, ".cache")
+			base = filepath.Join(home, unix)
 		}
 	}
-	return filepath.Join(base, "mcp-gateway", "snapshots")
+	return filepath.Join(base, "mcp-gateway", sub)
 }
 
 // maxFileSize bounds the configuration file Load reads.

@@ -188,22 +188,5 @@ func (l *loader) sandboxOf(own Sandbox, p string) Sandbox {
 // ($XDG_STATE_HOME, else ~/.local/state; the local application data
 // directory on Windows and macOS), under mcp-gateway/sandbox.
 func SandboxDir(home, goos string, getenv func(string) (string, bool)) string {
-	var base string
-	switch goos {
-	case "windows":
-		if v, ok := getenv("LocalAppData"); ok && filepath.IsAbs(v) {
-			base = v
-		} else {
-			base = filepath.Join(home, "AppData", "Local")
-		}
-	case "darwin", "ios":
-		base = filepath.Join(home, "Library", "Application Support")
-	default:
-		if v, ok := getenv("XDG_STATE_HOME"); ok && filepath.IsAbs(v) {
-			base = v
-		} else {
-			base = filepath.Join(home, ".local", "state")
-		}
-	}
-	return filepath.Join(base, "mcp-gateway", "sandbox")
+	return userDir(home, goos, getenv, "XDG_STATE_HOME", filepath.Join(".local", "state"), "Application Support", "sandbox")
 }
