@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/mcp-gateway/mcp-gateway/backends"
 )
 
 // A server imported from a client runs under best_effort with the
@@ -19,16 +17,7 @@ import (
 // Imported with --no-sandbox it has no sandbox and reads it.
 func TestImportSandboxThroughTheBinary(t *testing.T) {
 	t.Parallel()
-	if backends.LandlockABI() == 0 {
-		t.Skip("the kernel has no Landlock (Linux 5.13+ with landlock among the LSMs): nothing to confine with")
-	}
-	env := baseEnv(t)
-	var home string
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
-			home = v
-		}
-	}
+	env, home := confinable(t)
 	notes := filepath.Join(home, "notes")
 	if err := os.MkdirAll(notes, 0o700); err != nil {
 		t.Fatal(err)

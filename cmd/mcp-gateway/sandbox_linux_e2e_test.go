@@ -16,22 +16,29 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends"
 )
 
+// confinable skips a test where the kernel has no Landlock, and returns
+// the environment the binary gets and the HOME in it.
+func confinable(t *testing.T) (env []string, home string) {
+	t.Helper()
+	if backends.LandlockABI() == 0 {
+		t.Skip("the kernel has no Landlock (Linux 5.13+ with landlock among the LSMs): nothing to confine with")
+	}
+	env = baseEnv(t)
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	return env, home
+}
+
 // TestSandboxThroughTheBinary: the binary re-executes itself in its
 // sandbox mode for a confined server: status shows the confinement as
 // applied (text and --json) and what is not enforced, and the server's
 // read of the gateway's own config fails with the OS's error.
 func TestSandboxThroughTheBinary(t *testing.T) {
 	t.Parallel()
-	if backends.LandlockABI() == 0 {
-		t.Skip("the kernel has no Landlock (Linux 5.13+ with landlock among the LSMs): nothing to confine with")
-	}
-	env := baseEnv(t)
-	var home string
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
-			home = v
-		}
-	}
+	env, home := confinable(t)
 	cfg := filepath.Join(home, ".config", "mcp-gateway", "config.yaml")
 	if err := os.MkdirAll(filepath.Dir(cfg), 0o700); err != nil {
 		t.Fatal(err)
@@ -116,16 +123,7 @@ servers:
 func TestSandboxNpmServers(t *testing.T) {
 	t.Parallel()
 	root := npmPeers(t)
-	if backends.LandlockABI() == 0 {
-		t.Skip("the kernel has no Landlock (Linux 5.13+ with landlock among the LSMs): nothing to confine with")
-	}
-	env := baseEnv(t)
-	var home string
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
-			home = v
-		}
-	}
+	env, home := confinable(t)
 	notes := filepath.Join(home, "notes")
 	if err := os.MkdirAll(notes, 0o700); err != nil {
 		t.Fatal(err)
