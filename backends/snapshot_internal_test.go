@@ -173,12 +173,7 @@ func FuzzDecodeSnapshot(f *testing.F) {
 func TestPruneOnlyOwnSnapshots(t *testing.T) {
 	shared := t.TempDir()
 	dir := filepath.Join(t.TempDir(), "snapshots")
-	if err := os.Symlink(shared, dir); err != nil {
-		t.Skip("no symlinks:", err)
-	}
-	if _, err := os.Stat(dir); err != nil && testutil.Wine {
-		t.Skipf("the symbolic link made does not resolve (Wine 8.0 writes the Windows path into a Unix link): %v", err)
-	}
+	testutil.Symlink(t, shared, dir)
 	other := snapServer
 	other.Name = "gone"
 	old, _ := encodeSnapshot(other, snapSurface())
