@@ -12,25 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/mcp-gateway/mcp-gateway/backends"
 )
-
-// confinable skips a test where the kernel has no Landlock, and returns
-// the environment the binary gets and the HOME in it.
-func confinable(t *testing.T) (env []string, home string) {
-	t.Helper()
-	if backends.LandlockABI() == 0 {
-		t.Skip("the kernel has no Landlock (Linux 5.13+ with landlock among the LSMs): nothing to confine with")
-	}
-	env = baseEnv(t)
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
-			home = v
-		}
-	}
-	return env, home
-}
 
 // TestSandboxThroughTheBinary: the binary re-executes itself in its
 // sandbox mode for a confined server: status shows the confinement as
