@@ -51,6 +51,11 @@ type Sources struct {
 	// value and where it came from: "gpt-5.5 (default)", "o3
 	// (config.yaml:4)", "gpt-5.5 (from answer: env MODEL_ANSWER)".
 	Profiles map[string]map[string]string `json:"profiles,omitempty"`
+	// Sandboxes says, for each local server whose sandbox is on (or that
+	// turns off gateway.sandbox), each key's effective value and whether
+	// it is the server's own or inherited: "enforce (config.yaml:7)",
+	// "none (from gateway.sandbox: config.yaml:30)".
+	Sandboxes map[string]map[string]string `json:"sandboxes,omitempty"`
 	// Warnings are problems that did not stop the load: a client-config key
 	// the gateway does not use, an unset ${VAR}, and the like. Each names
 	// the file, line and key, never a secret value.

@@ -1,12 +1,14 @@
 package config
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -189,4 +191,38 @@ func (l *loader) sandboxOf(own Sandbox, p string) Sandbox {
 // directory on Windows and macOS), under mcp-gateway/sandbox.
 func SandboxDir(home, goos string, getenv func(string) (string, bool)) string {
 	return userDir(home, goos, getenv, "XDG_STATE_HOME", filepath.Join(".local", "state"), "Application Support", "sandbox")
+}
+
+// sandboxKeys are the keys of a sandbox block, in the file's order.
+var sandboxKeys = []string{"mode", "read", "write", "network", "memory_mb", "processes"}
+
+// sandboxSources describes the effective sandbox sb of the server at path
+// p (Sources.Sandboxes): each key that the server or gateway.sandbox
+// gives, with its value and which of the two it came from. A server whose
+// sandbox is off has none, unless its own mode turned gateway.sandbox off.
+func (l *loader) sandboxSources(sb Sandbox, p string) map[string]string {
+	given := func(key string) bool { _, ok := l.origin[key]; return ok }
+	if !sb.On() {
+		if given(p+".sandbox.mode") && l.cfg.Gateway.Sandbox.On() {
+			return map[string]string{"mode": fmt.Sprintf("%s (%s)", SandboxOff, l.from(p+".sandbox.mode"))}
+		}
+		return nil
+	}
+	list := func(v []string) string { return "[" + strings.Join(v, ", ") + "]" }
+	network := sb.Network.Policy
+	if network == "list" {
+		network = list(sb.Network.Allow)
+	}
+	values := map[string]string{"mode": sb.Mode, "read": list(sb.Read), "write": list(sb.Write), "network": cmp.Or(network, "all"),
+		"memory_mb": strconv.Itoa(sb.MemoryMB), "processes": strconv.Itoa(sb.Processes)}
+	out := map[string]string{}
+	for _, k := range sandboxKeys {
+		switch own, dflt := p+".sandbox."+k, "gateway.sandbox."+k; {
+		case given(own):
+			out[k] = fmt.Sprintf("%s (%s)", values[k], l.from(own))
+		case given(dflt):
+			out[k] = fmt.Sprintf("%s (from gateway.sandbox: %s)", values[k], l.from(dflt))
+		}
+	}
+	return out
 }

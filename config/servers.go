@@ -323,4 +323,10 @@ func (l *loader) serverSandbox(s *Server, p string) {
 		l.warn(o.line, o.key, "has no mode and gateway.sandbox is off, so it is off; write mode: enforce or best_effort")
 	}
 	s.Sandbox = l.sandboxOf(s.Sandbox, p)
+	if src := l.sandboxSources(s.Sandbox, p); src != nil {
+		if l.src.Sandboxes == nil {
+			l.src.Sandboxes = map[string]map[string]string{}
+		}
+		l.src.Sandboxes[s.Name] = src
+	}
 }
