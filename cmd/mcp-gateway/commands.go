@@ -293,6 +293,13 @@ func oneLine(s string, n int) string {
 	return s
 }
 
+// sandboxRefused reports whether the sandbox did not let confined server
+// s start (enforce could not confine it as asked, or a path would expose
+// the gateway's files): its Error says why.
+func sandboxRefused(s backends.Status) bool {
+	return s.State == backends.Failed && strings.Contains(s.Error, "sandbox:")
+}
+
 // writeSandboxes writes the confinement of each confined server as
 // applied (docs/sandbox.md): "fs ✓ net none mem — procs —", what is not
 // enforced and why, and in full why enforce refused to start one.
@@ -307,7 +314,7 @@ func writeSandboxes(w io.Writer, st []backends.Status) {
 			fmt.Fprintln(w, "\nsandboxes:")
 			first = false
 		}
-		if s.State == backends.Failed && strings.Contains(s.Error, "sandbox:") {
+		if sandboxRefused(s) {
 			fmt.Fprintf(w, "  %s  sandbox (%s): not started: %s\n", s.Name, sb.Mode, oneLine(s.Error, 600))
 			continue
 		}

@@ -25,9 +25,10 @@ import (
 )
 
 // The dashboard (docs/trust.md, "The dashboard"): one server-rendered page
-// — backends and their states, the definitions the trust layer withholds
-// with their diffs and an Approve button, the tools clients see with the
-// scanner's findings, recent audit entries — and the POST that approves.
+// — backends and their states, each confined server's sandbox as applied,
+// the definitions the trust layer withholds with their diffs and an
+// Approve button, the tools clients see with the scanner's findings,
+// recent audit entries — and the POST that approves.
 // It is served by `mcp-gateway dashboard` on loopback and on / of the HTTP
 // front, behind its bearer token. There is no script on the page: an
 // approval is a form POST carrying a token only the page holds (CSRF),
@@ -113,6 +114,37 @@ type dashTool struct {
 	Findings []backends.Finding
 }
 
+// dashSandbox is a confined server's confinement as the page shows it
+// (what status prints under "sandboxes:").
+type dashSandbox struct {
+	Server, Mode string
+	Summary      string // "fs ✓ net none mem — procs —"; "" when Refused
+	Refused      string // why the sandbox did not let it start
+	Proxy        string
+	Allow        []string
+	NotEnforced  []string
+	Gaps         []string
+}
+
+// dashSandboxes are the confined servers of st, in order.
+func dashSandboxes(st []backends.Status) []dashSandbox {
+	var out []dashSandbox
+	for _, s := range st {
+		sb := s.Sandbox
+		if sb == nil {
+			continue
+		}
+		d := dashSandbox{Server: s.Name, Mode: sb.Mode}
+		if sandboxRefused(s) {
+			d.Refused = s.Error
+		} else {
+			d.Summary, d.Proxy, d.Allow, d.NotEnforced, d.Gaps = sb.Summary(), sb.Proxy, sb.Allow, sb.NotEnforced, sb.Gaps
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
 type dashData struct {
 	Now       time.Time
 	CSRF      string
@@ -124,6 +156,7 @@ type dashData struct {
 	AuditPath string
 	AuditErr  string
 	Servers   []backends.Status
+	Sandboxes []dashSandbox
 	Changes   []dashChange
 	Tools     []dashTool
 	Flagged   int
@@ -134,6 +167,7 @@ func (d *dashboard) data(r *http.Request) dashData {
 	a := d.a
 	dd := dashData{Now: time.Now(), CSRF: d.csrf, PinFile: a.backends.PinFile(), AuditPath: a.cfg.Gateway.Audit.Path,
 		Servers: a.backends.Status()}
+	dd.Sandboxes = dashSandboxes(dd.Servers)
 	if a.sources != nil && a.sources.YAML != nil {
 		dd.Config = *a.sources.YAML
 	}
