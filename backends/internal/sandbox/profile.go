@@ -109,7 +109,8 @@ const profileBase = `(version 1)
 
 ; processes: its own, and the programs they run (which inherit this profile)
 (allow process-fork process-exec)
-(allow signal process-info* (target same-sandbox))
+(allow signal (target same-sandbox))
+(allow process-info* (target same-sandbox))
 ; the host's processor information (libuv's os.cpus, V8's thread pool)
 (allow mach-host*)
 
