@@ -182,9 +182,10 @@ func TestJobOnGatewayKill(t *testing.T) {
 	testutil.WaitDead(t, 3*time.Second, child, grandchild)
 }
 
-// TestJobProcessLimit: with Processes 3 the job admits the child and two
-// of its children; the third and later fail to start (a fork loop stops
-// there), and Stop ends them all.
+// TestJobProcessLimit: with Processes 3 the job admits the child and at
+// most two of its five children (the console host Windows may start for
+// it counts too); the later ones fail to start (a fork loop stops there),
+// and Stop ends them all.
 func TestJobProcessLimit(t *testing.T) {
 	skipJobLimitsUnderWine(t)
 	p, err := proc.Start(proc.Spec{Command: testExe, Env: append(os.Environ(), "PROC_TEST_SPAWN=5"), Processes: 3})
@@ -194,21 +195,22 @@ func TestJobProcessLimit(t *testing.T) {
 	defer p.CloseFiles()
 	line, _ := bufio.NewReader(p.Stdout).ReadString('\n')
 	p.Stop(200 * time.Millisecond)
-	if strings.TrimSpace(line) != "started 2" {
-		t.Errorf("the child said %q, want started 2 (3 processes in the job)", line)
+	var started int
+	if _, err := fmt.Sscanf(line, "started %d", &started); err != nil || started < 1 || started > 2 {
+		t.Errorf("the child said %q, want 1 or 2 of its 5 children started (3 processes in the job)", line)
 	}
 }
 
-// TestJobMemoryLimit: with MemoryMB 64, a child that allocates 512 MB is
+// TestJobMemoryLimit: with MemoryMB 128, a child that allocates 1 GB is
 // refused memory and ends, and MemoryLimitHit says why; one that stays
-// within the limit runs to its end and MemoryLimitHit is false.
+// within the limit (4 MB) runs to its end and MemoryLimitHit is false.
 func TestJobMemoryLimit(t *testing.T) {
 	skipJobLimitsUnderWine(t)
 	for _, c := range []struct {
 		mb  string
 		hit bool
-	}{{"512", true}, {"4", false}} {
-		p, err := proc.Start(proc.Spec{Command: testExe, Env: append(os.Environ(), "PROC_TEST_ALLOC="+c.mb), MemoryMB: 64})
+	}{{"1024", true}, {"4", false}} {
+		p, err := proc.Start(proc.Spec{Command: testExe, Env: append(os.Environ(), "PROC_TEST_ALLOC="+c.mb), MemoryMB: 128})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -218,7 +220,7 @@ func TestJobMemoryLimit(t *testing.T) {
 		p.Stop(time.Second)
 		p.CloseFiles()
 		if hit != c.hit || c.hit == strings.HasPrefix(string(out), "allocated") {
-			t.Errorf("allocating %s MB under 64 MB: %q (%s), MemoryLimitHit %v, want %v", c.mb, out, p.ExitReason(), hit, c.hit)
+			t.Errorf("allocating %s MB under 128 MB: %q (%s), MemoryLimitHit %v, want %v", c.mb, out, p.ExitReason(), hit, c.hit)
 		}
 	}
 }
