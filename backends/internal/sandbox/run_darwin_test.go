@@ -132,3 +132,24 @@ func TestProfileOnMacOS(t *testing.T) {
 		}
 	})
 }
+
+// TestPrepareLimitsOnMacOS: macOS confines files and the network but has
+// no limit for a process tree: memory_mb and processes are said not to be
+// enforced (best_effort), and enforce refuses a server that sets them.
+func TestPrepareLimitsOnMacOS(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := Host{Helper: []string{exe}, StateDir: filepath.Join(t.TempDir(), "s")}
+	sb := config.Sandbox{Mode: config.SandboxBestEffort, Network: config.Network{Policy: "none"}, MemoryMB: 512, Processes: 64}
+	_, _, a, err := Prepare(sb, Spec{Command: exe}, h)
+	if err != nil || a.Summary() != "fs ✓ net none mem — procs —" || len(a.NotEnforced) != 2 ||
+		!strings.HasPrefix(a.NotEnforced[0], "memory_mb 512: not enforced on macOS") || !strings.HasPrefix(a.NotEnforced[1], "processes 64: not enforced on macOS") {
+		t.Errorf("best_effort: %v %q %q", err, a.Summary(), a.NotEnforced)
+	}
+	sb.Mode = config.SandboxEnforce
+	if _, _, _, err := Prepare(sb, Spec{Command: exe}, h); !Unstartable(err) {
+		t.Errorf("enforce: %v, want a refusal", err)
+	}
+}
