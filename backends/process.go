@@ -79,6 +79,12 @@ func (m *Manager) startConfined(s config.Server, env []string, host sandbox.Host
 		return nil, &applied, err
 	}
 	spec := proc.Spec{Command: argv[0], Args: argv[1:], Env: env, Dir: s.Cwd, NetNS: applied.NetNS}
+	if applied.MemoryEnforced { // by the process's own group where the OS has limits there (Windows' Job Object)
+		spec.MemoryMB = applied.MemoryMB
+	}
+	if applied.ProcessesEnforced {
+		spec.Processes = applied.Processes
+	}
 	p, err := proc.Start(spec)
 	if err != nil && spec.NetNS {
 		// Unprivileged user namespaces are off here (a sysctl, or

@@ -21,10 +21,10 @@ func command(name string, args []string, _ string) (*exec.Cmd, error) {
 	return exec.Command(name, args...), nil
 }
 
-// start starts cmd as the leader of a new process group (with netns, in
-// a new network namespace where the OS has them).
-func start(cmd *exec.Cmd, netns bool) (group, error) {
-	cmd.SysProcAttr = sysProcAttr(netns)
+// start starts cmd as the leader of a new process group (with s.NetNS,
+// in a new network namespace where the OS has them).
+func start(cmd *exec.Cmd, s Spec) (group, error) {
+	cmd.SysProcAttr = sysProcAttr(s.NetNS)
 	if err := cmd.Start(); err != nil {
 		return group{}, err
 	}
@@ -54,6 +54,9 @@ func (g group) terminate(wait func() bool) {
 
 // kill sends SIGKILL to the group.
 func (g group) kill() { g.signal(syscall.SIGKILL) }
+
+// memoryLimitHit is false: no memory limit is applied here.
+func (g group) memoryLimitHit() bool { return false }
 
 // close has nothing to release on Unix.
 func (g group) close() {}

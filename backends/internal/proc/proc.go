@@ -25,6 +25,13 @@ type Spec struct {
 	// ignored elsewhere), where no interface is up: no connection at all,
 	// UDP included. Start fails if the OS does not allow it.
 	NetNS bool
+	// MemoryMB and Processes bound the child and everything it starts
+	// (Windows: its Job Object's JOB_OBJECT_LIMIT_JOB_MEMORY, committed
+	// memory, and JOB_OBJECT_LIMIT_ACTIVE_PROCESS; ignored elsewhere). 0
+	// is no limit. At the memory limit an allocation fails, and the
+	// runtime usually ends the process: MemoryLimitHit says so.
+	MemoryMB  int
+	Processes int
 }
 
 // Process is one running child together with everything it starts (its
@@ -82,7 +89,7 @@ func Start(s Spec) (p *Process, err error) {
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	g, err := start(cmd, s.NetNS)
+	g, err := start(cmd, s)
 	if err != nil {
 		return nil, err
 	}
@@ -183,6 +190,12 @@ func (p *Process) Kill() {
 	<-p.exited
 	p.release.Do(p.group.close)
 }
+
+// MemoryLimitHit reports whether the child's group reached its memory
+// limit (Spec.MemoryMB) at any time: an allocation was refused, which is
+// why a runtime that cannot allocate ends. Meaningful once Exited is
+// closed; always false where the OS applies no limit (Unix).
+func (p *Process) MemoryLimitHit() bool { return p.group.memoryLimitHit() }
 
 // CloseFiles closes our ends of the pipes; blocked reads return.
 func (p *Process) CloseFiles() {

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,7 +27,8 @@ var testExe string
 // process: PROC_TEST_ECHO prints its arguments as JSON, as Go splits them
 // and as CommandLineToArgvW does, PROC_TEST_TREE starts a grandchild and prints both pids,
 // PROC_TEST_GATEWAY starts a tree through proc.Start and waits to be
-// killed, PROC_TEST_SLEEP sleeps.
+// killed, PROC_TEST_SLEEP sleeps, PROC_TEST_SPAWN=N starts N sleeping
+// children and prints how many started, PROC_TEST_ALLOC=N allocates N MB.
 func TestMain(m *testing.M) {
 	self, err := os.Executable()
 	if err != nil {
@@ -54,6 +57,31 @@ func TestMain(m *testing.M) {
 		}
 		fmt.Printf("%d %d\n", os.Getpid(), gc.Process.Pid)
 		time.Sleep(5 * time.Minute) // ignores stdin EOF
+		os.Exit(0)
+	case os.Getenv("PROC_TEST_SPAWN") != "":
+		n, _ := strconv.Atoi(os.Getenv("PROC_TEST_SPAWN"))
+		started := 0
+		for range n {
+			gc := exec.Command(testExe)
+			gc.Env = append(os.Environ(), "PROC_TEST_SPAWN=", "PROC_TEST_SLEEP=1")
+			if gc.Start() == nil {
+				started++
+			}
+		}
+		fmt.Printf("started %d\n", started)
+		time.Sleep(5 * time.Minute) // until Stop terminates the job
+		os.Exit(0)
+	case os.Getenv("PROC_TEST_ALLOC") != "":
+		mb, _ := strconv.Atoi(os.Getenv("PROC_TEST_ALLOC"))
+		var held [][]byte
+		for range mb {
+			b := make([]byte, 1<<20)
+			for i := 0; i < len(b); i += 4096 {
+				b[i] = 1 // committed and touched
+			}
+			held = append(held, b)
+		}
+		fmt.Printf("allocated %d MB\n", len(held))
 		os.Exit(0)
 	case os.Getenv("PROC_TEST_GATEWAY") == "1":
 		p, err := proc.Start(proc.Spec{Command: testExe, Env: append(os.Environ(), "PROC_TEST_GATEWAY=", "PROC_TEST_TREE=1")})
@@ -152,4 +180,56 @@ func TestJobOnGatewayKill(t *testing.T) {
 	gw.Process.Kill()
 	gw.Wait()
 	testutil.WaitDead(t, 3*time.Second, child, grandchild)
+}
+
+// TestJobProcessLimit: with Processes 3 the job admits the child and at
+// most two of its five children (the console host Windows may start for
+// it counts too); the later ones fail to start (a fork loop stops there),
+// and Stop ends them all.
+func TestJobProcessLimit(t *testing.T) {
+	skipJobLimitsUnderWine(t)
+	p, err := proc.Start(proc.Spec{Command: testExe, Env: append(os.Environ(), "PROC_TEST_SPAWN=5"), Processes: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.CloseFiles()
+	line, _ := bufio.NewReader(p.Stdout).ReadString('\n')
+	p.Stop(200 * time.Millisecond)
+	var started int
+	if _, err := fmt.Sscanf(line, "started %d", &started); err != nil || started < 1 || started > 2 {
+		t.Errorf("the child said %q, want 1 or 2 of its 5 children started (3 processes in the job)", line)
+	}
+}
+
+// TestJobMemoryLimit: with MemoryMB 128, a child that allocates 1 GB is
+// refused memory and ends, and MemoryLimitHit says why; one that stays
+// within the limit (4 MB) runs to its end and MemoryLimitHit is false.
+func TestJobMemoryLimit(t *testing.T) {
+	skipJobLimitsUnderWine(t)
+	for _, c := range []struct {
+		mb  string
+		hit bool
+	}{{"1024", true}, {"4", false}} {
+		p, err := proc.Start(proc.Spec{Command: testExe, Env: append(os.Environ(), "PROC_TEST_ALLOC="+c.mb), MemoryMB: 128})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := io.ReadAll(p.Stdout)
+		<-p.Exited()
+		hit := p.MemoryLimitHit()
+		p.Stop(time.Second)
+		p.CloseFiles()
+		if hit != c.hit || c.hit == strings.HasPrefix(string(out), "allocated") {
+			t.Errorf("allocating %s MB under 128 MB: %q (%s), MemoryLimitHit %v, want %v", c.mb, out, p.ExitReason(), hit, c.hit)
+		}
+	}
+}
+
+// skipJobLimitsUnderWine: Wine keeps a job's limits without applying
+// them (seen with Wine 8.0: every child started, every allocation
+// succeeded, no limit message); these run on the Windows CI runner.
+func skipJobLimitsUnderWine(t *testing.T) {
+	if testutil.Wine {
+		t.Skip("Wine does not enforce Job Object memory and active-process limits; run on Windows (CI's windows-latest)")
+	}
 }

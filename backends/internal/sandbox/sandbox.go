@@ -5,13 +5,22 @@
 // that every process of the server inherits it and no helper binary is
 // needed.
 //
+// Prepare is the same on every OS; what the OS can apply is decided in
+// caps_GOOS.go (hostCaps), and applied by run_GOOS.go.
+//
 // On Linux: no_new_privs, core dumps off, an open-files limit, Landlock
 // filesystem rules (read: the system, the server's runtime and its read
 // paths; write: its state directory and its write paths) and Landlock TCP
 // rules for network none, or for a list the one port of the server's
 // egress proxy (package egress). Memory and processes need a
 // per-server cgroup v2, which is not done yet: they are reported as not
-// enforced. Other OSes are not confined yet.
+// enforced.
+//
+// On macOS: core dumps off, an open-files limit, and a generated
+// sandbox-exec profile (Profile) with the same files and network.
+//
+// On Windows: the server's Job Object bounds memory and processes
+// (package proc); files and the network are not confined.
 package sandbox
 
 import (
@@ -52,6 +61,9 @@ type Plan struct {
 	Write []string `json:"write,omitempty"`
 	// Devices may be read and written (files, not directories).
 	Devices []string `json:"devices,omitempty"`
+	// Deny may be neither read nor written, over Read and Write (macOS:
+	// the gateway's own files; Landlock has no rule that denies).
+	Deny []string `json:"deny,omitempty"`
 	// Net restricts TCP: "none" (no connect, no bind) or "ports" (connect
 	// to Ports only: a list's egress proxy); "" leaves it.
 	Net   string   `json:"net,omitempty"`
@@ -166,29 +178,23 @@ func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a 
 		}
 	}
 	var missing []string
-	fsOK := h.Helper != nil && h.ABI >= 1 && runtime.GOOS == "linux"
-	netOK := h.Helper != nil && h.ABI >= 4 && runtime.GOOS == "linux"
-	proxyPort, proxyErr := proxyPort(h.Proxy)
-	why := func(need int) string {
-		switch {
-		case runtime.GOOS != "linux":
-			return "not yet on " + runtime.GOOS
-		case h.Helper == nil:
-			return "the gateway cannot re-execute itself (no sandbox helper)"
-		case h.ABI == 0:
-			return "the kernel has no Landlock (Linux 5.13+ with landlock among the LSMs)"
-		}
-		return fmt.Sprintf("the kernel's Landlock is ABI %d, TCP rules need ABI %d (Linux 6.7+)", h.ABI, need)
+	c := hostCaps(h)
+	fsOK := c.fs == ""
+	netWhy := c.netNone
+	if a.Network == "list" {
+		netWhy = c.netList
 	}
+	netOK := netWhy == ""
+	proxyPort, proxyErr := proxyPort(h.Proxy)
 	a.FS = fsOK
 	if !fsOK {
-		missing = append(missing, "filesystem: "+why(1))
+		missing = append(missing, "filesystem: "+c.fs)
 	}
 	if a.Network != "all" {
 		a.NetworkEnforced = netOK
 		switch {
 		case !netOK:
-			missing = append(missing, "network "+netText(sb.Network)+": "+why(4))
+			missing = append(missing, "network "+netText(sb.Network)+": "+netWhy)
 		case a.Network == "list" && proxyErr != nil:
 			a.NetworkEnforced = false
 			missing = append(missing, "network "+netText(sb.Network)+": no egress proxy ("+proxyErr.Error()+")")
@@ -196,19 +202,20 @@ func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a 
 			a.Proxy = h.Proxy
 		}
 	}
-	cg := "per-server cgroup v2 limits are not yet done"
-	if !h.CgroupV2 {
-		cg += " (this machine has cgroup v1)"
-	}
 	if sb.MemoryMB > 0 {
-		missing = append(missing, fmt.Sprintf("memory_mb %d: %s", sb.MemoryMB, cg))
+		if a.MemoryEnforced = c.memory == ""; !a.MemoryEnforced {
+			missing = append(missing, fmt.Sprintf("memory_mb %d: %s", sb.MemoryMB, c.memory))
+		}
 	}
 	if sb.Processes > 0 {
-		missing = append(missing, fmt.Sprintf("processes %d: %s", sb.Processes, cg))
+		if a.ProcessesEnforced = c.processes == ""; !a.ProcessesEnforced {
+			missing = append(missing, fmt.Sprintf("processes %d: %s", sb.Processes, c.processes))
+		}
 	}
 	if len(missing) > 0 && sb.Mode == config.SandboxEnforce {
 		// Nothing is applied: the server does not run.
 		a.FS, a.NetworkEnforced, a.NotEnforced, a.Proxy = false, false, missing, ""
+		a.MemoryEnforced, a.ProcessesEnforced = false, false
 		return nil, nil, a, &RefusedError{Missing: missing}
 	}
 	a.NotEnforced = append(missing, a.NotEnforced...)
@@ -247,17 +254,7 @@ func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a 
 			p.Net, p.Ports = "ports", []uint16{proxyPort}
 		}
 	}
-	if p.FS {
-		a.Gaps = append(a.Gaps, "UNIX sockets by path (connect is not governed by Landlock before ABI 9)")
-	}
-	if p.Net == "none" {
-		// Where the OS allows it, a network namespace closes UDP too
-		// (WithoutNetNS when it does not).
-		a.NetNS = true
-	} else if p.Net != "" {
-		a.Gaps = append(a.Gaps, udpGap,
-			fmt.Sprintf("TCP to port %d of other addresses (Landlock rules are per port: the proxy's port is allowed on every address)", proxyPort))
-	}
+	finish(&p, &a, h, proxyPort)
 	b, err := json.Marshal(p)
 	if err != nil {
 		return nil, nil, a, err
@@ -345,18 +342,6 @@ func cmpOr(a, b string) string {
 	}
 	return b
 }
-
-// systemDirs may be read (and executed) by every confined server: the
-// system's programs, libraries, certificates and settings.
-var systemDirs = []string{
-	"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/opt", "/nix/store",
-	"/run/systemd/resolve", // /etc/resolv.conf's target under systemd-resolved
-	"/sys/devices/system/cpu", "/sys/fs/cgroup",
-	"/proc/self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/loadavg", "/proc/filesystems",
-}
-
-// devices may be read and written.
-var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
 
 // resolve finds the program the server's command names, as exec would:
 // a path (relative to dir), or a name in the gateway's PATH.

@@ -66,12 +66,15 @@ func TestSummary(t *testing.T) {
 }
 
 // TestPrepareWithoutConfinement: where nothing can be applied (no
-// Landlock, or an OS not done yet), enforce refuses and names why;
+// Landlock, no sandbox helper, or an OS that confines no files), enforce refuses and names why;
 // best_effort runs the command as it is, in its own HOME, and says what
 // it did not apply.
 func TestPrepareWithoutConfinement(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "s")
 	h := Host{Helper: []string{"gw", Arg}, ABI: 0, StateDir: state}
+	if runtime.GOOS == "darwin" {
+		h.Helper = nil // macOS needs no Landlock: without its helper, nothing can be applied
+	}
 	sb := config.Sandbox{Mode: config.SandboxEnforce, Network: config.Network{Policy: "none"}}
 	_, _, a, err := Prepare(sb, Spec{Command: "server", Args: []string{"-x"}}, h)
 	var refused *RefusedError
