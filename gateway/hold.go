@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config/policy"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A client of the stateless era (2026-07-28) receives no requests: a
@@ -60,12 +61,21 @@ type hold struct {
 	result   json.RawMessage
 	err      error
 	timer    *time.Timer // abandons the hold while nobody is attached
+	// pending is the backend call's progress while no client request
+	// stands for it (to is nil), for the one that calls again: the
+	// first heldProgress in order, then the latest in place of the last.
+	pending []*mcp.ProgressNotificationParams
 }
+
+// heldProgress bounds the progress a held call keeps for its client's
+// retry: a burst passes as it came, a flood costs one notification more.
+const heldProgress = 32
 
 // heldBy is a client's request that stands for a held call.
 type heldBy struct {
-	s *session
-	c *call
+	s     *session
+	c     *call
+	token json.RawMessage // its progressToken (call.token): the held call's progress goes out under it
 }
 
 // ask is one request of the backend, waiting for the client's answer.
@@ -201,7 +211,7 @@ func (s *session) holdOf(c *call, server string) *hold {
 	if s.calls[string(c.id)] != c {
 		return nil
 	}
-	h := &hold{g: s.f.g, id: rand.Text(), server: server, method: c.method, name: c.name, caps: c.caps, who: who, cancel: c.cancel, asks: make(map[string]*ask), to: &heldBy{s, c}}
+	h := &hold{g: s.f.g, id: rand.Text(), server: server, method: c.method, name: c.name, caps: c.caps, who: who, cancel: c.cancel, asks: make(map[string]*ask), to: &heldBy{s: s, c: c, token: c.token}}
 	c.hold = h
 	if c.owned { // the call's goroutine belongs to the hold now, not the session
 		c.owned = false
@@ -264,6 +274,35 @@ func (h *hold) abandon() {
 		cancel(json.RawMessage(`"the client did not call again"`))
 	}
 	h.g.log.Debug("held call abandoned", "server", h.server)
+}
+
+// progress passes the backend call's progress on to the client request
+// that stands for the held call now, under that request's own token, or
+// keeps it for the request that calls again (resume). It runs in the
+// backend's read loop, before finish; h.mu orders it after the progress
+// that resume passes on first.
+func (h *hold) progress(p *mcp.ProgressNotificationParams) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.to != nil:
+		h.to.progress(p)
+	case len(h.pending) == heldProgress:
+		h.pending[heldProgress-1] = p
+	default:
+		h.pending = append(h.pending, p)
+	}
+}
+
+// progress writes p for the request, under its token; a request without
+// one asked for no progress.
+func (b *heldBy) progress(p *mcp.ProgressNotificationParams) {
+	if b.token == nil {
+		return
+	}
+	q := *p
+	q.ProgressToken = b.token
+	b.s.sendProgress(b.c.id, &q)
 }
 
 // finish takes the backend call's outcome: to the attached client request,
@@ -347,10 +386,26 @@ func (s *session) resume(c *call, params json.RawMessage, id string) {
 		}
 	})
 	finished, result, ferr, cancel := h.finished, h.result, h.err, h.cancel
+	to := &heldBy{s: s, c: c, token: c.token}
 	if !finished {
-		h.to = &heldBy{s, c}
+		h.to = to
 	}
+	// The progress made while nobody stood for the call, before any
+	// that follows (h.mu) and before the result. Progress waits in the
+	// stream for a flush (sendLatest), which the backend's read loop
+	// makes when it goes idle; it may be idle already, so this one is
+	// flushed here.
+	kept := len(h.pending) > 0 && to.token != nil
+	for _, p := range h.pending {
+		to.progress(p)
+	}
+	h.pending = nil
 	h.mu.Unlock()
+	if kept {
+		if err := s.s.Send(outMsg{}); err != nil {
+			s.log.Debug("flush to client", "err", err)
+		}
+	}
 	s.mu.Lock()
 	if s.calls[string(c.id)] == c {
 		c.hold = h
@@ -360,7 +415,7 @@ func (s *session) resume(c *call, params json.RawMessage, id string) {
 	s.mu.Unlock()
 	if finished {
 		g.holds.drop(h)
-		(&heldBy{s, c}).deliver(result, ferr)
+		to.deliver(result, ferr)
 		return
 	}
 	for i, a := range answered {

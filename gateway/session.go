@@ -126,6 +126,7 @@ type call struct {
 	server    string              // the backend a tools/call went to, if known when it started
 	tool      string              // the tool a tools/call called; set once started
 	cancelled bool                // the client sent notifications/cancelled: no response
+	token     json.RawMessage     // a tools/call's _meta.progressToken as sent; nil without one
 	// stateless: a request of the stateless era, whose result says its
 	// resultType and the gateway's serverInfo (front.result); caps are
 	// the capabilities it declared, compacted (inMsg.stateless).
@@ -363,6 +364,11 @@ func (s *session) startToolCall(m *inMsg, rm *reqMeta) {
 		s.respond(c, nil, rpcError(err, kindTool, "", false))
 		return
 	}
+	if token := tc.meta["progressToken"]; token != nil {
+		s.mu.Lock()
+		c.token = bytes.Clone(token)
+		s.mu.Unlock()
+	}
 	if c.stateless {
 		hold, state, err := s.retryState(c, m.param("requestState"))
 		switch {
@@ -388,7 +394,7 @@ func (s *session) startToolCall(m *inMsg, rm *reqMeta) {
 		tc.task = nil
 	}
 	record := f.recorder(tc) // nil unless metrics, the audit log or redaction are on
-	progress := func(p *mcp.ProgressNotificationParams) { s.progress(c.id, p) }
+	progress := func(p *mcp.ProgressNotificationParams) { s.progress(c, p) }
 	if r, ok := f.inlineRoute(tc.name); ok {
 		if c.span != nil {
 			c.span.SetAttributes(attribute.String("mcp_gateway.server", r.server))
@@ -628,8 +634,23 @@ func (s *session) callTo(server string) *call {
 	return nil
 }
 
-// progress writes a progress notification for the call id.
-func (s *session) progress(id json.RawMessage, p *mcp.ProgressNotificationParams) {
+// progress writes a progress notification of call c's backend call: for
+// c, or, once c is held (hold.go), for the client request that stands for
+// the held call now. c's own request may have been answered input_required
+// by then, and a progress for it would be for a request that has ended.
+// Only a call of the stateless era is ever held.
+func (s *session) progress(c *call, p *mcp.ProgressNotificationParams) {
+	if c.stateless {
+		if h := s.heldBy(c); h != nil {
+			h.progress(p)
+			return
+		}
+	}
+	s.sendProgress(c.id, p)
+}
+
+// sendProgress writes a progress notification for the request id.
+func (s *session) sendProgress(id json.RawMessage, p *mcp.ProgressNotificationParams) {
 	if s.f.g.redacts() {
 		p.Message, _ = safetext.MaskShapesString(p.Message) // the token is the client's own
 	}

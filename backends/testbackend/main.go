@@ -118,11 +118,13 @@
 //	change                adds tool added_N, sends tools/list_changed, answers
 //	relist                (with -tools-file) sends tools/list_changed and
 //	                      prompts/list_changed, answers "relisted"
-//	sample (code)         sends sampling/createMessage to the client and
+//	sample (code, steps)  sends sampling/createMessage to the client and
 //	                      answers with the client's result as structuredContent
 //	                      (or an isError result carrying the client's error);
 //	                      with code, the JSON-RPC error code with the client's
-//	                      result in its message
+//	                      result in its message; with steps and a progressToken,
+//	                      progress 1 of steps before asking, the rest after the
+//	                      client's answer
 //	log (level, data,     sends notifications/message (count times, default
 //	     count)           once), answers "logged"
 //	deaf (ms, flood,      answers "deaf", sends flood requests of method
@@ -502,6 +504,19 @@ func (s *server) request(method, params string, cancel <-chan struct{}) (message
 	case <-cancel:
 		return message{}, false
 	}
+}
+
+// progress sends step of steps as a notifications/progress under the
+// progressToken of meta (verbatim), if it has one.
+func (s *server) progress(meta json.RawMessage, step, steps int) {
+	var m struct {
+		Token json.RawMessage `json:"progressToken"`
+	}
+	json.Unmarshal(meta, &m)
+	if len(m.Token) == 0 {
+		return
+	}
+	s.send(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":` + string(m.Token) + `,"progress":` + strconv.Itoa(step) + `,"total":` + strconv.Itoa(steps) + `,"message":` + quote("step "+strconv.Itoa(step)+s.say) + `}}`)
 }
 
 func (s *server) reply(id json.RawMessage, result string) {
@@ -924,14 +939,8 @@ func (s *server) call(msg message) {
 		case <-cancel:
 		}
 	case p.Name == "progress":
-		var meta struct {
-			Token json.RawMessage `json:"progressToken"`
-		}
-		json.Unmarshal(p.Meta, &meta)
 		for i := range args.Steps {
-			if len(meta.Token) > 0 {
-				s.send(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":` + string(meta.Token) + `,"progress":` + strconv.Itoa(i+1) + `,"total":` + strconv.Itoa(args.Steps) + `,"message":` + quote("step "+strconv.Itoa(i+1)+s.say) + `}}`)
-			}
+			s.progress(p.Meta, i+1, args.Steps)
 			time.Sleep(time.Duration(args.MS) * time.Millisecond)
 		}
 		s.reply(msg.ID, text("done"))
@@ -956,7 +965,13 @@ func (s *server) call(msg message) {
 		s.send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
 		s.reply(msg.ID, text("added "+n))
 	case p.Name == "sample":
+		if args.Steps > 0 {
+			s.progress(p.Meta, 1, args.Steps)
+		}
 		r, ok := s.request("sampling/createMessage", `{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10}`, cancel)
+		for i := 2; ok && i <= args.Steps; i++ {
+			s.progress(p.Meta, i, args.Steps)
+		}
 		switch {
 		case !ok:
 		case len(r.Error) > 0:

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -268,6 +269,74 @@ func TestHTTPHeldCallAcrossPosts(t *testing.T) {
 	}
 }
 
+// TestHTTPHeldCallProgress: the progress of a call held for the client's
+// input (hold.go) comes on the POST of the request that stands for the call
+// then, under that request's own progressToken: before the backend asks,
+// the first request's; after the client's answer, the retry's, every
+// member as the backend sent it, before the result. It used to go on
+// under the first request's token after that request had been answered
+// input_required, its POST ended, and the retry got none: the TypeScript
+// client of 2026-07-28 saw no progress of server-everything's long-running
+// tool when the server's roots/list came during the call
+// (TestTransparencyTypeScriptClients/everything/v2, under load).
+func TestHTTPHeldCallProgress(t *testing.T) {
+	t.Parallel()
+	cfg := testutil.TempFile(t, "config.yaml", `{"gateway": {"answer_tools": false, "startup_timeout_ms": 25000, "first_start_wait_ms": 25000},
+ "servers": [{"name": "tb", "command": `+strconv.Quote(backendBin)+`, "args": ["-asks"], "protocol": "2025-11-25"}]}`)
+	g := startHTTP(t, cfg)
+	meta := func(token string) string {
+		return `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"progressToken":` + token + `}`
+	}
+	type message struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params map[string]any  `json:"params"`
+		Result map[string]any  `json:"result"`
+	}
+	// post returns the progress params and the response of one POST.
+	post := func(body string) (progress []map[string]any, resp message) {
+		t.Helper()
+		for _, raw := range messages2026(t, g.base, body, "tools/call", "tb.sample") {
+			var m message
+			if err := json.Unmarshal(raw, &m); err != nil {
+				t.Fatalf("%s: %v", raw, err)
+			}
+			switch {
+			case m.ID != nil:
+				resp = m
+			case m.Method == "notifications/progress":
+				progress = append(progress, m.Params)
+			default:
+				t.Errorf("unexpected %s", raw)
+			}
+		}
+		return progress, resp
+	}
+	step := func(token any, n int) map[string]any {
+		return map[string]any{"progressToken": token, "progress": float64(n), "total": 3.0, "message": "step " + strconv.Itoa(n)}
+	}
+
+	progress, first := post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tb.sample","arguments":{"steps":3},` + meta(`"first"`) + `}}`)
+	state, _ := first.Result["requestState"].(string)
+	inputs, _ := first.Result["inputRequests"].(map[string]any)
+	if first.Result["resultType"] != "input_required" || state == "" || len(inputs) != 1 {
+		t.Fatalf("the held call's first answer: %v", first)
+	}
+	if want := []map[string]any{step("first", 1)}; !reflect.DeepEqual(progress, want) {
+		t.Errorf("the first request's progress: %v, want %v", progress, want)
+	}
+	for key := range inputs {
+		progress, retry := post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tb.sample","arguments":{"steps":3},"requestState":` + strconv.Quote(state) +
+			`,"inputResponses":{` + strconv.Quote(key) + `:{"role":"assistant","content":{"type":"text","text":"sampled"},"model":"m"}},` + meta(`2`) + `}}`)
+		if retry.Result["resultType"] != "complete" {
+			t.Errorf("the retry: %v", retry)
+		}
+		if want := []map[string]any{step(2.0, 2), step(2.0, 3)}; !reflect.DeepEqual(progress, want) {
+			t.Errorf("the retry's progress: %v, want %v", progress, want)
+		}
+	}
+}
+
 // startHAProxy runs HAProxy in the foreground on a free loopback port,
 // balancing round-robin over the replicas with no stickiness; a replica
 // that stops is taken out by its health check (/healthz) and a request
@@ -350,6 +419,20 @@ type answer2026 struct {
 // last message).
 func post2026(t *testing.T, base, body, method, name string) answer2026 {
 	t.Helper()
+	msgs := messages2026(t, base, body, method, name)
+	data := msgs[len(msgs)-1]
+	a := answer2026{raw: string(data)}
+	if err := json.Unmarshal(data, &a); err != nil {
+		t.Fatalf("POST %s: %q: %v", base, data, err)
+	}
+	return a
+}
+
+// messages2026 POSTs one request of 2026-07-28 to base's /mcp with its
+// standard headers and returns every message of the answer: the JSON, or
+// the SSE stream's messages, which end with the response.
+func messages2026(t *testing.T, base, body, method, name string) [][]byte {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -362,20 +445,19 @@ func post2026(t *testing.T, base, body, method, name string) answer2026 {
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		var last []byte
-		for line := range bytes.Lines(data) {
-			if d, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data:")); ok {
-				last = bytes.TrimSpace(d)
-			}
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return [][]byte{data}
+	}
+	var msgs [][]byte
+	for line := range bytes.Lines(data) {
+		if d, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data:")); ok {
+			msgs = append(msgs, bytes.TrimSpace(d))
 		}
-		data = last
 	}
-	a := answer2026{raw: string(data)}
-	if err := json.Unmarshal(data, &a); err != nil {
-		t.Fatalf("POST %s: %d %q: %v", base, resp.StatusCode, data, err)
+	if len(msgs) == 0 {
+		t.Fatalf("POST %s: %d, an event stream without a message: %q", base, resp.StatusCode, data)
 	}
-	return a
+	return msgs
 }
 
 // toolCallsServed sums mcp_gateway_tool_calls_total on a gateway's
