@@ -5,8 +5,5 @@ package sandbox
 // KernelABI is 0: Landlock is Linux's.
 func KernelABI() int { return 0 }
 
-// CgroupV2 is false: cgroups are Linux's.
-func CgroupV2() bool { return false }
-
 // Run fails: no sandbox mode on this OS yet.
 func Run(string) error { return ErrUnsupported }

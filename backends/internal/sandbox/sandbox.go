@@ -58,6 +58,9 @@ type Plan struct {
 	Ports []uint16 `json:"ports,omitempty"`
 	// NoFile is the open-files limit (soft and hard); 0 leaves it.
 	NoFile uint64 `json:"nofile,omitempty"`
+	// Cgroups are the cgroup.procs files of the server's cgroups, which
+	// the sandbox mode writes itself into first of all.
+	Cgroups []string `json:"cgroups,omitempty"`
 }
 
 // Applied is a server's confinement as applied, for status.
@@ -135,8 +138,12 @@ type Host struct {
 	// file, snapshots, audit log, token store): a server may never be
 	// granted them, nor a directory holding them.
 	Protected []string
-	// CgroupV2: the machine has a unified cgroup hierarchy.
-	CgroupV2 bool
+	// Cgroup is the server's cgroup, made for its memory and process
+	// limits (Cgroups.New); nil: none.
+	Cgroup *Cgroup
+	// NoCgroupJoin leaves the server out of its cgroup (the tests show
+	// with it that the limits fail without the join).
+	NoCgroupJoin bool
 	// Proxy is the server's egress proxy, 127.0.0.1:PORT, for a network
 	// list ("": none, so a list cannot be enforced).
 	Proxy string
@@ -196,19 +203,37 @@ func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a 
 			a.Proxy = h.Proxy
 		}
 	}
-	cg := "per-server cgroup v2 limits are not yet done"
-	if !h.CgroupV2 {
-		cg += " (this machine has cgroup v1)"
+	// Memory and processes: the server's cgroup, which the sandbox mode
+	// joins before it executes the server.
+	limitWhy := func(why string) string {
+		switch {
+		case h.Helper == nil:
+			return "the gateway cannot re-execute itself (no sandbox helper)"
+		case why == "":
+			return "no cgroup was made for it"
+		}
+		return why
+	}
+	cg := h.Cgroup
+	if cg == nil {
+		cg = &Cgroup{}
 	}
 	if sb.MemoryMB > 0 {
-		missing = append(missing, fmt.Sprintf("memory_mb %d: %s", sb.MemoryMB, cg))
+		a.MemoryEnforced = h.Helper != nil && cg.Memory
+		if !a.MemoryEnforced {
+			missing = append(missing, fmt.Sprintf("memory_mb %d: %s", sb.MemoryMB, limitWhy(cg.MemoryWhy)))
+		}
 	}
 	if sb.Processes > 0 {
-		missing = append(missing, fmt.Sprintf("processes %d: %s", sb.Processes, cg))
+		a.ProcessesEnforced = h.Helper != nil && cg.Processes
+		if !a.ProcessesEnforced {
+			missing = append(missing, fmt.Sprintf("processes %d: %s", sb.Processes, limitWhy(cg.ProcessesWhy)))
+		}
 	}
 	if len(missing) > 0 && sb.Mode == config.SandboxEnforce {
 		// Nothing is applied: the server does not run.
 		a.FS, a.NetworkEnforced, a.NotEnforced, a.Proxy = false, false, missing, ""
+		a.MemoryEnforced, a.ProcessesEnforced = false, false
 		return nil, nil, a, &RefusedError{Missing: missing}
 	}
 	a.NotEnforced = append(missing, a.NotEnforced...)
@@ -222,7 +247,7 @@ func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a 
 			return nil, nil, a, fmt.Errorf("sandbox: state directory: %w", err)
 		}
 	}
-	if h.Helper == nil || !fsOK && !a.NetworkEnforced {
+	if h.Helper == nil || !fsOK && !a.NetworkEnforced && !a.MemoryEnforced && !a.ProcessesEnforced {
 		// Nothing to apply: run it as it is (as the OS's own start
 		// resolves it), in its own HOME.
 		return append([]string{s.Command}, s.Args...), env, a, nil
@@ -232,6 +257,9 @@ func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a 
 		return nil, nil, a, err
 	}
 	p := Plan{Path: path, Args: append([]string{s.Command}, s.Args...), ABI: min(h.ABI, maxABI), NoFile: 4096}
+	if (a.MemoryEnforced || a.ProcessesEnforced) && !h.NoCgroupJoin {
+		p.Cgroups = cg.Join()
+	}
 	if fsOK {
 		p.FS = true
 		p.Read = slices.Concat(systemDirs, runtimeDirs(path, env, h), sb.Read)
