@@ -16,9 +16,11 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/config"
 )
 
-// limited is a sandbox under enforce with the limits the tests use.
+// limited is a sandbox under enforce with the limits the tests use (and
+// network none: the server joins its cgroups from its own user and
+// network namespace).
 func limited() config.Sandbox {
-	return config.Sandbox{Mode: config.SandboxEnforce, MemoryMB: 64, Processes: 48}
+	return config.Sandbox{Mode: config.SandboxEnforce, MemoryMB: 64, Processes: 48, Network: config.Network{Policy: "none"}}
 }
 
 // needCgroups skips a test where the machine cannot make the servers'
@@ -78,7 +80,7 @@ func TestSandboxProcessLimit(t *testing.T) {
 	h := newSandboxHome(t)
 	e := start(t, []config.Server{hostile("capped", limited()), hostile("other", config.Sandbox{})}, h.options)
 	st := e.waitState(t, "capped", backends.Ready)
-	if sb := st.Sandbox; sb == nil || !sb.MemoryEnforced || !sb.ProcessesEnforced || len(sb.NotEnforced) > 0 || sb.Summary() != "fs ✓ net all mem 64 MB procs 48" {
+	if sb := st.Sandbox; sb == nil || !sb.MemoryEnforced || !sb.ProcessesEnforced || len(sb.NotEnforced) > 0 || sb.Summary() != "fs ✓ net none mem 64 MB procs 48" {
 		t.Fatalf("status sandbox: %+v", st.Sandbox)
 	}
 	e.waitState(t, "other", backends.Ready)

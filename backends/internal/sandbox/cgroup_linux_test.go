@@ -56,3 +56,37 @@ func TestPlaceV2(t *testing.T) {
 		}
 	})
 }
+
+// TestRemoveStale: the empty cgroups of gateways no longer running (their
+// PID gone, or another process's now) are removed; this gateway's, one
+// still holding something, and names not a gateway's are left.
+func TestRemoveStale(t *testing.T) {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, ok := startTime(string(b))
+	if !ok {
+		t.Fatalf("no start time in %q", b)
+	}
+	dir := t.TempDir()
+	mine := cgroupPrefix(os.Getpid(), start) + "s.1"
+	reused := cgroupPrefix(os.Getpid(), start+1) + "s.1" // this PID, another process
+	gone := cgroupPrefix(1<<30, 5) + "s.1"                // above any pid_max
+	busy := cgroupPrefix(1<<30, 5) + "s.2"
+	other := "user-app.scope"
+	for _, d := range []string{mine, reused, gone, busy, other} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, busy, "cgroup.procs"), []byte("1\n"), 0o644); err != nil {
+		t.Fatal(err) // rmdir fails, as on a cgroup with processes
+	}
+	removeStale(dir)
+	for d, want := range map[string]bool{mine: true, reused: false, gone: false, busy: true, other: true} {
+		if _, err := os.Stat(filepath.Join(dir, d)); (err == nil) != want {
+			t.Errorf("%s: left %v, want %v", d, err == nil, want)
+		}
+	}
+}

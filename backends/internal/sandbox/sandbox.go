@@ -9,9 +9,12 @@
 // filesystem rules (read: the system, the server's runtime and its read
 // paths; write: its state directory and its write paths) and Landlock TCP
 // rules for network none, or for a list the one port of the server's
-// egress proxy (package egress). Memory and processes need a
-// per-server cgroup v2, which is not done yet: they are reported as not
-// enforced. Other OSes are not confined yet.
+// egress proxy (package egress). Memory and processes are limits of a
+// cgroup per server (cgroup.go: v1's memory and pids hierarchies, else
+// v2's where the gateway may give children the controllers), made by
+// the supervisor beneath the gateway's own cgroup and joined by the
+// sandbox mode before anything else; where none can be made they are
+// reported as not enforced. Other OSes are not confined yet.
 package sandbox
 
 import (
@@ -95,7 +98,8 @@ type Applied struct {
 }
 
 // Summary is the one-line form status prints: "fs ✓ net none mem — procs —",
-// "fs ✓ net allow-list(2) via proxy 127.0.0.1:41234 mem — procs —";
+// "fs ✓ net allow-list(2) via proxy 127.0.0.1:41234 mem — procs —",
+// "fs ✓ net none mem 512 MB procs 64";
 // "—" is a limit not asked for or not enforced (NotEnforced says which).
 func (a *Applied) Summary() string {
 	mark := func(ok bool) string {
