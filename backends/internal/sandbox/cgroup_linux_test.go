@@ -72,7 +72,7 @@ func TestRemoveStale(t *testing.T) {
 	dir := t.TempDir()
 	mine := cgroupPrefix(os.Getpid(), start) + "s.1"
 	reused := cgroupPrefix(os.Getpid(), start+1) + "s.1" // this PID, another process
-	gone := cgroupPrefix(1<<30, 5) + "s.1"                // above any pid_max
+	gone := cgroupPrefix(1<<30, 5) + "s.1"               // above any pid_max
 	busy := cgroupPrefix(1<<30, 5) + "s.2"
 	other := "user-app.scope"
 	for _, d := range []string{mine, reused, gone, busy, other} {
