@@ -255,20 +255,33 @@ func (c *Cgroups) New(server string, memMB, procs int) *Cgroup {
 	if memMB <= 0 && procs <= 0 {
 		return g
 	}
-	c.mu.Lock()
-	c.seq++
-	name := c.prefix + cgroupName(server) + "." + strconv.Itoa(c.seq)
-	c.mu.Unlock()
+	next := func() string {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.seq++
+		return c.prefix + cgroupName(server) + "." + strconv.Itoa(c.seq)
+	}
+	name := next() // the same in every hierarchy, unless taken there
 	mkdir := func(parent string) (string, error) {
-		d := filepath.Join(parent, name)
-		if slices.Contains(g.dirs, d) {
+		for _, d := range g.dirs {
+			if filepath.Dir(d) == parent {
+				return d, nil // v2: one cgroup for both limits
+			}
+		}
+		for range 100 {
+			d := filepath.Join(parent, name)
+			err := os.Mkdir(d, 0o755)
+			if errors.Is(err, os.ErrExist) {
+				name = next() // another Cgroups of this gateway's (a second Manager) took it
+				continue
+			}
+			if err != nil {
+				return "", err
+			}
+			g.dirs = append(g.dirs, d)
 			return d, nil
 		}
-		if err := os.Mkdir(d, 0o755); err != nil {
-			return "", err
-		}
-		g.dirs = append(g.dirs, d)
-		return d, nil
+		return "", fmt.Errorf("no free name for a cgroup of %s in %s", server, parent)
 	}
 	if memMB > 0 {
 		if c.memory.dir == "" {

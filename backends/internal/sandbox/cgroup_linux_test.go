@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -89,4 +90,69 @@ func TestRemoveStale(t *testing.T) {
 			t.Errorf("%s: left %v, want %v", d, err == nil, want)
 		}
 	}
+}
+
+// TestCgroupsNew: on a writable v1 layout (a fake: plain directories)
+// the memory and pids limits are written, and two Cgroups of one gateway
+// (two Managers) never take the same name.
+func TestCgroupsNew(t *testing.T) {
+	root := t.TempDir()
+	mem, pids := filepath.Join(root, "memory"), filepath.Join(root, "pids")
+	for _, d := range []string{mem, pids} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	one := &Cgroups{memory: hierarchy{dir: mem}, pids: hierarchy{dir: pids}, prefix: cgroupPrefix(1, 2)}
+	two := &Cgroups{memory: one.memory, pids: one.pids, prefix: one.prefix}
+	a := one.New("s", 512, 64)
+	if !a.Memory || !a.Processes || a.MemoryWhy != "" || a.ProcessesWhy != "" ||
+		!slices.Equal(a.Join(), []string{filepath.Join(mem, "mcp-gateway.1.2.s.1", "cgroup.procs"), filepath.Join(pids, "mcp-gateway.1.2.s.1", "cgroup.procs")}) {
+		t.Fatalf("%+v", a)
+	}
+	if got := readFile(t, filepath.Join(a.dirs[0], "memory.limit_in_bytes")); got != "536870912" {
+		t.Errorf("memory.limit_in_bytes %q", got)
+	}
+	if got := readFile(t, filepath.Join(a.dirs[1], "pids.max")); got != "64" {
+		t.Errorf("pids.max %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(a.dirs[0], "memory.memsw.limit_in_bytes")); err == nil {
+		t.Error("memsw written where the kernel accounts no swap")
+	}
+	if b := two.New("s", 512, 0); !b.Memory || len(b.dirs) != 1 || filepath.Base(b.dirs[0]) != "mcp-gateway.1.2.s.2" {
+		t.Errorf("the second Cgroups made %q after %q", b.dirs, a.dirs)
+	}
+	none := &Cgroups{memory: hierarchy{why: "no memory here"}, pids: hierarchy{why: "no pids here"}}
+	if g := none.New("s", 1, 1); g.Memory || g.Processes || g.MemoryWhy != "no memory here" || g.ProcessesWhy != "no pids here" || len(g.Join()) != 0 {
+		t.Errorf("%+v", g)
+	}
+}
+
+// TestSetMemory: swap is limited with the memory where the kernel
+// accounts it: v1's memsw limit is the same, v2's swap is none.
+func TestSetMemory(t *testing.T) {
+	for _, c := range []struct {
+		v2         bool
+		swap, want string
+	}{{false, "memory.memsw.limit_in_bytes", "1048576"}, {true, "memory.swap.max", "0"}} {
+		d := t.TempDir()
+		if err := os.WriteFile(filepath.Join(d, c.swap), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := setMemory(d, c.v2, 1); err != nil {
+			t.Fatal(err)
+		}
+		if got := readFile(t, filepath.Join(d, c.swap)); got != c.want {
+			t.Errorf("%s %q, want %q", c.swap, got, c.want)
+		}
+	}
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
