@@ -339,20 +339,21 @@ func write(dir, file, v string) error {
 }
 
 // OOMKilled reports whether the kernel killed a process of the server at
-// its memory limit; killed says the server itself died of SIGKILL. The
-// kill's own count may be recorded a moment after its victim is reaped,
-// so a SIGKILL after the cgroup hit its limit counts too (v2: an oom
-// event, which comes before the kill; v1: failcnt).
+// its memory limit: the cgroup's oom_kill count (v1 memory.oom_control,
+// v2 memory.events), which the kernel raises before it sends the
+// SIGKILL, so it is there once the server is reaped. Kernels before 4.13
+// have no such count: there, killed (the server itself died of SIGKILL)
+// after the cgroup hit its limit (memory.failcnt) stands for it.
 func (g *Cgroup) OOMKilled(killed bool) bool {
 	if g == nil || g.mem == "" {
 		return false
 	}
+	f := "memory.oom_control"
 	if g.v2 {
-		ev := keyed(filepath.Join(g.mem, "memory.events"))
-		return ev["oom_kill"] > 0 || killed && ev["oom"] > 0
+		f = "memory.events"
 	}
-	if keyed(filepath.Join(g.mem, "memory.oom_control"))["oom_kill"] > 0 {
-		return true
+	if n, ok := keyed(filepath.Join(g.mem, f))["oom_kill"]; ok {
+		return n > 0
 	}
 	b, err := os.ReadFile(filepath.Join(g.mem, "memory.failcnt"))
 	n, _ := strconv.ParseUint(string(bytes.TrimSpace(b)), 10, 64)

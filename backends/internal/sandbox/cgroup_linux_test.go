@@ -156,3 +156,33 @@ func readFile(t *testing.T, p string) string {
 	}
 	return string(b)
 }
+
+// TestOOMKilled reads the kernel's oom_kill count where it has one, and
+// on older kernels the limit's failures with the server's SIGKILL.
+func TestOOMKilled(t *testing.T) {
+	for _, c := range []struct {
+		v2           bool
+		file, text   string
+		killed, want bool
+	}{
+		{false, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n", false, true},
+		{false, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n", true, false},
+		{false, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\n", true, true}, // failcnt 3 below
+		{false, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\n", false, false},
+		{true, "memory.events", "low 0\nhigh 0\nmax 12\noom 1\noom_kill 1\noom_group_kill 0\n", false, true},
+		{true, "memory.events", "low 0\nhigh 0\nmax 12\noom 0\noom_kill 0\n", true, false},
+	} {
+		d := t.TempDir()
+		for f, text := range map[string]string{c.file: c.text, "memory.failcnt": "3\n"} {
+			if err := os.WriteFile(filepath.Join(d, f), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := (&Cgroup{mem: d, v2: c.v2}).OOMKilled(c.killed); got != c.want {
+			t.Errorf("%s %q, killed %v: %v, want %v", c.file, c.text, c.killed, got, c.want)
+		}
+	}
+	if (&Cgroup{}).OOMKilled(true) {
+		t.Error("a cgroup without memory reports a memory kill")
+	}
+}
