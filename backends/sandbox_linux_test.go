@@ -283,14 +283,21 @@ func TestSandboxWithoutLandlock(t *testing.T) {
 
 // BenchmarkSandboxStart is the start of one server (process, initialize,
 // lists) unconfined and confined under enforce: the cost of the re-exec
-// and the Landlock rules (the target: at most +20 ms).
+// and the Landlock rules (the target: at most +20 ms), and with
+// memory and process limits, of its cgroups too (made, joined, removed).
 func BenchmarkSandboxStart(b *testing.B) {
 	h := newSandboxHome(b)
-	for _, mode := range []string{config.SandboxOff, config.SandboxEnforce} {
+	for _, mode := range []string{config.SandboxOff, config.SandboxEnforce, "enforce+limits"} {
 		b.Run(mode, func(b *testing.B) {
 			s := hostile("h", config.Sandbox{})
-			if mode == config.SandboxEnforce {
+			switch mode {
+			case config.SandboxEnforce:
 				s.Sandbox = config.Sandbox{Mode: mode, Read: []string{h.notes}, Network: config.Network{Policy: "none"}}
+			case "enforce+limits":
+				if why := backends.CgroupLimitsMissing(); why != "" {
+					b.Skip(why)
+				}
+				s.Sandbox = config.Sandbox{Mode: config.SandboxEnforce, Read: []string{h.notes}, Network: config.Network{Policy: "none"}, MemoryMB: 512, Processes: 64}
 			}
 			opts := backends.Options{Servers: []config.Server{s}}
 			h.options(&opts)
