@@ -35,12 +35,13 @@ func cgroupsHere(t *testing.T) bool {
 	return why == ""
 }
 
-// TestSandboxMemoryLimitThroughTheBinary: a confined server that
-// allocates past its memory_mb is killed in its cgroup; the call fails
+// TestSandboxLimitsThroughTheBinary: a confined server's fork loop
+// stops at its processes with EAGAIN; one that allocates past its
+// memory_mb is killed in its cgroup; the call fails
 // with "MCP server 'x' exceeded its memory limit (64 MB)", /status shows
 // that as its error, restart: on-failure brings it back and it answers
 // again, and the gateway's other server is not disturbed.
-func TestSandboxMemoryLimitThroughTheBinary(t *testing.T) {
+func TestSandboxLimitsThroughTheBinary(t *testing.T) {
 	t.Parallel()
 	env, _ := confinable(t)
 	needCgroups(t)
@@ -81,6 +82,20 @@ func TestSandboxMemoryLimitThroughTheBinary(t *testing.T) {
 			m[s.Name] = s
 		}
 		return m
+	}
+
+	// A fork loop stops at processes (the server's own threads count).
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.DefaultTimeout)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "big.fork", Arguments: map[string]any{"max": "100"}})
+	if err != nil || !res.IsError || len(res.Content) != 1 {
+		t.Fatalf("big.fork: %+v, %v", res, err)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "resource temporarily unavailable") {
+		t.Errorf("a fork loop under processes 48: %q, want EAGAIN", text)
+	}
+	if text, err := call("other.echo", map[string]any{"after": "fork"}); err != nil {
+		t.Errorf("other after the fork loop: %q, %v", text, err)
 	}
 
 	for _, name := range []string{"big", "again"} {
