@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/oauth"
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/sandbox"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -92,6 +93,10 @@ type Options struct {
 	// LandlockABI, when set, reports the Landlock ABI instead of the
 	// kernel: the tests simulate a kernel without Landlock with 0.
 	LandlockABI func() int
+	// NoCgroupJoin makes and limits each confined server's cgroup but
+	// leaves the server out of it: the tests of memory_mb and processes
+	// show with it that they fail without the join.
+	NoCgroupJoin bool
 
 	// TokenDir is where the OAuth sign-ins of remote servers are kept, one
 	// file per server (mcp-gateway login writes them); "" means remote
@@ -274,6 +279,9 @@ type ServerError struct {
 func (e *ServerError) Error() string {
 	switch e.State {
 	case Crashed:
+		if sandbox.IsMemoryExceeded(e.Reason) {
+			return "MCP server '" + e.Server + "' " + e.Reason // "exceeded its memory limit (512 MB)"
+		}
 		return "MCP server '" + e.Server + "' crashed: " + e.Reason
 	case NeedsLogin:
 		if e.Reason != "" {

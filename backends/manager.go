@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/oauth"
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/rpcconn"
+	"github.com/mcp-gateway/mcp-gateway/backends/internal/sandbox"
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/trust"
 	"github.com/mcp-gateway/mcp-gateway/backends/ratelimit"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
@@ -63,6 +64,9 @@ type Manager struct {
 	runCtx    context.Context // parent of every supervisor's context
 	notify    *notifier       // nil without Hooks.Changed or before Start
 	reaper    *proc.Reaper    // nil without Options.Reaper
+	// cgroups makes the servers' cgroups for their memory and process
+	// limits, found at the first that asks for one.
+	cgroups func() *sandbox.Cgroups
 
 	wg        sync.WaitGroup // supervisors
 	closeOnce sync.Once
@@ -81,6 +85,7 @@ func New(opts Options) *Manager {
 		crashWindow:    60 * time.Second,
 		maxCrashes:     5,
 		stopGrace:      2 * time.Second,
+		cgroups:        sync.OnceValue(sandbox.FindCgroups),
 	}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)

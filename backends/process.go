@@ -22,11 +22,9 @@ import (
 // and its children.
 //
 // A server whose sandbox is on is started confined (sandbox.Prepare): its
-// confinement as applied is returned. A network list is enforced through
-// an egress proxy of its own, started here before the child: the caller
-// owns it (non-nil only with the process) and closes it once the process
-// is gone.
-func (m *Manager) startProcess(s config.Server, environ []string) (*proc.Process, *Sandbox, *egress.Proxy, error) {
+// confinement is returned (nil when off). The caller owns it once the
+// process runs, and releases it once the process is gone.
+func (m *Manager) startProcess(s config.Server, environ []string) (*proc.Process, *confinement, error) {
 	environ = childEnviron(environ, s.InheritEnv, runtime.GOOS)
 	env := make([]string, 0, len(environ)+len(s.Env))
 	env = append(env, environ...)
@@ -40,7 +38,7 @@ func (m *Manager) startProcess(s config.Server, environ []string) (*proc.Process
 	}
 	if !s.Sandbox.On() {
 		p, err := proc.Start(proc.Spec{Command: s.Command, Args: s.Args, Env: env, Dir: s.Cwd})
-		return p, nil, nil, err
+		return p, nil, err
 	}
 	abi := sandbox.KernelABI
 	if m.opts.LandlockABI != nil {
@@ -52,24 +50,74 @@ func (m *Manager) startProcess(s config.Server, environ []string) (*proc.Process
 			home = v
 		}
 	}
-	host := sandbox.Host{Helper: m.opts.Sandbox, ABI: abi(), Home: home, Protected: m.opts.Protected, CgroupV2: sandbox.CgroupV2()}
+	host := sandbox.Host{Helper: m.opts.Sandbox, ABI: abi(), Home: home, Protected: m.opts.Protected, NoCgroupJoin: m.opts.NoCgroupJoin}
 	if m.opts.SandboxDir != "" {
 		host.StateDir = filepath.Join(m.opts.SandboxDir, s.Name)
 	}
-	var px *egress.Proxy
+	c := &confinement{}
 	if s.Sandbox.Network.Policy == "list" {
 		// A proxy that cannot listen leaves host.Proxy empty: Prepare
 		// then says the list is not enforced (refused under enforce).
 		if q, err := egress.Start(s.Sandbox.Network.Allow); err == nil {
-			px, host.Proxy = q, q.Addr()
+			c.proxy, host.Proxy = q, q.Addr()
 		}
 	}
-	p, applied, err := m.startConfined(s, env, host)
-	if px != nil && (err != nil || applied.Proxy == "") {
-		px.Close()
-		px = nil
+	if s.Sandbox.MemoryMB > 0 || s.Sandbox.Processes > 0 {
+		c.cgroup = m.cgroups().New(s.Name, s.Sandbox.MemoryMB, s.Sandbox.Processes)
+		host.Cgroup = c.cgroup
 	}
-	return p, applied, px, err
+	p, applied, err := m.startConfined(s, env, host)
+	c.applied = applied
+	if c.proxy != nil && (err != nil || applied.Proxy == "") {
+		c.proxy.Close()
+		c.proxy = nil
+	}
+	if err != nil || !applied.MemoryEnforced && !applied.ProcessesEnforced {
+		m.releaseCgroup(c)
+	}
+	return p, c, err
+}
+
+// confinement is a confined server's confinement as applied, with what
+// its run owns beside the process: its egress proxy and its cgroup.
+type confinement struct {
+	applied *Sandbox
+	proxy   *egress.Proxy   // nil: none
+	cgroup  *sandbox.Cgroup // nil: none
+}
+
+// release ends what c owns, once the server's process is gone (reaped):
+// the proxy, after the server (nothing of it is left to connect), and
+// the cgroup, killing first whatever the server left in it.
+func (m *Manager) release(c *confinement) {
+	if c == nil {
+		return
+	}
+	if c.proxy != nil {
+		c.proxy.Close()
+		c.proxy = nil
+	}
+	m.releaseCgroup(c)
+}
+
+func (m *Manager) releaseCgroup(c *confinement) {
+	if c.cgroup == nil {
+		return
+	}
+	if err := c.cgroup.Remove(); err != nil {
+		m.log.Warn("backend's cgroup is left behind", "err", err)
+	}
+	c.cgroup = nil
+}
+
+// exceeded reports the crash reason of a server, its process p exited,
+// that the OS ended at its memory limit (Linux: its cgroup's OOM kill;
+// Windows: its Job Object's limit), or "".
+func (c *confinement) exceeded(p *proc.Process) string {
+	if c == nil || c.applied == nil || !c.applied.MemoryEnforced || !c.cgroup.OOMKilled(p.Killed()) && !p.MemoryLimitHit() {
+		return ""
+	}
+	return sandbox.MemoryExceeded(c.applied.MemoryMB)
 }
 
 // startConfined is startProcess's confined start, with host decided.
@@ -111,6 +159,15 @@ func RunSandbox(plan string) error { return sandbox.Run(plan) }
 // LandlockABI is the kernel's Landlock ABI version (0: none, or not
 // Linux): what the sandbox can confine with.
 func LandlockABI() int { return sandbox.KernelABI() }
+
+// CgroupLimitsMissing says why this machine cannot give a confined
+// server memory and process limits ("" when it can): it makes a cgroup
+// for both, as a server's start would, and removes it.
+func CgroupLimitsMissing() string {
+	g := sandbox.FindCgroups().New("probe", 1, 1)
+	defer g.Remove()
+	return strings.TrimSpace(g.MemoryWhy + " " + g.ProcessesWhy)
+}
 
 // refused reports whether a start failed because the sandbox refused it
 // (enforce cannot confine it, or a path would expose the gateway's own

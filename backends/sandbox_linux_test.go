@@ -283,15 +283,19 @@ func TestSandboxWithoutLandlock(t *testing.T) {
 }
 
 // BenchmarkSandboxStart is the start of one server (process, initialize,
-// lists) unconfined and confined under enforce (network none: Landlock
-// and a network namespace): the cost of the re-exec and the rules (the
-// issue's target: at most +20 ms at the median). One op is one start of
-// each, in alternating order, so that the machine's load lands on both
-// alike; the metrics are the medians over the ops and their ratio (use
-// -benchtime=Nx for N samples).
+// lists) unconfined, confined under enforce (network none: Landlock and
+// a network namespace) and, where cgroups can be made, under enforce with
+// memory and process limits (its cgroups made, joined and removed): the
+// cost of the re-exec, the rules and the cgroups (the target: at
+// most +20 ms at the median). One op is one start of each, in rotating
+// order, so that the machine's load lands on all alike; the metrics are
+// the medians over the ops and their ratio (use -benchtime=Nx for N
+// samples).
 func BenchmarkSandboxStart(b *testing.B) {
 	h := newSandboxHome(b)
 	confined := config.Sandbox{Mode: config.SandboxEnforce, Read: []string{h.notes}, Network: config.Network{Policy: "none"}}
+	limited := confined
+	limited.MemoryMB, limited.Processes = 512, 64
 	start := func(sb config.Sandbox) time.Duration {
 		opts := backends.Options{Servers: []config.Server{hostile("h", sb)}}
 		h.options(&opts)
@@ -306,22 +310,28 @@ func BenchmarkSandboxStart(b *testing.B) {
 		}
 		return took
 	}
-	var off, on []time.Duration
+	kinds := []config.Sandbox{{}, confined}
+	if backends.CgroupLimitsMissing() == "" {
+		kinds = append(kinds, limited)
+	}
+	took := make([][]time.Duration, len(kinds))
 	for i := 0; b.Loop(); i++ {
-		if i%2 == 0 {
-			off = append(off, start(config.Sandbox{}))
-			on = append(on, start(confined))
-		} else {
-			on = append(on, start(confined))
-			off = append(off, start(config.Sandbox{}))
+		for j := range kinds {
+			k := (i + j) % len(kinds)
+			took[k] = append(took[k], start(kinds[k]))
 		}
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	o50, e50 := median(off), median(on)
+	o50, e50 := median(took[0]), median(took[1])
 	b.ReportMetric(ms(o50), "off-p50-ms")
 	b.ReportMetric(ms(e50), "enforce-p50-ms")
 	b.ReportMetric(ms(e50-o50), "added-p50-ms")
 	b.ReportMetric(float64(e50)/float64(o50), "p50-enforce/off")
+	if len(kinds) == 3 {
+		l50 := median(took[2])
+		b.ReportMetric(ms(l50), "limits-p50-ms")
+		b.ReportMetric(ms(l50-o50), "limits-added-p50-ms")
+	}
 }
 
 // median is the middle of d, which it sorts.

@@ -452,12 +452,16 @@ type session struct {
 // the reason.
 func (b *backend) startChild() (*session, string) {
 	name := b.cfg.Name
-	p, confined, px, err := b.m.startProcess(b.cfg, b.m.environ)
+	p, confined, err := b.m.startProcess(b.cfg, b.m.environ)
+	var applied *Sandbox
+	if confined != nil {
+		applied = confined.applied
+	}
 	b.mu.Lock()
-	b.sandbox = confined
+	b.sandbox = applied
 	b.mu.Unlock()
-	if confined != nil && len(confined.NotEnforced) > 0 && err == nil {
-		b.log.Warn("backend sandbox is partial", "mode", confined.Mode, "not_enforced", confined.NotEnforced)
+	if applied != nil && len(applied.NotEnforced) > 0 && err == nil {
+		b.log.Warn("backend sandbox is partial", "mode", applied.Mode, "not_enforced", applied.NotEnforced)
 	}
 	if err != nil {
 		b.shortage = ResourceShortage(err)
@@ -490,7 +494,7 @@ func (b *backend) startChild() (*session, string) {
 	watchDone := make(chan struct{})
 	go func() {
 		defer close(watchDone)
-		b.watch(p, c, stderrDone, stopWatch, crashed)
+		b.watch(p, confined, c, stderrDone, stopWatch, crashed)
 	}()
 
 	teardown := func() {
@@ -508,6 +512,11 @@ func (b *backend) startChild() (*session, string) {
 		} else {
 			p.Stop(b.m.stopGrace)
 		}
+		if confined != nil && confined.cgroup != nil {
+			// What the server left in its cgroup (its group is dead,
+			// but a descendant may have left it) goes with the cgroup.
+			b.m.releaseCgroup(confined)
+		}
 		// The group is gone: give the readers a moment to reach EOF. A
 		// descendant that left the group (setsid) may still hold the pipes:
 		// end it, and cut the readers loose whatever it does.
@@ -523,9 +532,7 @@ func (b *backend) startChild() (*session, string) {
 		c.Wait()
 		flushLogLimit(b.logs, b.log)
 		b.m.reaper.Del(p)
-		if px != nil {
-			px.Close() // after the server: nothing of it is left to connect
-		}
+		b.m.release(confined) // its proxy, after the server: nothing of it is left to connect
 		b.mu.Lock()
 		b.pid = 0
 		b.mu.Unlock()
@@ -539,7 +546,7 @@ func (b *backend) startChild() (*session, string) {
 // stderr tail holds the last words. It then fails every call in flight with
 // a *ServerError (Crashed) and reports the reason on crashed. Closing stop
 // ends it without a report (a deliberate stop).
-func (b *backend) watch(p *proc.Process, c *conn, stderrDone, stop <-chan struct{}, crashed chan<- string) {
+func (b *backend) watch(p *proc.Process, confined *confinement, c *conn, stderrDone, stop <-chan struct{}, crashed chan<- string) {
 	select {
 	case <-c.EOF():
 		t := time.NewTimer(500 * time.Millisecond)
@@ -576,6 +583,9 @@ func (b *backend) watch(p *proc.Process, c *conn, stderrDone, stop <-chan struct
 	select {
 	case <-p.Exited():
 		reason = p.ExitReason()
+		if r := confined.exceeded(p); r != "" {
+			reason = r
+		}
 	default:
 	}
 	// The last words are in the pipe already; the bound only matters when

@@ -61,7 +61,11 @@
 //	                      connect (addr, host:port; network tcp or udp), whose failures are the
 //	                      OS's own errors (the sandbox tests); http_get (addr, a URL,
 //	                      through $HTTP_PROXY) and connect_proxy (addr, host:port:
-//	                      a CONNECT tunnel through $HTTPS_PROXY, then GET /)
+//	                      a CONNECT tunnel through $HTTPS_PROXY, then GET /);
+//	                      fork (max: start up to max sleeping children, stop
+//	                      at the first the OS refuses, end them, answer how
+//	                      many and the error) and alloc (mb: allocate and
+//	                      touch mb MB) (limits.go)
 //	-app-gated            -app, but the app's tools are listed only to a client
 //	                      whose initialize declared the extension (as a server
 //	                      with a text-only fallback does)
@@ -374,6 +378,7 @@ func main() {
 	}
 	if *hostile {
 		s.tools = append(s.tools, hostileTools...)
+		s.tools = append(s.tools, limitTools...)
 	}
 	for i := range *extraTools {
 		s.tools = append(s.tools, fmt.Sprintf("extra_%03d", i))
@@ -884,6 +889,8 @@ func (s *server) call(msg message) {
 		Text    string          `json:"text"`
 		Addr    string          `json:"addr"`
 		Network string          `json:"network"`
+		Max     string          `json:"max"`
+		MB      string          `json:"mb"`
 	}
 	if len(p.Arguments) > 0 {
 		json.Unmarshal(p.Arguments, &args)
@@ -902,6 +909,12 @@ func (s *server) call(msg message) {
 	switch {
 	case s.app && (p.Name == "show" || p.Name == "poll"):
 		s.reply(msg.ID, s.appCall(p.Name))
+	case slices.Contains(s.tools, p.Name) && slices.Contains(limitTools, p.Name):
+		arg := args.Max
+		if p.Name == "alloc" {
+			arg = args.MB
+		}
+		s.reply(msg.ID, limitCall(p.Name, arg))
 	case slices.Contains(s.tools, p.Name) && slices.Contains(hostileTools, p.Name):
 		s.reply(msg.ID, hostileCall(p.Name, args.Path, args.Text, args.Addr, args.Network))
 	case inFile && len(fileTool["result"]) > 0:

@@ -37,6 +37,7 @@ type beServer struct {
 	Inherit   bool              `json:"inherit_env,omitempty"`
 	OAuth     map[string]any    `json:"oauth,omitempty"`
 	Protocol  string            `json:"protocol,omitempty"`
+	Sandbox   map[string]any    `json:"sandbox,omitempty"`
 }
 
 type beFilter struct {

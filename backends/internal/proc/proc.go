@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -128,6 +129,16 @@ func (p *Process) ExitReason() string {
 		return p.waitErr.Error()
 	}
 	return "exited"
+}
+
+// Killed reports whether the child was ended by SIGKILL (on Windows,
+// never). Valid once Exited is closed.
+func (p *Process) Killed() bool {
+	if p.cmd.ProcessState == nil {
+		return false
+	}
+	ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
 }
 
 // gone reports whether the child has been reaped and nothing is left in

@@ -16,11 +16,24 @@ func hostCaps(h Host) caps {
 		}
 		return fmt.Sprintf("the kernel's Landlock is ABI %d, TCP rules need ABI %d (Linux 6.7+)", h.ABI, need)
 	}
-	cg := "per-server cgroup v2 limits are not yet done"
-	if !h.CgroupV2 {
-		cg += " (this machine has cgroup v1)"
+	// Memory and processes: the server's cgroup (Cgroups.New), which the
+	// sandbox mode joins before it executes the server.
+	cg := h.Cgroup
+	if cg == nil {
+		cg = &Cgroup{}
 	}
-	return caps{fs: why(1), netNone: why(4), netList: why(4), memory: cg, processes: cg}
+	limit := func(set bool, why string) string {
+		switch {
+		case h.Helper == nil:
+			return "the gateway cannot re-execute itself (no sandbox helper)"
+		case set:
+			return ""
+		case why == "":
+			return "no cgroup was made for it"
+		}
+		return why
+	}
+	return caps{fs: why(1), netNone: why(4), netList: why(4), memory: limit(cg.Memory, cg.MemoryWhy), processes: limit(cg.Processes, cg.ProcessesWhy)}
 }
 
 // finish records what Landlock does not govern under p, and asks for a

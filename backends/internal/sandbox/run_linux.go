@@ -21,12 +21,6 @@ func KernelABI() int {
 	return v
 }
 
-// CgroupV2 reports whether the machine has a unified cgroup hierarchy.
-func CgroupV2() bool {
-	_, err := os.Stat("/sys/fs/cgroup/cgroup.controllers")
-	return err == nil
-}
-
 // versions are go-landlock's configurations by ABI.
 var versions = []landlock.Config{landlock.V1, landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5, landlock.V6, landlock.V7}
 
@@ -37,6 +31,11 @@ func Run(plan string) error {
 	var p Plan
 	if err := json.Unmarshal([]byte(plan), &p); err != nil {
 		return fmt.Errorf("sandbox: bad plan: %w", err)
+	}
+	// The server's cgroups first: nothing of it may run outside them, and
+	// Landlock would not let it write there.
+	if err := join(p.Cgroups); err != nil {
+		return err
 	}
 	// no_new_privs and Landlock are set on this thread, which then
 	// executes the server: it must stay the goroutine's.

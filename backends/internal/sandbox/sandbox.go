@@ -12,9 +12,12 @@
 // filesystem rules (read: the system, the server's runtime and its read
 // paths; write: its state directory and its write paths) and Landlock TCP
 // rules for network none, or for a list the one port of the server's
-// egress proxy (package egress). Memory and processes need a
-// per-server cgroup v2, which is not done yet: they are reported as not
-// enforced.
+// egress proxy (package egress). Memory and processes are limits of a
+// cgroup per server (cgroup.go: v1's memory and pids hierarchies, else
+// v2's where the gateway may give children the controllers), made by
+// the supervisor beneath the gateway's own cgroup and joined by the
+// sandbox mode before anything else; where none can be made they are
+// reported as not enforced.
 //
 // On macOS: core dumps off, an open-files limit, and a generated
 // sandbox-exec profile (Profile) with the same files and network.
@@ -70,6 +73,9 @@ type Plan struct {
 	Ports []uint16 `json:"ports,omitempty"`
 	// NoFile is the open-files limit (soft and hard); 0 leaves it.
 	NoFile uint64 `json:"nofile,omitempty"`
+	// Cgroups are the cgroup.procs files of the server's cgroups, which
+	// the sandbox mode writes itself into first of all.
+	Cgroups []string `json:"cgroups,omitempty"`
 }
 
 // Applied is a server's confinement as applied, for status.
@@ -104,7 +110,8 @@ type Applied struct {
 }
 
 // Summary is the one-line form status prints: "fs ✓ net none mem — procs —",
-// "fs ✓ net allow-list(2) via proxy 127.0.0.1:41234 mem — procs —";
+// "fs ✓ net allow-list(2) via proxy 127.0.0.1:41234 mem — procs —",
+// "fs ✓ net none mem 512 MB procs 64";
 // "—" is a limit not asked for or not enforced (NotEnforced says which).
 func (a *Applied) Summary() string {
 	mark := func(ok bool) string {
@@ -147,8 +154,12 @@ type Host struct {
 	// file, snapshots, audit log, token store): a server may never be
 	// granted them, nor a directory holding them.
 	Protected []string
-	// CgroupV2: the machine has a unified cgroup hierarchy.
-	CgroupV2 bool
+	// Cgroup is the server's cgroup, made for its memory and process
+	// limits (Cgroups.New); nil: none.
+	Cgroup *Cgroup
+	// NoCgroupJoin leaves the server out of its cgroup (the tests show
+	// with it that the limits fail without the join).
+	NoCgroupJoin bool
 	// Proxy is the server's egress proxy, 127.0.0.1:PORT, for a network
 	// list ("": none, so a list cannot be enforced).
 	Proxy string
@@ -229,7 +240,10 @@ func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a 
 			return nil, nil, a, fmt.Errorf("sandbox: state directory: %w", err)
 		}
 	}
-	if h.Helper == nil || !fsOK && !a.NetworkEnforced {
+	// Limits go through the plan where the sandbox mode joins a cgroup
+	// (Linux); Windows sets them on the Job Object (startConfined).
+	join := (a.MemoryEnforced || a.ProcessesEnforced) && len(h.Cgroup.Join()) > 0
+	if h.Helper == nil || !fsOK && !a.NetworkEnforced && !join {
 		// Nothing to apply: run it as it is (as the OS's own start
 		// resolves it), in its own HOME.
 		return append([]string{s.Command}, s.Args...), env, a, nil
@@ -239,6 +253,9 @@ func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a 
 		return nil, nil, a, err
 	}
 	p := Plan{Path: path, Args: append([]string{s.Command}, s.Args...), ABI: min(h.ABI, maxABI), NoFile: 4096}
+	if join && !h.NoCgroupJoin {
+		p.Cgroups = h.Cgroup.Join()
+	}
 	if fsOK {
 		p.FS = true
 		p.Read = slices.Concat(systemDirs, runtimeDirs(path, env, h), sb.Read)

@@ -132,3 +132,66 @@ func TestPrepareNetworkList(t *testing.T) {
 		t.Errorf("without a proxy: %v (%+v)", err, a)
 	}
 }
+
+// TestPrepareLimits: memory_mb and processes are enforced by the
+// server's cgroup, which the plan has the sandbox mode join (even with
+// nothing else to apply); a cgroup that could not be made is refused
+// under enforce with what the OS lacks, and said under best_effort.
+func TestPrepareLimits(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("cgroups: Linux only")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := func(argv []string) Plan {
+		t.Helper()
+		var p Plan
+		if err := json.Unmarshal([]byte(argv[len(argv)-1]), &p); err != nil {
+			t.Fatalf("%q: %v", argv, err)
+		}
+		return p
+	}
+	made := &Cgroup{Memory: true, Processes: true, dirs: []string{"/cg/memory/s", "/cg/pids/s"}}
+	sb := config.Sandbox{Mode: config.SandboxEnforce, MemoryMB: 512, Processes: 64}
+	h := Host{Helper: []string{"gw", Arg}, ABI: 7, Cgroup: made}
+	argv, _, a, err := Prepare(sb, Spec{Command: exe}, h)
+	if err != nil || !a.MemoryEnforced || !a.ProcessesEnforced || len(a.NotEnforced) > 0 || a.Summary() != "fs ✓ net all mem 512 MB procs 64" {
+		t.Fatalf("%v %+v", err, a)
+	}
+	if p := plan(argv); !slices.Equal(p.Cgroups, []string{filepath.Join("/cg/memory/s", "cgroup.procs"), filepath.Join("/cg/pids/s", "cgroup.procs")}) {
+		t.Errorf("plan's cgroups %q", p.Cgroups)
+	}
+
+	// Nothing but the limits to apply: still through the sandbox mode.
+	best := sb
+	best.Mode = config.SandboxBestEffort
+	h.ABI = 0
+	argv, _, a, err = Prepare(best, Spec{Command: exe}, h)
+	if err != nil || argv[0] != "gw" || len(plan(argv).Cgroups) != 2 || !a.MemoryEnforced || a.FS {
+		t.Errorf("limits alone: %v %q %+v", err, argv, a)
+	}
+
+	h.ABI = 7
+	h.NoCgroupJoin = true
+	if argv, _, _, err = Prepare(sb, Spec{Command: exe}, h); err != nil || plan(argv).Cgroups != nil {
+		t.Errorf("NoCgroupJoin: %v %q", err, argv)
+	}
+
+	h = Host{Helper: []string{"gw", Arg}, ABI: 7, Cgroup: &Cgroup{Processes: true, MemoryWhy: "cgroup v2 has no memory controller", dirs: []string{"/cg/s"}}}
+	_, _, a, err = Prepare(sb, Spec{Command: exe}, h)
+	var refused *RefusedError
+	if !errors.As(err, &refused) || !slices.Equal(refused.Missing, []string{"memory_mb 512: cgroup v2 has no memory controller"}) || a.MemoryEnforced || a.ProcessesEnforced {
+		t.Errorf("enforce without memory: %v %+v", err, a)
+	}
+	argv, _, a, err = Prepare(best, Spec{Command: exe}, h)
+	if err != nil || a.MemoryEnforced || !a.ProcessesEnforced || !slices.Equal(a.NotEnforced, []string{"memory_mb 512: cgroup v2 has no memory controller"}) ||
+		a.Summary() != "fs ✓ net all mem — procs 64" || len(plan(argv).Cgroups) != 1 {
+		t.Errorf("best_effort without memory: %v %+v", err, a)
+	}
+	h.Helper = nil
+	if _, _, a, _ = Prepare(best, Spec{Command: exe}, h); a.ProcessesEnforced || len(a.NotEnforced) != 3 {
+		t.Errorf("without the sandbox mode: %+v", a)
+	}
+}
