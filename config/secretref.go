@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"maps"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -129,4 +130,20 @@ func (s Server) WithSecrets(get func(name string) (string, error)) (Server, erro
 	}
 	out.secrets = nil
 	return out, nil
+}
+
+// SecretsKeyFile is the key of the secret store's encrypted file (the
+// store's fallback where no keychain answers, docs/secrets.md): in the
+// user's state directory ($XDG_STATE_HOME, else ~/.local/state; the local
+// application data directory on Windows and macOS), mcp-gateway/secrets.key,
+// apart from the configuration directory that holds the file it opens.
+func SecretsKeyFile(home, goos string, getenv func(string) (string, bool)) string {
+	return userDir(home, goos, getenv, "XDG_STATE_HOME", filepath.Join(".local", "state"), "Application Support", "secrets.key")
+}
+
+// SecretsDir is where the secret store keeps its files (the names of the
+// secrets in the keychain, or the encrypted file): the configuration
+// directory, ~/.config/mcp-gateway under home.
+func SecretsDir(home string) string {
+	return filepath.Dir(DefaultPath(home))
 }
