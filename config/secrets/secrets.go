@@ -43,7 +43,7 @@ const Service = "mcp-gateway"
 const MaxValue = 64 << 10
 
 // ErrNotFound is the error of a secret that is not set.
-var ErrNotFound = errors.New("secret not set")
+var ErrNotFound = errors.New("not set")
 
 // The store's files in Options.Dir.
 const (
@@ -186,7 +186,7 @@ func (s *Store) Get(name string) (string, error) {
 	}
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return "", fmt.Errorf("secret %s is not set (in the %s store): set it with `mcp-gateway secret set %s`: %w", name, s.backend, name, ErrNotFound)
+		return "", fmt.Errorf("secret %s is %w in the %s store; set it with `mcp-gateway secret set %s`", name, ErrNotFound, s.backend, name)
 	case err != nil:
 		return "", fmt.Errorf("secrets: reading %s from the %s store: %w", name, s.backend, err)
 	}
@@ -203,7 +203,7 @@ func (s *Store) Delete(name string) error {
 		if s.kc == nil {
 			return s.fileChange(func(m map[string]string) (bool, error) {
 				if _, ok := m[name]; !ok {
-					return false, fmt.Errorf("secret %s is not set: %w", name, ErrNotFound)
+					return false, fmt.Errorf("secret %s is %w", name, ErrNotFound)
 				}
 				delete(m, name)
 				return true, nil
@@ -218,7 +218,7 @@ func (s *Store) Delete(name string) error {
 			return ierr
 		}
 		if err != nil && !listed {
-			return fmt.Errorf("secret %s is not set: %w", name, ErrNotFound)
+			return fmt.Errorf("secret %s is %w", name, ErrNotFound)
 		}
 		return nil
 	})
