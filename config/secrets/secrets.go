@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/config"
@@ -122,6 +123,24 @@ func (s *Store) choose() (backend, why string) {
 		return File, fmt.Sprintf("auto: no keychain (%v)", err)
 	}
 	return Keychain, "auto: the keychain answered"
+}
+
+// Lookup reads the secret name from the store as it is now, for a
+// process that runs on while others change the store (the gateway): the
+// store is opened again for each lookup, so that it is the backend the
+// last `secret set` wrote, and a store never written (Auto, neither of
+// Files there) is empty without asking the keychain.
+func Lookup(opts Options, name string) (string, error) {
+	if opts.Backend == "" || opts.Backend == Auto {
+		if !slices.ContainsFunc(Files(opts.Dir), exists) {
+			return "", fmt.Errorf("secret %s is %w; set it with `mcp-gateway secret set %s`", name, ErrNotFound, name)
+		}
+	}
+	s, err := Open(opts)
+	if err != nil {
+		return "", err
+	}
+	return s.Get(name)
 }
 
 // Backend is the backend the store is kept in: Keychain or File.

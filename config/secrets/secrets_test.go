@@ -196,3 +196,27 @@ func TestFiles(t *testing.T) {
 		t.Errorf("Set changed none of %q", Files(opts.Dir))
 	}
 }
+
+// TestLookup: a running gateway's lookups see what another process set
+// last, and a store never written is empty without a keychain probe.
+func TestLookup(t *testing.T) {
+	root := t.TempDir()
+	opts := Options{Dir: filepath.Join(root, "config"), KeyFile: filepath.Join(root, "state", "key"), ProbeTimeout: 1}
+	if _, err := Lookup(opts, "a"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "mcp-gateway secret set a") {
+		t.Errorf("Lookup in no store: %v", err)
+	}
+	w := opts
+	w.Backend = File
+	s, err := Open(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"one", "two"} {
+		if err := s.Set("a", v); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := Lookup(opts, "a"); err != nil || got != v {
+			t.Errorf("Lookup = %q, %v; want %q", got, err, v)
+		}
+	}
+}
