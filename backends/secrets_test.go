@@ -1,9 +1,12 @@
 package backends_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // secretStore is a store of secrets for Options.Secret.
@@ -131,5 +135,46 @@ func TestServerSecretsNoStore(t *testing.T) {
 	e := start(t, loadServers(t, `servers: [{name: a, command: `+strconv.Quote(testbackend)+`, restart: never, args: ["--key=${secret:k}"]}]`), nil)
 	if s := e.waitState(t, "a", backends.Failed); !strings.Contains(s.Error, "keeps no secrets") {
 		t.Errorf("error %q", s.Error)
+	}
+}
+
+// TestRemoteSecretHeader: a remote server's header that refers to a secret
+// is sent with the value on every request; the configuration keeps the
+// reference.
+func TestRemoteSecretHeader(t *testing.T) {
+	t.Parallel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "far", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "one"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}, nil, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	var mu sync.Mutex
+	var auth []string
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auth = append(auth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	store := &secretStore{values: map[string]string{"far.KEY": "remote-key-42"}}
+	servers := loadServers(t, `servers: [{name: far, url: "`+hs.URL+`", restart: never, headers: {Authorization: "Bearer ${secret:far.KEY}"}}]`)
+	e := start(t, servers, func(o *backends.Options) { o.Secret = store.get })
+	e.waitState(t, "far", backends.Ready)
+	if res := e.call(t, "far", "one", `{}`); !strings.Contains(string(res), `"hi"`) {
+		t.Errorf("one: %s", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(auth) == 0 {
+		t.Fatal("no request")
+	}
+	for i, a := range auth {
+		if a != "Bearer remote-key-42" {
+			t.Errorf("request %d: Authorization %q", i, a)
+		}
+	}
+	if servers[0].Headers["Authorization"] != "Bearer ${secret:far.KEY}" {
+		t.Errorf("the configuration holds %q", servers[0].Headers["Authorization"])
 	}
 }
