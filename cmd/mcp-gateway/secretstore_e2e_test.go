@@ -132,6 +132,10 @@ func TestSecretsEndToEnd(t *testing.T) {
 		t.Errorf("a's TOKEN: %s, want %s", got, sha(values["a.TOKEN"]))
 	}
 
+	// plain has started (its pid file written) before the count.
+	if got := digest("plain"); got != "unset" {
+		t.Errorf("plain's TOKEN: %s, want unset", got)
+	}
 	before := map[string]int{}
 	for _, name := range []string{"a", "b", "plain"} {
 		before[name] = starts(t, filepath.Join(pids, name))

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	_ "github.com/mcp-gateway/mcp-gateway/backends/testutil" // under Wine: t.TempDir cleans up (see its wine.go)
 )
 
 // fileStore opens a file store in a temporary directory; the key apart
