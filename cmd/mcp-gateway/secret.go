@@ -26,14 +26,21 @@ func secretOptions(home string, lookup func(string) (string, bool)) secrets.Opti
 	}
 }
 
+// openSecretStore opens the user's secret store, as `secret` and `add`
+// write it and the gateway reads it: store.Set(NAME, value) keeps a
+// secret, and config.SecretRef(NAME) is what the YAML refers to it by.
+func openSecretStore(e env) (*secrets.Store, error) {
+	home, _ := os.UserHomeDir()
+	return secrets.Open(secretOptions(home, e.lookup))
+}
+
 // runSecret is `mcp-gateway secret set|get|ls|rm [NAME]`.
 func runSecret(inv *invocation, e env) int {
 	fail := func(code int, err error) int {
 		fmt.Fprintf(e.stderr, "mcp-gateway: secret %s: %v\n", inv.secret, err)
 		return code
 	}
-	home, _ := os.UserHomeDir()
-	store, err := secrets.Open(secretOptions(home, e.lookup))
+	store, err := openSecretStore(e)
 	if err != nil {
 		return fail(exitUsage, err)
 	}
