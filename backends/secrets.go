@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/mcp-gateway/mcp-gateway/config"
 )
@@ -26,11 +28,36 @@ func (b *backend) resolve() (config.Server, string) {
 	b.mu.Lock()
 	b.secrets = digest
 	b.mu.Unlock()
+	b.stderr.setMask(secretMask(values))
 	run, err := b.cfg.WithSecrets(func(name string) (string, error) { return values[name], errs[name] })
 	if err != nil {
 		return config.Server{}, err.Error()
 	}
 	return run, ""
+}
+
+// minMasked is the shortest secret value masked in a server's stderr:
+// shorter ones would mask ordinary words and numbers, and keep little.
+const minMasked = 4
+
+// secretMask is maskLine that also masks the values of the server's own
+// secrets (as config.Masked) in what it writes to stderr, which the log,
+// status and clients' errors show: a server may echo its key in an error.
+func secretMask(values map[string]string) func(string) string {
+	var vs []string
+	for _, v := range values {
+		if len(v) >= minMasked {
+			vs = append(vs, v)
+		}
+	}
+	// Longest first: a value inside another is masked as part of it.
+	slices.SortFunc(vs, func(a, b string) int { return len(b) - len(a) })
+	return func(line string) string {
+		for _, v := range vs {
+			line = strings.ReplaceAll(line, v, config.Masked)
+		}
+		return maskLine(line)
+	}
 }
 
 // lookupSecrets looks up each secret s refers to once: the values, why the

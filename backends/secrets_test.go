@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -176,5 +177,35 @@ func TestRemoteSecretHeader(t *testing.T) {
 	}
 	if servers[0].Headers["Authorization"] != "Bearer ${secret:far.KEY}" {
 		t.Errorf("the configuration holds %q", servers[0].Headers["Authorization"])
+	}
+}
+
+// TestServerSecretsMaskedInStderr: what a server writes to stderr is
+// logged and kept with its own secrets' values masked, even a value of no
+// known shape (the server may echo its key in an error).
+func TestServerSecretsMaskedInStderr(t *testing.T) {
+	t.Parallel()
+	const value = "plain-words-secret"
+	store := &secretStore{values: map[string]string{"k": value, "short": "abc"}}
+	servers := loadServers(t, `servers: [{name: a, command: `+strconv.Quote(testbackend)+`, restart: never,
+  args: ["-stderr-text", "connecting with ${secret:k} as ${secret:short}"]}]`)
+	e := start(t, servers, func(o *backends.Options) { o.Secret = store.get })
+	e.waitState(t, "a", backends.Ready)
+	var logged string
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the stderr line logged", func() bool {
+		for _, line := range e.log.Lines() {
+			if s := fmt.Sprint(line); strings.Contains(s, "connecting with") {
+				logged = s
+				return true
+			}
+		}
+		return false
+	})
+	if strings.Contains(logged, value) || !strings.Contains(logged, "connecting with *** as abc") {
+		t.Errorf("logged %q", logged)
+	}
+	tail := strings.Join(e.status(t, "a").StderrTail, "\n")
+	if strings.Contains(tail, value) || !strings.Contains(tail, "connecting with *** as abc") {
+		t.Errorf("stderr tail %q", tail)
 	}
 }
