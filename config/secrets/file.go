@@ -109,7 +109,7 @@ func (s *Store) key(create bool) ([]byte, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("secrets: %w", err)
 	case !create || exists(s.path(fileName)):
-		return nil, fmt.Errorf("secrets: the key %s of %s is missing: the secrets in it cannot be read (set them again after removing it)", kf, s.path(fileName))
+		return nil, fmt.Errorf("secrets: the key %s of %s is missing: the secrets in it cannot be read (remove %[2]s and set them again)", kf, s.path(fileName))
 	}
 	if err := os.MkdirAll(filepath.Dir(kf), 0o700); err != nil {
 		return nil, fmt.Errorf("secrets: %w", err)

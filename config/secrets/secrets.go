@@ -101,7 +101,7 @@ func Open(opts Options) (*Store, error) {
 	case "", Auto:
 		s.backend, s.why = s.choose()
 	default:
-		return nil, fmt.Errorf("secrets: the backend must be %s, %s or %s, not %q", Auto, Keychain, File, opts.Backend)
+		return nil, fmt.Errorf("secrets: the backend (%s) must be %s, %s or %s, not %q", EnvVar, Auto, Keychain, File, opts.Backend)
 	}
 	if s.backend == Keychain {
 		s.kc = osKeychain{service: opts.Service}
