@@ -28,6 +28,14 @@ func (m *Manager) Apply(servers []config.Server) Changes {
 	defer m.applyMu.Unlock()
 
 	var ch Changes
+	// The secrets' current values, read before taking the lock: a
+	// keychain may be slow to answer.
+	digests := map[string]string{}
+	for _, s := range servers {
+		if s.SecretNames() != nil {
+			_, _, digests[s.Name] = m.lookupSecrets(s)
+		}
+	}
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -37,7 +45,7 @@ func (m *Manager) Apply(servers []config.Server) Changes {
 	next := &backendSet{byName: make(map[string]*backend, len(servers))}
 	var stale []*backend // to stop: removed or replaced
 	for _, s := range servers {
-		if b := old.byName[s.Name]; b != nil && sameEntry(b.cfg, s) {
+		if b := old.byName[s.Name]; b != nil && sameEntry(b.cfg, s) && !b.secretsChanged(digests[s.Name]) {
 			next.add(b)
 			continue
 		}

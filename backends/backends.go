@@ -127,6 +127,13 @@ type Options struct {
 	// nil.
 	Dial DialFunc
 
+	// Secret, when set, gives the value of a secret that a server's
+	// configuration refers to (${secret:NAME}, docs/secrets.md), or why
+	// there is none: looked up when the server starts, for that server
+	// only, and by Apply, which restarts a server whose secrets changed.
+	// nil: a server that refers to a secret does not start.
+	Secret func(name string) (string, error)
+
 	// Self, when set, is this gateway: an enabled server that would run it
 	// again (Self.Match's Loop) is not started but reported as Skipped, and
 	// every child inherits config.ChainEnv (Self.Environ), so that a nested gateway

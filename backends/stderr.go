@@ -29,6 +29,37 @@ type tail struct {
 	mu    sync.Mutex
 	lines []tailLine // ring of at most stderrTailLines
 	next  int
+	// mask makes a line safe: maskLine, or the current process's
+	// (setMask); nil means maskLine.
+	mask func(string) string
+}
+
+// setMask makes mask the masking of the lines to come (a new process's,
+// whose secrets it also masks). The lines kept so far are made safe with
+// the masking of the process that wrote them first.
+func (t *tail) setMask(mask func(string) string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i := range t.lines {
+		if l := &t.lines[i]; !l.safe {
+			l.text, l.safe = t.maskLocked()(l.text), true
+		}
+	}
+	t.mask = mask
+}
+
+// masking returns the masking of the lines to come.
+func (t *tail) masking() func(string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.maskLocked()
+}
+
+func (t *tail) maskLocked() func(string) string {
+	if t.mask == nil {
+		return maskLine
+	}
+	return t.mask
 }
 
 // tailLine is one kept line: text is safe to show once safe is set.
@@ -59,7 +90,7 @@ func (t *tail) snapshot() []string {
 	for k := range len(t.lines) {
 		l := &t.lines[(t.next+k)%len(t.lines)]
 		if !l.safe {
-			l.text, l.safe = maskLine(l.text), true
+			l.text, l.safe = t.maskLocked()(l.text), true
 		}
 		out = append(out, l.text)
 	}
@@ -83,7 +114,7 @@ func maskLine(line string) string {
 // only a line that is logged is masked now; a dropped one is masked only
 // if the tail is shown while it holds it.
 func drainStderr(r io.Reader, log *slog.Logger, t *tail, lim *ratelimit.Bucket) {
-	drainStderrWith(r, log, t, lim, maskLine)
+	drainStderrWith(r, log, t, lim, t.masking())
 }
 
 // drainStderrWith is drainStderr with its masking (a test counts it).

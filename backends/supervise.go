@@ -50,6 +50,9 @@ type backend struct {
 	// for the gateway's own lack of a resource (ResourceShortage): run
 	// retries it, and it is not one of the backend's crashes.
 	shortage bool
+	// secrets is the digest of the secret values its last start got
+	// (secrets.go); "" before one looked them up. Guarded by mu.
+	secrets string
 	// noDiscover: the backend ended its session when asked server/discover;
 	// it is initialized from then on (era.go).
 	noDiscover atomic.Bool
@@ -351,14 +354,20 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 	name := b.cfg.Name
 	hctx, cancel := context.WithDeadline(ctx, startupDeadline)
 	defer cancel()
+	run, reason := b.resolve()
+	if reason != "" {
+		// Nothing to retry until the secret is set, which restarts it.
+		b.unrunnable = true
+		return false, reason, nil
+	}
 	var s *session
 	switch {
 	case b.m.opts.Dial != nil:
 		s, reason = b.startDialed(hctx)
 	case b.cfg.URL != "":
-		s, reason = b.startRemote(hctx)
+		s, reason = b.startRemote(hctx, run)
 	default:
-		s, reason = b.startChild()
+		s, reason = b.startChild(run)
 	}
 	if s == nil {
 		return false, reason, nil
@@ -448,11 +457,11 @@ type session struct {
 	attrs    []any // what the log says of it: pid, url
 }
 
-// startChild starts the child process and its conn; on failure it returns
-// the reason.
-func (b *backend) startChild() (*session, string) {
+// startChild starts the child process of run (b's configuration with its
+// secrets' values) and its conn; on failure it returns the reason.
+func (b *backend) startChild(run config.Server) (*session, string) {
 	name := b.cfg.Name
-	p, confined, err := b.m.startProcess(b.cfg, b.m.environ)
+	p, confined, err := b.m.startProcess(run, b.m.environ)
 	var applied *Sandbox
 	if confined != nil {
 		applied = confined.applied

@@ -13,15 +13,17 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/config"
 )
 
-// startRemote connects to a url: backend (internal/remote) and starts its conn;
-// on failure it returns the reason. ctx bounds the connection's opening.
-func (b *backend) startRemote(ctx context.Context) (*session, string) {
+// startRemote connects to a url: backend (internal/remote) with run's
+// headers (b's configuration with its secrets' values) and starts its
+// conn; on failure it returns the reason. ctx bounds the connection's
+// opening.
+func (b *backend) startRemote(ctx context.Context, run config.Server) (*session, string) {
 	name := b.cfg.Name
 	opts := remote.Options{
 		Server:  name,
 		URL:     b.cfg.URL,
 		SSE:     useSSE(b.cfg.Transport, b.cfg.URL),
-		Headers: b.cfg.Headers,
+		Headers: run.Headers,
 		Log:     b.log,
 	}
 	if b.auth != nil {

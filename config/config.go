@@ -371,6 +371,11 @@ type Server struct {
 	// Source locates the server's entry in the file, for error messages
 	// ("config.yaml:12"); empty for servers not from a file.
 	Source string `json:"-"`
+
+	// secrets are the secret references (${secret:NAME}) of Env, Headers
+	// and Args, which hold them as written until WithSecrets puts the
+	// values in (secretref.go); nil when there are none.
+	secrets *secretRefs
 }
 
 // OAuth is a remote server's sign-in client: a client registered in

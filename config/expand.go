@@ -11,48 +11,77 @@ import (
 // literal "${". A "$" not followed by "{" is kept as it is. ${VAR} of an
 // unset (or empty) VAR expands to ""; ${VAR:-default} gives default then.
 // It returns the names of the unset variables that ${VAR} referred to, and
-// a message when the syntax is wrong.
+// a message when the syntax is wrong. A secret reference is wrong here
+// (expandRefs allows one).
 func expandVars(s string, env func(string) (string, bool)) (out string, unset []string, bad string) {
+	out, _, unset, bad = expandRefs(s, env, false)
+	return out, unset, bad
+}
+
+// expandRefs is expandVars where secrets, when true, allows secret
+// references, ${secret:NAME} (secretref.go). They are not expanded: out
+// writes each as it is written, and parts, non-nil when s has one, are s
+// split into literal text (${VAR} already expanded) and references. That
+// is the one expansion pass: what a variable expanded to is never read
+// for a reference, and a secret's value, put in later (Server.WithSecrets),
+// for nothing at all.
+func expandRefs(s string, env func(string) (string, bool), secrets bool) (out string, parts []secretPart, unset []string, bad string) {
 	if !strings.Contains(s, "${") {
-		return s, nil, ""
+		return s, nil, nil, ""
 	}
-	var b strings.Builder
+	var b, lit strings.Builder // all of it, and the literal text since the last reference
 	for i := 0; i < len(s); {
 		if strings.HasPrefix(s[i:], "$${") {
 			b.WriteString("${")
+			lit.WriteString("${")
 			i += 3
 			continue
 		}
 		if !strings.HasPrefix(s[i:], "${") {
 			b.WriteByte(s[i])
+			lit.WriteByte(s[i])
 			i++
 			continue
 		}
 		end := strings.IndexByte(s[i+2:], '}')
 		if end < 0 {
-			return "", nil, "unterminated ${ (write $${ for a literal ${)"
+			return "", nil, nil, "unterminated ${ (write $${ for a literal ${)"
 		}
 		expr := s[i+2 : i+2+end]
 		i += 2 + end + 1
+		if name, ok := strings.CutPrefix(expr, secretScheme); ok {
+			if msg := checkSecretRef(name, secrets); msg != "" {
+				return "", nil, nil, msg
+			}
+			parts = append(parts, secretPart{text: lit.String()}, secretPart{name: name})
+			lit.Reset()
+			b.WriteString(SecretRef(name))
+			continue
+		}
 		name, def, hasDef := strings.Cut(expr, ":-")
 		name = strings.TrimPrefix(name, "env:") // VS Code spelling
 		if strings.HasPrefix(name, "input:") {
-			return "", nil, "${" + truncate(expr, 40) + "} is a VS Code input prompt, which mcp-gateway cannot ask; use ${NAME}"
+			return "", nil, nil, "${" + truncate(expr, 40) + "} is a VS Code input prompt, which mcp-gateway cannot ask; use ${NAME}"
 		}
 		if !isEnvName(name) {
-			return "", nil, "${" + truncate(expr, 40) + "} is not a variable reference (${NAME} or ${NAME:-default})"
+			return "", nil, nil, "${" + truncate(expr, 40) + "} is not a variable reference (${NAME} or ${NAME:-default})"
 		}
 		v, _ := env(name)
 		switch {
 		case v != "":
 			b.WriteString(v)
+			lit.WriteString(v)
 		case hasDef:
 			b.WriteString(def)
+			lit.WriteString(def)
 		default:
 			unset = append(unset, name)
 		}
 	}
-	return b.String(), unset, ""
+	if parts != nil {
+		parts = append(parts, secretPart{text: lit.String()})
+	}
+	return b.String(), parts, unset, ""
 }
 
 // isEnvName reports whether s is an environment variable name:
@@ -75,14 +104,22 @@ func isEnvName(s string) bool {
 // expand expands ${VAR} in the value of a server's field, recording a
 // warning per unset variable (naming the variable and key, never a value)
 // and, when something was expanded, the text as written for --show-config.
-func (l *loader) expand(server, field, key, v string, line int) string {
-	out, unset, bad := expandVars(v, l.env)
+// A secret reference is kept (expandRefs) where secrets allows one, and
+// recorded in *refs; elsewhere it is an error.
+func (l *loader) expand(server, field, key, v string, line int, refs **secretRefs, secrets bool) string {
+	out, parts, unset, bad := expandRefs(v, l.env, secrets)
 	if bad != "" {
 		l.errLine(line, key, "%s", bad)
 		return v
 	}
 	for _, name := range unset {
 		l.warn(line, key, "${%s} is not set; it expands to \"\"", name)
+	}
+	if parts != nil {
+		if *refs == nil {
+			*refs = &secretRefs{fields: map[string][]secretPart{}}
+		}
+		(*refs).fields[field] = parts
 	}
 	if out != v || strings.Contains(v, "${") {
 		if l.cfg.shown == nil {

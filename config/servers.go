@@ -209,7 +209,10 @@ func (l *loader) server(it serverItem) (s Server, ok bool) {
 // names of env and headers.
 func (l *loader) expandServer(s *Server, p string) {
 	x := func(field string, v string) string {
-		return l.expand(s.Name, field, join(p, field), v, l.origin[join(p, field)].line)
+		// A secret is the server's own: in its env, headers and args
+		// only, never where it would travel elsewhere (a URL) or be shown.
+		secrets := strings.HasPrefix(field, "env.") || strings.HasPrefix(field, "headers.")
+		return l.expand(s.Name, field, join(p, field), v, l.origin[join(p, field)].line, &s.secrets, secrets)
 	}
 	// Relative paths are the file's (a client starts the gateway anywhere);
 	// a command with a directory part is cwd's when there is one, as exec
@@ -222,7 +225,7 @@ func (l *loader) expandServer(s *Server, p string) {
 	s.URL = x("url", s.URL)
 	args := l.origin[join(p, "args")]
 	for i, a := range s.Args {
-		s.Args[i] = l.expand(s.Name, fmt.Sprintf("args[%d]", i), fmt.Sprintf("%s.args[%d]", p, i), a, args.line)
+		s.Args[i] = l.expand(s.Name, fmt.Sprintf("args[%d]", i), fmt.Sprintf("%s.args[%d]", p, i), a, args.line, &s.secrets, true)
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 		s.Env[k] = x("env."+k, s.Env[k])

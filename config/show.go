@@ -27,6 +27,9 @@ const Masked = "***"
 //     "Authorization", "GITHUB_TOKEN", "API_KEY"); any other value is
 //     masked by shape (safetext.MaskValue: a URL's password and secret
 //     query values, password=…, a long random-looking token);
+//   - an env or headers value that refers to a secret (${secret:NAME}) is
+//     printed as written, reference and all: the value is in the secret
+//     store, which --show-config does not read;
 //   - command, cwd, url and args that were expanded from ${VAR} are printed
 //     as written in the file ("--token=${MY_TOKEN}"), never expanded;
 //   - args are masked by shape too (safetext.MaskArgs): --password=…, the
@@ -110,7 +113,12 @@ func (c *Config) masked(s Server) Server {
 		}
 		m = maps.Clone(m)
 		for k, v := range m {
-			_, expanded := c.shown[shownKey(s.Name, prefix+k)]
+			w, expanded := c.shown[shownKey(s.Name, prefix+k)]
+			if s.secrets != nil && s.secrets.fields[prefix+k] != nil {
+				// The reference, never the value (which Load never read).
+				m[k] = safetext.MaskValue(w, Masked)
+				continue
+			}
 			if expanded || safetext.SecretName(k) {
 				m[k] = Masked
 			} else {

@@ -56,6 +56,9 @@
 //	                      whose HTML names the server; declares resources and
 //	                      the io.modelcontextprotocol/ui extension;
 //	                      completion/complete answers the URI its ref named
+//	-env-digest           add the tool env_digest (name): text "sha256:HEX" of
+//	                      the environment variable name's value, or "unset"
+//	                      (a secret's arrival, never the secret itself)
 //	-hostile              add the tools of a hostile server (hostile.go):
 //	                      read_file (path), write_file (path, text) and
 //	                      connect (addr, host:port; network tcp or udp), whose failures are the
@@ -152,6 +155,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -275,6 +279,7 @@ func main() {
 	barrier := fs.Int("start-barrier", 0, "with -pid-dir: wait until DIR holds N files before reading stdin")
 	exitFile := fs.String("exit-file", "", "write how we were stopped (eof, term) to this file")
 	hostile := fs.Bool("hostile", false, "add the tools read_file, write_file and connect")
+	envDigest := fs.Bool("env-digest", false, "add the tool env_digest: the SHA-256 of an environment variable's value")
 	toolsFile := fs.String("tools-file", "", "definitions that replace or add to the built-in ones, read at every list")
 	fs.VisitAll(func(f *flag.Flag) {
 		env := "TESTBACKEND_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
@@ -379,6 +384,9 @@ func main() {
 	if *hostile {
 		s.tools = append(s.tools, hostileTools...)
 		s.tools = append(s.tools, limitTools...)
+	}
+	if *envDigest {
+		s.tools = append(s.tools, "env_digest")
 	}
 	for i := range *extraTools {
 		s.tools = append(s.tools, fmt.Sprintf("extra_%03d", i))
@@ -891,6 +899,7 @@ func (s *server) call(msg message) {
 		Network string          `json:"network"`
 		Max     string          `json:"max"`
 		MB      string          `json:"mb"`
+		Name    string          `json:"name"`
 	}
 	if len(p.Arguments) > 0 {
 		json.Unmarshal(p.Arguments, &args)
@@ -917,6 +926,12 @@ func (s *server) call(msg message) {
 		s.reply(msg.ID, limitCall(p.Name, arg))
 	case slices.Contains(s.tools, p.Name) && slices.Contains(hostileTools, p.Name):
 		s.reply(msg.ID, hostileCall(p.Name, args.Path, args.Text, args.Addr, args.Network))
+	case p.Name == "env_digest" && slices.Contains(s.tools, p.Name):
+		d := "unset"
+		if v, ok := os.LookupEnv(args.Name); ok {
+			d = fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(v)))
+		}
+		s.reply(msg.ID, text(d))
 	case inFile && len(fileTool["result"]) > 0:
 		s.reply(msg.ID, string(fileTool["result"]))
 	case p.Name == "relist" && s.toolsFile != "":

@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/config/policy"
+	"github.com/mcp-gateway/mcp-gateway/config/secrets"
 	"github.com/mcp-gateway/mcp-gateway/gateway"
 	"github.com/mcp-gateway/mcp-gateway/gateway/audit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -97,6 +98,9 @@ func newApp(inv *invocation, e env) (_ *app, err error) {
 	if sources.YAML != nil {
 		protected = append(protected, *sources.YAML)
 	}
+	secretOpts := secretOptions(home, e.lookup)
+	protected = append(protected, secretOpts.KeyFile)
+	protected = append(protected, secrets.Files(secretOpts.Dir)...)
 	if ac := cfg.Gateway.Audit; ac.Path != "" && inv.command != "show-config" {
 		if a.audit, err = audit.Open(audit.Options{Path: ac.Path, MaxBytes: int64(ac.MaxBytes), Keep: ac.Keep, Logger: a.log}); err != nil {
 			return nil, err
@@ -117,7 +121,10 @@ func newApp(inv *invocation, e env) (_ *app, err error) {
 		Protected:      protected,
 		Self:           &a.self,
 		TokenDir:       a.tokenDir,
-		SnapshotDir:    snapshots,
+		// Read as each server starts, from the store as it is then
+		// (docs/secrets.md).
+		Secret:      func(name string) (string, error) { return secrets.Lookup(secretOpts, name) },
+		SnapshotDir: snapshots,
 		Trust: backends.TrustOptions{
 			Policy:  cfg.Gateway.Trust,
 			PinFile: config.PinsFile(cfg, sources, home),

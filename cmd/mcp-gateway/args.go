@@ -37,6 +37,9 @@ Usage:
                                                          gateway YAML from a client's MCP servers (docs/clients.md)
   mcp-gateway login NAME [--config PATH]                 sign in to a remote server (OAuth, in the browser)
   mcp-gateway logout NAME [--config PATH]                forget the sign-in of a remote server
+  mcp-gateway secret set|get|rm NAME | secret ls         the secrets a server's ${secret:NAME} refers to, in the OS
+                                                         keychain or an encrypted file (docs/secrets.md); set reads
+                                                         the value from the terminal (not shown) or stdin
   mcp-gateway policy check --subject S [--group G] [--scope S] [--claim K=V] [--client-id C] [--issuer I] TOOL
                                                          explain what the policy decides for a caller (docs/teams.md)
   mcp-gateway --help | --version
@@ -90,6 +93,7 @@ type invocation struct {
 	callName string
 	callArgs string
 	server   string // login, logout
+	secret   string // secret's sub-command: set, get, ls, rm (NAME in name)
 	// import
 	from          string
 	write         string
@@ -239,6 +243,10 @@ func parseArgs(args []string) (*invocation, error) {
 				return nil, usagef("%s needs one server name: mcp-gateway %s NAME", inv.command, inv.command)
 			}
 			inv.server = rest[0]
+		case "secret":
+			if err := parseSecret(inv, rest); err != nil {
+				return nil, err
+			}
 		case "policy":
 			if len(rest) != 2 || rest[0] != "check" {
 				return nil, usagef("policy needs check and a tool name: mcp-gateway policy check --subject S TOOL")
@@ -349,7 +357,7 @@ func callerFlagList() string {
 // commands are the sub-commands; flagNames the flags, in their long form
 // (policy check's identity flags among them).
 var (
-	commands  = []string{"tools", "call", "status", "import", "login", "logout", "approve", "dashboard", "policy"}
+	commands  = []string{"tools", "call", "status", "import", "login", "logout", "approve", "dashboard", "policy", "secret"}
 	flagNames = func() []string {
 		names := []string{"--help", "--version", "--stdio", "--transport", "--listen", "--config", "--debug",
 			"--show-config", "--json", "--changes", "--digest", "--all", "--wait", "--from", "--write", "--force", "--replace-client", "--no-sandbox", "--profile"}
@@ -361,6 +369,37 @@ var (
 )
 
 func isCommand(s string) bool { return slices.Contains(commands, s) }
+
+// parseSecret reads `secret set|get|rm NAME` and `secret ls`.
+func parseSecret(inv *invocation, rest []string) error {
+	const forms = "mcp-gateway secret set|get|rm NAME, or mcp-gateway secret ls"
+	if len(rest) == 0 {
+		return usagef("secret needs set, get, ls or rm: %s", forms)
+	}
+	inv.secret, rest = rest[0], rest[1:]
+	switch inv.secret {
+	case "ls":
+		if len(rest) > 0 {
+			return usagef("secret ls takes no arguments (got %q)", rest[0])
+		}
+		return nil
+	case "set", "get", "rm":
+	default:
+		return usagef("unknown secret command %q%s: %s", inv.secret, didYouMean(inv.secret, []string{"set", "get", "ls", "rm"}), forms)
+	}
+	switch {
+	case len(rest) == 0:
+		return usagef("secret %s needs the secret's name: mcp-gateway secret %s NAME", inv.secret, inv.secret)
+	case len(rest) > 1 && inv.secret == "set":
+		return usagef("secret set takes the name only: the value is read from the terminal (not shown) or from stdin, never from the command line, which the shell's history and the process list keep")
+	case len(rest) > 1:
+		return usagef("secret %s takes one name (got %d arguments)", inv.secret, len(rest))
+	case !config.IsSecretName(rest[0]):
+		return usagef("%q is not a secret's name: 1 to 200 letters, digits, '.', '_' and '-' (add names them SERVER.VAR)", rest[0])
+	}
+	inv.name = rest[0]
+	return nil
+}
 
 // checkCallArgs checks call's JSON_ARGS: one JSON object (blank is {}),
 // saying in JSON's terms what it was instead.

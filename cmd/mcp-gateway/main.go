@@ -11,6 +11,7 @@
 //	mcp-gateway call NAME [JSON_ARGS] [--config PATH]
 //	mcp-gateway status [--config PATH] [--json]
 //	mcp-gateway import --from CLIENT|PATH [--write PATH [--force] [--replace-client]] [--no-sandbox]
+//	mcp-gateway secret set|get|rm NAME | secret ls
 //	mcp-gateway --help | --version
 package main
 
@@ -91,6 +92,8 @@ func run(ctx context.Context, args []string, e env) int {
 		return exitOK
 	case inv.command == "import":
 		return runImport(inv, e)
+	case inv.command == "secret":
+		return runSecret(inv, e)
 	}
 	app, err := newApp(inv, e)
 	if err != nil {

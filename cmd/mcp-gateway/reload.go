@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"syscall"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/config/secrets"
 )
 
 // Live configuration (docs/configuration.md#live-reload): while serving,
@@ -51,6 +53,11 @@ func (a *app) startReload(ctx context.Context) (stop func()) {
 	var errs <-chan error
 	var w *fsnotify.Watcher
 	path := ""
+	// The secret store's files change with each `secret set` and `rm`: a
+	// reload then restarts the servers whose secrets changed (Apply
+	// compares the digests of their values, docs/secrets.md).
+	secretFiles := secrets.Files(config.SecretsDir(a.load.Home))
+	secretDir := filepath.Dir(secretFiles[0])
 	if a.sources.YAML != nil {
 		path, _ = filepath.Abs(*a.sources.YAML)
 		var err error
@@ -63,6 +70,13 @@ func (a *app) startReload(ctx context.Context) (stop func()) {
 			a.log.Warn("not watching the configuration file; SIGHUP still reloads it", "file", path, "err", err)
 		} else {
 			events, errs = w.Events, w.Errors
+			if secretDir != filepath.Dir(path) {
+				if err := w.Add(secretDir); err != nil {
+					// Made by the first `secret set`; until then a
+					// server's secret is not set anyway.
+					a.log.Debug("not watching the secret store; SIGHUP applies a changed secret", "dir", secretDir, "err", err)
+				}
+			}
 		}
 	}
 	s := newSettler(path, a.sources.File)
@@ -93,8 +107,13 @@ func (a *app) startReload(ctx context.Context) (stop func()) {
 					events = nil
 					continue
 				}
-				if filepath.Clean(ev.Name) == path && !ev.Has(fsnotify.Chmod) {
+				switch name := filepath.Clean(ev.Name); {
+				case ev.Has(fsnotify.Chmod):
+				case name == path:
 					s.want("file changed")
+					t.Reset(reloadDebounce)
+				case slices.Contains(secretFiles, name):
+					s.want("secret changed")
 					t.Reset(reloadDebounce)
 				}
 			case err, ok := <-errs:

@@ -254,6 +254,10 @@ func isVarRef(v string) bool {
 		return false
 	}
 	v = v[2 : len(v)-1]
+	if name, ok := strings.CutPrefix(v, "secret:"); ok {
+		// A secret's reference (docs/secrets.md): a name, not a value.
+		return name != "" && strings.Trim(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == ""
+	}
 	return v != "" && strings.Trim(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == ""
 }
 
