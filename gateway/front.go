@@ -178,10 +178,10 @@ func (f *front) changed(list int, real bool) {
 	}
 }
 
-// identify records who the client is — its initialize, or a per-request
-// era request's _meta — and picks its naming and how many tools it takes
-// (clients.go). Only the first counts (it reports whether this was the
-// first): the names a client was shown stay its names.
+// identify records who the client is — its initialize, or the _meta of a
+// request of the per-request era — and picks its naming and how many tools
+// it takes (clients.go). Only the first counts (it reports whether this
+// was the first): the names a client was shown stay its names.
 func (f *front) identify(client string, caps json.RawMessage, version string) bool {
 	naming, maxTools := f.g.namerFor(client), f.g.maxToolsFor(client)
 	declared := backends.Declared(caps)

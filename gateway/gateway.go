@@ -99,7 +99,7 @@ type Gateway struct {
 	limits     *limiter                    // gateway.rate_limits
 	toolScopes []toolScope                 // gateway.http.oauth.tool_scopes
 	sealer     *sealer                     // seals the requestState of held calls
-	holds      holds                       // the calls held for a per-request era client's input (hold.go)
+	holds      holds                       // the calls held for a per-request client's input (hold.go)
 }
 
 // SetServers records the servers of a reloaded configuration (their
