@@ -170,7 +170,7 @@ func TestClaudeCodeNamesFitItsPrefix(t *testing.T) {
 // A request of the per-request era says who its client is in its _meta:
 // the list follows each request's client, the same for every request of
 // one client, and says cacheScope private, since it depends on who asks.
-func TestToolSurfaceStatelessEra(t *testing.T) {
+func TestToolSurfacePerRequestEra(t *testing.T) {
 	gw, ctx := newGateway(t, nil, testServer("tb", "-extra-tools", "130"))
 	list := func(client string) (names []string, scope string) {
 		f := gw.newFront()

@@ -41,7 +41,7 @@ func TestVersions(t *testing.T) {
 
 // A request's _meta decides its era; one of the per-request era must say
 // the client's capabilities, and name a version the gateway serves.
-func TestStatelessMeta(t *testing.T) {
+func TestEraMeta(t *testing.T) {
 	const caps = `"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}`
 	for _, c := range []struct {
 		params string
