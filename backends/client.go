@@ -23,7 +23,7 @@ import (
 // is set, and a request a client cannot answer fails there, and the one
 // extension the gateway itself serves, MCP Apps (sharedCaps). That is what
 // a backend's session is told (initialize; server/discover and the lists
-// in the stateless era); a request of the stateless era made for a client
+// in the per-request era); a request of the per-request era made for a client
 // carries that client's own (CallOptions.ClientCaps), since such a
 // backend's capabilities are per request.
 
@@ -67,9 +67,14 @@ func sharedCaps(relay bool) json.RawMessage {
 
 // clientCaps is what SetClientCapabilities recorded.
 type clientCaps struct {
-	caps      json.RawMessage // the capabilities object declared to backends
-	at        time.Time       // when it was set
-	stateless bool            // the client speaks 2026-07-28 (era.go)
+	caps json.RawMessage // the capabilities object declared to backends
+	at   time.Time       // when it was set
+	era  wire.Era        // the era the client speaks (era.go)
+	// stateless is era == wire.PerRequestEra.
+	//
+	// Deprecated: read era. Kept while supervise.go, which another change
+	// edits, still reads it.
+	stateless bool
 }
 
 // Declared returns the capabilities backends are told of a client of the
@@ -93,17 +98,17 @@ func Declared(caps json.RawMessage) json.RawMessage {
 
 // SetClientCapabilities records the client's capabilities (the raw
 // "capabilities" of its initialize, or of a request's _meta in the
-// stateless era) and lets the backends waiting for them
+// per-request era) and lets the backends waiting for them
 // (Options.AwaitClient) start their session, in the client's era unless
 // configured otherwise (era.go), declared as Declared says. The first call
 // counts; later ones, and any call without AwaitClient, do nothing.
-func (m *Manager) SetClientCapabilities(caps json.RawMessage, stateless bool) {
+func (m *Manager) SetClientCapabilities(caps json.RawMessage, clientEra wire.Era) {
 	if !m.opts.AwaitClient {
 		return
 	}
 	out := Declared(caps)
 	m.clientOnce.Do(func() {
-		m.client.Store(&clientCaps{caps: out, at: time.Now(), stateless: stateless})
+		m.client.Store(&clientCaps{caps: out, at: time.Now(), era: clientEra, stateless: clientEra == wire.PerRequestEra})
 		close(m.clientSet)
 	})
 }

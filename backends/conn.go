@@ -16,13 +16,14 @@ import (
 type conn struct {
 	*rpcconn.Conn
 
-	// era, once the handshake found the backend speaks 2026-07-28, is
-	// what every request's _meta says (era.go); nil in the handshake era.
-	era   atomic.Pointer[era]
+	// era, once the handshake found the backend speaks the per-request
+	// era, is what every request's _meta says (era.go); nil in the
+	// handshake era. Read it through protocolEra.
+	era   atomic.Pointer[requestMeta]
 	level func() string // the log level clients asked for ("" for none)
 
 	mu   sync.Mutex
-	subs map[string]CancelFunc // resource subscriptions' listens, by URI (stateless era)
+	subs map[string]CancelFunc // resource subscriptions' listens, by URI (per-request era)
 }
 
 // newConn returns b's connection over w, which writes into a pipe of
@@ -36,7 +37,15 @@ func (b *backend) newConn(w io.WriteCloser, pipe rpcconn.PipeCap) *conn {
 	return c
 }
 
-// stamp is the connection's rpcconn.Hooks.Stamp: in the stateless era,
+// protocolEra returns the era the connection speaks to its backend.
+func (c *conn) protocolEra() wire.Era {
+	if c.era.Load() != nil {
+		return wire.PerRequestEra
+	}
+	return wire.HandshakeEra
+}
+
+// stamp is the connection's rpcconn.Hooks.Stamp: in the per-request era,
 // params carry the era's _meta.
 func (c *conn) stamp(params, caps json.RawMessage) json.RawMessage {
 	e := c.era.Load()
@@ -47,7 +56,7 @@ func (c *conn) stamp(params, caps json.RawMessage) json.RawMessage {
 }
 
 // subscription serves resources/subscribe and resources/unsubscribe for a
-// backend of the stateless era, which has neither: a subscription is a
+// backend of the per-request era, which has neither: a subscription is a
 // subscriptions/listen of its own for the URI, which unsubscribe cancels.
 func (b *backend) subscription(c *conn, method string, params json.RawMessage) (json.RawMessage, error) {
 	uri, ok := wire.Unquote(wire.Member(params, "uri"))

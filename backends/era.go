@@ -21,8 +21,11 @@ import (
 // initialize with 2025-11-25, as before; one that exited is not asked
 // again while the gateway runs.
 
-// StatelessVersion is the revision without the initialize handshake.
-const StatelessVersion = "2026-07-28"
+// StatelessVersion is the first revision of the per-request era.
+//
+// Deprecated: use wire.PerRequestVersion. Kept while supervise.go, which
+// another change edits, still names it.
+const StatelessVersion = wire.PerRequestVersion
 
 // The _meta keys of 2026-07-28 (go-sdk has the constants).
 const (
@@ -32,9 +35,10 @@ const (
 	metaLevel   = mcp.MetaKeyLogLevel //lint:ignore SA1019 logging is deprecated from 2026-07-28 on, but clients and backends still use it: the gateway forwards it while they do
 )
 
-// era is how a session speaks to its backend: nil for the handshake era;
-// else what every request's _meta says.
-type era struct {
+// requestMeta is what every request's _meta says to a backend of the
+// per-request era (wire.PerRequestEra); a session of the handshake era
+// has none (conn.era is nil).
+type requestMeta struct {
 	version json.RawMessage // as JSON: a string
 	caps    json.RawMessage // the capabilities declared for the client, unless a call names its own
 	info    json.RawMessage // the gateway's Implementation
@@ -44,7 +48,7 @@ type era struct {
 // the era: the version, the client's capabilities (caps, if given, else
 // the era's), the gateway's identity, and the log level (if set). Keys the
 // params' own _meta has stay as they are.
-func (e *era) stamp(params, caps json.RawMessage, level string) json.RawMessage {
+func (e *requestMeta) stamp(params, caps json.RawMessage, level string) json.RawMessage {
 	if len(bytes.TrimSpace(params)) == 0 || string(params) == "null" {
 		params = json.RawMessage(`{}`)
 	}
@@ -75,11 +79,23 @@ func (e *era) stamp(params, caps json.RawMessage, level string) json.RawMessage 
 	return params
 }
 
-// offersStateless reports whether a server/discover result names a
-// revision of the stateless era the gateway speaks.
-func offersStateless(result json.RawMessage) bool {
+// era is requestMeta's former name.
+//
+// Deprecated: use requestMeta. Kept while supervise.go, which another
+// change edits, still names it.
+type era = requestMeta
+
+// offersPerRequest reports whether a server/discover result names the
+// revision of the per-request era the gateway speaks.
+func offersPerRequest(result json.RawMessage) bool {
 	var r struct {
 		SupportedVersions []string `json:"supportedVersions"`
 	}
-	return json.Unmarshal(result, &r) == nil && slices.Contains(r.SupportedVersions, StatelessVersion)
+	return json.Unmarshal(result, &r) == nil && slices.Contains(r.SupportedVersions, wire.PerRequestVersion)
 }
+
+// offersStateless is offersPerRequest's former name.
+//
+// Deprecated: use offersPerRequest. Kept while supervise.go, which another
+// change edits, still names it.
+func offersStateless(result json.RawMessage) bool { return offersPerRequest(result) }

@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// A backend of the stateless era that needs something of its client
+// A backend of the per-request era that needs something of its client
 // mid-request answers input_required: inputRequests (each a request of
 // the handshake era: sampling, elicitation, roots/list) and a requestState
 // of its own. Whoever cannot hand that result on as it is — a client of

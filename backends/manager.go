@@ -343,7 +343,7 @@ func (m *Manager) ListMeta(method string) []json.RawMessage {
 
 // ListGenerations counts, per list — tools, prompts, resources — the
 // times a backend said its list changed and it was fetched again, even if
-// it came back the same: a client of the stateless era listening for
+// it came back the same: a client of the per-request era listening for
 // changes is told of each, as by the server directly.
 func (m *Manager) ListGenerations() [3]uint64 {
 	return [3]uint64{m.listGen[0].Load(), m.listGen[1].Load(), m.listGen[2].Load()}
@@ -427,7 +427,7 @@ func (m *Manager) Request(ctx context.Context, server, method string, params any
 	if len(bytes.TrimSpace(raw)) == 0 || string(raw) == "null" {
 		raw = nil
 	}
-	if c.era.Load() != nil {
+	if c.protocolEra() == wire.PerRequestEra {
 		switch method {
 		case "logging/setLevel":
 			return json.RawMessage(`{}`), nil // the level goes in every request's _meta

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -93,7 +94,7 @@ func TestRemoteStreamableSession(t *testing.T) {
 		case 0:
 			// Asked in 2026-07-28 first; this server serves that
 			// revision only statelessly, so it is initialized.
-			if r.rpc != "server/discover" || r.session != "" || r.version != backends.StatelessVersion {
+			if r.rpc != "server/discover" || r.session != "" || r.version != wire.PerRequestVersion {
 				t.Errorf("first request %+v, want server/discover", r)
 			}
 			continue
@@ -394,7 +395,7 @@ func TestRemoteStateless(t *testing.T) {
 	defer mu.Unlock()
 	listened := false
 	for i, r := range reqs {
-		if r.method != http.MethodPost || r.session != "" || r.version != backends.StatelessVersion || r.rpc == "" {
+		if r.method != http.MethodPost || r.session != "" || r.version != wire.PerRequestVersion || r.rpc == "" {
 			t.Errorf("request %d %+v: want a POST of 2026-07-28 with its method and no session", i, r)
 		}
 		if r.rpc == "initialize" || r.rpc == "notifications/cancelled" {
@@ -453,8 +454,8 @@ func TestRemoteStatelessVersionRefused(t *testing.T) {
 
 	e := start(t, []config.Server{{Name: "far", URL: hs.URL, Enabled: true, Restart: "never"}}, nil)
 	st := e.status(t, "far")
-	if st.State != backends.Ready || st.Protocol != backends.StatelessVersion {
-		t.Fatalf("far: %+v, want ready in %s", st, backends.StatelessVersion)
+	if st.State != backends.Ready || st.Protocol != wire.PerRequestVersion {
+		t.Fatalf("far: %+v, want ready in %s", st, wire.PerRequestVersion)
 	}
 	if res := e.call(t, "far", "one", `{}`); !strings.Contains(string(res), `"hi"`) {
 		t.Errorf("one: %s", res)
@@ -496,8 +497,8 @@ func TestRemoteStatelessAfterLogin(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := e.waitState(t, "far", backends.Ready)
-	if st.Protocol != backends.StatelessVersion {
-		t.Errorf("far after sign-in: protocol %q, want %s", st.Protocol, backends.StatelessVersion)
+	if st.Protocol != wire.PerRequestVersion {
+		t.Errorf("far after sign-in: protocol %q, want %s", st.Protocol, wire.PerRequestVersion)
 	}
 	if res := e.call(t, "far", "one", `{}`); !strings.Contains(string(res), `"hi"`) {
 		t.Errorf("one: %s", res)

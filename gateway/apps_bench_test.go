@@ -72,8 +72,8 @@ func BenchmarkAppsRewrite(b *testing.B) {
 	}{
 		{"tool-table", func(s side) { g.buildToolRoutes(g.namer(false), s.tools, prefixes) }},
 		{"resource-table", func(s side) { resourceTables(s.res, log) }},
-		{"tools-list", func(s side) { s.f.list(ctx, "tools/list", nil, false) }},
-		{"resources-list", func(s side) { s.f.list(ctx, "resources/list", nil, false) }},
+		{"tools-list", func(s side) { s.f.list(ctx, "tools/list", nil, wire.HandshakeEra) }},
+		{"resources-list", func(s side) { s.f.list(ctx, "resources/list", nil, wire.HandshakeEra) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var spent [2]time.Duration

@@ -29,8 +29,9 @@ type toolCall struct {
 	// extra are the params' other members (a retry's inputResponses and
 	// requestState), forwarded as they are: an object, or nil.
 	extra json.RawMessage
-	// caps are what a client of the stateless era declared for the call,
-	// compacted (nil otherwise).
+	// era is the request's (session.go's call.era); caps are what a
+	// request of the per-request era declared, compacted (nil otherwise).
+	era  wire.Era
 	caps json.RawMessage
 	// span is the request's span, when tracing: the parent of the
 	// backend's (trace.go).
@@ -311,10 +312,10 @@ func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc to
 	if err == nil && tc.task != nil {
 		f.recordTask(r.server, raw)
 	}
-	if err == nil && tc.caps != nil {
+	if err == nil && tc.era == wire.PerRequestEra {
 		raw = f.createdTask(r.server, raw)
 	}
-	if err == nil && tc.caps == nil && backends.InputRequired(raw) {
+	if err == nil && tc.era == wire.HandshakeEra && backends.InputRequired(raw) {
 		// A client of the handshake era is asked what the backend needs.
 		return f.fulfillBackend(ctx, name, r, tc, notify, raw)
 	}
@@ -431,7 +432,7 @@ func (f *front) startBackend(name string, r toolRoute, tc toolCall, notify func(
 			inner(raw, err)
 		}
 	}
-	if tc.caps != nil {
+	if tc.era == wire.PerRequestEra {
 		inner := done
 		done = func(raw json.RawMessage, err error) {
 			if err == nil {

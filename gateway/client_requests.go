@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -44,11 +45,11 @@ func (g *Gateway) handleBackendRequest(ctx context.Context, server, method strin
 		return nil, fmt.Errorf("no connected client supports %s", method)
 	}
 	g.log.Debug("forwarding backend request to client", "server", server, "method", method)
-	if during != nil && !during.stateless && !to.f.supports(method) {
+	if during != nil && during.era == wire.HandshakeEra && !to.f.supports(method) {
 		return nil, errClientLacks(method)
 	}
-	if during != nil && during.stateless {
-		// A client of the stateless era is asked by an input_required
+	if during != nil && during.era == wire.PerRequestEra {
+		// A client of the per-request era is asked by an input_required
 		// answer to its call (hold.go).
 		return to.ask(ctx, during, server, method, params)
 	}
@@ -86,11 +87,11 @@ func (g *Gateway) callsUnaskable(server string) bool {
 }
 
 // supports reports whether the client declared the capability a
-// server-to-client method needs, at initialize (a client of the stateless
-// era receives no requests: it is asked per call, hold.go).
+// server-to-client method needs, at initialize (a client of the
+// per-request era receives no requests: it is asked per call, hold.go).
 func (f *front) supports(method string) bool {
 	f.mu.Lock()
-	caps, ok := f.caps, f.initialized && !f.stateless && f.version < statelessVersion
+	caps, ok := f.caps, f.initialized && !f.sessionless && wire.EraOf(f.version) == wire.HandshakeEra
 	f.mu.Unlock()
 	return ok && declares(caps, method)
 }
@@ -104,7 +105,7 @@ func present(v json.RawMessage) bool {
 // clientFor picks the client session a backend's request goes to, and
 // the call in flight it serves (nil outside any call): a call to that
 // backend whose client can be asked — one of the handshake era that
-// declared the capability at initialize, or one of the stateless era whose
+// declared the capability at initialize, or one of the per-request era whose
 // call declared it; else a call whose client did not declare it (the
 // request is refused: it may carry that call's data, which no other
 // client may see); else, outside any call, any session of the handshake
@@ -129,7 +130,7 @@ func (g *Gateway) clientFor(server, method string) (*session, *call) {
 		c := s.callTo(server)
 		switch {
 		case c == nil:
-		case old && !c.stateless || c.stateless && declares(c.caps, method):
+		case old && c.era == wire.HandshakeEra || c.era == wire.PerRequestEra && declares(c.caps, method):
 			return s, c
 		case lacking == nil:
 			lacks, lacking = s, c

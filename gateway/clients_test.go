@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -166,17 +167,17 @@ func TestClaudeCodeNamesFitItsPrefix(t *testing.T) {
 	}
 }
 
-// A stateless-era request says who its client is in its _meta: the list
-// follows each request's client, the same for every request of one client,
-// and says cacheScope private, since it depends on who asks.
-func TestToolSurfaceStatelessEra(t *testing.T) {
+// A request of the per-request era says who its client is in its _meta:
+// the list follows each request's client, the same for every request of
+// one client, and says cacheScope private, since it depends on who asks.
+func TestToolSurfacePerRequestEra(t *testing.T) {
 	gw, ctx := newGateway(t, nil, testServer("tb", "-extra-tools", "130"))
 	list := func(client string) (names []string, scope string) {
 		f := gw.newFront()
 		defer gw.dropFront(f)
-		f.stateless, f.initialized = true, true
+		f.sessionless, f.initialized = true, true
 		f.identify(client, nil, "2026-07-28")
-		raw, err := f.list(ctx, "tools/list", nil, true)
+		raw, err := f.list(ctx, "tools/list", nil, wire.PerRequestEra)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,10 +33,11 @@ type front struct {
 
 	mu sync.Mutex
 	// identified is set by the client's initialize, or by the first
-	// request of the stateless era, which says who the client is in _meta.
+	// request of the per-request era, which says who the client is in
+	// _meta.
 	identified bool
-	// initialized: the handshake is done (initialize answered); a
-	// stateless-era client needs none.
+	// initialized: the handshake is done (initialize answered); a client
+	// of the per-request era needs none.
 	initialized bool
 	version     string // the negotiated version (handshake era)
 	client      string // clientInfo.name
@@ -74,10 +75,11 @@ type front struct {
 	ownUI     map[string][]string           // a backend's own ui:// URI → the URIs it is shown as
 	subs      map[string]bool               // resource URIs the client subscribed to (subscribe.go)
 	tasks     taskOwners                    // the tasks this session created (tasks.go)
-	// stateless: an HTTP request served on its own, which has no session
-	// to come back to: it reaches every task the gateway recorded
-	// (tasks.go) and is never notified of anything.
-	stateless bool
+	// sessionless: an HTTP POST served on its own (HTTPOptions.Sessionless,
+	// or a POST of the per-request era), which has no session to come back
+	// to: it reaches every task the gateway recorded (tasks.go) and is
+	// never notified of anything.
+	sessionless bool
 	// The lists as the session answers them (lists.go): each definition
 	// as its backend wrote it (under the front name), in listing order.
 	toolDefs, promptDefs, resourceDefs, templateDefs []json.RawMessage
@@ -150,15 +152,15 @@ type promptRoute struct {
 // or a backend's word that its list changed although the tables did not,
 // and tells the client: of a real change by list_changed (handshake era)
 // once it has listed that list and not since been told, and of either on
-// every subscriptions/listen that asked for it (stateless era), as the
-// server would directly. A stateless HTTP request is told nothing but on
+// every subscriptions/listen that asked for it (per-request era), as the
+// server would directly. A sessionless HTTP request is told nothing but on
 // a listen.
 func (f *front) changed(list int, real bool) {
 	f.mu.Lock()
 	if real {
 		f.versions[list]++
 	}
-	tell := real && !f.stateless && f.initialized && f.listed[list] && !f.notified[list] && f.seen[list] != f.versions[list]
+	tell := real && !f.sessionless && f.initialized && f.listed[list] && !f.notified[list] && f.seen[list] != f.versions[list]
 	if tell {
 		f.notified[list] = true
 	}
@@ -176,10 +178,10 @@ func (f *front) changed(list int, real bool) {
 	}
 }
 
-// identify records who the client is — its initialize, or a stateless
-// request's _meta — and picks its naming and how many tools it takes
-// (clients.go). Only the first counts (it reports whether this was the
-// first): the names a client was shown stay its names.
+// identify records who the client is — its initialize, or the _meta of a
+// request of the per-request era — and picks its naming and how many tools
+// it takes (clients.go). Only the first counts (it reports whether this
+// was the first): the names a client was shown stay its names.
 func (f *front) identify(client string, caps json.RawMessage, version string) bool {
 	naming, maxTools := f.g.namerFor(client), f.g.maxToolsFor(client)
 	declared := backends.Declared(caps)
@@ -192,14 +194,14 @@ func (f *front) identify(client string, caps json.RawMessage, version string) bo
 	f.client, f.caps, f.version, f.naming, f.maxTools = client, caps, version, naming, maxTools
 	f.declared = declared
 	f.mu.Unlock()
-	if !f.stateless {
+	if !f.sessionless {
 		f.log.Info("client connected", "client", client, "protocol", version, "strict_names", naming.strict,
 			"max_name", naming.limit(), "max_tools", maxTools, "profile", f.profile)
 	}
 	return true
 }
 
-// backendCaps are the client capabilities a backend of the stateless era
+// backendCaps are the client capabilities a backend of the per-request era
 // is told in the _meta of a request made for this front's client
 // (backends.CallOptions.ClientCaps), whatever the transport: declared —
 // what a request of 2026-07-28 declared itself — if not nil; else none
@@ -269,9 +271,9 @@ func (f *front) settle(ctx context.Context) {
 	f.mu.Unlock()
 }
 
-// isStateless reports whether the front serves a request on its own.
-func (f *front) isStateless() bool {
+// isSessionless reports whether the front serves a request on its own.
+func (f *front) isSessionless() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.stateless
+	return f.sessionless
 }

@@ -73,7 +73,7 @@ type Gateway struct {
 	opts Options
 	log  *slog.Logger
 	// serverInfoJSON is serverInfo encoded, for the _meta of every result
-	// of the stateless era.
+	// of the per-request era.
 	serverInfoJSON json.RawMessage
 
 	// prefix maps each configured server to its prefix; SetServers
@@ -90,7 +90,7 @@ type Gateway struct {
 	unaskable map[string]int
 
 	logs  *ratelimit.Keyed // backends' log messages forwarded to clients
-	tasks taskOwners       // the tasks stateless HTTP requests created (tasks.go)
+	tasks taskOwners       // the tasks sessionless HTTP requests created (tasks.go)
 
 	routesMu sync.Mutex
 	routes   map[namer]*toolTable // toolRoutes' last result per naming (namers)
@@ -99,7 +99,7 @@ type Gateway struct {
 	limits     *limiter                    // gateway.rate_limits
 	toolScopes []toolScope                 // gateway.http.oauth.tool_scopes
 	sealer     *sealer                     // seals the requestState of held calls
-	holds      holds                       // the calls held for a stateless-era client's input (hold.go)
+	holds      holds                       // the calls held for a per-request client's input (hold.go)
 }
 
 // SetServers records the servers of a reloaded configuration (their
@@ -193,7 +193,7 @@ func (g *Gateway) serve(ctx context.Context, cs clientStream) error {
 
 // serveOn serves a session on cs until its input ends (and the calls read
 // are answered), the client is gone, or ctx is done. A session with a
-// version serves one HTTP request on its own (stateless): it starts as if
+// version serves one HTTP request on its own (sessionless): it starts as if
 // initialized at that version, since it carries no handshake of its own,
 // and is told of nothing after it.
 func (g *Gateway) serveOn(ctx context.Context, cs clientStream, version string) error {
@@ -206,7 +206,7 @@ func (g *Gateway) serveFront(ctx context.Context, f *front, cs clientStream, ver
 	defer g.dropFront(f)
 	f.setCaller(ctx)
 	if version != "" {
-		f.stateless, f.initialized, f.version = true, true, version
+		f.sessionless, f.initialized, f.version = true, true, version
 	}
 	s := newSession(f, cs)
 	g.mu.Lock()

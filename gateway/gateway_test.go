@@ -368,7 +368,7 @@ func TestEndOfInputWaitsForCallsInFlight(t *testing.T) {
 }
 
 // Sessions share one tool table per naming mode, built again only when a
-// backend's tools change: a stateless HTTP request is a session, and would
+// backend's tools change: a sessionless HTTP request is a session, and would
 // otherwise rewrite every tool's definition (BenchmarkHTTPStatelessToolsCall).
 func TestToolTableShared(t *testing.T) {
 	gw, ctx := newGateway(t, nil, testServer("tb"))

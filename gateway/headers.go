@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// Over HTTP, a request of the stateless era (2026-07-28) says in headers
+// Over HTTP, a request of the per-request era (2026-07-28) says in headers
 // what its body says — its version (Mcp-Protocol-Version), its method
 // (Mcp-Method), the tool, prompt or resource it names (Mcp-Name), and the
 // arguments its tool marks with x-mcp-header (Mcp-Param-NAME) — so that
@@ -33,7 +33,7 @@ func headerError(msg string) *jsonrpc.Error {
 }
 
 // checkHeaders checks a message of a POST against its headers: a request
-// that names a version of the stateless era in _meta, or in the header,
+// that names a version of the per-request era in _meta, or in the header,
 // must name the same in both; with the header of that era, the method and
 // name headers must match the body. schema finds a tools/call's tool's
 // input schema, whose x-mcp-header properties are checked against their
@@ -47,7 +47,7 @@ func checkHeaders(h http.Header, m *inMsg, schema func(tool string) json.RawMess
 	hv := h.Get(headerVersion)
 	if m.IsCall() {
 		mv := m.version
-		if mv >= statelessVersion || hv >= statelessVersion {
+		if wire.EraOf(mv) == wire.PerRequestEra || wire.EraOf(hv) == wire.PerRequestEra {
 			switch {
 			case hv == "":
 				return headerError(headerVersion + " header is required for requests carrying _meta." + metaProtocolVersion)
@@ -58,7 +58,7 @@ func checkHeaders(h http.Header, m *inMsg, schema func(tool string) json.RawMess
 			}
 		}
 	}
-	if hv < statelessVersion {
+	if wire.EraOf(hv) == wire.HandshakeEra {
 		return nil
 	}
 	switch got := h.Get(headerMethod); {
@@ -114,7 +114,7 @@ func checkParamHeaders(h http.Header, args, schema json.RawMessage) *jsonrpc.Err
 	return nil
 }
 
-// errorStatus is the HTTP status of a request of the stateless era
+// errorStatus is the HTTP status of a request of the per-request era
 // answered with a JSON-RPC error, as 2026-07-28 says: 404 for a method
 // not found, 400 for params, version, header or capability errors; 0 for
 // any other (200).

@@ -19,14 +19,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// A client of the stateless era (2026-07-28) receives no requests: a
+// A client of the per-request era (2026-07-28) receives no requests: a
 // server that needs something of it mid-call — a sampling, an elicitation,
 // its roots — answers the call (a tools/call, prompts/get or
 // resources/read: holdable) with an input_required result naming what
 // it needs and an opaque requestState, and the client calls again with
 // inputResponses and that state. A backend of the handshake era asks by
 // sending requests instead. The gateway joins the two: when such a backend
-// asks during a call of a stateless-era client, the call is held — the
+// asks during a call of a per-request client, the call is held — the
 // backend's call and its request stay in flight — and the client's request
 // is answered input_required, with a requestState sealed by the gateway
 // (requeststate.go) that names the held call. The client's next call with
@@ -129,8 +129,8 @@ func (hs *holds) drop(h *hold) {
 	delete(hs.m, h.id)
 }
 
-// holdable reports whether a request of the stateless era may be answered
-// input_required, and so held.
+// holdable reports whether a request of the per-request era may be
+// answered input_required, and so held.
 func holdable(method string) bool {
 	switch method {
 	case "tools/call", "prompts/get", "resources/read":
@@ -155,7 +155,7 @@ func errClientLacks(method string) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "the client did not declare the capability for " + method}
 }
 
-// ask puts a backend's request to the stateless-era client whose call c
+// ask puts a backend's request to the per-request client whose call c
 // it is serving: c becomes a held call (if it is not one yet), and the
 // request goes out in an input_required answer. It returns the client's
 // answer, or an error when the hold ends first.
@@ -434,7 +434,7 @@ func (f *front) stillReaches(h *hold) (kind string, ok bool) {
 	synced := f.synced
 	f.mu.Unlock()
 	if !synced {
-		f.sync() // a request of the stateless era has a front of its own
+		f.sync() // a request of the per-request era has a front of its own
 	}
 	switch h.method {
 	case "tools/call":
@@ -464,7 +464,7 @@ func (f *front) stillReaches(h *hold) (kind string, ok bool) {
 	return kindResource, true
 }
 
-// retryState reads the requestState v of a stateless client's request c
+// retryState reads the requestState v of a per-request client's request c
 // (a holdable one; nil when it has none): the held call a state the
 // gateway sealed names (hold), or the backend's own state it wraps, which
 // the backend is given back in its place (backend). A state another
@@ -495,13 +495,13 @@ func (s *session) retryState(c *call, v json.RawMessage) (hold string, backend j
 	return "", o.State, nil
 }
 
-// sealBackendState returns a backend's result to the stateless client's
+// sealBackendState returns a backend's result to the per-request client's
 // request c with the requestState of an input_required answer wrapped for
 // the caller (requeststate.go), when the gateway binds states to callers
 // (stateOwner). Any other result, and every result for a single caller,
 // is returned as it is.
 func (s *session) sealBackendState(c *call, result json.RawMessage) (json.RawMessage, error) {
-	if !c.stateless || !holdable(c.method) || !backends.InputRequired(result) {
+	if c.era != wire.PerRequestEra || !holdable(c.method) || !backends.InputRequired(result) {
 		return result, nil
 	}
 	state := wire.Member(result, "requestState")

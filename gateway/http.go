@@ -30,9 +30,11 @@ import (
 
 // HTTPOptions configure an HTTPFront.
 type HTTPOptions struct {
-	// Stateless serves every POST to /mcp on its own, without a session:
-	// any gateway process behind a round-robin balancer can answer it.
-	Stateless bool
+	// Sessionless serves every POST to /mcp on its own, without a
+	// session: any gateway process behind a round-robin balancer can
+	// answer it (the configuration's gateway.http.stateless). Whatever
+	// this says, a POST of the per-request era is served so.
+	Sessionless bool
 	// events keeps the events of /mcp streams so that a client can
 	// resume one (Last-Event-ID); nil means a memory store of 10 MiB that
 	// keeps a session's open streams and its last 100 completed ones
@@ -174,7 +176,7 @@ func (g *Gateway) NewHTTPFront(opts HTTPOptions) *HTTPFront {
 		}
 		h.Other.ServeHTTP(w, r)
 	})
-	if opts.IdleTimeout > 0 && !opts.Stateless {
+	if opts.IdleTimeout > 0 && !opts.Sessionless {
 		h.wg.Add(1)
 		go func() {
 			defer h.wg.Done()
@@ -344,7 +346,7 @@ func (h *HTTPFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	case http.MethodGet:
-		if h.opts.Stateless {
+		if h.opts.Sessionless {
 			onlyMethod(w, r, http.MethodPost) // nothing to stream without a session
 			return
 		}
@@ -353,7 +355,7 @@ func (h *HTTPFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	case http.MethodDelete:
-		if h.opts.Stateless {
+		if h.opts.Sessionless {
 			onlyMethod(w, r, http.MethodPost) // no session to end
 			return
 		}
@@ -379,10 +381,10 @@ func (h *HTTPFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 		if h.g.opts.Tracer != nil {
 			traceHeaders(r.Header, msgs)
 		}
-		if statelessEra(version, msgs) {
+		if postEra(version, msgs) == wire.PerRequestEra {
 			// 2026-07-28: no session, whatever the headers say; any
 			// replica serves it.
-			h.serveStatelessEra(w, r, msgs, calls, version)
+			h.servePerRequestEra(w, r, msgs, calls, version)
 			return
 		}
 	}
@@ -390,8 +392,8 @@ func (h *HTTPFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Bad Request: Unsupported protocol version (supported versions: "+strings.Join(h.served, ",")+")", http.StatusBadRequest)
 		return
 	}
-	if h.opts.Stateless {
-		h.serveOnce(w, r, msgs, calls, version, initialize, false)
+	if h.opts.Sessionless {
+		h.serveOnce(w, r, msgs, calls, version, initialize, wire.HandshakeEra)
 		return
 	}
 	id := r.Header.Get(sessionIDHeader)
@@ -429,24 +431,24 @@ func (h *HTTPFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// statelessEra reports whether a POST is of the stateless era: its
-// version header, or a request's _meta, names 2026-07-28 or later.
-func statelessEra(version string, msgs []inMsg) bool {
-	if version >= statelessVersion {
-		return true
+// postEra returns the era of a POST: the per-request era if its version
+// header, or a request's _meta, names 2026-07-28 or later.
+func postEra(version string, msgs []inMsg) wire.Era {
+	if wire.EraOf(version) == wire.PerRequestEra {
+		return wire.PerRequestEra
 	}
 	for i := range msgs {
-		if msgs[i].version >= statelessVersion { // set for requests only
-			return true
+		if wire.EraOf(msgs[i].version) == wire.PerRequestEra { // set for requests only
+			return wire.PerRequestEra
 		}
 	}
-	return false
+	return wire.HandshakeEra
 }
 
-// serveStatelessEra serves a POST of the stateless era: its headers are
-// checked against its body (headers.go), and it is served on its own. An
-// error answer says its kind in the HTTP status too (errorStatus).
-func (h *HTTPFront) serveStatelessEra(w http.ResponseWriter, r *http.Request, msgs []inMsg, calls []json.RawMessage, version string) {
+// servePerRequestEra serves a POST of the per-request era: its headers
+// are checked against its body (headers.go), and it is served on its own.
+// An error answer says its kind in the HTTP status too (errorStatus).
+func (h *HTTPFront) servePerRequestEra(w http.ResponseWriter, r *http.Request, msgs []inMsg, calls []json.RawMessage, version string) {
 	for i := range msgs {
 		m := &msgs[i]
 		if e := checkHeaders(r.Header, m, h.g.inputSchema); e != nil {
@@ -457,7 +459,7 @@ func (h *HTTPFront) serveStatelessEra(w http.ResponseWriter, r *http.Request, ms
 			version = m.version
 		}
 	}
-	h.serveOnce(w, r, msgs, calls, version, false, true)
+	h.serveOnce(w, r, msgs, calls, version, false, wire.PerRequestEra)
 }
 
 // readPOST reads a POST's messages; it answers the request itself (4xx)
@@ -484,8 +486,8 @@ func readPOST(w http.ResponseWriter, r *http.Request, version string) (msgs []in
 	// A POST refused whole is refused here, before admitPOST takes its
 	// requests from the caller's bucket.
 	if batch {
-		if statelessEra(version, msgs) {
-			version = statelessVersion // its requests' _meta says so
+		if postEra(version, msgs) == wire.PerRequestEra {
+			version = wire.PerRequestVersion // its requests' _meta says so
 		}
 		if version >= "2025-06-18" {
 			http.Error(w, "JSON-RPC batching is not supported in 2025-06-18 and later (request version: "+version+")", http.StatusBadRequest)
@@ -546,9 +548,9 @@ func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, msgs []in
 }
 
 // serveOnce serves a POST's messages as a session of their own, which
-// ends with the request. stateless: the POST is of the stateless era, and
-// an error answer sets the HTTP status (errorStatus).
-func (h *HTTPFront) serveOnce(w http.ResponseWriter, r *http.Request, msgs []inMsg, calls []json.RawMessage, version string, initialize, stateless bool) {
+// ends with the request. A POST of the per-request era (era) has an error
+// answer set the HTTP status too (errorStatus).
+func (h *HTTPFront) serveOnce(w http.ResponseWriter, r *http.Request, msgs []inMsg, calls []json.RawMessage, version string, initialize bool, era wire.Era) {
 	// A POST served on its own cannot be resumed, so it has no priming
 	// event: post needs no version but the header's, even for an
 	// initialize. The session starts as if initialized (at the version
@@ -563,7 +565,7 @@ func (h *HTTPFront) serveOnce(w http.ResponseWriter, r *http.Request, msgs []inM
 	}
 	ctx, cancel := context.WithCancel(callerContext(h.ctx, r.Context()))
 	o := h.sessionOptions("", nil, cancel)
-	o.ErrorStatus = stateless
+	o.ErrorStatus = era == wire.PerRequestEra
 	s := newHTTPSession(o)
 	ended := make(chan struct{})
 	if h.start(ctx, s, served, func() { close(ended) }) == nil {

@@ -15,11 +15,11 @@ import (
 // The lifecycle of a client connection, in both eras, is the session's
 // own: initialize (and its negotiation), ping, logging/setLevel and
 // resources/subscribe belong to the handshake era; server/discover and
-// subscriptions/listen (listen.go) to the stateless era, where every
+// subscriptions/listen (listen.go) to the per-request era, where every
 // request says who the client is (versions.go). go-sdk provides the types;
 // nothing of a connection is kept anywhere but in its front and session.
 
-// Methods of the stateless era.
+// Methods of the per-request era.
 const (
 	methodDiscover    = "server/discover"
 	methodListen      = "subscriptions/listen"
@@ -36,18 +36,19 @@ var handshakeOnly = map[string]bool{
 	"tasks/result": true, "tasks/list": true,
 }
 
-// statelessOnly are the methods only 2026-07-28 has: a request of the
+// perRequestOnly are the methods only 2026-07-28 has: a request of the
 // handshake era gets -32601 for them.
-var statelessOnly = map[string]bool{methodDiscover: true, methodListen: true, methodTasksUpdate: true}
+var perRequestOnly = map[string]bool{methodDiscover: true, methodListen: true, methodTasksUpdate: true}
 
 // refuse says why method cannot be served in the request's era, or nil.
-func (f *front) refuse(method string, stateless bool) *jsonrpc.Error {
+func (f *front) refuse(method string, era wire.Era) *jsonrpc.Error {
+	perRequest := era == wire.PerRequestEra
 	switch {
-	case stateless && handshakeOnly[method]:
-		return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("%q is not supported in protocol version %s and later", method, statelessVersion)}
-	case !stateless && statelessOnly[method]:
-		return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("%q is only supported in protocol version %s and later", method, statelessVersion)}
-	case stateless || method == "initialize" || method == "ping":
+	case perRequest && handshakeOnly[method]:
+		return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("%q is not supported in protocol version %s and later", method, wire.PerRequestVersion)}
+	case !perRequest && perRequestOnly[method]:
+		return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("%q is only supported in protocol version %s and later", method, wire.PerRequestVersion)}
+	case perRequest || method == "initialize" || method == "ping":
 		return nil
 	}
 	f.mu.Lock()
@@ -113,9 +114,9 @@ func (s *session) initialize(m *inMsg) {
 	f.identify(client, caps, version)
 	if b := f.g.opts.Backends; b != nil {
 		// Backends waiting for the client are told what it can do.
-		b.SetClientCapabilities(caps, false)
+		b.SetClientCapabilities(caps, wire.HandshakeEra)
 	}
-	c, ok := s.claim(m, nil)
+	c, ok := s.claim(m, reqMeta{})
 	if !ok {
 		return
 	}
@@ -205,13 +206,13 @@ func (f *front) subscription(ctx context.Context, method string, params json.Raw
 }
 
 // result is a request's result as the client's era wants it: for a
-// request of the stateless era, with its resultType (complete, unless a
+// request of the per-request era, with its resultType (complete, unless a
 // backend's says it needs input) and the gateway's serverInfo in _meta
 // (a backend's own is replaced);
-// for one of the handshake era, without the members of the stateless era
+// for one of the handshake era, without the members of the per-request era
 // a backend that speaks it may have added.
-func (f *front) result(result json.RawMessage, stateless bool) json.RawMessage {
-	if !stateless {
+func (f *front) result(result json.RawMessage, era wire.Era) json.RawMessage {
+	if era == wire.HandshakeEra {
 		return dropNewerFields(result)
 	}
 	out := result

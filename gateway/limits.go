@@ -24,7 +24,7 @@ import (
 // (MCP, lazy call_tool, REST alike). A refusal is the JSON-RPC error
 // codeRateLimited with retryAfter (seconds) in its data; over HTTP its
 // status is 429 with Retry-After where the HTTP answer is the request's
-// own (the identity limit, REST, the stateless era). Clients without a
+// own (the identity limit, REST, the per-request era). Clients without a
 // principal (stdio, the command line) are not limited.
 
 // codeRateLimited is the JSON-RPC error of a request over a rate limit.

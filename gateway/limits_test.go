@@ -54,7 +54,7 @@ func TestStatelessToolLimitRetryAfter(t *testing.T) {
 
 // TestRefusedBatchTakesNoTokens: a POST refused whole — a batch larger
 // than what is left of the caller's bucket, a batch with one id twice, a
-// batch of the stateless era (which has no batches) — takes nothing from
+// batch of the per-request era (which has no batches) — takes nothing from
 // the caller's identity bucket: the two requests the bucket holds still
 // pass after it.
 func TestRefusedBatchTakesNoTokens(t *testing.T) {
@@ -68,13 +68,13 @@ func TestRefusedBatchTakesNoTokens(t *testing.T) {
 	}{
 		{"over the limit", `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"ping"}]`, old, http.StatusTooManyRequests},
 		{"one id twice", `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":1,"method":"ping"}]`, old, http.StatusBadRequest},
-		{"stateless era", `[{"jsonrpc":"2.0","id":1,"method":"tools/list",` + meta + `},{"jsonrpc":"2.0","id":2,"method":"tools/list",` + meta + `}]`, nil, http.StatusBadRequest},
+		{"per-request era", `[{"jsonrpc":"2.0","id":1,"method":"tools/list",` + meta + `},{"jsonrpc":"2.0","id":2,"method":"tools/list",` + meta + `}]`, nil, http.StatusBadRequest},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := config.Defaults()
 			cfg.Gateway.AnswerTools = false
 			cfg.Gateway.RateLimits.Identity = config.Rate{PerMinute: 1, Burst: 2} // no refill within the test
-			front := New(Options{Config: cfg}).NewHTTPFront(HTTPOptions{Stateless: true})
+			front := New(Options{Config: cfg}).NewHTTPFront(HTTPOptions{Sessionless: true})
 			t.Cleanup(front.Close)
 			if w := postAs(front, "alice", c.body, c.hdr); w.Code != c.want {
 				t.Fatalf("refused POST: %d %.300s, want %d", w.Code, w.Body, c.want)

@@ -9,7 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// subscriptions/listen is how a client of the stateless era hears of
+// subscriptions/listen is how a client of the per-request era hears of
 // changes: one long-lived request that names what it wants — list changes
 // of tools, prompts, resources, and updates of given resources — answered
 // first by notifications/subscriptions/acknowledged with what the gateway
@@ -31,7 +31,7 @@ type listen struct {
 // listen serves subscriptions/listen.
 func (s *session) listen(m *inMsg) {
 	params := m.Params
-	c, ok := s.claim(m, &reqMeta{})
+	c, ok := s.claim(m, reqMeta{era: wire.PerRequestEra}) // only that era has the method (refuse)
 	if !ok {
 		return
 	}
@@ -56,7 +56,7 @@ func (s *session) listen(m *inMsg) {
 		Notifications mcp.NotificationSubscriptions `json:"notifications"`
 	}{idMeta, n})
 	end := func() {
-		s.respond(c, s.f.result(json.RawMessage(`{"_meta":`+string(idMeta)+`}`), true), nil)
+		s.respond(c, s.f.result(json.RawMessage(`{"_meta":`+string(idMeta)+`}`), c.era), nil)
 	}
 	if !l.lists[toolsList] && !l.lists[promptsList] && !l.lists[resourcesList] && len(l.uris) == 0 {
 		_ = s.s.send(c.id, wire.AppendRequest(nil, nil, "notifications/subscriptions/acknowledged", ack), false, false)

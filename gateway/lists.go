@@ -21,8 +21,8 @@ import (
 // refused (-32602) rather than answered with the first page again.
 
 // list answers one of the four list methods; for a request of the
-// stateless era with its cache hints (cacheHints).
-func (f *front) list(ctx context.Context, method string, params json.RawMessage, stateless bool) (json.RawMessage, error) {
+// per-request era (era) with its cache hints (cacheHints).
+func (f *front) list(ctx context.Context, method string, params json.RawMessage, era wire.Era) (json.RawMessage, error) {
 	if err := checkCursor(params); err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func (f *front) list(ctx context.Context, method string, params json.RawMessage,
 	if meta := f.listMeta(method, lazy); meta != nil {
 		out = append(append(out, `,"_meta":`...), meta...)
 	}
-	if stateless {
+	if era == wire.PerRequestEra {
 		ttl, scope := f.cacheHints(method, lazy)
 		out = fmt.Appendf(out, `,"ttlMs":%d,"cacheScope":%q`, ttl, scope)
 	}
@@ -78,7 +78,7 @@ func (f *front) list(ctx context.Context, method string, params json.RawMessage,
 }
 
 // cacheHints are a list's ttlMs and cacheScope for a client of the
-// stateless era, derived from the backends': the shortest time any
+// per-request era, derived from the backends': the shortest time any
 // backend in the list gives (one that gives none counts as 0, stale at
 // once), and "private" when any backend says so, or when the list depends
 // on who asks — names that follow the client (strict_names: auto), a

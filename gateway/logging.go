@@ -41,12 +41,12 @@ func (g *Gateway) BackendLog(server string, params json.RawMessage) {
 		params, _ = safetext.MaskShapes(params)
 	}
 	// Only a session of the handshake era hears of log messages outside
-	// its requests: one of the stateless era asks per request. A client
+	// its requests: one of the per-request era asks per request. A client
 	// the policy hides the server from hears nothing of it.
 	g.broadcast(wire.AppendRequest(nil, nil, "notifications/message", params), func(f *front) bool {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		return f.initialized && !f.stateless && f.access.AllowsServer(server)
+		return f.initialized && !f.sessionless && f.access.AllowsServer(server)
 	})
 }
 

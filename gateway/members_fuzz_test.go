@@ -35,8 +35,8 @@ import (
 // request sent the backend arrived before it: no waiting on time.
 func FuzzAmbiguousMembers(f *testing.F) {
 	for _, seed := range []struct {
-		params    string
-		stateless bool
+		params     string
+		perRequest bool
 	}{
 		{`{"name":"tb.echo","arguments":{"a":1}}`, false},
 		{`{"name":"tb.echo","arguments":{"a":1}}`, true},
@@ -51,15 +51,15 @@ func FuzzAmbiguousMembers(f *testing.F) {
 		{`{"name":"tb.echo","\u212Aey":1,"key":2}`, false},
 		{`{"name":"tb.echo","_meta":{"progressToken":1,"ProgressToken":2}}`, true},
 	} {
-		f.Add(seed.params, seed.stateless)
+		f.Add(seed.params, seed.perRequest)
 	}
 	h := newMembersHarness(f)
-	f.Fuzz(func(t *testing.T, params string, stateless bool) {
+	f.Fuzz(func(t *testing.T, params string, perRequest bool) {
 		var compact bytes.Buffer
 		if json.Compact(&compact, []byte(params)) != nil || compact.Len() == 0 || compact.Bytes()[0] != '{' {
 			t.Skip("params must be one JSON object")
 		}
-		h.check(t, compact.Bytes(), stateless)
+		h.check(t, compact.Bytes(), perRequest)
 	})
 }
 
@@ -75,7 +75,7 @@ type membersHarness struct {
 	n       int // request ids
 }
 
-const stateless2026Meta = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+const perRequestMeta = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 
 func newMembersHarness(f *testing.F) *membersHarness {
 	h := &membersHarness{backend: &recordingBackend{}}
@@ -116,9 +116,9 @@ func newMembersHarness(f *testing.F) *membersHarness {
 
 // check sends one tools/call with params (compact JSON) and checks what
 // came of it.
-func (h *membersHarness) check(t *testing.T, params []byte, stateless bool) {
+func (h *membersHarness) check(t *testing.T, params []byte, perRequest bool) {
 	c := h.sessions[0]
-	if stateless {
+	if perRequest {
 		c = h.sessions[1]
 		meta := wire.Member(params, "_meta")
 		if len(meta) == 0 || meta[0] != '{' {
@@ -126,7 +126,7 @@ func (h *membersHarness) check(t *testing.T, params []byte, stateless bool) {
 		}
 		var err error
 		for _, k := range []string{metaProtocolVersion, metaClientCaps} {
-			if meta, err = wire.SetMember(meta, k, wire.Member(json.RawMessage(stateless2026Meta), k)); err != nil {
+			if meta, err = wire.SetMember(meta, k, wire.Member(json.RawMessage(perRequestMeta), k)); err != nil {
 				t.Skip("_meta is no object")
 			}
 		}
@@ -148,8 +148,8 @@ func (h *membersHarness) check(t *testing.T, params []byte, stateless bool) {
 	}
 	// The sentinel: whatever the fuzzed call sent tb was written before it.
 	sentinel := `{"name":"tb.echo","arguments":{"sentinel":` + id + `}}`
-	if stateless {
-		sentinel = `{"name":"tb.echo","arguments":{"sentinel":` + id + `},"_meta":` + stateless2026Meta + `}`
+	if perRequest {
+		sentinel = `{"name":"tb.echo","arguments":{"sentinel":` + id + `},"_meta":` + perRequestMeta + `}`
 	}
 	c.send(`{"jsonrpc":"2.0","id":"s` + id + `","method":"tools/call","params":` + sentinel + `}`)
 	if r, err := c.await(`"s` + id + `"`); err != nil || wire.Member(r, "result") == nil {

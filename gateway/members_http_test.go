@@ -11,7 +11,7 @@ import (
 )
 
 // TestHTTPAmbiguousMembersRefused: over HTTP — a Streamable HTTP session
-// of the handshake era, a stateless request of 2026-07-28 (whose Mcp-Name
+// of the handshake era, a request of 2026-07-28 (whose Mcp-Name
 // header matches the exact name), and the 2024-11-05 SSE transport's
 // /messages — a tools/call naming tb.echo as "name" and tb's crash as
 // "Name" is refused -32602 and runs nothing; testbackend, which decodes
@@ -46,7 +46,7 @@ func TestHTTPAmbiguousMembersRefused(t *testing.T) {
 		refused = `"code":-32602,"message":"member \"Name\" in params differs from \"name\" only in case`
 		meta    = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 	)
-	stateless := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "tb.echo"}
+	perRequest := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "tb.echo"}
 
 	// The handshake era, in a session.
 	init, body := post("/mcp", nil, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"members","version":"1"}}}`)
@@ -60,14 +60,14 @@ func TestHTTPAmbiguousMembersRefused(t *testing.T) {
 		t.Errorf("handshake era: %s", body)
 	}
 
-	// 2026-07-28, stateless.
-	if r, body := post("/mcp", stateless, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{`+meta+`,`+crash+`}}`); !strings.Contains(body, refused) {
+	// 2026-07-28, on its own.
+	if r, body := post("/mcp", perRequest, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{`+meta+`,`+crash+`}}`); !strings.Contains(body, refused) {
 		t.Errorf("2026-07-28: %d %s", r.StatusCode, body)
 	}
 
 	// An envelope member twice makes the POST malformed, in a session and
-	// stateless alike.
-	if r, body := post("/mcp", stateless, `{"jsonrpc":"2.0","id":5,"method":"tools/call","Method":"tools/list","params":{`+meta+`,"name":"tb.echo"}}`); r.StatusCode != http.StatusBadRequest || !strings.Contains(body, `member "Method" differs from "method"`) {
+	// on its own alike.
+	if r, body := post("/mcp", perRequest, `{"jsonrpc":"2.0","id":5,"method":"tools/call","Method":"tools/list","params":{`+meta+`,"name":"tb.echo"}}`); r.StatusCode != http.StatusBadRequest || !strings.Contains(body, `member "Method" differs from "method"`) {
 		t.Errorf("2026-07-28, Method: %d %s", r.StatusCode, body)
 	}
 	if r, body := post("/mcp", session, `{"jsonrpc":"2.0","id":6,"id":7,"method":"tools/call","params":{"name":"tb.echo"}}`); r.StatusCode != http.StatusBadRequest || !strings.Contains(body, `member "id" is given more than once`) {
@@ -115,7 +115,7 @@ func TestHTTPAmbiguousMembersRefused(t *testing.T) {
 	}
 
 	// Nothing crashed tb.
-	if r, body := post("/mcp", stateless, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{`+meta+`,"name":"tb.echo","arguments":{"after":1}}}`); !strings.Contains(body, `"structuredContent":{"after":1}`) {
+	if r, body := post("/mcp", perRequest, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{`+meta+`,"name":"tb.echo","arguments":{"after":1}}}`); !strings.Contains(body, `"structuredContent":{"after":1}`) {
 		t.Errorf("echo after the refused calls: %d %s", r.StatusCode, body)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// A backend of the stateless era that needs something of the client
+// A backend of the per-request era that needs something of the client
 // mid-call answers input_required (inputRequests and a requestState of
 // its own). A client of that era gets the answer as it is — under OAuth
 // with the backend's requestState sealed for the caller (requeststate.go,
@@ -18,18 +18,19 @@ import (
 // roots, on the call's own stream), and calls the backend again with the
 // answers and the backend's requestState, round after round, until the
 // backend answers for good (backends.Fulfill). The reverse — a client of
-// the stateless era and a backend that sends requests — is hold.go's.
+// the per-request era and a backend that sends requests — is hold.go's.
 
 // caller is what a request's context says of the client it serves: the
-// capabilities a request of the stateless era declared (nil otherwise),
-// how to ask a client of the handshake era for input (nil otherwise), and
-// how to say which backend serves the request.
+// request's era, the capabilities a request of the per-request era
+// declared (nil otherwise), how to ask a client of the handshake era for
+// input (nil otherwise), and how to say which backend serves the request.
 type caller struct {
+	era  wire.Era
 	caps json.RawMessage
 	ask  backends.Asker // asks the client of the handshake era a request
 	// at records the backend the request goes to, so that the backend's
 	// own requests meanwhile find the client's call (clientFor) — held,
-	// for a client of the stateless era (hold.go); nil outside a call.
+	// for a client of the per-request era (hold.go); nil outside a call.
 	at func(server string)
 }
 
@@ -50,7 +51,7 @@ func callerOf(ctx context.Context) caller {
 // forward sends a request (prompts/get, resources/read) to a backend for
 // the client ctx serves: with the client's _meta as a tools/call passes it
 // (forwardedMeta), the client's capabilities (backendCaps; for a client of
-// the stateless era, those it declared: the backend's requests meanwhile
+// the per-request era, those it declared: the backend's requests meanwhile
 // hold the request, hold.go),
 // and, for one of the handshake era, the backend's input_required
 // answered (backends.Fulfill).
@@ -70,7 +71,7 @@ func (f *front) forward(ctx context.Context, server, method string, params json.
 	if span != nil {
 		endSpan(span, raw, nil, err)
 	}
-	if err != nil || cl.caps != nil || !backends.InputRequired(raw) {
+	if err != nil || cl.era == wire.PerRequestEra || !backends.InputRequired(raw) {
 		return raw, err
 	}
 	return backends.Fulfill(ctx, raw, cl.ask, func(ctx context.Context, extra json.RawMessage) (json.RawMessage, error) {

@@ -34,7 +34,7 @@ func TestPolicyBackendRequestsOutsideCalls(t *testing.T) {
 // stateless request reached every task, and tasks/list showed every task
 // of every backend.
 func TestPolicyStatelessTasksPerCaller(t *testing.T) {
-	g := newPolicyGWFront(t, HTTPOptions{Stateless: true}, nil, testServer("a", "-tasks"), testServer("b", "-tasks"))
+	g := newPolicyGWFront(t, HTTPOptions{Sessionless: true}, nil, testServer("a", "-tasks"), testServer("b", "-tasks"))
 	rpc := func(who, method, params string) string {
 		t.Helper()
 		_, _, out := g.send(who, "/mcp", map[string]string{"Mcp-Protocol-Version": "2025-11-25"}, `{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+`}`)

@@ -107,7 +107,7 @@ func (f *front) getPrompt(ctx context.Context, params json.RawMessage) (json.Raw
 			return nil, errInvalidParams(err.Error())
 		}
 	}
-	for _, m := range []string{"_meta", "inputResponses", "requestState"} { // _meta as forward passes it; a retry of the stateless era
+	for _, m := range []string{"_meta", "inputResponses", "requestState"} { // _meta as forward passes it; a retry of the per-request era
 		if v := wire.Member(params, m); v != nil {
 			out, _ = wire.SetMember(out, m, v)
 		}

@@ -277,12 +277,12 @@ func (r resourceRoute) shownContents(res json.RawMessage) json.RawMessage {
 // a URI nothing listed matches goes to the backends that declared
 // resources, in configuration order, and the first that reads it answers;
 // if none does, the client gets -32602.
-func (f *front) readResource(ctx context.Context, params json.RawMessage, stateless bool) (json.RawMessage, error) {
+func (f *front) readResource(ctx context.Context, params json.RawMessage, era wire.Era) (json.RawMessage, error) {
 	res, err := f.read(ctx, params)
-	if err != nil || !stateless {
+	if err != nil || era == wire.HandshakeEra {
 		return res, err
 	}
-	// A result of the stateless era says how long it may be kept: as its
+	// A result of the per-request era says how long it may be kept: as its
 	// backend said, else stale at once, and only for this client.
 	if wire.Member(res, "ttlMs") == nil {
 		res, _ = wire.SetMember(res, "ttlMs", json.RawMessage(`0`))

@@ -127,11 +127,12 @@ type call struct {
 	tool      string              // the tool a tools/call called; set once started
 	cancelled bool                // the client sent notifications/cancelled: no response
 	token     json.RawMessage     // a tools/call's _meta.progressToken as sent; nil without one
-	// stateless: a request of the stateless era, whose result says its
-	// resultType and the gateway's serverInfo (front.result); caps are
-	// the capabilities it declared, compacted (inMsg.stateless).
-	stateless bool
-	caps      json.RawMessage
+	// era is the request's: one of the per-request era has its result say
+	// its resultType and the gateway's serverInfo (front.result), and caps
+	// are the capabilities it declared, compacted (inMsg.eraMeta); nil in
+	// the handshake era.
+	era  wire.Era
+	caps json.RawMessage
 	// hold, once set, is the held call this request was (hold.go): the
 	// backend's answer goes to the hold, not to this request.
 	hold *hold
@@ -234,7 +235,7 @@ const (
 // serveRequest serves one request of either era: which one is the
 // request's own _meta's to say (versions.go).
 func (s *session) serveRequest(m *inMsg) {
-	meta, stateless, merr := m.stateless()
+	rm, merr := m.eraMeta()
 	if merr != nil {
 		s.writeError(m.ID, merr)
 		return
@@ -249,19 +250,15 @@ func (s *session) serveRequest(m *inMsg) {
 			}
 		}()
 	}
-	if stateless && f.identify(meta.client, meta.caps, meta.version) {
+	if rm.era == wire.PerRequestEra && f.identify(rm.client, rm.caps, rm.version) {
 		if b := f.g.opts.Backends; b != nil {
 			// Over stdio, backends wait for the client's capabilities:
 			// a client of this era says them in its first request.
-			b.SetClientCapabilities(meta.caps, true)
+			b.SetClientCapabilities(rm.caps, wire.PerRequestEra)
 		}
 	}
 	method := m.Method
-	var rm *reqMeta // the request's era: nil for the handshake era
-	if stateless {
-		rm = &meta
-	}
-	if e := f.refuse(method, stateless); e != nil {
+	if e := f.refuse(method, rm.era); e != nil {
 		s.writeError(m.ID, e)
 		return
 	}
@@ -292,7 +289,7 @@ func (s *session) serveRequest(m *inMsg) {
 		s.startRequest(m, rm, f.redacting(f.getPrompt))
 	case "resources/read":
 		s.startRequest(m, rm, f.redacting(func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-			return f.readResource(ctx, params, stateless)
+			return f.readResource(ctx, params, rm.era)
 		}))
 	case "tasks/get", "tasks/result", "tasks/cancel", "tasks/list", methodTasksUpdate:
 		s.startRequest(m, rm, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
@@ -300,7 +297,7 @@ func (s *session) serveRequest(m *inMsg) {
 		})
 	case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
 		s.startRequest(m, rm, func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-			return f.list(ctx, method, params, stateless)
+			return f.list(ctx, method, params, rm.era)
 		})
 	default:
 		s.writeError(m.ID, errMethodNotFound(method))
@@ -319,7 +316,7 @@ func (s *session) flushBackends() {
 // claim records a request in flight. A request id already in flight is
 // answered with -32600 and not claimed: the call in flight keeps its id
 // and its entry.
-func (s *session) claim(m *inMsg, rm *reqMeta) (*call, bool) {
+func (s *session) claim(m *inMsg, rm reqMeta) (*call, bool) {
 	id := m.ID
 	s.mu.Lock()
 	if _, dup := s.calls[string(id)]; dup || s.done {
@@ -329,18 +326,15 @@ func (s *session) claim(m *inMsg, rm *reqMeta) (*call, bool) {
 		}
 		return nil, false
 	}
-	c := &call{id: id, method: m.Method, name: m.name, span: s.pending}
+	c := &call{id: id, method: m.Method, name: m.name, span: s.pending, era: rm.era, caps: rm.caps}
 	s.pending = nil
-	if rm != nil {
-		c.stateless, c.caps = true, rm.caps
-	}
 	s.calls[string(id)] = c
 	s.mu.Unlock()
 	return c, true
 }
 
 // answer answers a request at once with result (no call in flight).
-func (s *session) answer(m *inMsg, rm *reqMeta, result json.RawMessage) {
+func (s *session) answer(m *inMsg, rm reqMeta, result json.RawMessage) {
 	c, ok := s.claim(m, rm)
 	if ok {
 		s.respond(c, result, nil)
@@ -353,7 +347,7 @@ func (s *session) answer(m *inMsg, rm *reqMeta, result json.RawMessage) {
 // backend's writes never block, see backends.Manager.StartToolCall).
 // Anything that may wait — the answer and meta tools, a name not in the
 // tables yet (the backends may still be starting) — runs in a goroutine.
-func (s *session) startToolCall(m *inMsg, rm *reqMeta) {
+func (s *session) startToolCall(m *inMsg, rm reqMeta) {
 	c, ok := s.claim(m, rm)
 	if !ok {
 		return
@@ -369,7 +363,7 @@ func (s *session) startToolCall(m *inMsg, rm *reqMeta) {
 		c.token = bytes.Clone(token)
 		s.mu.Unlock()
 	}
-	if c.stateless {
+	if c.era == wire.PerRequestEra {
 		hold, state, err := s.retryState(c, m.param("requestState"))
 		switch {
 		case err != nil:
@@ -384,8 +378,8 @@ func (s *session) startToolCall(m *inMsg, rm *reqMeta) {
 			tc.extra, _ = wire.SetMember(tc.extra, "requestState", state)
 		}
 	}
-	tc.caps, tc.id, tc.span = c.caps, c.id, c.span
-	if c.stateless {
+	tc.era, tc.caps, tc.id, tc.span = c.era, c.caps, c.id, c.span
+	if c.era == wire.PerRequestEra {
 		// 2026-07-28 has no task-augmented calls: a server decides
 		// whether a call becomes a task (the tasks extension, tasks.go).
 		// A client's leftover params.task is not passed on, so that a
@@ -401,7 +395,7 @@ func (s *session) startToolCall(m *inMsg, rm *reqMeta) {
 		}
 		name := tc.name // the closure keeps the name only, not the whole toolCall
 		cancel := f.startBackend(name, r, tc, progress, func(raw json.RawMessage, err error) {
-			if err == nil && !c.stateless && backends.InputRequired(raw) {
+			if err == nil && c.era == wire.HandshakeEra && backends.InputRequired(raw) {
 				s.fulfillCall(c, name, record, r, tc, progress, bytes.Clone(raw))
 				return
 			}
@@ -425,13 +419,13 @@ func (s *session) startToolCall(m *inMsg, rm *reqMeta) {
 
 // startRequest serves a request other than tools/call in a goroutine of
 // its own: it may wait (for backends, for the client).
-func (s *session) startRequest(m *inMsg, rm *reqMeta, serve func(context.Context, json.RawMessage) (json.RawMessage, error)) {
+func (s *session) startRequest(m *inMsg, rm reqMeta, serve func(context.Context, json.RawMessage) (json.RawMessage, error)) {
 	c, ok := s.claim(m, rm)
 	if !ok {
 		return
 	}
 	params := m.Params
-	if c.stateless && holdable(m.Method) {
+	if c.era == wire.PerRequestEra && holdable(m.Method) {
 		hold, state, err := s.retryState(c, m.param("requestState"))
 		switch {
 		case err != nil:
@@ -498,12 +492,12 @@ func (s *session) callContext(c *call) (context.Context, backends.CancelFunc) {
 	}
 }
 
-// callerFor says who call c serves: a client of the stateless era by the
+// callerFor says who call c serves: a client of the per-request era by the
 // capabilities it declared, one of the handshake era by how to ask it for
 // input (on the call's own stream).
 func (s *session) callerFor(c *call) caller {
-	if c.stateless {
-		return caller{caps: c.caps}
+	if c.era == wire.PerRequestEra {
+		return caller{era: c.era, caps: c.caps}
 	}
 	return caller{ask: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 		if !s.f.supports(method) {
@@ -638,9 +632,9 @@ func (s *session) callTo(server string) *call {
 // c, or, once c is held (hold.go), for the client request that stands for
 // the held call now. c's own request may have been answered input_required
 // by then, and a progress for it would be for a request that has ended.
-// Only a call of the stateless era is ever held.
+// Only a call of the per-request era is ever held.
 func (s *session) progress(c *call, p *mcp.ProgressNotificationParams) {
-	if c.stateless {
+	if c.era == wire.PerRequestEra {
 		if h := s.heldBy(c); h != nil {
 			h.progress(p)
 			return
@@ -777,7 +771,7 @@ func (s *session) respond(c *call, result json.RawMessage, rpcErr *jsonrpc.Error
 	if rpcErr != nil {
 		err = s.s.send(c.id, appendError(nil, c.id, rpcErr), true, false)
 	} else {
-		err = s.writeResult(c.id, s.f.result(result, c.stateless), false)
+		err = s.writeResult(c.id, s.f.result(result, c.era), false)
 	}
 	if err != nil {
 		s.log.Debug("write response", "id", string(c.id), "err", err)
@@ -797,7 +791,7 @@ func (s *session) respondBuffered(c *call, result json.RawMessage) {
 		_ = s.s.send(c.id, nil, true, true)
 		return
 	}
-	if err := s.writeResult(c.id, s.f.result(result, c.stateless), true); err != nil {
+	if err := s.writeResult(c.id, s.f.result(result, c.era), true); err != nil {
 		s.log.Debug("write response", "id", string(c.id), "err", err)
 	}
 }

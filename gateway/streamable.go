@@ -33,8 +33,8 @@ import (
 
 // httpSession is one Streamable HTTP session as a client stream.
 type httpSession struct {
-	id    string         // Mcp-Session-Id; "" when stateless
-	store mcp.EventStore // nil: streams cannot be resumed (stateless)
+	id    string         // Mcp-Session-Id; "" when sessionless
+	store mcp.EventStore // nil: streams cannot be resumed (sessionless)
 	in    chan inMsg     // POSTed messages, decoded, to the session's reader
 	done  chan struct{}  // closed by Close
 	stop  func()         // ends the gateway session serving it
@@ -42,7 +42,7 @@ type httpSession struct {
 	out   *outBudget // the byte budget of the session's stream queues
 	log   *slog.Logger
 	// errorStatus: a lone call answered with an error sets the HTTP status
-	// (stateless era, errorStatus).
+	// (per-request era, errorStatus).
 	errorStatus bool
 	// front is the session's front once started: each request to the
 	// session must come from its principal (servedTo).
@@ -79,13 +79,13 @@ type sseStream struct {
 
 // httpSessionOptions configure an httpSession.
 type httpSessionOptions struct {
-	ID          string         // "" when stateless
+	ID          string         // "" when sessionless
 	Store       mcp.EventStore // nil: streams cannot be resumed
 	Stop        func()         // ends the gateway session serving it
 	BufferBytes int64          // the budget of its outgoing queues
 	Logger      *slog.Logger
 	// ErrorStatus: a lone call answered with an error sets the HTTP status
-	// of the answer (a POST of the stateless era, headers.go's errorStatus).
+	// of the answer (a POST of the per-request era, headers.go's errorStatus).
 	ErrorStatus bool
 }
 
@@ -184,7 +184,7 @@ func (h *httpSession) WriteFor(id json.RawMessage, key string, msg []byte, final
 	}
 	h.mu.Unlock()
 	if st == nil || h.closed() {
-		return nil // stateless: nothing outside a request can reach the client
+		return nil // sessionless: nothing outside a request can reach the client
 	}
 	complete, err := st.event(h, key, msg, ok && final)
 	if complete {

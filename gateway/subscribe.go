@@ -138,7 +138,7 @@ func (g *Gateway) backendNotification(server, method string, params json.RawMess
 			for _, l := range f.listensOf(p.URI) {
 				l.send(method, compact)
 			}
-			return f.subscribed(p.URI) && !f.isStateless()
+			return f.subscribed(p.URI) && !f.isSessionless()
 		})
 	}
 }

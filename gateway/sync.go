@@ -141,7 +141,7 @@ func (t *toolTable) findIndex(instructions func() map[string]string) *toolIndex 
 // tools, then each backend's tools, backends in configuration order and
 // each backend's tools in its own order. The table is read only: it is
 // computed again only when a backend's tools or the prefixes changed, so
-// that a session (a stateless HTTP request is one) costs one pass over the
+// that a session (a sessionless HTTP request is one) costs one pass over the
 // tools, not a rewrite of every definition or a new find_tools index.
 func (g *Gateway) toolRoutes(n namer) *toolTable {
 	var tools []backends.Tool

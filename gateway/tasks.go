@@ -25,7 +25,7 @@ import (
 // backend answers an unknown one, and tasks/list, which asks every backend
 // that declared tasks.list and lists their tasks together in one page,
 // leaves out the others. A backend's notifications/tasks/status goes only
-// to the session that created its task. A stateless HTTP request has no
+// to the session that created its task. A sessionless HTTP request has no
 // session to own anything, so it sees every task the gateway recorded.
 // tasks/result waits for the task to end, so it is not bounded by the
 // server's call timeout.
@@ -45,8 +45,8 @@ const (
 
 // taskOwners maps task ids to the backends that own them. Each session has
 // one for the tasks it created; the gateway has one more, filled only by
-// stateless HTTP requests, where every request is a session of its own (so
-// it ends with the stateless mode's own traffic, not with every session's).
+// sessionless HTTP requests, where every request is a session of its own (so
+// it ends with the sessionless mode's own traffic, not with every session's).
 // A task the owner no longer knows (-32602) is forgotten.
 type taskOwners struct {
 	mu    sync.Mutex
@@ -212,33 +212,33 @@ func (f *front) recordTaskObject(server string, task json.RawMessage) {
 	}
 	st := stateOf(task)
 	f.tasks.record(id, server, "", st)
-	if f.stateless {
+	if f.sessionless {
 		f.g.tasks.record(id, server, f.callerIdentity(), st)
 	}
 }
 
-// updateTask updates what this session (and, for a stateless request, the
+// updateTask updates what this session (and, for a sessionless request, the
 // gateway) knows of a task it reached.
 func (f *front) updateTask(id, server string, st taskState) {
 	f.tasks.update(id, server, st)
-	if f.stateless {
+	if f.sessionless {
 		f.g.tasks.update(id, server, st)
 	}
 }
 
 // taskServer returns the backend that owns a task this session may reach:
-// one it created, or, for a stateless request, any the gateway recorded
+// one it created, or, for a sessionless request, any the gateway recorded
 // for its caller (another caller's is not found, as a session's is).
 func (f *front) taskServer(id string) (string, bool) {
 	server, ok := f.tasks.lookup(id, "")
-	if !ok && f.stateless {
+	if !ok && f.sessionless {
 		return f.g.tasks.lookup(id, f.callerIdentity())
 	}
 	return server, ok
 }
 
 // ownsTask reports whether this session created server's task id, or, for
-// a stateless request, its caller did.
+// a sessionless request, its caller did.
 func (f *front) ownsTask(id, server string) bool {
 	owner, ok := f.taskServer(id)
 	return ok && owner == server
@@ -247,18 +247,19 @@ func (f *front) ownsTask(id, server string) bool {
 // task serves the tasks of either era: for a request of the handshake era
 // 2025-11-25's tasks/get, tasks/result, tasks/cancel and tasks/list, the
 // task found in this session's table (taskServer); for one of the
-// stateless era the tasks extension's tasks/get, tasks/update and
+// per-request era the tasks extension's tasks/get, tasks/update and
 // tasks/cancel, the task found by its sealed id (taskids.go), with the
 // request's capabilities, which must declare the extension (-32021). The
 // request goes to the owner with the backend's own id, and its answer
 // comes back as the owner wrote it, but for the id: a task is known to the
 // client by the id it was given.
-func (f *front) task(ctx context.Context, method string, params json.RawMessage, rm *reqMeta) (json.RawMessage, error) {
+func (f *front) task(ctx context.Context, method string, params json.RawMessage, rm reqMeta) (json.RawMessage, error) {
 	b := f.g.opts.Backends
 	if method == "tasks/list" {
 		return f.listTasks(ctx, params)
 	}
-	if rm != nil && !declaresTasks(rm.caps) {
+	perRequest := rm.era == wire.PerRequestEra
+	if perRequest && !declaresTasks(rm.caps) {
 		return nil, errNoTasksExtension
 	}
 	if err := checkParams(params); err != nil {
@@ -270,7 +271,7 @@ func (f *front) task(ctx context.Context, method string, params json.RawMessage,
 	}
 	var server, own string
 	opts := backends.CallOptions{Unbounded: method == "tasks/result", ClientCaps: f.backendCaps(nil)}
-	if rm != nil {
+	if perRequest {
 		ref, err := f.taskOf(id)
 		if err != nil {
 			return nil, err
@@ -288,20 +289,20 @@ func (f *front) task(ctx context.Context, method string, params json.RawMessage,
 	}
 	raw, err := b.Request(ctx, server, method, params, opts)
 	if err != nil {
-		if re := (*backends.RPCError)(nil); rm == nil && errors.As(err, &re) && re.Code == jsonrpc.CodeInvalidParams {
+		if re := (*backends.RPCError)(nil); !perRequest && errors.As(err, &re) && re.Code == jsonrpc.CodeInvalidParams {
 			f.g.tasks.forget(id, server) // expired, or never the backend's
 			f.tasks.forget(id, server)
 		}
 		return nil, rpcError(err, "", "", f.g.opts.Config.Server.Debug)
 	}
 	if (method == "tasks/result" || method == "tasks/get") && f.g.redacts() {
-		// A task's result is a tool's (tasks/get of the stateless era
+		// A task's result is a tool's (tasks/get of the per-request era
 		// carries it too), masked before the gateway's own members (the
 		// sealed id) are set.
 		raw, _ = safetext.MaskShapes(raw)
 	}
 	switch {
-	case rm != nil:
+	case perRequest:
 		if method == "tasks/get" {
 			if out, err := wire.SetMember(raw, "taskId", jsonString(id)); err == nil {
 				raw = out
@@ -315,7 +316,7 @@ func (f *front) task(ctx context.Context, method string, params json.RawMessage,
 	return raw, nil
 }
 
-// errNoTasksExtension answers a task request of the stateless era whose
+// errNoTasksExtension answers a task request of the per-request era whose
 // capabilities do not declare the extension, as the extension says.
 var errNoTasksExtension = &jsonrpc.Error{
 	Code:    codeMissingClientCap,
@@ -330,7 +331,7 @@ func declaresTasks(caps json.RawMessage) bool {
 }
 
 // createdTask returns a backend's answer to a tools/call of a client of
-// the stateless era with the id of the task it created, if it created one
+// the per-request era with the id of the task it created, if it created one
 // (resultType "task"), sealed (taskids.go); any other answer as it is.
 func (f *front) createdTask(server string, raw json.RawMessage) json.RawMessage {
 	if rt, _ := wire.Unquote(wire.Member(raw, "resultType")); rt != "task" {

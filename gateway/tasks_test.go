@@ -73,7 +73,7 @@ func TestTaskOwnersLimit(t *testing.T) {
 func TestHTTPStatelessTasksBounded(t *testing.T) {
 	gw, _ := newGateway(t, nil, testServer("tb", "-tasks"))
 	gw.tasks.limit = 20
-	front := gw.NewHTTPFront(HTTPOptions{Stateless: true})
+	front := gw.NewHTTPFront(HTTPOptions{Sessionless: true})
 	srv := httptest.NewServer(http.HandlerFunc(front.serveMCP))
 	defer srv.Close()
 	defer front.Close()

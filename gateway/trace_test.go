@@ -22,7 +22,7 @@ func TestSpansBoundAndMask(t *testing.T) {
 	cfg := config.Defaults()
 	cfg.Gateway.AnswerTools = false
 	g := New(Options{Config: cfg, Tracer: tp.Tracer("test")})
-	front := g.NewHTTPFront(HTTPOptions{Stateless: true})
+	front := g.NewHTTPFront(HTTPOptions{Sessionless: true})
 	t.Cleanup(front.Close)
 
 	const secret = "s3cr3tVALUE9f8e7d6c5b4a"

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 )
 
@@ -112,8 +113,8 @@ func (f *front) confirm(ctx context.Context, name string, r toolRoute, tc toolCa
 	}
 	// A client of 2026-07-28 is asked by an input_required answer to its
 	// call (hold.go), one of the handshake era by a request.
-	stateless := c != nil && c.stateless
-	if c == nil || stateless && !declares(c.caps, "elicitation/create") || !stateless && !f.supports("elicitation/create") {
+	perRequest := c != nil && c.era == wire.PerRequestEra
+	if c == nil || perRequest && !declares(c.caps, "elicitation/create") || !perRequest && !f.supports("elicitation/create") {
 		return refuse("unconfirmed", fmt.Sprintf("%s is marked destructive and gateway.confirm is destructive, but this client cannot ask you to confirm it (it does not support elicitation); call it from a client that does, or with `mcp-gateway call`", name))
 	}
 	args, _ := safetext.MaskShapes(bytes.TrimSpace(tc.args))
@@ -136,7 +137,7 @@ func (f *front) confirm(ctx context.Context, name string, r toolRoute, tc toolCa
 	})
 	var raw json.RawMessage
 	var err error
-	if stateless {
+	if perRequest {
 		raw, err = s.ask(ctx, c, r.server, "elicitation/create", params)
 	} else {
 		raw, err = s.request(ctx, tc.id, "elicitation/create", params)

@@ -19,12 +19,9 @@ import (
 // request belongs to is decided per request, as the 2026-07-28 revision
 // says: by its _meta.
 
-// statelessVersion is the first revision without the handshake.
-const statelessVersion = "2026-07-28"
-
 // servedVersions are the protocol versions the gateway serves: every
 // revision go-sdk knows, oldest first. Computed once (every request of the
-// stateless era checks its version against them); callers must not modify
+// per-request era checks its version against them); callers must not modify
 // the slice.
 var servedVersions = sync.OnceValue(func() []string {
 	v := slices.Clone(mcp.SupportedProtocolVersions())
@@ -34,7 +31,7 @@ var servedVersions = sync.OnceValue(func() []string {
 
 // handshakeVersions are the served versions that start with initialize.
 var handshakeVersions = sync.OnceValue(func() []string {
-	return slices.DeleteFunc(slices.Clone(servedVersions()), func(v string) bool { return v >= statelessVersion })
+	return slices.DeleteFunc(slices.Clone(servedVersions()), func(v string) bool { return wire.EraOf(v) == wire.PerRequestEra })
 })
 
 // negotiate picks the version initialize answers with: the client's, if
@@ -65,8 +62,10 @@ const (
 	codeUnsupportedVersion = mcp.CodeUnsupportedProtocolVersion
 )
 
-// reqMeta is what a request of the stateless era says about its client.
+// reqMeta is a request's era and, for one of the per-request era, what its
+// _meta says about its client (the zero reqMeta: the handshake era).
 type reqMeta struct {
+	era     wire.Era
 	version string
 	// caps is the clientCapabilities object, compacted once here: every
 	// backend request made for the call carries it as it is.
@@ -75,36 +74,35 @@ type reqMeta struct {
 	logLevel string // io.modelcontextprotocol/logLevel, if given
 }
 
-// stateless reads the _meta of a request: ok is false for a request of the
-// handshake era (no protocol version of 2026-07-28 or later in _meta), and
-// err is set for one of the stateless era whose _meta is incomplete
-// (-32602) or names a version the gateway does not serve (-32022, with the
-// versions it does).
-func (in *inMsg) stateless() (m reqMeta, ok bool, err *jsonrpc.Error) {
+// eraMeta reads the era of a request and, for one of the per-request era
+// (a protocol version of 2026-07-28 or later in _meta), its _meta; err is
+// set for one whose _meta is incomplete (-32602) or names a version the
+// gateway does not serve (-32022, with the versions it does).
+func (in *inMsg) eraMeta() (m reqMeta, err *jsonrpc.Error) {
 	v := in.version
-	if v < statelessVersion {
-		return m, false, nil
+	if wire.EraOf(v) == wire.HandshakeEra {
+		return m, nil
 	}
-	m.version = v
+	m.era, m.version = wire.PerRequestEra, v
 	if !slices.Contains(servedVersions(), v) {
-		return m, true, errUnsupportedVersion(v)
+		return m, errUnsupportedVersion(v)
 	}
 	caps := bytes.TrimSpace(wire.Member(in.meta, metaClientCaps))
 	if len(caps) > 0 && caps[0] == '{' {
 		m.caps, _ = wire.Compact(caps) // valid JSON: the message was
 	}
 	if m.caps == nil {
-		return m, true, errInvalidParams(`missing or invalid _meta field "` + metaClientCaps + `"`)
+		return m, errInvalidParams(`missing or invalid _meta field "` + metaClientCaps + `"`)
 	}
 	if info := wire.Member(in.meta, metaClientInfo); info != nil {
 		var impl mcp.Implementation
 		if err := json.Unmarshal(info, &impl); err != nil {
-			return m, true, errInvalidParams(`invalid _meta field "` + metaClientInfo + `"`)
+			return m, errInvalidParams(`invalid _meta field "` + metaClientInfo + `"`)
 		}
 		m.client = impl.Name
 	}
 	m.logLevel, _ = wire.Unquote(wire.Member(in.meta, metaLogLevel))
-	return m, true, nil
+	return m, nil
 }
 
 // errUnsupportedVersion answers a request of a version the gateway does

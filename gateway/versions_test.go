@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
+
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 )
 
 func TestDropNewerFields(t *testing.T) {
@@ -24,10 +26,10 @@ func TestDropNewerFields(t *testing.T) {
 
 func TestVersions(t *testing.T) {
 	v, old := servedVersions(), handshakeVersions()
-	if !slices.Contains(v, statelessVersion) || !slices.Contains(v, "2025-11-25") || !slices.IsSorted(v) {
+	if !slices.Contains(v, wire.PerRequestVersion) || !slices.Contains(v, "2025-11-25") || !slices.IsSorted(v) {
 		t.Errorf("servedVersions() = %v", v)
 	}
-	if slices.Contains(old, statelessVersion) || len(old) != len(v)-1 {
+	if slices.Contains(old, wire.PerRequestVersion) || len(old) != len(v)-1 {
 		t.Errorf("handshakeVersions() = %v", old)
 	}
 	for in, want := range map[string]string{"2025-06-18": "2025-06-18", "2026-07-28": "2025-11-25", "2099-01-01": "2025-11-25", "": "2025-11-25", "x": "2025-11-25"} {
@@ -37,38 +39,38 @@ func TestVersions(t *testing.T) {
 	}
 }
 
-// A request's _meta decides its era; one of the stateless era must say the
-// client's capabilities, and name a version the gateway serves.
-func TestStatelessMeta(t *testing.T) {
+// A request's _meta decides its era; one of the per-request era must say
+// the client's capabilities, and name a version the gateway serves.
+func TestEraMeta(t *testing.T) {
 	const caps = `"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}`
 	for _, c := range []struct {
-		params    string
-		stateless bool
-		code      int64
+		params string
+		era    wire.Era
+		code   int64
 	}{
-		{`{}`, false, 0},
-		{`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}`, false, 0},
-		{`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` + caps + `}}`, true, 0},
-		{`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, true, -32602},
-		{`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":[]}}`, true, -32602},
-		{`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` + caps + `,"io.modelcontextprotocol/clientInfo":7}}`, true, -32602},
-		{`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01",` + caps + `}}`, true, -32022},
-		{`{"_meta":{"io.modelcontextprotocol/protocolVersion":"v999.0.0",` + caps + `}}`, true, -32022},
+		{`{}`, wire.HandshakeEra, 0},
+		{`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}`, wire.HandshakeEra, 0},
+		{`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` + caps + `}}`, wire.PerRequestEra, 0},
+		{`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, wire.PerRequestEra, -32602},
+		{`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":[]}}`, wire.PerRequestEra, -32602},
+		{`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` + caps + `,"io.modelcontextprotocol/clientInfo":7}}`, wire.PerRequestEra, -32602},
+		{`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01",` + caps + `}}`, wire.PerRequestEra, -32022},
+		{`{"_meta":{"io.modelcontextprotocol/protocolVersion":"v999.0.0",` + caps + `}}`, wire.PerRequestEra, -32022},
 	} {
 		in := readMsg([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":` + c.params + `}`))
-		m, stateless, err := in.stateless()
+		m, err := in.eraMeta()
 		var code int64
 		if err != nil {
 			code = err.Code
 		}
-		if stateless != c.stateless || code != c.code {
-			t.Errorf("stateless(%s) = %+v, %v, %v; want stateless %v, code %d", c.params, m, stateless, err, c.stateless, c.code)
+		if m.era != c.era || code != c.code {
+			t.Errorf("eraMeta(%s) = %+v, %v; want era %v, code %d", c.params, m, err, c.era, c.code)
 		}
 	}
 	// The capabilities are compacted once, here: every request made of a
 	// backend for the call carries them as they are, on one line.
 	in := readMsg([]byte("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\n\"io.modelcontextprotocol/clientCapabilities\": {\n  \"sampling\": {},\n  \"roots\": {\"listChanged\": true}\n}}}}"))
-	if m, _, err := in.stateless(); err != nil || string(m.caps) != `{"sampling":{},"roots":{"listChanged":true}}` {
+	if m, err := in.eraMeta(); err != nil || string(m.caps) != `{"sampling":{},"roots":{"listChanged":true}}` {
 		t.Errorf("capabilities %s, %v; want them compacted", m.caps, err)
 	}
 }

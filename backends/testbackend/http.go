@@ -11,7 +11,7 @@ import (
 	"sync"
 )
 
-// -http ADDR: the server on stateless Streamable HTTP of 2026-07-28, the
+// -http ADDR: the server on Streamable HTTP of 2026-07-28 (no session), the
 // way a remote backend of that revision is reached: every POST /mcp is one
 // message, and a request's response is the POST's answer, as JSON (HTTP
 // 404 for -32601, 400 for -32602, -32020, -32021 and -32022). The same

@@ -39,7 +39,7 @@
 //	                      confirm_delete, multi_input, test_tool_with_task)
 //	-task-ids seq         with -tasks-ext: task ids task-1, task-2, ...
 //	                      (guessable) instead of random ones
-//	-http ADDR            serve stateless Streamable HTTP of 2026-07-28 on
+//	-http ADDR            serve Streamable HTTP of 2026-07-28 (no session) on
 //	                      ADDR (POST /mcp) instead of stdin/stdout (http.go)
 //	-prompts              declare prompts; one prompt "greet"
 //	-resources            declare resources; resource test://r1, template test://t/{id}
@@ -262,7 +262,7 @@ func main() {
 	tasks := fs.Bool("tasks", false, "declare tasks")
 	tasksExt := fs.Bool("tasks-ext", false, "the tasks extension of 2026-07-28")
 	taskIDs := fs.String("task-ids", "random", "with -tasks-ext: random or seq")
-	httpAddr := fs.String("http", "", "serve stateless Streamable HTTP on this address")
+	httpAddr := fs.String("http", "", "serve Streamable HTTP of 2026-07-28 (no session) on this address")
 	prompts := fs.Bool("prompts", false, "declare prompts")
 	resources := fs.Bool("resources", false, "declare resources")
 	asks := fs.Bool("asks", false, "a prompt and a resource that ask the client first")

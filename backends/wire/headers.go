@@ -12,7 +12,7 @@ import (
 	"strings"
 )
 
-// Over Streamable HTTP, a request of the stateless era (2026-07-28) says
+// Over Streamable HTTP, a request of the per-request era (2026-07-28) says
 // in headers what its body says, so that proxies and load balancers can
 // route it without reading the body: its version (Mcp-Protocol-Version),
 // its method (Mcp-Method), the tool, prompt or resource it names
@@ -141,13 +141,13 @@ func ArgumentAt(args json.RawMessage, path []string) (json.RawMessage, bool) {
 }
 
 // SetStandardHeaders puts on h the standard headers of m, a request of the
-// stateless era: its version (from its _meta), method, name, and the
+// per-request era: its version (from its _meta), method, name, and the
 // Mcp-Param headers its tool's input schema asks for (bindings, if not nil,
 // gives a tool's HeaderBindings). It reports whether m is of that era; a
 // request of the handshake era gets nothing.
 func SetStandardHeaders(h http.Header, m *Message, bindings func(tool string) []HeaderBinding) bool {
 	version, _ := Unquote(Member(Member(m.Params, "_meta"), "io.modelcontextprotocol/protocolVersion"))
-	if version < "2026-07-28" {
+	if EraOf(version) != PerRequestEra {
 		return false
 	}
 	h.Set(HeaderVersion, version)

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -90,7 +91,7 @@ func run(ctx context.Context, name, serverURL, contextJSON string) error {
 	m.SetHooks(backends.Hooks{Request: answer})
 	defer m.Close()
 	m.Start(ctx)
-	m.SetClientCapabilities(json.RawMessage(`{"roots":{},"elicitation":{}}`), true)
+	m.SetClientCapabilities(json.RawMessage(`{"roots":{},"elicitation":{}}`), wire.PerRequestEra)
 	m.WaitServer(ctx, server)
 	if st := m.Status()[0]; st.State != backends.Ready {
 		return fmt.Errorf("connect: %s: %s", st.State, st.Error)

@@ -94,7 +94,7 @@ func (s *session) ask(ctx context.Context, method string, params json.RawMessage
 }
 
 // answer answers a server's request to the client — of the handshake era
-// (backends.Hooks.Request) or an input request of the stateless era —
+// (backends.Hooks.Request) or an input request of the per-request era —
 // as the everything-client does: it accepts every elicitation, with the
 // default of each field that has one (as go-sdk's client fills them in)
 // and yes to a yes-or-no field without one (the scenarios ask for a

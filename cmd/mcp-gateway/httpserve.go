@@ -55,7 +55,7 @@ func (a *app) serveHTTP(ctx context.Context) error {
 		}
 	})
 	ln = limited
-	front := a.gw.NewHTTPFront(gateway.HTTPOptions{Stateless: hc.Stateless, IdleTimeout: a.cfg.SessionIdleTimeout(),
+	front := a.gw.NewHTTPFront(gateway.HTTPOptions{Sessionless: hc.Stateless, IdleTimeout: a.cfg.SessionIdleTimeout(),
 		SessionBufferBytes: int64(hc.SessionBufferBytes), MaxSessions: hc.MaxSessions, MaxSessionsPerIdentity: hc.MaxSessionsPerIdentity,
 		MaxStreams: hc.MaxStreams})
 	metrics := a.metrics

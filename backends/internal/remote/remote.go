@@ -51,7 +51,7 @@ type Transport struct {
 	endpoint  string                        // where messages are POSTed: the URL, or the SSE endpoint
 	sse       bool                          // legacy HTTP+SSE
 	initID    string                        // the raw id of the initialize request
-	stateless bool                          // requests of 2026-07-28 were sent: no session
+	era       wire.Era                      // PerRequestEra once requests of 2026-07-28 were sent: no session
 	listening bool                          // the standalone GET stream was started
 	calls     map[string]context.CancelFunc // requests being posted, by raw id
 	queue     [][]byte
@@ -256,7 +256,7 @@ func (r *Transport) sendLoop() {
 				}
 				// In 2026-07-28 a request is cancelled by ending its HTTP
 				// request: there is no session to post the notification to.
-				if m.Method != "notifications/cancelled" || !r.isStateless() {
+				if m.Method != "notifications/cancelled" || r.protocolEra() != wire.PerRequestEra {
 					r.post(r.ctx, msg, nil, m.Method, nil)
 				}
 				if m.Method == "notifications/cancelled" {
@@ -268,7 +268,7 @@ func (r *Transport) sendLoop() {
 			if h := (http.Header{}); wire.SetStandardHeaders(h, &m, r.opts.ToolHeaders) {
 				hdr = h
 				r.mu.Lock()
-				r.stateless = true
+				r.era = wire.PerRequestEra
 				r.mu.Unlock()
 			}
 			if m.Method == "initialize" {
@@ -552,10 +552,12 @@ func (r *Transport) isSSE() bool {
 	return r.sse
 }
 
-func (r *Transport) isStateless() bool {
+// protocolEra returns the era of the requests sent so far: the
+// per-request era once one of its requests was.
+func (r *Transport) protocolEra() wire.Era {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.stateless
+	return r.era
 }
 
 func (r *Transport) session() string {

@@ -3,7 +3,7 @@
 // backend wrote), progress, cancellation both ways, per-call timeouts, the
 // backend's own requests, and a write side that never blocks its caller
 // (connwrite.go). It knows nothing of MCP's lifecycle: what a request
-// carries beyond its params (the _meta of the stateless era) comes from
+// carries beyond its params (the _meta of the per-request era) comes from
 // Hooks.Stamp, and the session that owns a Conn decides when it ends.
 package rpcconn
 
@@ -484,7 +484,7 @@ type CallOptions struct {
 	// call ends, never after; Token is the progress token the params carry.
 	Progress func(*mcp.ProgressNotificationParams)
 	Token    string
-	// Caps are handed to Hooks.Stamp: for a backend of the stateless era,
+	// Caps are handed to Hooks.Stamp: for a backend of the per-request era,
 	// the capabilities of the client the call is for (nil: the session's).
 	Caps json.RawMessage
 }
