@@ -230,7 +230,7 @@ type CallOptions struct {
 	// Unbounded lifts the server's call timeout (tasks/result, which waits
 	// for a task to end).
 	Unbounded bool
-	// ClientCaps, for a backend of the stateless era, are the capabilities
+	// ClientCaps, for a backend of the per-request era, are the capabilities
 	// of the client the call is for (compact JSON; nil: the ones the
 	// backends are told, Manager.SetClientCapabilities).
 	ClientCaps json.RawMessage

@@ -70,11 +70,6 @@ type clientCaps struct {
 	caps json.RawMessage // the capabilities object declared to backends
 	at   time.Time       // when it was set
 	era  wire.Era        // the era the client speaks (era.go)
-	// stateless is era == wire.PerRequestEra.
-	//
-	// Deprecated: read era. Kept while supervise.go, which another change
-	// edits, still reads it.
-	stateless bool
 }
 
 // Declared returns the capabilities backends are told of a client of the
@@ -108,7 +103,7 @@ func (m *Manager) SetClientCapabilities(caps json.RawMessage, clientEra wire.Era
 	}
 	out := Declared(caps)
 	m.clientOnce.Do(func() {
-		m.client.Store(&clientCaps{caps: out, at: time.Now(), era: clientEra, stateless: clientEra == wire.PerRequestEra})
+		m.client.Store(&clientCaps{caps: out, at: time.Now(), era: clientEra})
 		close(m.clientSet)
 	})
 }

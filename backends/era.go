@@ -21,12 +21,6 @@ import (
 // initialize with 2025-11-25, as before; one that exited is not asked
 // again while the gateway runs.
 
-// StatelessVersion is the first revision of the per-request era.
-//
-// Deprecated: use wire.PerRequestVersion. Kept while supervise.go, which
-// another change edits, still names it.
-const StatelessVersion = wire.PerRequestVersion
-
 // The _meta keys of 2026-07-28 (go-sdk has the constants).
 const (
 	metaVersion = mcp.MetaKeyProtocolVersion
@@ -79,12 +73,6 @@ func (e *requestMeta) stamp(params, caps json.RawMessage, level string) json.Raw
 	return params
 }
 
-// era is requestMeta's former name.
-//
-// Deprecated: use requestMeta. Kept while supervise.go, which another
-// change edits, still names it.
-type era = requestMeta
-
 // offersPerRequest reports whether a server/discover result names the
 // revision of the per-request era the gateway speaks.
 func offersPerRequest(result json.RawMessage) bool {
@@ -93,9 +81,3 @@ func offersPerRequest(result json.RawMessage) bool {
 	}
 	return json.Unmarshal(result, &r) == nil && slices.Contains(r.SupportedVersions, wire.PerRequestVersion)
 }
-
-// offersStateless is offersPerRequest's former name.
-//
-// Deprecated: use offersPerRequest. Kept while supervise.go, which another
-// change edits, still names it.
-func offersStateless(result json.RawMessage) bool { return offersPerRequest(result) }

@@ -819,7 +819,7 @@ func (b *backend) asksDiscover() bool {
 		return true
 	}
 	c := b.m.client.Load()
-	return c != nil && c.stateless
+	return c != nil && c.era == wire.PerRequestEra
 }
 
 // discover asks a backend server/discover: ok reports whether the answer
@@ -829,7 +829,7 @@ func (b *backend) asksDiscover() bool {
 // Any other answer, or none in discoverTimeout, leaves initialize to it.
 func (b *backend) discover(ctx context.Context, c *conn) (sf *surface, ok bool, err error) {
 	info, _ := json.Marshal(b.m.clientInfo())
-	e := &era{version: json.RawMessage(`"` + StatelessVersion + `"`), caps: b.m.clientCaps(), info: info}
+	e := &requestMeta{version: json.RawMessage(`"` + wire.PerRequestVersion + `"`), caps: b.m.clientCaps(), info: info}
 	res, err := c.Call(ctx, "server/discover", e.stamp(nil, nil, ""), rpcconn.CallOptions{Timeout: discoverTimeout})
 	if refusedVersion(err) {
 		// The version was refused, yet the refusal names it among those
@@ -852,7 +852,7 @@ func (b *backend) discover(ctx context.Context, c *conn) (sf *surface, ok bool, 
 		return nil, true, b.startError("server/discover", err)
 	case ctx.Err() != nil:
 		return nil, true, b.startError("server/discover", ctx.Err())
-	case err != nil || !offersStateless(res):
+	case err != nil || !offersPerRequest(res):
 		return nil, false, nil
 	}
 	var dr struct {
@@ -881,7 +881,7 @@ func (b *backend) discover(ctx context.Context, c *conn) (sf *surface, ok bool, 
 		info2 = dr.ServerInfo
 	}
 	return &surface{
-		protocol:     StatelessVersion,
+		protocol:     wire.PerRequestVersion,
 		serverInfo:   info2,
 		caps:         caps,
 		capsRaw:      bytes.Clone(dr.Capabilities),
@@ -891,7 +891,7 @@ func (b *backend) discover(ctx context.Context, c *conn) (sf *surface, ok bool, 
 }
 
 // refusedVersion reports whether err refuses the version of a request of
-// the stateless era (-32022) while naming StatelessVersion among the
+// the per-request era (-32022) while naming wire.PerRequestVersion among the
 // versions the server supports.
 func refusedVersion(err error) bool {
 	var we *jsonrpc.Error
@@ -899,10 +899,10 @@ func refusedVersion(err error) bool {
 		return false
 	}
 	var data mcp.UnsupportedProtocolVersionData
-	return json.Unmarshal(we.Data, &data) == nil && slices.Contains(data.Supported, StatelessVersion)
+	return json.Unmarshal(we.Data, &data) == nil && slices.Contains(data.Supported, wire.PerRequestVersion)
 }
 
-// listen asks a backend of the stateless era for its list changes, on a
+// listen asks a backend of the per-request era for its list changes, on a
 // subscriptions/listen that lasts as long as the session: they arrive as
 // the handshake era's list_changed notifications would (onNotification).
 // A listen that ends while the session lasts — a remote server restarted,
