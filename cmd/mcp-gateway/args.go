@@ -35,6 +35,9 @@ Usage:
   mcp-gateway status [--config PATH] [--json] [--wait D] start every backend; state, start time, tools, errors
   mcp-gateway import --from CLIENT|PATH [--write PATH [--force] [--replace-client]] [--no-sandbox]
                                                          gateway YAML from a client's MCP servers (docs/clients.md)
+  mcp-gateway search [TEXT] [--json]                     servers in the MCP registry whose name holds TEXT (docs/registry.md)
+  mcp-gateway add NAME[@VERSION] [--remote | --package npm|pypi|oci] [--name N] [--env K=V] [--header K=V]
+                  [--var K=V] [--yes]                    add a registry server to the configuration (asks first)
   mcp-gateway login NAME [--config PATH]                 sign in to a remote server (OAuth, in the browser)
   mcp-gateway logout NAME [--config PATH]                forget the sign-in of a remote server
   mcp-gateway policy check --subject S [--group G] [--scope S] [--claim K=V] [--client-id C] [--issuer I] TOOL
@@ -349,7 +352,7 @@ func callerFlagList() string {
 // commands are the sub-commands; flagNames the flags, in their long form
 // (policy check's identity flags among them).
 var (
-	commands  = []string{"tools", "call", "status", "import", "login", "logout", "approve", "dashboard", "policy"}
+	commands  = []string{"tools", "call", "status", "import", "search", "add", "login", "logout", "approve", "dashboard", "policy"}
 	flagNames = func() []string {
 		names := []string{"--help", "--version", "--stdio", "--transport", "--listen", "--config", "--debug",
 			"--show-config", "--json", "--changes", "--digest", "--all", "--wait", "--from", "--write", "--force", "--replace-client", "--no-sandbox", "--profile"}
