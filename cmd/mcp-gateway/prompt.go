@@ -51,13 +51,14 @@ func (t *ttyPrompter) Secret(ctx context.Context, prompt string) (string, error)
 	if err != nil {
 		return "", err
 	}
-	// ReadPassword turns echo off and back on; Ctrl-C ends the wait
-	// while it reads, so the terminal is restored here too.
+	// Echo goes off here, before the read starts, and back on however
+	// the prompt ends: a Ctrl-C while the read waits leaves the terminal
+	// as it was.
 	defer term.Restore(fd, state)
-	s, err := t.read(ctx, func() (string, error) {
-		b, err := term.ReadPassword(fd)
-		return string(b), err
-	})
+	if err := noEcho(fd); err != nil {
+		return "", err
+	}
+	s, err := t.read(ctx, func() (string, error) { return readLine(t.in) })
 	fmt.Fprintln(t.w)
 	return s, err
 }
