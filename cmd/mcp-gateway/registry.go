@@ -51,9 +51,15 @@ type registrySetup struct {
 }
 
 func setupRegistry(inv *registryInvocation, e env) (*registrySetup, error) {
-	home, _ := os.UserHomeDir()
-	if h, ok := e.lookup("HOME"); ok && runtime.GOOS != "windows" && h != "" {
-		home = h
+	// The home directory as e's environment has it (os.UserHomeDir's
+	// variables), so that a test's run is its own.
+	homeVar := "HOME"
+	if runtime.GOOS == "windows" {
+		homeVar = "USERPROFILE"
+	}
+	home, _ := e.lookup(homeVar)
+	if home == "" {
+		home, _ = os.UserHomeDir()
 	}
 	path := inv.configPath
 	if path == "" {

@@ -189,6 +189,9 @@ func TestAddGolden(t *testing.T) {
 			}
 			got := must(os.ReadFile(cfg))
 			norm := strings.ReplaceAll(string(got), reg.URL, "REGISTRY")
+			// YAML quotes a Windows path ('C:\…'), not a Unix one: the
+			// same value either way.
+			norm = strings.ReplaceAll(norm, "'"+shared+"'", shared)
 			norm = strings.ReplaceAll(norm, shared, "SHARED")
 			golden := filepath.Join("testdata", "add", c.name+".yaml")
 			if os.Getenv("UPDATE_GOLDEN") != "" {
@@ -332,5 +335,41 @@ func TestSearch(t *testing.T) {
 	r = runInProc(t, dir, nil, nil, "search", "never-searched", "--config", cfg)
 	if r.code == 0 || !strings.Contains(r.stderr, "cannot be reached") {
 		t.Fatalf("search never cached, registry down: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestRegistryArgs: search's and add's command lines, and what is wrong
+// with a bad one.
+func TestRegistryArgs(t *testing.T) {
+	inv, err := parseRegistryArgs([]string{"--config", "c.yaml", "add", "io.github.x/y@1.2.3", "--env", "A=1=2", "--env=B=", "--header", "H=v", "--var", "v=w", "--package", "pypi", "--name", "n", "-y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv.command != "add" || inv.name != "io.github.x/y" || inv.version != "1.2.3" || inv.configPath != "c.yaml" || inv.via != "pypi" || inv.serverName != "n" || !inv.yes ||
+		inv.env["A"] != "1=2" || inv.env["B"] != "" || len(inv.env) != 2 || inv.headers["H"] != "v" || inv.vars["v"] != "w" {
+		t.Errorf("parsed: %+v", inv)
+	}
+	if !registryCommand([]string{"-c", "search", "search"}) || registryCommand([]string{"call", "add"}) || registryCommand([]string{"--config", "add", "tools"}) {
+		t.Error("registryCommand misreads which command a line is")
+	}
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"add"}, "add needs one server name"},
+		{[]string{"add", "a", "b"}, "add needs one server name"},
+		{[]string{"add", "@1.0"}, "add takes NAME[@VERSION]"},
+		{[]string{"add", "x", "--package", "cargo"}, "--package must be npm, pypi or oci"},
+		{[]string{"add", "x", "--remote", "--package", "npm"}, "give one"},
+		{[]string{"add", "x", "--env", "NOVALUE"}, "--env takes NAME=VALUE"},
+		{[]string{"add", "x", "--env"}, "--env needs NAME=VALUE"},
+		{[]string{"add", "x", "--json"}, "--json belongs to search"},
+		{[]string{"add", "x", "--yse"}, `unknown flag --yse; did you mean --yes?`},
+		{[]string{"search", "a", "b"}, "search takes one TEXT"},
+		{[]string{"search", "a", "--yes"}, "belong to add"},
+	} {
+		if _, err := parseRegistryArgs(bad.args); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: %v, want %q", bad.args, err, bad.want)
+		}
 	}
 }

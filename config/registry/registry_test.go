@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/mcp-gateway/mcp-gateway/backends/testutil" // under Wine, t.TempDir's cleanup works
 	"github.com/mcp-gateway/mcp-gateway/config/registry"
 	"github.com/mcp-gateway/mcp-gateway/config/registry/registrytest"
 )
