@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -115,7 +116,7 @@ func runRegistry(ctx context.Context, args []string, e env) int {
 }
 
 // offlineNote says on stderr that an answer came from the cache.
-func offlineNote(e env, url string, a registry.Answer) {
+func offlineNote(e env, a registry.Answer) {
 	if a.Offline {
 		fmt.Fprintf(e.stderr, "mcp-gateway: offline: %v; showing the registry's answer of %s\n", a.Cause, a.FetchedAt.Local().Format(time.DateTime))
 	}
@@ -128,7 +129,7 @@ func runSearch(ctx context.Context, inv *registryInvocation, setup *registrySetu
 	if err != nil {
 		return fail(exitFailure, "%v", err)
 	}
-	offlineNote(e, setup.client.BaseURL, ans)
+	offlineNote(e, ans)
 	if inv.json {
 		if err := writeJSON(e.stdout, map[string]any{"servers": list, "offline": ans.Offline}); err != nil {
 			return fail(exitFailure, "%v", err)
@@ -174,7 +175,7 @@ func runAdd(ctx context.Context, inv *registryInvocation, setup *registrySetup, 
 	if err != nil {
 		return fail(exitFailure, "%v", err)
 	}
-	offlineNote(e, setup.client.BaseURL, ans)
+	offlineNote(e, ans)
 	names := make([]string, 0, len(setup.cfg.Servers))
 	for _, s := range setup.cfg.Servers {
 		names = append(names, s.Name)
@@ -259,6 +260,11 @@ func runAdd(ctx context.Context, inv *registryInvocation, setup *registrySetup, 
 	}
 	if err := os.MkdirAll(filepath.Dir(setup.path), 0o700); err != nil {
 		return fail(exitFailure, "%v", err)
+	}
+	// The file may have been edited while add asked: the entry was made
+	// for what was read, and writing it would lose that edit.
+	if now, err := os.ReadFile(setup.path); (err == nil || !errors.Is(err, fs.ErrNotExist)) && !bytes.Equal(now, old) {
+		return fail(exitFailure, "%s changed while add ran; nothing written: run add again", setup.path)
 	}
 	if err := atomicfile.Replace(setup.path, data); err != nil {
 		return fail(exitFailure, "write %s: %v", setup.path, err)

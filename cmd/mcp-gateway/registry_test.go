@@ -32,9 +32,14 @@ type fakeTTY struct {
 	// interrupt, when it is in a prompt, makes that prompt end as Ctrl-C
 	// does.
 	interrupt string
+	// onAsk, when set, runs at each prompt first.
+	onAsk func(prompt string)
 }
 
 func (f *fakeTTY) answer(prompt string, hidden bool) (string, error) {
+	if f.onAsk != nil {
+		f.onAsk(prompt)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if hidden {
@@ -261,10 +266,25 @@ func TestAddBadInput(t *testing.T) {
 		{"interrupted-at-secret", reg.URL, []string{"add", "io.github.brave/brave-search-mcp-server"},
 			&fakeTTY{interrupt: "BRAVE_API_KEY"}, []string{"interrupted; nothing written"}},
 	}
+	edited := &fakeTTY{answers: [][2]string{{"local-timezone", ""}, {"Add it?", "y"}}}
+	cases = append(cases, struct {
+		name, url string
+		args      []string
+		tty       *fakeTTY
+		want      []string
+	}{"edited-while-asking", reg.URL, []string{"add", "io.github.modelcontextprotocol/time"}, edited, []string{"changed while add ran; nothing written"}})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			cfg := writeStart(t, dir, c.url)
+			if c.tty == edited {
+				// The user saves the file while add waits for the answer.
+				edited.onAsk = func(p string) {
+					if strings.HasPrefix(p, "Add it?") {
+						os.WriteFile(cfg, []byte(strings.Replace(startConfig, "REGISTRY", c.url, 1)+"# edited\n"), 0o600)
+					}
+				}
+			}
 			if c.name == "slow" {
 				before := string(must(os.ReadFile(cfg)))
 				os.WriteFile(cfg, []byte(strings.Replace(before, "registry: {url: "+c.url+"}", "registry: {url: "+c.url+", timeout_ms: 300}", 1)), 0o600)
@@ -283,6 +303,9 @@ func TestAddBadInput(t *testing.T) {
 				if !strings.Contains(r.stderr, w) {
 					t.Errorf("the error does not say %q:\n%s", w, r.stderr)
 				}
+			}
+			if c.tty == edited {
+				before = append(before, "# edited\n"...)
 			}
 			if after := must(os.ReadFile(cfg)); !bytes.Equal(after, before) {
 				t.Errorf("the configuration changed:\n%s", after)

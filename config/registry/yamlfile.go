@@ -19,6 +19,15 @@ import (
 // form, which keeps its comments but not its layout. A JSON file is not
 // rewritten as YAML: that is an error.
 func AddServer(data []byte, entry *yaml.Node) ([]byte, error) {
+	out, err := addServer(data, entry)
+	if err == nil && bytes.Contains(data, []byte("\r\n")) {
+		// A file with Windows line ends keeps them.
+		out = bytes.ReplaceAll(bytes.ReplaceAll(out, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n"))
+	}
+	return out, err
+}
+
+func addServer(data []byte, entry *yaml.Node) ([]byte, error) {
 	var doc yaml.Node
 	err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc)
 	if errors.Is(err, io.EOF) {

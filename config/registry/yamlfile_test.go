@@ -20,6 +20,7 @@ func TestAddServerForms(t *testing.T) {
 		{"block list at column 0", "servers:\n- name: a\n  command: a\n# trailing\nsearch: {}\n", "servers:\n- name: a\n  command: a\n# added\n- name: new\n"},
 		{"flow list", "# keep me\nservers: []   # none yet\n", "# keep me\nservers:"},
 		{"null", "servers:\n", "servers:\n  # added\n  - name: new"},
+		{"windows line ends", "servers:\r\n  - name: a\r\n    command: a\r\n", "    command: a\r\n  # added\r\n  - name: new\r\n    command: npx\r\n"},
 		{"mcpServers map", "mcpServers:\n  # the old one\n  a: {command: a}\n", "  # the old one\n  a: {command: a}\n  # added\n  new:\n    command: npx"},
 	}
 	for _, c := range cases {
