@@ -147,7 +147,11 @@ func runSearch(ctx context.Context, inv *registryInvocation, setup *registrySetu
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", oneLine(s.Name, 100), oneLine(s.Version, 30), strings.Join(runsAs(s), ", "), oneLine(s.Description, 70))
 	}
 	tw.Flush()
-	fmt.Fprintf(e.stdout, "\n%d servers; add one with: mcp-gateway add NAME[@VERSION]\n", len(list))
+	plural := "s"
+	if len(list) == 1 {
+		plural = ""
+	}
+	fmt.Fprintf(e.stdout, "\n%d server%s; add one with: mcp-gateway add NAME[@VERSION]\n", len(list), plural)
 	return exitOK
 }
 

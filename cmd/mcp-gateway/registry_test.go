@@ -396,3 +396,21 @@ func TestRegistryArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestServerNameOf: the name add gives a server.
+func TestServerNameOf(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		taken []string
+		want  string
+	}{
+		{"io.github.brave/brave-search-mcp-server", nil, "brave-search-mcp-server"},
+		{"io.github.x/memory", []string{"memory", "memory-2"}, "memory-3"},
+		{"io.github.x/a.b c", nil, "a-b-c"},
+		{"io.github.x/...", nil, "server"},
+	} {
+		if got := serverNameOf(c.name, c.taken); got != c.want {
+			t.Errorf("serverNameOf(%q, %q) = %q, want %q", c.name, c.taken, got, c.want)
+		}
+	}
+}
