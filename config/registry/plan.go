@@ -400,11 +400,19 @@ func (b *builder) value(q Question, vars map[string]Input, given map[string]stri
 	}
 	if in.IsSecret {
 		name := SecretName(b.opts.Name, q.Name)
+		if !secretNameChars.MatchString(name) {
+			b.fail("%s %s is a secret, but %q cannot name one (1 to 200 letters, digits, '.', '_' and '-')", q.Kind, q.Name, name)
+			return "", false
+		}
 		b.plan.Secrets[name] = v
 		return SecretRef(name), true
 	}
 	return escape(v), true
 }
+
+// secretNameChars is what a secret's name may hold (the secret store's
+// rule, docs/secrets.md).
+var secretNameChars = regexp.MustCompile(`^[A-Za-z0-9._-]{1,200}$`)
 
 var varRef = regexp.MustCompile(`\{([A-Za-z0-9_.-]+)\}`)
 

@@ -137,6 +137,11 @@ func TestBuildRules(t *testing.T) {
 	if _, err := registry.Build(deleted, registry.Options{Name: "y"}); err == nil || !strings.Contains(err.Error(), "deleted") {
 		t.Errorf("deleted entry: %v", err)
 	}
+	odd := entry([]registry.Package{{RegistryType: "npm", Identifier: "y", Version: "1.0.0", Transport: registry.Transport{Type: "stdio"},
+		PackageArguments: []registry.Argument{{Type: "positional", ValueHint: "api key", Input: registry.Input{IsRequired: true, IsSecret: true}}}}})
+	if _, err := registry.Build(odd, registry.Options{Name: "y", Vars: map[string]string{"api key": "k"}}); err == nil || !strings.Contains(err.Error(), "cannot name one") {
+		t.Errorf("a secret whose name has a space: %v", err)
+	}
 	http := entry([]registry.Package{{RegistryType: "npm", Identifier: "y", Version: "1.0.0", Transport: registry.Transport{Type: "streamable-http", URL: "http://localhost:{port}/mcp"}}})
 	if _, err := registry.Build(http, registry.Options{Name: "y", Via: "npm"}); !errors.Is(err, registry.ErrUnsupported) {
 		t.Errorf("an npm package serving HTTP: %v", err)
