@@ -18,11 +18,13 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/config/atomicfile"
 	"github.com/mcp-gateway/mcp-gateway/config/importer"
 	"github.com/mcp-gateway/mcp-gateway/config/registry"
+	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 )
 
 // secretStore is where add puts the values of secret inputs: the secret
@@ -314,14 +316,11 @@ func describePlan(w io.Writer, r *registry.ServerResponse, plan *registry.Plan, 
 	fmt.Fprintf(w, "%s %s: %s\n", oneLine(r.Server.Name, 100), oneLine(r.Server.Version, 30), oneLine(r.Server.Description, 200))
 	fmt.Fprintf(w, "  adds server %q to %s\n", s.Name, path)
 	if s.URL != "" {
-		fmt.Fprintf(w, "  connects to: %s (%s)\n", s.URL, s.Transport)
+		fmt.Fprintf(w, "  connects to: %s (%s)\n", shownWord(s.URL), s.Transport)
 	} else {
-		words := []string{s.Command}
+		words := []string{shownWord(s.Command)}
 		for _, a := range s.Args {
-			if a == "" || strings.ContainsAny(a, " \t\"'") {
-				a = strconv.Quote(a)
-			}
-			words = append(words, a)
+			words = append(words, shownWord(a))
 		}
 		fmt.Fprintf(w, "  runs: %s\n", strings.Join(words, " "))
 	}
@@ -334,7 +333,7 @@ func describePlan(w io.Writer, r *registry.ServerResponse, plan *registry.Plan, 
 			if strings.Contains(v, "${secret:") {
 				v += " (a secret: stored in the secret store, not in the file)"
 			}
-			fmt.Fprintf(w, "  %s %s=%s\n", kv.what, k, v)
+			fmt.Fprintf(w, "  %s %s=%s\n", kv.what, shownWord(k), shownWord(v))
 		}
 	}
 	if s.Sandbox.Mode != "" {
@@ -342,15 +341,28 @@ func describePlan(w io.Writer, r *registry.ServerResponse, plan *registry.Plan, 
 	}
 	fmt.Fprintf(w, "  trust: approve (its tools are shown to clients once you approve them)\n")
 	for _, n := range notes {
-		fmt.Fprintf(w, "  note: %s\n", n)
+		fmt.Fprintf(w, "  note: %s\n", oneLine(n, 300))
 	}
+}
+
+// shownWord is a word of a command line, a name or a value from the
+// registry as the terminal shows it: quoted, with escapes, when it has
+// spaces, quotes, or characters a terminal acts on or a person does not
+// see (the text is the publisher's: it must not move the cursor over
+// what add says it will run).
+func shownWord(a string) string {
+	hidden := func(r rune) bool { return !unicode.IsGraphic(r) || safetext.Invisible(r) }
+	if a == "" || strings.ContainsAny(a, " \t\"'") || strings.ContainsFunc(a, hidden) {
+		return strconv.QuoteToGraphic(a)
+	}
+	return a
 }
 
 // ask asks for one input on the terminal: a secret without echo, a
 // choice among its choices, a default taken by an empty answer.
 func ask(ctx context.Context, tty prompter, q registry.Question) (string, error) {
 	in := q.Input
-	label := fmt.Sprintf("%s %s", q.Kind, q.Name)
+	label := fmt.Sprintf("%s %s", q.Kind, shownWord(q.Name))
 	if in.Description != "" {
 		label += " (" + oneLine(in.Description, 120) + ")"
 	}

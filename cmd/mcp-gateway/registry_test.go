@@ -414,3 +414,24 @@ func TestServerNameOf(t *testing.T) {
 		}
 	}
 }
+
+// TestAddShowsEscapes: what add says it will run shows the control
+// characters and invisible ones an entry holds as escapes: the publisher's
+// text cannot rewrite the terminal over it.
+func TestAddShowsEscapes(t *testing.T) {
+	reg := fixtureRegistry(t)
+	dir := t.TempDir()
+	cfg := writeStart(t, dir, reg.URL)
+	r := runInProc(t, t.TempDir(), nil, nil, "add", "com.example/escapes", "--yes", "--config", cfg)
+	if r.code != 0 {
+		t.Fatalf("add: exit %d\n%s", r.code, r.stderr)
+	}
+	if strings.ContainsAny(r.stderr, "\x1b\x07\u202e") {
+		t.Errorf("add wrote control characters to the terminal:\n%q", r.stderr)
+	}
+	for _, want := range []string{`runs: npx -y escapes-mcp@1.0.0 "--title=\x1b]0;pwned\a"`, `env MODE="a\u202eb"`} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("add does not show %s:\n%s", want, r.stderr)
+		}
+	}
+}
