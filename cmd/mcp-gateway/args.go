@@ -269,7 +269,7 @@ func parseArgs(args []string) (*invocation, error) {
 				inv.callArgs = rest[1]
 			}
 		default:
-			return nil, usagef("unknown command %q%s", inv.command, didYouMean(inv.command, commands))
+			return nil, usagef("unknown command %q%s", inv.command, didYouMean(inv.command, append(slices.Clone(commands), registryCommands...)))
 		}
 		if inv.stdio {
 			return nil, usagef("--stdio cannot be combined with %s", inv.command)
@@ -352,7 +352,7 @@ func callerFlagList() string {
 // commands are the sub-commands; flagNames the flags, in their long form
 // (policy check's identity flags among them).
 var (
-	commands  = []string{"tools", "call", "status", "import", "search", "add", "login", "logout", "approve", "dashboard", "policy"}
+	commands  = []string{"tools", "call", "status", "import", "login", "logout", "approve", "dashboard", "policy"}
 	flagNames = func() []string {
 		names := []string{"--help", "--version", "--stdio", "--transport", "--listen", "--config", "--debug",
 			"--show-config", "--json", "--changes", "--digest", "--all", "--wait", "--from", "--write", "--force", "--replace-client", "--no-sandbox", "--profile"}

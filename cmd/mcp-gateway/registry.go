@@ -34,9 +34,9 @@ type secretStore interface {
 	Set(name, value string) error
 }
 
-// openSecretStore is the store add writes secrets to: e.secrets when set
-// (tests), else the user's.
-func openSecretStore(e env) (secretStore, error) {
+// addSecretStore is the store add writes secrets to: e.secrets when set
+// (tests), else the user's secret store (docs/secrets.md).
+func addSecretStore(e env) (secretStore, error) {
 	if e.secrets != nil {
 		return e.secrets, nil
 	}
@@ -254,7 +254,7 @@ func runAdd(ctx context.Context, inv *registryInvocation, setup *registrySetup, 
 		}
 	}
 	if len(plan.Secrets) > 0 {
-		store, err := openSecretStore(e)
+		store, err := addSecretStore(e)
 		if err != nil {
 			return fail(exitFailure, "%v; nothing written", err)
 		}

@@ -16,9 +16,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openPTY opens a pseudo-terminal: the master (what a terminal emulator
+// openPTYPair opens a pseudo-terminal: the master (what a terminal emulator
 // holds) and the slave (the process's terminal).
-func openPTY(t *testing.T) (master, slave *os.File) {
+func openPTYPair(t *testing.T) (master, slave *os.File) {
 	t.Helper()
 	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
@@ -69,7 +69,7 @@ type ptyAdd struct {
 
 func startPTYAdd(t *testing.T, args ...string) *ptyAdd {
 	t.Helper()
-	m, s := openPTY(t)
+	m, s := openPTYPair(t)
 	p := &ptyAdd{master: m, slave: s, stderr: &lockedBuffer{}, echo: &lockedBuffer{}, echoDone: make(chan struct{})}
 	p.cmd = exec.Command(gatewayBin, args...)
 	p.cmd.Env = baseEnv(t)

@@ -141,4 +141,8 @@ func parseRegistryArgs(args []string) (*registryInvocation, error) {
 	return inv, nil
 }
 
+// registryCommands are the commands registryCommand dispatches (for
+// "did you mean").
+var registryCommands = []string{"search", "add"}
+
 var registryFlags = []string{"--config", "--name", "--remote", "--package", "--env", "--header", "--var", "--yes", "--json"}
