@@ -247,7 +247,7 @@ func TestAddBadInput(t *testing.T) {
 		{"down", down.URL, []string{"add", "io.github.brave/brave-search-mcp-server", "--yes"}, nil, []string{"cannot be reached"}},
 		{"slow", slow.URL, []string{"add", "io.github.brave/brave-search-mcp-server", "--yes"}, nil, []string{"did not answer within 300ms"}},
 		{"garbage", garbage.URL, []string{"add", "io.github.brave/brave-search-mcp-server", "--yes"}, nil, []string{"not a registry response", "gateway.registry.url"}},
-		{"unknown-registry-type", reg.URL, []string{"add", "io.github.example/cargo-tool", "--yes"}, nil, []string{`unknown registryType "cargo"`}},
+		{"unknown-registry-type", reg.URL, []string{"add", "io.github.example/cargo-tool", "--yes"}, nil, []string{`io.github.example/cargo-tool@0.3.0 has nothing add can run; it offers: cargo package cargo-mcp-tool (unknown registryType "cargo")` + "\n"}},
 		{"mcpb", reg.URL, []string{"add", "io.modelcontextprotocol/text-editor", "--yes"}, nil, []string{"mcpb bundles are not supported"}},
 		{"nuget", reg.URL, []string{"add", "io.github.joelverhagen/knapcode-samplemcpserver", "--yes"}, nil, []string{"nuget is not supported"}},
 		{"no-such-package", reg.URL, []string{"add", "io.github.modelcontextprotocol/time", "--package", "npm", "--yes"}, nil, []string{"no npm package", "pypi package mcp-server-time"}},

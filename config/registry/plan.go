@@ -80,9 +80,19 @@ func (e *MissingError) Error() string {
 	return b.String()
 }
 
-// ErrUnsupported is wrapped by the error of an entry that offers no way
-// to run it that add knows.
+// ErrUnsupported is matched (errors.Is) by the error of an entry that
+// offers no way to run it that add knows.
 var ErrUnsupported = errors.New("unsupported")
+
+// unsupported is such an error: its message says it all.
+type unsupported struct{ msg string }
+
+func (e *unsupported) Error() string        { return e.msg }
+func (e *unsupported) Is(target error) bool { return target == ErrUnsupported }
+
+func unsupportedf(format string, args ...any) error {
+	return &unsupported{fmt.Sprintf(format, args...)}
+}
 
 // SecretRef is how a configuration value refers to a stored secret.
 func SecretRef(name string) string { return "${secret:" + name + "}" }
@@ -163,7 +173,7 @@ func choose(s ServerJSON, via string) (*Transport, *Package, error) {
 				continue
 			}
 			if t := p.Transport.Type; t != "" && t != "stdio" {
-				return nil, fmt.Errorf("its %s package %s serves %s, which add does not run (only stdio packages): %w", typ, p.Identifier, t, ErrUnsupported)
+				return nil, unsupportedf("its %s package %s serves %s, which add does not run (only stdio packages)", typ, p.Identifier, t)
 			}
 			return p, nil
 		}
@@ -187,9 +197,9 @@ func choose(s ServerJSON, via string) (*Transport, *Package, error) {
 	}
 	none := func(what string) error {
 		if len(offers) == 0 {
-			return fmt.Errorf("%s@%s offers no remote and no package: %w", s.Name, s.Version, ErrUnsupported)
+			return unsupportedf("%s@%s offers no remote and no package", s.Name, s.Version)
 		}
-		return fmt.Errorf("%s@%s has %s; it offers: %s: %w", s.Name, s.Version, what, strings.Join(offers, "; "), ErrUnsupported)
+		return unsupportedf("%s@%s has %s; it offers: %s", s.Name, s.Version, what, strings.Join(offers, "; "))
 	}
 	switch via {
 	case ViaRemote:
