@@ -160,6 +160,8 @@ type Gateway struct {
 	// Sandbox is the confinement of every local server without its own
 	// sandbox keys (docs/sandbox.md); off by default.
 	Sandbox Sandbox `json:"sandbox"`
+	// Registry is the MCP registry search and add read (docs/registry.md).
+	Registry Registry `json:"registry"`
 }
 
 // Audit configures the audit log: one JSON line per tool call.
@@ -367,6 +369,12 @@ type Server struct {
 	// the effective confinement, its own keys over gateway.sandbox's, and
 	// zero when it is off.
 	Sandbox Sandbox `json:"sandbox,omitzero"`
+	// From records where the entry came from: "registry NAME@VERSION"
+	// for one `mcp-gateway add` wrote (docs/registry.md).
+	From string `json:"from,omitempty"`
+	// FileSHA256 is the SHA-256 of the package file as its registry entry
+	// gives it (fileSha256), hex: provenance.
+	FileSHA256 string `json:"file_sha256,omitempty"`
 
 	// Source locates the server's entry in the file, for error messages
 	// ("config.yaml:12"); empty for servers not from a file.
@@ -551,6 +559,7 @@ func Defaults() *Config {
 			Confirm:    "off",
 			Audit:      Audit{MaxBytes: 10 << 20, Keep: 3},
 			Sandbox:    Sandbox{Mode: SandboxOff},
+			Registry:   Registry{URL: DefaultRegistryURL, TimeoutMS: 15000},
 		},
 		Servers: []Server{},
 	}

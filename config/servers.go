@@ -140,6 +140,14 @@ func (e *serverEntry) checkKey(l *loader, field, key string, line int) {
 		if s.Protocol != "auto" && s.Protocol != "2025-11-25" && s.Protocol != "2026-07-28" {
 			l.errLine(line, key, "must be auto, 2025-11-25 or 2026-07-28, not %q", truncate(s.Protocol, 40))
 		}
+	case "from":
+		if msg := checkFrom(s.From); msg != "" {
+			l.errLine(line, key, "%s", msg)
+		}
+	case "file_sha256":
+		if !sha256Hex.MatchString(s.FileSHA256) {
+			l.errLine(line, key, "must be a SHA-256 in hex (64 digits 0-9 a-f), not %q", truncate(s.FileSHA256, 80))
+		}
 	case "timeout_ms":
 		if strings.HasSuffix(key, ".timeout") && s.TimeoutMS > 0 && s.TimeoutMS < 1000 {
 			l.warn(line, key, "is in milliseconds: %d ms is very short; write timeout_ms", s.TimeoutMS)

@@ -162,6 +162,10 @@ func (l *loader) validate() {
 	if g.HTTP.StateKeyEnv != "" && !isEnvName(g.HTTP.StateKeyEnv) {
 		l.errAt("gateway.http.state_key_env", "must be an environment variable name, not %q", truncate(g.HTTP.StateKeyEnv, 40))
 	}
+	if msg := checkHTTPURL(g.Registry.URL); msg != "" {
+		l.errAt("gateway.registry.url", "%s", msg)
+	}
+	between("gateway.registry.timeout_ms", g.Registry.TimeoutMS, 1, maxTimeoutMS)
 	l.validateTeams()
 }
 

@@ -35,6 +35,9 @@ Usage:
   mcp-gateway status [--config PATH] [--json] [--wait D] start every backend; state, start time, tools, errors
   mcp-gateway import --from CLIENT|PATH [--write PATH [--force] [--replace-client]] [--no-sandbox]
                                                          gateway YAML from a client's MCP servers (docs/clients.md)
+  mcp-gateway search [TEXT] [--json]                     servers in the MCP registry whose name holds TEXT (docs/registry.md)
+  mcp-gateway add NAME[@VERSION] [--remote | --package npm|pypi|oci] [--name N] [--env K=V] [--header K=V]
+                  [--var K=V] [--yes]                    add a registry server to the configuration (asks first)
   mcp-gateway login NAME [--config PATH]                 sign in to a remote server (OAuth, in the browser)
   mcp-gateway logout NAME [--config PATH]                forget the sign-in of a remote server
   mcp-gateway secret set|get|rm NAME | secret ls         the secrets a server's ${secret:NAME} refers to, in the OS
@@ -274,7 +277,7 @@ func parseArgs(args []string) (*invocation, error) {
 				inv.callArgs = rest[1]
 			}
 		default:
-			return nil, usagef("unknown command %q%s", inv.command, didYouMean(inv.command, commands))
+			return nil, usagef("unknown command %q%s", inv.command, didYouMean(inv.command, append(slices.Clone(commands), registryCommands...)))
 		}
 		if inv.stdio {
 			return nil, usagef("--stdio cannot be combined with %s", inv.command)

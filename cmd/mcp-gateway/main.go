@@ -70,10 +70,17 @@ type env struct {
 	// in-process), so it may adopt and end its backends' orphans
 	// (backends.Options.Subreaper).
 	subreaper bool
+	// tty prompts the user (add); nil: stdin's terminal, if it is one.
+	tty prompter
+	// secrets is where add stores secret inputs; nil: the user's store.
+	secrets secretStore
 }
 
 // run executes one command line and returns the exit code.
 func run(ctx context.Context, args []string, e env) int {
+	if registryCommand(args) {
+		return runRegistry(ctx, args, e)
+	}
 	inv, err := parseArgs(args)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "mcp-gateway: %v\nRun 'mcp-gateway --help' for usage.\n", err)

@@ -32,3 +32,18 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 	}
 	return os.Rename(f.Name(), path)
 }
+
+// Replace replaces the file at path with data, keeping its permissions
+// (0600 for a new file). A symbolic link is written through: its target
+// is replaced and the link stays (dotfiles managers keep a configuration
+// in a repository and link it into place). The directory must exist.
+func Replace(path string, data []byte) error {
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		path = target
+	}
+	mode := os.FileMode(0o600)
+	if st, err := os.Stat(path); err == nil {
+		mode = st.Mode().Perm()
+	}
+	return WriteFile(path, data, mode)
+}

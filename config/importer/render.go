@@ -47,12 +47,20 @@ func (r *Result) YAML() []byte {
 // entryNode is one server's mapping, its comment first.
 func entryNode(e Entry) *yaml.Node {
 	s := e.Server
-	m := &yaml.Node{Kind: yaml.MappingNode}
-	add := func(k string, v *yaml.Node) { m.Content = append(m.Content, str(k), v) }
-	add("name", str(e.Name))
+	s.Name = e.Name
+	m := ServerNode(s)
 	comment := []string{"from " + e.Source.String() + "." + quoteKey(e.Key)}
 	comment = append(comment, e.Notes...)
 	m.HeadComment = strings.Join(comment, "\n")
+	return m
+}
+
+// ServerNode is a server's entry as the list form of servers: writes it,
+// name first, with the keys a written entry needs (import's and add's).
+func ServerNode(s config.Server) *yaml.Node {
+	m := &yaml.Node{Kind: yaml.MappingNode}
+	add := func(k string, v *yaml.Node) { m.Content = append(m.Content, str(k), v) }
+	add("name", str(s.Name))
 	if s.Command != "" {
 		add("command", str(s.Command))
 	}
@@ -79,6 +87,9 @@ func entryNode(e Entry) *yaml.Node {
 	}
 	if s.TimeoutMS > 0 {
 		add("timeout_ms", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(s.TimeoutMS)})
+	}
+	if s.Trust != "" {
+		add("trust", str(s.Trust))
 	}
 	if !s.Enabled {
 		add("enabled", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "false"})
@@ -109,6 +120,12 @@ func entryNode(e Entry) *yaml.Node {
 		if len(sb.Read) > 0 || len(sb.Write) > 0 {
 			m.Content[len(m.Content)-2].HeadComment = "the paths in its args and env, read and write: import cannot tell which it writes"
 		}
+	}
+	if s.From != "" {
+		add("from", str(s.From))
+	}
+	if s.FileSHA256 != "" {
+		add("file_sha256", str(s.FileSHA256))
 	}
 	return m
 }

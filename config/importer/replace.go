@@ -260,16 +260,7 @@ func backup(f string, now time.Time) (string, error) {
 // rename), keeping f's permissions. A symbolic link is written through:
 // its target is replaced and the link stays (dotfiles managers keep a
 // client's file in a repository and link it into place).
-func writeAtomic(f string, data []byte) error {
-	if target, err := filepath.EvalSymlinks(f); err == nil {
-		f = target
-	}
-	mode := os.FileMode(0o600)
-	if st, err := os.Stat(f); err == nil {
-		mode = st.Mode().Perm()
-	}
-	return atomicfile.WriteFile(f, data, mode)
-}
+func writeAtomic(f string, data []byte) error { return atomicfile.Replace(f, data) }
 
 // ErrExists is returned by WriteConfig for an existing file without force.
 var ErrExists = errors.New("exists")

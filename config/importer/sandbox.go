@@ -20,23 +20,30 @@ import (
 // unable to work under best_effort, so such a server gets mode off and a
 // comment saying why. A remote server runs elsewhere and gets none.
 func (e *Entry) confine(opts Options) {
-	if e.Server.Command == "" || e.Server.URL != "" {
-		return
+	e.Notes = append(e.Notes, Confine(&e.Server, opts)...)
+}
+
+// Confine gives the local server s the sandbox import writes for it (see
+// confine) and returns the notes that say why it is off, if it is. add
+// confines the servers it writes the same way (docs/registry.md).
+func Confine(s *config.Server, opts Options) (notes []string) {
+	if s.Command == "" || s.URL != "" {
+		return nil
 	}
 	type named struct{ what, path string }
 	var found []named
-	for _, a := range e.Server.Args {
+	for _, a := range s.Args {
 		if p := argPath(a, opts.Home); p != "" {
 			found = append(found, named{"its argument " + p, p})
 		}
 	}
-	keys := make([]string, 0, len(e.Server.Env))
-	for k := range e.Server.Env {
+	keys := make([]string, 0, len(s.Env))
+	for k := range s.Env {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		v := e.Server.Env[k]
+		v := s.Env[k]
 		// A list (PATH-like) is read for its entries that exist: a
 		// missing entry is one the server searches, not one it makes.
 		list := filepath.SplitList(v)
@@ -69,12 +76,13 @@ func (e *Entry) confine(opts Options) {
 	}
 	if len(why) > 0 {
 		for _, w := range why {
-			e.Notes = append(e.Notes, "sandbox off: "+w+" (docs/sandbox.md#servers-added-by-import)")
+			notes = append(notes, "sandbox off: "+w+" (docs/sandbox.md#servers-added-by-import)")
 		}
-		e.Server.Sandbox = config.Sandbox{Mode: config.SandboxOff}
-		return
+		s.Sandbox = config.Sandbox{Mode: config.SandboxOff}
+		return notes
 	}
-	e.Server.Sandbox = config.Sandbox{Mode: config.SandboxBestEffort, Read: paths, Write: slices.Clone(paths)}
+	s.Sandbox = config.Sandbox{Mode: config.SandboxBestEffort, Read: paths, Write: slices.Clone(paths)}
+	return nil
 }
 
 // argPath is the absolute path an argument names ("/p", "~/p", or
