@@ -40,7 +40,11 @@ func addSecretStore(e env) (secretStore, error) {
 	if e.secrets != nil {
 		return e.secrets, nil
 	}
-	return nil, errors.New("this build has no secret store (mcp-gateway secret): give the secret by a ${VAR} in the file instead")
+	s, err := openSecretStore(e)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // registrySetup is what search and add share: the configuration (for
