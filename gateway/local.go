@@ -89,12 +89,14 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (
 	f.setCaller(ctx)
 	f.client = clientOf(ctx)
 	f.settle(ctx)
+	var meant []string // what an unknown name may have meant, in the first naming (tb.echo)
 	if _, ok := f.lookupTool(name); !ok {
 		// Not a plain name of a listed tool, nor of a backend that is not
 		// running (whose error the caller should see): try the other
 		// namings (tb__echo), and answer as strict names do if none has
 		// it.
 		if _, orphan := f.orphan(name); !orphan {
+			meant = f.suggestTools(name)
 			for _, n := range append(g.namers()[2:], g.namer(true)) {
 				f.mu.Lock()
 				f.naming = n
@@ -115,6 +117,7 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (
 				attribute.Int("mcp_gateway.request.size", len(args))))
 	}
 	raw, err := f.callTool(ctx, tc, nil)
+	err = withMeant(err, name, meant)
 	var e *jsonrpc.Error
 	if err != nil {
 		e = rpcError(err, kindTool, name, g.opts.Config.Server.Debug)

@@ -5,8 +5,11 @@ package main
 // long to start, and how they name a tool the user mistyped.
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 )
 
 // npmE404 is a server that fails as `npx -y` does for a package that does
@@ -32,5 +35,80 @@ func TestFirstStepsExitedServerReportedAsExited(t *testing.T) {
 	}
 	if !strings.Contains(out, "npm error code E404") {
 		t.Errorf("status does not show the server's stderr:\n%s", out)
+	}
+}
+
+// A tool named without its server's prefix, or mistyped, is "not found"
+// with the names meant: `call echo` suggests tb.echo (and other.echo: the
+// own name is not unique), `call tb.ehco` suggests tb.echo, and a name
+// near nothing suggests nothing.
+func TestFirstStepsCallDidYouMean(t *testing.T) {
+	t.Parallel()
+	one := beConfig(t, tb("tb"))
+	two := beConfig(t, tb("tb"), tb("other"))
+	cases := []struct {
+		cfg, name string
+		want      string
+	}{
+		{one, "echo", `"Tool not found: echo (did you mean tb.echo?)"`},
+		{two, "echo", `"Tool not found: echo (did you mean other.echo or tb.echo?)"`},
+		{one, "tb.ehco", `"Tool not found: tb.ehco (did you mean tb.echo?)"`},
+		{one, "tb__ehco", `"Tool not found: tb__ehco (did you mean tb__echo?)"`}, // the naming it was given in
+		{one, "zzz", `"Tool not found: zzz"`},
+	}
+	for _, c := range cases {
+		out, errOut, code := runCLI(t, "call", c.name, "--config", c.cfg)
+		if code != 1 || !strings.Contains(out, c.want) {
+			t.Errorf("call %s: exit %d, want 1 with %s\nstdout:\n%s\nstderr:\n%s", c.name, code, c.want, out, errOut)
+		}
+	}
+}
+
+// REST: {"toolName": "NAME"} without "server" is the name a client sees,
+// as "name" is (it was "Tool not found: /tb.echo"); an unknown name
+// carries its did-you-mean; and arguments that do not match a TypeScript
+// SDK server's input schema are the caller's error, 400 with the
+// validation message (they were a 500).
+func TestFirstStepsREST(t *testing.T) {
+	t.Parallel()
+	root := npmPeers(t)
+	g := startHTTP(t, httpConfig(t, nil, tb("tb"), nodeServer(root, "everything", "server-everything", "stdio")))
+	status, r := restCall(t, g.base, `{"toolName":"tb.echo","input":{"a":1}}`)
+	if status != 200 || string(r.Result) != `{"a":1}` {
+		t.Errorf(`toolName "tb.echo" without server: %d %+v`, status, r)
+	}
+	status, r = restCall(t, g.base, `{"name":"echo","arguments":{"message":"hi"}}`)
+	if status != 404 || r.Error.Code != "TOOL_NOT_FOUND" || !strings.Contains(r.Error.Message, "did you mean everything.echo or tb.echo?") {
+		t.Errorf(`"echo": %d %+v`, status, r)
+	}
+	status, r = restCall(t, g.base, `{"name":"everything.echo","arguments":{"message":3}}`)
+	if status != 400 || r.Error.Code != "VALIDATION_ERROR" || !strings.Contains(r.Error.Message, "Input validation error") {
+		t.Errorf("arguments the schema refuses: %d %+v, want 400 VALIDATION_ERROR with the validation message", status, r)
+	}
+	status, r = restCall(t, g.base, `{"server":"everything","toolName":"echo","input":{"message":"hi"}}`)
+	if status != 200 {
+		t.Errorf("a valid call: %d %+v", status, r)
+	}
+}
+
+// A did-you-mean names only tools the caller may see: under a profile
+// that leaves tb.slow out, a name one typo from it is suggested nothing,
+// and "slow" (its own name) is not pointed at it either.
+func TestFirstStepsDidYouMeanHidesWhatTheProfileHides(t *testing.T) {
+	t.Parallel()
+	b, err := json.Marshal(map[string]any{
+		"gateway": map[string]any{"startup_timeout_ms": 25000, "answer_tools": false,
+			"profiles": []any{map[string]any{"name": "p", "include": []string{"tb.echo"}}}},
+		"servers": []beServer{tb("tb")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testutil.TempFile(t, "config.yaml", string(b))
+	for name, want := range map[string]string{"tb.slwo": `"Tool not found: tb.slwo"`, "slow": `"Tool not found: slow"`, "tb.ecoh": "did you mean tb.echo?"} {
+		out, errOut, code := runCLI(t, "call", name, "--profile", "p", "--config", cfg)
+		if code != 1 || !strings.Contains(out, want) || strings.Contains(out, "tb.slow") {
+			t.Errorf("call %s under the profile: exit %d, want %s and no tb.slow\nstdout:\n%s\nstderr:\n%s", name, code, want, out, errOut)
+		}
 	}
 }
