@@ -79,6 +79,30 @@ func (g *Gateway) ToolsFor(ctx context.Context) []ToolInfo {
 	return out
 }
 
+// SnapshotServer returns the one server whose snapshot lists a tool by
+// name, in either naming form: the server a one-shot call of name needs,
+// before any has started (mcp-gateway call starts only that one). ok is
+// false when no snapshot, or more than one, names it.
+func (g *Gateway) SnapshotServer(name string) (server string, ok bool) {
+	b := g.opts.Backends
+	if b == nil {
+		return "", false
+	}
+	namers := g.namers()
+	for s, prefix := range g.prefixes() {
+		for _, own := range b.SnapshotTools(s) {
+			if !slices.ContainsFunc(namers, func(n namer) bool { return n.name(prefix, own) == name }) {
+				continue
+			}
+			if ok && server != s {
+				return "", false
+			}
+			server, ok = s, true
+		}
+	}
+	return server, ok
+}
+
 // Call calls one tool by the name a client would use (either naming form)
 // and returns the result as the client would receive it, or the JSON-RPC
 // error it would get.

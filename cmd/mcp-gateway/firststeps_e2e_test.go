@@ -6,6 +6,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -110,5 +112,42 @@ func TestFirstStepsDidYouMeanHidesWhatTheProfileHides(t *testing.T) {
 		if code != 1 || !strings.Contains(out, want) || strings.Contains(out, "tb.slow") {
 			t.Errorf("call %s under the profile: exit %d, want %s and no tb.slow\nstdout:\n%s\nstderr:\n%s", name, code, want, out, errOut)
 		}
+	}
+}
+
+// A one-shot call starts only the server its tool belongs to when that
+// server's snapshot (the last run's) names the tool: the other server,
+// which counts its starts in a directory (-pid-dir), is not started. A
+// name no snapshot has starts every server, as before.
+func TestFirstStepsCallStartsOnlyItsServer(t *testing.T) {
+	t.Parallel()
+	pids := t.TempDir()
+	cfg := beConfig(t, tb("tb"), tb("other", "-pid-dir", pids))
+	env := baseEnv(t) // one HOME: the snapshots of the first run are the second's
+	starts := func() int {
+		t.Helper()
+		ents, err := os.ReadDir(pids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			os.Remove(filepath.Join(pids, e.Name()))
+		}
+		return len(ents)
+	}
+	if out, errOut, code := runCLIEnv(t, env, "tools", "--config", cfg); code != 0 || starts() != 1 {
+		t.Fatalf("tools: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, name := range []string{"tb.echo", "tb__echo"} {
+		out, errOut, code := runCLIEnv(t, env, "call", name, `{"k":1}`, "--config", cfg)
+		if code != 0 || !strings.Contains(out, `"k": 1`) {
+			t.Fatalf("call %s: exit %d\n%s\n%s", name, code, out, errOut)
+		}
+		if n := starts(); n != 0 {
+			t.Errorf("call %s started the other server %d times", name, n)
+		}
+	}
+	if _, _, code := runCLIEnv(t, env, "call", "nosuch.tool", "--config", cfg); code != 1 || starts() != 1 {
+		t.Errorf("call nosuch.tool: exit %d; the other server was not started", code)
 	}
 }
