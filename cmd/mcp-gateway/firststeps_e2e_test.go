@@ -5,8 +5,11 @@ package main
 // long to start, and how they name a tool the user mistyped.
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -149,5 +152,120 @@ func TestFirstStepsCallStartsOnlyItsServer(t *testing.T) {
 	}
 	if _, _, code := runCLIEnv(t, env, "call", "nosuch.tool", "--config", cfg); code != 1 || starts() != 1 {
 		t.Errorf("call nosuch.tool: exit %d; the other server was not started", code)
+	}
+}
+
+// startConfig is a config of these servers with the gateway's startup
+// timeout and start limit given (milliseconds).
+func startConfig(t *testing.T, startupMS, limitMS int, servers ...beServer) string {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{
+		"gateway": map[string]any{"startup_timeout_ms": startupMS, "start_limit_ms": limitMS, "answer_tools": false},
+		"servers": servers,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testutil.TempFile(t, "config.yaml", string(b))
+}
+
+// runCombined runs the binary with stdout and stderr on one pipe, as a
+// terminal shows them, and returns what it wrote and the exit code.
+func runCombined(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(gatewayBin, args...)
+	cmd.Env = baseEnv(t)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return out.String(), cmd.ProcessState.ExitCode()
+}
+
+// status with a server that never starts honours gateway.startup_timeout_ms
+// (it waited for gateway.start_limit_ms, 10 minutes, printing a line every
+// 3 s, then exited 0): it stops waiting then, says so, shows the server as
+// starting with the last line it wrote, and exits 1. So does a server
+// that failed.
+func TestFirstStepsStatusHonoursStartupTimeout(t *testing.T) {
+	t.Parallel()
+	never := tb("never", "-start-delay", "1h", "-stderr-text", "loading the model...")
+	cfg := startConfig(t, 2000, 600000, tb("tb"), never)
+	out, errOut, code := runCLI(t, "status", "--config", cfg)
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	row := ""
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "never ") {
+			row = l
+		}
+	}
+	if !strings.Contains(row, "starting") || !strings.Contains(row, "loading the model...") {
+		t.Errorf("the row of the server that never starts: %q\n%s", row, out)
+	}
+	if !strings.Contains(errOut, "not started within 2s (gateway.startup_timeout_ms): never") || !strings.Contains(errOut, "not ready: never (starting)") {
+		t.Errorf("stderr does not say the wait ran out:\n%s", errOut)
+	}
+	if n := strings.Count(errOut, "still starting"); n > 1 {
+		t.Errorf("%d progress lines in 2 s, want at most 1:\n%s", n, errOut)
+	}
+
+	cfg = beConfig(t, tb("tb"), npmE404("pkg"))
+	if out, errOut, code := runCLI(t, "status", "--config", cfg); code != 1 || !strings.Contains(errOut, "not ready: pkg (failed)") {
+		t.Errorf("status with a failed server: exit %d, want 1\n%s\n%s", code, out, errOut)
+	}
+}
+
+// status prints its report first and the log after it: a backend's
+// stderr lines (logged as they come) are not mixed into the table.
+func TestFirstStepsStatusLogFollowsReport(t *testing.T) {
+	t.Parallel()
+	cfg := beConfig(t, tb("tb", "-stderr-text", "tb says hello"), npmE404("pkg"))
+	out, code := runCombined(t, "status", "--config", cfg)
+	if code != 1 {
+		t.Errorf("exit %d, want 1\n%s", code, out)
+	}
+	lines := strings.Split(out, "\n")
+	if !strings.HasPrefix(lines[0], "SERVER") {
+		t.Errorf("the output does not begin with the report:\n%s", out)
+	}
+	report := true
+	for _, l := range lines {
+		isLog := strings.Contains(l, " INF ") || strings.Contains(l, " ERR ") || strings.Contains(l, " WRN ")
+		switch {
+		case isLog:
+			report = false
+		case !report && strings.HasPrefix(l, "  npm error"):
+			t.Errorf("a line of the report after the log began: %q\n%s", l, out)
+		}
+	}
+	if report || !strings.Contains(out, "tb says hello") {
+		t.Errorf("no log after the report:\n%s", out)
+	}
+}
+
+// A server run by a package runner (npx -y) that has not answered yet is
+// shown as fetching its package, and is waited for past the startup
+// timeout (a download cut short starts over next time) until its start
+// concludes: here gateway.start_limit_ms ends it.
+func TestFirstStepsStatusShowsPackageFetch(t *testing.T) {
+	t.Parallel()
+	npx := filepath.Join(t.TempDir(), "npx"+exeSuffix())
+	copyFile(t, backendBin, npx)
+	fetch := beServer{Name: "pkg", Command: npx, Args: []string{"--", "@scope/server-pkg"}, Env: map[string]string{"TESTBACKEND_START_DELAY": "1h"}, Restart: "never"}
+	cfg := startConfig(t, 1000, 7000, tb("tb"), fetch)
+	out, errOut, code := runCLI(t, "status", "--config", cfg)
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if !strings.Contains(errOut, "pkg (") || !strings.Contains(errOut, "npx is fetching @scope/server-pkg") {
+		t.Errorf("the progress does not say npx is fetching the package:\n%s", errOut)
+	}
+	if strings.Contains(errOut, "not started within") || !strings.Contains(out, "start timed out") {
+		t.Errorf("the wait did not last until the start limit ended the start:\nstdout:\n%s\nstderr:\n%s", out, errOut)
 	}
 }

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/config"
+)
+
+// waitReport is when waitStarts first says what it is waiting for; on a
+// terminal its line is then rewritten every waitRedraw, elsewhere (a log,
+// a CI job) a new line comes each time the wait has doubled: a few lines
+// for a long wait, not one every few seconds.
+const (
+	waitReport = 3 * time.Second
+	waitRedraw = time.Second
+)
+
+// waitStarts waits until every backend's first start has concluded —
+// ready or failed — or a signal, and at most --wait if given, else
+// gateway.startup_timeout_ms. A server run by a package runner (npx -y,
+// uvx) that has not answered yet is waited for past the startup timeout,
+// until its start concludes (gateway.start_limit_ms ends it): it is most
+// likely downloading its package, and a download cut short starts over at
+// the next run, and may leave the runner's cache half-written. Meanwhile it
+// says on stderr which backends it waits for, since when, and what each is
+// doing (startingNote). It returns the servers it stopped waiting for.
+func (a *app) waitStarts(ctx context.Context) []string {
+	begin := time.Now()
+	bound, explicit := a.inv.wait, a.inv.wait > 0
+	if !explicit {
+		bound = a.cfg.StartupTimeout()
+	}
+	// Wait bounds itself (and marks who kept it waiting: Manager.Wait)
+	// unless a package runner may outlast the bound: then this loop
+	// decides when to stop, from what each server is doing.
+	within, expiry := bound, (<-chan time.Time)(nil)
+	if !explicit && a.runsPackages() {
+		within = 0
+		deadline := time.NewTimer(bound)
+		defer deadline.Stop()
+		expiry = deadline.C
+	}
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.backends.Wait(wctx, within)
+	}()
+	terminal := isTerminal(a.env.stderr)
+	tick := time.NewTicker(waitRedraw)
+	defer tick.Stop()
+	next := waitReport // the next line, when not on a terminal
+	drawn, expired := false, false
+	for waiting := true; waiting; {
+		select {
+		case <-done:
+			waiting = false
+			continue
+		case <-expiry:
+			expired, expiry = true, nil
+		case <-tick.C:
+		}
+		starting, fetching := a.startingNow()
+		if expired && len(fetching) == 0 {
+			stop()
+			<-done
+			break
+		}
+		elapsed := time.Since(begin)
+		if len(starting) == 0 || elapsed < waitReport {
+			continue
+		}
+		line := "mcp-gateway: still starting: " + strings.Join(starting, ", ") + "; Ctrl-C shows what is ready"
+		switch {
+		case terminal:
+			// One line, rewritten, cut to a terminal's usual width.
+			fmt.Fprint(a.env.stderr, "\r\033[K"+oneLine(line, 160))
+			drawn = true
+		case elapsed >= next:
+			fmt.Fprintln(a.env.stderr, line)
+			next *= 2
+		}
+	}
+	if drawn {
+		fmt.Fprint(a.env.stderr, "\r\033[K")
+	}
+	if ctx.Err() != nil {
+		return nil // Ctrl-C: what is ready is shown, nothing more said
+	}
+	return a.cutShort(bound, explicit)
+}
+
+// runsPackages reports whether a server that is to start is run by a
+// package runner (packageRunner).
+func (a *app) runsPackages() bool {
+	for _, s := range a.backends.Status() {
+		if s.State == backends.Starting {
+			if _, _, ok := packageRunner(a.server(s.Name)); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// startingNow describes the backends still starting, for waitStarts:
+// "name (12.3s: what it is doing)"; fetching are those a package runner
+// runs that may still be downloading.
+func (a *app) startingNow() (starting, fetching []string) {
+	for _, s := range a.backends.Status() {
+		if s.State != backends.Starting {
+			continue
+		}
+		desc := s.Name + " ("
+		if d, ok := startingFor(s); ok {
+			desc += fmt.Sprintf("%.1fs", d.Seconds())
+		} else {
+			desc += "starting"
+		}
+		if note := a.startingNote(s); note != "" {
+			desc += ": " + note
+		}
+		starting = append(starting, desc+")")
+		if _, _, ok := packageRunner(a.server(s.Name)); ok {
+			fetching = append(fetching, s.Name)
+		}
+	}
+	return starting, fetching
+}
+
+// cutShort reports the servers still starting when the wait ran out, and
+// returns their names.
+func (a *app) cutShort(bound time.Duration, explicit bool) []string {
+	var names []string
+	for _, s := range a.backends.Status() {
+		if _, ok := startingFor(s); ok {
+			names = append(names, s.Name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	why := "gateway.startup_timeout_ms"
+	if explicit {
+		why = "--wait"
+	}
+	fmt.Fprintf(a.env.stderr, "mcp-gateway: not started within %s (%s): %s; a running gateway keeps starting it, up to gateway.start_limit_ms (--wait 10m waits longer here)\n",
+		bound, why, strings.Join(names, ", "))
+	return names
+}
+
+// server is the configuration entry of the backend named name.
+func (a *app) server(name string) config.Server {
+	for _, s := range a.cfg.Servers {
+		if s.Name == name {
+			return s
+		}
+	}
+	return config.Server{}
+}
+
+// startingNote says what a backend that is starting is doing, as far as
+// can be told from outside: the last line it wrote to stderr (masked and
+// cut short, as status shows it), else, for a package runner that has not
+// answered yet, that it fetches its package.
+func (a *app) startingNote(s backends.Status) string {
+	if n := len(s.StderrTail); n > 0 {
+		if l := oneLine(s.StderrTail[n-1], 80); l != "" {
+			return l
+		}
+	}
+	if runner, pkg, ok := packageRunner(a.server(s.Name)); ok {
+		if pkg == "" {
+			return runner + " is fetching its package"
+		}
+		return runner + " is fetching " + pkg
+	}
+	return ""
+}
+
+// packageRunner reports whether s runs its server through a package runner
+// that downloads the package on first use — npx, bunx, pnpm dlx, uvx — and
+// which package (the first argument that is not an option, or the one
+// --package / --from names).
+func packageRunner(s config.Server) (runner, pkg string, ok bool) {
+	if s.Command == "" {
+		return "", "", false
+	}
+	base := strings.ToLower(filepath.Base(s.Command))
+	for _, ext := range []string{".cmd", ".exe", ".bat", ".ps1"} {
+		base = strings.TrimSuffix(base, ext)
+	}
+	args := s.Args
+	switch base {
+	case "npx", "bunx", "uvx":
+	case "pnpm":
+		if len(args) == 0 || args[0] != "dlx" {
+			return "", "", false
+		}
+		base, args = "pnpm dlx", args[1:]
+	default:
+		return "", "", false
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-p" || a == "--package" || a == "--from":
+			if i+1 < len(args) {
+				return base, oneLine(args[i+1], 80), true
+			}
+		case strings.HasPrefix(a, "--package=") || strings.HasPrefix(a, "--from="):
+			_, v, _ := strings.Cut(a, "=")
+			return base, oneLine(v, 80), true
+		case !strings.HasPrefix(a, "-"):
+			return base, oneLine(a, 80), true
+		}
+	}
+	return base, "", true
+}
