@@ -306,7 +306,16 @@ func (a *app) call(ctx context.Context) error {
 	}
 	// The user typed this call: a destructive tool needs no confirmation.
 	callCtx := gateway.WithConfirmed(gateway.WithClient(ctx, "mcp-gateway call"))
+	// The call waits for its server while it starts (an npx download):
+	// what that is doing is said meanwhile, as tools and status say it.
+	called, shown := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(shown)
+		a.newProgress("").showWhile(called)
+	}()
 	res, rpcErr := a.gw.Call(callCtx, a.inv.callName, args)
+	close(called)
+	<-shown
 	if rpcErr != nil {
 		writeJSON(a.env.stdout, map[string]any{"error": rpcErr})
 		return errReported

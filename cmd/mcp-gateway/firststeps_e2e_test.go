@@ -269,3 +269,18 @@ func TestFirstStepsStatusShowsPackageFetch(t *testing.T) {
 		t.Errorf("the wait did not last until the start limit ended the start:\nstdout:\n%s\nstderr:\n%s", out, errOut)
 	}
 }
+
+// A call whose server is still starting says what the server is doing
+// meanwhile (it was silent): its last stderr line, after 3 s. The server
+// takes 8 s to start, so the line is due well before it is ready.
+func TestFirstStepsCallShowsStartProgress(t *testing.T) {
+	t.Parallel()
+	cfg := beConfig(t, tb("slow", "-start-delay", "8s", "-stderr-text", "warming up the index"))
+	out, errOut, code := runCLI(t, "call", "slow.echo", `{"a":1}`, "--config", cfg)
+	if code != 0 || !strings.Contains(out, `"a": 1`) {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "still starting: slow (3.0s: warming up the index)") {
+		t.Errorf("the call does not say what the starting server is doing:\n%s", errOut)
+	}
+}

@@ -30,7 +30,6 @@ const (
 // says on stderr which backends it waits for, since when, and what each is
 // doing (startingNote). It returns the servers it stopped waiting for.
 func (a *app) waitStarts(ctx context.Context) []string {
-	begin := time.Now()
 	bound, explicit := a.inv.wait, a.inv.wait > 0
 	if !explicit {
 		bound = a.cfg.StartupTimeout()
@@ -52,11 +51,10 @@ func (a *app) waitStarts(ctx context.Context) []string {
 		defer close(done)
 		a.backends.Wait(wctx, within)
 	}()
-	terminal := isTerminal(a.env.stderr)
+	p := a.newProgress("; Ctrl-C shows what is ready")
 	tick := time.NewTicker(waitRedraw)
 	defer tick.Stop()
-	next := waitReport // the next line, when not on a terminal
-	drawn, expired := false, false
+	expired := false
 	for waiting := true; waiting; {
 		select {
 		case <-done:
@@ -66,30 +64,13 @@ func (a *app) waitStarts(ctx context.Context) []string {
 			expired, expiry = true, nil
 		case <-tick.C:
 		}
-		starting, fetching := a.startingNow()
-		if expired && len(fetching) == 0 {
+		if fetching := p.show(); expired && len(fetching) == 0 {
 			stop()
 			<-done
 			break
 		}
-		elapsed := time.Since(begin)
-		if len(starting) == 0 || elapsed < waitReport {
-			continue
-		}
-		line := "mcp-gateway: still starting: " + strings.Join(starting, ", ") + "; Ctrl-C shows what is ready"
-		switch {
-		case terminal:
-			// One line, rewritten, cut to a terminal's usual width.
-			fmt.Fprint(a.env.stderr, "\r\033[K"+oneLine(line, 160))
-			drawn = true
-		case elapsed >= next:
-			fmt.Fprintln(a.env.stderr, line)
-			next *= 2
-		}
 	}
-	if drawn {
-		fmt.Fprint(a.env.stderr, "\r\033[K")
-	}
+	p.clear()
 	if ctx.Err() != nil {
 		return nil // Ctrl-C: what is ready is shown, nothing more said
 	}
@@ -107,6 +88,67 @@ func (a *app) runsPackages() bool {
 		}
 	}
 	return false
+}
+
+// progress says on stderr which backends are still starting and what each
+// is doing: on a terminal one line, rewritten at each show; elsewhere a
+// line once the wait has lasted waitReport, then each time it has doubled.
+type progress struct {
+	a        *app
+	hint     string // after the list: what the user can do
+	begin    time.Time
+	terminal bool
+	next     time.Duration // the next line, when not on a terminal
+	drawn    bool
+}
+
+func (a *app) newProgress(hint string) *progress {
+	return &progress{a: a, hint: hint, begin: time.Now(), terminal: isTerminal(a.env.stderr), next: waitReport}
+}
+
+// show writes the progress if it is due, and returns the starting
+// backends a package runner may still be downloading for.
+func (p *progress) show() (fetching []string) {
+	starting, fetching := p.a.startingNow()
+	elapsed := time.Since(p.begin)
+	if len(starting) == 0 || elapsed < waitReport {
+		return fetching
+	}
+	line := "mcp-gateway: still starting: " + strings.Join(starting, ", ") + p.hint
+	switch {
+	case p.terminal:
+		// One line, rewritten, cut to a terminal's usual width.
+		fmt.Fprint(p.a.env.stderr, "\r\033[K"+oneLine(line, 160))
+		p.drawn = true
+	case elapsed >= p.next:
+		fmt.Fprintln(p.a.env.stderr, line)
+		p.next *= 2
+	}
+	return fetching
+}
+
+// clear erases the terminal's progress line, if one is drawn.
+func (p *progress) clear() {
+	if p.drawn {
+		fmt.Fprint(p.a.env.stderr, "\r\033[K")
+		p.drawn = false
+	}
+}
+
+// showWhile shows the progress until done is closed (a call waiting for
+// its server), then clears it.
+func (p *progress) showWhile(done <-chan struct{}) {
+	tick := time.NewTicker(waitRedraw)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			p.clear()
+			return
+		case <-tick.C:
+			p.show()
+		}
+	}
 }
 
 // startingNow describes the backends still starting, for waitStarts:
