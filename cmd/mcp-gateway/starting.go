@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -234,7 +233,8 @@ func packageRunner(s config.Server) (runner, pkg string, ok bool) {
 	if s.Command == "" {
 		return "", "", false
 	}
-	base := strings.ToLower(filepath.Base(s.Command))
+	// Either separator: a Windows path in a config read anywhere.
+	base := strings.ToLower(s.Command[strings.LastIndexAny(s.Command, `/\`)+1:])
 	for _, ext := range []string{".cmd", ".exe", ".bat", ".ps1"} {
 		base = strings.TrimSuffix(base, ext)
 	}
