@@ -185,6 +185,17 @@ func (m *Manager) startLocked(b *backend) {
 // children are stopped by Close (or die with the gateway process), not by
 // ctx's cancellation. Start does nothing after the first call or after Close.
 func (m *Manager) Start(ctx context.Context) {
+	m.start(ctx, func(*backend) bool { return true })
+}
+
+// StartOnly is Start for one server alone (a one-shot command that needs
+// only it): every other one is Stopped, "not started", and no wait waits
+// for it.
+func (m *Manager) StartOnly(ctx context.Context, server string) {
+	m.start(ctx, func(b *backend) bool { return b.cfg.Name == server })
+}
+
+func (m *Manager) start(ctx context.Context, which func(*backend) bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.started || m.closed {
@@ -210,7 +221,13 @@ func (m *Manager) Start(ctx context.Context) {
 	m.runCtx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	m.trust.start()
 	for _, b := range m.backends() {
-		m.startLocked(b)
+		if which(b) {
+			m.startLocked(b)
+			continue
+		}
+		b.began = time.Now()
+		close(b.done)
+		b.settle()
 	}
 }
 

@@ -284,7 +284,11 @@ func (b *backend) run(ctx context.Context) {
 		shortage := b.shortage
 		b.shortage = false
 		if attempt == 0 && !wasReady && !shortage {
-			b.log.Error("backend failed to start", "reason", reason, "stderr_tail", b.stderr.snapshot())
+			msg := "backend failed to start"
+			if exited(reason) {
+				msg = "backend failed to start: its process exited"
+			}
+			b.log.Error(msg, "reason", reason, "stderr_tail", b.stderr.snapshot())
 			if b.cfg.Restart == "never" {
 				b.setState(Failed, reason)
 				b.settle()
@@ -739,6 +743,9 @@ func (b *backend) refreshLoop(c *conn) {
 		}
 		l, err := b.fetch(c.Context(), c, caps, kinds, rpcconn.CallOptions{Timeout: b.timeout})
 		if err != nil {
+			if c.Context().Err() != nil {
+				return // the session ended (a stop, a crash): nothing to refresh
+			}
 			b.log.Warn("refreshing lists after list_changed failed", "err", err)
 			continue
 		}
@@ -847,8 +854,16 @@ func (b *backend) discover(ctx context.Context, c *conn) (sf *surface, ok bool, 
 		// next start asks it again.
 		return nil, true, b.startError("server/discover", err)
 	case errors.As(err, &se):
+		// The next start initializes. Whether the question ended the
+		// session cannot be told from a process that exited: one that
+		// fails whatever it is asked (an npm E404) exits the same way, so
+		// only an exit is reported, with its code and stderr, by run.
 		b.noDiscover.Store(true)
-		b.log.Warn("the server ended its session on server/discover; it is spoken to in 2025-11-25 from now on", "reason", se.Reason)
+		if exited(se.Reason) {
+			b.log.Debug("the process exited before answering server/discover; its next start is asked initialize (2025-11-25)", "reason", se.Reason)
+		} else {
+			b.log.Warn("the server ended its session on server/discover; it is spoken to in 2025-11-25 from now on", "reason", se.Reason)
+		}
 		return nil, true, b.startError("server/discover", err)
 	case ctx.Err() != nil:
 		return nil, true, b.startError("server/discover", ctx.Err())
