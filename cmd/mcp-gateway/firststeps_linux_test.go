@@ -3,15 +3,10 @@ package main
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
 
 // A one-shot call exits quietly: stopping a server whose descendant ends
@@ -63,27 +58,4 @@ func TestFirstStepsStatusProgressOneLineOnTerminal(t *testing.T) {
 	if strings.Contains(progress, "\n") || !strings.HasSuffix(progress, "\r\033[K") {
 		t.Errorf("the progress is not one line, erased before the report:\n%q", out)
 	}
-}
-
-// openPTY opens a pseudo-terminal pair, closed at the end of the test.
-func openPTY(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		missing(t, "a pseudo-terminal: "+err.Error())
-	}
-	t.Cleanup(func() { master.Close() })
-	if err := unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	slave, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { slave.Close() })
-	return master, slave
 }
