@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -73,6 +74,9 @@ func restrict(p Plan) error {
 	cfg := versions[p.ABI]
 	var rules []landlock.Rule
 	if p.FS {
+		if err := unmoved(p); err != nil {
+			return err
+		}
 		for _, path := range p.Read {
 			if reachable(path) {
 				rules = append(rules, pathRule(path, false, p.ABI))
@@ -110,6 +114,24 @@ func restrict(p Plan) error {
 	defer unix.Close(fd)
 	if err := llsys.LandlockRestrictSelf(fd, flags); err != nil {
 		return fmt.Errorf("sandbox: landlock: %w", err)
+	}
+	return nil
+}
+
+// unmoved checks that the paths Prepare resolved still lead where they
+// did: Landlock opens a rule's path through its symbolic links, and a
+// link made since (by what is left of the server's last run, in a
+// directory it may write) would grant what the gateway never checked.
+// The system's directories are the system's, and /proc/self is this
+// process's own, resolved here on purpose.
+func unmoved(p Plan) error {
+	for _, path := range slices.Concat(p.Read, p.Write) {
+		if slices.Contains(systemDirs, path) {
+			continue
+		}
+		if r := evalSymlinks(path); r != "" && r != path {
+			return fmt.Errorf("sandbox: %s now leads to %s through a symbolic link made since the gateway checked it; not started", path, r)
+		}
 	}
 	return nil
 }
