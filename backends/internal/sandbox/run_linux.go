@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -43,6 +44,9 @@ func Run(plan string) error {
 	runtime.LockOSThread()
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("sandbox: no_new_privs: %w", err)
+	}
+	if err := dropCaps(); err != nil {
+		return err
 	}
 	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}); err != nil {
 		return fmt.Errorf("sandbox: core size: %w", err)
@@ -114,6 +118,36 @@ func restrict(p Plan) error {
 	defer unix.Close(fd)
 	if err := llsys.LandlockRestrictSelf(fd, flags); err != nil {
 		return fmt.Errorf("sandbox: landlock: %w", err)
+	}
+	return nil
+}
+
+// dropCaps leaves this thread, and so the server it executes, no
+// capability: a gateway run as root would otherwise give a confined
+// server all of root's (Landlock governs paths, TCP, ptrace and signals,
+// not sethostname, mknod of a disk, raw sockets or a kernel module).
+// Root keeps its capabilities across execve unless the bounding and
+// inheritable sets are empty, so both are emptied as well as the
+// effective, permitted and ambient ones. Without CAP_SETPCAP (not root)
+// the bounding set cannot be changed and need not be: no_new_privs
+// already stops execve from granting a file's capabilities.
+func dropCaps() error {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("sandbox: ambient capabilities: %w", err)
+	}
+	// PR_CAPBSET_READ fails with EINVAL past the kernel's last capability.
+	for c := uintptr(0); ; c++ {
+		if _, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, c, 0, 0, 0); err != nil {
+			break
+		}
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0); err != nil && !errors.Is(err, unix.EPERM) {
+			return fmt.Errorf("sandbox: bounding capability %d: %w", c, err)
+		}
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var none [2]unix.CapUserData // version 3: two 32-bit words
+	if err := unix.Capset(&hdr, &none[0]); err != nil {
+		return fmt.Errorf("sandbox: capabilities: %w", err)
 	}
 	return nil
 }
