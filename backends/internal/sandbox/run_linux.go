@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -44,6 +45,11 @@ func Run(plan string) error {
 	runtime.LockOSThread()
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("sandbox: no_new_privs: %w", err)
+	}
+	if p.SealCgroups {
+		if err := sealCgroups(); err != nil {
+			return err
+		}
 	}
 	if err := dropCaps(); err != nil {
 		return err
@@ -118,6 +124,46 @@ func restrict(p Plan) error {
 	defer unix.Close(fd)
 	if err := llsys.LandlockRestrictSelf(fd, flags); err != nil {
 		return fmt.Errorf("sandbox: landlock: %w", err)
+	}
+	return nil
+}
+
+// sealCgroups gives this thread (and so the server it executes) a mount
+// namespace of its own in which every cgroup filesystem is read-only, so
+// that a server without Landlock's filesystem rules cannot write itself
+// into another cgroup, nor raise its own limits. It needs CAP_SYS_ADMIN
+// (Prepare asks for it as root only); dropCaps then takes that away, so
+// the server cannot remount them.
+func sealCgroups() error {
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		return fmt.Errorf("sandbox: mount namespace: %w", err)
+	}
+	// Nothing done here propagates back to the gateway's namespace.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("sandbox: mount namespace: %w", err)
+	}
+	// This thread's own view (/proc/self is the thread group leader's,
+	// in the gateway's namespace).
+	b, err := os.ReadFile("/proc/thread-self/mountinfo")
+	if err != nil {
+		return fmt.Errorf("sandbox: mount namespace: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		sep := slices.Index(f, "-")
+		if sep < 0 || sep+1 >= len(f) || len(f) < 5 || f[sep+1] != "cgroup" && f[sep+1] != "cgroup2" {
+			continue
+		}
+		dir := f[4]
+		var st unix.Statfs_t
+		if err := unix.Statfs(dir, &st); err != nil {
+			return fmt.Errorf("sandbox: cgroup mount %s: %w", dir, err)
+		}
+		// A bind remount keeps what it is not given only if restated.
+		keep := uintptr(st.Flags) & (unix.ST_NOSUID | unix.ST_NODEV | unix.ST_NOEXEC) // the same bits as MS_*
+		if err := unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|keep, ""); err != nil {
+			return fmt.Errorf("sandbox: make cgroup mount %s read-only: %w", dir, err)
+		}
 	}
 	return nil
 }

@@ -3,8 +3,11 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/mcp-gateway/config"
 )
 
 // TestUnmovedRefusesNewLinks: a path Prepare resolved that has become a
@@ -32,5 +35,26 @@ func TestUnmovedRefusesNewLinks(t *testing.T) {
 	}
 	if err := unmoved(p); err == nil || !strings.Contains(err.Error(), notes+" now leads to "+secret) {
 		t.Errorf("after the link: %v", err)
+	}
+}
+
+// TestPrepareSignalScopeGap: Landlock scopes signals and abstract UNIX
+// sockets from ABI 6; below it a confined server can signal the gateway
+// (tried: kill -0 of the gateway succeeded at ABI 5) and status says so.
+func TestPrepareSignalScopeGap(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for abi, want := range map[int]bool{5: true, 6: false} {
+		h := Host{Helper: []string{"gw", Arg}, ABI: abi, StateDir: filepath.Join(t.TempDir(), "s")}
+		_, _, a, err := Prepare(config.Sandbox{Mode: config.SandboxEnforce}, Spec{Command: exe}, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := slices.ContainsFunc(a.Gaps, func(g string) bool { return strings.HasPrefix(g, "signals to") })
+		if got != want {
+			t.Errorf("ABI %d: gaps %q, want the signals gap %v", abi, a.Gaps, want)
+		}
 	}
 }

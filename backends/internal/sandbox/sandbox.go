@@ -76,6 +76,10 @@ type Plan struct {
 	// Cgroups are the cgroup.procs files of the server's cgroups, which
 	// the sandbox mode writes itself into first of all.
 	Cgroups []string `json:"cgroups,omitempty"`
+	// SealCgroups makes every cgroup filesystem read-only to the server
+	// (a mount namespace of its own): without Landlock's filesystem
+	// rules nothing else keeps it from moving itself out of Cgroups.
+	SealCgroups bool `json:"seal_cgroups,omitempty"`
 }
 
 // Applied is a server's confinement as applied, for status.
