@@ -485,15 +485,28 @@ func interpreterName(path string) string {
 // guarded names what of the gateway's own (or the whole home) granting p
 // would expose, or "". The home and the gateway's files are compared as
 // named and as their symbolic links lead (a configuration directory that
-// is a link into a dotfiles repository is guarded there too).
-func guarded(p string, h Host) string {
-	p = filepath.Clean(p)
+// is a link into a dotfiles repository is guarded there too), and
+// without case where the filesystem usually ignores it (macOS, Windows:
+// /users/me is /Users/me there).
+func guarded(p string, h Host) string { return guardedFold(p, h, caseless) }
+
+// caseless: this OS's filesystems usually ignore case.
+const caseless = runtime.GOOS == "darwin" || runtime.GOOS == "windows"
+
+func guardedFold(p string, h Host, fold bool) string {
+	key := func(s string) string {
+		if fold {
+			return strings.ToLower(s)
+		}
+		return s
+	}
+	p = key(filepath.Clean(p))
 	if p == "/" {
 		return "the whole filesystem"
 	}
 	if h.Home != "" {
 		for _, home := range []string{filepath.Clean(h.Home), realPath(h.Home)} {
-			if p == home || beneath(home, p) {
+			if home = key(home); p == home || beneath(home, p) {
 				return "the whole home directory"
 			}
 		}
@@ -502,10 +515,10 @@ func guarded(p string, h Host) string {
 		if g == "" {
 			continue
 		}
-		for _, g := range []string{filepath.Clean(g), realPath(g)} {
+		for _, named := range []string{filepath.Clean(g), realPath(g)} {
 			// Either way: a directory holding one, or a path inside one.
-			if g == p || beneath(g, p) || beneath(p, g) {
-				return "the gateway's " + g
+			if k := key(named); k == p || beneath(k, p) || beneath(p, k) {
+				return "the gateway's " + named
 			}
 		}
 	}
