@@ -1,12 +1,17 @@
 package backends
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/mcp-gateway/mcp-gateway/config"
 )
@@ -28,6 +33,7 @@ func (b *backend) resolve() (config.Server, string) {
 	b.mu.Lock()
 	b.secrets = digest
 	b.mu.Unlock()
+	b.values.set(values)
 	b.stderr.setMask(secretMask(values))
 	run, err := b.cfg.WithSecrets(func(name string) (string, error) { return values[name], errs[name] })
 	if err != nil {
@@ -44,20 +50,139 @@ const minMasked = 4
 // secrets (as config.Masked) in what it writes to stderr, which the log,
 // status and clients' errors show: a server may echo its key in an error.
 func secretMask(values map[string]string) func(string) string {
-	var vs []string
-	for _, v := range values {
+	forms := maskForms(values)
+	return func(line string) string { return maskLine(maskValues(forms, line)) }
+}
+
+// maskForms are the texts that stand for the values when a server echoes
+// them: each value as it is, as a JSON string holds it (a server that logs
+// JSON; with and without HTML escaping, '/' escaped or not) and, for a
+// value of several lines (a PEM key), each of its lines, since stderr is
+// read and masked line by line. Those shorter than minMasked are left out;
+// the longest come first, so that a form inside another is masked as part
+// of it.
+func maskForms(values map[string]string) []string {
+	seen := map[string]bool{}
+	add := func(v string) {
 		if len(v) >= minMasked {
-			vs = append(vs, v)
+			seen[v] = true
 		}
 	}
-	// Longest first: a value inside another is masked as part of it.
-	slices.SortFunc(vs, func(a, b string) int { return len(b) - len(a) })
-	return func(line string) string {
-		for _, v := range vs {
-			line = strings.ReplaceAll(line, v, config.Masked)
+	for _, v := range values {
+		add(v)
+		for _, html := range []bool{true, false} {
+			var b strings.Builder
+			enc := json.NewEncoder(&b)
+			enc.SetEscapeHTML(html)
+			_ = enc.Encode(v) // a string always encodes
+			j := strings.TrimSuffix(b.String(), "\n")
+			j = j[1 : len(j)-1] // the quotes
+			add(j)
+			add(strings.ReplaceAll(j, "/", `\/`))
 		}
-		return maskLine(line)
+		if strings.ContainsAny(v, "\r\n") {
+			for _, line := range strings.FieldsFunc(v, func(r rune) bool { return r == '\n' || r == '\r' }) {
+				add(line)
+			}
+		}
 	}
+	forms := slices.Collect(maps.Keys(seen))
+	slices.SortFunc(forms, func(a, b string) int {
+		if d := len(b) - len(a); d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	return forms
+}
+
+// maskValues replaces each of forms in text with config.Masked.
+func maskValues(forms []string, text string) string {
+	for _, f := range forms {
+		text = strings.ReplaceAll(text, f, config.Masked)
+	}
+	return text
+}
+
+// secretValues holds the forms (maskForms) of the values of the secrets a
+// backend's running server got, for the masking of all the backend logs
+// and of the reasons it shows (secretHandler, setStateLocked): not only
+// its stderr, but a line on its stdout that is not JSON-RPC, its
+// notifications/message, a remote's errors. Set at each start (resolve).
+type secretValues struct{ forms atomic.Pointer[[]string] }
+
+func (s *secretValues) set(values map[string]string) {
+	forms := maskForms(values)
+	s.forms.Store(&forms)
+}
+
+// mask masks the values in text.
+func (s *secretValues) mask(text string) string {
+	if f := s.forms.Load(); f != nil {
+		return maskValues(*f, text)
+	}
+	return text
+}
+
+// active reports whether there is anything to mask.
+func (s *secretValues) active() bool {
+	f := s.forms.Load()
+	return f != nil && len(*f) > 0
+}
+
+// secretHandler masks a backend's secret values (v) in each record's
+// message and attributes before h writes it.
+type secretHandler struct {
+	h slog.Handler
+	v *secretValues
+}
+
+func (s secretHandler) Enabled(ctx context.Context, l slog.Level) bool { return s.h.Enabled(ctx, l) }
+
+func (s secretHandler) Handle(ctx context.Context, r slog.Record) error {
+	if !s.v.active() {
+		return s.h.Handle(ctx, r)
+	}
+	out := slog.NewRecord(r.Time, r.Level, s.v.mask(r.Message), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(s.maskAttr(a))
+		return true
+	})
+	return s.h.Handle(ctx, out)
+}
+
+func (s secretHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	masked := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		masked[i] = s.maskAttr(a)
+	}
+	return secretHandler{s.h.WithAttrs(masked), s.v}
+}
+
+func (s secretHandler) WithGroup(name string) slog.Handler {
+	return secretHandler{s.h.WithGroup(name), s.v}
+}
+
+// maskAttr masks a's value: a string, a group's, or any other as it
+// prints (an error, a list of lines).
+func (s secretHandler) maskAttr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, s.v.mask(v.String()))
+	case slog.KindGroup:
+		group := v.Group()
+		out := make([]slog.Attr, len(group))
+		for i, g := range group {
+			out[i] = s.maskAttr(g)
+		}
+		return slog.Attr{Key: a.Key, Value: slog.GroupValue(out...)}
+	case slog.KindAny:
+		if text := fmt.Sprint(v.Any()); s.v.mask(text) != text {
+			return slog.String(a.Key, s.v.mask(text))
+		}
+	}
+	return slog.Attr{Key: a.Key, Value: v}
 }
 
 // lookupSecrets looks up each secret s refers to once: the values, why the

@@ -53,6 +53,8 @@ type backend struct {
 	// secrets is the digest of the secret values its last start got
 	// (secrets.go); "" before one looked them up. Guarded by mu.
 	secrets string
+	// values masks those values in log and reason (secrets.go).
+	values secretValues
 	// noDiscover: the backend ended its session when asked server/discover;
 	// it is initialized from then on (era.go).
 	noDiscover atomic.Bool
@@ -122,7 +124,9 @@ func (b *backend) settledYet() bool {
 // setStateLocked changes the state and wakes whoever waits for a change;
 // b.mu is held.
 func (b *backend) setStateLocked(s State, reason string) {
-	b.state, b.reason = s, reason
+	// A reason may quote the server (a remote's status line, an error of
+	// its own): never its secrets, which status and clients would show.
+	b.state, b.reason = s, b.values.mask(reason)
 	if b.moved != nil {
 		close(b.moved)
 	}
