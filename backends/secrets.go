@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -56,44 +55,62 @@ func secretMask(values map[string]string) func(string) string {
 
 // maskForms are the texts that stand for the values when a server echoes
 // them: each value as it is, as a JSON string holds it (a server that logs
-// JSON; with and without HTML escaping, '/' escaped or not) and, for a
-// value of several lines (a PEM key), each of its lines, since stderr is
-// read and masked line by line. Those shorter than minMasked are left out;
-// the longest come first, so that a form inside another is masked as part
-// of it.
+// JSON) and, for a value of several lines (a PEM key), each of its lines,
+// since stderr is read and masked line by line. Those shorter than
+// minMasked are left out; the longest come first, so that a form inside
+// another is masked as part of it.
 func maskForms(values map[string]string) []string {
-	seen := map[string]bool{}
-	add := func(v string) {
-		if len(v) >= minMasked {
-			seen[v] = true
-		}
-	}
+	var forms []string
 	for _, v := range values {
-		add(v)
-		for _, html := range []bool{true, false} {
-			var b strings.Builder
-			enc := json.NewEncoder(&b)
-			enc.SetEscapeHTML(html)
-			_ = enc.Encode(v) // a string always encodes
-			j := strings.TrimSuffix(b.String(), "\n")
-			j = j[1 : len(j)-1] // the quotes
-			add(j)
-			add(strings.ReplaceAll(j, "/", `\/`))
-		}
+		forms = append(forms, v)
+		forms = append(forms, jsonForms(v)...)
 		if strings.ContainsAny(v, "\r\n") {
-			for _, line := range strings.FieldsFunc(v, func(r rune) bool { return r == '\n' || r == '\r' }) {
-				add(line)
-			}
+			forms = append(forms, strings.FieldsFunc(v, func(r rune) bool { return r == '\n' || r == '\r' })...)
 		}
 	}
-	forms := slices.Collect(maps.Keys(seen))
+	return longestFirst(forms)
+}
+
+// maskJSONForms are the forms of the values inside a JSON string: masking
+// them in a JSON document (a tool's definition) leaves it valid JSON.
+func maskJSONForms(values map[string]string) []string {
+	var forms []string
+	for _, v := range values {
+		forms = append(forms, jsonForms(v)...)
+		for _, line := range strings.FieldsFunc(v, func(r rune) bool { return r == '\n' || r == '\r' }) {
+			forms = append(forms, jsonForms(line)...)
+		}
+	}
+	return longestFirst(forms)
+}
+
+// jsonForms are the ways JSON writes v inside a string: with and without
+// HTML escaping ("\u003c" for '<'), '/' as it is or as "\/".
+func jsonForms(v string) []string {
+	var forms []string
+	for _, html := range []bool{true, false} {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(html)
+		_ = enc.Encode(v) // a string always encodes
+		j := strings.TrimSuffix(b.String(), "\n")
+		j = j[1 : len(j)-1] // the quotes
+		forms = append(forms, j, strings.ReplaceAll(j, "/", `\/`))
+	}
+	return forms
+}
+
+// longestFirst returns forms without duplicates and those shorter than
+// minMasked, the longest first.
+func longestFirst(forms []string) []string {
+	forms = slices.DeleteFunc(forms, func(f string) bool { return len(f) < minMasked })
 	slices.SortFunc(forms, func(a, b string) int {
 		if d := len(b) - len(a); d != 0 {
 			return d
 		}
 		return strings.Compare(a, b)
 	})
-	return forms
+	return slices.Compact(forms)
 }
 
 // maskValues replaces each of forms in text with config.Masked.
@@ -104,30 +121,82 @@ func maskValues(forms []string, text string) string {
 	return text
 }
 
-// secretValues holds the forms (maskForms) of the values of the secrets a
-// backend's running server got, for the masking of all the backend logs
-// and of the reasons it shows (secretHandler, setStateLocked): not only
-// its stderr, but a line on its stdout that is not JSON-RPC, its
-// notifications/message, a remote's errors. Set at each start (resolve).
-type secretValues struct{ forms atomic.Pointer[[]string] }
+// secretValues holds the forms (maskForms, maskJSONForms) of the values of
+// the secrets a backend's running server got, for the masking of all the
+// backend logs and of the reasons it shows (secretHandler,
+// setStateLocked): not only its stderr, but a line on its stdout that is
+// not JSON-RPC, its notifications/message, a remote's errors; and of the
+// definitions it lists and its instructions (maskJSON), which go to
+// clients and models, the snapshot and the pin file. Set at each start
+// (resolve).
+type secretValues struct{ forms atomic.Pointer[valueForms] }
+
+type valueForms struct{ text, json []string }
 
 func (s *secretValues) set(values map[string]string) {
-	forms := maskForms(values)
-	s.forms.Store(&forms)
+	s.forms.Store(&valueForms{text: maskForms(values), json: maskJSONForms(values)})
 }
 
 // mask masks the values in text.
 func (s *secretValues) mask(text string) string {
 	if f := s.forms.Load(); f != nil {
-		return maskValues(*f, text)
+		return maskValues(f.text, text)
 	}
 	return text
+}
+
+// maskJSON masks the values in the strings of a JSON document (a
+// definition a server listed): raw itself when there are none.
+func (s *secretValues) maskJSON(raw json.RawMessage) json.RawMessage {
+	f := s.forms.Load()
+	if f == nil || len(f.json) == 0 {
+		return raw
+	}
+	masked := json.RawMessage(maskValues(f.json, string(raw)))
+	if string(masked) == string(raw) || json.Valid(masked) {
+		return masked
+	}
+	// A value matched outside a string (a number): mask the strings of
+	// the document as decoded instead, and the numbers as strings.
+	d := json.NewDecoder(strings.NewReader(string(raw)))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return raw // not JSON: the decoding of the lists says so
+	}
+	out, _ := json.Marshal(maskTree(v, func(t string) string { return maskValues(f.text, t) }))
+	return out
+}
+
+// maskTree masks the strings, keys and numbers of a decoded document.
+func maskTree(v any, mask func(string) string) any {
+	switch v := v.(type) {
+	case string:
+		return mask(v)
+	case json.Number:
+		if m := mask(v.String()); m != v.String() {
+			return m
+		}
+		return v
+	case []any:
+		for i := range v {
+			v[i] = maskTree(v[i], mask)
+		}
+		return v
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[mask(k)] = maskTree(e, mask)
+		}
+		return out
+	}
+	return v
 }
 
 // active reports whether there is anything to mask.
 func (s *secretValues) active() bool {
 	f := s.forms.Load()
-	return f != nil && len(*f) > 0
+	return f != nil && len(f.text) > 0
 }
 
 // secretHandler masks a backend's secret values (v) in each record's

@@ -889,7 +889,7 @@ func (b *backend) discover(ctx context.Context, c *conn) (sf *surface, ok bool, 
 		serverInfo:   info2,
 		caps:         caps,
 		capsRaw:      bytes.Clone(dr.Capabilities),
-		instructions: dr.Instructions,
+		instructions: b.values.mask(dr.Instructions),
 		lists:        l,
 	}, true, nil
 }
@@ -1014,7 +1014,7 @@ func (b *backend) initialize(ctx context.Context, c *conn) (*surface, error) {
 		serverInfo:   ir.ServerInfo,
 		caps:         caps,
 		capsRaw:      bytes.Clone(ir.Capabilities),
-		instructions: ir.Instructions,
+		instructions: b.values.mask(ir.Instructions),
 		lists:        l,
 	}, nil
 }

@@ -5,6 +5,9 @@ package main
 
 import (
 	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,8 +17,11 @@ import (
 // TestSecretsEchoedByServer: a server that echoes the values of its
 // secrets on its stdout (a line that is not JSON-RPC), in its
 // notifications/message, on stderr as JSON (escaped) and split across
-// lines (a PEM-like value of two lines), has none of them in the
-// gateway's log at --debug, nor in status's errors: each is masked.
+// lines (a PEM-like value of two lines), in its tools' descriptions and
+// its instructions, has none of them in the gateway's log at --debug, in
+// status's errors, in what clients are given (tools/list, initialize), nor
+// in any file: not the snapshot (cache directory) nor the pin file
+// (beside the configuration): each is masked.
 func TestSecretsEchoedByServer(t *testing.T) {
 	t.Parallel()
 	env := baseEnv(t, "MCP_GATEWAY_SECRETS=file")
@@ -28,15 +34,23 @@ func TestSecretsEchoedByServer(t *testing.T) {
 	}
 	a := tb("a")
 	a.Env = map[string]string{
-		"TOKEN":                   "${secret:a.TOKEN}",
-		"TESTBACKEND_STDOUT_TEXT": "stdout says ${secret:a.TOKEN}",
-		"TESTBACKEND_LOG_TEXT":    "log says ${secret:a.TOKEN}",
-		"TESTBACKEND_STDERR_JSON": "json says ${secret:a.TOKEN}",
-		"TESTBACKEND_STDERR_TEXT": "text says ${secret:a.PEM}",
+		"TOKEN":                    "${secret:a.TOKEN}",
+		"TESTBACKEND_STDOUT_TEXT":  "stdout says ${secret:a.TOKEN}",
+		"TESTBACKEND_LOG_TEXT":     "log says ${secret:a.TOKEN}",
+		"TESTBACKEND_STDERR_JSON":  "json says ${secret:a.TOKEN}",
+		"TESTBACKEND_STDERR_TEXT":  "text says ${secret:a.PEM}",
+		"TESTBACKEND_DESCRIBE":     " (uses key ${secret:a.TOKEN})",
+		"TESTBACKEND_INSTRUCTIONS": "the key is ${secret:a.TOKEN}",
 	}
-	cfg := beConfig(t, a)
+	cfg := testutil.TempFile(t, "config.yaml", `{"gateway": {"trust": "pin", "answer_tools": false, "startup_timeout_ms": 25000, "first_start_wait_ms": 25000},
+  "servers": [`+mustJSON(t, a)+`]}`)
 
-	gw, _ := initSession(t, startGateway(t, env, "--stdio", "--debug", "--config", cfg), "e2e", "{}")
+	gw, init := initSession(t, startGateway(t, env, "--stdio", "--debug", "--config", cfg), "e2e", "{}")
+	list := gw.Call("tools/list", `{}`).String()
+	if !strings.Contains(list, "(uses key ***)") {
+		t.Errorf("tools/list does not mask the key in a description:\n%.600s", list)
+	}
+	answers := "initialize: " + init.String() + "\ntools/list: " + list
 	if r := gw.callTool("a.log", `{}`).Map(); r["error"] != nil {
 		t.Fatalf("a.log: %v", r)
 	}
@@ -46,10 +60,32 @@ func TestSecretsEchoedByServer(t *testing.T) {
 	gw.Stop(testutil.DefaultTimeout)
 
 	forms := []string{`sek/"A"-5f1e`, `sek/\"A\"-5f1e`, "pem-line-one-0a1b", "pem-line-two-2c3d"}
-	for _, f := range forms {
-		if strings.Contains(gw.Stderr.String(), f) {
-			t.Errorf("the log holds %q", f)
+	texts := map[string]string{"the log": gw.Stderr.String(), "the answers": answers}
+	for _, dir := range []string{envHome(env), filepath.Dir(cfg)} {
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), "secrets.") {
+				return err
+			}
+			data, err := os.ReadFile(p)
+			texts[p] = string(data)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
+	}
+	var snapshot, pins bool
+	for what, text := range texts {
+		snapshot = snapshot || strings.Contains(what, "snapshots")
+		pins = pins || strings.HasSuffix(what, ".pins.json")
+		for _, f := range forms {
+			if strings.Contains(text, f) {
+				t.Errorf("%s holds %q", what, f)
+			}
+		}
+	}
+	if !snapshot || !pins {
+		t.Errorf("no snapshot (%v) or no pin file (%v) among %d files", snapshot, pins, len(texts))
 	}
 	js, _, _ := runCLIEnv(t, env, "status", "--json", "--config", cfg)
 	var st struct{ Servers []json.RawMessage }
@@ -64,4 +100,14 @@ func TestSecretsEchoedByServer(t *testing.T) {
 	if t.Failed() {
 		t.Logf("gateway stderr:\n%s", gw.Stderr)
 	}
+}
+
+// envHome is env's HOME.
+func envHome(env []string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			return v
+		}
+	}
+	return ""
 }
