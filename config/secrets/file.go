@@ -46,15 +46,18 @@ func (s *Store) fileRead() (map[string]string, error) {
 		return nil, err
 	}
 	var f sealed
-	if err := json.Unmarshal(data, &f); err != nil || f.Version != 1 {
-		return nil, fmt.Errorf("secrets: %s is not a secret store of this version", s.path(fileName))
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, s.damaged(fmt.Sprintf("%d bytes that are not a sealed store: cut short, or written over", len(data)))
+	}
+	if f.Version != 1 {
+		return nil, fmt.Errorf("secrets: %s is of version %d, which this mcp-gateway does not read (a newer one wrote it)", s.path(fileName), f.Version)
 	}
 	aead, err := newAEAD(key)
 	if err != nil {
 		return nil, err
 	}
 	if len(f.Nonce) != aead.NonceSize() {
-		return nil, fmt.Errorf("secrets: %s is damaged", s.path(fileName))
+		return nil, s.damaged("its nonce is not one")
 	}
 	plain, err := aead.Open(nil, f.Nonce, f.Data, additional)
 	if err != nil {
@@ -62,9 +65,16 @@ func (s *Store) fileRead() (map[string]string, error) {
 	}
 	m := map[string]string{}
 	if err := json.Unmarshal(plain, &m); err != nil {
-		return nil, fmt.Errorf("secrets: %s is damaged: %w", s.path(fileName), err)
+		return nil, s.damaged(err.Error())
 	}
 	return m, nil
+}
+
+// damaged is the error of a sealed file that cannot be read, saying what
+// to do; nothing is written over it (Set fails too), so that what it
+// holds may still be restored.
+func (s *Store) damaged(why string) error {
+	return fmt.Errorf("secrets: %s is damaged (%s): restore it from a backup, or remove it and set the secrets again", s.path(fileName), why)
 }
 
 // fileChange changes the secrets with fn and seals them again under a new

@@ -1,0 +1,43 @@
+package secrets
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestFileStoreDamaged: a sealed file cut short (a crash, a full disk) or
+// emptied is reported as damaged, saying what to do, not as another
+// version; nothing is written over it; a file of a later version says so.
+func TestFileStoreDamaged(t *testing.T) {
+	s, opts := fileStore(t, File)
+	if err := s.Set("a.KEY", "value-of-a-1234"); err != nil {
+		t.Fatal(err)
+	}
+	enc := filepath.Join(opts.Dir, fileName)
+	whole, err := os.ReadFile(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, data := range map[string][]byte{"cut short": whole[:len(whole)/2], "empty": nil} {
+		if err := os.WriteFile(enc, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for op, err := range map[string]error{"Get": func() error { _, err := s.Get("a.KEY"); return err }(), "Set": s.Set("b.KEY", "other-value")} {
+			if err == nil || !strings.Contains(err.Error(), "is damaged") || !strings.Contains(err.Error(), "restore it") {
+				t.Errorf("%s of a file %s: %v", op, what, err)
+			}
+		}
+		if got, _ := os.ReadFile(enc); !bytes.Equal(got, data) {
+			t.Errorf("Set wrote over a file %s", what)
+		}
+	}
+	if err := os.WriteFile(enc, []byte(`{"version":2,"nonce":"","data":""}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Names(); err == nil || !strings.Contains(err.Error(), "version 2") {
+		t.Errorf("Names of a file of version 2: %v", err)
+	}
+}
