@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -39,5 +40,33 @@ func TestFileStoreDamaged(t *testing.T) {
 	}
 	if _, err := s.Names(); err == nil || !strings.Contains(err.Error(), "version 2") {
 		t.Errorf("Names of a file of version 2: %v", err)
+	}
+}
+
+// TestFileStoreKeyMode: a key that other users may read (mode 0644, a copy
+// that lost its mode) is refused, saying how to fix it; the secrets are
+// read again once it is 0600.
+func TestFileStoreKeyMode(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows files have no Unix modes")
+	}
+	s, opts := fileStore(t, File)
+	if err := s.Set("a.KEY", "value-of-a-1234"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(opts.KeyFile, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get("a.KEY"); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Errorf("Get with a key of mode 0644: %v", err)
+	}
+	if err := s.Set("b.KEY", "value-of-b-1234"); err == nil {
+		t.Error("Set with a key of mode 0644 succeeded")
+	}
+	if err := os.Chmod(opts.KeyFile, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := s.Get("a.KEY"); err != nil || v != "value-of-a-1234" {
+		t.Errorf("Get with the key 0600 again: %q, %v", v, err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/mcp-gateway/mcp-gateway/config/atomicfile"
 )
@@ -113,6 +114,9 @@ func (s *Store) key(create bool) ([]byte, error) {
 	key, err := os.ReadFile(kf)
 	switch {
 	case err == nil && len(key) == keySize:
+		if err := checkPrivate(kf); err != nil {
+			return nil, err
+		}
 		return key, nil
 	case err == nil:
 		return nil, fmt.Errorf("secrets: the key %s is not %d bytes long", kf, keySize)
@@ -130,6 +134,24 @@ func (s *Store) key(create bool) ([]byte, error) {
 		return nil, fmt.Errorf("secrets: writing the key: %w", err)
 	}
 	return key, nil
+}
+
+// checkPrivate refuses a key that other users may read or replace (a copy
+// that lost its mode, a chmod -R): with it, the sealed file is theirs to
+// read, as ssh refuses such a private key. Windows has no such modes: a
+// file in the user's profile is the user's.
+func checkPrivate(path string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("secrets: %w", err)
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Errorf("secrets: the key %s may be read or changed by other users (mode %04o): make it yours alone (chmod 600 %[1]s)", path, perm)
+	}
+	return nil
 }
 
 func newAEAD(key []byte) (cipher.AEAD, error) {
