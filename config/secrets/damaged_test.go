@@ -70,3 +70,45 @@ func TestFileStoreKeyMode(t *testing.T) {
 		t.Errorf("Get with the key 0600 again: %q, %v", v, err)
 	}
 }
+
+// TestStoreNotHiding: with secrets in the keychain (secrets.json names
+// them), a first secret set in the file is refused, since Auto would then
+// read the file only and lose sight of them; with the file store in use, a
+// secret set in the keychain is refused, since it would never be read.
+// Neither writes anything.
+func TestStoreNotHiding(t *testing.T) {
+	_, opts := fileStore(t, File)
+	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	index := filepath.Join(opts.Dir, indexName)
+	if err := os.WriteFile(index, []byte(`{"backend":"keychain","names":["a.KEY","b.KEY"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Set("c.KEY", "value-of-c-1234"); err == nil || !strings.Contains(err.Error(), "2 secrets are in the keychain") || !strings.Contains(err.Error(), EnvVar+"="+Keychain) {
+		t.Errorf("Set in the file beside the keychain's secrets: %v", err)
+	}
+	if exists(filepath.Join(opts.Dir, fileName)) || exists(opts.KeyFile) {
+		t.Error("the refused Set wrote the file or the key")
+	}
+	// Once the keychain's names are gone, the file is the store.
+	if err := os.WriteFile(index, []byte(`{"backend":"keychain","names":[]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Set("c.KEY", "value-of-c-1234"); err != nil {
+		t.Fatal(err)
+	}
+	kc := opts
+	kc.Backend = Keychain
+	k, err := Open(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Set("d.KEY", "value-of-d-1234"); err == nil || !strings.Contains(err.Error(), EnvVar+"="+File) {
+		t.Errorf("Set in the keychain beside the file: %v", err)
+	}
+}
