@@ -21,3 +21,22 @@ func TestSecretRefInDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretHeaderInClear: a secret in the headers of a remote server on
+// another machine over plain http is a configuration error at its key;
+// https, or http to a loopback host, is not.
+func TestSecretHeaderInClear(t *testing.T) {
+	errs := mustFail(t, `servers:
+  - name: s
+    url: http://mcp.example.com/mcp
+    headers:
+      X-Trace: plain
+      Authorization: Bearer ${secret:s.KEY}
+`, nil)
+	if e := findErr(t, errs, "servers[0].headers.Authorization"); !strings.Contains(e.Msg, "would travel in clear to mcp.example.com") || e.Line != 6 {
+		t.Errorf("line %d %q", e.Line, e.Msg)
+	}
+	for _, u := range []string{"https://mcp.example.com/mcp", "http://127.0.0.1:8080/mcp", "http://localhost/mcp", "http://[::1]:9/mcp"} {
+		mustLoad(t, "servers:\n  - name: s\n    url: "+u+"\n    headers: {Authorization: \"Bearer ${secret:s.KEY}\"}\n", nil, Flags{})
+	}
+}
