@@ -580,7 +580,12 @@ func (m *Manager) SetLogLevel(ctx context.Context, level string) {
 	for _, server := range m.Logging() {
 		wg.Go(func() {
 			if _, err := m.Request(ctx, server, "logging/setLevel", params, CallOptions{}); err != nil {
-				m.log.Debug("logging/setLevel not accepted", "server", server, "err", err)
+				// The server's log, which masks its secrets in its error.
+				log := m.log.With("server", server)
+				if b := m.set.Load().byName[server]; b != nil {
+					log = b.log
+				}
+				log.Debug("logging/setLevel not accepted", "err", err)
 			}
 		})
 	}

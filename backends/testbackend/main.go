@@ -18,6 +18,7 @@
 //	-chatty-stdout        write a non-JSON line to stdout before every message
 //	-stdout-text S        write S (not JSON) and a newline to stdout at start
 //	-stderr-json S        write {"msg":S} (JSON, S escaped) to stderr at start
+//	-refuse-level S       answer logging/setLevel with an error whose message is S
 //	-stderr-lines N       write N lines to stderr at start
 //	-stderr-text S        write S and a newline to stderr at start (escape
 //	                      sequences, forged log records)
@@ -209,6 +210,7 @@ type server struct {
 	stringIDs    bool
 	describe     string
 	logText      string // the log tool's default data
+	refuseLevel  string // logging/setLevel's error message, if any
 	say          string
 	instructions string
 	listMeta     string
@@ -259,6 +261,7 @@ func main() {
 	stdoutText := fs.String("stdout-text", "", "write this (non-JSON) line to stdout at start")
 	stderrJSON := fs.String("stderr-json", "", `write {"msg":S} to stderr at start`)
 	logText := fs.String("log-text", "", "the log tool's default data")
+	refuseLevel := fs.String("refuse-level", "", "answer logging/setLevel with an error of this message")
 	describe := fs.String("describe", "", "append this to every tool's description")
 	say := fs.String("say", "", "append this to prompt texts, resource contents and progress messages")
 	chattyStderr := fs.Int("chatty-stderr", 0, "stderr lines per request")
@@ -368,6 +371,7 @@ func main() {
 		pageSize:     *pageSize,
 		describe:     *describe,
 		logText:      *logText,
+		refuseLevel:  *refuseLevel,
 		say:          *say,
 		instructions: *instructions,
 		listMeta:     *listMeta,
@@ -669,6 +673,10 @@ func (s *server) handle(line []byte) {
 			Level string `json:"level"`
 		}
 		json.Unmarshal(msg.Params, &p)
+		if s.refuseLevel != "" {
+			s.replyError(msg.ID, -32602, s.refuseLevel, "")
+			break
+		}
 		s.mu.Lock()
 		s.logLevel = p.Level
 		s.mu.Unlock()

@@ -18,7 +18,7 @@ import (
 // secrets on its stdout (a line that is not JSON-RPC), in its
 // notifications/message, on stderr as JSON (escaped) and split across
 // lines (a PEM-like value of two lines), in its tools' descriptions and
-// its instructions, has none of them in the gateway's log at --debug, in
+// its instructions, in its error to logging/setLevel, has none of them in the gateway's log at --debug, in
 // status's errors, in what clients are given (tools/list, initialize), nor
 // in any file: not the snapshot (cache directory) nor the pin file
 // (beside the configuration): each is masked.
@@ -41,6 +41,7 @@ func TestSecretsEchoedByServer(t *testing.T) {
 		"TESTBACKEND_STDERR_TEXT":  "text says ${secret:a.PEM}",
 		"TESTBACKEND_DESCRIBE":     " (uses key ${secret:a.TOKEN})",
 		"TESTBACKEND_INSTRUCTIONS": "the key is ${secret:a.TOKEN}",
+		"TESTBACKEND_REFUSE_LEVEL": "no level with ${secret:a.TOKEN}",
 	}
 	cfg := testutil.TempFile(t, "config.yaml", `{"gateway": {"trust": "pin", "answer_tools": false, "startup_timeout_ms": 25000, "first_start_wait_ms": 25000},
   "servers": [`+mustJSON(t, a)+`]}`)
@@ -54,7 +55,8 @@ func TestSecretsEchoedByServer(t *testing.T) {
 	if r := gw.callTool("a.log", `{}`).Map(); r["error"] != nil {
 		t.Fatalf("a.log: %v", r)
 	}
-	for _, text := range []string{"log says", "stdout says", `json says`, "text says"} {
+	gw.Call("logging/setLevel", `{"level":"debug"}`)
+	for _, text := range []string{"log says", "stdout says", `json says`, "text says", "logging/setLevel not accepted"} {
 		waitStderr(t, gw, text)
 	}
 	gw.Stop(testutil.DefaultTimeout)
