@@ -681,6 +681,9 @@ func (b *backend) onNotification(method string, params json.RawMessage) {
 		}
 	case "notifications/message", "notifications/resources/updated", "notifications/tasks/status":
 		if method == "notifications/message" {
+			// A log message is no answer to a request: the server's
+			// secrets are masked in it for the clients too (secrets.go).
+			params = b.values.maskJSON(params)
 			b.logMessage(params)
 		}
 		if fn := b.m.hooks.Notification; fn != nil {

@@ -18,7 +18,8 @@ import (
 // secrets on its stdout (a line that is not JSON-RPC), in its
 // notifications/message, on stderr as JSON (escaped) and split across
 // lines (a PEM-like value of two lines), in its tools' descriptions and
-// its instructions, in its error to logging/setLevel, has none of them in the gateway's log at --debug, in
+// its instructions, in its error to logging/setLevel, in the log message
+// the client is sent, has none of them in the gateway's log at --debug, in
 // status's errors, in what clients are given (tools/list, initialize), nor
 // in any file: not the snapshot (cache directory) nor the pin file
 // (beside the configuration): each is masked.
@@ -52,10 +53,16 @@ func TestSecretsEchoedByServer(t *testing.T) {
 		t.Errorf("tools/list does not mask the key in a description:\n%.600s", list)
 	}
 	answers := "initialize: " + init.String() + "\ntools/list: " + list
+	gw.Call("logging/setLevel", `{"level":"debug"}`)
+	mark := gw.Mark()
 	if r := gw.callTool("a.log", `{}`).Map(); r["error"] != nil {
 		t.Fatalf("a.log: %v", r)
 	}
-	gw.Call("logging/setLevel", `{"level":"debug"}`)
+	note := gw.WaitNote(mark, "notifications/message", testutil.DefaultTimeout).String()
+	if !strings.Contains(note, "log says ***") {
+		t.Errorf("the client's notifications/message does not mask the key: %s", note)
+	}
+	answers += "\nnotifications/message: " + note
 	for _, text := range []string{"log says", "stdout says", `json says`, "text says", "logging/setLevel not accepted"} {
 		waitStderr(t, gw, text)
 	}
