@@ -132,7 +132,6 @@ func (m *Manager) newBackend(s config.Server) *backend {
 		m:       m,
 		cfg:     s,
 		timeout: config.CallTimeout(s, m.opts.DefaultTimeout),
-		log:     m.log.With("server", s.Name),
 		logs:    ratelimit.New(logLimit),
 		settled: make(chan struct{}),
 		moved:   make(chan struct{}),
@@ -142,6 +141,9 @@ func (m *Manager) newBackend(s config.Server) *backend {
 		reason:  "not started",
 		auth:    oauth.New(s, oauth.Options{TokenDir: m.opts.TokenDir, Timeout: config.CallTimeout(s, m.opts.DefaultTimeout), Authorize: m.opts.Authorize, RedirectURL: m.opts.RedirectURL}, m.log),
 	}
+	// Everything logged of the server masks the values of its secrets
+	// (secrets.go): its stdout, its notifications/message, its errors.
+	b.log = slog.New(secretHandler{m.log.With("server", s.Name).Handler(), &b.values})
 	if !s.Enabled {
 		b.state, b.reason = Disabled, "disabled"
 		b.settle()
@@ -595,7 +597,12 @@ func (m *Manager) SetLogLevel(ctx context.Context, level string) {
 	for _, server := range m.Logging() {
 		wg.Go(func() {
 			if _, err := m.Request(ctx, server, "logging/setLevel", params, CallOptions{}); err != nil {
-				m.log.Debug("logging/setLevel not accepted", "server", server, "err", err)
+				// The server's log, which masks its secrets in its error.
+				log := m.log.With("server", server)
+				if b := m.set.Load().byName[server]; b != nil {
+					log = b.log
+				}
+				log.Debug("logging/setLevel not accepted", "err", err)
 			}
 		})
 	}

@@ -53,6 +53,8 @@ type backend struct {
 	// secrets is the digest of the secret values its last start got
 	// (secrets.go); "" before one looked them up. Guarded by mu.
 	secrets string
+	// values masks those values in log and reason (secrets.go).
+	values secretValues
 	// noDiscover: the backend ended its session when asked server/discover;
 	// it is initialized from then on (era.go).
 	noDiscover atomic.Bool
@@ -122,7 +124,9 @@ func (b *backend) settledYet() bool {
 // setStateLocked changes the state and wakes whoever waits for a change;
 // b.mu is held.
 func (b *backend) setStateLocked(s State, reason string) {
-	b.state, b.reason = s, reason
+	// A reason may quote the server (a remote's status line, an error of
+	// its own): never its secrets, which status and clients would show.
+	b.state, b.reason = s, b.values.mask(reason)
 	if b.moved != nil {
 		close(b.moved)
 	}
@@ -681,6 +685,9 @@ func (b *backend) onNotification(method string, params json.RawMessage) {
 		}
 	case "notifications/message", "notifications/resources/updated", "notifications/tasks/status":
 		if method == "notifications/message" {
+			// A log message is no answer to a request: the server's
+			// secrets are masked in it for the clients too (secrets.go).
+			params = b.values.maskJSON(params)
 			b.logMessage(params)
 		}
 		if fn := b.m.hooks.Notification; fn != nil {
@@ -900,7 +907,7 @@ func (b *backend) discover(ctx context.Context, c *conn) (sf *surface, ok bool, 
 		serverInfo:   info2,
 		caps:         caps,
 		capsRaw:      bytes.Clone(dr.Capabilities),
-		instructions: dr.Instructions,
+		instructions: b.values.mask(dr.Instructions),
 		lists:        l,
 	}, true, nil
 }
@@ -1025,7 +1032,7 @@ func (b *backend) initialize(ctx context.Context, c *conn) (*surface, error) {
 		serverInfo:   ir.ServerInfo,
 		caps:         caps,
 		capsRaw:      bytes.Clone(ir.Capabilities),
-		instructions: ir.Instructions,
+		instructions: b.values.mask(ir.Instructions),
 		lists:        l,
 	}, nil
 }
