@@ -106,23 +106,13 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (
 			}
 		}
 	}
-	tc := toolCall{name: name, args: args}
-	record := f.recorder(tc)
 	var span trace.Span
 	if g.opts.Tracer != nil {
 		ctx, span = g.opts.Tracer.Start(ctx, "tools/call "+name, trace.WithSpanKind(trace.SpanKindServer),
 			trace.WithAttributes(attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", name),
 				attribute.Int("mcp_gateway.request.size", len(args))))
 	}
-	raw, err := f.callTool(ctx, tc, nil)
-	var e *jsonrpc.Error
-	if err != nil {
-		e = rpcError(err, kindTool, name, g.opts.Config.Server.Debug)
-		raw = nil
-	}
-	if record != nil {
-		raw, e = record(raw, e)
-	}
+	raw, e := f.awaitCall(ctx, toolCall{name: name, args: args})
 	if span != nil {
 		endRequestSpan(span, raw, e)
 	}
