@@ -102,7 +102,7 @@ func (f *front) callTool(ctx context.Context, run *callRun, tc toolCall) (json.R
 	case metaTool:
 		return f.callMeta(ctx, run, r.own, tc)
 	}
-	return f.callBackend(ctx, run, tc.name, r, tc)
+	return f.callBackend(ctx, run, tc.name, r, &tc)
 }
 
 func (f *front) isAnswerTool(name string) bool {

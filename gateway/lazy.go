@@ -159,7 +159,7 @@ func (f *front) callMeta(ctx context.Context, run *callRun, which string, tc too
 		}
 		// The route that was checked is the one called, even if the
 		// tables change in between.
-		return f.callBackend(ctx, run, args.Name, r, call)
+		return f.callBackend(ctx, run, args.Name, r, &call)
 	}
 	return f.callTool(ctx, run, call)
 }

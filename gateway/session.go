@@ -357,10 +357,12 @@ func (s *session) startToolCall(m *inMsg, rm reqMeta) {
 		s.respond(c, nil, rpcError(err, kindTool, "", false))
 		return
 	}
+	var progress func(*mcp.ProgressNotificationParams) // only a call with a token gets progress
 	if token := tc.meta["progressToken"]; token != nil {
 		s.mu.Lock()
 		c.token = bytes.Clone(token)
 		s.mu.Unlock()
+		progress = func(p *mcp.ProgressNotificationParams) { s.progress(c, p) }
 	}
 	if c.era == wire.PerRequestEra {
 		hold, state, err := s.retryState(c, m.param("requestState"))
@@ -386,12 +388,14 @@ func (s *session) startToolCall(m *inMsg, rm reqMeta) {
 		// design, which such a client cannot follow.
 		tc.task = nil
 	}
-	f.startCall(tc, func(p *mcp.ProgressNotificationParams) { s.progress(c, p) }, &sessionCall{s: s, c: c, name: tc.name})
+	sc := &sessionCall{s: s, c: c, name: tc.name}
+	f.startCall(&sc.run, tc, progress, sc)
 }
 
 // sessionCall is a tools/call of the session's as the call core sees its
 // front (toolcall.go).
 type sessionCall struct {
+	run  callRun
 	s    *session
 	c    *call
 	name string

@@ -92,7 +92,7 @@ type backendCall struct {
 	made  bool
 	name  string // the name it was called by
 	r     toolRoute
-	tc    toolCall
+	tc    *toolCall  // the call's own (callRun.tc), or the one a meta tool made
 	span  trace.Span // its span, when tracing
 	start time.Time  // when it started; zero unless debug logging is on
 	// release ends a call of a caller that cannot be asked anything
@@ -104,22 +104,24 @@ type backendCall struct {
 // when its admission would have to.
 var errWouldWait = errors.New("the call would wait")
 
-// startCall starts the tools/call tc for a front (h); notify gets its
-// progress, if the client asked for it (nil: none).
-func (f *front) startCall(tc toolCall, notify func(*mcp.ProgressNotificationParams), h callHost) *callRun {
-	run := &callRun{f: f, host: h, tc: tc, notify: notify, record: f.recorder(tc)}
+// startCall starts the tools/call tc for a front (h) in run, which the
+// front keeps in its own record of the call (sessionCall, waiter), so that
+// a call costs the core no allocation of its own. notify gets the call's
+// progress; nil when the client asked for none.
+func (f *front) startCall(run *callRun, tc toolCall, notify func(*mcp.ProgressNotificationParams), h callHost) {
+	*run = callRun{f: f, host: h, tc: tc, notify: notify, record: f.recorder(tc)}
 	if h.inline() {
 		if r, ok := f.inlineRoute(tc.name); ok {
-			opts, err := run.begin(context.Background(), false, tc.name, r, tc)
+			opts, err := run.begin(context.Background(), false, tc.name, r, &run.tc)
 			switch {
 			case err == nil:
 				opts.Batch = true
 				be := &run.be
 				h.started(f.g.opts.Backends.StartToolCall(be.r.server, be.r.own, be.tc.args, opts, run.backendDone), be.r.server)
-				return run
+				return
 			case err != errWouldWait:
 				run.finish(nil, err, false)
-				return run
+				return
 			}
 		}
 	}
@@ -132,17 +134,16 @@ func (f *front) startCall(tc toolCall, notify func(*mcp.ProgressNotificationPara
 	}) {
 		cancel(nil)
 		h.deliver(nil, rpcError(context.Canceled, kindTool, tc.name, false), false)
-		return run
+		return
 	}
 	h.started(cancel, "")
-	return run
 }
 
 // awaitCall is the synchronous form of a call: await(start(...)), for a
 // caller that cannot be asked anything and gets no progress (Gateway.Call).
 func (f *front) awaitCall(ctx context.Context, tc toolCall) (json.RawMessage, *jsonrpc.Error) {
 	w := &waiter{ctx: ctx}
-	f.startCall(tc, nil, w)
+	f.startCall(&w.run, tc, nil, w)
 	return w.await()
 }
 
@@ -150,6 +151,7 @@ func (f *front) awaitCall(ctx context.Context, tc toolCall) (json.RawMessage, *j
 // caller's goroutine (spawn), so a synchronous call costs no goroutine:
 // the call has ended when startCall returns.
 type waiter struct {
+	run    callRun
 	ctx    context.Context
 	done   bool
 	result json.RawMessage
@@ -181,9 +183,9 @@ func (w *waiter) await() (json.RawMessage, *jsonrpc.Error) {
 // inline, and its request's span is tc.span), and begin returns
 // errWouldWait, before anything is taken from the caller's limits, when it
 // would have to.
-func (run *callRun) begin(ctx context.Context, wait bool, name string, r toolRoute, tc toolCall) (backends.CallOptions, error) {
+func (run *callRun) begin(ctx context.Context, wait bool, name string, r toolRoute, tc *toolCall) (backends.CallOptions, error) {
 	f := run.f
-	opts, err := f.backendOptions(tc, run.notify)
+	opts, err := f.backendOptions(*tc, run.notify)
 	if err != nil {
 		return opts, err
 	}
@@ -200,7 +202,7 @@ func (run *callRun) begin(ctx context.Context, wait bool, name string, r toolRou
 		return opts, err
 	}
 	if f.needsConfirm(r) {
-		if err := f.confirm(ctx, name, r, tc); err != nil {
+		if err := f.confirm(ctx, name, r, *tc); err != nil {
 			return opts, err
 		}
 	}
@@ -233,7 +235,7 @@ func (run *callRun) begin(ctx context.Context, wait bool, name string, r toolRou
 
 // callBackend calls backend tool r for a call that runs in a goroutine:
 // admitted (begin), then to its end.
-func (f *front) callBackend(ctx context.Context, run *callRun, name string, r toolRoute, tc toolCall) (json.RawMessage, error) {
+func (f *front) callBackend(ctx context.Context, run *callRun, name string, r toolRoute, tc *toolCall) (json.RawMessage, error) {
 	opts, err := run.begin(ctx, true, name, r, tc)
 	if err != nil {
 		return nil, err
@@ -309,7 +311,7 @@ func (run *callRun) finish(raw json.RawMessage, err error, buffered bool) {
 func (run *callRun) fulfill(ctx context.Context, first json.RawMessage) (json.RawMessage, error) {
 	f, be := run.f, &run.be
 	return backends.Fulfill(ctx, first, callerOf(ctx).ask, func(ctx context.Context, extra json.RawMessage) (json.RawMessage, error) {
-		again := be.tc
+		again := *be.tc
 		again.extra, again.caps = extra, nil
 		opts, err := f.backendOptions(again, run.notify)
 		if err != nil {
