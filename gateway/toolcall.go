@@ -115,9 +115,12 @@ func (f *front) startCall(run *callRun, tc toolCall, notify func(*mcp.ProgressNo
 			opts, err := run.begin(context.Background(), false, tc.name, r, &run.tc)
 			switch {
 			case err == nil:
+				// Written with the burst, before the reader waits
+				// (FlushWrites); the call may end on the backend's
+				// read loop before StartToolCall returns.
 				opts.Batch = true
-				be := &run.be
-				h.started(f.g.opts.Backends.StartToolCall(be.r.server, be.r.own, be.tc.args, opts, run.backendDone), be.r.server)
+				server, own := run.be.r.server, run.be.r.own
+				h.started(f.g.opts.Backends.StartToolCall(server, own, tc.args, opts, run.backendDone), server)
 				return
 			case err != errWouldWait:
 				run.finish(nil, err, false)
