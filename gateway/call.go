@@ -4,17 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"log/slog"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/answer"
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -84,11 +81,13 @@ func decodeToolCall(m *inMsg) (toolCall, error) {
 	return tc, nil
 }
 
-// callTool routes one tools/call to whoever serves its tool.
-func (f *front) callTool(ctx context.Context, tc toolCall, notify func(*mcp.ProgressNotificationParams)) (json.RawMessage, error) {
+// callTool routes the tools/call tc of run (the client's, or the one a meta
+// tool makes for it) to whoever serves its tool, for a call that runs in a
+// goroutine (startCall); its end is run's (callRun.end).
+func (f *front) callTool(ctx context.Context, run *callRun, tc toolCall) (json.RawMessage, error) {
 	if f.isAnswerTool(tc.name) {
 		// The answer tools need no backend: never wait for them to start.
-		return f.callAnswer(ctx, tc.name, tc, notify)
+		return f.callAnswer(ctx, run, tc.name, tc)
 	}
 	r, ok := f.resolve(ctx, tc.name)
 	if !ok {
@@ -99,11 +98,11 @@ func (f *front) callTool(ctx context.Context, tc toolCall, notify func(*mcp.Prog
 	}
 	switch r.kind {
 	case answerTool:
-		return f.callAnswer(ctx, r.own, tc, notify)
+		return f.callAnswer(ctx, run, r.own, tc)
 	case metaTool:
-		return f.callMeta(ctx, r.own, tc, notify)
+		return f.callMeta(ctx, run, r.own, tc)
 	}
-	return f.callBackend(ctx, tc.name, r, tc, notify)
+	return f.callBackend(ctx, run, tc.name, r, &tc)
 }
 
 func (f *front) isAnswerTool(name string) bool {
@@ -115,7 +114,7 @@ func (f *front) isAnswerTool(name string) bool {
 // gateway's own (policy.Gateway, gateway.answer): one the caller may not
 // use is not found, as lookupTool's tools, since callTool reaches them
 // without it.
-func (f *front) callAnswer(ctx context.Context, name string, tc toolCall, notify func(*mcp.ProgressNotificationParams)) (json.RawMessage, error) {
+func (f *front) callAnswer(ctx context.Context, run *callRun, name string, tc toolCall) (json.RawMessage, error) {
 	f.mu.Lock()
 	access := f.access
 	f.mu.Unlock()
@@ -126,7 +125,7 @@ func (f *front) callAnswer(ctx context.Context, name string, tc toolCall, notify
 	if err := f.admit(policy.Gateway, name, tc.name); err != nil {
 		return nil, err
 	}
-	step, stop := f.startProgress(tc, notify)
+	step, stop := f.startProgress(tc, run.notify)
 	res, err := f.g.opts.Answer.CallWith(ctx, name, tc.args, answer.CallOptions{Step: step})
 	stop()
 	if err != nil {
@@ -270,58 +269,6 @@ func forwardsMeta(key string) bool {
 	return key != "progressToken" && !strings.HasPrefix(key, reservedMeta)
 }
 
-// callBackend forwards one tools/call to its backend and waits for it.
-func (f *front) callBackend(ctx context.Context, name string, r toolRoute, tc toolCall, notify func(*mcp.ProgressNotificationParams)) (json.RawMessage, error) {
-	opts, err := f.backendOptions(tc, notify)
-	if err != nil {
-		return nil, err
-	}
-	if r, err = f.liveRoute(ctx, name, r); err != nil {
-		return nil, err
-	}
-	if err := f.admit(r.server, r.own, name); err != nil {
-		return nil, err
-	}
-	if f.needsConfirm(r) {
-		if err := f.confirm(ctx, name, r, tc); err != nil {
-			return nil, err
-		}
-	}
-	var span trace.Span
-	if f.g.opts.Tracer != nil {
-		trace.SpanFromContext(ctx).SetAttributes(attribute.String("mcp_gateway.server", r.server))
-		var meta map[string]any
-		span, meta = f.g.backendSpan(ctx, "tools/call", r.server, r.own)
-		opts.Meta = withTraceMeta(opts.Meta, meta)
-	}
-	if f.unaskable {
-		defer f.g.callingUnaskable(r.server)()
-	}
-	if cl := callerOf(ctx); cl.at != nil {
-		// Before the backend is called: a request it sends at once
-		// must find this call (clientFor), which the session learns of
-		// its tool only once the goroutine serving it has started.
-		cl.at(r.server)
-	}
-	start := time.Now()
-	raw, err := f.g.opts.Backends.CallTool(ctx, r.server, r.own, tc.args, opts)
-	if span != nil {
-		endSpan(span, raw, nil, err)
-	}
-	f.log.Debug("tools/call", "tool", name, "server", r.server, "duration", time.Since(start), "ok", err == nil)
-	if err == nil && tc.task != nil {
-		f.recordTask(r.server, raw)
-	}
-	if err == nil && tc.era == wire.PerRequestEra {
-		raw = f.createdTask(r.server, raw)
-	}
-	if err == nil && tc.era == wire.HandshakeEra && backends.InputRequired(raw) {
-		// A client of the handshake era is asked what the backend needs.
-		return f.fulfillBackend(ctx, name, r, tc, notify, raw)
-	}
-	return raw, err
-}
-
 // liveRoute is the route of a call by name once its server's live list is
 // known. While a server starts, a route comes from its snapshot's list, or
 // from the name's prefix alone, and its definition may not be the server's,
@@ -381,76 +328,6 @@ func (f *front) liveListed(r toolRoute) bool {
 	return !r.snapshot && f.g.opts.Backends.Live(r.server)
 }
 
-// fulfillBackend answers a backend's input_required result to tools/call
-// for a client of the handshake era (mrtr.go), and returns the final one.
-func (f *front) fulfillBackend(ctx context.Context, name string, r toolRoute, tc toolCall, notify func(*mcp.ProgressNotificationParams), first json.RawMessage) (json.RawMessage, error) {
-	return backends.Fulfill(ctx, first, callerOf(ctx).ask, func(ctx context.Context, extra json.RawMessage) (json.RawMessage, error) {
-		again := tc
-		again.extra, again.caps = extra, nil
-		opts, err := f.backendOptions(again, notify)
-		if err != nil {
-			return nil, err
-		}
-		return f.g.opts.Backends.CallTool(ctx, r.server, r.own, again.args, opts)
-	})
-}
-
-// startBackend starts one tools/call to its backend without blocking
-// (backends.Manager.StartToolCall): done gets the raw result, valid only
-// while done runs, or the error. It returns the call's cancel. The request
-// may wait for backends.Manager.FlushWrites, which the session's reader
-// calls before it waits for input.
-func (f *front) startBackend(name string, r toolRoute, tc toolCall, notify func(*mcp.ProgressNotificationParams), done func(json.RawMessage, error)) (cancel backends.CancelFunc) {
-	opts, err := f.backendOptions(tc, notify)
-	if err == nil {
-		err = f.admit(r.server, r.own, name)
-	}
-	if err != nil {
-		done(nil, err)
-		return func(json.RawMessage) {}
-	}
-	opts.Batch = true
-	if f.g.opts.Tracer != nil {
-		parent := context.Background()
-		if tc.span != nil {
-			parent = trace.ContextWithSpan(parent, tc.span)
-		}
-		span, meta := f.g.backendSpan(parent, "tools/call", r.server, r.own)
-		opts.Meta = withTraceMeta(opts.Meta, meta)
-		inner := done
-		done = func(raw json.RawMessage, err error) {
-			endSpan(span, raw, nil, err)
-			inner(raw, err)
-		}
-	}
-	if tc.task != nil {
-		inner := done
-		done = func(raw json.RawMessage, err error) {
-			if err == nil {
-				f.recordTask(r.server, raw)
-			}
-			inner(raw, err)
-		}
-	}
-	if tc.era == wire.PerRequestEra {
-		inner := done
-		done = func(raw json.RawMessage, err error) {
-			if err == nil {
-				raw = f.createdTask(r.server, raw)
-			}
-			inner(raw, err)
-		}
-	}
-	if f.log.Enabled(context.Background(), slog.LevelDebug) {
-		start, inner := time.Now(), done
-		done = func(raw json.RawMessage, err error) {
-			f.log.Debug("tools/call", "tool", name, "server", r.server, "duration", time.Since(start), "ok", err == nil)
-			inner(raw, err)
-		}
-	}
-	return f.g.opts.Backends.StartToolCall(r.server, r.own, tc.args, opts, done)
-}
-
 // backendOptions are a backend call's options: the client's _meta goes
 // along except its progressToken (the backends package puts its own) and
 // reserved keys, and the caller's capabilities (backendCaps); the
@@ -481,17 +358,16 @@ func (f *front) backendOptions(tc toolCall, notify func(*mcp.ProgressNotificatio
 	return opts, nil
 }
 
-// inlineRoute returns the route of a backend tool in the current tables
-// that is of its server's live list: such a call can start without
-// waiting for anything (session.go). One whose server is starting, or
-// whose route is still its snapshot's, waits for the live list first
-// (liveRoute).
+// inlineRoute returns the route of a backend tool in the current tables:
+// such a call may start without waiting for anything, if its admission
+// needs no wait either (callRun.begin: one whose server is starting, whose
+// route is still its snapshot's, or that needs confirmation waits).
 func (f *front) inlineRoute(name string) (toolRoute, bool) {
 	if f.isAnswerTool(name) {
 		return toolRoute{}, false
 	}
 	r, ok := f.lookupTool(name)
-	return r, ok && r.kind == backendTool && !f.needsConfirm(r) && f.liveListed(r)
+	return r, ok && r.kind == backendTool
 }
 
 // admit checks a call of server's tool own (called as name) against the

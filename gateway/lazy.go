@@ -92,10 +92,10 @@ type metaArgs struct {
 // metaArgsMembers are metaArgs' members, for wire.Ambiguous.
 var metaArgsMembers = wire.Known{Names: []string{"query", "server", "limit", "name", "arguments"}}
 
-// callMeta serves the meta tool whose own name is which (metaFind, ...).
-// The call tools forward the client's _meta and progress like a direct
-// call.
-func (f *front) callMeta(ctx context.Context, which string, tc toolCall, notify func(*mcp.ProgressNotificationParams)) (json.RawMessage, error) {
+// callMeta serves the meta tool whose own name is which (metaFind, ...)
+// for run. The call tools forward the client's _meta and progress like a
+// direct call, and their call goes through run's steps (toolcall.go).
+func (f *front) callMeta(ctx context.Context, run *callRun, which string, tc toolCall) (json.RawMessage, error) {
 	var args metaArgs
 	if a := bytes.TrimSpace(tc.args); len(a) > 0 {
 		// encoding/json matches members without case; the scopes, the
@@ -159,9 +159,9 @@ func (f *front) callMeta(ctx context.Context, which string, tc toolCall, notify 
 		}
 		// The route that was checked is the one called, even if the
 		// tables change in between.
-		return f.callBackend(ctx, args.Name, r, call, notify)
+		return f.callBackend(ctx, run, args.Name, r, &call)
 	}
-	return f.callTool(ctx, call, notify)
+	return f.callTool(ctx, run, call)
 }
 
 // metaName is a meta tool's front name for this client.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/mcp-gateway/mcp-gateway/config/policy"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -132,23 +133,17 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (
 			}
 		}
 	}
-	tc := toolCall{name: name, args: args}
-	record := f.recorder(tc)
 	var span trace.Span
 	if g.opts.Tracer != nil {
 		ctx, span = g.opts.Tracer.Start(ctx, "tools/call "+name, trace.WithSpanKind(trace.SpanKindServer),
 			trace.WithAttributes(attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", name),
 				attribute.Int("mcp_gateway.request.size", len(args))))
 	}
-	raw, err := f.callTool(ctx, tc, nil)
-	err = withMeant(err, name, meant)
-	var e *jsonrpc.Error
-	if err != nil {
-		e = rpcError(err, kindTool, name, g.opts.Config.Server.Debug)
-		raw = nil
-	}
-	if record != nil {
-		raw, e = record(raw, e)
+	raw, e := f.awaitCall(ctx, toolCall{name: name, args: args})
+	if nf := (&notFoundError{kindTool, name}).Error(); e != nil && len(meant) > 0 && strings.HasPrefix(e.Message, nf) {
+		// Not found in any naming: the names meant are those of the
+		// naming the caller was shown (withMeant).
+		e = rpcError(withMeant(&notFoundError{kindTool, name}, name, meant), kindTool, name, g.opts.Config.Server.Debug)
 	}
 	if span != nil {
 		endRequestSpan(span, raw, e)

@@ -14,7 +14,6 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -341,12 +340,12 @@ func (s *session) answer(m *inMsg, rm reqMeta, result json.RawMessage) {
 	}
 }
 
-// startToolCall serves a tools/call. A call to a backend tool in the
-// current tables starts right here, on the reader, and is answered from
-// the backend's read loop: no goroutine of its own, no hand-off (the
-// backend's writes never block, see backends.Manager.StartToolCall).
-// Anything that may wait — the answer and meta tools, a name not in the
-// tables yet (the backends may still be starting) — runs in a goroutine.
+// startToolCall serves a tools/call through the call core (toolcall.go),
+// on the reader: a call to a backend tool in the current tables that
+// needs no wait starts right here and is answered from the backend's read
+// loop, with no goroutine of its own and no hand-off (the backend's writes
+// never block, see backends.Manager.StartToolCall); anything that may wait
+// runs in a goroutine of the session's (spawnCall).
 func (s *session) startToolCall(m *inMsg, rm reqMeta) {
 	c, ok := s.claim(m, rm)
 	if !ok {
@@ -358,10 +357,12 @@ func (s *session) startToolCall(m *inMsg, rm reqMeta) {
 		s.respond(c, nil, rpcError(err, kindTool, "", false))
 		return
 	}
+	var progress func(*mcp.ProgressNotificationParams) // only a call with a token gets progress
 	if token := tc.meta["progressToken"]; token != nil {
 		s.mu.Lock()
 		c.token = bytes.Clone(token)
 		s.mu.Unlock()
+		progress = func(p *mcp.ProgressNotificationParams) { s.progress(c, p) }
 	}
 	if c.era == wire.PerRequestEra {
 		hold, state, err := s.retryState(c, m.param("requestState"))
@@ -387,34 +388,54 @@ func (s *session) startToolCall(m *inMsg, rm reqMeta) {
 		// design, which such a client cannot follow.
 		tc.task = nil
 	}
-	record := f.recorder(tc) // nil unless metrics, the audit log or redaction are on
-	progress := func(p *mcp.ProgressNotificationParams) { s.progress(c, p) }
-	if r, ok := f.inlineRoute(tc.name); ok {
-		if c.span != nil {
-			c.span.SetAttributes(attribute.String("mcp_gateway.server", r.server))
+	sc := &sessionCall{s: s, c: c, name: tc.name}
+	f.startCall(&sc.run, tc, progress, sc)
+}
+
+// sessionCall is a tools/call of the session's as the call core sees its
+// front (toolcall.go).
+type sessionCall struct {
+	run  callRun
+	s    *session
+	c    *call
+	name string
+}
+
+func (h *sessionCall) inline() bool { return true }
+func (h *sessionCall) context() (context.Context, backends.CancelFunc) {
+	return h.s.callContext(h.c)
+}
+func (h *sessionCall) spawn(fn func()) bool { return h.s.spawnCall(h.c, fn) }
+func (h *sessionCall) started(cancel backends.CancelFunc, server string) {
+	h.s.setCancel(h.c, cancel, h.name, server)
+}
+
+// deliver answers the call with its outcome: a held call's goes to the
+// client's retry (hold.go), any other's to the call, sealed for its caller
+// (sealBackendState).
+func (h *sessionCall) deliver(raw json.RawMessage, e *jsonrpc.Error, buffered bool) {
+	s, c := h.s, h.c
+	if hd := s.heldBy(c); hd != nil {
+		if e != nil {
+			hd.finish(nil, e)
+		} else {
+			hd.finish(raw, nil)
 		}
-		name := tc.name // the closure keeps the name only, not the whole toolCall
-		cancel := f.startBackend(name, r, tc, progress, func(raw json.RawMessage, err error) {
-			if err == nil && c.era == wire.HandshakeEra && backends.InputRequired(raw) {
-				s.fulfillCall(c, name, record, r, tc, progress, bytes.Clone(raw))
-				return
-			}
-			s.finishCall(c, name, record, raw, err, true)
-		})
-		s.setCancel(c, cancel, tc.name, r.server)
 		return
 	}
-	ctx, cancel := s.callContext(c)
-	if !s.spawnCall(c, func() {
-		defer cancel(nil)
-		raw, err := f.callTool(ctx, tc, progress)
-		s.finishCall(c, tc.name, record, raw, err, false)
-	}) {
-		cancel(nil)
-		s.respond(c, nil, rpcError(context.Canceled, kindTool, tc.name, false))
+	if e != nil {
+		s.respond(c, nil, e)
 		return
 	}
-	s.setCancel(c, cancel, tc.name, "")
+	raw, err := s.sealBackendState(c, raw)
+	switch {
+	case err != nil:
+		s.respond(c, nil, rpcError(err, kindTool, h.name, false))
+	case buffered:
+		s.respondBuffered(c, raw)
+	default:
+		s.respond(c, raw, nil)
+	}
 }
 
 // startRequest serves a request other than tools/call in a goroutine of
@@ -505,23 +526,6 @@ func (s *session) callerFor(c *call) caller {
 		}
 		return s.request(ctx, c.id, method, params)
 	}}
-}
-
-// fulfillCall answers a backend's input_required result to a client of the
-// handshake era (mrtr.go's fulfill) in a goroutine of the call's, then
-// the call.
-func (s *session) fulfillCall(c *call, name string, record callEnd, r toolRoute, tc toolCall, progress func(*mcp.ProgressNotificationParams), first json.RawMessage) {
-	ctx, cancel := s.callContext(c)
-	if !s.spawnCall(c, func() {
-		defer cancel(nil)
-		raw, err := s.f.fulfillBackend(ctx, name, r, tc, progress, first)
-		s.finishCall(c, name, record, raw, err, false)
-	}) {
-		cancel(nil)
-		s.respond(c, nil, rpcError(context.Canceled, kindTool, name, false))
-		return
-	}
-	s.setCancel(c, cancel, name, r.server)
 }
 
 // spawn runs fn in a goroutine that close waits for; after close it runs
@@ -704,55 +708,6 @@ func (s *session) written() {
 	if s.busy == 0 && len(s.calls) == 0 && s.drained != nil {
 		close(s.drained)
 		s.drained = nil
-	}
-}
-
-// finishCall answers a tools/call with its result or its error mapped to
-// JSON-RPC, and records it for metrics (record may be nil). buffered: the
-// answer comes from a backend's read loop and goes out with its burst.
-func (s *session) finishCall(c *call, name string, record callEnd, raw json.RawMessage, err error, buffered bool) {
-	if h := s.heldBy(c); h != nil {
-		// Held for a client of 2026-07-28: the result or error goes to its
-		// retry, recorded (and masked) all the same; a call that could not
-		// be audited fails there.
-		if record != nil && err == nil {
-			var e *jsonrpc.Error
-			if raw, e = record(raw, nil); e != nil {
-				raw, err = nil, e
-			}
-		} else if record != nil {
-			mapped := rpcError(err, kindTool, name, false)
-			if _, e := record(nil, mapped); e != mapped {
-				err = e
-			}
-		}
-		h.finish(raw, err)
-		return
-	}
-	if err != nil {
-		e := rpcError(err, kindTool, name, s.f.g.opts.Config.Server.Debug)
-		if record != nil {
-			_, e = record(nil, e)
-		}
-		s.respond(c, nil, e)
-		return
-	}
-	if record != nil {
-		var e *jsonrpc.Error
-		if raw, e = record(raw, nil); e != nil {
-			s.respond(c, nil, e) // not audited
-			return
-		}
-	}
-	raw, err = s.sealBackendState(c, raw)
-	if err != nil {
-		s.respond(c, nil, rpcError(err, kindTool, name, false))
-		return
-	}
-	if buffered {
-		s.respondBuffered(c, raw)
-	} else {
-		s.respond(c, raw, nil)
 	}
 }
 

@@ -2,8 +2,13 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +16,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // While a server starts, a call is decided by what the server lists, not
@@ -261,4 +267,106 @@ func fromSnapshot(t *testing.T, before, after string, cfg func(*config.Config)) 
 		ReadIdle:     gw.flushClients,
 	})
 	return mgr, gw, startGate(gate)
+}
+
+// A destructive tool called while its server starts, shown then by its
+// snapshot as harmless, is put to the user before it runs, on every front
+// of the call core (toolcall.go): over stdio a client with elicitation is
+// asked (here it declines) and one without is refused, as is lazy mode's
+// call_tool, an HTTP POST of 2026-07-28 that declared no elicitation, and
+// the REST API, which cannot ask; `mcp-gateway call` (WithConfirmed: the
+// user typed it) runs it. None of them runs on the snapshot's word.
+func TestStartingDestructiveConfirmedOnEveryFront(t *testing.T) {
+	t.Parallel()
+	mgr, gw, gate := fromSnapshot(t, `{}`, `{"tools":{"echo":{"annotations":{"destructiveHint":true}}}}`, func(c *config.Config) {
+		c.Gateway.ToolsMode = "lazy" // call_tool; d's tools stay callable by name
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	mgr.Start(ctx)
+
+	asks := serveRawWith(t, ctx, gw, `{"elicitation":{}}`)
+	cannot := serveRawWith(t, ctx, gw, `{}`)
+	direct := asks.Request("tools/call", `{"name":"d.echo","arguments":{"ran":true}}`)
+	unasked := cannot.Request("tools/call", `{"name":"d.echo","arguments":{"ran":true}}`)
+	lazy := cannot.Request("tools/call", `{"name":"gateway.call_tool","arguments":{"name":"d.echo","arguments":{"ran":true}}}`)
+
+	web := gw.NewHTTPFront(HTTPOptions{})
+	t.Cleanup(func() { web.Close() })
+	mcpSrv := httptest.NewServer(http.HandlerFunc(web.serveMCP))
+	t.Cleanup(mcpSrv.Close)
+	restSrv := httptest.NewServer(http.HandlerFunc(gw.serveCall))
+	t.Cleanup(restSrv.Close)
+	post := func(url, body string, hdr map[string]string) <-chan string {
+		out := make(chan string, 1)
+		go func() {
+			req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range hdr {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				out <- err.Error()
+				return
+			}
+			defer resp.Body.Close()
+			raw, _ := io.ReadAll(resp.Body)
+			out <- strconv.Itoa(resp.StatusCode) + " " + string(raw)
+		}()
+		return out
+	}
+	perRequest := post(mcpSrv.URL, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"d.echo","arguments":{"ran":true},"_meta":{`+
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c26","version":"1"},`+
+		`"io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "d.echo"})
+	rest := post(restSrv.URL, `{"name":"d.echo","arguments":{"ran":true}}`, nil)
+	type outcome struct {
+		raw json.RawMessage
+		e   *jsonrpc.Error
+	}
+	typed := make(chan outcome, 1)
+	go func() {
+		raw, e := gw.Call(WithConfirmed(ctx), "d.echo", json.RawMessage(`{"ran":true}`))
+		typed <- outcome{raw, e}
+	}()
+	for _, st := range mgr.Status() {
+		if st.State != backends.Starting {
+			t.Fatalf("%s is %s before the gate opens", st.Name, st.State)
+		}
+	}
+	gate.release(t)
+
+	for name, id := range map[string]string{"stdio without elicitation": unasked, "lazy call_tool": lazy} {
+		if code, _, data := cannot.Await(id, testutil.DefaultTimeout).Error(t); code != CodeRefused || data["reason"] != "unconfirmed" {
+			t.Errorf("%s: %d %v, want refused unconfirmed", name, code, data)
+		}
+	}
+	if got := <-perRequest; !strings.HasPrefix(got, "200 ") || !strings.Contains(got, `"reason":"unconfirmed"`) {
+		t.Errorf("HTTP, 2026-07-28 without elicitation: %s, want refused unconfirmed", got)
+	}
+	if got := <-rest; !strings.HasPrefix(got, "403 ") || !strings.Contains(got, "CALL_REFUSED") {
+		t.Errorf("REST: %s, want 403 CALL_REFUSED", got)
+	}
+	if o := <-typed; o.e != nil || !strings.Contains(string(o.raw), `\"ran\":true`) {
+		t.Errorf("mcp-gateway call: %s %v, want d.echo run", o.raw, o.e)
+	}
+
+	// The client that can be asked is asked, once d's live list is
+	// known, and its call waits for the answer.
+	testutil.WaitFor(t, testutil.DefaultTimeout, "d.echo's question, or its answer", func() bool {
+		return len(asks.Since(0, "elicitation/create")) > 0 || asks.Answered(direct)
+	})
+	if asks.Answered(direct) {
+		t.Fatalf("stdio: d.echo answered without the user being asked: %s", asks.Await(direct, testutil.DefaultTimeout))
+	}
+	ask := asks.Since(0, "elicitation/create")[0]
+	if msg := string(ask.Member("params")); !strings.Contains(msg, "d.echo") || !strings.Contains(msg, "destructive") {
+		t.Errorf("the question: %s", msg)
+	}
+	asks.Send(`{"jsonrpc":"2.0","id":` + ask.ID() + `,"result":{"action":"decline"}}`)
+	if code, _, data := asks.Await(direct, testutil.DefaultTimeout).Error(t); code != CodeRefused || data["reason"] != "declined" {
+		t.Errorf("stdio, declined: %d %v, want refused declined", code, data)
+	}
 }
