@@ -139,20 +139,13 @@ type Denial struct {
 // profile.
 func (f *front) setCaller(ctx context.Context) {
 	p, profile := PrincipalOf(ctx), f.g.profileOf(ctx)
-	d := f.g.access(p, profile)
-	f.mu.Lock()
-	f.who, f.access, f.identity, f.profile = p, d, identity(p), profile
-	f.mu.Unlock()
+	f.gr.Store(&grant{who: p, access: f.g.access(p, profile), identity: identity(p), profile: profile})
 }
 
 // callerIdentity is the key of the front's principal ("" when anonymous):
 // what the gateway seals for the caller is bound to it (a held call's
 // requestState, a task id).
-func (f *front) callerIdentity() string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.identity
-}
+func (f *front) callerIdentity() string { return f.grant().identity }
 
 // stateOwner is the key the gateway seals a backend's own requestState
 // for (requeststate.go): the principal's, when the gateway tells callers
@@ -160,12 +153,11 @@ func (f *front) callerIdentity() string {
 // shared token, whose holders are one caller — has "": a backend's state
 // passes through untouched, as the backend gave it.
 func (f *front) stateOwner() string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.who == nil || f.who.Auth == "token" {
+	c := f.grant()
+	if c.who == nil || c.who.Auth == "token" {
 		return ""
 	}
-	return f.identity
+	return c.identity
 }
 
 // serves reports whether the front serves a request of ctx: its principal
@@ -176,9 +168,8 @@ func (f *front) stateOwner() string {
 // tables are built again.
 func (f *front) serves(ctx context.Context) bool {
 	p := PrincipalOf(ctx)
-	f.mu.Lock()
-	who, access, profile := f.who, f.access, f.profile
-	f.mu.Unlock()
+	c := f.grant()
+	who, access, profile := c.who, c.access, c.profile
 	switch {
 	case f.g.profileOf(ctx) != profile:
 		return false
@@ -188,8 +179,8 @@ func (f *front) serves(ctx context.Context) bool {
 		return false
 	}
 	d := f.g.access(p, profile)
+	f.gr.Store(&grant{who: p, access: d, identity: identity(p), profile: profile})
 	f.mu.Lock()
-	f.who, f.access, f.identity = p, d, identity(p)
 	synced := f.synced
 	f.mu.Unlock()
 	if !d.Same(access) && synced {
@@ -207,19 +198,25 @@ func routePolicy(r toolRoute) (server, own string) {
 	return r.server, r.own
 }
 
-// allowedLocked reports whether the policy (and the profile) lets the
-// client see a tool route. The meta tools are there in lazy mode and for
-// a client with a cap on its tools in auto (they reach only what the
-// policy allows). f.mu is held.
-func (f *front) allowedLocked(r toolRoute) bool {
+// allowed reports whether the policy (and the profile) lets the client
+// see a tool route (allowed, of the front's current caller).
+func (f *front) allowed(r toolRoute) bool {
+	return allowed(f.declared(), f.grant(), r, f.g.lazy())
+}
+
+// allowed reports whether the policy (and the profile) lets caller c, who
+// declared d, see a tool route. The meta tools are there in lazy mode and
+// for a client with a cap on its tools in auto (they reach only what the
+// policy allows).
+func allowed(d *declared, c *grant, r toolRoute, lazy bool) bool {
 	if r.kind == metaTool {
-		return f.g.lazy() || f.maxTools > 0
+		return lazy || d.maxTools > 0
 	}
-	if f.access == nil {
+	if c.access == nil {
 		return true
 	}
 	server, own := routePolicy(r)
-	return f.access.Allows(policy.Tool, server, own)
+	return c.access.Allows(policy.Tool, server, own)
 }
 
 // seesServer reports whether the policy lets the client see anything of
@@ -227,46 +224,41 @@ func (f *front) allowedLocked(r toolRoute) bool {
 // request outside a call (clientFor) nor a notification (BackendLog and
 // backendNotification ask the decision too).
 func (f *front) seesServer(server string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.access.AllowsServer(server)
+	return f.grant().access.AllowsServer(server)
 }
 
 // allowsResources reports whether the client may see server's resources.
 func (f *front) allowsResources(server string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.access == nil || f.access.Allows(policy.Resource, server, "")
+	access := f.grant().access
+	return access == nil || access.Allows(policy.Resource, server, "")
 }
 
 // hidden reports whether the policy hides a tool name: one the tables (or
 // a backend that is down) have, which the client may not see. It is told
 // to OnDeny, once per refused request.
 func (f *front) hidden(kind policy.Kind, name string) bool {
-	f.mu.Lock()
-	access := f.access
+	access, t := f.grant().access, f.tables()
 	var server, own string
 	found := false
 	switch kind {
 	case policy.Tool:
-		if r, ok := f.tools[name]; ok {
+		if r, ok := t.tools[name]; ok {
 			server, own = routePolicy(r)
 			found = r.kind != metaTool // one the client does not get is no tool of the policy's
-		} else if r, ok := f.known[name]; ok {
+		} else if r, ok := t.known[name]; ok {
 			server, own, found = r.server, r.own, true
 		}
 	case policy.Prompt:
-		if r, ok := f.deniedPrompts[name]; ok {
+		if r, ok := t.deniedPrompts[name]; ok {
 			server, own, found = r.server, r.own, true
 		}
 	case policy.Resource:
-		if s, ok := f.deniedRes[resourceKey{name, false}]; ok {
+		if s, ok := t.deniedRes[resourceKey{name, false}]; ok {
 			server, found = s, true
-		} else if s, ok := f.deniedRes[resourceKey{name, true}]; ok {
+		} else if s, ok := t.deniedRes[resourceKey{name, true}]; ok {
 			server, found = s, true
 		}
 	}
-	f.mu.Unlock()
 	if access == nil || !found {
 		return false
 	}
@@ -283,13 +275,11 @@ func (f *front) deny(kind policy.Kind, name, server, own string, e policy.Explan
 	if on == nil {
 		return
 	}
-	f.mu.Lock()
-	d := Denial{Time: time.Now(), Client: f.client, Kind: [...]string{"tool", "prompt", "resource"}[kind],
+	d := Denial{Time: time.Now(), Client: f.declared().client, Kind: [...]string{"tool", "prompt", "resource"}[kind],
 		Name: name, Server: server, Own: own, Rule: e.Rule, Pattern: e.Pattern, Profile: e.Profile}
-	if f.who != nil {
-		d.Identity = f.who.Key
+	if who := f.grant().who; who != nil {
+		d.Identity = who.Key
 	}
-	f.mu.Unlock()
 	on(d)
 }
 
@@ -310,7 +300,5 @@ func policyKind(kind string) policy.Kind {
 // allows reports whether the policy lets the client see server's kind
 // named own.
 func (f *front) allows(kind policy.Kind, server, own string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.access.Allows(kind, server, own)
+	return f.grant().access.Allows(kind, server, own)
 }

@@ -133,20 +133,18 @@ func appOwnNames(routes map[string]toolRoute, order []string) map[string][]strin
 
 // ownCandidates are the front names of the app backends' tools whose own
 // name is name.
+// Only the names among the tables' tools that the client may see count,
+// so that a name the front does not route to, or the policy or profile
+// hides, is never reached, nor named, by its own name either.
 func (f *front) ownCandidates(name string) []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.ownCandidatesLocked(name)
+	return f.ownCandidatesIn(f.tables(), name)
 }
 
-// ownCandidatesLocked is ownCandidates with f.mu held: the names among
-// the front's tools that the client may see, so that a name the front
-// does not route to, or the policy or profile hides, is never reached,
-// nor named, by its own name either.
-func (f *front) ownCandidatesLocked(name string) []string {
+// ownCandidatesIn is ownCandidates in tables t.
+func (f *front) ownCandidatesIn(t *tables, name string) []string {
 	var out []string
-	for _, front := range f.ownNames[name] {
-		if r, ok := f.tools[front]; ok && f.allowedLocked(r) {
+	for _, front := range t.ownNames[name] {
+		if r, ok := t.tools[front]; ok && f.allowed(r) {
 			out = append(out, front)
 		}
 	}

@@ -56,12 +56,14 @@ func BenchmarkAppsRewrite(b *testing.B) {
 	for i, scheme := range []string{"ui://", "uj://"} {
 		tools, res := appsBackends(scheme)
 		routes, order := g.buildToolRoutes(g.namer(false), tools, prefixes)
-		f := g.newFront()
+		f := g.newFront(frontOptions{})
 		f.settled, f.synced = true, true
+		t := new(tables)
 		for _, name := range order {
-			f.toolDefs = append(f.toolDefs, routes[name].def)
+			t.toolDefs = append(t.toolDefs, routes[name].def)
 		}
-		f.resourceDefs = resourceTables(res, log).resources
+		t.resourceDefs = resourceTables(res, log).resources
+		f.tab.Store(t)
 		b.Cleanup(func() { g.dropFront(f) })
 		sides[i] = side{tools, res, f}
 	}

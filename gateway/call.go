@@ -115,10 +115,7 @@ func (f *front) isAnswerTool(name string) bool {
 // use is not found, as lookupTool's tools, since callTool reaches them
 // without it.
 func (f *front) callAnswer(ctx context.Context, run *callRun, name string, tc toolCall) (json.RawMessage, error) {
-	f.mu.Lock()
-	access := f.access
-	f.mu.Unlock()
-	if e := access.Explain(policy.Tool, policy.Gateway, name); !e.Allowed {
+	if e := f.grant().access.Explain(policy.Tool, policy.Gateway, name); !e.Allowed {
 		f.deny(policy.Tool, tc.name, policy.Gateway, name, e)
 		return nil, &notFoundError{kindTool, tc.name}
 	}
@@ -185,15 +182,14 @@ func (f *front) resolve(ctx context.Context, name string) (toolRoute, bool) {
 // calls it by, when that names one tool only (apps.go); a tool the policy
 // hides is not there.
 func (f *front) lookupTool(name string) (toolRoute, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	r, ok := f.tools[name]
+	t := f.tables()
+	r, ok := t.tools[name]
 	if !ok {
-		if fronts := f.ownCandidatesLocked(name); len(fronts) == 1 {
-			r, ok = f.tools[fronts[0]]
+		if fronts := f.ownCandidatesIn(t, name); len(fronts) == 1 {
+			r, ok = t.tools[fronts[0]]
 		}
 	}
-	return r, ok && f.allowedLocked(r)
+	return r, ok && f.allowed(r)
 }
 
 // orphan finds the backend a name belongs to when that backend is not ready
@@ -206,10 +202,8 @@ func (f *front) orphan(name string) (toolRoute, bool) {
 		return toolRoute{}, false
 	}
 	down := f.g.notReady()
-	f.mu.Lock()
-	r, ok := f.known[name]
-	ok = ok && f.allowedLocked(r)
-	f.mu.Unlock()
+	r, ok := f.tables().known[name]
+	ok = ok && f.allowed(r)
 	if ok && down[r.server] {
 		return r, true
 	}
@@ -217,9 +211,7 @@ func (f *front) orphan(name string) (toolRoute, bool) {
 		// The server's tools filter applies to the name itself: an
 		// excluded tool is nobody's orphan.
 		r := toolRoute{kind: backendTool, server: server, own: own}
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		return r, f.allowedLocked(r)
+		return r, f.allowed(r)
 	}
 	return toolRoute{}, false
 }
@@ -227,9 +219,7 @@ func (f *front) orphan(name string) (toolRoute, bool) {
 // prefixOwner finds the server among these whose prefix (under this
 // client's naming mode) a tool name carries, and the name without it.
 func (f *front) prefixOwner(name string, among map[string]bool) (server, own string, ok bool) {
-	f.mu.Lock()
-	n := f.naming
-	f.mu.Unlock()
+	n := f.declared().naming
 	prefixes := f.g.prefixes()
 	for server := range among {
 		prefix := prefixes[server]
@@ -311,11 +301,9 @@ func (f *front) liveRoute(ctx context.Context, name string, r toolRoute) (toolRo
 // whatever name it has; a tool the policy hides is not there. It looks at
 // every route: only a call whose tool changed its name meanwhile needs it.
 func (f *front) routeOf(server, own string) (toolRoute, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, r := range f.tools {
+	for _, r := range f.tables().tools {
 		if r.kind == backendTool && r.server == server && r.own == own {
-			return r, f.allowedLocked(r)
+			return r, f.allowed(r)
 		}
 	}
 	return toolRoute{}, false
@@ -377,9 +365,7 @@ func (f *front) admit(server, own, name string) error {
 	if len(f.g.limits.tools) == 0 && len(f.g.toolScopes) == 0 {
 		return nil
 	}
-	f.mu.Lock()
-	who := f.who
-	f.mu.Unlock()
+	who := f.grant().who
 	if e := f.g.checkScopes(who, server, own, name); e != nil {
 		return e
 	}

@@ -82,9 +82,7 @@ func (f *front) recorder(tc toolCall) callEnd {
 		rec.Own = ""
 	}
 	if on != nil || audit != nil {
-		f.mu.Lock()
-		rec.Client, rec.Identity = f.client, f.identity
-		f.mu.Unlock()
+		rec.Client, rec.Identity = f.declared().client, f.grant().identity
 		args = bytes.TrimSpace(args)
 		sum := sha256.Sum256(args)
 		rec.ArgsDigest = "sha256:" + hex.EncodeToString(sum[:])

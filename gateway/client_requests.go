@@ -90,10 +90,9 @@ func (g *Gateway) callsUnaskable(server string) bool {
 // server-to-client method needs, at initialize (a client of the
 // per-request era receives no requests: it is asked per call, hold.go).
 func (f *front) supports(method string) bool {
-	f.mu.Lock()
-	caps, ok := f.caps, f.initialized && !f.sessionless && wire.EraOf(f.version) == wire.HandshakeEra
-	f.mu.Unlock()
-	return ok && declares(caps, method)
+	d := f.declared()
+	ok := f.initialized.Load() && !f.sessionless && wire.EraOf(d.version) == wire.HandshakeEra
+	return ok && declares(d.caps, method)
 }
 
 // present reports whether a capability is declared: an object, even {}.

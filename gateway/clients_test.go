@@ -173,9 +173,8 @@ func TestClaudeCodeNamesFitItsPrefix(t *testing.T) {
 func TestToolSurfacePerRequestEra(t *testing.T) {
 	gw, ctx := newGateway(t, nil, testServer("tb", "-extra-tools", "130"))
 	list := func(client string) (names []string, scope string) {
-		f := gw.newFront()
+		f := gw.newFront(frontOptions{version: "2026-07-28"})
 		defer gw.dropFront(f)
-		f.sessionless, f.initialized = true, true
 		f.identify(client, nil, "2026-07-28")
 		raw, err := f.list(ctx, "tools/list", nil, wire.PerRequestEra)
 		if err != nil {

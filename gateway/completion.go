@@ -35,24 +35,22 @@ func (f *front) complete(ctx context.Context, params json.RawMessage) (json.RawM
 		kind              = kindPrompt
 		ok                bool
 	)
-	f.mu.Lock()
+	t := f.tables()
 	switch ref.Type {
 	case "ref/prompt":
 		var r promptRoute
-		r, ok = f.prompts[ref.Name]
+		r, ok = t.prompts[ref.Name]
 		server, name, own = r.server, ref.Name, r.own
 	case "ref/resource":
 		kind, name = kindResource, ref.URI
 		var r resourceRoute
-		if r, ok = f.res[resourceKey{ref.URI, true}]; !ok {
-			r, ok = f.res[resourceKey{ref.URI, false}]
+		if r, ok = t.res[resourceKey{ref.URI, true}]; !ok {
+			r, ok = t.res[resourceKey{ref.URI, false}]
 		}
 		server, own = r.server, r.own
 	default:
-		f.mu.Unlock()
 		return nil, errInvalidParams("ref.type must be ref/prompt or ref/resource")
 	}
-	f.mu.Unlock()
 	debug := f.g.opts.Config.Server.Debug
 	if !ok {
 		return nil, rpcError(&notFoundError{kind, name}, kind, name, debug)

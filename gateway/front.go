@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/config/policy"
@@ -18,72 +19,56 @@ import (
 // request from them. The front and its session are the one source of
 // truth of the connection: there is no second copy of the lists anywhere
 // to keep in step.
+//
+// Its state is kept by lifetime, each kind with its own way to read it:
+//
+//   - fixed at newFront (frontOptions), before the front is shared: plain
+//     fields, read without a lock (registering the front in g.fronts, under
+//     g.mu, is the happens-before edge to every other goroutine);
+//   - what the client declares (declared): set once, by its initialize or
+//     the first request of the per-request era (identify), as an immutable
+//     value published with an atomic pointer; read without a lock;
+//   - who the caller is and what the policy lets it see (grant): an
+//     immutable value swapped atomically, when a session's caller comes
+//     back with a token that decides otherwise (serves);
+//   - the tables (tables): an immutable snapshot that rebuild makes from
+//     the backends' lists and swaps atomically; a request loads it once
+//     and reads it without a lock;
+//   - the notification state (list versions, subscriptions, listens, and
+//     whether the tables were built) under mu, which guards nothing else.
 type front struct {
-	g      *Gateway
-	log    *slog.Logger
-	stream clientStream // the client's connection, if served; guarded by g.mu
-	sess   *session     // its session, if served; guarded by g.mu
-	pipe   bool         // the client is on a pipe (stdio), for traces
+	g   *Gateway
+	log *slog.Logger
+
+	// Fixed at newFront.
+	pipe bool // the client is on a pipe (stdio), for traces
 	// unaskable: the caller cannot be asked anything (Call); a backend's
 	// request during its calls is refused (client_requests.go).
 	unaskable bool
-
-	// syncMu serialises sync, so that tables and routes change together.
-	syncMu sync.Mutex
-
-	mu sync.Mutex
-	// identified is set by the client's initialize, or by the first
-	// request of the per-request era, which says who the client is in
-	// _meta.
-	identified bool
-	// initialized: the handshake is done (initialize answered); a client
-	// of the per-request era needs none.
-	initialized bool
-	version     string // the negotiated version (handshake era)
-	client      string // clientInfo.name
-	identity    string // the principal's key for the audit log ("" when anonymous), set with who
-	// who is the client's principal (the HTTP front's authentication),
-	// nil on stdio and the command line; access is what the policy lets
-	// it see, nil for everything (access.go).
-	who    *authn.Principal
-	access *policy.Decision
-	// deniedPrompts and deniedRes are what the policy hides of the
-	// prompts and resources, to report a request for one (hidden).
-	deniedPrompts map[string]promptRoute
-	deniedRes     map[resourceKey]string
-	caps          json.RawMessage // the client's capabilities, as it wrote them
-	declared      json.RawMessage // what backends are told of them (backendCaps)
-	naming        namer           // how the client's tools and prompts are named (namerFor)
-	// maxTools is the most tools the client's tools/list holds before it
-	// holds the meta tools instead (tools_mode: auto, clients.go); 0: no
-	// cap. The meta tools are there for such a client, listed or not.
-	maxTools int
-	// lazyListed: the tools/list the tables hold is lazy mode's (the
-	// meta tools), for tools_mode: lazy or a client over its maxTools.
-	lazyListed bool
-	// profile is the profile the front serves (gateway.profiles), ""
-	// for none; access is bounded by it (access.go).
-	profile   string
-	settled   bool                          // the first wait for backends is over (settle)
-	synced    bool                          // the tables were built once: keep them current
-	tools     map[string]toolRoute          // front name → route
-	ownNames  map[string][]string           // own name of an app's backend's tool → front names (apps.go)
-	known     map[string]toolRoute          // every backend tool ever listed, for orphans
-	findIndex *toolIndex                    // what gateway.find_tools searches (lazy mode)
-	prompts   map[string]promptRoute        // front name → route
-	res       map[resourceKey]resourceRoute // resource or template → where it goes (resources.go)
-	ownUI     map[string][]string           // a backend's own ui:// URI → the URIs it is shown as
-	subs      map[string]bool               // resource URIs the client subscribed to (subscribe.go)
-	tasks     taskOwners                    // the tasks this session created (tasks.go)
 	// sessionless: an HTTP POST served on its own (HTTPOptions.Sessionless,
 	// or a POST of the per-request era), which has no session to come back
 	// to: it reaches every task the gateway recorded (tasks.go) and is
 	// never notified of anything.
 	sessionless bool
-	// The lists as the session answers them (lists.go): each definition
-	// as its backend wrote it (under the front name), in listing order.
-	toolDefs, promptDefs, resourceDefs, templateDefs []json.RawMessage
-	templates                                        []templateRoute // listing order (resources.go)
+
+	stream clientStream // the client's connection, if served; guarded by g.mu
+	sess   *session     // its session, if served; guarded by g.mu
+
+	// initialized: the handshake is done (initialize answered); a client
+	// of the per-request era needs none (sessionless fronts start so).
+	initialized atomic.Bool
+	decl        atomic.Pointer[declared] // never nil: newFront stores the defaults
+	gr          atomic.Pointer[grant]    // nil until setCaller: no principal, sees everything
+	tab         atomic.Pointer[tables]   // nil until the first rebuild: empty tables
+
+	// rebuildMu serialises rebuild, the one writer of tab, so that the
+	// tables and the versions of the lists change together.
+	rebuildMu sync.Mutex
+
+	// mu guards the notification state below, and only it.
+	mu      sync.Mutex
+	settled bool // the first wait for backends is over (rebuild's settle)
+	synced  bool // the tables were built once: keep them current
 	// versions counts changes per list (tools, prompts, resources); seen
 	// is the version the client last listed, and listed whether it ever
 	// did; notified is set when list_changed went out, until the client
@@ -93,7 +78,110 @@ type front struct {
 	// gens are the backends' list generations the tables were last built
 	// at (backends.Manager.ListGenerations).
 	gens    [3]uint64
+	subs    map[string]bool    // resource URIs the client subscribed to (subscribe.go)
 	listens map[string]*listen // subscriptions/listen in flight, by request id (listen.go)
+
+	tasks taskOwners // the tasks this session created (tasks.go); its own lock
+}
+
+// frontOptions are what a front is made with (newFront), fixed for its
+// life.
+type frontOptions struct {
+	pipe, unaskable bool
+	// version, if set, makes a sessionless front: one HTTP request served
+	// on its own at that version, as if initialized, since it carries no
+	// handshake of its own.
+	version string
+	client  string // the client's name until it says its own (Call's caller)
+}
+
+// declared is what a client declares of itself: at initialize, or in the
+// _meta of its first request of the per-request era. A value is never
+// changed once stored in front.decl. To add a field a client declares,
+// add it here and set it in identify.
+type declared struct {
+	identified bool            // set by identify; the defaults (newFront) are not
+	version    string          // the negotiated version (handshake era), or the sessionless front's
+	client     string          // clientInfo.name
+	caps       json.RawMessage // the client's capabilities, as it wrote them
+	backend    json.RawMessage // what backends are told of them (backendCaps)
+	naming     namer           // how the client's tools and prompts are named (namerFor)
+	// maxTools is the most tools the client's tools/list holds before it
+	// holds the meta tools instead (tools_mode: auto, clients.go); 0: no
+	// cap. The meta tools are there for such a client, listed or not.
+	maxTools int
+}
+
+// grant is who the front serves and what it may see. A value is never
+// changed once stored in front.gr.
+type grant struct {
+	// who is the client's principal (the HTTP front's authentication),
+	// nil on stdio and the command line; access is what the policy lets
+	// it see, nil for everything (access.go).
+	who      *authn.Principal
+	access   *policy.Decision
+	identity string // the principal's key for the audit log ("" when anonymous)
+	// profile is the profile the front serves (gateway.profiles), "" for
+	// none; access is bounded by it (access.go).
+	profile string
+}
+
+// tables are the front's routes and lists, built by rebuild from the
+// answer tools and the backends' lists under the client's names and what
+// the policy lets it see. A value is never changed once stored in
+// front.tab.
+type tables struct {
+	tools     map[string]toolRoute // front name → route
+	ownNames  map[string][]string  // own name of an app's backend's tool → front names (apps.go)
+	known     map[string]toolRoute // every backend tool ever listed, for orphans
+	findIndex *toolIndex           // what gateway.find_tools searches (lazy mode)
+	// lazyListed: the tools/list the tables hold is lazy mode's (the
+	// meta tools), for tools_mode: lazy or a client over its maxTools.
+	lazyListed bool
+	prompts    map[string]promptRoute        // front name → route
+	res        map[resourceKey]resourceRoute // resource or template → where it goes (resources.go)
+	ownUI      map[string][]string           // a backend's own ui:// URI → the URIs it is shown as
+	// deniedPrompts and deniedRes are what the policy hides of the
+	// prompts and resources, to report a request for one (hidden).
+	deniedPrompts map[string]promptRoute
+	deniedRes     map[resourceKey]string
+	// The lists as the session answers them (lists.go): each definition
+	// as its backend wrote it (under the front name), in listing order.
+	toolDefs, promptDefs, resourceDefs, templateDefs []json.RawMessage
+	templates                                        []templateRoute // listing order (resources.go)
+}
+
+// noTables are the tables before the first rebuild; never written.
+var noTables tables
+
+// noDeclared is what a front not made by newFront declares; never written.
+var noDeclared declared
+
+// noGrant is the grant before setCaller; never written.
+var noGrant grant
+
+// tables returns the front's current tables, to read without a lock.
+func (f *front) tables() *tables {
+	if t := f.tab.Load(); t != nil {
+		return t
+	}
+	return &noTables
+}
+
+// declared returns what the client declared (the defaults until it did).
+func (f *front) declared() *declared {
+	if d := f.decl.Load(); d != nil {
+		return d
+	}
+	return &noDeclared // a front not made by newFront (tests)
+}
+
+// grant returns who the front serves and what it may see.
+func (f *front) grant() *grant {
+	if c := f.gr.Load(); c != nil {
+		return c
+	}
+	return &noGrant
 }
 
 // Lists whose changes are notified.
@@ -160,7 +248,7 @@ func (f *front) changed(list int, real bool) {
 	if real {
 		f.versions[list]++
 	}
-	tell := real && !f.sessionless && f.initialized && f.listed[list] && !f.notified[list] && f.seen[list] != f.versions[list]
+	tell := real && !f.sessionless && f.initialized.Load() && f.listed[list] && !f.notified[list] && f.seen[list] != f.versions[list]
 	if tell {
 		f.notified[list] = true
 	}
@@ -183,22 +271,30 @@ func (f *front) changed(list int, real bool) {
 // it takes (clients.go). Only the first counts (it reports whether this
 // was the first): the names a client was shown stay its names.
 func (f *front) identify(client string, caps json.RawMessage, version string) bool {
-	naming, maxTools := f.g.namerFor(client), f.g.maxToolsFor(client)
-	declared := backends.Declared(caps)
-	f.mu.Lock()
-	if f.identified {
-		f.mu.Unlock()
+	old := f.decl.Load()
+	if old != nil && old.identified {
 		return false
 	}
-	f.identified = true
-	f.client, f.caps, f.version, f.naming, f.maxTools = client, caps, version, naming, maxTools
-	f.declared = declared
-	f.mu.Unlock()
+	d := &declared{identified: true, version: version, client: client, caps: caps,
+		backend: backends.Declared(caps), naming: f.g.namerFor(client), maxTools: f.g.maxToolsFor(client)}
+	if !f.decl.CompareAndSwap(old, d) {
+		return false // another request identified it first
+	}
 	if !f.sessionless {
-		f.log.Info("client connected", "client", client, "protocol", version, "strict_names", naming.strict,
-			"max_name", naming.limit(), "max_tools", maxTools, "profile", f.profile)
+		f.log.Info("client connected", "client", client, "protocol", version, "strict_names", d.naming.strict,
+			"max_name", d.naming.limit(), "max_tools", d.maxTools, "profile", f.grant().profile)
 	}
 	return true
+}
+
+// rename makes n the naming of Gateway.Call's own front, which tries the
+// namings in turn for a name it was given: a new declared value, since a
+// stored one is never changed. No client declares anything to such a
+// front, and no other goroutine identifies it.
+func (f *front) rename(n namer) {
+	d := *f.declared()
+	d.naming = n
+	f.decl.Store(&d)
 }
 
 // backendCaps are the client capabilities a backend of the per-request era
@@ -218,12 +314,10 @@ func (f *front) backendCaps(declared json.RawMessage) json.RawMessage {
 	case f.unaskable:
 		return json.RawMessage(`{}`)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.declared == nil {
-		return json.RawMessage(`{}`) // not identified: it declared nothing
+	if d := f.declared(); d.backend != nil {
+		return d.backend
 	}
-	return f.declared
+	return json.RawMessage(`{}`) // not identified: it declared nothing
 }
 
 // refresh re-syncs the tables after a backend changed. Before the client's
@@ -272,8 +366,4 @@ func (f *front) settle(ctx context.Context) {
 }
 
 // isSessionless reports whether the front serves a request on its own.
-func (f *front) isSessionless() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.sessionless
-}
+func (f *front) isSessionless() bool { return f.sessionless }

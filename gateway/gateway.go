@@ -169,9 +169,8 @@ func (g *Gateway) flushClients() {
 // the calls already read are still answered (for up to 30 s). It does not
 // close r or w.
 func (g *Gateway) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
-	f := g.newFront()
-	f.pipe = true
-	return g.serveFront(ctx, f, stdioStream{stdio.New(r, w, stdio.Options{LineMode: g.opts.Config.Gateway.LineMode, Logger: g.log, Describe: describeMessage})}, "")
+	f := g.newFront(frontOptions{pipe: true})
+	return g.serveFront(ctx, f, stdioStream{stdio.New(r, w, stdio.Options{LineMode: g.opts.Config.Gateway.LineMode, Logger: g.log, Describe: describeMessage})})
 }
 
 // Serve serves one client on an MCP transport until the session ends or
@@ -197,17 +196,14 @@ func (g *Gateway) serve(ctx context.Context, cs clientStream) error {
 // initialized at that version, since it carries no handshake of its own,
 // and is told of nothing after it.
 func (g *Gateway) serveOn(ctx context.Context, cs clientStream, version string) error {
-	return g.serveFront(ctx, g.newFront(), cs, version)
+	return g.serveFront(ctx, g.newFront(frontOptions{version: version}), cs)
 }
 
 // serveFront is serveOn with the front made (newFront), which it drops at
 // the end. The front serves the principal of ctx (WithPrincipal).
-func (g *Gateway) serveFront(ctx context.Context, f *front, cs clientStream, version string) error {
+func (g *Gateway) serveFront(ctx context.Context, f *front, cs clientStream) error {
 	defer g.dropFront(f)
 	f.setCaller(ctx)
-	if version != "" {
-		f.sessionless, f.initialized, f.version = true, true, version
-	}
 	s := newSession(f, cs)
 	g.mu.Lock()
 	f.stream = cs
@@ -254,8 +250,12 @@ func (g *Gateway) frontList() []*front {
 	return out
 }
 
-func (g *Gateway) newFront() *front {
-	f := &front{g: g, log: g.log, naming: g.namer(false)}
+// newFront makes a front and registers it: from then on other goroutines
+// (backendsChanged, broadcasts) reach it, so what o fixes is set first.
+func (g *Gateway) newFront(o frontOptions) *front {
+	f := &front{g: g, log: g.log, pipe: o.pipe, unaskable: o.unaskable, sessionless: o.version != ""}
+	f.decl.Store(&declared{version: o.version, client: o.client, naming: g.namer(false)})
+	f.initialized.Store(f.sessionless)
 	g.mu.Lock()
 	g.fronts[f] = true
 	g.mu.Unlock()

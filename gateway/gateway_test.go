@@ -412,12 +412,10 @@ func TestToolTableShared(t *testing.T) {
 func TestSessionHoldsNoCopyOfTheTools(t *testing.T) {
 	g, ctx := newGateway(t, nil, testServer("tb", "-extra-tools", "500"), config.Server{Name: "own", Prefix: "", Command: testbackendBin, Enabled: true, Restart: "never"})
 	g.opts.Backends.Wait(ctx, 0)
-	f := g.newFront()
+	f := g.newFront(frontOptions{})
 	defer g.dropFront(f)
 	f.sync()
-	f.mu.Lock()
-	tools, known := len(f.tools), len(f.known)
-	f.mu.Unlock()
+	tools, known := len(f.tables().tools), len(f.tables().known)
 	if tools < 500 || known != 0 {
 		t.Fatalf("%d tools in the tables, %d kept by the session, want none kept while every backend is up", tools, known)
 	}
@@ -431,9 +429,7 @@ func TestSessionHoldsNoCopyOfTheTools(t *testing.T) {
 	if r, ok := f.orphan("echo"); !ok || r.server != "own" {
 		t.Errorf("orphan(echo) = %+v, %v: want own's", r, ok)
 	}
-	f.mu.Lock()
-	known = len(f.known)
-	f.mu.Unlock()
+	known = len(f.tables().known)
 	if known == 0 || known > 20 {
 		t.Errorf("the session keeps %d tools after own went down, want own's only", known)
 	}

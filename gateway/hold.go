@@ -445,19 +445,14 @@ func (f *front) stillReaches(h *hold) (kind string, ok bool) {
 		f.hidden(policy.Tool, h.name)
 		return kindTool, false
 	case "prompts/get":
-		f.mu.Lock()
-		r, found := f.prompts[h.name]
-		f.mu.Unlock()
+		r, found := f.tables().prompts[h.name]
 		if found && r.server == h.server {
 			return kindPrompt, true
 		}
 		f.hidden(policy.Prompt, h.name)
 		return kindPrompt, false
 	}
-	f.mu.Lock()
-	access := f.access
-	f.mu.Unlock()
-	if e := access.Explain(policy.Resource, h.server, ""); !e.Allowed {
+	if e := f.grant().access.Explain(policy.Resource, h.server, ""); !e.Allowed {
 		f.deny(policy.Resource, h.name, h.server, "", e)
 		return kindResource, false
 	}

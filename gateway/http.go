@@ -319,7 +319,7 @@ func (h *HTTPFront) start(ctx context.Context, cs clientStream, version string, 
 	if h.closed {
 		return nil
 	}
-	f := h.g.newFront()
+	f := h.g.newFront(frontOptions{version: version})
 	f.setCaller(ctx)
 	h.wg.Add(1) // under mu, so never after Close's Wait began
 	go func() {
@@ -327,7 +327,7 @@ func (h *HTTPFront) start(ctx context.Context, cs clientStream, version string, 
 		if done != nil {
 			defer done()
 		}
-		if err := h.g.serveFront(ctx, f, cs, version); err != nil {
+		if err := h.g.serveFront(ctx, f, cs); err != nil {
 			h.g.log.Debug("http session ended", "err", err)
 		}
 	}()

@@ -112,18 +112,17 @@ func (f *front) callMeta(ctx context.Context, run *callRun, which string, tc too
 	f.settle(ctx)
 	switch which {
 	case metaFind:
-		f.mu.Lock()
-		ix := f.findIndex
+		t, access := f.tables(), f.grant().access
+		ix := t.findIndex
 		var visible func(name string) bool
-		if f.access != nil {
+		if access != nil {
 			// Only what the policy lets the client see is found.
-			tools, access := f.tools, f.access
+			tools := t.tools
 			visible = func(name string) bool {
 				r, ok := tools[name]
 				return ok && access.Allows(policy.Tool, r.server, r.own)
 			}
 		}
-		f.mu.Unlock()
 		if ix == nil {
 			ix = newToolIndex(nil, nil, nil)
 		}
@@ -166,9 +165,7 @@ func (f *front) callMeta(ctx context.Context, run *callRun, which string, tc too
 
 // metaName is a meta tool's front name for this client.
 func (f *front) metaName(own string) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.naming.name("gateway", own)
+	return f.declared().naming.name("gateway", own)
 }
 
 // findTools answers gateway.find_tools from ix, with the tools visible

@@ -51,10 +51,7 @@ func (f *front) refuse(method string, era wire.Era) *jsonrpc.Error {
 	case perRequest || method == "initialize" || method == "ping":
 		return nil
 	}
-	f.mu.Lock()
-	ok := f.initialized
-	f.mu.Unlock()
-	if !ok {
+	if !f.initialized.Load() {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("method %q is invalid during session initialization", method)}
 	}
 	return nil
@@ -97,11 +94,7 @@ func (s *session) initialize(m *inMsg) {
 		s.writeError(id, errInvalidParams(decodeReason(err.Error())))
 		return
 	}
-	f.mu.Lock()
-	again := f.initialized
-	f.initialized = true
-	f.mu.Unlock()
-	if again {
+	if !f.initialized.CompareAndSwap(false, true) {
 		s.writeError(id, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: `duplicate "initialize" received`})
 		return
 	}
@@ -128,10 +121,7 @@ func (s *session) initialize(m *inMsg) {
 	if !f.g.lazy() {
 		f.g.waitFirstStarts(ctx)
 	}
-	f.mu.Lock()
-	access := f.access
-	f.mu.Unlock()
-	result := f.g.initializeResult(version, access)
+	result := f.g.initializeResult(version, f.grant().access)
 	s.respond(c, result, nil)
 }
 
@@ -148,9 +138,7 @@ func (f *front) discover(ctx context.Context, params json.RawMessage) (json.RawM
 	if !f.g.lazy() {
 		f.g.waitFirstStarts(ctx)
 	}
-	f.mu.Lock()
-	access := f.access
-	f.mu.Unlock()
+	access := f.grant().access
 	init := f.g.initializeResult("", access)
 	out := json.RawMessage(`{}`)
 	versions, _ := json.Marshal(servedVersions())

@@ -36,6 +36,10 @@ func (f *front) list(ctx context.Context, method string, params json.RawMessage,
 	f.seen[list] = f.versions[list] // read with the list: a change after it still notifies
 	f.listed[list] = true
 	f.notified[list] = false
+	// The tables after the version: a change stored after this read is
+	// counted after it too, and still notified (front.sync).
+	t := f.tables()
+	f.mu.Unlock()
 	var (
 		items []json.RawMessage
 		field string // the member the result holds
@@ -43,15 +47,14 @@ func (f *front) list(ctx context.Context, method string, params json.RawMessage,
 	)
 	switch method {
 	case "tools/list":
-		items, field, lazy = f.toolDefs, "tools", f.lazyListed
+		items, field, lazy = t.toolDefs, "tools", t.lazyListed
 	case "prompts/list":
-		items, field = f.promptDefs, "prompts"
+		items, field = t.promptDefs, "prompts"
 	case "resources/list":
-		items, field = f.resourceDefs, "resources"
+		items, field = t.resourceDefs, "resources"
 	case "resources/templates/list":
-		items, field = f.templateDefs, "resourceTemplates"
+		items, field = t.templateDefs, "resourceTemplates"
 	}
-	f.mu.Unlock()
 	n := len(field) + 8
 	for _, it := range items {
 		n += len(it) + 1

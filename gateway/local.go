@@ -108,11 +108,9 @@ func (g *Gateway) SnapshotServer(name string) (server string, ok bool) {
 // and returns the result as the client would receive it, or the JSON-RPC
 // error it would get.
 func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
-	f := g.newFront()
+	f := g.newFront(frontOptions{unaskable: true, client: clientOf(ctx)})
 	defer g.dropFront(f)
-	f.unaskable = true
 	f.setCaller(ctx)
-	f.client = clientOf(ctx)
 	f.settle(ctx)
 	var meant []string // what an unknown name may have meant, in the first naming (tb.echo)
 	if _, ok := f.lookupTool(name); !ok {
@@ -123,9 +121,7 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (
 		if _, orphan := f.orphan(name); !orphan {
 			meant = f.suggestTools(name)
 			for _, n := range append(g.namers()[2:], g.namer(true)) {
-				f.mu.Lock()
-				f.naming = n
-				f.mu.Unlock()
+				f.rename(n)
 				f.sync()
 				if _, ok := f.lookupTool(name); ok {
 					break

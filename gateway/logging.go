@@ -44,9 +44,7 @@ func (g *Gateway) BackendLog(server string, params json.RawMessage) {
 	// its requests: one of the per-request era asks per request. A client
 	// the policy hides the server from hears nothing of it.
 	g.broadcast(wire.AppendRequest(nil, nil, "notifications/message", params), func(f *front) bool {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		return f.initialized && !f.sessionless && f.access.AllowsServer(server)
+		return f.initialized.Load() && !f.sessionless && f.grant().access.AllowsServer(server)
 	})
 }
 

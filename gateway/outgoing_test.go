@@ -37,7 +37,7 @@ func (r *recStream) Send(m outMsg) error {
 func testSession(t *testing.T) (*session, *recStream) {
 	rs := &recStream{wrote: make(chan []byte, 8)}
 	g := New(Options{})
-	s := newSession(g.newFront(), rs)
+	s := newSession(g.newFront(frontOptions{}), rs)
 	t.Cleanup(s.close)
 	return s, rs
 }

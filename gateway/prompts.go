@@ -9,20 +9,18 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// syncPrompts mirrors the backends' prompts, named like tools
-// (prefix + separator + name).
-func (f *front) syncPrompts(naming namer, touched bool) {
+// syncPrompts mirrors the backends' prompts in next, named like tools
+// (prefix + separator + name). It reports whether the list is old's.
+func (f *front) syncPrompts(naming namer, c *grant, old, next *tables) bool {
 	if f.g.opts.Backends == nil {
-		return
+		return true
 	}
 	names := newNameTable(naming)
 	prefixes := f.g.prefixes()
 	routes := make(map[string]promptRoute)
 	var denied map[string]promptRoute
 	var listed []json.RawMessage
-	f.mu.Lock()
-	access := f.access
-	f.mu.Unlock()
+	access := c.access
 	prompts := f.g.opts.Backends.Prompts()
 	items := make([]nameItem, len(prompts))
 	for i, bp := range prompts {
@@ -55,14 +53,8 @@ func (f *front) syncPrompts(naming namer, touched bool) {
 		routes[name] = promptRoute{server: bp.Server, own: bp.Name}
 		listed = append(listed, def)
 	}
-	f.mu.Lock()
-	same := sameDefs(f.promptDefs, listed)
-	f.prompts, f.deniedPrompts = routes, denied
-	f.promptDefs = listed
-	f.mu.Unlock()
-	if !same || touched {
-		f.changed(promptsList, !same)
-	}
+	next.prompts, next.deniedPrompts, next.promptDefs = routes, denied, listed
+	return sameDefs(old.promptDefs, listed)
 }
 
 // getPrompt serves prompts/get, raw both ways (go-sdk's GetPromptResult
@@ -92,9 +84,7 @@ func (f *front) getPrompt(ctx context.Context, params json.RawMessage) (json.Raw
 		}
 	}
 	f.settle(ctx) // a client may get a prompt before listing
-	f.mu.Lock()
-	r, ok := f.prompts[name]
-	f.mu.Unlock()
+	r, ok := f.tables().prompts[name]
 	debug := f.g.opts.Config.Server.Debug
 	if !ok {
 		return nil, rpcError(f.unknown(kindPrompt, name), kindPrompt, name, debug)

@@ -31,14 +31,12 @@ type resourceRoute struct {
 }
 
 // syncResources mirrors the backends' resources and resource templates
-// (resourceTables).
-func (f *front) syncResources(touched bool) {
+// in next (resourceTables). It reports whether the lists are old's.
+func (f *front) syncResources(c *grant, old, next *tables) bool {
 	if f.g.opts.Backends == nil {
-		return
+		return true
 	}
-	f.mu.Lock()
-	access := f.access
-	f.mu.Unlock()
+	access := c.access
 	// What the policy hides is left out before the tables are made, and
 	// kept by every URI a client may ask for it by (hidden).
 	var denied map[resourceKey]string
@@ -58,14 +56,9 @@ func (f *front) syncResources(touched bool) {
 		}
 	}
 	t := resourceTables(allowed, f.log)
-	f.mu.Lock()
-	same := sameDefs(f.resourceDefs, t.resources) && sameDefs(f.templateDefs, t.templates)
-	f.res, f.ownUI, f.deniedRes = t.routes, t.ownUI, denied
-	f.resourceDefs, f.templateDefs, f.templates = t.resources, t.templates, t.matchers
-	f.mu.Unlock()
-	if !same || touched {
-		f.changed(resourcesList, !same)
-	}
+	next.res, next.ownUI, next.deniedRes = t.routes, t.ownUI, denied
+	next.resourceDefs, next.templateDefs, next.templates = t.resources, t.templates, t.matchers
+	return sameDefs(old.resourceDefs, t.resources) && sameDefs(old.templateDefs, t.templates)
 }
 
 // resourceTable is what a front knows of the backends' resources.
@@ -177,10 +170,10 @@ type templateRoute struct {
 // it wrote it, goes to the one backend that lists it; when several do, it
 // is ambiguous, and the error names the URIs to use instead.
 func (f *front) resourceRoute(uri string) (resourceRoute, bool, error) {
-	f.mu.Lock()
-	r, ok := f.res[resourceKey{uri, false}]
+	tab := f.tables()
+	r, ok := tab.res[resourceKey{uri, false}]
 	if !ok {
-		for _, t := range f.templates {
+		for _, t := range tab.templates {
 			if t.match.MatchString(uri) {
 				r, ok = t.route, true
 				r.own = uri
@@ -191,8 +184,7 @@ func (f *front) resourceRoute(uri string) (resourceRoute, bool, error) {
 			}
 		}
 	}
-	shown := f.ownUI[uri]
-	f.mu.Unlock()
+	shown := tab.ownUI[uri]
 	switch {
 	case ok:
 		return r, true, nil
@@ -204,10 +196,7 @@ func (f *front) resourceRoute(uri string) (resourceRoute, bool, error) {
 	if server, own, ok := uiOwn(uri); ok && slices.Contains(f.g.opts.Backends.ResourceServers(), server) {
 		// Not in the tables, which hold only what the policy shows: the
 		// URI names its server, whose resources the policy may hide.
-		f.mu.Lock()
-		access := f.access
-		f.mu.Unlock()
-		if e := access.Explain(policy.Resource, server, ""); !e.Allowed && !f.appOfShownTool(server, uri) {
+		if e := f.grant().access.Explain(policy.Resource, server, ""); !e.Allowed && !f.appOfShownTool(server, uri) {
 			f.deny(policy.Resource, uri, server, "", e)
 			return resourceRoute{}, false, &notFoundError{kindResource, uri}
 		}
@@ -222,14 +211,12 @@ func (f *front) resourceRoute(uri string) (resourceRoute, bool, error) {
 // not its server's resources, still loads the tool's app, as its host
 // would directly; nothing else of the server's.
 func (f *front) appOfShownTool(server, uri string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	names := func(v json.RawMessage) bool {
 		u, ok := wire.Unquote(v)
 		return ok && u == uri
 	}
-	for _, r := range f.tools {
-		if r.kind != backendTool || r.server != server || !r.app.ui || !f.allowedLocked(r) {
+	for _, r := range f.tables().tools {
+		if r.kind != backendTool || r.server != server || !r.app.ui || !f.allowed(r) {
 			continue
 		}
 		meta := wire.Member(r.def, "_meta")

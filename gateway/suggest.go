@@ -66,8 +66,6 @@ func (f *front) suggestTools(name string) []string {
 		all[server] = true
 	}
 	server, _, prefixed := f.prefixOwner(name, all)
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	var own []string
 	type near struct {
 		name string
@@ -75,8 +73,8 @@ func (f *front) suggestTools(name string) []string {
 	}
 	var close []near
 	limit := typoLimit(name)
-	for front, r := range f.tools {
-		if !f.allowedLocked(r) {
+	for front, r := range f.tables().tools {
+		if !f.allowed(r) {
 			continue
 		}
 		if r.kind == backendTool && r.own == name {

@@ -15,34 +15,43 @@ import (
 
 // sync makes the front's tables match the answer tools and the backends'
 // current lists, under this client's names; a list that changed is
-// notified (front.changed).
+// notified (front.changed). The new tables are one value, stored at once:
+// a request reads either the old tables or the new ones, never a mix.
 func (f *front) sync() {
-	f.syncMu.Lock()
-	defer f.syncMu.Unlock()
+	f.rebuildMu.Lock()
+	defer f.rebuildMu.Unlock()
 	var gens [3]uint64
 	if b := f.g.opts.Backends; b != nil {
 		gens = b.ListGenerations()
 	}
 	f.mu.Lock()
-	naming := f.naming
 	touched := [3]bool{f.synced && gens[0] != f.gens[0], f.synced && gens[1] != f.gens[1], f.synced && gens[2] != f.gens[2]}
 	f.synced, f.gens = true, gens
 	f.mu.Unlock()
 
-	f.syncTools(f.g.toolRoutes(naming), touched[toolsList])
-	f.syncPrompts(naming, touched[promptsList])
-	f.syncResources(touched[resourcesList])
+	d, c, old := f.declared(), f.grant(), f.tables()
+	next := new(tables)
+	var same [3]bool
+	same[toolsList] = f.syncTools(f.g.toolRoutes(d.naming), d, c, old, next)
+	same[promptsList] = f.syncPrompts(d.naming, c, old, next)
+	same[resourcesList] = f.syncResources(c, old, next)
+	f.tab.Store(next)
+	for list := range same {
+		if !same[list] || touched[list] {
+			f.changed(list, !same[list])
+		}
+	}
 }
 
-// syncTools makes the front's tool tables t's, and its tools/list every
-// tool the client may see; or, in lazy mode and for a client whose cap
-// that list would pass (tools_mode: auto, clients.go), the answer tools
-// and the meta tools, through which every tool stays reachable.
-func (f *front) syncTools(t *toolTable, touched bool) {
+// syncTools makes next's tool tables t's, and its tools/list every tool
+// the client may see; or, in lazy mode and for a client whose cap that
+// list would pass (tools_mode: auto, clients.go), the answer tools and the
+// meta tools, through which every tool stays reachable. It reports
+// whether the list is old's.
+func (f *front) syncTools(t *toolTable, d *declared, c *grant, old, next *tables) bool {
 	all, order := t.routes, t.order
-	f.mu.Lock()
-	hideAppOnly := !rendersApps(f.caps)
-	listed := func(r toolRoute) bool { return !(hideAppOnly && r.app.only) && f.allowedLocked(r) }
+	hideAppOnly := !rendersApps(d.caps)
+	listed := func(r toolRoute) bool { return !(hideAppOnly && r.app.only) && allowed(d, c, r, f.g.lazy()) }
 	lazy := f.g.lazy()
 	var defs []json.RawMessage
 	if !lazy {
@@ -52,7 +61,7 @@ func (f *front) syncTools(t *toolTable, touched bool) {
 				defs = append(defs, r.def)
 			}
 		}
-		lazy = f.maxTools > 0 && len(defs) > f.maxTools
+		lazy = d.maxTools > 0 && len(defs) > d.maxTools
 	}
 	if lazy {
 		defs = defs[:0]
@@ -62,24 +71,21 @@ func (f *front) syncTools(t *toolTable, touched bool) {
 			}
 		}
 	}
-	meta := f.g.lazy() || f.maxTools > 0
-	f.mu.Unlock()
 	var ix *toolIndex
-	if meta {
+	if f.g.lazy() || d.maxTools > 0 {
 		ix = t.findIndex(f.g.instructions)
 	}
 	var down map[string]bool
 	if f.g.opts.Backends != nil {
 		down = f.g.notReady()
 	}
-	f.mu.Lock()
 	// known keeps the tools of backends that are down now, for orphan:
 	// those the last tables had (a backend that went down since left the
 	// shared table) and those known before. It holds no copy of the
 	// current tools, which the shared table has (with 50,000 tools a copy
 	// per session was most of a session's memory).
 	var known map[string]toolRoute
-	for _, m := range []map[string]toolRoute{f.known, f.tools} {
+	for _, m := range []map[string]toolRoute{old.known, old.tools} {
 		for name, r := range m {
 			if r.kind == backendTool && down[r.server] {
 				if known == nil {
@@ -89,13 +95,9 @@ func (f *front) syncTools(t *toolTable, touched bool) {
 			}
 		}
 	}
-	same := sameDefs(f.toolDefs, defs)
-	f.tools, f.known, f.findIndex, f.ownNames = all, known, ix, t.own
-	f.toolDefs, f.lazyListed = defs, lazy
-	f.mu.Unlock()
-	if !same || touched {
-		f.changed(toolsList, !same)
-	}
+	next.tools, next.known, next.findIndex, next.ownNames = all, known, ix, t.own
+	next.toolDefs, next.lazyListed = defs, lazy
+	return sameDefs(old.toolDefs, defs)
 }
 
 // sameDefs reports whether two lists hold the same definitions in the same

@@ -67,9 +67,7 @@ func (s *sealer) openTask(id string) (taskRef, bool) {
 
 // taskID is the id this front's client knows server's task own by.
 func (f *front) taskID(server, own string) string {
-	f.mu.Lock()
-	ref := taskRef{Server: server, Task: own, Who: f.identity}
-	f.mu.Unlock()
+	ref := taskRef{Server: server, Task: own, Who: f.grant().identity}
 	if f.g.localServer(server) {
 		ref.Process = f.g.sealer.process
 	}
@@ -80,9 +78,7 @@ func (f *front) taskID(server, own string) string {
 // the server's own id for it, if the client may reach it.
 func (f *front) taskOf(id string) (taskRef, error) {
 	ref, ok := f.g.sealer.openTask(id)
-	f.mu.Lock()
-	who := f.identity
-	f.mu.Unlock()
+	who := f.grant().identity
 	switch {
 	case !ok || ref.Who != who:
 		return taskRef{}, errInvalidParams("Task not found: " + id)

@@ -43,7 +43,9 @@ func TestSealedTaskID(t *testing.T) {
 // not open is the one for an unknown task.
 func TestTaskIDCaller(t *testing.T) {
 	g := &Gateway{sealer: newSealer([]byte("k"))}
-	alice, bob := &front{g: g, identity: "alice"}, &front{g: g, identity: "bob"}
+	alice, bob := &front{g: g}, &front{g: g}
+	alice.gr.Store(&grant{identity: "alice"})
+	bob.gr.Store(&grant{identity: "bob"})
 	ref := taskRef{Server: "tasks", Task: "task-1", Who: "alice"}
 	id := g.sealer.sealTask(ref)
 	if got, err := alice.taskOf(id); err != nil || got != ref {
