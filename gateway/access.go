@@ -180,11 +180,8 @@ func (f *front) serves(ctx context.Context) bool {
 	}
 	d := f.g.access(p, profile)
 	f.gr.Store(&grant{who: p, access: d, identity: identity(p), profile: profile})
-	f.mu.Lock()
-	synced := f.synced
-	f.mu.Unlock()
-	if !d.Same(access) && synced {
-		f.sync()
+	if !d.Same(access) {
+		f.rebuild(ctx, ifBuilt)
 	}
 	return true
 }

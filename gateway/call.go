@@ -155,7 +155,7 @@ func (f *front) resolve(ctx context.Context, name string) (toolRoute, bool) {
 	if r, ok := f.lookupTool(name); ok {
 		return r, true
 	}
-	f.sync()
+	f.rebuild(ctx, always)
 	if r, ok := f.lookupTool(name); ok {
 		return r, true
 	}
@@ -167,9 +167,9 @@ func (f *front) resolve(ctx context.Context, name string) (toolRoute, bool) {
 				return toolRoute{}, false
 			}
 			b.WaitServer(ctx, server)
-			f.sync()
+			f.rebuild(ctx, always)
 		} else {
-			f.settle(ctx)
+			f.rebuild(ctx, settled)
 		}
 	}
 	if r, ok := f.lookupTool(name); ok {
@@ -280,7 +280,7 @@ func (f *front) liveRoute(ctx context.Context, name string, r toolRoute) (toolRo
 		if err := b.AwaitLive(ctx, r.server, r.own); err != nil {
 			return r, err
 		}
-		f.sync()
+		f.rebuild(ctx, always)
 		live, ok := f.lookupTool(name)
 		if r.def != nil && (!ok || live.server != r.server || live.own != r.own) {
 			// The name a list showed for a tool names another one now,

@@ -17,7 +17,7 @@ const methodComplete = "completion/complete"
 // the server that serves the resource or URI template. The params and the
 // result pass unchanged but for the prompt's name.
 func (f *front) complete(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	f.settle(ctx) // a client may complete before listing
+	f.rebuild(ctx, settled) // a client may complete before listing
 	var ref struct {
 		Type string `json:"type"`
 		Name string `json:"name"`

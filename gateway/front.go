@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"encoding/json"
 	"log/slog"
 	"sync"
@@ -67,7 +66,7 @@ type front struct {
 
 	// mu guards the notification state below, and only it.
 	mu      sync.Mutex
-	settled bool // the first wait for backends is over (rebuild's settle)
+	settled bool // the first wait for backends is over (rebuild settled)
 	synced  bool // the tables were built once: keep them current
 	// versions counts changes per list (tools, prompts, resources); seen
 	// is the version the client last listed, and listed whether it ever
@@ -318,51 +317,6 @@ func (f *front) backendCaps(declared json.RawMessage) json.RawMessage {
 		return d.backend
 	}
 	return json.RawMessage(`{}`) // not identified: it declared nothing
-}
-
-// refresh re-syncs the tables after a backend changed. Before the client's
-// first list or call there is nothing to refresh: that builds the tables.
-func (f *front) refresh() {
-	f.mu.Lock()
-	synced := f.synced
-	f.mu.Unlock()
-	if synced {
-		f.sync()
-	}
-}
-
-// build builds the tables if they never were, without waiting for any
-// backend.
-func (f *front) build() {
-	f.mu.Lock()
-	synced := f.synced
-	f.mu.Unlock()
-	if !synced {
-		f.sync()
-	}
-}
-
-// settle builds the tables once, after the brief wait for backends never
-// seen before (waitFirstStarts), so that the first list a client sees
-// holds what is known of every backend. Every caller that finds the first
-// build unfinished waits and syncs itself (sync is serialised and
-// idempotent): returning as soon as another caller had begun would answer
-// from tables still being built.
-func (f *front) settle(ctx context.Context) {
-	f.mu.Lock()
-	settled := f.settled
-	f.mu.Unlock()
-	if settled {
-		return
-	}
-	f.g.waitFirstStarts(ctx)
-	if ctx.Err() != nil {
-		return // the wait was cut short: the next list or call waits again
-	}
-	f.sync()
-	f.mu.Lock()
-	f.settled = true
-	f.mu.Unlock()
 }
 
 // isSessionless reports whether the front serves a request on its own.

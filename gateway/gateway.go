@@ -236,7 +236,7 @@ func (g *Gateway) serveFront(ctx context.Context, f *front, cs clientStream) err
 func (g *Gateway) backendsChanged(server string) {
 	g.log.Debug("backend lists changed", "server", server)
 	for _, f := range g.frontList() {
-		f.refresh()
+		f.rebuild(context.Background(), ifBuilt)
 	}
 }
 

@@ -414,7 +414,7 @@ func TestSessionHoldsNoCopyOfTheTools(t *testing.T) {
 	g.opts.Backends.Wait(ctx, 0)
 	f := g.newFront(frontOptions{})
 	defer g.dropFront(f)
-	f.sync()
+	f.rebuild(ctx, always)
 	tools, known := len(f.tables().tools), len(f.tables().known)
 	if tools < 500 || known != 0 {
 		t.Fatalf("%d tools in the tables, %d kept by the session, want none kept while every backend is up", tools, known)
@@ -425,7 +425,7 @@ func TestSessionHoldsNoCopyOfTheTools(t *testing.T) {
 		t.Fatal("crash did not crash")
 	}
 	testutil.WaitFor(t, 10*time.Second, "own to be down", func() bool { return g.notReady()["own"] })
-	f.sync()
+	f.rebuild(ctx, always)
 	if r, ok := f.orphan("echo"); !ok || r.server != "own" {
 		t.Errorf("orphan(echo) = %+v, %v: want own's", r, ok)
 	}

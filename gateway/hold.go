@@ -430,12 +430,7 @@ func (s *session) resume(c *call, params json.RawMessage, id string) {
 // resources. A refusal is reported as any hidden name is. kind is the
 // request's kind of name.
 func (f *front) stillReaches(h *hold) (kind string, ok bool) {
-	f.mu.Lock()
-	synced := f.synced
-	f.mu.Unlock()
-	if !synced {
-		f.sync() // a request of the per-request era has a front of its own
-	}
+	f.rebuild(context.Background(), ifNone) // a request of the per-request era has a front of its own
 	switch h.method {
 	case "tools/call":
 		r, found := f.lookupTool(h.name)

@@ -109,7 +109,7 @@ func (f *front) callMeta(ctx context.Context, run *callRun, which string, tc too
 			return nil, errInvalidParams("arguments: " + err.Error())
 		}
 	}
-	f.settle(ctx)
+	f.rebuild(ctx, settled)
 	switch which {
 	case metaFind:
 		t, access := f.tables(), f.grant().access

@@ -67,7 +67,7 @@ func (s *session) listen(m *inMsg) {
 	if !s.spawn(func() {
 		defer cancel(nil)
 		f := s.f
-		f.build()
+		f.rebuild(ctx, ifNone)
 		for _, uri := range l.uris {
 			if err := f.subscribe(ctx, uri); err != nil {
 				s.log.Debug("a listen's resource subscription failed", "uri", uri, "err", err)

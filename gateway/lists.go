@@ -27,9 +27,9 @@ func (f *front) list(ctx context.Context, method string, params json.RawMessage,
 		return nil, err
 	}
 	if method == "tools/list" && f.g.lazy() {
-		f.build() // it names no backend tool: nothing to wait for
+		f.rebuild(ctx, ifNone) // it names no backend tool: nothing to wait for
 	} else {
-		f.settle(ctx) // the first list holds what is known of every backend
+		f.rebuild(ctx, settled) // the first list holds what is known of every backend
 	}
 	list, _ := listOf(method)
 	f.mu.Lock()
@@ -37,7 +37,7 @@ func (f *front) list(ctx context.Context, method string, params json.RawMessage,
 	f.listed[list] = true
 	f.notified[list] = false
 	// The tables after the version: a change stored after this read is
-	// counted after it too, and still notified (front.sync).
+	// counted after it too, and still notified (front.build).
 	t := f.tables()
 	f.mu.Unlock()
 	var (

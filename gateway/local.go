@@ -111,7 +111,7 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (
 	f := g.newFront(frontOptions{unaskable: true, client: clientOf(ctx)})
 	defer g.dropFront(f)
 	f.setCaller(ctx)
-	f.settle(ctx)
+	f.rebuild(ctx, settled)
 	var meant []string // what an unknown name may have meant, in the first naming (tb.echo)
 	if _, ok := f.lookupTool(name); !ok {
 		// Not a plain name of a listed tool, nor of a backend that is not
@@ -122,7 +122,7 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (
 			meant = f.suggestTools(name)
 			for _, n := range append(g.namers()[2:], g.namer(true)) {
 				f.rename(n)
-				f.sync()
+				f.rebuild(ctx, always)
 				if _, ok := f.lookupTool(name); ok {
 					break
 				}

@@ -83,7 +83,7 @@ func (f *front) getPrompt(ctx context.Context, params json.RawMessage) (json.Raw
 			return nil, errInvalidParams(bad)
 		}
 	}
-	f.settle(ctx) // a client may get a prompt before listing
+	f.rebuild(ctx, settled) // a client may get a prompt before listing
 	r, ok := f.tables().prompts[name]
 	debug := f.g.opts.Config.Server.Debug
 	if !ok {

@@ -289,7 +289,7 @@ func (f *front) read(ctx context.Context, params json.RawMessage) (json.RawMessa
 	if !ok {
 		return nil, errInvalidParams("uri must be a string")
 	}
-	f.settle(ctx) // a client need not have listed first
+	f.rebuild(ctx, settled) // a client need not have listed first
 	b := f.g.opts.Backends
 	debug := f.g.opts.Config.Server.Debug
 	notFound := func() error { return rpcError(f.unknown(kindResource, uri), kindResource, uri, debug) }

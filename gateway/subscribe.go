@@ -56,7 +56,7 @@ func (f *front) forwardSubscription(ctx context.Context, method, uri string) err
 	if b == nil {
 		return rpcError(&notFoundError{kindResource, uri}, kindResource, uri, false)
 	}
-	f.settle(ctx)
+	f.rebuild(ctx, settled)
 	debug := f.g.opts.Config.Server.Debug
 	route, listed, err := f.resourceRoute(uri)
 	if err != nil {

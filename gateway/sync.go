@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -13,11 +14,68 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// sync makes the front's tables match the answer tools and the backends'
-// current lists, under this client's names; a list that changed is
+// when is when rebuild builds the front's tables: the one thing in which
+// its callers differ.
+type when int
+
+const (
+	// always: now. A name was not found, a server it waited for is
+	// ready, or the routes must follow a live list (call.go).
+	always when = iota
+	// ifBuilt: keep built tables current (a backend's lists changed, or
+	// the caller's grant did). Before the client's first list or call
+	// there is nothing to keep current: that builds the tables.
+	ifBuilt
+	// ifNone: build tables never built, without waiting for any backend
+	// (lazy mode's tools/list, a listen, a held request).
+	ifNone
+	// settled: build the tables once, after the brief wait for backends
+	// never seen before (waitFirstStarts), so that the first list a
+	// client sees holds what is known of every backend. Every caller that
+	// finds that first build unfinished waits and builds itself (builds
+	// are serialised and idempotent): returning as soon as another caller
+	// had begun would answer from tables still being built. A wait cut
+	// short (ctx) builds nothing: the next list or call waits again.
+	settled
+)
+
+// rebuild makes the front's tables match the answer tools and the
+// backends' current lists, under this client's names and what it may see,
+// when w says to. ctx bounds the wait of settled only.
+func (f *front) rebuild(ctx context.Context, w when) {
+	f.mu.Lock()
+	built, done := f.synced, f.settled
+	f.mu.Unlock()
+	switch w {
+	case ifBuilt:
+		if !built {
+			return
+		}
+	case ifNone:
+		if built {
+			return
+		}
+	case settled:
+		if done {
+			return
+		}
+		f.g.waitFirstStarts(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+	}
+	f.build()
+	if w == settled {
+		f.mu.Lock()
+		f.settled = true
+		f.mu.Unlock()
+	}
+}
+
+// build makes new tables and stores them (rebuild); a list that changed is
 // notified (front.changed). The new tables are one value, stored at once:
 // a request reads either the old tables or the new ones, never a mix.
-func (f *front) sync() {
+func (f *front) build() {
 	f.rebuildMu.Lock()
 	defer f.rebuildMu.Unlock()
 	var gens [3]uint64

@@ -364,7 +364,7 @@ func (f *front) listTasks(ctx context.Context, params json.RawMessage) (json.Raw
 	out := []byte(`{"tasks":[`)
 	n := 0
 	if b != nil {
-		f.settle(ctx)
+		f.rebuild(ctx, settled)
 		for _, server := range b.TaskServers() {
 			raw, err := b.Request(ctx, server, "tasks/list", nil, backends.CallOptions{})
 			if err != nil {
