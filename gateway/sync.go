@@ -260,7 +260,7 @@ func (g *Gateway) buildToolRoutes(n namer, tools []backends.Tool, prefixes map[s
 	}
 	if g.opts.Config.Gateway.ToolsMode != "full" {
 		// Lazy mode's, and auto's for the clients that get them
-		// (front.allowedLocked): their names are taken for every client.
+		// (allowed): their names are taken for every client.
 		meta := metaTools(n)
 		for _, name := range metaOrder {
 			own(metaTool, name, meta[name])
