@@ -103,3 +103,25 @@ func TestFrontStateConcurrentReaders(t *testing.T) {
 		t.Errorf("declared %+v, want some client's", d)
 	}
 }
+
+// BenchmarkFrontReads is what every tools/call reads of its front — the
+// route, the caller's identity and the capabilities its backend is told —
+// from every core at once, as a session's calls do.
+func BenchmarkFrontReads(b *testing.B) {
+	g, ctx := newGateway(b, nil, testServer("tb"))
+	g.opts.Backends.Wait(ctx, 0)
+	f := g.newFront(frontOptions{})
+	defer g.dropFront(f)
+	f.rebuild(ctx, always)
+	name := g.namer(false).name("tb", "echo")
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, ok := f.lookupTool(name); !ok {
+				b.Error("no route")
+				return
+			}
+			_ = f.callerIdentity()
+			_ = f.backendCaps(nil)
+		}
+	})
+}
