@@ -138,9 +138,7 @@ func (m *Manager) toolParams(tool string, args json.RawMessage, opts CallOptions
 	var buf bytes.Buffer
 	buf.Grow(32 + len(tool) + len(args))
 	buf.WriteString(`{"name":`)
-	if err := writeJSON(&buf, tool); err != nil {
-		return nil, err
-	}
+	buf.Write(wire.AppendString(buf.AvailableBuffer(), tool))
 	if len(bytes.TrimSpace(args)) > 0 {
 		a, err := wire.Compact(args)
 		if err != nil {

@@ -294,7 +294,7 @@ func AppendRequest(buf []byte, id json.RawMessage, method string, params json.Ra
 		buf = append(buf, ',')
 	}
 	buf = append(buf, `"method":`...)
-	buf = appendString(buf, method)
+	buf = AppendString(buf, method)
 	if params != nil {
 		buf = append(buf, `,"params":`...)
 		buf = append(buf, params...)
@@ -377,7 +377,7 @@ func AppendError(buf []byte, id json.RawMessage, code int64, message string, dat
 	buf = append(buf, `,"error":{"code":`...)
 	buf = strconv.AppendInt(buf, code, 10)
 	buf = append(buf, `,"message":`...)
-	buf = appendString(buf, message)
+	buf = AppendString(buf, message)
 	if len(data) > 0 {
 		buf = append(buf, `,"data":`...)
 		buf = append(buf, data...)
@@ -385,8 +385,10 @@ func AppendError(buf []byte, id json.RawMessage, code int64, message string, dat
 	return append(buf, `}}`...)
 }
 
-// appendString appends s as a JSON string, without HTML escaping.
-func appendString(buf []byte, s string) []byte {
+// AppendString appends s as a JSON string, without HTML escaping, as
+// encoding/json's Encoder with SetEscapeHTML(false) writes it; a string of
+// printable ASCII is appended without the Encoder's cost.
+func AppendString(buf []byte, s string) []byte {
 	simple := true
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
@@ -485,7 +487,7 @@ func SetMember(obj json.RawMessage, name string, value json.RawMessage) (json.Ra
 		if len(out) > 1 {
 			out = append(out, ',')
 		}
-		out = appendString(out, key)
+		out = AppendString(out, key)
 		out = append(out, ':')
 		out = append(out, v...)
 	}

@@ -218,3 +218,20 @@ func TestSetMember(t *testing.T) {
 		t.Error("SetMember of an array succeeded")
 	}
 }
+
+// AppendString writes what encoding/json's Encoder without HTML escaping
+// writes, on its fast path for plain ASCII and off it.
+func TestAppendStringAsEncoder(t *testing.T) {
+	for _, s := range []string{"", "echo", "tb0.echo", "a b~\x7f", `q"uote`, `back\slash`, "tab\there", "<b>&amp;</b>", "café", "\u2028\u2029", "bad\xffutf8", "\x00\x1f"} {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		want := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+		if got := AppendString([]byte("x"), s); !bytes.Equal(got, append([]byte("x"), want...)) {
+			t.Errorf("AppendString(%q) = %s, want x%s", s, got, want)
+		}
+	}
+}
