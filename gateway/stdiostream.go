@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"errors"
 	"log/slog"
 	"sync/atomic"
 
@@ -68,7 +69,9 @@ func (s *stdioStream) held() {
 // Flush writes what the stream holds (flush.Writer): idle calls it.
 func (s *stdioStream) Flush() {
 	s.marked.Store(false) // first: what is held after this marks it again
-	if err := s.c.Flush(); err != nil {
+	// A stream closed since it marked itself is flushed once more, for
+	// nothing: that is no news.
+	if err := s.c.Flush(); err != nil && !errors.Is(err, stdio.ErrClosed) {
 		s.log.Debug("flush to client", "err", err)
 	}
 }
