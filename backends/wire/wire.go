@@ -207,13 +207,36 @@ func Unquote(v json.RawMessage) (string, bool) {
 	}
 	inner := v[1 : len(v)-1]
 	if bytes.IndexByte(inner, '\\') < 0 {
-		return string(inner), true
+		return intern(inner), true
 	}
 	var s string
 	if err := json.Unmarshal(v, &s); err != nil {
 		return "", false
 	}
 	return s, true
+}
+
+// intern returns b as a string, without allocating for the method and
+// member names every tools/call carries (the switch on string(b) does not
+// convert): each allocation saved is one less per message.
+func intern(b []byte) string {
+	switch string(b) {
+	case "tools/call":
+		return "tools/call"
+	case "notifications/progress":
+		return "notifications/progress"
+	case "notifications/cancelled":
+		return "notifications/cancelled"
+	case "name":
+		return "name"
+	case "arguments":
+		return "arguments"
+	case "_meta":
+		return "_meta"
+	case "progressToken":
+		return "progressToken"
+	}
+	return string(b)
 }
 
 func skipWS(b []byte, i int) int {
@@ -432,7 +455,7 @@ func EachMember(obj json.RawMessage, fn func(name string, value json.RawMessage)
 	if len(b) == 0 || b[0] != '{' || !Valid(b) {
 		return errors.New("not a JSON object")
 	}
-	return members(b, func(key, value []byte) { fn(string(key), value) })
+	return members(b, func(key, value []byte) { fn(intern(key), value) })
 }
 
 // Member returns the raw value of obj's member name (the last one, if

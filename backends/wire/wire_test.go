@@ -235,3 +235,28 @@ func TestAppendStringAsEncoder(t *testing.T) {
 		}
 	}
 }
+
+// The method and member names every tools/call carries are read without
+// an allocation; other strings are read as they are.
+func TestCommonNamesReadWithoutAllocating(t *testing.T) {
+	params := json.RawMessage(`{"name":"echo","arguments":{},"_meta":{"progressToken":1}}`)
+	method := json.RawMessage(`"tools/call"`)
+	var names []string
+	if n := testing.AllocsPerRun(100, func() {
+		names = names[:0]
+		if m, ok := Unquote(method); !ok || m != "tools/call" {
+			t.Fatalf("Unquote = %q, %v", m, ok)
+		}
+		_ = EachMember(params, func(name string, _ json.RawMessage) { names = append(names, name) })
+	}); n != 0 {
+		t.Errorf("reading a tools/call's method and member names took %v allocations, want 0", n)
+	}
+	if !slices.Equal(names, []string{"name", "arguments", "_meta"}) {
+		t.Errorf("members = %q", names)
+	}
+	for _, s := range []string{"tools/cal", "tools/calls", "other", ""} {
+		if got, ok := Unquote(json.RawMessage(`"` + s + `"`)); !ok || got != s {
+			t.Errorf("Unquote(%q) = %q, %v", s, got, ok)
+		}
+	}
+}
