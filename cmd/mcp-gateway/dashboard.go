@@ -51,6 +51,7 @@ var dashboardTmpl = template.Must(template.New("dashboard").Funcs(template.FuncM
 	"ms":      func(f float64) string { return fmt.Sprintf("%.1f", f) },
 	"clock":   func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
 	"css":     func() template.CSS { return template.CSS(dashboardCSS) },
+	"hex12":   func(h string) string { return h[:min(12, len(h))] },
 }).Parse(dashboardHTML))
 
 // dashboardCSP allows the page's one style sheet (by its hash), its forms
@@ -75,16 +76,23 @@ type dashboard struct {
 	// (nil: it may): on the HTTP front with OAuth, only the callers
 	// gateway.policy.admin names.
 	admit func(*http.Request) error
+	// drafts are the adds whose plan the page showed, waiting for
+	// confirmation (dashboard_add.go).
+	drafts addDrafts
 }
 
 func (a *app) newDashboard() *dashboard {
 	return &dashboard{a: a, csrf: rand.Text()}
 }
 
-// routes registers the page on / and the approval on POST /approve.
+// routes registers the page on /, the approval on POST /approve, and
+// adding a server from the registry on /add (dashboard_add.go).
 func (d *dashboard) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /{$}", d.admitted(d.page))
 	mux.HandleFunc("POST /approve", d.admitted(d.approve))
+	mux.HandleFunc("GET /add", d.admitted(d.addPage))
+	mux.HandleFunc("POST /add", d.admitted(d.addPreview))
+	mux.HandleFunc("POST /add/confirm", d.admitted(d.addConfirm))
 }
 
 // admitted is h for the requests admit lets through; the others get 403
@@ -161,6 +169,7 @@ type dashData struct {
 	Tools     []dashTool
 	Flagged   int
 	Audit     []audit.Entry
+	Add       *dashAdd
 }
 
 func (d *dashboard) data(r *http.Request) dashData {
@@ -174,7 +183,11 @@ func (d *dashboard) data(r *http.Request) dashData {
 	if err := a.backends.TrustError(); err != nil {
 		dd.PinError = err.Error()
 	}
-	if id := r.URL.Query().Get("approved"); id != "" {
+	id := r.URL.Query().Get("approved")
+	if id == "" {
+		id = r.URL.Query().Get("added")
+	}
+	if id != "" {
 		d.mu.Lock()
 		dd.Notice = d.notices[id]
 		d.mu.Unlock()
@@ -230,7 +243,11 @@ func (d *dashboard) page(w http.ResponseWriter, r *http.Request) {
 
 func (d *dashboard) render(w http.ResponseWriter, r *http.Request, status int, problem string) {
 	dd := d.data(r)
-	dd.Problem = problem
+	dd.Problem, dd.Add = problem, d.addSection()
+	d.write(w, status, dd)
+}
+
+func (d *dashboard) write(w http.ResponseWriter, status int, dd dashData) {
 	setPageHeaders(w)
 	w.WriteHeader(status)
 	if err := dashboardTmpl.Execute(w, dd); err != nil {
