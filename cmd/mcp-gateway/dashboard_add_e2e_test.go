@@ -53,7 +53,8 @@ func noSecretUnder(t *testing.T, secret string, roots ...string) {
 // add's own code), the running gateway picks it up by its live reload,
 // and the page shows the server with its provenance and its tools pending
 // approval. The file holds the reference, the secret store the value, and
-// no answer the browser got, no log line and no other file holds it.
+// no answer the browser got, no log line (--debug) and no other file holds
+// it.
 func TestDashboardAddChromium(t *testing.T) {
 	t.Parallel()
 	browser := findChromium(t)
@@ -68,7 +69,9 @@ func TestDashboardAddChromium(t *testing.T) {
 	}
 	const secret = "dash-5e0b-secret-91c4-typed"
 	env := baseEnv(t, "MCP_GATEWAY_SECRETS=file", "GW_TOKEN=s3cret-dashboard-add")
-	web := startHTTPEnv(t, cfg, env)
+	gw := exec.Command(gatewayBin, "--transport", "http", "--listen", "127.0.0.1:0", "--config", cfg, "--debug")
+	gw.Env = env
+	web := startHTTPCmd(t, gw)
 
 	shots := artifactDir(t, root)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -100,7 +103,7 @@ func TestDashboardAddChromium(t *testing.T) {
 	if strings.Contains(web.stderr.String(), secret) {
 		t.Error("the gateway's log holds the secret")
 	}
-	if !strings.Contains(web.stderr.String(), "server added from the dashboard") {
+	if !strings.Contains(web.stderr.String(), " DBG ") || !strings.Contains(web.stderr.String(), "server added from the dashboard") {
 		t.Errorf("the gateway did not log the add:\n%s", web.stderr)
 	}
 	noSecretUnder(t, secret, homeOf(env), dir)
