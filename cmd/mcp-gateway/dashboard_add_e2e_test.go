@@ -113,8 +113,9 @@ func TestDashboardAddChromium(t *testing.T) {
 // as its approval does. A POST from another site (Origin, Sec-Fetch-Site)
 // or without the page's token makes no plan, even with the page's token;
 // a plan made by the page is not confirmed from another origin; a
-// cancelled plan cannot be confirmed after. The file stays as it was, and
-// no answer holds the secret typed.
+// cancelled plan cannot be confirmed after. A form the add refuses comes
+// back without the secret typed. The file stays as it was, and no answer
+// holds the secret.
 func TestDashboardAddRefusesCrossSite(t *testing.T) {
 	t.Parallel()
 	reg := fixtureRegistry(t)
@@ -186,6 +187,15 @@ func TestDashboardAddRefusesCrossSite(t *testing.T) {
 		if code, body := post("/add", c.form, c.hdr); code != http.StatusForbidden || strings.Contains(body, `id="add-plan"`) {
 			t.Errorf("POST /add from %s: %d, plan shown: %v", c.what, code, strings.Contains(body, `id="add-plan"`))
 		}
+	}
+
+	// A form the add refuses comes back with what was typed, except the
+	// secret (post checks every answer for it).
+	badName := maps.Clone(form)
+	badName.Set("server", "no spaces allowed")
+	if code, body := post("/add", badName, nil); code != http.StatusUnprocessableEntity || !strings.Contains(body, `id="add-form"`) ||
+		!strings.Contains(body, `may hold only letters, digits`) || !strings.Contains(body, `value="no spaces allowed"`) {
+		t.Errorf("POST /add with a bad server name: %d\n%s", code, body)
 	}
 
 	code, body := post("/add", form, nil)
