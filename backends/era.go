@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -80,4 +81,11 @@ func offersPerRequest(result json.RawMessage) bool {
 		SupportedVersions []string `json:"supportedVersions"`
 	}
 	return json.Unmarshal(result, &r) == nil && slices.Contains(r.SupportedVersions, wire.PerRequestVersion)
+}
+
+// exited reports whether a session's end reason is its process's exit, as
+// os.ProcessState words it ("exit status 1", "signal: killed"), rather
+// than a stream closed under a process still running.
+func exited(reason string) bool {
+	return strings.HasPrefix(reason, "exit status ") || strings.HasPrefix(reason, "signal: ")
 }

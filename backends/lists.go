@@ -202,6 +202,13 @@ func (b *backend) fetch(ctx context.Context, c *conn, caps serverCaps, kinds lis
 			*lk.items = raws
 		}
 	}
+	// A definition that quotes the server's secret would hand it to every
+	// client and model, the snapshot and the pin file (secrets.go).
+	for _, raws := range [][]json.RawMessage{tools, prompts, resources, templates} {
+		for i := range raws {
+			raws[i] = b.values.maskJSON(raws[i])
+		}
+	}
 	l := decodeLists(b.cfg, tools, prompts, resources, templates, b.log)
 	b.annotate(&l)
 	for method, m := range meta {

@@ -132,7 +132,6 @@ func (m *Manager) newBackend(s config.Server) *backend {
 		m:       m,
 		cfg:     s,
 		timeout: config.CallTimeout(s, m.opts.DefaultTimeout),
-		log:     m.log.With("server", s.Name),
 		logs:    ratelimit.New(logLimit),
 		settled: make(chan struct{}),
 		moved:   make(chan struct{}),
@@ -142,6 +141,9 @@ func (m *Manager) newBackend(s config.Server) *backend {
 		reason:  "not started",
 		auth:    oauth.New(s, oauth.Options{TokenDir: m.opts.TokenDir, Timeout: config.CallTimeout(s, m.opts.DefaultTimeout), Authorize: m.opts.Authorize, RedirectURL: m.opts.RedirectURL}, m.log),
 	}
+	// Everything logged of the server masks the values of its secrets
+	// (secrets.go): its stdout, its notifications/message, its errors.
+	b.log = slog.New(secretHandler{m.log.With("server", s.Name).Handler(), &b.values})
 	if !s.Enabled {
 		b.state, b.reason = Disabled, "disabled"
 		b.settle()
@@ -185,6 +187,17 @@ func (m *Manager) startLocked(b *backend) {
 // children are stopped by Close (or die with the gateway process), not by
 // ctx's cancellation. Start does nothing after the first call or after Close.
 func (m *Manager) Start(ctx context.Context) {
+	m.start(ctx, func(*backend) bool { return true })
+}
+
+// StartOnly is Start for one server alone (a one-shot command that needs
+// only it): every other one is Stopped, "not started", and no wait waits
+// for it.
+func (m *Manager) StartOnly(ctx context.Context, server string) {
+	m.start(ctx, func(b *backend) bool { return b.cfg.Name == server })
+}
+
+func (m *Manager) start(ctx context.Context, which func(*backend) bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.started || m.closed {
@@ -210,7 +223,13 @@ func (m *Manager) Start(ctx context.Context) {
 	m.runCtx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	m.trust.start()
 	for _, b := range m.backends() {
-		m.startLocked(b)
+		if which(b) {
+			m.startLocked(b)
+			continue
+		}
+		b.began = time.Now()
+		close(b.done)
+		b.settle()
 	}
 }
 
@@ -578,7 +597,12 @@ func (m *Manager) SetLogLevel(ctx context.Context, level string) {
 	for _, server := range m.Logging() {
 		wg.Go(func() {
 			if _, err := m.Request(ctx, server, "logging/setLevel", params, CallOptions{}); err != nil {
-				m.log.Debug("logging/setLevel not accepted", "server", server, "err", err)
+				// The server's log, which masks its secrets in its error.
+				log := m.log.With("server", server)
+				if b := m.set.Load().byName[server]; b != nil {
+					log = b.log
+				}
+				log.Debug("logging/setLevel not accepted", "err", err)
 			}
 		})
 	}

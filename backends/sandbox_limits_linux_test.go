@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -162,5 +163,46 @@ func TestSandboxLimitsNeedTheCgroup(t *testing.T) {
 	}
 	if text, failed := e.tool(t, "loose", "alloc", map[string]string{"mb": "256"}); failed || text != "allocated 256 MB" {
 		t.Errorf("out of its cgroup, 256 MB: %q (error %v)", text, failed)
+	}
+}
+
+// TestSandboxCgroupSealedWithoutLandlock: a server with limits whose
+// filesystem is not confined (best_effort on a kernel without Landlock)
+// cannot write itself out of its cgroup: as root, every cgroup
+// filesystem is read-only in a mount namespace of its own. It could
+// before (its pid written into the hierarchy's root cgroup.procs, out
+// of memory_mb and processes); not as root, status says it can.
+func TestSandboxCgroupSealedWithoutLandlock(t *testing.T) {
+	t.Parallel()
+	needCgroups(t)
+	h := newSandboxHome(t)
+	sb := limited()
+	sb.Mode, sb.Network = config.SandboxBestEffort, config.Network{}
+	e := start(t, []config.Server{hostile("h", sb)}, func(o *backends.Options) {
+		h.options(o)
+		o.LandlockABI = func() int { return 0 }
+	})
+	st := e.waitState(t, "h", backends.Ready)
+	if sb := st.Sandbox; sb == nil || sb.FS || !sb.MemoryEnforced || !sb.ProcessesEnforced {
+		t.Fatalf("status sandbox: %+v", st.Sandbox)
+	}
+	gap := slices.ContainsFunc(st.Sandbox.Gaps, func(g string) bool { return strings.Contains(g, "leaving its cgroup") })
+	if root := os.Geteuid() == 0; gap == root {
+		t.Fatalf("as root %v, status gaps %q", root, st.Sandbox.Gaps)
+	}
+	if os.Geteuid() != 0 {
+		return // it can leave, as status says
+	}
+	dir := cgroupOf(t, st.PID)
+	top := "/sys/fs/cgroup"
+	if strings.HasPrefix(dir, "/sys/fs/cgroup/memory/") {
+		top = "/sys/fs/cgroup/memory"
+	}
+	text, failed := e.tool(t, "h", "write_file", map[string]string{"path": filepath.Join(top, "cgroup.procs"), "text": "0"})
+	if !failed || !strings.Contains(text, "read-only file system") {
+		t.Errorf("writing itself into %s: %q (error %v), want EROFS", top, text, failed)
+	}
+	if now := cgroupOf(t, st.PID); now != dir {
+		t.Errorf("the server left its cgroup %s for %s", dir, now)
 	}
 }

@@ -209,3 +209,33 @@ func TestServerSecretsMaskedInStderr(t *testing.T) {
 		t.Errorf("stderr tail %q", tail)
 	}
 }
+
+// TestRemoteEchoesSecretHeader: a remote server that answers initialize
+// with an error quoting the Authorization header it got fails, and neither
+// its reason (status, clients' errors) nor the log holds the secret.
+func TestRemoteEchoesSecretHeader(t *testing.T) {
+	t.Parallel()
+	const value = "remote-key-echoed-42"
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		w.Header().Set("Content-Type", "application/json")
+		msg, _ := json.Marshal("refused: " + r.Header.Get("Authorization"))
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32001,"message":%s}}`, req.ID, msg)
+	}))
+	t.Cleanup(hs.Close)
+	store := &secretStore{values: map[string]string{"far.KEY": value}}
+	servers := loadServers(t, `servers: [{name: far, url: "`+hs.URL+`", restart: never, headers: {Authorization: "Bearer ${secret:far.KEY}"}}]`)
+	e := start(t, servers, func(o *backends.Options) { o.Secret = store.get })
+	st := e.waitState(t, "far", backends.Failed)
+	if !strings.Contains(st.Error, "refused: Bearer ***") {
+		t.Errorf("reason %q, want the server's error with the value masked", st.Error)
+	}
+	for _, line := range e.log.Lines() {
+		if s := fmt.Sprint(line); strings.Contains(s, value) {
+			t.Errorf("logged %q", s)
+		}
+	}
+}

@@ -364,3 +364,19 @@ func (sf *surface) size() int {
 	}
 	return n
 }
+
+// SnapshotTools returns the own names of the tools server's snapshot
+// lists (what it had when last ready), or nil without one: what a one-shot
+// command needs to know which server a tool name belongs to before any
+// is started.
+func (m *Manager) SnapshotTools(server string) []string {
+	b := m.set.Load().byName[server]
+	if b == nil || b.snap == nil {
+		return nil
+	}
+	out := make([]string, 0, len(b.snap.lists.tools))
+	for _, t := range b.snap.lists.tools {
+		out = append(out, t.Name)
+	}
+	return out
+}

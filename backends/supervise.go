@@ -53,6 +53,8 @@ type backend struct {
 	// secrets is the digest of the secret values its last start got
 	// (secrets.go); "" before one looked them up. Guarded by mu.
 	secrets string
+	// values masks those values in log and reason (secrets.go).
+	values secretValues
 	// noDiscover: the backend ended its session when asked server/discover;
 	// it is initialized from then on (era.go).
 	noDiscover atomic.Bool
@@ -122,7 +124,9 @@ func (b *backend) settledYet() bool {
 // setStateLocked changes the state and wakes whoever waits for a change;
 // b.mu is held.
 func (b *backend) setStateLocked(s State, reason string) {
-	b.state, b.reason = s, reason
+	// A reason may quote the server (a remote's status line, an error of
+	// its own): never its secrets, which status and clients would show.
+	b.state, b.reason = s, b.values.mask(reason)
 	if b.moved != nil {
 		close(b.moved)
 	}
@@ -284,7 +288,11 @@ func (b *backend) run(ctx context.Context) {
 		shortage := b.shortage
 		b.shortage = false
 		if attempt == 0 && !wasReady && !shortage {
-			b.log.Error("backend failed to start", "reason", reason, "stderr_tail", b.stderr.snapshot())
+			msg := "backend failed to start"
+			if exited(reason) {
+				msg = "backend failed to start: its process exited"
+			}
+			b.log.Error(msg, "reason", reason, "stderr_tail", b.stderr.snapshot())
 			if b.cfg.Restart == "never" {
 				b.setState(Failed, reason)
 				b.settle()
@@ -677,6 +685,9 @@ func (b *backend) onNotification(method string, params json.RawMessage) {
 		}
 	case "notifications/message", "notifications/resources/updated", "notifications/tasks/status":
 		if method == "notifications/message" {
+			// A log message is no answer to a request: the server's
+			// secrets are masked in it for the clients too (secrets.go).
+			params = b.values.maskJSON(params)
 			b.logMessage(params)
 		}
 		if fn := b.m.hooks.Notification; fn != nil {
@@ -739,6 +750,9 @@ func (b *backend) refreshLoop(c *conn) {
 		}
 		l, err := b.fetch(c.Context(), c, caps, kinds, rpcconn.CallOptions{Timeout: b.timeout})
 		if err != nil {
+			if c.Context().Err() != nil {
+				return // the session ended (a stop, a crash): nothing to refresh
+			}
 			b.log.Warn("refreshing lists after list_changed failed", "err", err)
 			continue
 		}
@@ -847,8 +861,16 @@ func (b *backend) discover(ctx context.Context, c *conn) (sf *surface, ok bool, 
 		// next start asks it again.
 		return nil, true, b.startError("server/discover", err)
 	case errors.As(err, &se):
+		// The next start initializes. Whether the question ended the
+		// session cannot be told from a process that exited: one that
+		// fails whatever it is asked (an npm E404) exits the same way, so
+		// only an exit is reported, with its code and stderr, by run.
 		b.noDiscover.Store(true)
-		b.log.Warn("the server ended its session on server/discover; it is spoken to in 2025-11-25 from now on", "reason", se.Reason)
+		if exited(se.Reason) {
+			b.log.Debug("the process exited before answering server/discover; its next start is asked initialize (2025-11-25)", "reason", se.Reason)
+		} else {
+			b.log.Warn("the server ended its session on server/discover; it is spoken to in 2025-11-25 from now on", "reason", se.Reason)
+		}
 		return nil, true, b.startError("server/discover", err)
 	case ctx.Err() != nil:
 		return nil, true, b.startError("server/discover", ctx.Err())
@@ -885,7 +907,7 @@ func (b *backend) discover(ctx context.Context, c *conn) (sf *surface, ok bool, 
 		serverInfo:   info2,
 		caps:         caps,
 		capsRaw:      bytes.Clone(dr.Capabilities),
-		instructions: dr.Instructions,
+		instructions: b.values.mask(dr.Instructions),
 		lists:        l,
 	}, true, nil
 }
@@ -1010,7 +1032,7 @@ func (b *backend) initialize(ctx context.Context, c *conn) (*surface, error) {
 		serverInfo:   ir.ServerInfo,
 		caps:         caps,
 		capsRaw:      bytes.Clone(ir.Capabilities),
-		instructions: ir.Instructions,
+		instructions: b.values.mask(ir.Instructions),
 		lists:        l,
 	}, nil
 }

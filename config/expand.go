@@ -66,6 +66,11 @@ func expandRefs(s string, env func(string) (string, bool), secrets bool) (out st
 		if !isEnvName(name) {
 			return "", nil, nil, "${" + truncate(expr, 40) + "} is not a variable reference (${NAME} or ${NAME:-default})"
 		}
+		if hasDef && strings.Contains(def, "${"+secretScheme) {
+			// It would be cut at the reference's "}" and give its text,
+			// never the secret: the server would get "${secret:…}".
+			return "", nil, nil, "${" + name + ":-…} cannot have a secret as its default: a default is text, and a reference stands alone (${secret:NAME})"
+		}
 		v, _ := env(name)
 		switch {
 		case v != "":

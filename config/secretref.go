@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"maps"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -130,6 +131,26 @@ func (s Server) WithSecrets(get func(name string) (string, error)) (Server, erro
 	}
 	out.secrets = nil
 	return out, nil
+}
+
+// secretsInClear refuses a secret in the headers of a remote server reached
+// over plain http on another machine: anyone on the way would read what
+// the store keeps from every file and log. Loopback is allowed (a local
+// proxy, a test server).
+func (l *loader) secretsInClear(s *Server, p string) {
+	if s.secrets == nil || s.URL == "" {
+		return
+	}
+	u, err := url.Parse(s.URL)
+	if err != nil || !strings.EqualFold(u.Scheme, "http") || IsLoopbackHost(u.Hostname()) {
+		return
+	}
+	for _, field := range slices.Sorted(maps.Keys(s.secrets.fields)) {
+		if strings.HasPrefix(field, "headers.") {
+			key := join(p, field)
+			l.errLine(l.origin[key].line, key, "a secret would travel in clear to %s over http: use https (http is for a loopback host)", truncate(u.Host, 60))
+		}
+	}
 }
 
 // SecretsKeyFile is the key of the secret store's encrypted file (the

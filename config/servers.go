@@ -206,6 +206,7 @@ func (l *loader) server(it serverItem) (s Server, ok bool) {
 	s.Source = fmt.Sprintf("%s:%d", l.file, it.line)
 
 	l.expandServer(&s, p)
+	l.secretsInClear(&s, p)
 	l.redirectURI(&s.OAuth, p)
 	l.transport(&s, p, it.line)
 	l.serverSandbox(&s, p)

@@ -44,6 +44,7 @@ func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 		argErr    *answer.ArgumentError
 		apiErr    *answer.APIError
 		notFound  *notFoundError
+		meant     *didYouMeanError
 		notListed *backends.NotListedError
 		ambiguous *ambiguousError
 		withheld  *backends.WithheldError
@@ -65,6 +66,8 @@ func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 		// The gateway's routing and the backend's live list disagreed
 		// (a list changed meanwhile): to the client, the name has nothing.
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: (&notFoundError{kind, name}).Error()}
+	case errors.As(err, &meant):
+		return withData(jsonrpc.CodeInvalidParams, meant.Error(), map[string]any{"did_you_mean": meant.names})
 	case errors.As(err, &notFound):
 		if notFound.kind == kindResource {
 			// As 2026-07-28 says (SEP-2164): the URI in data.

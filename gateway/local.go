@@ -79,6 +79,30 @@ func (g *Gateway) ToolsFor(ctx context.Context) []ToolInfo {
 	return out
 }
 
+// SnapshotServer returns the one server whose snapshot lists a tool by
+// name, in either naming form: the server a one-shot call of name needs,
+// before any has started (mcp-gateway call starts only that one). ok is
+// false when no snapshot, or more than one, names it.
+func (g *Gateway) SnapshotServer(name string) (server string, ok bool) {
+	b := g.opts.Backends
+	if b == nil {
+		return "", false
+	}
+	namers := g.namers()
+	for s, prefix := range g.prefixes() {
+		for _, own := range b.SnapshotTools(s) {
+			if !slices.ContainsFunc(namers, func(n namer) bool { return n.name(prefix, own) == name }) {
+				continue
+			}
+			if ok && server != s {
+				return "", false
+			}
+			server, ok = s, true
+		}
+	}
+	return server, ok
+}
+
 // Call calls one tool by the name a client would use (either naming form)
 // and returns the result as the client would receive it, or the JSON-RPC
 // error it would get.
@@ -89,12 +113,14 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (
 	f.setCaller(ctx)
 	f.client = clientOf(ctx)
 	f.settle(ctx)
+	var meant []string // what an unknown name may have meant, in the first naming (tb.echo)
 	if _, ok := f.lookupTool(name); !ok {
 		// Not a plain name of a listed tool, nor of a backend that is not
 		// running (whose error the caller should see): try the other
 		// namings (tb__echo), and answer as strict names do if none has
 		// it.
 		if _, orphan := f.orphan(name); !orphan {
+			meant = f.suggestTools(name)
 			for _, n := range append(g.namers()[2:], g.namer(true)) {
 				f.mu.Lock()
 				f.naming = n
@@ -115,6 +141,7 @@ func (g *Gateway) Call(ctx context.Context, name string, args json.RawMessage) (
 				attribute.Int("mcp_gateway.request.size", len(args))))
 	}
 	raw, err := f.callTool(ctx, tc, nil)
+	err = withMeant(err, name, meant)
 	var e *jsonrpc.Error
 	if err != nil {
 		e = rpcError(err, kindTool, name, g.opts.Config.Server.Debug)

@@ -101,7 +101,11 @@ func (g *Gateway) serveCall(w http.ResponseWriter, r *http.Request) {
 		}
 		args = body.Input
 		var ok bool
-		if name, ok = g.restName(r, body.Server, body.ToolName); !ok {
+		if body.Server == "" {
+			// {"toolName":"everything.echo"}: the name a client sees,
+			// as "name" is.
+			name = body.ToolName
+		} else if name, ok = g.restName(r, body.Server, body.ToolName); !ok {
 			restFail(w, http.StatusNotFound, "TOOL_NOT_FOUND", "Tool not found: "+body.Server+"/"+body.ToolName, nil)
 			return
 		}
@@ -156,6 +160,10 @@ func (g *Gateway) serveCall(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if out.IsError {
+		if invalidArguments(text) {
+			restFail(w, http.StatusBadRequest, "VALIDATION_ERROR", text, map[string]any{"result": json.RawMessage(res)})
+			return
+		}
 		restFail(w, http.StatusInternalServerError, "TOOL_EXECUTION_ERROR", text, map[string]any{"result": json.RawMessage(res)})
 		return
 	}
@@ -167,6 +175,15 @@ func (g *Gateway) serveCall(w http.ResponseWriter, r *http.Request) {
 		result = json.RawMessage(text)
 	}
 	writeJSONStatus(w, http.StatusOK, map[string]any{"success": true, "result": result})
+}
+
+// invalidArguments reports whether an isError result's text is the
+// caller's fault: the arguments did not match the tool's input schema.
+// The TypeScript SDK, which most servers are built on, answers so with the
+// result "MCP error -32602: Input validation error: ..." rather than a
+// JSON-RPC error (which restError maps to 400 itself).
+func invalidArguments(text string) bool {
+	return strings.HasPrefix(text, "MCP error -32602:")
 }
 
 // decodeRESTCall decodes POST /mcp/call's body as strictly as /mcp reads

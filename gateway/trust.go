@@ -26,7 +26,7 @@ func (f *front) unknown(kind, name string) error {
 	pk := policyKind(kind)
 	b := f.g.opts.Backends
 	if f.hidden(pk, name) || b == nil || kind == kindResource {
-		return &notFoundError{kind, name}
+		return f.notFound(kind, name)
 	}
 	kindOf := map[string]string{kindTool: "tool", kindPrompt: "prompt"}[kind]
 	var err error
@@ -40,7 +40,7 @@ func (f *front) unknown(kind, name string) error {
 	if err != nil {
 		return err
 	}
-	return &notFoundError{kind, name}
+	return f.notFound(kind, name)
 }
 
 // owners calls fn with each configured server and own name that name may

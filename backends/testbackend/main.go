@@ -16,6 +16,9 @@
 //	-fail-start CODE      write a line to stderr and exit CODE before initialize
 //	-banner N             write N non-JSON lines to stdout at start
 //	-chatty-stdout        write a non-JSON line to stdout before every message
+//	-stdout-text S        write S (not JSON) and a newline to stdout at start
+//	-stderr-json S        write {"msg":S} (JSON, S escaped) to stderr at start
+//	-refuse-level S       answer logging/setLevel with an error whose message is S
 //	-stderr-lines N       write N lines to stderr at start
 //	-stderr-text S        write S and a newline to stderr at start (escape
 //	                      sequences, forged log records)
@@ -133,7 +136,8 @@
 //	                      progress 1 of steps before asking, the rest after the
 //	                      client's answer
 //	log (level, data,     sends notifications/message (count times, default
-//	     count)           once), answers "logged"
+//	     count)           once), answers "logged"; data defaults to
+//	                      -log-text's S, else "hello from testbackend"
 //	deaf (ms, flood,      answers "deaf", sends flood requests of method
 //	      method,         (default ping; ids "f-N", or all "f-0" with
 //	      same_id)        same_id), then stops reading stdin for ms (a
@@ -205,6 +209,8 @@ type server struct {
 	ignoreCancel bool
 	stringIDs    bool
 	describe     string
+	logText      string // the log tool's default data
+	refuseLevel  string // logging/setLevel's error message, if any
 	say          string
 	instructions string
 	listMeta     string
@@ -252,6 +258,10 @@ func main() {
 	chattyStdout := fs.Bool("chatty-stdout", false, "a non-JSON stdout line before every message")
 	stderrLines := fs.Int("stderr-lines", 0, "stderr lines at start")
 	stderrText := fs.String("stderr-text", "", "write this line to stderr at start")
+	stdoutText := fs.String("stdout-text", "", "write this (non-JSON) line to stdout at start")
+	stderrJSON := fs.String("stderr-json", "", `write {"msg":S} to stderr at start`)
+	logText := fs.String("log-text", "", "the log tool's default data")
+	refuseLevel := fs.String("refuse-level", "", "answer logging/setLevel with an error of this message")
 	describe := fs.String("describe", "", "append this to every tool's description")
 	say := fs.String("say", "", "append this to prompt texts, resource contents and progress messages")
 	chattyStderr := fs.Int("chatty-stderr", 0, "stderr lines per request")
@@ -319,6 +329,9 @@ func main() {
 	if *stderrText != "" {
 		fmt.Fprintln(os.Stderr, *stderrText)
 	}
+	if *stderrJSON != "" {
+		fmt.Fprintf(os.Stderr, "{\"msg\":%s}\n", quote(*stderrJSON))
+	}
 	for i := range *stderrLines {
 		fmt.Fprintf(os.Stderr, "stderr line %d\n", i)
 	}
@@ -357,6 +370,8 @@ func main() {
 		chattyStderr: *chattyStderr,
 		pageSize:     *pageSize,
 		describe:     *describe,
+		logText:      *logText,
+		refuseLevel:  *refuseLevel,
 		say:          *say,
 		instructions: *instructions,
 		listMeta:     *listMeta,
@@ -390,6 +405,9 @@ func main() {
 	}
 	for i := range *extraTools {
 		s.tools = append(s.tools, fmt.Sprintf("extra_%03d", i))
+	}
+	if *stdoutText != "" {
+		s.raw(*stdoutText)
 	}
 	for i := range *banner {
 		s.raw(fmt.Sprintf("Banner line %d: welcome to testbackend (not JSON)", i))
@@ -655,6 +673,10 @@ func (s *server) handle(line []byte) {
 			Level string `json:"level"`
 		}
 		json.Unmarshal(msg.Params, &p)
+		if s.refuseLevel != "" {
+			s.replyError(msg.ID, -32602, s.refuseLevel, "")
+			break
+		}
 		s.mu.Lock()
 		s.logLevel = p.Level
 		s.mu.Unlock()
@@ -1017,6 +1039,9 @@ func (s *server) call(msg message) {
 		data := args.Data
 		if len(data) == 0 {
 			data = json.RawMessage(`"hello from testbackend"`)
+			if s.logText != "" {
+				data = json.RawMessage(quote(s.logText))
+			}
 		}
 		for range max(args.Count, 1) {
 			s.send(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":` + quote(level) + `,"logger":"tb","data":` + string(data) + `}}`)

@@ -304,10 +304,25 @@ func (a *app) call(ctx context.Context) error {
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`) // parseArgs checked it is an object
 	}
-	a.backends.Start(ctx)
+	// One call needs one server: when its snapshot names the tool, the
+	// others are not started (nor waited for, nor stopped at exit).
+	if server, ok := a.gw.SnapshotServer(a.inv.callName); ok {
+		a.backends.StartOnly(ctx, server)
+	} else {
+		a.backends.Start(ctx)
+	}
 	// The user typed this call: a destructive tool needs no confirmation.
 	callCtx := gateway.WithConfirmed(gateway.WithClient(ctx, "mcp-gateway call"))
+	// The call waits for its server while it starts (an npx download):
+	// what that is doing is said meanwhile, as tools and status say it.
+	called, shown := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(shown)
+		a.newProgress("").showWhile(called)
+	}()
 	res, rpcErr := a.gw.Call(callCtx, a.inv.callName, args)
+	close(called)
+	<-shown
 	if rpcErr != nil {
 		writeJSON(a.env.stdout, map[string]any{"error": rpcErr})
 		return errReported

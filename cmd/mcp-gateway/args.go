@@ -55,7 +55,8 @@ Flags:
   --profile NAME   serve, list or call only the tools of profile NAME (gateway.profiles);
                    over HTTP, the paths without /p/NAME
   --wait D         tools, status: wait at most D (30s, 2m) for backends still starting;
-                   by default until each has started or failed (Ctrl-C stops waiting)
+                   by default gateway.startup_timeout_ms, longer for an npx/uvx download
+                   (Ctrl-C stops waiting)
   --json           machine-readable output for tools and status
   --changes        tools: what the trust layer withholds, with diffs, instead of the tools
   --digest HEX     approve: the definition whose digest starts with HEX, 32 hex digits or more
@@ -87,7 +88,7 @@ type invocation struct {
 	listen     string
 	profile    string // --profile: gateway.profile
 	// wait bounds how long tools and status wait for backends still
-	// starting (--wait); 0: until every first start has concluded.
+	// starting (--wait); 0: gateway.startup_timeout_ms (waitStarts).
 	wait     time.Duration
 	changes  bool   // tools --changes
 	digest   string // approve --digest

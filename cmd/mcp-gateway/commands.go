@@ -22,6 +22,8 @@ func (a *app) tools(ctx context.Context) error {
 	if a.inv.changes {
 		return a.changes(ctx)
 	}
+	a.logs.sink.Hold() // the log follows the list
+	defer a.logs.sink.Release()
 	a.backends.Start(ctx)
 	a.waitStarts(ctx)
 	tools := a.gw.ToolsFor(ctx) // gateway.profile's (--profile), if one is set
@@ -58,6 +60,9 @@ func (a *app) tools(ctx context.Context) error {
 			state := string(s.State)
 			if d, ok := startingFor(s); ok {
 				state += fmt.Sprintf(" %.1fs", d.Seconds())
+				if note := a.startingNote(s); note != "" {
+					state += ": " + note
+				}
 			}
 			notReady = append(notReady, fmt.Sprintf("%s (%s)", s.Name, state))
 		}
@@ -72,8 +77,12 @@ func (a *app) tools(ctx context.Context) error {
 	return a.allFailed(st)
 }
 
-// status is `mcp-gateway status`: start every backend and report.
+// status is `mcp-gateway status`: start every backend and report; exit 1
+// when one did not start (notReady). The log (the backends' stderr among
+// it) follows the report.
 func (a *app) status(ctx context.Context) error {
+	a.logs.sink.Hold()
+	defer a.logs.sink.Release()
 	a.backends.Start(ctx)
 	a.waitStarts(ctx)
 	st := a.backends.Status()
@@ -92,7 +101,7 @@ func (a *app) status(ctx context.Context) error {
 		if err := writeJSON(a.env.stdout, doc); err != nil {
 			return err
 		}
-		return a.allFailed(st)
+		return a.notReady(st)
 	}
 	tw := tabwriter.NewWriter(a.env.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tSTATE\tPID\tSTARTED\tPROTOCOL\tTOOLS\tRESTARTS\tERROR")
@@ -116,7 +125,11 @@ func (a *app) status(ctx context.Context) error {
 		if protocol == "" {
 			protocol = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, stateText(s), pid, started, protocol, tools, s.Restarts, oneLine(s.Error, 70))
+		errText := s.Error
+		if _, ok := startingFor(s); ok && errText == "" {
+			errText = a.startingNote(s) // what it is doing meanwhile
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, stateText(s), pid, started, protocol, tools, s.Restarts, oneLine(errText, 70))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -163,42 +176,7 @@ func (a *app) status(ctx context.Context) error {
 			}
 		}
 	}
-	return a.allFailed(st)
-}
-
-// waitReport is how often waitStarts says what it is waiting for.
-const waitReport = 3 * time.Second
-
-// waitStarts waits until every backend's first start has concluded —
-// ready or failed — within --wait if given, or until a signal. There is no
-// other bound: a first `npx -y` download can take minutes, and a start cut
-// short can leave npm's cache broken (gateway.start_limit_ms still ends a
-// start that hangs). Meanwhile it says on stderr which backends it waits
-// for, and since when.
-func (a *app) waitStarts(ctx context.Context) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		a.backends.Wait(ctx, a.inv.wait)
-	}()
-	t := time.NewTicker(waitReport)
-	defer t.Stop()
-	for {
-		select {
-		case <-done:
-			return
-		case <-t.C:
-			var starting []string
-			for _, s := range a.backends.Status() {
-				if d, ok := startingFor(s); ok {
-					starting = append(starting, fmt.Sprintf("%s (%.1fs)", s.Name, d.Seconds()))
-				}
-			}
-			if len(starting) > 0 {
-				fmt.Fprintf(a.env.stderr, "mcp-gateway: still starting: %s; Ctrl-C shows what is ready\n", strings.Join(starting, ", "))
-			}
-		}
-	}
+	return a.notReady(st)
 }
 
 // stateText is a backend's state for people: a start under way says for
@@ -235,6 +213,33 @@ func (a *app) allFailed(st []backends.Status) error {
 		return nil
 	}
 	fmt.Fprintln(a.env.stderr, "mcp-gateway: every backend failed to start (see their errors above, or mcp-gateway status)")
+	return errReported
+}
+
+// notReady is the error of status when a backend that was to start is not
+// ready (exit 1), after the report that says why: it failed, crashed,
+// waits to restart, or did not start within gateway.startup_timeout_ms (a
+// shorter --wait is a look, not a verdict).
+func (a *app) notReady(st []backends.Status) error {
+	if err := a.allFailed(st); err != nil {
+		return err
+	}
+	var bad []string
+	for _, s := range st {
+		switch s.State {
+		case backends.Starting:
+			if a.inv.wait > 0 {
+				continue
+			}
+			fallthrough
+		case backends.Failed, backends.Crashed, backends.Restarting:
+			bad = append(bad, fmt.Sprintf("%s (%s)", s.Name, s.State))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	fmt.Fprintf(a.env.stderr, "mcp-gateway: not ready: %s\n", strings.Join(bad, ", "))
 	return errReported
 }
 

@@ -31,6 +31,7 @@ type logSink struct {
 	size    int          // bytes in queue
 	dropped int
 	closed  bool
+	held    bool // Hold: records wait in the queue until Release
 
 	wake chan struct{}
 	stop chan struct{}
@@ -117,9 +118,34 @@ func (s *logSink) run() {
 	}
 }
 
+// Hold keeps the records queued (up to the sink's bound, a backend's
+// output dropped first) instead of writing them, until Release or Close:
+// what status and tools print on the terminal is not interleaved with the
+// log, which follows it.
+func (s *logSink) Hold() {
+	s.mu.Lock()
+	s.held = true
+	s.mu.Unlock()
+}
+
+// Release writes what Hold kept, and what comes after as it comes.
+func (s *logSink) Release() {
+	s.mu.Lock()
+	s.held = false
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
 // flush writes what is queued, with the count of what was dropped.
 func (s *logSink) flush(spare *[]sinkRecord, out *[]byte) {
 	s.mu.Lock()
+	if s.held && !s.closed {
+		s.mu.Unlock()
+		return
+	}
 	queue := s.queue
 	s.queue, *spare = (*spare)[:0], nil
 	s.size = 0

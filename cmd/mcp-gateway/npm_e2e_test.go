@@ -398,4 +398,11 @@ func TestDemo(t *testing.T) {
 	if commands < 6 || answers != 3 {
 		t.Errorf("%d commands and %d session answers printed, want 6 or more and 3:\n%s", commands, answers, out)
 	}
+	// Before its first command it says what it does, step by step: on a
+	// fresh clone the install and the build took a silent minute.
+	for _, step := range []string{"demo: 1/3 the example MCP servers: installing", "demo: 2/3 building the gateway", "demo: 3/3 running it on docs/examples/gateway.yaml"} {
+		if i := strings.Index(string(out), step); i < 0 || i > strings.Index(string(out), "$ ") {
+			t.Errorf("the demo does not say %q before its first command:\n%s", step, out)
+		}
+	}
 }

@@ -9,34 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"golang.org/x/sys/unix"
 )
-
-// openPTYPair opens a pseudo-terminal: the master (what a terminal emulator
-// holds) and the slave (the process's terminal).
-func openPTYPair(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m, s
-}
 
 // lockedBuffer collects what a reader gives, for WaitFor.
 type lockedBuffer struct {
@@ -69,7 +46,7 @@ type ptyAdd struct {
 
 func startPTYAdd(t *testing.T, args ...string) *ptyAdd {
 	t.Helper()
-	m, s := openPTYPair(t)
+	m, s := openPTY(t)
 	p := &ptyAdd{master: m, slave: s, stderr: &lockedBuffer{}, echo: &lockedBuffer{}, echoDone: make(chan struct{})}
 	p.cmd = exec.Command(gatewayBin, args...)
 	p.cmd.Env = baseEnv(t)

@@ -77,9 +77,9 @@ func (s *memSecrets) Set(name, value string) error {
 	return nil
 }
 
-// startConfig is the configuration add adds to: comments, a server, and
+// addBaseConfig is the configuration add adds to: comments, a server, and
 // a key after the servers list, all of which must stay as they are.
-const startConfig = `# my gateway (a comment add keeps)
+const addBaseConfig = `# my gateway (a comment add keeps)
 gateway:
   trust: pin   # the default, said again
   registry: {url: REGISTRY}
@@ -122,11 +122,11 @@ func fixtureRegistry(t *testing.T) *registrytest.Registry {
 	return registrytest.New(t, filepath.Join("..", "..", registrytest.Dir), 0)
 }
 
-// writeStart writes startConfig pointing at url into dir.
+// writeStart writes addBaseConfig pointing at url into dir.
 func writeStart(t *testing.T, dir, url string) string {
 	t.Helper()
 	cfg := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfg, []byte(strings.Replace(startConfig, "REGISTRY", url, 1)), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(strings.Replace(addBaseConfig, "REGISTRY", url, 1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return cfg
@@ -281,7 +281,7 @@ func TestAddBadInput(t *testing.T) {
 				// The user saves the file while add waits for the answer.
 				edited.onAsk = func(p string) {
 					if strings.HasPrefix(p, "Add it?") {
-						os.WriteFile(cfg, []byte(strings.Replace(startConfig, "REGISTRY", c.url, 1)+"# edited\n"), 0o600)
+						os.WriteFile(cfg, []byte(strings.Replace(addBaseConfig, "REGISTRY", c.url, 1)+"# edited\n"), 0o600)
 					}
 				}
 			}

@@ -242,7 +242,8 @@ func TestLazyNeverWaits(t *testing.T) {
 }
 
 // A command that cannot run is failed at once, not retried; tools and
-// status exit 1 when every backend failed, 0 when one is ready.
+// status exit 1 when every backend failed; with one ready, tools exits 0
+// and status 1, naming the one that is not.
 func TestUnrunnableFailsAndExitCodes(t *testing.T) {
 	t.Parallel()
 	missing := beServer{Name: "missing", Command: filepath.Join(t.TempDir(), "no-such-server")}
@@ -265,9 +266,13 @@ func TestUnrunnableFailsAndExitCodes(t *testing.T) {
 			}
 		}
 	}
-	out, errOut, code := runCLI(t, "status", "--config", gatewayConfig(t, map[string]any{}, missing, tb("ok")))
-	if code != 0 {
-		t.Errorf("status with one ready backend: exit %d\n%s\n%s", code, out, errOut)
+	cfg = gatewayConfig(t, map[string]any{}, missing, tb("ok"))
+	out, errOut, code := runCLI(t, "status", "--config", cfg)
+	if code != 1 || !strings.Contains(errOut, "not ready: missing (failed)") {
+		t.Errorf("status with one ready backend and one failed: exit %d, want 1\n%s\n%s", code, out, errOut)
+	}
+	if out, errOut, code := runCLI(t, "tools", "--config", cfg); code != 0 {
+		t.Errorf("tools with one ready backend: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
 

@@ -78,8 +78,8 @@ func TestSubcommands(t *testing.T) {
 	t.Run("status table", func(t *testing.T) {
 		t.Parallel()
 		out, errOut, code := runCLI(t, "status", "--config", cfg)
-		if code != 0 {
-			t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+		if code != 1 || !strings.Contains(errOut, "not ready: broken (failed)") { // broken failed
+			t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errOut)
 		}
 		rows := map[string][]string{}
 		for _, l := range strings.Split(out, "\n") {
@@ -100,8 +100,8 @@ func TestSubcommands(t *testing.T) {
 	t.Run("status json", func(t *testing.T) {
 		t.Parallel()
 		out, errOut, code := runCLI(t, "status", "--config", cfg, "--json")
-		if code != 0 {
-			t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+		if code != 1 { // broken failed
+			t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errOut)
 		}
 		var v struct {
 			Servers []struct {

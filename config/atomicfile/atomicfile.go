@@ -27,6 +27,13 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 		f.Close()
 		return err
 	}
+	// On disk before the rename: else a power loss soon after may leave
+	// path renamed but empty on some file systems (XFS), which for the
+	// secret store's key would lose every secret.
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
 	if err := f.Close(); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/mcp-gateway/mcp-gateway/config/atomicfile"
 )
@@ -46,15 +47,18 @@ func (s *Store) fileRead() (map[string]string, error) {
 		return nil, err
 	}
 	var f sealed
-	if err := json.Unmarshal(data, &f); err != nil || f.Version != 1 {
-		return nil, fmt.Errorf("secrets: %s is not a secret store of this version", s.path(fileName))
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, s.damaged(fmt.Sprintf("%d bytes that are not a sealed store: cut short, or written over", len(data)))
+	}
+	if f.Version != 1 {
+		return nil, fmt.Errorf("secrets: %s is of version %d, which this mcp-gateway does not read (a newer one wrote it)", s.path(fileName), f.Version)
 	}
 	aead, err := newAEAD(key)
 	if err != nil {
 		return nil, err
 	}
 	if len(f.Nonce) != aead.NonceSize() {
-		return nil, fmt.Errorf("secrets: %s is damaged", s.path(fileName))
+		return nil, s.damaged("its nonce is not one")
 	}
 	plain, err := aead.Open(nil, f.Nonce, f.Data, additional)
 	if err != nil {
@@ -62,9 +66,16 @@ func (s *Store) fileRead() (map[string]string, error) {
 	}
 	m := map[string]string{}
 	if err := json.Unmarshal(plain, &m); err != nil {
-		return nil, fmt.Errorf("secrets: %s is damaged: %w", s.path(fileName), err)
+		return nil, s.damaged(err.Error())
 	}
 	return m, nil
+}
+
+// damaged is the error of a sealed file that cannot be read, saying what
+// to do; nothing is written over it (Set fails too), so that what it
+// holds may still be restored.
+func (s *Store) damaged(why string) error {
+	return fmt.Errorf("secrets: %s is damaged (%s): restore it from a backup, or remove it and set the secrets again", s.path(fileName), why)
 }
 
 // fileChange changes the secrets with fn and seals them again under a new
@@ -103,6 +114,9 @@ func (s *Store) key(create bool) ([]byte, error) {
 	key, err := os.ReadFile(kf)
 	switch {
 	case err == nil && len(key) == keySize:
+		if err := checkPrivate(kf); err != nil {
+			return nil, err
+		}
 		return key, nil
 	case err == nil:
 		return nil, fmt.Errorf("secrets: the key %s is not %d bytes long", kf, keySize)
@@ -120,6 +134,24 @@ func (s *Store) key(create bool) ([]byte, error) {
 		return nil, fmt.Errorf("secrets: writing the key: %w", err)
 	}
 	return key, nil
+}
+
+// checkPrivate refuses a key that other users may read or replace (a copy
+// that lost its mode, a chmod -R): with it, the sealed file is theirs to
+// read, as ssh refuses such a private key. Windows has no such modes: a
+// file in the user's profile is the user's.
+func checkPrivate(path string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("secrets: %w", err)
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Errorf("secrets: the key %s may be read or changed by other users (mode %04o): make it yours alone (chmod 600 %[1]s)", path, perm)
+	}
+	return nil
 }
 
 func newAEAD(key []byte) (cipher.AEAD, error) {

@@ -169,6 +169,9 @@ func (s *Store) Set(name, value string) error {
 		return fmt.Errorf("secrets: %s: the value is %d bytes; at most %d are kept", name, len(value), MaxValue)
 	}
 	return s.change(func() error {
+		if err := s.checkNotHiding(); err != nil {
+			return err
+		}
 		if s.kc == nil {
 			return s.fileChange(func(m map[string]string) (bool, error) {
 				m[name] = value
@@ -182,6 +185,31 @@ func (s *Store) Set(name, value string) error {
 		// a running gateway (Files).
 		return s.indexChange(func(names map[string]bool) { names[name] = true })
 	})
+}
+
+// checkNotHiding refuses to begin a store in one backend while the other
+// holds secrets: Auto keeps to the file once secrets.enc exists, so a first
+// secret set in the file (MCP_GATEWAY_SECRETS=file, as where the keychain
+// does not answer) would hide every secret of the keychain from the
+// gateway, and one set in the keychain beside the file would never be read.
+func (s *Store) checkNotHiding() error {
+	const how = "choose that store (%s=%s), or move the secrets: `mcp-gateway secret rm` each there, and set it again here"
+	if s.kc == nil {
+		if exists(s.path(fileName)) {
+			return nil
+		}
+		names, err := s.indexRead()
+		if err != nil || len(names) == 0 {
+			return err
+		}
+		return fmt.Errorf("secrets: %d secrets are in the keychain (%s lists them); a secret set in the file would hide them: "+how,
+			len(names), s.path(indexName), EnvVar, Keychain)
+	}
+	if exists(s.path(fileName)) {
+		return fmt.Errorf("secrets: the store is the encrypted file %s, which is read before the keychain: a secret set in the keychain would not be read; "+how,
+			s.path(fileName), EnvVar, File)
+	}
+	return nil
 }
 
 // Get returns the secret name's value; an error wrapping ErrNotFound, which

@@ -36,6 +36,14 @@ const (
 	dialTimeout = 15 * time.Second
 )
 
+// maxConns bounds the client connections one proxy serves at once: each
+// holds a descriptor of the gateway's (two with its upstream) and a
+// goroutine, and a server that forks can open far more than its own
+// open-files limit, enough to leave the gateway none. Beyond it a
+// connection is answered 503 and closed. An npm install opens a few
+// tens at once.
+const maxConns = 256
+
 // Proxy is one server's egress proxy. Close ends it and every connection
 // it carries, and returns once all its goroutines have.
 type Proxy struct {
@@ -121,6 +129,7 @@ func (p *Proxy) untrack(c net.Conn) {
 }
 
 func (p *Proxy) serve() {
+	slots := make(chan struct{}, maxConns)
 	for {
 		c, err := p.l.Accept()
 		if err != nil {
@@ -130,12 +139,25 @@ func (p *Proxy) serve() {
 			}
 			return // closed
 		}
+		select {
+		case slots <- struct{}{}:
+		default:
+			// A fresh socket's send buffer takes the answer at once; the
+			// deadline keeps a client that never reads from holding the
+			// accept loop regardless.
+			c.SetWriteDeadline(time.Now().Add(time.Second))
+			refuse(c, http.StatusServiceUnavailable, fmt.Sprintf("egress proxy: too many connections at once from this server (limit %d)\n", maxConns))
+			c.Close()
+			continue
+		}
 		if !p.track(c) {
+			<-slots
 			continue
 		}
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
+			defer func() { <-slots }()
 			defer p.untrack(c)
 			p.handle(c)
 		}()

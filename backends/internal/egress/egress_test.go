@@ -213,3 +213,37 @@ func TestTunnelHalfClose(t *testing.T) {
 	}
 	<-served
 }
+
+// TestProxyBoundsConnections: a server that opens connections and sends
+// nothing (as many as it likes, through its children) holds at most
+// maxConns of the gateway's descriptors: the next is answered 503 at
+// once, and a closed one frees its place.
+func TestProxyBoundsConnections(t *testing.T) {
+	p := startProxy(t, origin(t, "allowed"))
+	idle := make([]net.Conn, maxConns)
+	for i := range idle {
+		c, err := net.Dial("tcp", p.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		idle[i] = c
+	}
+	// The proxy accepts in the order of connecting: by the time it takes
+	// this one, every idle one holds its place.
+	if st, body := raw(t, p, ""); st != "503 Service Unavailable" || !strings.Contains(body, "too many connections") {
+		t.Fatalf("one over the limit: %s %q", st, body)
+	}
+	idle[0].Close()
+	// Its place is freed once the proxy has seen it close: until then
+	// the answer is still 503.
+	for {
+		st, _ := raw(t, p, "GET http://nowhere.invalid:80/ HTTP/1.1\r\n\r\n")
+		if st == "403 Forbidden" {
+			break
+		}
+		if st != "503 Service Unavailable" {
+			t.Fatalf("after closing one: %s", st)
+		}
+	}
+}

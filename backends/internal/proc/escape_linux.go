@@ -139,7 +139,10 @@ func parent(pid int) int {
 // once every backend has been stopped and reaped, a remaining child is an
 // orphan the gateway adopted as subreaper (a backend's descendant that
 // escaped its group and closed its pipes). Only for a process that called
-// BecomeSubreaper and starts no children of its own meanwhile.
+// BecomeSubreaper and starts no children of its own meanwhile. It returns
+// how many were still running: a zombie — a descendant that ended with its
+// group's stop after its parent did, so was adopted only to be reaped (npx's
+// node under its sh) — is reaped and not counted.
 func EndOrphans(keep ...int) int {
 	self := os.Getpid()
 	ents, err := os.ReadDir("/proc")
@@ -152,6 +155,10 @@ func EndOrphans(keep ...int) int {
 		if err != nil || pid == self || parent(pid) != self || slices.Contains(keep, pid) {
 			continue
 		}
+		if zombie(pid) {
+			reapOrphan(pid)
+			continue
+		}
 		if pg, err := unix.Getpgid(pid); err == nil && pg == pid {
 			_ = syscall.Kill(-pid, syscall.SIGKILL)
 		}
@@ -160,4 +167,36 @@ func EndOrphans(keep ...int) int {
 		n++
 	}
 	return n
+}
+
+// zombie reports whether pid has ended and waits to be reaped.
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && strings.HasPrefix(s[i+1:], " Z")
+}
+
+// reapAdopted reaps the zombies of process group pgid that the gateway
+// adopted as subreaper. Only members other than the leader are candidates
+// — the gateway's own children are group leaders, which os/exec reaps — so
+// without BecomeSubreaper there are none.
+func reapAdopted(pgid int) {
+	self := os.Getpid()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == pgid || parent(pid) != self || !zombie(pid) {
+			continue
+		}
+		if pg, err := unix.Getpgid(pid); err == nil && pg == pgid {
+			reapOrphan(pid)
+		}
+	}
 }

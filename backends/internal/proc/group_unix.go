@@ -40,6 +40,10 @@ func (g group) signal(sig syscall.Signal) {
 
 // empty reports whether no process is left in the group.
 func (g group) empty() bool {
+	// A member that ended after its parent (npx's node under its sh) is
+	// the gateway's zombie when it is the subreaper, and holds the group
+	// until reaped: Stop would wait out its grace, twice, for nothing.
+	reapAdopted(g.pgid)
 	return errors.Is(syscall.Kill(-g.pgid, 0), syscall.ESRCH)
 }
 

@@ -1,6 +1,9 @@
 package sandbox
 
-import "fmt"
+import (
+	"fmt"
+	"os"
+)
 
 // hostCaps: Landlock confines the filesystem from ABI 1 and TCP from ABI
 // 4, applied by the gateway re-executed in its sandbox mode.
@@ -41,6 +44,20 @@ func hostCaps(h Host) caps {
 func finish(p *Plan, a *Applied, _ Host, proxyPort uint16) {
 	if p.FS {
 		a.Gaps = append(a.Gaps, "UNIX sockets by path (connect is not governed by Landlock before ABI 9)")
+		if p.ABI < 6 {
+			a.Gaps = append(a.Gaps, fmt.Sprintf("signals to, and abstract UNIX sockets of, the gateway and your other processes (Landlock scopes them from ABI 6, Linux 6.12; this kernel's is %d)", p.ABI))
+		}
+	}
+	if !p.FS && len(p.Cgroups) > 0 {
+		// Landlock would keep the cgroup files read-only; without it a
+		// server that may write them could move itself out of its
+		// limits. Root may make them read-only in a mount namespace
+		// of the server's own; another user cannot.
+		if os.Geteuid() == 0 {
+			p.SealCgroups = true
+		} else {
+			a.Gaps = append(a.Gaps, "leaving its cgroup: without filesystem confinement the server may write itself into another cgroup of yours, out of memory_mb and processes")
+		}
 	}
 	if p.Net == "none" {
 		// Where the OS allows it, a network namespace closes UDP too

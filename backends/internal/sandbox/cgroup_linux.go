@@ -84,8 +84,12 @@ func hasController(p, ctl string) bool {
 }
 
 // removeStale removes, from dir, the server cgroups of gateways that no
-// longer run (their PID is gone or now another process's). One still
-// holding processes is left as it is.
+// longer run (their PID is gone or now another process's). What is left
+// in one is what its server left behind when its gateway was killed (a
+// descendant that left the server's process group, which the reaper
+// does not know): it is killed first, as the dead gateway would have at
+// the server's stop. Only in a cgroup filesystem: elsewhere the PIDs in
+// a cgroup.procs file are not what that file says they are.
 func removeStale(dir string) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -101,8 +105,17 @@ func removeStale(dir string) {
 				continue // its gateway runs
 			}
 		}
-		_ = os.Remove(filepath.Join(dir, e.Name()))
+		d := filepath.Join(dir, e.Name())
+		if err := os.Remove(d); err != nil && isCgroupFS(d) {
+			_ = removeCgroup(d)
+		}
 	}
+}
+
+// isCgroupFS reports whether d is in a cgroup filesystem (v1 or v2).
+func isCgroupFS(d string) bool {
+	var st unix.Statfs_t
+	return unix.Statfs(d, &st) == nil && (st.Type == unix.CGROUP_SUPER_MAGIC || st.Type == unix.CGROUP2_SUPER_MAGIC)
 }
 
 // join moves this process into the cgroups whose cgroup.procs files are

@@ -1,10 +1,14 @@
 package sandbox
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -184,5 +188,56 @@ func TestOOMKilled(t *testing.T) {
 	}
 	if (&Cgroup{}).OOMKilled(true) {
 		t.Error("a cgroup without memory reports a memory kill")
+	}
+}
+
+// TestRemoveStaleKillsLeftovers: a real cgroup of a gateway no longer
+// running (killed with SIGKILL) that still holds a process its server
+// left (here a sleep, as a daemon that left the server's process group
+// would be) is emptied, the process killed, and removed. Before, it was
+// left with its process running, at every later start.
+func TestRemoveStaleKillsLeftovers(t *testing.T) {
+	c := FindCgroups()
+	dir := cmpOr(c.pids.dir, c.memory.dir)
+	if dir == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no cgroup here: %s %s", c.pids.why, c.memory.why)
+		}
+		t.Skipf("no cgroup here: %s %s", c.pids.why, c.memory.why)
+	}
+	stale := filepath.Join(dir, cgroupPrefix(1<<30, 5)+"s.1") // above any pid_max
+	if err := os.Mkdir(stale, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { removeCgroup(stale) })
+	left := exec.Command("sleep", "1000")
+	if err := left.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if left.ProcessState == nil {
+			left.Process.Kill()
+			left.Wait()
+		}
+	})
+	if err := os.WriteFile(filepath.Join(stale, "cgroup.procs"), []byte(strconv.Itoa(left.Process.Pid)), 0); err != nil {
+		t.Fatal(err)
+	}
+	removeStale(dir)
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the stale cgroup is left (%v)", err)
+	}
+	// Killed: a zombie by now (it left the cgroup as it died), reaped
+	// here; a process still running is killed by the cleanup instead.
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(left.Process.Pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:])); len(f) == 0 || f[0] != "Z" {
+		t.Fatalf("the process left in it is not dead: %s", b)
+	}
+	var ee *exec.ExitError
+	if err := left.Wait(); !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Errorf("the process left in it: %v", err)
 	}
 }

@@ -2,9 +2,12 @@ package sandbox
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -43,6 +46,14 @@ func Run(plan string) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("sandbox: no_new_privs: %w", err)
 	}
+	if p.SealCgroups {
+		if err := sealCgroups(); err != nil {
+			return err
+		}
+	}
+	if err := dropCaps(); err != nil {
+		return err
+	}
 	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}); err != nil {
 		return fmt.Errorf("sandbox: core size: %w", err)
 	}
@@ -73,6 +84,9 @@ func restrict(p Plan) error {
 	cfg := versions[p.ABI]
 	var rules []landlock.Rule
 	if p.FS {
+		if err := unmoved(p); err != nil {
+			return err
+		}
 		for _, path := range p.Read {
 			if reachable(path) {
 				rules = append(rules, pathRule(path, false, p.ABI))
@@ -110,6 +124,94 @@ func restrict(p Plan) error {
 	defer unix.Close(fd)
 	if err := llsys.LandlockRestrictSelf(fd, flags); err != nil {
 		return fmt.Errorf("sandbox: landlock: %w", err)
+	}
+	return nil
+}
+
+// sealCgroups gives this thread (and so the server it executes) a mount
+// namespace of its own in which every cgroup filesystem is read-only, so
+// that a server without Landlock's filesystem rules cannot write itself
+// into another cgroup, nor raise its own limits. It needs CAP_SYS_ADMIN
+// (Prepare asks for it as root only); dropCaps then takes that away, so
+// the server cannot remount them.
+func sealCgroups() error {
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		return fmt.Errorf("sandbox: mount namespace: %w", err)
+	}
+	// Nothing done here propagates back to the gateway's namespace.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("sandbox: mount namespace: %w", err)
+	}
+	// This thread's own view (/proc/self is the thread group leader's,
+	// in the gateway's namespace).
+	b, err := os.ReadFile("/proc/thread-self/mountinfo")
+	if err != nil {
+		return fmt.Errorf("sandbox: mount namespace: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		sep := slices.Index(f, "-")
+		if sep < 0 || sep+1 >= len(f) || len(f) < 5 || f[sep+1] != "cgroup" && f[sep+1] != "cgroup2" {
+			continue
+		}
+		dir := f[4]
+		var st unix.Statfs_t
+		if err := unix.Statfs(dir, &st); err != nil {
+			return fmt.Errorf("sandbox: cgroup mount %s: %w", dir, err)
+		}
+		// A bind remount keeps what it is not given only if restated.
+		keep := uintptr(st.Flags) & (unix.ST_NOSUID | unix.ST_NODEV | unix.ST_NOEXEC) // the same bits as MS_*
+		if err := unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|keep, ""); err != nil {
+			return fmt.Errorf("sandbox: make cgroup mount %s read-only: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// dropCaps leaves this thread, and so the server it executes, no
+// capability: a gateway run as root would otherwise give a confined
+// server all of root's (Landlock governs paths, TCP, ptrace and signals,
+// not sethostname, mknod of a disk, raw sockets or a kernel module).
+// Root keeps its capabilities across execve unless the bounding and
+// inheritable sets are empty, so both are emptied as well as the
+// effective, permitted and ambient ones. Without CAP_SETPCAP (not root)
+// the bounding set cannot be changed and need not be: no_new_privs
+// already stops execve from granting a file's capabilities.
+func dropCaps() error {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("sandbox: ambient capabilities: %w", err)
+	}
+	// PR_CAPBSET_READ fails with EINVAL past the kernel's last capability.
+	for c := uintptr(0); ; c++ {
+		if _, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, c, 0, 0, 0); err != nil {
+			break
+		}
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0); err != nil && !errors.Is(err, unix.EPERM) {
+			return fmt.Errorf("sandbox: bounding capability %d: %w", c, err)
+		}
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var none [2]unix.CapUserData // version 3: two 32-bit words
+	if err := unix.Capset(&hdr, &none[0]); err != nil {
+		return fmt.Errorf("sandbox: capabilities: %w", err)
+	}
+	return nil
+}
+
+// unmoved checks that the paths Prepare resolved still lead where they
+// did: Landlock opens a rule's path through its symbolic links, and a
+// link made since (by what is left of the server's last run, in a
+// directory it may write) would grant what the gateway never checked.
+// The system's directories are the system's, and /proc/self is this
+// process's own, resolved here on purpose.
+func unmoved(p Plan) error {
+	for _, path := range slices.Concat(p.Read, p.Write) {
+		if slices.Contains(systemDirs, path) {
+			continue
+		}
+		if r := evalSymlinks(path); r != "" && r != path {
+			return fmt.Errorf("sandbox: %s now leads to %s through a symbolic link made since the gateway checked it; not started", path, r)
+		}
 	}
 	return nil
 }

@@ -76,6 +76,10 @@ type Plan struct {
 	// Cgroups are the cgroup.procs files of the server's cgroups, which
 	// the sandbox mode writes itself into first of all.
 	Cgroups []string `json:"cgroups,omitempty"`
+	// SealCgroups makes every cgroup filesystem read-only to the server
+	// (a mount namespace of its own): without Landlock's filesystem
+	// rules nothing else keeps it from moving itself out of Cgroups.
+	SealCgroups bool `json:"seal_cgroups,omitempty"`
 }
 
 // Applied is a server's confinement as applied, for status.
@@ -183,10 +187,9 @@ func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a 
 	if a.Network == "list" {
 		a.Allow = slices.Clone(sb.Network.Allow)
 	}
-	for _, p := range slices.Concat(sb.Read, sb.Write) {
-		if g := guarded(p, h); g != "" {
-			return nil, nil, a, &ExposeError{Path: p, What: g}
-		}
+	read, write, err := grants(sb, h)
+	if err != nil {
+		return nil, nil, a, err
 	}
 	var missing []string
 	c := hostCaps(h)
@@ -258,10 +261,10 @@ func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a 
 	}
 	if fsOK {
 		p.FS = true
-		p.Read = slices.Concat(systemDirs, runtimeDirs(path, env, h), sb.Read)
-		p.Write = sb.Write
+		p.Read = slices.Concat(systemDirs, runtimeDirs(path, env, h), read)
+		p.Write = write
 		if h.StateDir != "" {
-			p.Write = slices.Concat([]string{h.StateDir}, sb.Write)
+			p.Write = slices.Concat([]string{realPath(h.StateDir)}, write)
 		}
 		p.Devices = devices
 	}
@@ -384,7 +387,12 @@ func resolve(command, dir string) (string, error) {
 func runtimeDirs(path string, env []string, h Host) []string {
 	var dirs []string
 	add := func(d string) {
-		if d != "" && filepath.IsAbs(d) && guarded(d, h) == "" && !slices.Contains(dirs, d) {
+		if d == "" || !filepath.IsAbs(d) {
+			return
+		}
+		// What is granted is where d leads (Run refuses a path that is
+		// a symbolic link by then): that is what must not be guarded.
+		if d = realPath(d); guarded(d, h) == "" && !slices.Contains(dirs, d) {
 			dirs = append(dirs, d)
 		}
 	}
@@ -475,25 +483,100 @@ func interpreterName(path string) string {
 }
 
 // guarded names what of the gateway's own (or the whole home) granting p
-// would expose, or "".
-func guarded(p string, h Host) string {
-	p = filepath.Clean(p)
+// would expose, or "". The home and the gateway's files are compared as
+// named and as their symbolic links lead (a configuration directory that
+// is a link into a dotfiles repository is guarded there too), and
+// without case where the filesystem usually ignores it (macOS, Windows:
+// /users/me is /Users/me there).
+func guarded(p string, h Host) string { return guardedFold(p, h, caseless) }
+
+// caseless: this OS's filesystems usually ignore case.
+const caseless = runtime.GOOS == "darwin" || runtime.GOOS == "windows"
+
+func guardedFold(p string, h Host, fold bool) string {
+	key := func(s string) string {
+		if fold {
+			return strings.ToLower(s)
+		}
+		return s
+	}
+	p = key(filepath.Clean(p))
 	if p == "/" {
 		return "the whole filesystem"
 	}
-	if home := filepath.Clean(h.Home); h.Home != "" && (p == home || strings.HasPrefix(home, p+string(filepath.Separator))) {
-		return "the whole home directory"
+	if h.Home != "" {
+		for _, home := range []string{filepath.Clean(h.Home), realPath(h.Home)} {
+			if home = key(home); p == home || beneath(home, p) {
+				return "the whole home directory"
+			}
+		}
 	}
 	for _, g := range h.Protected {
 		if g == "" {
 			continue
 		}
-		// Either way: a directory holding one, or a path inside one.
-		if g = filepath.Clean(g); g == p || strings.HasPrefix(g, p+string(filepath.Separator)) || strings.HasPrefix(p, g+string(filepath.Separator)) {
-			return "the gateway's " + g
+		for _, named := range []string{filepath.Clean(g), realPath(g)} {
+			// Either way: a directory holding one, or a path inside one.
+			if k := key(named); k == p || beneath(k, p) || beneath(p, k) {
+				return "the gateway's " + named
+			}
 		}
 	}
 	return ""
+}
+
+// beneath reports whether p lies strictly beneath dir (both clean).
+func beneath(p, dir string) bool {
+	return strings.HasPrefix(p, dir+string(filepath.Separator)) || dir == string(filepath.Separator) && p != dir && filepath.IsAbs(p)
+}
+
+// realPath is p through its symbolic links, as the kernel opens it (and
+// Landlock grants it); p cleaned where it does not exist (it is then
+// skipped by Run).
+func realPath(p string) string {
+	if r := evalSymlinks(p); r != "" {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// grants are the read and write paths of sb as they will be granted:
+// through their symbolic links, since Landlock grants what a path leads
+// to. A path is refused (ExposeError) when where it leads would expose
+// the home or the gateway's files, or when it lies in a directory the
+// server may write (its state directory or a write path) and leads out
+// of it: a link the server may have made there itself, between two of
+// its starts, to be granted what it was not.
+func grants(sb config.Sandbox, h Host) (read, write []string, err error) {
+	writable := slices.Clone(sb.Write)
+	if h.StateDir != "" {
+		writable = append(writable, h.StateDir)
+	}
+	resolve := func(paths []string) ([]string, error) {
+		out := make([]string, 0, len(paths))
+		for _, p := range paths {
+			r := realPath(p)
+			for _, q := range []string{p, r} {
+				if g := guarded(q, h); g != "" {
+					return nil, &ExposeError{Path: p, What: g}
+				}
+			}
+			for _, w := range writable {
+				if w = filepath.Clean(w); beneath(filepath.Clean(p), w) && r != realPath(w) && !beneath(r, realPath(w)) {
+					return nil, &ExposeError{Path: p, What: fmt.Sprintf("%s, through a symbolic link inside %s, which the server may write (and so may have made the link)", r, w)}
+				}
+			}
+			out = append(out, r)
+		}
+		return out, nil
+	}
+	if read, err = resolve(sb.Read); err != nil {
+		return nil, nil, err
+	}
+	if write, err = resolve(sb.Write); err != nil {
+		return nil, nil, err
+	}
+	return read, write, nil
 }
 
 // confinedEnv is env with HOME, TMPDIR (TMP, TEMP) the state directory,

@@ -195,3 +195,23 @@ func TestPrepareLimits(t *testing.T) {
 		t.Errorf("without the sandbox mode: %+v", a)
 	}
 }
+
+// TestGuardedIgnoresCase: where the filesystem ignores case (macOS,
+// Windows) a read path spelled in another case is the home, or holds
+// the gateway's files, all the same; on Linux it is another path.
+func TestGuardedIgnoresCase(t *testing.T) {
+	h := Host{Home: "/Users/me", Protected: []string{"/Users/me/Library/Application Support/mcp-gateway/tokens"}}
+	for p, want := range map[string]string{
+		"/USERS/ME": "the whole home directory",
+		"/users":    "the whole home directory",
+		"/users/me/library/application support/MCP-GATEWAY": "the gateway's /Users/me/Library/Application Support/mcp-gateway/tokens",
+		"/Users/me2": "",
+	} {
+		if got := guardedFold(p, h, true); got != want {
+			t.Errorf("caseless: guarded(%q) = %q, want %q", p, got, want)
+		}
+	}
+	if got := guardedFold("/USERS/ME", h, false); got != "" {
+		t.Errorf("with case: guarded(/USERS/ME) = %q", got)
+	}
+}
