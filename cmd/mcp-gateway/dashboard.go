@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 	"github.com/mcp-gateway/mcp-gateway/gateway"
 	"github.com/mcp-gateway/mcp-gateway/gateway/audit"
@@ -170,6 +171,9 @@ type dashData struct {
 	Flagged   int
 	Audit     []audit.Entry
 	Add       *dashAdd
+	// Starting says what each starting server is doing, by name: its
+	// last stderr line, or that npx is fetching its package.
+	Starting map[string]string
 }
 
 func (d *dashboard) data(r *http.Request) dashData {
@@ -177,6 +181,30 @@ func (d *dashboard) data(r *http.Request) dashData {
 	dd := dashData{Now: time.Now(), CSRF: d.csrf, PinFile: a.backends.PinFile(), AuditPath: a.cfg.Gateway.Audit.Path,
 		Servers: a.backends.Status()}
 	dd.Sandboxes = dashSandboxes(dd.Servers)
+	// The configuration file as it is now: add's search box, and the
+	// entries of servers a live reload added, for what they are doing.
+	setup, err := d.addSetup()
+	dd.Add = addSectionOf(setup, err)
+	byName := map[string]config.Server{}
+	for _, s := range a.cfg.Servers {
+		byName[s.Name] = s
+	}
+	if setup != nil {
+		for _, s := range setup.cfg.Servers {
+			byName[s.Name] = s
+		}
+	}
+	for _, s := range dd.Servers {
+		if s.State != backends.Starting {
+			continue
+		}
+		if note := startingNoteOf(s, byName[s.Name]); note != "" {
+			if dd.Starting == nil {
+				dd.Starting = map[string]string{}
+			}
+			dd.Starting[s.Name] = note
+		}
+	}
 	if a.sources != nil && a.sources.YAML != nil {
 		dd.Config = *a.sources.YAML
 	}
@@ -243,7 +271,7 @@ func (d *dashboard) page(w http.ResponseWriter, r *http.Request) {
 
 func (d *dashboard) render(w http.ResponseWriter, r *http.Request, status int, problem string) {
 	dd := d.data(r)
-	dd.Problem, dd.Add = problem, d.addSection()
+	dd.Problem = problem
 	d.write(w, status, dd)
 }
 

@@ -131,10 +131,9 @@ func (d *dashboard) addSetup() (*registrySetup, error) {
 	return setupRegistry(&registryInvocation{configPath: *d.a.sources.YAML}, d.a.env)
 }
 
-// addSection is the section for GET / and whatever else has no add step
-// to show: the search box.
-func (d *dashboard) addSection() *dashAdd {
-	setup, err := d.addSetup()
+// addSectionOf is the section for a page with no add step to show: the
+// search box, or why there is none.
+func addSectionOf(setup *registrySetup, err error) *dashAdd {
 	if err != nil {
 		return &dashAdd{Unavailable: "Adding is off: " + err.Error() + "."}
 	}
@@ -229,7 +228,7 @@ func fieldOf(q registry.Question) dashField {
 func (d *dashboard) addPreview(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	if err := d.sameSite(r); err != nil {
-		d.renderAdd(w, r, http.StatusForbidden, "Not added: "+err.Error()+".", d.addSection())
+		d.renderAdd(w, r, http.StatusForbidden, "Not added: "+err.Error()+".", nil)
 		return
 	}
 	setup, err := d.addSetup()
@@ -291,12 +290,12 @@ func (d *dashboard) addPreview(w http.ResponseWriter, r *http.Request) {
 func (d *dashboard) addConfirm(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	if err := d.sameSite(r); err != nil {
-		d.renderAdd(w, r, http.StatusForbidden, "Not added: "+err.Error()+".", d.addSection())
+		d.renderAdd(w, r, http.StatusForbidden, "Not added: "+err.Error()+".", nil)
 		return
 	}
 	draft := d.drafts.take(r.PostFormValue("id"), time.Now())
 	if draft == nil {
-		d.renderAdd(w, r, http.StatusConflict, "Not added: this plan is not waiting any more (it was added, cancelled, or expired after 15 minutes). Start again from the search.", d.addSection())
+		d.renderAdd(w, r, http.StatusConflict, "Not added: this plan is not waiting any more (it was added, cancelled, or expired after 15 minutes). Start again from the search.", nil)
 		return
 	}
 	if r.PostFormValue("cancel") != "" {
@@ -307,7 +306,7 @@ func (d *dashboard) addConfirm(w http.ResponseWriter, r *http.Request) {
 	err := draft.commit(d.a.env)
 	d.drafts.commit.Unlock()
 	if err != nil {
-		d.renderAdd(w, r, http.StatusInternalServerError, "Not added: "+err.Error(), d.addSection())
+		d.renderAdd(w, r, http.StatusInternalServerError, "Not added: "+err.Error(), nil)
 		return
 	}
 	s := draft.plan.Server
@@ -319,6 +318,9 @@ func (d *dashboard) addConfirm(w http.ResponseWriter, r *http.Request) {
 // renderAdd is the page with add's section as given.
 func (d *dashboard) renderAdd(w http.ResponseWriter, r *http.Request, status int, problem string, add *dashAdd) {
 	dd := d.data(r)
-	dd.Problem, dd.Add = problem, add
+	dd.Problem = problem
+	if add != nil { // nil: the search box
+		dd.Add = add
+	}
 	d.write(w, status, dd)
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -228,5 +229,64 @@ func TestDashboardAddRefusesCrossSite(t *testing.T) {
 	cmd.Wait()
 	if strings.Contains(stderr.String(), secret) {
 		t.Error("the dashboard's log holds the secret")
+	}
+}
+
+// TestDashboardShowsPackageFetch: a server added while the dashboard runs
+// (its live reload) and run by npx that has not answered yet shows, in the
+// Backends table, that npx is fetching its package (issue 35, item 4:
+// a first start's download is shown, not a silent "starting"). The
+// entry is the file's as it is now: the configuration the dashboard
+// started with does not have it.
+func TestDashboardShowsPackageFetch(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	npx := filepath.Join(dir, "npx"+exeSuffix())
+	copyFile(t, backendBin, npx)
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("gateway: {answer_tools: false}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(gatewayBin, "dashboard", "--listen", "127.0.0.1:0", "--config", cfg)
+	cmd.Env = baseEnv(t)
+	stderr := &testutil.Buffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// A signal, so that the dashboard stops its starting server.
+		if cmd.Process.Signal(os.Interrupt) != nil {
+			cmd.Process.Kill()
+		}
+		cmd.Wait()
+	})
+	var base string
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool {
+		_, after, ok := strings.Cut(stderr.String(), "mcp-gateway dashboard on ")
+		base, _, _ = strings.Cut(after, "\n")
+		return ok && strings.HasSuffix(base, "/")
+	}) {
+		t.Fatalf("the dashboard did not say where it listens:\n%s", stderr)
+	}
+	entry := "gateway: {answer_tools: false}\nservers:\n  - name: pkg\n    command: " + strconv.Quote(npx) +
+		"\n    args: [\"--\", \"@scope/server-pkg@1.2.3\"]\n    env: {TESTBACKEND_START_DELAY: 5m}\n    restart: never\n"
+	if err := os.WriteFile(cfg, []byte(entry), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var page string
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool {
+		resp := getURL(t, base, nil)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		page = string(b)
+		return strings.Contains(page, `<tr data-server="pkg">`) && strings.Contains(page, "starting")
+	}) {
+		t.Fatalf("the page does not show pkg starting:\n%s\n%s", page, stderr)
+	}
+	_, row, _ := strings.Cut(page, `<tr data-server="pkg">`)
+	row, _, _ = strings.Cut(row, "</tr>")
+	if !strings.Contains(row, "npx is fetching @scope/server-pkg@1.2.3") {
+		t.Errorf("pkg's row does not say npx is fetching its package:\n%s", row)
 	}
 }
