@@ -29,10 +29,11 @@ import (
 // — backends and their states, each confined server's sandbox as applied,
 // the definitions the trust layer withholds with their diffs and an
 // Approve button, the tools clients see with the scanner's findings,
-// recent audit entries — and the POST that approves.
+// recent audit entries, a registry search with an Add button
+// (dashboard_add.go) — and the POSTs that approve and add.
 // It is served by `mcp-gateway dashboard` on loopback and on / of the HTTP
 // front, behind its bearer token. There is no script on the page: an
-// approval is a form POST carrying a token only the page holds (CSRF),
+// approval or an add is a form POST carrying a token only the page holds (CSRF),
 // refused from any other site (Origin, Sec-Fetch-Site), and the page may
 // not be framed (no clickjacking of the Approve button).
 
