@@ -181,6 +181,11 @@ type Status struct {
 	// Sandbox is the server's confinement as applied at its last start;
 	// nil when its sandbox is off (or it has not started).
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
+	// From and FileSHA256 are the entry's provenance as the configuration
+	// records it (`from: registry NAME@VERSION`, the package file's
+	// digest), for status and the dashboard.
+	From       string `json:"from,omitempty"`
+	FileSHA256 string `json:"file_sha256,omitempty"`
 }
 
 // Tool is one tool of a ready backend, after the server's include/exclude

@@ -652,10 +652,12 @@ func (m *Manager) Status() []Status {
 	for _, b := range list {
 		b.mu.Lock()
 		s := Status{
-			Name:     b.cfg.Name,
-			State:    b.state,
-			Restarts: b.restarts,
-			Sandbox:  b.sandbox,
+			Name:       b.cfg.Name,
+			State:      b.state,
+			Restarts:   b.restarts,
+			Sandbox:    b.sandbox,
+			From:       b.cfg.From,
+			FileSHA256: b.cfg.FileSHA256,
 		}
 		if sf := b.shownLocked(); sf != nil {
 			s.Tools, s.ServerInfo, s.Protocol = len(b.shownListsLocked(sf).tools), sf.serverInfo, sf.protocol
