@@ -181,6 +181,11 @@ type Status struct {
 	// Sandbox is the server's confinement as applied at its last start;
 	// nil when its sandbox is off (or it has not started).
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
+	// From and FileSHA256 are the entry's provenance as the configuration
+	// records it (`from: registry NAME@VERSION`, the package file's
+	// digest), for status and the dashboard.
+	From       string `json:"from,omitempty"`
+	FileSHA256 string `json:"file_sha256,omitempty"`
 }
 
 // Tool is one tool of a ready backend, after the server's include/exclude
@@ -241,7 +246,8 @@ type CallOptions struct {
 	// Batch lets StartToolCall leave the request in a buffer until
 	// Manager.FlushWrites, or until 64 KiB wait, so that a caller starting
 	// many calls in a row (a burst of client requests) writes them to each
-	// backend at once.
+	// backend at once; FlushWrites then writes to just the backends that
+	// hold some.
 	Batch bool
 }
 
@@ -365,9 +371,4 @@ type Hooks struct {
 	// notifications/tasks/status a backend sends, from the backend's read
 	// loop: it must not wait long.
 	Notification func(server, method string, params json.RawMessage)
-	// ReadIdle runs in a backend's read loop each time it has handled
-	// every message it read and is about to read again, so the responses
-	// delivered in one burst (StartToolCall's done) can go out to the
-	// client in one write. It must not block for long.
-	ReadIdle func()
 }

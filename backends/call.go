@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/flush"
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/rpcconn"
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/trust"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
@@ -25,24 +26,18 @@ func (m *Manager) SetHooks(h Hooks) {
 	m.hooks = h
 }
 
-// FlushWrites writes the requests StartToolCall held (CallOptions.Batch)
-// to every backend, each backend's in one write when its pipe has room.
-func (m *Manager) FlushWrites() {
-	for _, b := range m.backends() {
-		b.mu.Lock()
-		c := b.conn
-		b.mu.Unlock()
-		if c != nil {
-			c.FlushHeld()
-		}
-	}
-}
+// FlushWrites writes the requests StartToolCall held (CallOptions.Batch),
+// each backend's in one write when its pipe has room. It touches only the
+// backends that hold something: a backend marks itself when it starts
+// holding (flush.Set).
+func (m *Manager) FlushWrites() { m.held.Flush() }
 
-func (m *Manager) readIdle() {
-	if fn := m.hooks.ReadIdle; fn != nil {
-		fn()
-	}
-}
+// ReadIdle is what the backends' read loops flush each time they have
+// handled all they read. A writer above that holds back what a read loop
+// gave it — a call's done (StartToolCall), its progress, a Notification —
+// so that a burst goes out in one write marks itself in it when it starts
+// holding, and is flushed at the end of the burst; nothing else is.
+func (m *Manager) ReadIdle() *flush.Set { return &m.readIdle }
 
 // StartToolCall starts a call of a backend's tool and returns at once,
 // without ever blocking on the backend (a backend that stopped reading gets
@@ -83,7 +78,10 @@ func (b *backend) startCall(c *conn, tool string, args json.RawMessage, opts Cal
 		done(nil, err)
 		return func(json.RawMessage) {}
 	}
-	o := rpcconn.CallOptions{Timeout: timeout, Batch: opts.Batch, Caps: opts.ClientCaps}
+	o := rpcconn.CallOptions{Timeout: timeout, Caps: opts.ClientCaps}
+	if opts.Batch {
+		o.Batch = &b.m.held
+	}
 	params, err := b.m.toolParams(tool, args, opts, &o)
 	if err != nil {
 		done(nil, fmt.Errorf("call %s/%s: %w", b.cfg.Name, tool, err))
@@ -140,9 +138,7 @@ func (m *Manager) toolParams(tool string, args json.RawMessage, opts CallOptions
 	var buf bytes.Buffer
 	buf.Grow(32 + len(tool) + len(args))
 	buf.WriteString(`{"name":`)
-	if err := writeJSON(&buf, tool); err != nil {
-		return nil, err
-	}
+	buf.Write(wire.AppendString(buf.AvailableBuffer(), tool))
 	if len(bytes.TrimSpace(args)) > 0 {
 		a, err := wire.Compact(args)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/flush"
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/oauth"
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/proc"
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/rpcconn"
@@ -47,6 +48,11 @@ type Manager struct {
 	logLevel atomic.Pointer[string] // the clients' logging/setLevel, if any
 	hooks    Hooks                  // set before Start, read-only after
 	trust    *trustState            // the trust layer (trust.go)
+
+	// held is the backends that hold requests back for FlushWrites;
+	// readIdle the writers above that hold back what a read loop gave them
+	// (ReadIdle). Each has just the ones that hold something (flush.Set).
+	held, readIdle flush.Set
 
 	// Supervision tunables; New sets the documented values, tests shorten them.
 	backoffBase, backoffMax time.Duration // restart delay: base doubling to max
@@ -646,10 +652,12 @@ func (m *Manager) Status() []Status {
 	for _, b := range list {
 		b.mu.Lock()
 		s := Status{
-			Name:     b.cfg.Name,
-			State:    b.state,
-			Restarts: b.restarts,
-			Sandbox:  b.sandbox,
+			Name:       b.cfg.Name,
+			State:      b.state,
+			Restarts:   b.restarts,
+			Sandbox:    b.sandbox,
+			From:       b.cfg.From,
+			FileSHA256: b.cfg.FileSHA256,
 		}
 		if sf := b.shownLocked(); sf != nil {
 			s.Tools, s.ServerInfo, s.Protocol = len(b.shownListsLocked(sf).tools), sf.serverInfo, sf.protocol

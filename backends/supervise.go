@@ -634,7 +634,7 @@ func (b *backend) sessionEnded(c *conn, state State, reason string, tail []strin
 
 // hooks connect a session to the Manager's callbacks.
 func (b *backend) hooks() rpcconn.Hooks {
-	h := rpcconn.Hooks{Notify: b.onNotification, Idle: b.m.readIdle}
+	h := rpcconn.Hooks{Notify: b.onNotification, Idle: &b.m.readIdle}
 	if fn := b.m.hooks.Request; fn != nil {
 		h.Request = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 			// A client that never answers must not park the request

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/answer"
 	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/backends/flush"
 	"github.com/mcp-gateway/mcp-gateway/backends/ratelimit"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/config/policy"
@@ -140,28 +141,18 @@ func New(opts Options) *Gateway {
 			Changed:      g.backendsChanged,
 			Request:      g.handleBackendRequest,
 			Notification: g.backendNotification,
-			ReadIdle:     g.flushClients,
 		})
 	}
 	return g
 }
 
-// flushClients writes the responses the backends' read loops buffered
-// (backends.Hooks.ReadIdle): one write per burst, not per response.
-func (g *Gateway) flushClients() {
-	g.mu.Lock()
-	var streams []clientStream
-	for f := range g.fronts {
-		if f.stream != nil {
-			streams = append(streams, f.stream)
-		}
+// readIdle is what the backends' read loops flush at the end of each
+// burst (backends.Manager.ReadIdle); nil without backends.
+func (g *Gateway) readIdle() *flush.Set {
+	if g.opts.Backends == nil {
+		return nil
 	}
-	g.mu.Unlock()
-	for _, s := range streams {
-		if err := s.Send(outMsg{}); err != nil {
-			g.log.Debug("flush to client", "err", err)
-		}
-	}
+	return g.opts.Backends.ReadIdle()
 }
 
 // ServeStdio serves one client on r and w (the process's stdin and stdout)
@@ -170,7 +161,8 @@ func (g *Gateway) flushClients() {
 // close r or w.
 func (g *Gateway) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
 	f := g.newFront(frontOptions{pipe: true})
-	return g.serveFront(ctx, f, stdioStream{stdio.New(r, w, stdio.Options{LineMode: g.opts.Config.Gateway.LineMode, Logger: g.log, Describe: describeMessage})})
+	c := stdio.New(r, w, stdio.Options{LineMode: g.opts.Config.Gateway.LineMode, Logger: g.log, Describe: describeMessage})
+	return g.serveFront(ctx, f, newStdioStream(c, g.readIdle(), g.log))
 }
 
 // Serve serves one client on an MCP transport until the session ends or

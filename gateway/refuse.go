@@ -17,7 +17,7 @@ func RefuseStdio(ctx context.Context, r io.Reader, w io.Writer, e *jsonrpc.Error
 	c := stdio.New(r, w, stdio.Options{Logger: log})
 	defer c.Close()
 	for ctx.Err() == nil {
-		in, err := stdioStream{c}.Read(nil)
+		in, err := newStdioStream(c, nil, log).Read(nil)
 		if err == io.EOF {
 			return nil
 		}

@@ -735,7 +735,8 @@ func (s *session) respond(c *call, result json.RawMessage, rpcErr *jsonrpc.Error
 
 // respondBuffered answers one of the gateway's own calls from a backend's
 // read loop: the response is buffered, and goes out with the others of the
-// same burst when the read loop is idle (Gateway.flushClients).
+// same burst when the read loop is idle (backends.Manager.ReadIdle, which
+// flushes the streams that hold something).
 func (s *session) respondBuffered(c *call, result json.RawMessage) {
 	defer s.written()
 	if c.span != nil {

@@ -91,7 +91,9 @@ func stdioRun(t testing.TB, in io.Reader, opts stdio.Options) []byte {
 	cfg.Gateway.AnswerTools = false
 	g := New(Options{Config: cfg})
 	done := make(chan error, 1)
-	go func() { done <- g.serve(context.Background(), stdioStream{stdio.New(in, out, opts)}) }()
+	go func() {
+		done <- g.serve(context.Background(), newStdioStream(stdio.New(in, out, opts), g.readIdle(), g.log))
+	}()
 	select {
 	case err := <-done:
 		if err != nil {

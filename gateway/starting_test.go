@@ -264,7 +264,6 @@ func fromSnapshot(t *testing.T, before, after string, cfg func(*config.Config)) 
 		},
 		Request:      gw.handleBackendRequest,
 		Notification: gw.backendNotification,
-		ReadIdle:     gw.flushClients,
 	})
 	return mgr, gw, startGate(gate)
 }

@@ -207,13 +207,36 @@ func Unquote(v json.RawMessage) (string, bool) {
 	}
 	inner := v[1 : len(v)-1]
 	if bytes.IndexByte(inner, '\\') < 0 {
-		return string(inner), true
+		return intern(inner), true
 	}
 	var s string
 	if err := json.Unmarshal(v, &s); err != nil {
 		return "", false
 	}
 	return s, true
+}
+
+// intern returns b as a string, without allocating for the method and
+// member names every tools/call carries (the switch on string(b) does not
+// convert): each allocation saved is one less per message.
+func intern(b []byte) string {
+	switch string(b) {
+	case "tools/call":
+		return "tools/call"
+	case "notifications/progress":
+		return "notifications/progress"
+	case "notifications/cancelled":
+		return "notifications/cancelled"
+	case "name":
+		return "name"
+	case "arguments":
+		return "arguments"
+	case "_meta":
+		return "_meta"
+	case "progressToken":
+		return "progressToken"
+	}
+	return string(b)
 }
 
 func skipWS(b []byte, i int) int {
@@ -294,7 +317,7 @@ func AppendRequest(buf []byte, id json.RawMessage, method string, params json.Ra
 		buf = append(buf, ',')
 	}
 	buf = append(buf, `"method":`...)
-	buf = appendString(buf, method)
+	buf = AppendString(buf, method)
 	if params != nil {
 		buf = append(buf, `,"params":`...)
 		buf = append(buf, params...)
@@ -377,7 +400,7 @@ func AppendError(buf []byte, id json.RawMessage, code int64, message string, dat
 	buf = append(buf, `,"error":{"code":`...)
 	buf = strconv.AppendInt(buf, code, 10)
 	buf = append(buf, `,"message":`...)
-	buf = appendString(buf, message)
+	buf = AppendString(buf, message)
 	if len(data) > 0 {
 		buf = append(buf, `,"data":`...)
 		buf = append(buf, data...)
@@ -385,8 +408,10 @@ func AppendError(buf []byte, id json.RawMessage, code int64, message string, dat
 	return append(buf, `}}`...)
 }
 
-// appendString appends s as a JSON string, without HTML escaping.
-func appendString(buf []byte, s string) []byte {
+// AppendString appends s as a JSON string, without HTML escaping, as
+// encoding/json's Encoder with SetEscapeHTML(false) writes it; a string of
+// printable ASCII is appended without the Encoder's cost.
+func AppendString(buf []byte, s string) []byte {
 	simple := true
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
@@ -430,7 +455,7 @@ func EachMember(obj json.RawMessage, fn func(name string, value json.RawMessage)
 	if len(b) == 0 || b[0] != '{' || !Valid(b) {
 		return errors.New("not a JSON object")
 	}
-	return members(b, func(key, value []byte) { fn(string(key), value) })
+	return members(b, func(key, value []byte) { fn(intern(key), value) })
 }
 
 // Member returns the raw value of obj's member name (the last one, if
@@ -485,7 +510,7 @@ func SetMember(obj json.RawMessage, name string, value json.RawMessage) (json.Ra
 		if len(out) > 1 {
 			out = append(out, ',')
 		}
-		out = appendString(out, key)
+		out = AppendString(out, key)
 		out = append(out, ':')
 		out = append(out, v...)
 	}

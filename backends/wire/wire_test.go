@@ -218,3 +218,45 @@ func TestSetMember(t *testing.T) {
 		t.Error("SetMember of an array succeeded")
 	}
 }
+
+// AppendString writes what encoding/json's Encoder without HTML escaping
+// writes, on its fast path for plain ASCII and off it.
+func TestAppendStringAsEncoder(t *testing.T) {
+	for _, s := range []string{"", "echo", "tb0.echo", "a b~\x7f", `q"uote`, `back\slash`, "tab\there", "<b>&amp;</b>", "café", "\u2028\u2029", "bad\xffutf8", "\x00\x1f"} {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		want := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+		if got := AppendString([]byte("x"), s); !bytes.Equal(got, append([]byte("x"), want...)) {
+			t.Errorf("AppendString(%q) = %s, want x%s", s, got, want)
+		}
+	}
+}
+
+// The method and member names every tools/call carries are read without
+// an allocation; other strings are read as they are.
+func TestCommonNamesReadWithoutAllocating(t *testing.T) {
+	params := json.RawMessage(`{"name":"echo","arguments":{},"_meta":{"progressToken":1}}`)
+	method := json.RawMessage(`"tools/call"`)
+	var names []string
+	if n := testing.AllocsPerRun(100, func() {
+		names = names[:0]
+		if m, ok := Unquote(method); !ok || m != "tools/call" {
+			t.Fatalf("Unquote = %q, %v", m, ok)
+		}
+		_ = EachMember(params, func(name string, _ json.RawMessage) { names = append(names, name) })
+	}); n != 0 {
+		t.Errorf("reading a tools/call's method and member names took %v allocations, want 0", n)
+	}
+	if !slices.Equal(names, []string{"name", "arguments", "_meta"}) {
+		t.Errorf("members = %q", names)
+	}
+	for _, s := range []string{"tools/cal", "tools/calls", "other", ""} {
+		if got, ok := Unquote(json.RawMessage(`"` + s + `"`)); !ok || got != s {
+			t.Errorf("Unquote(%q) = %q, %v", s, got, ok)
+		}
+	}
+}

@@ -29,7 +29,8 @@ Usage:
                                                          tools --changes shows it (docs/trust.md)
   mcp-gateway approve SERVER --all                       accept everything SERVER withholds now, unreviewed
   mcp-gateway dashboard [--listen ADDR]                  a page on loopback (default 127.0.0.1:8300): backends, tools,
-                                                         withheld changes with Approve, recent audit entries
+                                                         withheld changes with Approve, recent audit entries,
+                                                         registry search and Add (docs/registry.md)
   mcp-gateway call NAME [JSON_ARGS] [--config PATH] [--profile NAME]
                                                          call one tool through the gateway, print the result
   mcp-gateway status [--config PATH] [--json] [--wait D] start every backend; state, start time, tools, errors

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/config/safetext"
 	"github.com/mcp-gateway/mcp-gateway/gateway"
 	"github.com/mcp-gateway/mcp-gateway/gateway/audit"
@@ -28,10 +29,11 @@ import (
 // — backends and their states, each confined server's sandbox as applied,
 // the definitions the trust layer withholds with their diffs and an
 // Approve button, the tools clients see with the scanner's findings,
-// recent audit entries — and the POST that approves.
+// recent audit entries, a registry search with an Add button
+// (dashboard_add.go) — and the POSTs that approve and add.
 // It is served by `mcp-gateway dashboard` on loopback and on / of the HTTP
 // front, behind its bearer token. There is no script on the page: an
-// approval is a form POST carrying a token only the page holds (CSRF),
+// approval or an add is a form POST carrying a token only the page holds (CSRF),
 // refused from any other site (Origin, Sec-Fetch-Site), and the page may
 // not be framed (no clickjacking of the Approve button).
 
@@ -51,6 +53,7 @@ var dashboardTmpl = template.Must(template.New("dashboard").Funcs(template.FuncM
 	"ms":      func(f float64) string { return fmt.Sprintf("%.1f", f) },
 	"clock":   func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
 	"css":     func() template.CSS { return template.CSS(dashboardCSS) },
+	"hex12":   func(h string) string { return h[:min(12, len(h))] },
 }).Parse(dashboardHTML))
 
 // dashboardCSP allows the page's one style sheet (by its hash), its forms
@@ -75,16 +78,23 @@ type dashboard struct {
 	// (nil: it may): on the HTTP front with OAuth, only the callers
 	// gateway.policy.admin names.
 	admit func(*http.Request) error
+	// drafts are the adds whose plan the page showed, waiting for
+	// confirmation (dashboard_add.go).
+	drafts addDrafts
 }
 
 func (a *app) newDashboard() *dashboard {
 	return &dashboard{a: a, csrf: rand.Text()}
 }
 
-// routes registers the page on / and the approval on POST /approve.
+// routes registers the page on /, the approval on POST /approve, and
+// adding a server from the registry on /add (dashboard_add.go).
 func (d *dashboard) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /{$}", d.admitted(d.page))
 	mux.HandleFunc("POST /approve", d.admitted(d.approve))
+	mux.HandleFunc("GET /add", d.admitted(d.addPage))
+	mux.HandleFunc("POST /add", d.admitted(d.addPreview))
+	mux.HandleFunc("POST /add/confirm", d.admitted(d.addConfirm))
 }
 
 // admitted is h for the requests admit lets through; the others get 403
@@ -161,6 +171,10 @@ type dashData struct {
 	Tools     []dashTool
 	Flagged   int
 	Audit     []audit.Entry
+	Add       *dashAdd
+	// Starting says what each starting server is doing, by name: its
+	// last stderr line, or that npx is fetching its package.
+	Starting map[string]string
 }
 
 func (d *dashboard) data(r *http.Request) dashData {
@@ -168,13 +182,41 @@ func (d *dashboard) data(r *http.Request) dashData {
 	dd := dashData{Now: time.Now(), CSRF: d.csrf, PinFile: a.backends.PinFile(), AuditPath: a.cfg.Gateway.Audit.Path,
 		Servers: a.backends.Status()}
 	dd.Sandboxes = dashSandboxes(dd.Servers)
+	// The configuration file as it is now: add's search box, and the
+	// entries of servers a live reload added, for what they are doing.
+	setup, err := d.addSetup()
+	dd.Add = addSectionOf(setup, err)
+	byName := map[string]config.Server{}
+	for _, s := range a.cfg.Servers {
+		byName[s.Name] = s
+	}
+	if setup != nil {
+		for _, s := range setup.cfg.Servers {
+			byName[s.Name] = s
+		}
+	}
+	for _, s := range dd.Servers {
+		if s.State != backends.Starting {
+			continue
+		}
+		if note := startingNoteOf(s, byName[s.Name]); note != "" {
+			if dd.Starting == nil {
+				dd.Starting = map[string]string{}
+			}
+			dd.Starting[s.Name] = note
+		}
+	}
 	if a.sources != nil && a.sources.YAML != nil {
 		dd.Config = *a.sources.YAML
 	}
 	if err := a.backends.TrustError(); err != nil {
 		dd.PinError = err.Error()
 	}
-	if id := r.URL.Query().Get("approved"); id != "" {
+	id := r.URL.Query().Get("approved")
+	if id == "" {
+		id = r.URL.Query().Get("added")
+	}
+	if id != "" {
 		d.mu.Lock()
 		dd.Notice = d.notices[id]
 		d.mu.Unlock()
@@ -231,6 +273,10 @@ func (d *dashboard) page(w http.ResponseWriter, r *http.Request) {
 func (d *dashboard) render(w http.ResponseWriter, r *http.Request, status int, problem string) {
 	dd := d.data(r)
 	dd.Problem = problem
+	d.write(w, status, dd)
+}
+
+func (d *dashboard) write(w http.ResponseWriter, status int, dd dashData) {
 	setPageHeaders(w)
 	w.WriteHeader(status)
 	if err := dashboardTmpl.Execute(w, dd); err != nil {

@@ -186,33 +186,115 @@ func runAdd(ctx context.Context, inv *registryInvocation, setup *registrySetup, 
 		return fail(exitFailure, "%v", err)
 	}
 	offlineNote(e, ans)
-	names := make([]string, 0, len(setup.cfg.Servers))
-	for _, s := range setup.cfg.Servers {
-		names = append(names, s.Name)
-	}
-	name := inv.serverName
-	switch {
-	case name == "":
-		name = serverNameOf(r.Server.Name, names)
-	case slices.Contains(names, name):
-		return fail(exitUsage, "the configuration already has a server %q; choose another with --name", name)
-	case !serverNameChars.MatchString(name):
-		return fail(exitUsage, "--name %q may hold only letters, digits, '_' and '-'", name)
-	}
 	tty := e.tty
 	if tty == nil {
 		tty = terminalOf(e.stdin, e.stderr)
 	}
-	opts := registry.Options{Via: inv.via, Name: name, Env: inv.env, Headers: inv.headers, Vars: inv.vars}
+	req := addRequest{serverName: inv.serverName, via: inv.via, env: inv.env, headers: inv.headers, vars: inv.vars}
 	if tty != nil {
-		opts.Ask = func(q registry.Question) (string, error) { return ask(ctx, tty, q) }
+		req.ask = func(q registry.Question) (string, error) { return ask(ctx, tty, q) }
 	}
+	d, err := draftAdd(setup, e, r, req)
+	var usage usageError
+	switch {
+	case errors.As(err, &usage):
+		return fail(exitUsage, "%v", err)
+	case errors.Is(err, errInterrupted):
+		return fail(exitFailure, "interrupted; nothing written")
+	case err != nil:
+		return fail(exitFailure, "%v", err)
+	}
+	d.describe(e.stderr)
+	if !inv.yes {
+		if tty == nil {
+			return fail(exitUsage, "not on a terminal to ask: pass --yes to add it")
+		}
+		a, err := tty.Line(ctx, "Add it? [y/N] ")
+		if err != nil {
+			return fail(exitFailure, "interrupted; nothing written")
+		}
+		if a = strings.ToLower(strings.TrimSpace(a)); a != "y" && a != "yes" {
+			fmt.Fprintln(e.stderr, "mcp-gateway: add: nothing written")
+			return exitFailure
+		}
+	}
+	if err := d.commit(e); err != nil {
+		return fail(exitFailure, "%v", err)
+	}
+	name := d.plan.Server.Name
+	fmt.Fprintf(e.stderr, "mcp-gateway: add: added %s to %s (a running gateway picks it up now)\n", name, setup.path)
+	fmt.Fprintf(e.stderr, "Review its tools, then approve them: mcp-gateway tools --changes; mcp-gateway approve %s --all\n", name)
+	if note := d.firstStart(); note != "" {
+		fmt.Fprintln(e.stderr, note)
+	}
+	return exitOK
+}
+
+// firstStart says, for a server run from a package, that its first start
+// downloads it and where that shows: a client's first start of the
+// gateway otherwise waits on it without a word. "" for a remote.
+func (d *addDraft) firstStart() string {
+	s := d.plan.Server
+	var what string
+	switch d.plan.Via {
+	case registry.ViaNPM, registry.ViaPyPI:
+		what = "its first start downloads the package (" + shownWord(s.Command) + ")"
+	case registry.ViaOCI:
+		what = "its first start pulls the image (docker)"
+	default:
+		return ""
+	}
+	return fmt.Sprintf("Note: %s: a running gateway starts it now, and mcp-gateway status shows what it is doing until it is ready.", what)
+}
+
+// addRequest is what one add is asked: the command line's flags, or the
+// dashboard's form (docs/registry.md). The command line and the
+// dashboard share one path from here: draftAdd, describe, commit.
+type addRequest struct {
+	serverName         string            // --name; "" names it after the registry's name
+	via                string            // --remote, --package
+	env, headers, vars map[string]string // given values, by input name
+	// ask asks for a required input nobody gave; nil when there is
+	// nobody to ask (the input is then missing: a *registry.MissingError).
+	ask func(registry.Question) (string, error)
+}
+
+// addDraft is an add made ready and checked, nothing written yet: the
+// plan (with the secrets' values, for commit to store), and the
+// configuration file's text with the entry in it.
+type addDraft struct {
+	setup     *registrySetup
+	resp      *registry.ServerResponse
+	plan      *registry.Plan
+	notes     []string
+	old, data []byte // the file as read (nil: none) and as it will be
+}
+
+// draftAdd makes registry entry r into a server entry of setup's
+// configuration, as req asks: the plan, the sandbox, the comment, the
+// file's new text, checked to load. A name the configuration has is a
+// usageError.
+func draftAdd(setup *registrySetup, e env, r *registry.ServerResponse, req addRequest) (*addDraft, error) {
+	names := make([]string, 0, len(setup.cfg.Servers))
+	for _, s := range setup.cfg.Servers {
+		names = append(names, s.Name)
+	}
+	name := req.serverName
+	switch {
+	case name == "":
+		name = serverNameOf(r.Server.Name, names)
+	case slices.Contains(names, name):
+		return nil, usagef("the configuration already has a server %q; choose another with --name", name)
+	case !serverNameChars.MatchString(name):
+		return nil, usagef("--name %q may hold only letters, digits, '_' and '-'", name)
+	}
+	opts := registry.Options{Via: req.via, Name: name, Env: req.env, Headers: req.headers, Vars: req.vars, Ask: req.ask}
 	plan, err := registry.Build(r, opts)
 	if err != nil {
 		if errors.Is(err, errInterrupted) {
-			return fail(exitFailure, "interrupted; nothing written")
+			return nil, err
 		}
-		return fail(exitFailure, "%s@%s: %v", r.Server.Name, r.Server.Version, err)
+		return nil, fmt.Errorf("%s@%s: %w", r.Server.Name, r.Server.Version, err)
 	}
 	notes := plan.Notes
 	switch plan.Via {
@@ -233,55 +315,50 @@ func runAdd(ctx context.Context, inv *registryInvocation, setup *registrySetup, 
 
 	old, err := os.ReadFile(setup.path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fail(exitFailure, "%v", err)
+		return nil, err
 	}
 	data, err := registry.AddServer(old, entry)
 	if err != nil {
-		return fail(exitFailure, "%s: %v", setup.path, err)
+		return nil, fmt.Errorf("%s: %w", setup.path, err)
 	}
 	if err := checkAdded(setup, e, old, plan); err != nil {
-		return fail(exitFailure, "the entry would not load, so it is not written: %v", err)
+		return nil, fmt.Errorf("the entry would not load, so it is not written: %w", err)
 	}
+	return &addDraft{setup: setup, resp: r, plan: plan, notes: notes, old: old, data: data}, nil
+}
 
-	describePlan(e.stderr, r, plan, notes, setup.path)
-	if !inv.yes {
-		if tty == nil {
-			return fail(exitUsage, "not on a terminal to ask: pass --yes to add it")
-		}
-		a, err := tty.Line(ctx, "Add it? [y/N] ")
-		if err != nil {
-			return fail(exitFailure, "interrupted; nothing written")
-		}
-		if a = strings.ToLower(strings.TrimSpace(a)); a != "y" && a != "yes" {
-			fmt.Fprintln(e.stderr, "mcp-gateway: add: nothing written")
-			return exitFailure
-		}
-	}
-	if len(plan.Secrets) > 0 {
+// describe says what the add will write and run.
+func (d *addDraft) describe(w io.Writer) {
+	describePlan(w, d.resp, d.plan, d.notes, d.setup.path)
+}
+
+// commit stores the secrets, then writes the file atomically, unless it
+// changed since draftAdd read it. On an error the file is as it was.
+func (d *addDraft) commit(e env) error {
+	path := d.setup.path
+	if len(d.plan.Secrets) > 0 {
 		store, err := addSecretStore(e)
 		if err != nil {
-			return fail(exitFailure, "%v; nothing written", err)
+			return fmt.Errorf("%w; nothing written", err)
 		}
-		for _, k := range slices.Sorted(maps.Keys(plan.Secrets)) {
-			if err := store.Set(k, plan.Secrets[k]); err != nil {
-				return fail(exitFailure, "store secret %s: %v; the configuration is not changed", k, err)
+		for _, k := range slices.Sorted(maps.Keys(d.plan.Secrets)) {
+			if err := store.Set(k, d.plan.Secrets[k]); err != nil {
+				return fmt.Errorf("store secret %s: %w; the configuration is not changed", k, err)
 			}
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(setup.path), 0o700); err != nil {
-		return fail(exitFailure, "%v", err)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
 	}
 	// The file may have been edited while add asked: the entry was made
 	// for what was read, and writing it would lose that edit.
-	if now, err := os.ReadFile(setup.path); (err == nil || !errors.Is(err, fs.ErrNotExist)) && !bytes.Equal(now, old) {
-		return fail(exitFailure, "%s changed while add ran; nothing written: run add again", setup.path)
+	if now, err := os.ReadFile(path); (err == nil || !errors.Is(err, fs.ErrNotExist)) && !bytes.Equal(now, d.old) {
+		return fmt.Errorf("%s changed while add ran; nothing written: run add again", path)
 	}
-	if err := atomicfile.Replace(setup.path, data); err != nil {
-		return fail(exitFailure, "write %s: %v", setup.path, err)
+	if err := atomicfile.Replace(path, d.data); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
-	fmt.Fprintf(e.stderr, "mcp-gateway: add: added %s to %s (a running gateway picks it up now)\n", name, setup.path)
-	fmt.Fprintf(e.stderr, "Review its tools, then approve them: mcp-gateway tools --changes; mcp-gateway approve %s --all\n", name)
-	return exitOK
+	return nil
 }
 
 // checkAdded loads the configuration with the plan's entry added, its
@@ -333,11 +410,11 @@ func describePlan(w io.Writer, r *registry.ServerResponse, plan *registry.Plan, 
 		m    map[string]string
 	}{{"env", s.Env}, {"header", s.Headers}} {
 		for _, k := range slices.Sorted(maps.Keys(kv.m)) {
-			v := kv.m[k]
-			if strings.Contains(v, "${secret:") {
+			v := shownWord(kv.m[k])
+			if strings.Contains(kv.m[k], "${secret:") {
 				v += " (a secret: stored in the secret store, not in the file)"
 			}
-			fmt.Fprintf(w, "  %s %s=%s\n", kv.what, shownWord(k), shownWord(v))
+			fmt.Fprintf(w, "  %s %s=%s\n", kv.what, shownWord(k), v)
 		}
 	}
 	if s.Sandbox.Mode != "" {

@@ -210,13 +210,18 @@ func (a *app) server(name string) config.Server {
 // can be told from outside: the last line it wrote to stderr (masked and
 // cut short, as status shows it), else, for a package runner that has not
 // answered yet, that it fetches its package.
-func (a *app) startingNote(s backends.Status) string {
+func (a *app) startingNote(s backends.Status) string { return startingNoteOf(s, a.server(s.Name)) }
+
+// startingNoteOf is startingNote with the server's entry given: the
+// dashboard's, from the file as it is now (a server added by a live
+// reload is not in the configuration the process started with).
+func startingNoteOf(s backends.Status, entry config.Server) string {
 	if n := len(s.StderrTail); n > 0 {
 		if l := oneLine(s.StderrTail[n-1], 80); l != "" {
 			return l
 		}
 	}
-	if runner, pkg, ok := packageRunner(a.server(s.Name)); ok {
+	if runner, pkg, ok := packageRunner(entry); ok {
 		if pkg == "" {
 			return runner + " is fetching its package"
 		}

@@ -549,7 +549,7 @@ func TestPolicyCheck(t *testing.T) {
 }
 
 // TestTeamsDashboardAdmin: with auth: oauth every caller is authenticated,
-// so the trust dashboard (/ and /approve) is only for the callers
+// so the trust dashboard (/, /approve, and /add) is only for the callers
 // gateway.policy.admin names; without it, for nobody.
 func TestTeamsDashboardAdmin(t *testing.T) {
 	op := startOP(t)
@@ -576,10 +576,10 @@ func TestTeamsDashboardAdmin(t *testing.T) {
 	if code := get(g, aTok, http.MethodGet, "/"); code != http.StatusOK {
 		t.Errorf("the admin's dashboard: %d", code)
 	}
-	for _, method := range []string{http.MethodGet, http.MethodPost} {
-		path := map[string]string{http.MethodGet: "/", http.MethodPost: "/approve"}[method]
-		if code := get(g, bTok, method, path); code != http.StatusForbidden {
-			t.Errorf("%s %s for a caller who is no admin: %d, want 403", method, path, code)
+	// The page, Approve, and adding a server (search, form, plan, confirm).
+	for _, req := range [][2]string{{http.MethodGet, "/"}, {http.MethodPost, "/approve"}, {http.MethodGet, "/add?q=x"}, {http.MethodPost, "/add"}, {http.MethodPost, "/add/confirm"}} {
+		if code := get(g, bTok, req[0], req[1]); code != http.StatusForbidden {
+			t.Errorf("%s %s for a caller who is no admin: %d, want 403", req[0], req[1], code)
 		}
 	}
 	none := startTeams(t, op, nil) // no gateway.policy.admin

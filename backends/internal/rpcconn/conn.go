@@ -24,6 +24,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/flush"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -45,9 +46,11 @@ type Hooks struct {
 	// Request answers a server-to-client request (nil: -32601). A
 	// *jsonrpc.Error keeps its code; any other error is -32603.
 	Request func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
-	// Idle runs in the read loop each time it has handled all it read,
-	// before it reads again.
-	Idle func()
+	// Idle is flushed by the read loop each time it has handled all it
+	// read, before it reads again: the writers that held back what the
+	// loop's handlers gave them (a call's done, progress, a notification)
+	// marked themselves in it, and only they are flushed.
+	Idle *flush.Set
 	// Stamp, if set, returns a request's params as they go out: caps are
 	// CallOptions.Caps. It runs on the caller's goroutine of every Start.
 	Stamp func(params, caps json.RawMessage) json.RawMessage
@@ -83,7 +86,7 @@ type Conn struct {
 	droppedReplies int
 	writing        bool          // a write to w is under way (inline or the writer's)
 	queue          []byte        // messages waiting for the writer goroutine
-	held           []byte        // messages waiting for FlushHeld (CallOptions.Batch)
+	held           []byte        // messages waiting for Flush (CallOptions.Batch)
 	spare          []byte        // a buffer for held, reused
 	writerUp       bool          // the writer goroutine runs
 	wake           chan struct{} // wakes the writer goroutine
@@ -195,7 +198,7 @@ func (c *Conn) ReadLoop(r io.Reader) {
 	var long longLine // a line longer than br's buffer, being assembled
 	for {
 		if br.Buffered() == 0 && c.hooks.Idle != nil {
-			c.hooks.Idle() // everything read is handled; the next read may wait
+			c.hooks.Idle.Flush() // everything read is handled; the next read may wait
 		}
 		frag, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -461,7 +464,7 @@ func (c *Conn) Notify(method string, params json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	c.send(encodeMessage(0, method, params), nil, false)
+	c.send(encodeMessage(0, method, params), nil, nil)
 	return nil
 }
 
@@ -478,7 +481,9 @@ func encodeMessage(id int64, method string, params json.RawMessage) []byte {
 
 // CallOptions are the per-call settings of Start and Call.
 type CallOptions struct {
-	Batch   bool          // the request may wait for FlushHeld
+	// Batch, if set, lets the request wait in a buffer until Batch is
+	// flushed: the Conn marks itself in it when it starts holding.
+	Batch   *flush.Set
 	Timeout time.Duration // 0: none
 	// Progress receives the call's progress (its token cleared) until the
 	// call ends, never after; Token is the progress token the params carry.

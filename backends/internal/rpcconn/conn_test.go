@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/flush"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -95,6 +98,54 @@ func TestCallResultExact(t *testing.T) {
 		if r.err != nil || string(r.res) != result {
 			t.Fatalf("Call = %s, %v; want %s", r.res, r.err, result)
 		}
+	})
+}
+
+// A batched request waits until its batch is flushed, and the flush writes
+// the requests held since the last one, once; the Conn marks itself again
+// when it holds again, and a request without a batch is written at once.
+func TestBatchHeldUntilFlushed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPeer(t, Hooks{})
+		lines := make(chan string, 8)
+		go func() {
+			for {
+				line, err := p.in.ReadString('\n')
+				if err != nil {
+					return
+				}
+				lines <- strings.TrimSuffix(line, "\n")
+			}
+		}()
+		var batch flush.Set
+		expect := func(what string, ids ...int) {
+			t.Helper()
+			synctest.Wait()
+			var got []string
+			for len(lines) > 0 {
+				got = append(got, <-lines)
+			}
+			var want []string
+			for _, id := range ids {
+				want = append(want, `{"jsonrpc":"2.0","id":`+strconv.Itoa(id)+`,"method":"ping"}`)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s: the backend read\n%q\nwant\n%q", what, got, want)
+			}
+		}
+		p.c.Start("ping", nil, CallOptions{Batch: &batch}, func(json.RawMessage, error) {})
+		p.c.Start("ping", nil, CallOptions{Batch: &batch}, func(json.RawMessage, error) {})
+		expect("two batched requests before the flush")
+		go batch.Flush()
+		expect("after the flush", 1, 2)
+		go batch.Flush()
+		expect("after a second flush")
+		p.c.Start("ping", nil, CallOptions{Batch: &batch}, func(json.RawMessage, error) {})
+		expect("a batched request after the flush")
+		go batch.Flush()
+		expect("after the next flush", 3)
+		go p.c.Start("ping", nil, CallOptions{}, func(json.RawMessage, error) {})
+		expect("a request without a batch", 4)
 	})
 }
 

@@ -3,6 +3,8 @@ package rpcconn
 import (
 	"errors"
 	"os"
+
+	"github.com/mcp-gateway/mcp-gateway/backends/flush"
 )
 
 // Writing to a backend never blocks the caller. The gateway starts a call
@@ -23,11 +25,11 @@ import (
 // known to be read are counted.
 
 // send writes msg, a whole line, to the backend's stdin, inline or through
-// the writer goroutine; with hold, it may instead keep it for FlushHeld.
-// end, if not nil, receives msg's end offset in the stream (for the bound
-// above) before any byte of it is written. A message sent after shutdown
-// is dropped.
-func (c *Conn) send(msg []byte, end *int64, hold bool) {
+// the writer goroutine; with batch, it may instead keep it until batch is
+// flushed (Flush). end, if not nil, receives msg's end offset in the stream
+// (for the bound above) before any byte of it is written. A message sent
+// after shutdown is dropped.
+func (c *Conn) send(msg []byte, end *int64, batch *flush.Set) {
 	c.wmu.Lock()
 	if c.wclosed {
 		c.wmu.Unlock()
@@ -38,20 +40,26 @@ func (c *Conn) send(msg []byte, end *int64, hold bool) {
 		*end = c.sent
 	}
 	switch {
-	case len(c.held) > 0 || hold && c.canWriteInline(len(msg)):
+	case len(c.held) > 0 || batch != nil && c.canWriteInline(len(msg)):
 		// Behind what is held, in order: a cancellation never overtakes
 		// its request.
+		first := len(c.held) == 0
 		if c.held == nil {
 			c.held, c.spare = c.spare, nil
 		}
 		c.held = append(c.held, msg...)
 		full := len(c.held) >= maxHeld
 		c.wmu.Unlock()
-		if full {
+		switch {
+		case full:
 			// A caller that keeps holding (an HTTP front under a
 			// flood of POSTs) must not keep every call from its
 			// backend.
-			c.FlushHeld()
+			c.Flush()
+		case first:
+			// Marked once held: what is held from now on goes out
+			// with this batch's flush.
+			batch.Mark(c)
 		}
 	case c.canWriteInline(len(msg)):
 		c.writeInline(msg)
@@ -61,7 +69,7 @@ func (c *Conn) send(msg []byte, end *int64, hold bool) {
 	}
 }
 
-// maxHeld is the most send holds back for FlushHeld: a pipe's worth.
+// maxHeld is the most send holds back for Flush: a pipe's worth.
 const maxHeld = 64 << 10
 
 // sendReply sends a reply to one of the backend's own requests, unless more
@@ -81,14 +89,15 @@ func (c *Conn) sendReply(msg []byte) {
 		}
 		return
 	}
-	c.send(msg, nil, false)
+	c.send(msg, nil, nil)
 }
 
-// FlushHeld writes what was held back, all in one write: the requests
-// Start held (CallOptions.Batch) and every message sent after them, which
-// waits behind them so as not to overtake them (a cancellation, a reply).
-// It writes inline if that fits, else through the writer goroutine.
-func (c *Conn) FlushHeld() {
+// Flush writes what was held back, all in one write: the requests Start
+// held (CallOptions.Batch) and every message sent after them, which waits
+// behind them so as not to overtake them (a cancellation, a reply). It
+// writes inline if that fits, else through the writer goroutine. The
+// batch's flush.Set calls it; with nothing held it does nothing.
+func (c *Conn) Flush() {
 	c.wmu.Lock()
 	if len(c.held) == 0 {
 		c.wmu.Unlock()
