@@ -117,3 +117,24 @@ func TestSandboxHidesSessionSockets(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxScopesAbstractSockets: under network all (no network
+// namespace to close them), a confined server cannot connect to an
+// abstract UNIX socket outside its sandbox — an X11 server's
+// @/tmp/.X11-unix/X0, a dbus-launch bus — since the ruleset asks for
+// Landlock's IPC scoping (ABI 6).
+func TestSandboxScopesAbstractSockets(t *testing.T) {
+	t.Parallel()
+	h := newSandboxHome(t)
+	if abi := backends.LandlockABI(); abi < 6 {
+		t.Skipf("the kernel's Landlock is ABI %d: abstract UNIX sockets are scoped from ABI 6 (status lists the gap)", abi)
+	}
+	name := "@" + t.TempDir() // unique on the machine
+	listenUnix(t, name)
+	e := start(t, []config.Server{hostile("h", config.Sandbox{Mode: config.SandboxEnforce})}, h.options)
+	e.waitState(t, "h", backends.Ready)
+	text, failed := e.tool(t, "h", "connect", map[string]string{"addr": name, "network": "unix"})
+	if !failed || !strings.Contains(text, "operation not permitted") {
+		t.Errorf("connecting to an abstract socket: %q (error %v), want EPERM from Landlock's scoping", text, failed)
+	}
+}
