@@ -17,7 +17,10 @@
 // v2's where the gateway may give children the controllers), made by
 // the supervisor beneath the gateway's own cgroup and joined by the
 // sandbox mode before anything else; where none can be made they are
-// reported as not enforced.
+// reported as not enforced. The session's UNIX sockets (D-Bus, ssh-agent,
+// X11, Docker), whose connect Landlock does not govern before ABI 9, leave
+// the server's environment (sockets.go) and are hidden in a mount
+// namespace of its own (Plan.Hide), made as root or in a user namespace.
 //
 // On macOS: core dumps off, an open-files limit, and a generated
 // sandbox-exec profile (Profile) with the same files and network.

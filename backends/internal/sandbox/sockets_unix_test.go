@@ -3,7 +3,9 @@
 package sandbox
 
 import (
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mcp-gateway/mcp-gateway/config"
@@ -47,6 +49,19 @@ func TestSocketEnv(t *testing.T) {
 	for _, name := range []string{"DISPLAY", "DBUS_SYSTEM_BUS_ADDRESS", "DOCKER_HOST", "TMUX", "GPG_AGENT_INFO"} {
 		if v := lookup(granted, name); v != "" {
 			t.Errorf("granted: %s=%s kept, its socket is not granted", name, v)
+		}
+	}
+}
+
+// TestSocketsOpenWithoutNamespace: where the OS refuses the user
+// namespace, status says the session's sockets stay reachable instead of
+// what the mount namespace would have hidden.
+func TestSocketsOpenWithoutNamespace(t *testing.T) {
+	for name, refuse := range map[string]func(*Applied, error){"userns": (*Applied).WithoutUserNS, "netns": (*Applied).WithoutNetNS} {
+		a := Applied{UserNS: true, NetNS: true, Gaps: []string{socketsHidden}}
+		refuse(&a, errors.New("operation not permitted"))
+		if slices.Contains(a.Gaps, socketsHidden) || !strings.HasPrefix(a.Gaps[0], "UNIX sockets by path: the session D-Bus (so the Secret Service)") {
+			t.Errorf("%s refused: gaps %q", name, a.Gaps)
 		}
 	}
 }
