@@ -202,9 +202,6 @@ func (f *front) lookupTool(name string) (toolRoute, bool) {
 // is an orphan when its backend listed it before, or when it carries the
 // prefix of a configured server that is not ready.
 func (f *front) orphan(name string) (toolRoute, bool) {
-	if f.g.opts.Backends == nil {
-		return toolRoute{}, false
-	}
 	down := f.g.notReady()
 	f.mu.Lock()
 	r, ok := f.known[name]

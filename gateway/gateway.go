@@ -34,7 +34,8 @@ type Options struct {
 	// Answer serves the answer tools; nil (or gateway.answer_tools: false)
 	// hides them.
 	Answer *answer.Service
-	// Backends are the backend servers; nil means none.
+	// Backends are the backend servers; nil means none (New puts an
+	// empty Manager in its place).
 	Backends *backends.Manager
 	// Version is reported as serverInfo.version.
 	Version string
@@ -128,6 +129,11 @@ func New(opts Options) *Gateway {
 	if !opts.Config.Gateway.AnswerTools {
 		opts.Answer = nil
 	}
+	if opts.Backends == nil {
+		// No servers: an empty Manager, which starts nothing, so that
+		// no caller asks whether there are backends.
+		opts.Backends = backends.New(backends.Options{Logger: log})
+	}
 	g := &Gateway{opts: opts, log: log, fronts: make(map[*front]bool), logs: ratelimit.NewKeyed(logLimit), sealer: newSealer(opts.StateKey),
 		routes: make(map[namer]*toolTable)}
 	g.serverInfoJSON, _ = json.Marshal(g.serverInfo())
@@ -135,14 +141,12 @@ func New(opts Options) *Gateway {
 	g.limits = newLimiter(opts.Config.Gateway.RateLimits)
 	g.toolScopes = newToolScopes(opts.Config.Gateway.HTTP.OAuth.ToolScopes)
 	g.SetServers(opts.Config.Servers)
-	if opts.Backends != nil {
-		opts.Backends.SetHooks(backends.Hooks{
-			Changed:      g.backendsChanged,
-			Request:      g.handleBackendRequest,
-			Notification: g.backendNotification,
-			ReadIdle:     g.flushClients,
-		})
-	}
+	opts.Backends.SetHooks(backends.Hooks{
+		Changed:      g.backendsChanged,
+		Request:      g.handleBackendRequest,
+		Notification: g.backendNotification,
+		ReadIdle:     g.flushClients,
+	})
 	return g
 }
 
@@ -273,9 +277,7 @@ func (g *Gateway) dropFront(f *front) {
 // others are shown as their snapshots say until they are ready, and any
 // difference reaches the client by list_changed.
 func (g *Gateway) waitFirstStarts(ctx context.Context) {
-	if g.opts.Backends != nil {
-		g.opts.Backends.WaitUnseen(ctx, g.opts.Config.FirstStartWait())
-	}
+	g.opts.Backends.WaitUnseen(ctx, g.opts.Config.FirstStartWait())
 }
 
 // lazy reports whether tools/list names the meta tools instead of the

@@ -33,9 +33,6 @@ type resourceRoute struct {
 // syncResources mirrors the backends' resources and resource templates
 // (resourceTables).
 func (f *front) syncResources(touched bool) {
-	if f.g.opts.Backends == nil {
-		return
-	}
 	f.mu.Lock()
 	access := f.access
 	f.mu.Unlock()

@@ -68,10 +68,7 @@ func (f *front) syncTools(t *toolTable, touched bool) {
 	if meta {
 		ix = t.findIndex(f.g.instructions)
 	}
-	var down map[string]bool
-	if f.g.opts.Backends != nil {
-		down = f.g.notReady()
-	}
+	down := f.g.notReady()
 	f.mu.Lock()
 	// known keeps the tools of backends that are down now, for orphan:
 	// those the last tables had (a backend that went down since left the
@@ -144,10 +141,7 @@ func (t *toolTable) findIndex(instructions func() map[string]string) *toolIndex 
 // that a session (a sessionless HTTP request is one) costs one pass over the
 // tools, not a rewrite of every definition or a new find_tools index.
 func (g *Gateway) toolRoutes(n namer) *toolTable {
-	var tools []backends.Tool
-	if g.opts.Backends != nil {
-		tools = g.opts.Backends.Tools()
-	}
+	tools := g.opts.Backends.Tools()
 	prefixes := g.prefix.Load()
 	g.routesMu.Lock()
 	defer g.routesMu.Unlock()
