@@ -165,13 +165,13 @@ type dashData struct {
 
 func (d *dashboard) data(r *http.Request) dashData {
 	a := d.a
-	dd := dashData{Now: time.Now(), CSRF: d.csrf, PinFile: a.backends.PinFile(), AuditPath: a.cfg.Gateway.Audit.Path,
+	dd := dashData{Now: time.Now(), CSRF: d.csrf, PinFile: a.backends.Trust().PinFile(), AuditPath: a.cfg.Gateway.Audit.Path,
 		Servers: a.backends.Status()}
 	dd.Sandboxes = dashSandboxes(dd.Servers)
 	if a.sources != nil && a.sources.YAML != nil {
 		dd.Config = *a.sources.YAML
 	}
-	if err := a.backends.TrustError(); err != nil {
+	if err := a.backends.Trust().Err(); err != nil {
 		dd.PinError = err.Error()
 	}
 	if id := r.URL.Query().Get("approved"); id != "" {
@@ -179,7 +179,7 @@ func (d *dashboard) data(r *http.Request) dashData {
 		dd.Notice = d.notices[id]
 		d.mu.Unlock()
 	}
-	for _, c := range a.backends.Changes() {
+	for _, c := range a.backends.Trust().Changes() {
 		dc := dashChange{Change: c}
 		for _, l := range strings.Split(strings.TrimSuffix(c.Diff, "\n"), "\n") {
 			if l == "" {
@@ -191,7 +191,7 @@ func (d *dashboard) data(r *http.Request) dashData {
 		dd.Changes = append(dd.Changes, dc)
 	}
 	flagged := map[[2]string][]backends.Finding{}
-	for _, f := range a.backends.Flagged() {
+	for _, f := range a.backends.Trust().Flagged() {
 		if f.Kind == "tool" && !f.Withheld {
 			flagged[[2]string{f.Server, f.Name}] = f.Findings
 		}
@@ -266,7 +266,7 @@ func (d *dashboard) approve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	server, kind, name, digest := r.PostFormValue("server"), r.PostFormValue("kind"), r.PostFormValue("name"), r.PostFormValue("digest")
-	approved, err := d.a.backends.Approve(server, func(c backends.Change) bool {
+	approved, err := d.a.backends.Trust().Approve(server, func(c backends.Change) bool {
 		return c.Kind == kind && c.Name == name && c.Digest == digest
 	})
 	switch {
