@@ -162,18 +162,17 @@ func (f *front) resolve(ctx context.Context, name string) (toolRoute, bool) {
 	if r, ok := f.lookupTool(name); ok {
 		return r, true
 	}
-	if b := f.g.opts.Backends; b != nil {
-		if server, own, ok := f.prefixOwner(name, f.g.notReady(backends.Starting)); ok {
-			if b.Excludes(server, own) {
-				// The server's filter is on the name itself: nothing
-				// its start lists can route it.
-				return toolRoute{}, false
-			}
-			b.WaitServer(ctx, server)
-			f.sync()
-		} else {
-			f.settle(ctx)
+	b := f.g.opts.Backends
+	if server, own, ok := f.prefixOwner(name, f.g.notReady(backends.Starting)); ok {
+		if b.Excludes(server, own) {
+			// The server's filter is on the name itself: nothing
+			// its start lists can route it.
+			return toolRoute{}, false
 		}
+		b.WaitServer(ctx, server)
+		f.sync()
+	} else {
+		f.settle(ctx)
 	}
 	if r, ok := f.lookupTool(name); ok {
 		return r, true
@@ -280,7 +279,7 @@ func forwardsMeta(key string) bool {
 // a server to become ready, so none spins.
 func (f *front) liveRoute(ctx context.Context, name string, r toolRoute) (toolRoute, error) {
 	b := f.g.opts.Backends
-	if b == nil || r.kind != backendTool {
+	if r.kind != backendTool {
 		return r, nil
 	}
 	for !f.liveListed(r) {

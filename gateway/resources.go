@@ -303,9 +303,6 @@ func (f *front) read(ctx context.Context, params json.RawMessage) (json.RawMessa
 	b := f.g.opts.Backends
 	debug := f.g.opts.Config.Server.Debug
 	notFound := func() error { return rpcError(f.unknown(kindResource, uri), kindResource, uri, debug) }
-	if b == nil {
-		return nil, notFound()
-	}
 	route, ok, err := f.resourceRoute(uri)
 	if err != nil {
 		return nil, rpcError(err, kindResource, uri, debug)

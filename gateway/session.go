@@ -250,11 +250,9 @@ func (s *session) serveRequest(m *inMsg) {
 		}()
 	}
 	if rm.era == wire.PerRequestEra && f.identify(rm.client, rm.caps, rm.version) {
-		if b := f.g.opts.Backends; b != nil {
-			// Over stdio, backends wait for the client's capabilities:
-			// a client of this era says them in its first request.
-			b.SetClientCapabilities(rm.caps, wire.PerRequestEra)
-		}
+		// Over stdio, backends wait for the client's capabilities:
+		// a client of this era says them in its first request.
+		f.g.opts.Backends.SetClientCapabilities(rm.caps, wire.PerRequestEra)
 	}
 	method := m.Method
 	if e := f.refuse(method, rm.era); e != nil {

@@ -53,9 +53,6 @@ func (f *front) subscribed(uri string) bool {
 // it; it succeeds if one of them accepted.
 func (f *front) forwardSubscription(ctx context.Context, method, uri string) error {
 	b := f.g.opts.Backends
-	if b == nil {
-		return rpcError(&notFoundError{kindResource, uri}, kindResource, uri, false)
-	}
 	f.settle(ctx)
 	debug := f.g.opts.Config.Server.Debug
 	route, listed, err := f.resourceRoute(uri)

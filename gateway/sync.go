@@ -19,10 +19,7 @@ import (
 func (f *front) sync() {
 	f.syncMu.Lock()
 	defer f.syncMu.Unlock()
-	var gens [3]uint64
-	if b := f.g.opts.Backends; b != nil {
-		gens = b.ListGenerations()
-	}
+	gens := f.g.opts.Backends.ListGenerations()
 	f.mu.Lock()
 	naming := f.naming
 	touched := [3]bool{f.synced && gens[0] != f.gens[0], f.synced && gens[1] != f.gens[1], f.synced && gens[2] != f.gens[2]}
