@@ -225,7 +225,7 @@ func (b *backend) initialize(ctx context.Context, c *conn) (*surface, error) {
 	if err != nil {
 		return fail(fmt.Errorf("bad result: capabilities: %w", err))
 	}
-	if ir.ProtocolVersion != ProtocolVersion {
+	if ir.ProtocolVersion != protocolVersion {
 		b.log.Debug("backend chose another protocol version", "version", ir.ProtocolVersion)
 	}
 	step = "notifications/initialized"

@@ -198,7 +198,7 @@ func (f *front) resourceRoute(uri string) (resourceRoute, bool, error) {
 	case len(shown) > 1:
 		return resourceRoute{}, false, &ambiguousError{kindResource, uri, shown}
 	}
-	if server, own, ok := uiOwn(uri); ok && slices.Contains(f.g.opts.Backends.ResourceServers(), server) {
+	if server, own, ok := uiOwn(uri); ok && slices.Contains(f.g.opts.Backends.Declaring("resources"), server) {
 		// Not in the tables, which hold only what the policy shows: the
 		// URI names its server, whose resources the policy may hide.
 		f.mu.Lock()
@@ -322,7 +322,7 @@ func (f *front) read(ctx context.Context, params json.RawMessage) (json.RawMessa
 		// Listed by a server the client may not see (reported by hidden).
 		return nil, rpcError(&notFoundError{kindResource, uri}, kindResource, uri, debug)
 	}
-	for _, server := range b.ResourceServers() {
+	for _, server := range b.Declaring("resources") {
 		if !f.allowsResources(server) {
 			continue
 		}

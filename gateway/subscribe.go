@@ -61,7 +61,7 @@ func (f *front) forwardSubscription(ctx context.Context, method, uri string) err
 	}
 	servers := []string{route.server}
 	if !listed {
-		servers = b.ResourceServers()
+		servers = b.Declaring("resources")
 		route.own = uri
 		if f.hidden(policy.Resource, uri) {
 			servers = nil

@@ -361,7 +361,7 @@ func (f *front) listTasks(ctx context.Context, params json.RawMessage) (json.Raw
 	out := []byte(`{"tasks":[`)
 	n := 0
 	f.settle(ctx)
-	for _, server := range b.TaskServers() {
+	for _, server := range b.Declaring("tasks.list") {
 		raw, err := b.Request(ctx, server, "tasks/list", nil, backends.CallOptions{})
 		if err != nil {
 			f.log.Debug("tasks/list failed", "server", server, "err", err)
