@@ -12,9 +12,6 @@ import (
 // syncPrompts mirrors the backends' prompts, named like tools
 // (prefix + separator + name).
 func (f *front) syncPrompts(naming namer, touched bool) {
-	if f.g.opts.Backends == nil {
-		return
-	}
 	names := newNameTable(naming)
 	prefixes := f.g.prefixes()
 	routes := make(map[string]promptRoute)

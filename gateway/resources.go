@@ -33,9 +33,6 @@ type resourceRoute struct {
 // syncResources mirrors the backends' resources and resource templates
 // (resourceTables).
 func (f *front) syncResources(touched bool) {
-	if f.g.opts.Backends == nil {
-		return
-	}
 	f.mu.Lock()
 	access := f.access
 	f.mu.Unlock()
@@ -201,7 +198,7 @@ func (f *front) resourceRoute(uri string) (resourceRoute, bool, error) {
 	case len(shown) > 1:
 		return resourceRoute{}, false, &ambiguousError{kindResource, uri, shown}
 	}
-	if server, own, ok := uiOwn(uri); ok && slices.Contains(f.g.opts.Backends.ResourceServers(), server) {
+	if server, own, ok := uiOwn(uri); ok && slices.Contains(f.g.opts.Backends.Declaring("resources"), server) {
 		// Not in the tables, which hold only what the policy shows: the
 		// URI names its server, whose resources the policy may hide.
 		f.mu.Lock()
@@ -306,9 +303,6 @@ func (f *front) read(ctx context.Context, params json.RawMessage) (json.RawMessa
 	b := f.g.opts.Backends
 	debug := f.g.opts.Config.Server.Debug
 	notFound := func() error { return rpcError(f.unknown(kindResource, uri), kindResource, uri, debug) }
-	if b == nil {
-		return nil, notFound()
-	}
 	route, ok, err := f.resourceRoute(uri)
 	if err != nil {
 		return nil, rpcError(err, kindResource, uri, debug)
@@ -328,7 +322,7 @@ func (f *front) read(ctx context.Context, params json.RawMessage) (json.RawMessa
 		// Listed by a server the client may not see (reported by hidden).
 		return nil, rpcError(&notFoundError{kindResource, uri}, kindResource, uri, debug)
 	}
-	for _, server := range b.ResourceServers() {
+	for _, server := range b.Declaring("resources") {
 		if !f.allowsResources(server) {
 			continue
 		}

@@ -19,10 +19,7 @@ import (
 func (f *front) sync() {
 	f.syncMu.Lock()
 	defer f.syncMu.Unlock()
-	var gens [3]uint64
-	if b := f.g.opts.Backends; b != nil {
-		gens = b.ListGenerations()
-	}
+	gens := f.g.opts.Backends.ListGenerations()
 	f.mu.Lock()
 	naming := f.naming
 	touched := [3]bool{f.synced && gens[0] != f.gens[0], f.synced && gens[1] != f.gens[1], f.synced && gens[2] != f.gens[2]}
@@ -68,10 +65,7 @@ func (f *front) syncTools(t *toolTable, touched bool) {
 	if meta {
 		ix = t.findIndex(f.g.instructions)
 	}
-	var down map[string]bool
-	if f.g.opts.Backends != nil {
-		down = f.g.notReady()
-	}
+	down := f.g.notReady()
 	f.mu.Lock()
 	// known keeps the tools of backends that are down now, for orphan:
 	// those the last tables had (a backend that went down since left the
@@ -144,10 +138,7 @@ func (t *toolTable) findIndex(instructions func() map[string]string) *toolIndex 
 // that a session (a sessionless HTTP request is one) costs one pass over the
 // tools, not a rewrite of every definition or a new find_tools index.
 func (g *Gateway) toolRoutes(n namer) *toolTable {
-	var tools []backends.Tool
-	if g.opts.Backends != nil {
-		tools = g.opts.Backends.Tools()
-	}
+	tools := g.opts.Backends.Tools()
 	prefixes := g.prefix.Load()
 	g.routesMu.Lock()
 	defer g.routesMu.Unlock()
