@@ -33,8 +33,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// ProtocolVersion is the MCP version the gateway asks backends for.
-const ProtocolVersion = "2025-11-25"
+// protocolVersion is the MCP version the gateway asks backends of the
+// handshake era for.
+const protocolVersion = "2025-11-25"
 
 // Options configure a Manager.
 type Options struct {

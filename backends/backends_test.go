@@ -611,6 +611,14 @@ func TestPromptsResourcesRequest(t *testing.T) {
 	if len(rs) != 2 || rs[0].URI != "test://r1" || rs[0].Template || rs[1].URI != "test://t/{id}" || !rs[1].Template {
 		t.Errorf("resources %+v", rs)
 	}
+	// Declaring names the ready servers that declared a capability, and
+	// none for a name it does not know.
+	if got := e.Declaring("resources"); !slices.Equal(got, []string{"pr"}) {
+		t.Errorf(`Declaring("resources") = %v, want [pr]`, got)
+	}
+	if got := e.Declaring("resource"); got != nil {
+		t.Errorf(`Declaring("resource") = %v, want none`, got)
+	}
 	res, err := e.Request(context.Background(), "pr", "resources/read", map[string]string{"uri": "test://r1"}, backends.CallOptions{})
 	if err != nil || string(res) != `{"contents":[{"uri":"test://r1","text":"r1 body","x-unknown":[1]}]}` {
 		t.Errorf("read: %s %v", res, err)

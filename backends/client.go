@@ -145,7 +145,7 @@ func (m *Manager) clientCaps() json.RawMessage {
 // initializeParams are the params of a backend's initialize request.
 func (m *Manager) initializeParams() json.RawMessage {
 	b, err := json.Marshal(map[string]any{
-		"protocolVersion": ProtocolVersion,
+		"protocolVersion": protocolVersion,
 		"capabilities":    m.clientCaps(),
 		"clientInfo":      m.clientInfo(),
 	})

@@ -2,6 +2,12 @@ package backends
 
 import "time"
 
+// The package's constants its tests compare with.
+const (
+	ProtocolVersion = protocolVersion
+	MaxInputRounds  = maxInputRounds
+)
+
 // SetTimings shortens a Manager's supervision delays for tests: restart
 // backoff (base doubling to max), the crash window, and Close's grace.
 func SetTimings(m *Manager, backoffBase, backoffMax, crashWindow, stopGrace time.Duration) {

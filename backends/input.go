@@ -19,8 +19,8 @@ import (
 // its own — answers the requests and asks again with the answers and the
 // backend's requestState (Fulfill), until the backend answers for good.
 
-// MaxInputRounds bounds the rounds of one request, as go-sdk's client does.
-const MaxInputRounds = 10
+// maxInputRounds bounds the rounds of one request, as go-sdk's client does.
+const maxInputRounds = 10
 
 // InputRequired reports whether a backend's result asks for input.
 func InputRequired(result json.RawMessage) bool {
@@ -37,13 +37,13 @@ type Asker func(ctx context.Context, method string, params json.RawMessage) (jso
 // members to add to its params: inputResponses holding the answers, and
 // the backend's requestState when it gave one — until the backend's result
 // needs no more input, which it returns. A nil ask, an input request
-// without a method, or more than MaxInputRounds rounds fail with a
+// without a method, or more than maxInputRounds rounds fail with a
 // JSON-RPC internal error; ask's and retry's errors are returned as they
 // are. The result is valid after the call (retry's results are copies).
 func Fulfill(ctx context.Context, result json.RawMessage, ask Asker, retry func(ctx context.Context, extra json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
 	for round := 0; InputRequired(result); round++ {
-		if round == MaxInputRounds {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the server asked for input more than %d times", MaxInputRounds)}
+		if round == maxInputRounds {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the server asked for input more than %d times", maxInputRounds)}
 		}
 		if ask == nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the server asks the client for input, which this client cannot be asked"}

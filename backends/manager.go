@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -188,22 +189,14 @@ func (m *Manager) startLocked(b *backend) {
 	}()
 }
 
-// Start starts every enabled backend in parallel and returns at once.
-// ctx bounds the backends' lifetime only as far as Close is concerned: the
-// children are stopped by Close (or die with the gateway process), not by
-// ctx's cancellation. Start does nothing after the first call or after Close.
-func (m *Manager) Start(ctx context.Context) {
-	m.start(ctx, func(*backend) bool { return true })
-}
-
-// StartOnly is Start for one server alone (a one-shot command that needs
-// only it): every other one is Stopped, "not started", and no wait waits
-// for it.
-func (m *Manager) StartOnly(ctx context.Context, server string) {
-	m.start(ctx, func(b *backend) bool { return b.cfg.Name == server })
-}
-
-func (m *Manager) start(ctx context.Context, which func(*backend) bool) {
+// Start starts every enabled backend in parallel and returns at once;
+// given only, it starts the servers only names alone (a one-shot command
+// that needs one): every other one is Stopped, "not started", and no wait
+// waits for it. ctx bounds the backends' lifetime only as far as Close is
+// concerned: the children are stopped by Close (or die with the gateway
+// process), not by ctx's cancellation. Start does nothing after the first
+// call or after Close.
+func (m *Manager) Start(ctx context.Context, only ...string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.started || m.closed {
@@ -229,7 +222,7 @@ func (m *Manager) start(ctx context.Context, which func(*backend) bool) {
 	m.runCtx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	m.trust.start()
 	for _, b := range m.backends() {
-		if which(b) {
+		if len(only) == 0 || slices.Contains(only, b.cfg.Name) {
 			m.startLocked(b)
 			continue
 		}
@@ -600,7 +593,7 @@ func (m *Manager) SetLogLevel(ctx context.Context, level string) {
 	m.logLevel.Store(&level)
 	params := map[string]any{"level": level}
 	var wg sync.WaitGroup
-	for _, server := range m.Logging() {
+	for _, server := range m.Declaring("logging") {
 		wg.Go(func() {
 			if _, err := m.Request(ctx, server, "logging/setLevel", params, CallOptions{}); err != nil {
 				// The server's log, which masks its secrets in its error.
@@ -615,25 +608,18 @@ func (m *Manager) SetLogLevel(ctx context.Context, level string) {
 	wg.Wait()
 }
 
-// Logging returns the ready backends that declared the logging capability,
-// in configuration order.
-func (m *Manager) Logging() []string {
-	return m.declaring(func(c serverCaps) bool { return c.logging })
-}
-
-// ResourceServers returns the ready backends that declared the resources
-// capability, in configuration order.
-func (m *Manager) ResourceServers() []string {
-	return m.declaring(func(c serverCaps) bool { return c.resources })
-}
-
-// TaskServers returns the ready backends that declared tasks.list, in
-// configuration order.
-func (m *Manager) TaskServers() []string {
-	return m.declaring(func(c serverCaps) bool { return c.tasksList })
-}
-
-func (m *Manager) declaring(has func(serverCaps) bool) []string {
+// Declaring returns the ready backends that declared capability, in
+// configuration order: "logging", "resources", or "tasks.list" (the tasks
+// capability's list); any other name, none.
+func (m *Manager) Declaring(capability string) []string {
+	has := map[string]func(serverCaps) bool{
+		"logging":    func(c serverCaps) bool { return c.logging },
+		"resources":  func(c serverCaps) bool { return c.resources },
+		"tasks.list": func(c serverCaps) bool { return c.tasksList },
+	}[capability]
+	if has == nil {
+		return nil
+	}
 	var out []string
 	for _, b := range m.backends() {
 		b.mu.Lock()

@@ -126,7 +126,7 @@ func (m *Manager) startConfined(s config.Server, env []string, host sandbox.Host
 	if err != nil {
 		return nil, &applied, err
 	}
-	spec := proc.Spec{Command: argv[0], Args: argv[1:], Env: env, Dir: s.Cwd, NetNS: applied.NetNS}
+	spec := proc.Spec{Command: argv[0], Args: argv[1:], Env: env, Dir: s.Cwd, NetNS: applied.NetNS, UserNS: applied.UserNS}
 	if applied.MemoryEnforced { // by the process's own group where the OS has limits there (Windows' Job Object)
 		spec.MemoryMB = applied.MemoryMB
 	}
@@ -134,11 +134,16 @@ func (m *Manager) startConfined(s config.Server, env []string, host sandbox.Host
 		spec.Processes = applied.Processes
 	}
 	p, err := proc.Start(spec)
-	if err != nil && spec.NetNS {
+	if err != nil && (spec.NetNS || spec.UserNS) {
 		// Unprivileged user namespaces are off here (a sysctl, or
-		// Ubuntu's AppArmor): Landlock's TCP rules alone, as status says.
-		applied.WithoutNetNS(err)
-		spec.NetNS = false
+		// Ubuntu's AppArmor): Landlock's TCP rules alone, and the
+		// session's sockets not hidden, as status says.
+		if spec.NetNS {
+			applied.WithoutNetNS(err)
+		} else {
+			applied.WithoutUserNS(err)
+		}
+		spec.NetNS, spec.UserNS = false, false
 		p, err = proc.Start(spec)
 	}
 	return p, &applied, err

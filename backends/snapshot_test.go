@@ -60,7 +60,7 @@ func TestSnapshotShownDuringFirstStart(t *testing.T) {
 	if len(in) != 1 || in[0].Instructions != "from tb" || !strings.Contains(string(in[0].Capabilities), "prompts") {
 		t.Errorf("initialized while starting: %+v", in)
 	}
-	if got := e.Logging(); len(got) != 0 {
+	if got := e.Declaring("logging"); len(got) != 0 {
 		t.Errorf("logging/setLevel would go to %v, which is not running", got)
 	}
 	e.waitState(t, "tb", backends.Ready)

@@ -677,12 +677,20 @@ func (ts *trustState) notify(server string) {
 	}
 }
 
+// Trust is a Manager's trust layer as its owner sees it (docs/trust.md):
+// what it withholds and why, what the scanner flagged, the pin file, and
+// approval. Its methods are safe for concurrent use.
+type Trust struct{ m *Manager }
+
+// Trust returns the Manager's trust layer.
+func (m *Manager) Trust() Trust { return Trust{m} }
+
 // Changes returns every definition withheld now, of every backend clients
 // are shown, in configuration and listing order, each with the diff from
 // its pin.
-func (m *Manager) Changes() []Change {
+func (t Trust) Changes() []Change {
 	var out []Change
-	for _, b := range m.backends() {
+	for _, b := range t.m.backends() {
 		if !b.trusted() {
 			continue
 		}
@@ -712,9 +720,9 @@ func change(server string, h heldDef) Change {
 
 // Flagged returns every definition clients are shown or that is withheld
 // in which the scanner found injection markers.
-func (m *Manager) Flagged() []Flagged {
+func (t Trust) Flagged() []Flagged {
 	var out []Flagged
-	for _, b := range m.backends() {
+	for _, b := range t.m.backends() {
 		if !b.trusted() {
 			continue
 		}
@@ -740,24 +748,24 @@ func (m *Manager) Flagged() []Flagged {
 	return out
 }
 
-// TrustError reports why the pin file cannot be used, or nil.
-func (m *Manager) TrustError() error {
-	m.trust.mu.Lock()
-	defer m.trust.mu.Unlock()
-	return m.trust.err
+// Err reports why the pin file cannot be used, or nil.
+func (t Trust) Err() error {
+	t.m.trust.mu.Lock()
+	defer t.m.trust.mu.Unlock()
+	return t.m.trust.err
 }
 
 // PinFile is the pin file the Manager reads and writes ("" for none).
-func (m *Manager) PinFile() string { return m.trust.opts.PinFile }
+func (t Trust) PinFile() string { return t.m.trust.opts.PinFile }
 
 // Approve pins, as approved, the current definition of each withheld
 // change of server that accept accepts, and shows it at once (clients get
 // list_changed). It returns what it approved; nothing to approve is no
 // error. It fails, approving nothing, when the pin file cannot be read or
 // written.
-func (m *Manager) Approve(server string, accept func(Change) bool) ([]Change, error) {
+func (t Trust) Approve(server string, accept func(Change) bool) ([]Change, error) {
 	var picked []Change
-	for _, c := range m.Changes() {
+	for _, c := range t.Changes() {
 		if c.Server == server && accept(c) {
 			picked = append(picked, c)
 		}
@@ -765,7 +773,7 @@ func (m *Manager) Approve(server string, accept func(Change) bool) ([]Change, er
 	if len(picked) == 0 {
 		return nil, nil
 	}
-	ts := m.trust
+	ts := t.m.trust
 	now := time.Now().UTC().Truncate(time.Second)
 	pinOf := func(c Change) *trust.Pin {
 		return &trust.Pin{Digest: c.Digest, Definition: trust.Definition(c.Definition), Pinned: now, How: trust.Approved}
@@ -819,8 +827,8 @@ func ShortDigest(d string) string {
 
 // Withheld returns the WithheldError of server's tool (kind "tool") or
 // prompt ("prompt") name when the trust layer withholds it, else nil.
-func (m *Manager) Withheld(server, kind, name string) error {
-	b := m.set.Load().byName[server]
+func (t Trust) Withheld(server, kind, name string) error {
+	b := t.m.set.Load().byName[server]
 	if b == nil {
 		return nil
 	}

@@ -103,7 +103,7 @@ func TestTrustPinWithholdsChange(t *testing.T) {
 	if st := e.status(t, "tb"); st.Withheld != 2 || st.Trust != "pin" {
 		t.Errorf("status: %+v", st)
 	}
-	changes := e.Changes()
+	changes := e.Trust().Changes()
 	if len(changes) != 2 || changes[0].Name != "echo" || changes[0].Reason != backends.WithheldChanged ||
 		!strings.Contains(changes[0].Diff, "+  \"description\": \"Echo. <IMPORTANT>") || !strings.Contains(changes[0].Diff, "-  \"description\": \"testbackend tool echo\"") {
 		t.Fatalf("changes: %+v", changes)
@@ -115,11 +115,11 @@ func TestTrustPinWithholdsChange(t *testing.T) {
 	if !slices.Contains(rules, "hidden-instructions") || !slices.Contains(rules, "sensitive-file") {
 		t.Errorf("findings of the change: %v", changes[0].Findings)
 	}
-	if fl := e.Flagged(); len(fl) != 2 || !fl[0].Withheld {
+	if fl := e.Trust().Flagged(); len(fl) != 2 || !fl[0].Withheld {
 		t.Errorf("flagged: %+v", fl)
 	}
 
-	approved, err := e.Approve("tb", func(c backends.Change) bool { return c.Name == "echo" && c.Kind == "tool" })
+	approved, err := e.Trust().Approve("tb", func(c backends.Change) bool { return c.Name == "echo" && c.Kind == "tool" })
 	if err != nil || len(approved) != 1 {
 		t.Fatalf("approve: %v %v", approved, err)
 	}
@@ -155,7 +155,7 @@ func TestTrustApproveHoldsNew(t *testing.T) {
 			t.Fatalf("unapproved tool shown: %s", tl.Name)
 		}
 	}
-	if n := len(e.Changes()); n != 12 {
+	if n := len(e.Trust().Changes()); n != 12 {
 		t.Fatalf("%d changes, want the 12 tools", n)
 	}
 	if _, err := os.Stat(pins); err == nil {
@@ -165,7 +165,7 @@ func TestTrustApproveHoldsNew(t *testing.T) {
 	other := backends.New(backends.Options{Servers: []config.Server{s}, Trust: backends.TrustOptions{PinFile: pins}})
 	other.Start(context.Background())
 	other.Wait(context.Background(), testutil.DefaultTimeout)
-	if a, err := other.Approve("tb", func(c backends.Change) bool { return c.Name == "echo" }); err != nil || len(a) != 1 {
+	if a, err := other.Trust().Approve("tb", func(c backends.Change) bool { return c.Name == "echo" }); err != nil || len(a) != 1 {
 		t.Fatalf("approve: %v %v", a, err)
 	}
 	other.Close()
@@ -194,8 +194,8 @@ func TestTrustDamagedPinFile(t *testing.T) {
 		o.Trust = backends.TrustOptions{Policy: "pin", PinFile: pins}
 	})
 	e.waitState(t, "tb", backends.Ready)
-	if e.TrustError() == nil || !strings.Contains(e.TrustError().Error(), pins) {
-		t.Fatalf("TrustError: %v", e.TrustError())
+	if e.Trust().Err() == nil || !strings.Contains(e.Trust().Err().Error(), pins) {
+		t.Fatalf("Trust().Err(): %v", e.Trust().Err())
 	}
 	for _, tl := range e.Tools() {
 		if tl.Server == "tb" {
@@ -209,7 +209,7 @@ func TestTrustDamagedPinFile(t *testing.T) {
 	if _, err := e.CallTool(context.Background(), "tb", "echo", nil, backends.CallOptions{}); !errors.As(err, &we) || we.Reason != backends.WithheldUnreadable {
 		t.Fatalf("call: %v", err)
 	}
-	if _, err := e.Approve("tb", func(backends.Change) bool { return true }); err == nil {
+	if _, err := e.Trust().Approve("tb", func(backends.Change) bool { return true }); err == nil {
 		t.Fatal("approved into a damaged pin file")
 	}
 	e.Close()
@@ -247,7 +247,7 @@ func TestTrustSnapshotNotPinned(t *testing.T) {
 	release()
 	e.waitState(t, "tb", backends.Ready)
 	if d := description(e, "tb/echo"); d != "Echo, as the server has it now." {
-		t.Fatalf("ready: echo %q (changes %+v)", d, e.Changes())
+		t.Fatalf("ready: echo %q (changes %+v)", d, e.Trust().Changes())
 	}
 }
 
@@ -326,11 +326,11 @@ func TestTrustRenameTakesNoPin(t *testing.T) {
 	if _, err := e.CallTool(context.Background(), "tb", "a+b", json.RawMessage(`{}`), backends.CallOptions{}); !errors.As(err, &we) || we.Reason != backends.WithheldChanged {
 		t.Fatalf("call of a+b: %v, want withheld as changed", err)
 	}
-	changes := e.Changes()
+	changes := e.Trust().Changes()
 	if len(changes) != 1 || changes[0].Name != "a+b" || !strings.Contains(changes[0].Diff, `-  "name": "a_b"`) {
 		t.Fatalf("changes: %+v", changes)
 	}
-	if _, err := e.Approve("tb", func(c backends.Change) bool { return c.Name == "a+b" }); err != nil {
+	if _, err := e.Trust().Approve("tb", func(c backends.Change) bool { return c.Name == "a+b" }); err != nil {
 		t.Fatal(err)
 	}
 	e.waitChange(t, "tb")
@@ -385,7 +385,7 @@ func TestTrustPinFileVanishes(t *testing.T) {
 	if !testutil.Poll(testutil.DefaultTimeout, func() bool { return !shown(e, "tb/echo") }) {
 		t.Fatal("the change is shown")
 	}
-	change := e.Changes()[0]
+	change := e.Trust().Changes()[0]
 	// What another gateway started on a file without echo's pin records.
 	other, _ := json.Marshal(map[string]any{"format": 1, "servers": map[string]any{"tb": map[string]any{"tools": map[string]any{
 		"echo": map[string]any{"digest": change.Digest, "definition": change.Definition, "pinned": "2026-11-28T00:00:00Z", "how": "first sight"}}}}})
@@ -409,7 +409,7 @@ func TestTrustPinFileVanishes(t *testing.T) {
 		if p := pinOf(pins, "tb", "echo"); how != "another's first sight" && (p.Digest != pinned || p.How != "first sight") {
 			t.Errorf("%s: echo is pinned as %+v, want the first definition %s", how, p, pinned)
 		}
-		if shown(e, "tb/echo") || len(e.Changes()) != 1 {
+		if shown(e, "tb/echo") || len(e.Trust().Changes()) != 1 {
 			t.Fatalf("%s: the withheld change is shown: %v", how, toolNames(e.Tools()))
 		}
 		var we *backends.WithheldError
@@ -439,7 +439,7 @@ func TestTrustPinFileSymlink(t *testing.T) {
 	other := backends.New(backends.Options{Servers: []config.Server{s}, Trust: backends.TrustOptions{PinFile: pins}})
 	other.Start(context.Background())
 	other.Wait(context.Background(), testutil.DefaultTimeout)
-	if a, err := other.Approve("tb", func(c backends.Change) bool { return c.Name == "echo" }); err != nil || len(a) != 1 {
+	if a, err := other.Trust().Approve("tb", func(c backends.Change) bool { return c.Name == "echo" }); err != nil || len(a) != 1 {
 		t.Fatalf("approve: %v %v", a, err)
 	}
 	other.Close()
@@ -497,7 +497,7 @@ func TestTrustInstructions(t *testing.T) {
 	if got := instructionsOf(e, "tb"); got != first {
 		t.Fatalf("changed instructions given to clients: %q", got)
 	}
-	changes := e.Changes()
+	changes := e.Trust().Changes()
 	if len(changes) != 1 || changes[0].Kind != "instructions" || changes[0].Reason != backends.WithheldChanged ||
 		!strings.Contains(changes[0].Diff, "<IMPORTANT>") {
 		t.Fatalf("changes: %+v", changes)
@@ -512,7 +512,7 @@ func TestTrustInstructions(t *testing.T) {
 	if st := e.status(t, "tb"); st.Withheld != 1 {
 		t.Errorf("status: %+v", st)
 	}
-	if fl := e.Flagged(); len(fl) != 1 || fl[0].Kind != "instructions" || !fl[0].Withheld {
+	if fl := e.Trust().Flagged(); len(fl) != 1 || fl[0].Kind != "instructions" || !fl[0].Withheld {
 		t.Errorf("flagged: %+v", fl)
 	}
 	if shown(e, "tb/echo") == false {
@@ -521,7 +521,7 @@ func TestTrustInstructions(t *testing.T) {
 	if got := backends.ApproveCommand("tb", "", changes[0].Digest); got != "mcp-gateway approve tb --digest "+strings.TrimPrefix(changes[0].Digest, "sha256:") {
 		t.Errorf("approve command: %q", got)
 	}
-	if a, err := e.Approve("tb", func(c backends.Change) bool { return c.Digest == changes[0].Digest }); err != nil || len(a) != 1 {
+	if a, err := e.Trust().Approve("tb", func(c backends.Change) bool { return c.Digest == changes[0].Digest }); err != nil || len(a) != 1 {
 		t.Fatalf("approve: %v %v", a, err)
 	}
 	if got := instructionsOf(e, "tb"); got != poisonedText {
@@ -535,7 +535,7 @@ func TestTrustInstructions(t *testing.T) {
 	if got := instructionsOf(e, "tb"); got != "" {
 		t.Fatalf("unapproved instructions given: %q", got)
 	}
-	if c := e.Changes(); !slices.ContainsFunc(c, func(c backends.Change) bool { return c.Kind == "instructions" && c.Reason == backends.WithheldNew }) {
+	if c := e.Trust().Changes(); !slices.ContainsFunc(c, func(c backends.Change) bool { return c.Kind == "instructions" && c.Reason == backends.WithheldNew }) {
 		t.Fatalf("changes: %+v", c)
 	}
 }
@@ -611,7 +611,7 @@ func TestTrustCaseVariantMembersRefused(t *testing.T) {
 		e.call(t, "tb", "relist", "")
 		e.waitChange(t, "tb")
 		if !testutil.Poll(testutil.DefaultTimeout, func() bool { return !shown(e, "tb/echo") }) {
-			t.Fatalf("%d: an ambiguous definition is shown: %v (changes %+v)", i, toolNames(e.Tools()), e.Changes())
+			t.Fatalf("%d: an ambiguous definition is shown: %v (changes %+v)", i, toolNames(e.Tools()), e.Trust().Changes())
 		}
 		if !shown(e, "tb/crash") {
 			t.Fatalf("%d: an exact definition was left out too", i)
@@ -661,7 +661,7 @@ func TestTrustExactNewcomerTakesNoPin(t *testing.T) {
 	e.call(t, "tb", "relist", "")
 	e.waitChange(t, "tb")
 	// The new list is in effect once a_b is shown or held.
-	if !testutil.Poll(testutil.DefaultTimeout, func() bool { return shown(e, "tb/a_b") || len(e.Changes()) > 0 }) {
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool { return shown(e, "tb/a_b") || len(e.Trust().Changes()) > 0 }) {
 		t.Fatalf("a_b neither shown nor held: %v", toolNames(e.Tools()))
 	}
 	if shown(e, "tb/a_b") {
@@ -694,7 +694,7 @@ func TestTrustApproveShowsNameTakerAsChange(t *testing.T) {
 		o.Trust = backends.TrustOptions{Policy: "approve", PinFile: pins}
 	})
 	e.waitState(t, "tb", backends.Ready)
-	if _, err := e.Approve("tb", func(backends.Change) bool { return true }); err != nil { // a+b, relist, ...
+	if _, err := e.Trust().Approve("tb", func(backends.Change) bool { return true }); err != nil { // a+b, relist, ...
 		t.Fatal(err)
 	}
 	if !testutil.Poll(testutil.DefaultTimeout, func() bool { return shown(e, "tb/a+b") && shown(e, "tb/relist") }) {
@@ -706,7 +706,7 @@ func TestTrustApproveShowsNameTakerAsChange(t *testing.T) {
 	e.waitChange(t, "tb")
 	var got *backends.Change
 	if !testutil.Poll(testutil.DefaultTimeout, func() bool {
-		for _, c := range e.Changes() {
+		for _, c := range e.Trust().Changes() {
 			if c.Name == "a_b" {
 				got = &c
 				return true
@@ -714,7 +714,7 @@ func TestTrustApproveShowsNameTakerAsChange(t *testing.T) {
 		}
 		return false
 	}) {
-		t.Fatalf("a_b not held: %+v", e.Changes())
+		t.Fatalf("a_b not held: %+v", e.Trust().Changes())
 	}
 	if got.Reason != backends.WithheldChanged || !strings.Contains(got.Diff, `-  "name": "a+b"`) {
 		t.Errorf("a_b held as %q, diff:\n%s\nwant a change of a+b", got.Reason, got.Diff)

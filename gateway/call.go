@@ -159,18 +159,17 @@ func (f *front) resolve(ctx context.Context, name string) (toolRoute, bool) {
 	if r, ok := f.lookupTool(name); ok {
 		return r, true
 	}
-	if b := f.g.opts.Backends; b != nil {
-		if server, own, ok := f.prefixOwner(name, f.g.notReady(backends.Starting)); ok {
-			if b.Excludes(server, own) {
-				// The server's filter is on the name itself: nothing
-				// its start lists can route it.
-				return toolRoute{}, false
-			}
-			b.WaitServer(ctx, server)
-			f.rebuild(ctx, always)
-		} else {
-			f.rebuild(ctx, settled)
+	b := f.g.opts.Backends
+	if server, own, ok := f.prefixOwner(name, f.g.notReady(backends.Starting)); ok {
+		if b.Excludes(server, own) {
+			// The server's filter is on the name itself: nothing
+			// its start lists can route it.
+			return toolRoute{}, false
 		}
+		b.WaitServer(ctx, server)
+		f.rebuild(ctx, always)
+	} else {
+		f.rebuild(ctx, settled)
 	}
 	if r, ok := f.lookupTool(name); ok {
 		return r, true
@@ -198,9 +197,6 @@ func (f *front) lookupTool(name string) (toolRoute, bool) {
 // is an orphan when its backend listed it before, or when it carries the
 // prefix of a configured server that is not ready.
 func (f *front) orphan(name string) (toolRoute, bool) {
-	if f.g.opts.Backends == nil {
-		return toolRoute{}, false
-	}
 	down := f.g.notReady()
 	r, ok := f.tables().known[name]
 	ok = ok && f.allowed(r)
@@ -273,7 +269,7 @@ func forwardsMeta(key string) bool {
 // a server to become ready, so none spins.
 func (f *front) liveRoute(ctx context.Context, name string, r toolRoute) (toolRoute, error) {
 	b := f.g.opts.Backends
-	if b == nil || r.kind != backendTool {
+	if r.kind != backendTool {
 		return r, nil
 	}
 	for !f.liveListed(r) {

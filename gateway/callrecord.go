@@ -67,7 +67,7 @@ func (f *front) recorder(tc toolCall) callEnd {
 	} else if r, ok := f.orphan(rec.Tool); ok {
 		rec.Server, rec.Own = r.server, r.own
 	}
-	if rec.Server == "" && f.g.opts.Backends != nil {
+	if rec.Server == "" {
 		// A name nothing routes to (withheld, or unknown): the server its
 		// prefix names, if one does.
 		f.owners(rec.Tool, func(server, own string) bool {

@@ -35,7 +35,8 @@ type Options struct {
 	// Answer serves the answer tools; nil (or gateway.answer_tools: false)
 	// hides them.
 	Answer *answer.Service
-	// Backends are the backend servers; nil means none.
+	// Backends are the backend servers; nil means none (New puts an
+	// empty Manager in its place).
 	Backends *backends.Manager
 	// Version is reported as serverInfo.version.
 	Version string
@@ -129,6 +130,11 @@ func New(opts Options) *Gateway {
 	if !opts.Config.Gateway.AnswerTools {
 		opts.Answer = nil
 	}
+	if opts.Backends == nil {
+		// No servers: an empty Manager, which starts nothing, so that
+		// no caller asks whether there are backends.
+		opts.Backends = backends.New(backends.Options{Logger: log})
+	}
 	g := &Gateway{opts: opts, log: log, fronts: make(map[*front]bool), logs: ratelimit.NewKeyed(logLimit), sealer: newSealer(opts.StateKey),
 		routes: make(map[namer]*toolTable)}
 	g.serverInfoJSON, _ = json.Marshal(g.serverInfo())
@@ -136,24 +142,17 @@ func New(opts Options) *Gateway {
 	g.limits = newLimiter(opts.Config.Gateway.RateLimits)
 	g.toolScopes = newToolScopes(opts.Config.Gateway.HTTP.OAuth.ToolScopes)
 	g.SetServers(opts.Config.Servers)
-	if opts.Backends != nil {
-		opts.Backends.SetHooks(backends.Hooks{
-			Changed:      g.backendsChanged,
-			Request:      g.handleBackendRequest,
-			Notification: g.backendNotification,
-		})
-	}
+	opts.Backends.SetHooks(backends.Hooks{
+		Changed:      g.backendsChanged,
+		Request:      g.handleBackendRequest,
+		Notification: g.backendNotification,
+	})
 	return g
 }
 
 // readIdle is what the backends' read loops flush at the end of each
-// burst (backends.Manager.ReadIdle); nil without backends.
-func (g *Gateway) readIdle() *flush.Set {
-	if g.opts.Backends == nil {
-		return nil
-	}
-	return g.opts.Backends.ReadIdle()
-}
+// burst (backends.Manager.ReadIdle).
+func (g *Gateway) readIdle() *flush.Set { return g.opts.Backends.ReadIdle() }
 
 // ServeStdio serves one client on r and w (the process's stdin and stdout)
 // until r ends, the client goes away, or ctx is done. At the end of input
@@ -265,9 +264,7 @@ func (g *Gateway) dropFront(f *front) {
 // others are shown as their snapshots say until they are ready, and any
 // difference reaches the client by list_changed.
 func (g *Gateway) waitFirstStarts(ctx context.Context) {
-	if g.opts.Backends != nil {
-		g.opts.Backends.WaitUnseen(ctx, g.opts.Config.FirstStartWait())
-	}
+	g.opts.Backends.WaitUnseen(ctx, g.opts.Config.FirstStartWait())
 }
 
 // lazy reports whether tools/list names the meta tools instead of the

@@ -434,3 +434,16 @@ func TestSessionHoldsNoCopyOfTheTools(t *testing.T) {
 		t.Errorf("the session keeps %d tools after own went down, want own's only", known)
 	}
 }
+
+// TestNewWithoutBackends: a Gateway built without a Manager (no servers)
+// gets an empty one, so that nothing on the request path asks whether
+// there are backends.
+func TestNewWithoutBackends(t *testing.T) {
+	g := New(Options{})
+	if g.opts.Backends == nil {
+		t.Fatal("Options.Backends is nil after New; want an empty Manager")
+	}
+	if st := g.opts.Backends.Status(); len(st) != 0 {
+		t.Fatalf("the empty Manager has servers: %v", st)
+	}
+}

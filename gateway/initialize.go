@@ -41,29 +41,27 @@ func unionCap(name string) bool {
 func (g *Gateway) initializeResult(version string, access *policy.Decision) json.RawMessage {
 	caps := json.RawMessage(ownCapabilities)
 	var text []string
-	if b := g.opts.Backends; b != nil {
-		for _, in := range b.Initialized() {
-			_ = wire.EachMember(in.Capabilities, func(name string, v json.RawMessage) {
-				switch {
-				case unionCap(name):
-					caps = mergeMember(caps, name, v)
-				case name == "extensions":
-					// Of the extensions, those the gateway serves: MCP
-					// Apps' (apps.go) and the tasks extension (tasks.go).
-					// It cannot route another's methods.
-					if ui := wire.Member(v, backends.AppsExtension); ui != nil {
-						ext, _ := wire.SetMember(json.RawMessage(`{}`), backends.AppsExtension, ui)
-						caps = mergeMember(caps, name, ext)
-					}
-					if t := wire.Member(v, backends.TasksExtension); t != nil && version == "" {
-						ext, _ := wire.SetMember(json.RawMessage(`{}`), backends.TasksExtension, t)
-						caps = mergeMember(caps, name, ext)
-					}
+	for _, in := range g.opts.Backends.Initialized() {
+		_ = wire.EachMember(in.Capabilities, func(name string, v json.RawMessage) {
+			switch {
+			case unionCap(name):
+				caps = mergeMember(caps, name, v)
+			case name == "extensions":
+				// Of the extensions, those the gateway serves: MCP
+				// Apps' (apps.go) and the tasks extension (tasks.go).
+				// It cannot route another's methods.
+				if ui := wire.Member(v, backends.AppsExtension); ui != nil {
+					ext, _ := wire.SetMember(json.RawMessage(`{}`), backends.AppsExtension, ui)
+					caps = mergeMember(caps, name, ext)
 				}
-			})
-			if s := strings.TrimSpace(in.Instructions); s != "" && access.AllowsServer(in.Server) {
-				text = append(text, "## "+in.Server+"\n\n"+s)
+				if t := wire.Member(v, backends.TasksExtension); t != nil && version == "" {
+					ext, _ := wire.SetMember(json.RawMessage(`{}`), backends.TasksExtension, t)
+					caps = mergeMember(caps, name, ext)
+				}
 			}
+		})
+		if s := strings.TrimSpace(in.Instructions); s != "" && access.AllowsServer(in.Server) {
+			text = append(text, "## "+in.Server+"\n\n"+s)
 		}
 	}
 	out, _ := wire.SetMember(json.RawMessage(`{}`), "capabilities", caps)

@@ -277,10 +277,8 @@ func textResult(raw json.RawMessage) json.RawMessage {
 // initialize with: find_tools searches them too.
 func (g *Gateway) instructions() map[string]string {
 	out := make(map[string]string)
-	if g.opts.Backends != nil {
-		for _, in := range g.opts.Backends.Initialized() {
-			out[in.Server] = in.Instructions
-		}
+	for _, in := range g.opts.Backends.Initialized() {
+		out[in.Server] = in.Instructions
 	}
 	return out
 }

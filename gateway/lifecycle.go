@@ -105,10 +105,8 @@ func (s *session) initialize(m *inMsg) {
 	}
 	caps := wire.Member(params, "capabilities")
 	f.identify(client, caps, version)
-	if b := f.g.opts.Backends; b != nil {
-		// Backends waiting for the client are told what it can do.
-		b.SetClientCapabilities(caps, wire.HandshakeEra)
-	}
+	// Backends waiting for the client are told what it can do.
+	f.g.opts.Backends.SetClientCapabilities(caps, wire.HandshakeEra)
 	c, ok := s.claim(m, reqMeta{})
 	if !ok {
 		return
@@ -166,9 +164,7 @@ func (f *front) setLevel(ctx context.Context, params json.RawMessage) (json.RawM
 	if !ok || level == "" {
 		return nil, errInvalidParams("level must be a string")
 	}
-	if b := f.g.opts.Backends; b != nil {
-		b.SetLogLevel(ctx, level)
-	}
+	f.g.opts.Backends.SetLogLevel(ctx, level)
 	return json.RawMessage(`{}`), nil
 }
 

@@ -93,7 +93,7 @@ func (f *front) cacheHints(method string, lazy bool) (ttl int, scope string) {
 		scope = "private"
 	}
 	b := f.g.opts.Backends
-	if b == nil || lazy {
+	if lazy {
 		return 0, scope
 	}
 	first := true
@@ -118,7 +118,7 @@ func (f *front) cacheHints(method string, lazy bool) (ttl int, scope string) {
 // mode's tools/list (lazy), which lists no backend tools.
 func (f *front) listMeta(method string, lazy bool) json.RawMessage {
 	b := f.g.opts.Backends
-	if b == nil || lazy {
+	if lazy {
 		return nil
 	}
 	var merged json.RawMessage

@@ -86,9 +86,6 @@ func (g *Gateway) ToolsFor(ctx context.Context) []ToolInfo {
 // false when no snapshot, or more than one, names it.
 func (g *Gateway) SnapshotServer(name string) (server string, ok bool) {
 	b := g.opts.Backends
-	if b == nil {
-		return "", false
-	}
 	namers := g.namers()
 	for s, prefix := range g.prefixes() {
 		for _, own := range b.SnapshotTools(s) {

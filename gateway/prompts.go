@@ -12,9 +12,6 @@ import (
 // syncPrompts mirrors the backends' prompts in next, named like tools
 // (prefix + separator + name). It reports whether the list is old's.
 func (f *front) syncPrompts(naming namer, c *grant, old, next *tables) bool {
-	if f.g.opts.Backends == nil {
-		return true
-	}
 	names := newNameTable(naming)
 	prefixes := f.g.prefixes()
 	routes := make(map[string]promptRoute)

@@ -33,9 +33,6 @@ type resourceRoute struct {
 // syncResources mirrors the backends' resources and resource templates
 // in next (resourceTables). It reports whether the lists are old's.
 func (f *front) syncResources(c *grant, old, next *tables) bool {
-	if f.g.opts.Backends == nil {
-		return true
-	}
 	access := c.access
 	// What the policy hides is left out before the tables are made, and
 	// kept by every URI a client may ask for it by (hidden).
@@ -193,7 +190,7 @@ func (f *front) resourceRoute(uri string) (resourceRoute, bool, error) {
 	case len(shown) > 1:
 		return resourceRoute{}, false, &ambiguousError{kindResource, uri, shown}
 	}
-	if server, own, ok := uiOwn(uri); ok && slices.Contains(f.g.opts.Backends.ResourceServers(), server) {
+	if server, own, ok := uiOwn(uri); ok && slices.Contains(f.g.opts.Backends.Declaring("resources"), server) {
 		// Not in the tables, which hold only what the policy shows: the
 		// URI names its server, whose resources the policy may hide.
 		if e := f.grant().access.Explain(policy.Resource, server, ""); !e.Allowed && !f.appOfShownTool(server, uri) {
@@ -293,9 +290,6 @@ func (f *front) read(ctx context.Context, params json.RawMessage) (json.RawMessa
 	b := f.g.opts.Backends
 	debug := f.g.opts.Config.Server.Debug
 	notFound := func() error { return rpcError(f.unknown(kindResource, uri), kindResource, uri, debug) }
-	if b == nil {
-		return nil, notFound()
-	}
 	route, ok, err := f.resourceRoute(uri)
 	if err != nil {
 		return nil, rpcError(err, kindResource, uri, debug)
@@ -315,7 +309,7 @@ func (f *front) read(ctx context.Context, params json.RawMessage) (json.RawMessa
 		// Listed by a server the client may not see (reported by hidden).
 		return nil, rpcError(&notFoundError{kindResource, uri}, kindResource, uri, debug)
 	}
-	for _, server := range b.ResourceServers() {
+	for _, server := range b.Declaring("resources") {
 		if !f.allowsResources(server) {
 			continue
 		}

@@ -11,9 +11,6 @@ import (
 // handleBackendRequest). go-sdk gets it too.
 func (f *front) rootsChanged(params json.RawMessage) {
 	b := f.g.opts.Backends
-	if b == nil {
-		return
-	}
 	if params != nil {
 		var err error
 		if params, err = wire.Compact(params); err != nil {

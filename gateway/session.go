@@ -250,11 +250,9 @@ func (s *session) serveRequest(m *inMsg) {
 		}()
 	}
 	if rm.era == wire.PerRequestEra && f.identify(rm.client, rm.caps, rm.version) {
-		if b := f.g.opts.Backends; b != nil {
-			// Over stdio, backends wait for the client's capabilities:
-			// a client of this era says them in its first request.
-			b.SetClientCapabilities(rm.caps, wire.PerRequestEra)
-		}
+		// Over stdio, backends wait for the client's capabilities:
+		// a client of this era says them in its first request.
+		f.g.opts.Backends.SetClientCapabilities(rm.caps, wire.PerRequestEra)
 	}
 	method := m.Method
 	if e := f.refuse(method, rm.era); e != nil {
@@ -307,9 +305,7 @@ func (s *session) serveRequest(m *inMsg) {
 // backends, in one write each (backends.CallOptions.Batch). The reader
 // calls it before anything that may wait.
 func (s *session) flushBackends() {
-	if b := s.f.g.opts.Backends; b != nil {
-		b.FlushWrites()
-	}
+	s.f.g.opts.Backends.FlushWrites()
 }
 
 // claim records a request in flight. A request id already in flight is

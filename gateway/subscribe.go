@@ -53,9 +53,6 @@ func (f *front) subscribed(uri string) bool {
 // it; it succeeds if one of them accepted.
 func (f *front) forwardSubscription(ctx context.Context, method, uri string) error {
 	b := f.g.opts.Backends
-	if b == nil {
-		return rpcError(&notFoundError{kindResource, uri}, kindResource, uri, false)
-	}
 	f.rebuild(ctx, settled)
 	debug := f.g.opts.Config.Server.Debug
 	route, listed, err := f.resourceRoute(uri)
@@ -64,7 +61,7 @@ func (f *front) forwardSubscription(ctx context.Context, method, uri string) err
 	}
 	servers := []string{route.server}
 	if !listed {
-		servers = b.ResourceServers()
+		servers = b.Declaring("resources")
 		route.own = uri
 		if f.hidden(policy.Resource, uri) {
 			servers = nil

@@ -78,10 +78,7 @@ func (f *front) rebuild(ctx context.Context, w when) {
 func (f *front) build() {
 	f.rebuildMu.Lock()
 	defer f.rebuildMu.Unlock()
-	var gens [3]uint64
-	if b := f.g.opts.Backends; b != nil {
-		gens = b.ListGenerations()
-	}
+	gens := f.g.opts.Backends.ListGenerations()
 	f.mu.Lock()
 	touched := [3]bool{f.synced && gens[0] != f.gens[0], f.synced && gens[1] != f.gens[1], f.synced && gens[2] != f.gens[2]}
 	f.synced, f.gens = true, gens
@@ -133,10 +130,7 @@ func (f *front) syncTools(t *toolTable, d *declared, c *grant, old, next *tables
 	if f.g.lazy() || d.maxTools > 0 {
 		ix = t.findIndex(f.g.instructions)
 	}
-	var down map[string]bool
-	if f.g.opts.Backends != nil {
-		down = f.g.notReady()
-	}
+	down := f.g.notReady()
 	// known keeps the tools of backends that are down now, for orphan:
 	// those the last tables had (a backend that went down since left the
 	// shared table) and those known before. It holds no copy of the
@@ -204,10 +198,7 @@ func (t *toolTable) findIndex(instructions func() map[string]string) *toolIndex 
 // that a session (a sessionless HTTP request is one) costs one pass over the
 // tools, not a rewrite of every definition or a new find_tools index.
 func (g *Gateway) toolRoutes(n namer) *toolTable {
-	var tools []backends.Tool
-	if g.opts.Backends != nil {
-		tools = g.opts.Backends.Tools()
-	}
+	tools := g.opts.Backends.Tools()
 	prefixes := g.prefix.Load()
 	g.routesMu.Lock()
 	defer g.routesMu.Unlock()

@@ -284,9 +284,6 @@ func (f *front) task(ctx context.Context, method string, params json.RawMessage,
 	} else {
 		own = id
 	}
-	if b == nil {
-		return nil, errInvalidParams("Task not found: " + id)
-	}
 	raw, err := b.Request(ctx, server, method, params, opts)
 	if err != nil {
 		if re := (*backends.RPCError)(nil); !perRequest && errors.As(err, &re) && re.Code == jsonrpc.CodeInvalidParams {
@@ -363,32 +360,30 @@ func (f *front) listTasks(ctx context.Context, params json.RawMessage) (json.Raw
 	b := f.g.opts.Backends
 	out := []byte(`{"tasks":[`)
 	n := 0
-	if b != nil {
-		f.rebuild(ctx, settled)
-		for _, server := range b.TaskServers() {
-			raw, err := b.Request(ctx, server, "tasks/list", nil, backends.CallOptions{})
-			if err != nil {
-				f.log.Debug("tasks/list failed", "server", server, "err", err)
-				continue
+	f.rebuild(ctx, settled)
+	for _, server := range b.Declaring("tasks.list") {
+		raw, err := b.Request(ctx, server, "tasks/list", nil, backends.CallOptions{})
+		if err != nil {
+			f.log.Debug("tasks/list failed", "server", server, "err", err)
+			continue
+		}
+		var list struct {
+			Tasks []json.RawMessage `json:"tasks"`
+		}
+		if json.Unmarshal(raw, &list) != nil {
+			continue
+		}
+		for _, t := range list.Tasks {
+			id, _ := wire.Unquote(wire.Member(t, "taskId"))
+			if !f.ownsTask(id, server) {
+				continue // another session's, or caller's
 			}
-			var list struct {
-				Tasks []json.RawMessage `json:"tasks"`
+			f.recordTaskObject(server, t)
+			if n > 0 {
+				out = append(out, ',')
 			}
-			if json.Unmarshal(raw, &list) != nil {
-				continue
-			}
-			for _, t := range list.Tasks {
-				id, _ := wire.Unquote(wire.Member(t, "taskId"))
-				if !f.ownsTask(id, server) {
-					continue // another session's, or caller's
-				}
-				f.recordTaskObject(server, t)
-				if n > 0 {
-					out = append(out, ',')
-				}
-				out = append(out, t...)
-				n++
-			}
+			out = append(out, t...)
+			n++
 		}
 	}
 	return append(out, "]}"...), nil

@@ -24,8 +24,7 @@ import (
 // what it may not see, not even that it is withheld.
 func (f *front) unknown(kind, name string) error {
 	pk := policyKind(kind)
-	b := f.g.opts.Backends
-	if f.hidden(pk, name) || b == nil || kind == kindResource {
+	if f.hidden(pk, name) || kind == kindResource {
 		return f.notFound(kind, name)
 	}
 	kindOf := map[string]string{kindTool: "tool", kindPrompt: "prompt"}[kind]
@@ -34,7 +33,7 @@ func (f *front) unknown(kind, name string) error {
 		if !f.allows(pk, server, own) {
 			return false
 		}
-		err = b.Withheld(server, kindOf, own)
+		err = f.g.opts.Backends.Trust().Withheld(server, kindOf, own)
 		return err != nil
 	})
 	if err != nil {

@@ -307,7 +307,7 @@ func (a *app) call(ctx context.Context) error {
 	// One call needs one server: when its snapshot names the tool, the
 	// others are not started (nor waited for, nor stopped at exit).
 	if server, ok := a.gw.SnapshotServer(a.inv.callName); ok {
-		a.backends.StartOnly(ctx, server)
+		a.backends.Start(ctx, server)
 	} else {
 		a.backends.Start(ctx)
 	}

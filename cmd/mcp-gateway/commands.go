@@ -86,7 +86,7 @@ func (a *app) status(ctx context.Context) error {
 	a.backends.Start(ctx)
 	a.waitStarts(ctx)
 	st := a.backends.Status()
-	changes, flagged, trustErr := a.backends.Changes(), a.backends.Flagged(), a.backends.TrustError()
+	changes, flagged, trustErr := a.backends.Trust().Changes(), a.backends.Trust().Flagged(), a.backends.Trust().Err()
 	if a.inv.json {
 		doc := map[string]any{"servers": st}
 		if len(changes) > 0 {

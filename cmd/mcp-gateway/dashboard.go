@@ -179,7 +179,7 @@ type dashData struct {
 
 func (d *dashboard) data(r *http.Request) dashData {
 	a := d.a
-	dd := dashData{Now: time.Now(), CSRF: d.csrf, PinFile: a.backends.PinFile(), AuditPath: a.cfg.Gateway.Audit.Path,
+	dd := dashData{Now: time.Now(), CSRF: d.csrf, PinFile: a.backends.Trust().PinFile(), AuditPath: a.cfg.Gateway.Audit.Path,
 		Servers: a.backends.Status()}
 	dd.Sandboxes = dashSandboxes(dd.Servers)
 	// The configuration file as it is now: add's search box, and the
@@ -209,7 +209,7 @@ func (d *dashboard) data(r *http.Request) dashData {
 	if a.sources != nil && a.sources.YAML != nil {
 		dd.Config = *a.sources.YAML
 	}
-	if err := a.backends.TrustError(); err != nil {
+	if err := a.backends.Trust().Err(); err != nil {
 		dd.PinError = err.Error()
 	}
 	id := r.URL.Query().Get("approved")
@@ -221,7 +221,7 @@ func (d *dashboard) data(r *http.Request) dashData {
 		dd.Notice = d.notices[id]
 		d.mu.Unlock()
 	}
-	for _, c := range a.backends.Changes() {
+	for _, c := range a.backends.Trust().Changes() {
 		dc := dashChange{Change: c}
 		for _, l := range strings.Split(strings.TrimSuffix(c.Diff, "\n"), "\n") {
 			if l == "" {
@@ -233,7 +233,7 @@ func (d *dashboard) data(r *http.Request) dashData {
 		dd.Changes = append(dd.Changes, dc)
 	}
 	flagged := map[[2]string][]backends.Finding{}
-	for _, f := range a.backends.Flagged() {
+	for _, f := range a.backends.Trust().Flagged() {
 		if f.Kind == "tool" && !f.Withheld {
 			flagged[[2]string{f.Server, f.Name}] = f.Findings
 		}
@@ -312,7 +312,7 @@ func (d *dashboard) approve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	server, kind, name, digest := r.PostFormValue("server"), r.PostFormValue("kind"), r.PostFormValue("name"), r.PostFormValue("digest")
-	approved, err := d.a.backends.Approve(server, func(c backends.Change) bool {
+	approved, err := d.a.backends.Trust().Approve(server, func(c backends.Change) bool {
 		return c.Kind == kind && c.Name == name && c.Digest == digest
 	})
 	switch {

@@ -52,7 +52,7 @@ servers:
 		capped, strict,
 		"h  sandbox: fs ✓ net none mem — procs — (enforce)",
 		// network none: its own network namespace closes UDP too.
-		"h  sandbox: fs ✓ net none mem — procs — (enforce)\n    not governed: UNIX sockets by path (connect is not governed by Landlock before ABI 9)\n",
+		"h  sandbox: fs ✓ net none mem — procs — (enforce)\n    not governed: UNIX sockets by path other than those its mount namespace hides: /run (so /run/user, D-Bus, Docker), ~/.gnupg, the sockets its environment named, and the X11, ssh-agent, tmux and D-Bus sockets in /tmp when it started (connect is not governed by Landlock before ABI 9)\n",
 		"web  sandbox: fs ✓ net allow-list(1) via proxy 127.0.0.1:",
 		" admits only: " + site + "\n",
 	} {

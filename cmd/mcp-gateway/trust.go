@@ -32,7 +32,7 @@ func isHex(s string) bool {
 func (a *app) approveWhich() error {
 	w := a.env.stdout
 	var which []backends.Change
-	for _, c := range a.backends.Changes() {
+	for _, c := range a.backends.Trust().Changes() {
 		if c.Server == a.inv.server && (a.inv.name == "" || c.Name == a.inv.name) {
 			which = append(which, c)
 		}
@@ -101,10 +101,10 @@ func (a *app) recordApprovals(approved []backends.Change, client, identity strin
 func (a *app) changes(ctx context.Context) error {
 	a.backends.Start(ctx)
 	a.waitStarts(ctx)
-	changes, flagged, st := a.backends.Changes(), a.backends.Flagged(), a.backends.Status()
-	trustErr := a.backends.TrustError()
+	changes, flagged, st := a.backends.Trust().Changes(), a.backends.Trust().Flagged(), a.backends.Status()
+	trustErr := a.backends.Trust().Err()
 	if a.inv.json {
-		doc := map[string]any{"changes": changes, "flagged": flagged, "pin_file": a.backends.PinFile()}
+		doc := map[string]any{"changes": changes, "flagged": flagged, "pin_file": a.backends.Trust().PinFile()}
 		if changes == nil {
 			doc["changes"] = []backends.Change{}
 		}
@@ -142,7 +142,7 @@ func (a *app) changes(ctx context.Context) error {
 			writeFindings(w, f.Findings, "    ")
 		}
 	}
-	if pins := a.backends.PinFile(); pins != "" {
+	if pins := a.backends.Trust().PinFile(); pins != "" {
 		fmt.Fprintf(w, "\npin file: %s\n", pins)
 	}
 	return a.allFailed(st)
@@ -227,7 +227,7 @@ func (a *app) approve(ctx context.Context) error {
 	}
 	a.backends.Start(ctx)
 	a.waitStarts(ctx)
-	if err := a.backends.TrustError(); err != nil {
+	if err := a.backends.Trust().Err(); err != nil {
 		return fmt.Errorf("nothing approved: %w (repair the file, or move it away to pin again from scratch)", err)
 	}
 	var approved []backends.Change
@@ -237,7 +237,7 @@ func (a *app) approve(ctx context.Context) error {
 		}
 	} else {
 		var err error
-		approved, err = a.backends.Approve(a.inv.server, func(c backends.Change) bool {
+		approved, err = a.backends.Trust().Approve(a.inv.server, func(c backends.Change) bool {
 			return (a.inv.name == "" || c.Name == a.inv.name) && strings.HasPrefix(strings.TrimPrefix(c.Digest, "sha256:"), digest)
 		})
 		if err != nil {
@@ -271,6 +271,6 @@ func (a *app) approve(ctx context.Context) error {
 	for _, c := range approved {
 		fmt.Fprintf(w, "approved %s %s of %s (digest %s)\n", c.Kind, shown(c.Name), shown(c.Server), backends.ShortDigest(c.Digest))
 	}
-	fmt.Fprintf(w, "pin file: %s\n", a.backends.PinFile())
+	fmt.Fprintf(w, "pin file: %s\n", a.backends.Trust().PinFile())
 	return nil
 }

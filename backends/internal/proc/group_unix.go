@@ -24,7 +24,7 @@ func command(name string, args []string, _ string) (*exec.Cmd, error) {
 // start starts cmd as the leader of a new process group (with s.NetNS,
 // in a new network namespace where the OS has them).
 func start(cmd *exec.Cmd, s Spec) (group, error) {
-	cmd.SysProcAttr = sysProcAttr(s.NetNS)
+	cmd.SysProcAttr = sysProcAttr(s.NetNS, s.UserNS)
 	if err := cmd.Start(); err != nil {
 		return group{}, err
 	}

@@ -26,6 +26,11 @@ type Spec struct {
 	// ignored elsewhere), where no interface is up: no connection at all,
 	// UDP included. Start fails if the OS does not allow it.
 	NetNS bool
+	// UserNS starts the child in a new user namespace only (Linux;
+	// ignored elsewhere), mapping only the gateway's user and group: the
+	// child may make a mount namespace there. NetNS has one already.
+	// Start fails if the OS does not allow it.
+	UserNS bool
 	// MemoryMB and Processes bound the child and everything it starts
 	// (Windows: its Job Object's JOB_OBJECT_LIMIT_JOB_MEMORY, committed
 	// memory, and JOB_OBJECT_LIMIT_ACTIVE_PROCESS; ignored elsewhere). 0

@@ -8,6 +8,6 @@ import "syscall"
 // Pdeathsig outside Linux: the reaper (and the child's stdin reaching EOF)
 // end the group when the gateway dies.
 // There are no network namespaces either: netns is ignored.
-func sysProcAttr(_ bool) *syscall.SysProcAttr {
+func sysProcAttr(_, _ bool) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }

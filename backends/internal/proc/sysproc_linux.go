@@ -13,12 +13,16 @@ import (
 //
 // With netns the child gets a new user namespace, mapping only the
 // gateway's own user and group (so no privilege beyond them), and a new
-// network namespace owned by it, whose loopback is down.
-func sysProcAttr(netns bool) *syscall.SysProcAttr {
+// network namespace owned by it, whose loopback is down. With userns
+// alone, the user namespace only.
+func sysProcAttr(netns, userns bool) *syscall.SysProcAttr {
 	a := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if netns {
+	if netns || userns {
 		uid, gid := os.Getuid(), os.Getgid()
-		a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
+		a.Cloneflags = syscall.CLONE_NEWUSER
+		if netns {
+			a.Cloneflags |= syscall.CLONE_NEWNET
+		}
 		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 		a.GidMappingsEnableSetgroups = false

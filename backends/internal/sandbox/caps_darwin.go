@@ -31,7 +31,7 @@ func hostCaps(h Host) caps {
 // finish denies the gateway's own files over every allow in the profile
 // (the directory of the state directories stays open to this server's
 // own), and records what the profile does not govern.
-func finish(p *Plan, a *Applied, h Host, _ uint16) {
+func finish(p *Plan, a *Applied, h Host, _ []string, _ uint16) {
 	if !p.FS {
 		return
 	}

@@ -11,7 +11,7 @@ func hostCaps(Host) caps {
 }
 
 // finish has nothing to add: nothing is applied.
-func finish(*Plan, *Applied, Host, uint16) {}
+func finish(*Plan, *Applied, Host, []string, uint16) {}
 
 // systemDirs and devices are not used: files are not confined.
 var systemDirs, devices []string

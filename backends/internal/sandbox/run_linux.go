@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -46,10 +48,8 @@ func Run(plan string) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("sandbox: no_new_privs: %w", err)
 	}
-	if p.SealCgroups {
-		if err := sealCgroups(); err != nil {
-			return err
-		}
+	if err := mountNS(p); err != nil {
+		return err
 	}
 	if err := dropCaps(); err != nil {
 		return err
@@ -128,20 +128,114 @@ func restrict(p Plan) error {
 	return nil
 }
 
-// sealCgroups gives this thread (and so the server it executes) a mount
-// namespace of its own in which every cgroup filesystem is read-only, so
-// that a server without Landlock's filesystem rules cannot write itself
-// into another cgroup, nor raise its own limits. It needs CAP_SYS_ADMIN
-// (Prepare asks for it as root only); dropCaps then takes that away, so
-// the server cannot remount them.
-func sealCgroups() error {
+// mountNS gives this thread (and so the server it executes) a mount
+// namespace of its own, where the session's sockets are hidden (p.Hide)
+// and, with p.SealCgroups, every cgroup filesystem is read-only. It needs
+// CAP_SYS_ADMIN in this process's user namespace: root has it, and so
+// does a process the gateway started in a new user namespace (network
+// none, or Applied.UserNS); dropCaps then takes it away, so the server
+// cannot undo any of it. Where the OS refused that user namespace the
+// gateway started this process without one and recorded that the
+// sockets stay reachable: hiding them is then skipped, not an error.
+func mountNS(p Plan) error {
+	if !p.SealCgroups && len(p.Hide) == 0 {
+		return nil
+	}
 	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		if errors.Is(err, unix.EPERM) && !p.SealCgroups {
+			return nil
+		}
 		return fmt.Errorf("sandbox: mount namespace: %w", err)
 	}
 	// Nothing done here propagates back to the gateway's namespace.
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("sandbox: mount namespace: %w", err)
 	}
+	for _, path := range p.Hide {
+		if err := hidePath(path, slices.Concat(p.Read, p.Write, p.Devices)); err != nil {
+			return err
+		}
+	}
+	if p.SealCgroups {
+		return sealCgroups()
+	}
+	return nil
+}
+
+// hidePath covers path in this thread's mount namespace: a directory by
+// an empty read-only tmpfs on which the granted paths beneath it are
+// bound back where they were, a file (a socket) by /dev/null.
+func hidePath(path string, granted []string) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil // gone since the gateway looked: nothing to hide
+	}
+	if !fi.IsDir() {
+		if err := unix.Mount("/dev/null", path, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("sandbox: hide %s: %w", path, err)
+		}
+		return nil
+	}
+	// What stays must be opened before the tmpfs covers it.
+	type keep struct {
+		path string
+		fd   int
+		dir  bool
+	}
+	var keeps []keep
+	defer func() {
+		for _, k := range keeps {
+			unix.Close(k.fd)
+		}
+	}()
+	for _, g := range granted {
+		if !beneath(g, path) || slices.ContainsFunc(granted, func(o string) bool { return o != g && beneath(g, o) && beneath(o, path) }) {
+			continue // not beneath path, or bound back with a directory above it
+		}
+		fd, err := unix.Open(g, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue // missing or unreachable: Run skips it too
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			continue
+		}
+		keeps = append(keeps, keep{g, fd, st.Mode&unix.S_IFMT == unix.S_IFDIR})
+	}
+	const flags = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
+	if err := unix.Mount("tmpfs", path, "tmpfs", flags, "mode=0755,size=64k"); err != nil {
+		return fmt.Errorf("sandbox: hide %s: %w", path, err)
+	}
+	for _, k := range keeps {
+		// The way down to it, in the new tmpfs.
+		if err := os.MkdirAll(filepath.Dir(k.path), 0o755); err != nil {
+			return fmt.Errorf("sandbox: hide %s: keep %s: %w", path, k.path, err)
+		}
+		if k.dir {
+			err = os.Mkdir(k.path, 0o755)
+		} else {
+			err = os.WriteFile(k.path, nil, 0o644)
+		}
+		if err != nil {
+			return fmt.Errorf("sandbox: hide %s: keep %s: %w", path, k.path, err)
+		}
+		src := "/proc/self/fd/" + strconv.Itoa(k.fd)
+		if err := unix.Mount(src, k.path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("sandbox: hide %s: keep %s: %w", path, k.path, err)
+		}
+	}
+	if err := unix.Mount("", path, "", unix.MS_REMOUNT|unix.MS_RDONLY|flags, ""); err != nil {
+		return fmt.Errorf("sandbox: hide %s: read-only: %w", path, err)
+	}
+	return nil
+}
+
+// sealCgroups makes every cgroup filesystem of this thread's mount
+// namespace read-only, so that a server without Landlock's filesystem
+// rules cannot write itself into another cgroup, nor raise its own
+// limits. Prepare asks for it as root only.
+func sealCgroups() error {
 	// This thread's own view (/proc/self is the thread group leader's,
 	// in the gateway's namespace).
 	b, err := os.ReadFile("/proc/thread-self/mountinfo")

@@ -17,7 +17,10 @@
 // v2's where the gateway may give children the controllers), made by
 // the supervisor beneath the gateway's own cgroup and joined by the
 // sandbox mode before anything else; where none can be made they are
-// reported as not enforced.
+// reported as not enforced. The session's UNIX sockets (D-Bus, ssh-agent,
+// X11, Docker), whose connect Landlock does not govern before ABI 9, leave
+// the server's environment (sockets.go) and are hidden in a mount
+// namespace of its own (Plan.Hide), made as root or in a user namespace.
 //
 // On macOS: core dumps off, an open-files limit, and a generated
 // sandbox-exec profile (Profile) with the same files and network.
@@ -80,6 +83,13 @@ type Plan struct {
 	// (a mount namespace of its own): without Landlock's filesystem
 	// rules nothing else keeps it from moving itself out of Cgroups.
 	SealCgroups bool `json:"seal_cgroups,omitempty"`
+	// Hide are covered in the server's mount namespace: a directory by
+	// an empty read-only tmpfs (with the Read and Write paths beneath
+	// it bound back), a file (a UNIX socket) by /dev/null. They hold the
+	// sockets of the user's session, which Landlock does not govern
+	// before ABI 9. Without a mount namespace (not root, and the user
+	// namespace was refused: the gateway records the gap) they stay.
+	Hide []string `json:"hide,omitempty"`
 }
 
 // Applied is a server's confinement as applied, for status.
@@ -98,6 +108,10 @@ type Applied struct {
 	// NetNS: under network none, the server runs in a network namespace
 	// of its own with no interface up (no UDP or DNS either).
 	NetNS bool `json:"netns,omitempty"`
+	// UserNS: the server runs in a user namespace of its own (mapping
+	// only your user), in which it may make the mount namespace that
+	// hides the session's sockets (Plan.Hide); NetNS has one already.
+	UserNS bool `json:"userns,omitempty"`
 	// MemoryMB and Processes are the limits asked for (0: none);
 	// *Enforced whether they are.
 	MemoryMB          int  `json:"memory_mb,omitempty"`
@@ -234,7 +248,7 @@ func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a 
 	}
 	a.NotEnforced = append(missing, a.NotEnforced...)
 
-	env = confinedEnv(s.Env, h.StateDir)
+	env = socketEnv(confinedEnv(s.Env, h.StateDir), s.Env, slices.Concat(read, write))
 	if a.Proxy != "" {
 		env = proxyEnv(env, a.Proxy)
 	}
@@ -274,7 +288,7 @@ func Prepare(sb config.Sandbox, s Spec, h Host) (argv []string, env []string, a 
 			p.Net, p.Ports = "ports", []uint16{proxyPort}
 		}
 	}
-	finish(&p, &a, h, proxyPort)
+	finish(&p, &a, h, s.Env, proxyPort)
 	b, err := json.Marshal(p)
 	if err != nil {
 		return nil, nil, a, err
@@ -316,11 +330,33 @@ func proxyEnv(env []string, addr string) []string {
 
 const udpGap = "UDP, so DNS (Landlock governs TCP only)"
 
+// socketsHidden is what is left of UNIX sockets by path where the
+// server's mount namespace hides the session's (Plan.Hide).
+const socketsHidden = "UNIX sockets by path other than those its mount namespace hides: /run (so /run/user, D-Bus, Docker), ~/.gnupg, the sockets its environment named, and the X11, ssh-agent, tmux and D-Bus sockets in /tmp when it started (connect is not governed by Landlock before ABI 9)"
+
 // WithoutNetNS records that the OS refused the network namespace (err):
-// the server runs with Landlock's TCP rules only.
+// the server runs with Landlock's TCP rules only, and without the mount
+// namespace that would hide the session's sockets.
 func (a *Applied) WithoutNetNS(err error) {
 	a.NetNS = false
 	a.Gaps = append(a.Gaps, fmt.Sprintf("%s; the OS refused a network namespace (%v): unprivileged user namespaces are off", udpGap, err))
+	a.socketsOpen(err)
+}
+
+// WithoutUserNS records that the OS refused the user namespace (err) in
+// which the server would hide the session's sockets (UserNS): they stay
+// reachable by path.
+func (a *Applied) WithoutUserNS(err error) {
+	a.UserNS = false
+	a.socketsOpen(err)
+}
+
+// socketsOpen turns the gap of hidden sockets into that of open ones: the
+// server (not root) has no user namespace, so no mount namespace.
+func (a *Applied) socketsOpen(err error) {
+	if i := slices.Index(a.Gaps, socketsHidden); i >= 0 {
+		a.Gaps[i] = fmt.Sprintf("UNIX sockets by path: the session D-Bus (so the Secret Service), ssh-agent, X11, Docker and the rest (connect is not governed by Landlock before ABI 9, and the OS refused the user namespace that would hide them (%v): unprivileged user namespaces are off)", err)
+	}
 }
 
 // ExposeError is a read or write path that would grant the whole home

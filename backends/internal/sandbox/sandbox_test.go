@@ -204,7 +204,7 @@ func TestGuardedIgnoresCase(t *testing.T) {
 	for p, want := range map[string]string{
 		"/USERS/ME": "the whole home directory",
 		"/users":    "the whole home directory",
-		"/users/me/library/application support/MCP-GATEWAY": "the gateway's /Users/me/Library/Application Support/mcp-gateway/tokens",
+		"/users/me/library/application support/MCP-GATEWAY": "the gateway's " + filepath.FromSlash("/Users/me/Library/Application Support/mcp-gateway/tokens"), // as Clean gives it: \ on Windows
 		"/Users/me2": "",
 	} {
 		if got := guardedFold(p, h, true); got != want {
