@@ -60,8 +60,8 @@ type front struct {
 	gr          atomic.Pointer[grant]    // nil until setCaller: no principal, sees everything
 	tab         atomic.Pointer[tables]   // nil until the first rebuild: empty tables
 
-	// rebuildMu serialises rebuild, the one writer of tab, so that the
-	// tables and the versions of the lists change together.
+	// rebuildMu serialises build (rebuild's step), the one writer of tab,
+	// so that the tables and the versions of the lists change together.
 	rebuildMu sync.Mutex
 
 	// mu guards the notification state below, and only it.
