@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"strings"
 	"time"
 
@@ -144,8 +143,10 @@ func (f *front) redacting(serve func(context.Context, json.RawMessage) (json.Raw
 	return func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 		raw, err := serve(ctx, params)
 		var e *jsonrpc.Error
-		if err != nil && !errors.As(err, &e) {
-			return raw, err // not the backend's words
+		if err != nil {
+			// Masked as the client would read it, so mapped here; the
+			// answer path passes a *jsonrpc.Error on as it is.
+			e = rpcError(err, "", "", f.g.opts.Config.Server.Debug)
 		}
 		raw, e, _ = redactResult(raw, e)
 		if e != nil {

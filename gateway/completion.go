@@ -53,9 +53,8 @@ func (f *front) complete(ctx context.Context, params json.RawMessage) (json.RawM
 		return nil, errInvalidParams("ref.type must be ref/prompt or ref/resource")
 	}
 	f.mu.Unlock()
-	debug := f.g.opts.Config.Server.Debug
 	if !ok {
-		return nil, rpcError(&notFoundError{kind, name}, kind, name, debug)
+		return nil, called(kind, name, &notFoundError{kind, name})
 	}
 	if own != name {
 		// The prompt under the name its owner knows it by, a ui:// URI
@@ -76,7 +75,7 @@ func (f *front) complete(ctx context.Context, params json.RawMessage) (json.RawM
 	}
 	raw, err := f.g.opts.Backends.Request(ctx, server, methodComplete, params, backends.CallOptions{ClientCaps: f.backendCaps(callerOf(ctx).caps)})
 	if err != nil {
-		return nil, rpcError(err, kind, name, debug)
+		return nil, called(kind, name, err)
 	}
 	return raw, nil
 }

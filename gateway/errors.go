@@ -33,9 +33,14 @@ const (
 
 // rpcError maps an error from a tool, prompt or resource call to the JSON-RPC
 // error the client sees. It is the one place where the gateway's errors
-// become protocol errors; kind and name say what was called (the front name,
-// or a resource's URI).
+// become protocol errors, called where a transport answers (the session's
+// answer path, the tool call core's delivery); kind and name say what was
+// called (the front name, or a resource's URI) unless err carries its own
+// (called).
 func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
+	if c := (*calledError)(nil); errors.As(err, &c) {
+		kind, name = c.kind, c.name
+	}
 	var (
 		rpc       *jsonrpc.Error
 		srvErr    *backends.ServerError
@@ -144,6 +149,26 @@ func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 	}
 }
+
+// calledError says what a failed request called, so that a handler returns
+// a Go error and the answer path maps it (rpcError) with the right kind and
+// name: a timeout names the prompt, a resource not found its URI. Its
+// message is err's, unchanged.
+type calledError struct {
+	kind, name string
+	err        error
+}
+
+// called wraps err (nil stays nil) with what was called.
+func called(kind, name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &calledError{kind, name, err}
+}
+
+func (e *calledError) Error() string { return e.err.Error() }
+func (e *calledError) Unwrap() error { return e.err }
 
 // auditError fails a call whose audit entry could not be written
 // (Options.Audit): its result is not sent.

@@ -92,9 +92,8 @@ func (f *front) getPrompt(ctx context.Context, params json.RawMessage) (json.Raw
 	f.mu.Lock()
 	r, ok := f.prompts[name]
 	f.mu.Unlock()
-	debug := f.g.opts.Config.Server.Debug
 	if !ok {
-		return nil, rpcError(f.unknown(kindPrompt, name), kindPrompt, name, debug)
+		return nil, called(kindPrompt, name, f.unknown(kindPrompt, name))
 	}
 	own, _ := json.Marshal(r.own)
 	out := append(append([]byte(`{"name":`), own...), '}')
@@ -111,7 +110,7 @@ func (f *front) getPrompt(ctx context.Context, params json.RawMessage) (json.Raw
 	}
 	raw, err := f.forward(ctx, r.server, "prompts/get", out)
 	if err != nil {
-		return nil, rpcError(err, kindPrompt, name, debug)
+		return nil, called(kindPrompt, name, err)
 	}
 	return raw, nil
 }
