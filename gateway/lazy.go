@@ -260,7 +260,7 @@ func firstLine(s string) string {
 }
 
 func mustJSON(v any) json.RawMessage {
-	raw, err := marshalResult(v)
+	raw, err := wire.Marshal(v)
 	if err != nil {
 		panic(err) // the gateway's own results are plain data
 	}

@@ -424,11 +424,22 @@ func AppendString(buf []byte, s string) []byte {
 		buf = append(buf, s...)
 		return append(buf, '"')
 	}
+	quoted, _ := Marshal(s) // a string always encodes
+	return append(buf, quoted...)
+}
+
+// Marshal encodes v as json.Marshal does but without HTML escaping, as
+// go-sdk writes JSON (a description's "<" stays "<"), and without the
+// Encoder's newline. encoding/json sorts map keys, which makes the form
+// canonical.
+func Marshal(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return append(buf, bytes.TrimRight(b.Bytes(), "\n")...)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // Compact returns v without insignificant whitespace, as one line carries it;

@@ -236,6 +236,18 @@ func TestAppendStringAsEncoder(t *testing.T) {
 	}
 }
 
+// Marshal writes what an Encoder without HTML escaping writes, without
+// its newline, and fails where json.Marshal does.
+func TestMarshal(t *testing.T) {
+	got, err := Marshal(map[string]any{"b": "<b>&</b>", "a": []int{1}})
+	if err != nil || string(got) != `{"a":[1],"b":"<b>&</b>"}` {
+		t.Errorf("Marshal = %s, %v", got, err)
+	}
+	if _, err := Marshal(func() {}); err == nil {
+		t.Error("Marshal(func) did not fail")
+	}
+}
+
 // The method and member names every tools/call carries are read without
 // an allocation; other strings are read as they are.
 func TestCommonNamesReadWithoutAllocating(t *testing.T) {
