@@ -104,7 +104,7 @@ func (f *front) recorder(tc toolCall) callEnd {
 		case e != nil:
 			_, code := restError(e)
 			rec.Outcome = strings.ToLower(code)
-			rec.Message, _ = safetext.MaskShapesString(safetext.Strip(truncate(e.Message, 400), false))
+			rec.Message, _ = safetext.MaskShapesString(safetext.Strip(wire.Truncate(e.Message, 400, ""), false))
 		case bytes.Contains(result, []byte(`"isError":true`)):
 			rec.Outcome = "tool_error"
 		}

@@ -124,7 +124,7 @@ func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 	case errors.As(err, &argErr):
 		return withData(jsonrpc.CodeInvalidParams, argErr.Reason, map[string]any{"reason": argErr.Reason})
 	case errors.As(err, &apiErr):
-		data := map[string]any{"message": truncate(apiErr.Message, 400)}
+		data := map[string]any{"message": wire.Truncate(apiErr.Message, 400, "")}
 		if debug {
 			if apiErr.Status != 0 {
 				data["status"] = apiErr.Status
@@ -267,15 +267,4 @@ func roundDuration(d time.Duration) time.Duration {
 		return d.Round(time.Millisecond)
 	}
 	return d
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	// Do not cut a UTF-8 sequence in half.
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }

@@ -254,7 +254,7 @@ func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	const max = 160
 	if len(s) > max {
-		s = truncate(s, max-3) + "..."
+		s = wire.Truncate(s, max-3, "...")
 	}
 	return s
 }

@@ -442,6 +442,19 @@ func Marshal(v any) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
+// Truncate returns s if it has at most n bytes, else s cut to at most n
+// bytes, where a character begins (half a character would reach a reader
+// as a replacement or an escape), with mark ("…", "...") appended.
+func Truncate(s string, n int, mark string) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + mark
+}
+
 // Compact returns v without insignificant whitespace, as one line carries it;
 // v is returned as is when it has no newline. It fails if v is not JSON.
 func Compact(v json.RawMessage) (json.RawMessage, error) {
