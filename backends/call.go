@@ -160,11 +160,10 @@ func (m *Manager) toolParams(tool string, args json.RawMessage, opts CallOptions
 		err := wire.EachMember(opts.Extra, func(name string, v json.RawMessage) {
 			if werr == nil {
 				buf.WriteByte(',')
-				if werr = writeJSON(&buf, name); werr == nil {
-					if v, werr = wire.Compact(v); werr == nil {
-						buf.WriteByte(':')
-						buf.Write(v)
-					}
+				buf.Write(wire.AppendString(buf.AvailableBuffer(), name))
+				if v, werr = wire.Compact(v); werr == nil {
+					buf.WriteByte(':')
+					buf.Write(v)
 				}
 			}
 		})

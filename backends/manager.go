@@ -438,7 +438,7 @@ func (m *Manager) Request(ctx context.Context, server, method string, params any
 	case json.RawMessage:
 		raw = p
 	default:
-		if raw, err = marshal(p); err != nil {
+		if raw, err = wire.Marshal(p); err != nil {
 			return nil, fmt.Errorf("%s %s: params: %w", server, method, err)
 		}
 	}
@@ -468,7 +468,7 @@ func (m *Manager) Request(ctx context.Context, server, method string, params any
 			return nil, fmt.Errorf("%s %s: _meta: %w", server, method, err)
 		}
 		obj["_meta"] = meta
-		if raw, err = marshal(obj); err != nil {
+		if raw, err = wire.Marshal(obj); err != nil {
 			return nil, fmt.Errorf("%s %s: params: %w", server, method, err)
 		}
 	} else if raw != nil {
@@ -523,27 +523,7 @@ func (m *Manager) meta(existing json.RawMessage, opts CallOptions, o *rpcconn.Ca
 		o.Progress = opts.Progress
 		obj["progressToken"] = o.Token
 	}
-	return marshal(obj)
-}
-
-// marshal is json.Marshal without HTML escaping (bytes pass through as the
-// client wrote them).
-func marshal(v any) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	if err := writeJSON(&buf, v); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-func writeJSON(buf *bytes.Buffer, v any) error {
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	buf.Truncate(buf.Len() - 1) // Encode's newline
-	return nil
+	return wire.Marshal(obj)
 }
 
 // callError maps a conn.call error to the package's error types.

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/config/atomicfile"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -118,7 +119,7 @@ func encodeSnapshot(s config.Server, sf *surface) ([]byte, error) {
 			f.Resources = append(f.Resources, r.Raw)
 		}
 	}
-	return marshal(f)
+	return wire.Marshal(f)
 }
 
 // decodeSnapshot reads a stored snapshot of server s. It fails for a file

@@ -128,19 +128,7 @@ func (f *front) callAnswer(ctx context.Context, run *callRun, name string, tc to
 	if err != nil {
 		return nil, err
 	}
-	return marshalResult(answer.CallToolResult(res))
-}
-
-// marshalResult encodes a result of the gateway's own as go-sdk would: no
-// HTML escaping.
-func marshalResult(v any) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	return wire.Marshal(answer.CallToolResult(res))
 }
 
 // resolve finds what a tool name routes to: the current tables; else the

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"strings"
 	"time"
 
@@ -103,7 +102,7 @@ func (f *front) recorder(tc toolCall) callEnd {
 		case e != nil:
 			_, code := restError(e)
 			rec.Outcome = strings.ToLower(code)
-			rec.Message, _ = safetext.MaskShapesString(safetext.Strip(truncate(e.Message, 400), false))
+			rec.Message, _ = safetext.MaskShapesString(safetext.Strip(wire.Truncate(e.Message, 400, ""), false))
 		case bytes.Contains(result, []byte(`"isError":true`)):
 			rec.Outcome = "tool_error"
 		}
@@ -142,8 +141,10 @@ func (f *front) redacting(serve func(context.Context, json.RawMessage) (json.Raw
 	return func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 		raw, err := serve(ctx, params)
 		var e *jsonrpc.Error
-		if err != nil && !errors.As(err, &e) {
-			return raw, err // not the backend's words
+		if err != nil {
+			// Masked as the client would read it, so mapped here; the
+			// answer path passes a *jsonrpc.Error on as it is.
+			e = rpcError(err, "", "", f.g.opts.Config.Server.Debug)
 		}
 		raw, e, _ = redactResult(raw, e)
 		if e != nil {

@@ -51,9 +51,8 @@ func (f *front) complete(ctx context.Context, params json.RawMessage) (json.RawM
 	default:
 		return nil, errInvalidParams("ref.type must be ref/prompt or ref/resource")
 	}
-	debug := f.g.opts.Config.Server.Debug
 	if !ok {
-		return nil, rpcError(&notFoundError{kind, name}, kind, name, debug)
+		return nil, called(kind, name, &notFoundError{kind, name})
 	}
 	if own != name {
 		// The prompt under the name its owner knows it by, a ui:// URI
@@ -74,7 +73,7 @@ func (f *front) complete(ctx context.Context, params json.RawMessage) (json.RawM
 	}
 	raw, err := f.g.opts.Backends.Request(ctx, server, methodComplete, params, backends.CallOptions{ClientCaps: f.backendCaps(callerOf(ctx).caps)})
 	if err != nil {
-		return nil, rpcError(err, kind, name, debug)
+		return nil, called(kind, name, err)
 	}
 	return raw, nil
 }

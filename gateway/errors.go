@@ -33,9 +33,14 @@ const (
 
 // rpcError maps an error from a tool, prompt or resource call to the JSON-RPC
 // error the client sees. It is the one place where the gateway's errors
-// become protocol errors; kind and name say what was called (the front name,
-// or a resource's URI).
+// become protocol errors, called where a transport answers (the session's
+// answer path, the tool call core's delivery); kind and name say what was
+// called (the front name, or a resource's URI) unless err carries its own
+// (called).
 func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
+	if c := (*calledError)(nil); errors.As(err, &c) {
+		kind, name = c.kind, c.name
+	}
 	var (
 		rpc       *jsonrpc.Error
 		srvErr    *backends.ServerError
@@ -119,7 +124,7 @@ func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 	case errors.As(err, &argErr):
 		return withData(jsonrpc.CodeInvalidParams, argErr.Reason, map[string]any{"reason": argErr.Reason})
 	case errors.As(err, &apiErr):
-		data := map[string]any{"message": truncate(apiErr.Message, 400)}
+		data := map[string]any{"message": wire.Truncate(apiErr.Message, 400, "")}
 		if debug {
 			if apiErr.Status != 0 {
 				data["status"] = apiErr.Status
@@ -144,6 +149,26 @@ func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 	}
 }
+
+// calledError says what a failed request called, so that a handler returns
+// a Go error and the answer path maps it (rpcError) with the right kind and
+// name: a timeout names the prompt, a resource not found its URI. Its
+// message is err's, unchanged.
+type calledError struct {
+	kind, name string
+	err        error
+}
+
+// called wraps err (nil stays nil) with what was called.
+func called(kind, name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &calledError{kind, name, err}
+}
+
+func (e *calledError) Error() string { return e.err.Error() }
+func (e *calledError) Unwrap() error { return e.err }
 
 // auditError fails a call whose audit entry could not be written
 // (Options.Audit): its result is not sent.
@@ -242,15 +267,4 @@ func roundDuration(d time.Duration) time.Duration {
 		return d.Round(time.Millisecond)
 	}
 	return d
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	// Do not cut a UTF-8 sequence in half.
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }

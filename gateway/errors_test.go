@@ -57,6 +57,27 @@ func TestRPCErrorNamesWhatTimedOut(t *testing.T) {
 	}
 }
 
+// A handler returns a Go error that says what it called (called); the
+// answer path, which knows neither, maps it as the handler would have.
+func TestRPCErrorOfCalled(t *testing.T) {
+	timeout := &backends.TimeoutError{Server: "x", Method: "prompts/get", Name: "greet", Timeout: 2 * time.Second}
+	got := rpcError(called(kindPrompt, "x.greet", timeout), "", "", false)
+	if got.Message != "Prompt 'x.greet' timed out after 2s" || string(got.Data) != `{"prompt":"x.greet","reason":"timeout","server":"x","timeout_ms":2000}` {
+		t.Errorf("prompt timeout = %q %s", got.Message, got.Data)
+	}
+	got = rpcError(called(kindResource, "ui://a", &backends.NotListedError{}), "", "", false)
+	if got.Message != "Resource not found: ui://a" {
+		t.Errorf("resource not listed = %q", got.Message)
+	}
+	plain := errors.New("boom")
+	if got := rpcError(called(kindPrompt, "p", plain), "", "", false); got.Message != "boom" {
+		t.Errorf("message = %q, want the error's own", got.Message)
+	}
+	if called(kindPrompt, "p", nil) != nil {
+		t.Error("called(nil) is not nil")
+	}
+}
+
 // go-sdk's messages for params it could not decode (taken from go-sdk
 // v1.8.0) become reasons in JSON's terms.
 func TestParamsError(t *testing.T) {

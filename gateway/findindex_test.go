@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -33,7 +34,7 @@ func manyTools(n int) map[string]toolRoute {
 func route(server, own, desc, schema string, ann *mcp.ToolAnnotations) (string, toolRoute) {
 	name := server + "." + own
 	t := &mcp.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(schema), Annotations: ann}
-	def, err := marshalResult(t)
+	def, err := wire.Marshal(t)
 	if err != nil {
 		panic(err)
 	}

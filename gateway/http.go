@@ -122,7 +122,7 @@ func (g *Gateway) profiled(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := r.PathValue("profile")
 		if !g.hasProfile(name) {
-			http.Error(w, "Not Found: no such profile (gateway.profiles)", http.StatusNotFound)
+			refuseHTTP(w, http.StatusNotFound, "Not Found: no such profile (gateway.profiles)")
 			return
 		}
 		h.ServeHTTP(w, r.WithContext(withProfile(r.Context(), name)))
@@ -221,7 +221,7 @@ func (h *HTTPFront) roomLocked(w http.ResponseWriter, owner string, session, str
 	case session && h.owned[owner] >= h.opts.MaxSessionsPerIdentity:
 		// The caller's own limit, not the gateway's: not logged (a client
 		// that leaks sessions would fill the log).
-		http.Error(w, fmt.Sprintf("Service Unavailable: you hold %d open sessions, the most one caller may (gateway.http.max_sessions_per_identity); end unused ones (DELETE a session, close a stream)", h.owned[owner]), http.StatusServiceUnavailable)
+		refuseHTTP(w, http.StatusServiceUnavailable, fmt.Sprintf("Service Unavailable: you hold %d open sessions, the most one caller may (gateway.http.max_sessions_per_identity); end unused ones (DELETE a session, close a stream)", h.owned[owner]))
 		return false
 	default:
 		h.full = false
@@ -231,7 +231,7 @@ func (h *HTTPFront) roomLocked(w http.ResponseWriter, owner string, session, str
 		h.full = true
 		h.g.log.Warn("http: refusing requests past a limit", "limit", "gateway.http."+key, "open", n)
 	}
-	http.Error(w, fmt.Sprintf("Service Unavailable: the gateway has reached its limit of %d open %s (gateway.http.%s); end unused ones (DELETE a session, close a stream) or raise the limit", limit, what, key), http.StatusServiceUnavailable)
+	refuseHTTP(w, http.StatusServiceUnavailable, fmt.Sprintf("Service Unavailable: the gateway has reached its limit of %d open %s (gateway.http.%s); end unused ones (DELETE a session, close a stream) or raise the limit", limit, what, key))
 	return false
 }
 
@@ -342,7 +342,7 @@ func (h *HTTPFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if j, s := accepts(r); !j || !s {
-			http.Error(w, "Accept must contain both 'application/json' and 'text/event-stream'", http.StatusBadRequest)
+			refuseHTTP(w, http.StatusBadRequest, "Accept must contain both 'application/json' and 'text/event-stream'")
 			return
 		}
 	case http.MethodGet:
@@ -351,7 +351,7 @@ func (h *HTTPFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if _, s := accepts(r); !s {
-			http.Error(w, "Accept must contain 'text/event-stream' for GET requests", http.StatusBadRequest)
+			refuseHTTP(w, http.StatusBadRequest, "Accept must contain 'text/event-stream' for GET requests")
 			return
 		}
 	case http.MethodDelete:
@@ -361,7 +361,7 @@ func (h *HTTPFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 		}
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
-		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+		refuseHTTP(w, http.StatusMethodNotAllowed, "Method Not Allowed")
 		return
 	}
 	version := r.Header.Get("Mcp-Protocol-Version")
@@ -389,7 +389,7 @@ func (h *HTTPFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if version != "" && !slices.Contains(h.served, version) {
-		http.Error(w, "Bad Request: Unsupported protocol version (supported versions: "+strings.Join(h.served, ",")+")", http.StatusBadRequest)
+		refuseHTTP(w, http.StatusBadRequest, "Bad Request: Unsupported protocol version (supported versions: "+strings.Join(h.served, ",")+")")
 		return
 	}
 	if h.opts.Sessionless {
@@ -399,7 +399,7 @@ func (h *HTTPFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get(sessionIDHeader)
 	if id == "" {
 		if r.Method != http.MethodPost {
-			http.Error(w, "Bad Request: "+r.Method+" requires an Mcp-Session-Id header", http.StatusBadRequest)
+			refuseHTTP(w, http.StatusBadRequest, "Bad Request: "+r.Method+" requires an Mcp-Session-Id header")
 			return
 		}
 		h.newSession(w, r, msgs, calls, version, initialize)
@@ -411,7 +411,7 @@ func (h *HTTPFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if s == nil || !s.servedTo(r.Context()) {
 		// Another principal's session is not found either: a session id
 		// is no credential.
-		http.Error(w, "session not found", http.StatusNotFound)
+		refuseHTTP(w, http.StatusNotFound, "session not found")
 		return
 	}
 	switch r.Method {
@@ -466,7 +466,7 @@ func (h *HTTPFront) servePerRequestEra(w http.ResponseWriter, r *http.Request, m
 // when they cannot be served.
 func readPOST(w http.ResponseWriter, r *http.Request, version string) (msgs []inMsg, calls []json.RawMessage, initialize, ok bool) {
 	if r.Header.Get("Last-Event-ID") != "" {
-		http.Error(w, "can't send Last-Event-ID for POST request", http.StatusBadRequest)
+		refuseHTTP(w, http.StatusBadRequest, "can't send Last-Event-ID for POST request")
 		return nil, nil, false, false
 	}
 	body, err := io.ReadAll(r.Body)
@@ -475,12 +475,12 @@ func readPOST(w http.ResponseWriter, r *http.Request, version string) (msgs []in
 		return nil, nil, false, false
 	}
 	if len(body) == 0 {
-		http.Error(w, "POST requires a non-empty body", http.StatusBadRequest)
+		refuseHTTP(w, http.StatusBadRequest, "POST requires a non-empty body")
 		return nil, nil, false, false
 	}
 	msgs, calls, batch, initialize, err := readMessages(body)
 	if err != nil {
-		http.Error(w, "malformed payload: "+err.Error(), http.StatusBadRequest)
+		refuseHTTP(w, http.StatusBadRequest, "malformed payload: "+err.Error())
 		return nil, nil, false, false
 	}
 	// A POST refused whole is refused here, before admitPOST takes its
@@ -490,7 +490,7 @@ func readPOST(w http.ResponseWriter, r *http.Request, version string) (msgs []in
 			version = wire.PerRequestVersion // its requests' _meta says so
 		}
 		if version >= "2025-06-18" {
-			http.Error(w, "JSON-RPC batching is not supported in 2025-06-18 and later (request version: "+version+")", http.StatusBadRequest)
+			refuseHTTP(w, http.StatusBadRequest, "JSON-RPC batching is not supported in 2025-06-18 and later (request version: "+version+")")
 			return nil, nil, false, false
 		}
 		for i, id := range calls {
@@ -510,7 +510,7 @@ func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, msgs []in
 	if !initialize {
 		// Nobody could reach a session opened by anything else: its id
 		// is sent only with initialize's answer.
-		http.Error(w, "Bad Request: Mcp-Session-Id header is required (a session starts with initialize)", http.StatusBadRequest)
+		refuseHTTP(w, http.StatusBadRequest, "Bad Request: Mcp-Session-Id header is required (a session starts with initialize)")
 		return
 	}
 	if version == "" {
@@ -540,7 +540,7 @@ func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, msgs []in
 	f := h.start(ctx, s, "", forget)
 	if f == nil {
 		forget()
-		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		refuseHTTP(w, http.StatusServiceUnavailable, "shutting down")
 		return
 	}
 	s.front.Store(f)
@@ -569,7 +569,7 @@ func (h *HTTPFront) serveOnce(w http.ResponseWriter, r *http.Request, msgs []inM
 	s := newHTTPSession(o)
 	ended := make(chan struct{})
 	if h.start(ctx, s, served, func() { close(ended) }) == nil {
-		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		refuseHTTP(w, http.StatusServiceUnavailable, "shutting down")
 		return
 	}
 	s.post(w, r, msgs, calls, version, initialize)
@@ -724,7 +724,7 @@ func (h *HTTPFront) serveMessages(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.URL.Query().Get("sessionid")
 	if id == "" {
-		http.Error(w, "sessionid must be provided", http.StatusBadRequest)
+		refuseHTTP(w, http.StatusBadRequest, "sessionid must be provided")
 		return
 	}
 	h.mu.Lock()
@@ -740,7 +740,7 @@ func (h *HTTPFront) serveMessages(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if sess == nil || !servedTo(&sess.front, r.Context()) {
-		http.Error(w, "session not found", http.StatusNotFound)
+		refuseHTTP(w, http.StatusNotFound, "session not found")
 		return
 	}
 	// The messages are read as the Streamable HTTP POST reads them
@@ -759,7 +759,7 @@ func (h *HTTPFront) serveMessages(w http.ResponseWriter, r *http.Request) {
 		err = errors.New("batches are not supported")
 	}
 	if err != nil {
-		http.Error(w, "malformed payload: "+err.Error(), http.StatusBadRequest)
+		refuseHTTP(w, http.StatusBadRequest, "malformed payload: "+err.Error())
 		return
 	}
 	if !h.g.admitPOST(w, r, calls) || !h.g.scopesOK(w, r, msgs) {
@@ -778,7 +778,7 @@ func (h *HTTPFront) serveMessages(w http.ResponseWriter, r *http.Request) {
 // jsonContent checks that a POST carries JSON (415 otherwise).
 func jsonContent(w http.ResponseWriter, r *http.Request) bool {
 	if !isJSONContent(r) {
-		http.Error(w, "Content-Type must be 'application/json'", http.StatusUnsupportedMediaType)
+		refuseHTTP(w, http.StatusUnsupportedMediaType, "Content-Type must be 'application/json'")
 		return false
 	}
 	return true
@@ -812,10 +812,10 @@ func accepts(r *http.Request) (jsonOK, streamOK bool) {
 func bodyError(w http.ResponseWriter, err error) {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+		refuseHTTP(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit))
 		return
 	}
-	http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
+	refuseHTTP(w, http.StatusBadRequest, "read body: "+err.Error())
 }
 
 // onlyMethod answers 405 to a request whose method is not m.
@@ -824,7 +824,7 @@ func onlyMethod(w http.ResponseWriter, r *http.Request, m string) bool {
 		return true
 	}
 	w.Header().Set("Allow", m)
-	http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+	refuseHTTP(w, http.StatusMethodNotAllowed, "Method Not Allowed")
 	return false
 }
 

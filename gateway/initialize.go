@@ -66,13 +66,13 @@ func (g *Gateway) initializeResult(version string, access *policy.Decision) json
 	}
 	out, _ := wire.SetMember(json.RawMessage(`{}`), "capabilities", caps)
 	if len(text) > 0 {
-		quoted, _ := marshalResult(strings.Join(text, "\n\n"))
+		quoted, _ := wire.Marshal(strings.Join(text, "\n\n"))
 		out, _ = wire.SetMember(out, "instructions", quoted)
 	}
 	if version != "" {
 		v, _ := json.Marshal(version)
 		out, _ = wire.SetMember(out, "protocolVersion", v)
-		info, _ := marshalResult(g.serverInfo())
+		info, _ := wire.Marshal(g.serverInfo())
 		out, _ = wire.SetMember(out, "serverInfo", info)
 	}
 	return out

@@ -251,13 +251,13 @@ func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	const max = 160
 	if len(s) > max {
-		s = truncate(s, max-3) + "..."
+		s = wire.Truncate(s, max-3, "...")
 	}
 	return s
 }
 
 func mustJSON(v any) json.RawMessage {
-	raw, err := marshalResult(v)
+	raw, err := wire.Marshal(v)
 	if err != nil {
 		panic(err) // the gateway's own results are plain data
 	}

@@ -182,7 +182,7 @@ func (g *Gateway) admitStream(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	w.Header().Set("Retry-After", retryHeader(e.retryAfter))
-	http.Error(w, "Too Many Requests: "+e.Error(), http.StatusTooManyRequests)
+	refuseHTTP(w, http.StatusTooManyRequests, "Too Many Requests: "+e.Error())
 	return false
 }
 

@@ -82,9 +82,8 @@ func (f *front) getPrompt(ctx context.Context, params json.RawMessage) (json.Raw
 	}
 	f.rebuild(ctx, settled) // a client may get a prompt before listing
 	r, ok := f.tables().prompts[name]
-	debug := f.g.opts.Config.Server.Debug
 	if !ok {
-		return nil, rpcError(f.unknown(kindPrompt, name), kindPrompt, name, debug)
+		return nil, called(kindPrompt, name, f.unknown(kindPrompt, name))
 	}
 	own, _ := json.Marshal(r.own)
 	out := append(append([]byte(`{"name":`), own...), '}')
@@ -101,7 +100,7 @@ func (f *front) getPrompt(ctx context.Context, params json.RawMessage) (json.Raw
 	}
 	raw, err := f.forward(ctx, r.server, "prompts/get", out)
 	if err != nil {
-		return nil, rpcError(err, kindPrompt, name, debug)
+		return nil, called(kindPrompt, name, err)
 	}
 	return raw, nil
 }

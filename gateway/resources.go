@@ -288,11 +288,10 @@ func (f *front) read(ctx context.Context, params json.RawMessage) (json.RawMessa
 	}
 	f.rebuild(ctx, settled) // a client need not have listed first
 	b := f.g.opts.Backends
-	debug := f.g.opts.Config.Server.Debug
-	notFound := func() error { return rpcError(f.unknown(kindResource, uri), kindResource, uri, debug) }
+	notFound := func() error { return called(kindResource, uri, f.unknown(kindResource, uri)) }
 	route, ok, err := f.resourceRoute(uri)
 	if err != nil {
-		return nil, rpcError(err, kindResource, uri, debug)
+		return nil, called(kindResource, uri, err)
 	}
 	if ok {
 		own, err := route.ownParams(params, "uri", uri)
@@ -301,13 +300,13 @@ func (f *front) read(ctx context.Context, params json.RawMessage) (json.RawMessa
 		}
 		raw, err := f.forward(ctx, route.server, "resources/read", own)
 		if err != nil {
-			return nil, rpcError(err, kindResource, uri, debug)
+			return nil, called(kindResource, uri, err)
 		}
 		return route.shownContents(raw), nil
 	}
 	if f.hidden(policy.Resource, uri) {
 		// Listed by a server the client may not see (reported by hidden).
-		return nil, rpcError(&notFoundError{kindResource, uri}, kindResource, uri, debug)
+		return nil, called(kindResource, uri, &notFoundError{kindResource, uri})
 	}
 	for _, server := range b.Declaring("resources") {
 		if !f.allowsResources(server) {

@@ -122,7 +122,7 @@ func (g *Gateway) scopesOK(w http.ResponseWriter, r *http.Request, msgs []inMsg)
 	}
 	e := &authn.Error{Code: "insufficient_scope", Description: "the tool needs the scope " + strings.Join(missing, " ")}
 	w.Header().Set("WWW-Authenticate", authn.Challenge(oauth.Resource, e, all))
-	http.Error(w, "Forbidden: "+e.Description, http.StatusForbidden)
+	refuseHTTP(w, http.StatusForbidden, "Forbidden: "+e.Description)
 	return false
 }
 

@@ -467,7 +467,9 @@ func (s *session) startRequest(m *inMsg, rm reqMeta, serve func(context.Context,
 			raw, err = s.sealBackendState(c, raw)
 		}
 		if err != nil {
-			s.respond(c, nil, rpcError(err, "", "", false))
+			// The one place a request's Go error becomes the client's
+			// (a tools/call's is the call core's, toolcall.go).
+			s.respond(c, nil, rpcError(err, "", "", s.f.g.opts.Config.Server.Debug))
 			return
 		}
 		s.respond(c, raw, nil)

@@ -496,14 +496,14 @@ const primingVersion = "2025-11-25"
 // calls is accepted (202) once the session has read it.
 func (h *httpSession) post(w http.ResponseWriter, r *http.Request, msgs []inMsg, calls []json.RawMessage, version string, initialize bool) {
 	if h.closed() {
-		http.Error(w, "session not found", http.StatusNotFound)
+		refuseHTTP(w, http.StatusNotFound, "session not found")
 		return
 	}
 	detach := h.attach()
 	defer detach()
 	if len(calls) == 0 {
 		if !h.deliver(msgs) {
-			http.Error(w, "session is closing", http.StatusNotFound)
+			refuseHTTP(w, http.StatusNotFound, "session is closing")
 			return
 		}
 		w.WriteHeader(http.StatusAccepted)
@@ -564,7 +564,7 @@ func (h *httpSession) deliver(msgs []inMsg) bool {
 // is not complete yet.
 func (h *httpSession) get(w http.ResponseWriter, r *http.Request) {
 	if h.closed() {
-		http.Error(w, "session not found", http.StatusNotFound)
+		refuseHTTP(w, http.StatusNotFound, "session not found")
 		return
 	}
 	detach := h.attach()
@@ -573,11 +573,11 @@ func (h *httpSession) get(w http.ResponseWriter, r *http.Request) {
 	if last := r.Header.Get("Last-Event-ID"); last != "" {
 		var ok bool
 		if streamID, after, ok = parseEventID(last); !ok {
-			http.Error(w, "malformed Last-Event-ID "+strconv.Quote(last), http.StatusBadRequest)
+			refuseHTTP(w, http.StatusBadRequest, "malformed Last-Event-ID "+strconv.Quote(last))
 			return
 		}
 		if h.store == nil {
-			http.Error(w, "stream replay unsupported", http.StatusBadRequest)
+			refuseHTTP(w, http.StatusBadRequest, "stream replay unsupported")
 			return
 		}
 	}
@@ -594,7 +594,7 @@ func (h *httpSession) get(w http.ResponseWriter, r *http.Request) {
 	}
 	if live && st.q != nil {
 		st.mu.Unlock()
-		http.Error(w, "stream ID conflicts with ongoing stream", http.StatusConflict)
+		refuseHTTP(w, http.StatusConflict, "stream ID conflicts with ongoing stream")
 		return
 	}
 	var replay [][]byte
@@ -602,7 +602,7 @@ func (h *httpSession) get(w http.ResponseWriter, r *http.Request) {
 		for data, err := range h.store.After(r.Context(), h.id, streamID, after) {
 			if err != nil {
 				st.mu.Unlock()
-				http.Error(w, "failed to replay events", http.StatusBadRequest)
+				refuseHTTP(w, http.StatusBadRequest, "failed to replay events")
 				return
 			}
 			replay = append(replay, data)
@@ -667,13 +667,6 @@ func parseEventID(id string) (stream string, index int, ok bool) {
 		return "", 0, false
 	}
 	return stream, index, true
-}
-
-// writeJSONError answers a request with a JSON-RPC error as JSON.
-func writeJSONError(w http.ResponseWriter, status int, msg []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(msg)
 }
 
 // readMessages splits a POST's body into its messages (a batch is an

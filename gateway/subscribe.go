@@ -54,10 +54,9 @@ func (f *front) subscribed(uri string) bool {
 func (f *front) forwardSubscription(ctx context.Context, method, uri string) error {
 	b := f.g.opts.Backends
 	f.rebuild(ctx, settled)
-	debug := f.g.opts.Config.Server.Debug
 	route, listed, err := f.resourceRoute(uri)
 	if err != nil {
-		return rpcError(err, kindResource, uri, debug)
+		return called(kindResource, uri, err)
 	}
 	servers := []string{route.server}
 	if !listed {
@@ -81,7 +80,7 @@ func (f *front) forwardSubscription(ctx context.Context, method, uri string) err
 		accepted = true
 	}
 	if !accepted {
-		return rpcError(lastErr, kindResource, uri, debug)
+		return called(kindResource, uri, lastErr)
 	}
 	return nil
 }

@@ -237,7 +237,7 @@ func (g *Gateway) buildToolRoutes(n namer, tools []backends.Tool, prefixes map[s
 	out := make(map[string]toolRoute)
 	var order []string
 	own := func(kind toolKind, ownName string, t *mcp.Tool) {
-		def, err := marshalResult(t)
+		def, err := wire.Marshal(t)
 		if err != nil {
 			panic(err) // the gateway's own definitions are plain data
 		}

@@ -290,7 +290,7 @@ func (f *front) task(ctx context.Context, method string, params json.RawMessage,
 			f.g.tasks.forget(id, server) // expired, or never the backend's
 			f.tasks.forget(id, server)
 		}
-		return nil, rpcError(err, "", "", f.g.opts.Config.Server.Debug)
+		return nil, err
 	}
 	if (method == "tasks/result" || method == "tasks/get") && f.g.redacts() {
 		// A task's result is a tool's (tasks/get of the per-request era

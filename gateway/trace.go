@@ -59,7 +59,7 @@ func spanText(s string) string {
 	if len(s) <= spanTextMax {
 		return s
 	}
-	return truncate(s, spanTextMax-len("…")) + "…"
+	return wire.Truncate(s, spanTextMax-len("…"), "…")
 }
 
 // TelemetryText is spanText for the process's other telemetry (the OTLP

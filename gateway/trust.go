@@ -118,9 +118,7 @@ func (f *front) confirm(ctx context.Context, name string, r toolRoute, tc toolCa
 	}
 	args, _ := safetext.MaskShapes(bytes.TrimSpace(tc.args))
 	shown := string(args)
-	if len(shown) > 600 {
-		shown = truncate(shown, 600) + "…"
-	}
+	shown = wire.Truncate(shown, 600, "…")
 	if shown == "" {
 		shown = "{}"
 	}

@@ -424,11 +424,35 @@ func AppendString(buf []byte, s string) []byte {
 		buf = append(buf, s...)
 		return append(buf, '"')
 	}
+	quoted, _ := Marshal(s) // a string always encodes
+	return append(buf, quoted...)
+}
+
+// Marshal encodes v as json.Marshal does but without HTML escaping, as
+// go-sdk writes JSON (a description's "<" stays "<"), and without the
+// Encoder's newline. encoding/json sorts map keys, which makes the form
+// canonical.
+func Marshal(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return append(buf, bytes.TrimRight(b.Bytes(), "\n")...)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// Truncate returns s if it has at most n bytes, else s cut to at most n
+// bytes, where a character begins (half a character would reach a reader
+// as a replacement or an escape), with mark ("…", "...") appended.
+func Truncate(s string, n int, mark string) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + mark
 }
 
 // Compact returns v without insignificant whitespace, as one line carries it;

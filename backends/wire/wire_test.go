@@ -236,6 +236,37 @@ func TestAppendStringAsEncoder(t *testing.T) {
 	}
 }
 
+// Marshal writes what an Encoder without HTML escaping writes, without
+// its newline, and fails where json.Marshal does.
+func TestMarshal(t *testing.T) {
+	got, err := Marshal(map[string]any{"b": "<b>&</b>", "a": []int{1}})
+	if err != nil || string(got) != `{"a":[1],"b":"<b>&</b>"}` {
+		t.Errorf("Marshal = %s, %v", got, err)
+	}
+	if _, err := Marshal(func() {}); err == nil {
+		t.Error("Marshal(func) did not fail")
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		n    int
+		mark string
+		want string
+	}{
+		{"short", 5, "…", "short"},
+		{"longer", 4, "", "long"},
+		{"longer", 4, "...", "long..."},
+		{"caf\u00e9!", 4, "…", "caf…"}, // é is 2 bytes: not cut in half
+		{"\u20ac", 2, "", ""},
+	} {
+		if got := Truncate(c.s, c.n, c.mark); got != c.want {
+			t.Errorf("Truncate(%q, %d, %q) = %q, want %q", c.s, c.n, c.mark, got, c.want)
+		}
+	}
+}
+
 // The method and member names every tools/call carries are read without
 // an allocation; other strings are read as they are.
 func TestCommonNamesReadWithoutAllocating(t *testing.T) {

@@ -12,7 +12,6 @@ package audit
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +24,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config/filelock"
 )
 
@@ -167,13 +167,11 @@ func (l *Log) Record(e Entry) error {
 		e.Event = "call"
 	}
 	bound(&e)
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(e); err != nil {
+	line, err := wire.Marshal(e)
+	if err != nil {
 		return fmt.Errorf("audit entry: %w", err)
 	}
-	p := pending{line: b.Bytes(), written: make(chan error, 1)}
+	p := pending{line: append(line, '\n'), written: make(chan error, 1)}
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()

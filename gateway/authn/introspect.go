@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 )
 
 // introspects reports whether any issuer checks opaque tokens.
@@ -42,7 +44,7 @@ func (v *Verifier) introspect(ctx context.Context, token string, now time.Time) 
 			continue
 		}
 		if iss, ok := claims["iss"].(string); ok && iss != is.Issuer {
-			return nil, invalid("the introspected token's issuer %q is not %s", truncate(iss, 100), is.Issuer)
+			return nil, invalid("the introspected token's issuer %q is not %s", wire.Truncate(iss, 100, "..."), is.Issuer)
 		}
 		// aud is optional in an introspection answer: an issuer that says
 		// a token is active to the gateway's client vouches that it is for
@@ -60,7 +62,7 @@ func (v *Verifier) introspect(ctx context.Context, token string, now time.Time) 
 			}
 		}
 		if len(aud) > 0 && !v.audienceOK(is, aud) && !slices.Contains(aud, is.ClientID) {
-			return nil, invalid("the token is not for this resource: its audience %q does not name %s", truncate(strings.Join(aud, " "), 200), v.opts.Resource)
+			return nil, invalid("the token is not for this resource: its audience %q does not name %s", wire.Truncate(strings.Join(aud, " "), 200, "..."), v.opts.Resource)
 		}
 		var exp time.Time
 		if e, ok := claims["exp"].(float64); ok {

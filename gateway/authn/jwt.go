@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 )
 
 // signatureAlgorithms are the algorithms a token may be signed with:
@@ -50,7 +51,7 @@ func (v *Verifier) verifyJWT(ctx context.Context, token string, now time.Time) (
 	}
 	ks, ok := v.issuers[unverified.Issuer]
 	if !ok {
-		return nil, invalid("the token's issuer %q is not one the gateway accepts", truncate(unverified.Issuer, 100))
+		return nil, invalid("the token's issuer %q is not one the gateway accepts", wire.Truncate(unverified.Issuer, 100, "..."))
 	}
 	kid := tok.Headers[0].KeyID
 	keys, err := ks.keys(ctx, kid, now)
@@ -74,16 +75,16 @@ func (v *Verifier) verifyJWT(ctx context.Context, token string, now time.Time) (
 	}
 	if !verified {
 		if last == nil {
-			return nil, invalid("no signing key of %s has the token's key id %q", ks.issuer.Issuer, truncate(kid, 60))
+			return nil, invalid("no signing key of %s has the token's key id %q", ks.issuer.Issuer, wire.Truncate(kid, 60, "..."))
 		}
 		return nil, invalid("the token's signature does not verify")
 	}
 	// Checked again on the verified claims, which are the ones that count.
 	if std.Issuer != ks.issuer.Issuer {
-		return nil, invalid("the token's issuer %q is not one the gateway accepts", truncate(std.Issuer, 100))
+		return nil, invalid("the token's issuer %q is not one the gateway accepts", wire.Truncate(std.Issuer, 100, "..."))
 	}
 	if !v.audienceOK(ks.issuer, std.Audience) {
-		return nil, invalid("the token is not for this resource: its audience %q does not name %s", truncate(strings.Join(std.Audience, " "), 200), v.opts.Resource)
+		return nil, invalid("the token is not for this resource: its audience %q does not name %s", wire.Truncate(strings.Join(std.Audience, " "), 200, "..."), v.opts.Resource)
 	}
 	if std.Expiry == nil {
 		return nil, invalid("the token has no expiry (exp)")
@@ -253,7 +254,7 @@ func discoverJWKS(ctx context.Context, client *http.Client, issuer string) (stri
 		}
 		switch {
 		case md.Issuer != issuer:
-			errs = append(errs, fmt.Errorf("%s names the issuer %q, not %q", doc, truncate(md.Issuer, 100), issuer))
+			errs = append(errs, fmt.Errorf("%s names the issuer %q, not %q", doc, wire.Truncate(md.Issuer, 100, "..."), issuer))
 		case md.JWKSURI == "":
 			errs = append(errs, fmt.Errorf("%s has no jwks_uri", doc))
 		default:
@@ -289,11 +290,4 @@ func getJSON(ctx context.Context, client *http.Client, u string, v any) error {
 		return fmt.Errorf("GET %s: %w", u, err)
 	}
 	return nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }

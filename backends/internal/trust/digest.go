@@ -11,6 +11,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 )
 
 // Kind is what a definition defines.
@@ -39,7 +41,7 @@ var members = map[Kind][]string{
 // InstructionsObject is a server's instructions as the object their
 // definition is made of and scanned in: {"instructions": text}.
 func InstructionsObject(text string) json.RawMessage {
-	b, _ := marshal(map[string]string{"instructions": text})
+	b, _ := wire.Marshal(map[string]string{"instructions": text})
 	return b
 }
 
@@ -79,7 +81,7 @@ func Canonical(kind Kind, raw json.RawMessage) (Definition, error) {
 		}
 		out[m] = x
 	}
-	return marshal(out)
+	return wire.Marshal(out)
 }
 
 // Digest is a definition's digest: "sha256:" and the hex SHA-256 of its
@@ -111,16 +113,4 @@ func (d Definition) MarshalJSON() ([]byte, error) {
 func (d *Definition) UnmarshalJSON(b []byte) error {
 	*d = append((*d)[:0], b...)
 	return nil
-}
-
-// marshal encodes v without HTML escaping: a description's "<" stays "<".
-// encoding/json sorts map keys, which makes the form canonical.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

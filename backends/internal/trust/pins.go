@@ -14,6 +14,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config/atomicfile"
 	"github.com/mcp-gateway/mcp-gateway/config/filelock"
 )
@@ -155,9 +156,9 @@ func (p *Pin) check(kind Kind) error {
 	case p == nil:
 		return errors.New("null")
 	case !digestForm.MatchString(p.Digest):
-		return fmt.Errorf("digest %q is not sha256:<64 hex digits>", truncate(p.Digest, 80))
+		return fmt.Errorf("digest %q is not sha256:<64 hex digits>", wire.Truncate(p.Digest, 80, "..."))
 	case p.How != FirstSight && p.How != Approved:
-		return fmt.Errorf("how %q is not %q or %q", truncate(p.How, 40), FirstSight, Approved)
+		return fmt.Errorf("how %q is not %q or %q", wire.Truncate(p.How, 40, "..."), FirstSight, Approved)
 	}
 	def, err := Canonical(kind, json.RawMessage(p.Definition))
 	if err != nil {
@@ -265,11 +266,4 @@ func Resolve(path string) string {
 		path = dest
 	}
 	return path
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }

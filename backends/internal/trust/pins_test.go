@@ -77,6 +77,8 @@ func TestDecodeRejects(t *testing.T) {
 		{"digest form", strings.Replace(string(data), "sha256:", "md5:", 1), "is not sha256"},
 		{"digest of another definition", strings.Replace(string(data), "Adds.", "Adds!", 1), "not the definition's"},
 		{"how", strings.Replace(string(data), FirstSight, "trusted", 1), `how "trusted"`},
+		// A long value is cut where a character begins, not inside é.
+		{"how cut", strings.Replace(string(data), FirstSight, strings.Repeat("x", 39)+"\u00e9zz", 1), `how "` + strings.Repeat("x", 39) + `..."`},
 	} {
 		if _, err := Decode([]byte(tc.data)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err %v, want %q", tc.name, err, tc.want)
