@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"html"
 	"io"
 	"io/fs"
@@ -260,6 +261,13 @@ func TestDashboardShowsPackageFetch(t *testing.T) {
 			cmd.Process.Kill()
 		}
 		cmd.Wait()
+		// Windows has no interrupt: the killed dashboard's Job Object
+		// ends the fake npx as the OS gets to it, and a running program's
+		// file cannot be removed until then.
+		testutil.Poll(testutil.DefaultTimeout, func() bool {
+			err := os.Remove(npx)
+			return err == nil || errors.Is(err, fs.ErrNotExist)
+		})
 	})
 	var base string
 	if !testutil.Poll(testutil.DefaultTimeout, func() bool {
