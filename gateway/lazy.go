@@ -137,7 +137,11 @@ func (f *front) callMeta(ctx context.Context, run *callRun, which string, tc too
 		}
 		return textResult(r.def), nil
 	}
-	call := toolCall{id: tc.id, name: args.Name, args: args.Arguments, meta: tc.meta}
+	// The caller's era, capabilities and span go along: the backend is
+	// told what this request declared, a task it creates is sealed for
+	// the caller, and its span is the request's child, as for a direct
+	// call (session.go).
+	call := toolCall{id: tc.id, name: args.Name, args: args.Arguments, meta: tc.meta, era: tc.era, caps: tc.caps, span: tc.span}
 	// The same routing as a direct call, orphans included.
 	r, ok := f.resolve(ctx, args.Name)
 	if ok && r.kind == metaTool {
