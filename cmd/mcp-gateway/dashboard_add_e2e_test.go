@@ -130,20 +130,7 @@ func TestDashboardAddRefusesCrossSite(t *testing.T) {
 	env := baseEnv(t, "MCP_GATEWAY_SECRETS=file")
 	cmd := exec.Command(gatewayBin, "dashboard", "--listen", "127.0.0.1:0", "--config", cfg)
 	cmd.Env = env
-	stderr := &testutil.Buffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	var base string
-	if !testutil.Poll(testutil.DefaultTimeout, func() bool {
-		_, after, ok := strings.Cut(stderr.String(), "mcp-gateway dashboard on ")
-		base, _, _ = strings.Cut(after, "\n")
-		return ok && strings.HasSuffix(base, "/")
-	}) {
-		t.Fatalf("the dashboard did not say where it listens:\n%s", stderr)
-	}
+	base, stderr := startDashboard(t, cmd)
 	const secret = "brave-0d3c-secret-typed"
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	post := func(path string, form url.Values, hdr map[string]string) (int, string) {
@@ -248,35 +235,19 @@ func TestDashboardShowsPackageFetch(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("gateway: {answer_tools: false}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(gatewayBin, "dashboard", "--listen", "127.0.0.1:0", "--config", cfg)
-	cmd.Env = baseEnv(t)
-	stderr := &testutil.Buffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
-		// A signal, so that the dashboard stops its starting server.
-		if cmd.Process.Signal(os.Interrupt) != nil {
-			cmd.Process.Kill()
-		}
-		cmd.Wait()
-		// Windows has no interrupt: the killed dashboard's Job Object
-		// ends the fake npx as the OS gets to it, and a running program's
-		// file cannot be removed until then.
+		// After the dashboard's stop (cleanups run last first): Windows
+		// has no interrupt, and the killed dashboard's Job Object ends
+		// the fake npx as the OS gets to it; a running program's file
+		// cannot be removed until then.
 		testutil.Poll(testutil.DefaultTimeout, func() bool {
 			err := os.Remove(npx)
 			return err == nil || errors.Is(err, fs.ErrNotExist)
 		})
 	})
-	var base string
-	if !testutil.Poll(testutil.DefaultTimeout, func() bool {
-		_, after, ok := strings.Cut(stderr.String(), "mcp-gateway dashboard on ")
-		base, _, _ = strings.Cut(after, "\n")
-		return ok && strings.HasSuffix(base, "/")
-	}) {
-		t.Fatalf("the dashboard did not say where it listens:\n%s", stderr)
-	}
+	cmd := exec.Command(gatewayBin, "dashboard", "--listen", "127.0.0.1:0", "--config", cfg)
+	cmd.Env = baseEnv(t)
+	base, stderr := startDashboard(t, cmd)
 	entry := "gateway: {answer_tools: false}\nservers:\n  - name: pkg\n    command: " + strconv.Quote(npx) +
 		"\n    args: [\"--\", \"@scope/server-pkg@1.2.3\"]\n    env: {TESTBACKEND_START_DELAY: 5m}\n    restart: never\n"
 	if err := os.WriteFile(cfg, []byte(entry), 0o600); err != nil {

@@ -160,20 +160,7 @@ func TestDashboardCommand(t *testing.T) {
 		t.Fatalf("dashboard beyond loopback: %v\n%s", err, out)
 	}
 	cmd := gwCommand(t, "dashboard", "--listen", "127.0.0.1:0", "--config", cfg)
-	stderr := &testutil.Buffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	var base string
-	if !testutil.Poll(testutil.DefaultTimeout, func() bool {
-		_, after, ok := strings.Cut(stderr.String(), "mcp-gateway dashboard on ")
-		base, _, _ = strings.Cut(after, "\n")
-		return ok && strings.HasSuffix(base, "/")
-	}) {
-		t.Fatalf("the dashboard did not say where it listens:\n%s", stderr)
-	}
+	base, _ := startDashboard(t, cmd)
 	var page string
 	if !testutil.Poll(testutil.DefaultTimeout, func() bool {
 		resp := getURL(t, base, nil)
@@ -236,20 +223,7 @@ func TestReviewShowsHiddenText(t *testing.T) {
 	}
 
 	cmd := gwCommand(t, "dashboard", "--listen", "127.0.0.1:0", "--config", cfg)
-	stderr := &testutil.Buffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	var base string
-	if !testutil.Poll(testutil.DefaultTimeout, func() bool {
-		_, after, ok := strings.Cut(stderr.String(), "mcp-gateway dashboard on ")
-		base, _, _ = strings.Cut(after, "\n")
-		return ok && strings.HasSuffix(base, "/")
-	}) {
-		t.Fatalf("the dashboard did not say where it listens:\n%s", stderr)
-	}
+	base, _ := startDashboard(t, cmd)
 	get := func(u string) string {
 		resp := getURL(t, u, nil)
 		defer resp.Body.Close()
@@ -296,4 +270,31 @@ func TestReviewShowsHiddenText(t *testing.T) {
 	if after := get(base + strings.TrimPrefix(loc, "/")); !strings.Contains(after, "Approved tool "+shownName+" of calc") {
 		t.Errorf("no notice of the approval at %s:\n%s", loc, after)
 	}
+}
+
+// startDashboard starts cmd, a `mcp-gateway dashboard` on 127.0.0.1:0, and
+// returns the address it says it serves on and its stderr. At the end of
+// the test it is interrupted, so that it stops the servers it started
+// (killed where there is no interrupt: Windows), and waited for.
+func startDashboard(t *testing.T, cmd *exec.Cmd) (base string, stderr *testutil.Buffer) {
+	t.Helper()
+	stderr = &testutil.Buffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.Process.Signal(os.Interrupt) != nil {
+			cmd.Process.Kill()
+		}
+		cmd.Wait()
+	})
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool {
+		_, after, ok := strings.Cut(stderr.String(), "mcp-gateway dashboard on ")
+		base, _, _ = strings.Cut(after, "\n")
+		return ok && strings.HasSuffix(base, "/")
+	}) {
+		t.Fatalf("the dashboard did not say where it listens:\n%s", stderr)
+	}
+	return base, stderr
 }

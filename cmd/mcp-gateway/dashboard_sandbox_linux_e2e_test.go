@@ -59,20 +59,7 @@ servers:
 
 	cmd := exec.Command(gatewayBin, "dashboard", "--listen", "127.0.0.1:0", "--config", cfg)
 	cmd.Env = env
-	stderr := &testutil.Buffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	var base string
-	if !testutil.Poll(testutil.DefaultTimeout, func() bool {
-		_, after, ok := strings.Cut(stderr.String(), "mcp-gateway dashboard on ")
-		base, _, _ = strings.Cut(after, "\n")
-		return ok && strings.HasSuffix(base, "/")
-	}) {
-		t.Fatalf("the dashboard did not say where it listens:\n%s", stderr)
-	}
+	base, stderr := startDashboard(t, cmd)
 	// The dashboard starts the servers itself: the page shows them once
 	// they have started (or been refused).
 	rows := map[string]string{}
