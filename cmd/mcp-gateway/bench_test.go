@@ -234,15 +234,7 @@ func BenchmarkToolsCall(b *testing.B) {
 		iNoPin:  {"gw-nopin", nopin, `{"name":"tb0.echo","arguments":` + benchEchoArgs + `}`},
 	}
 	for _, p := range paths {
-		line, err := p.c.call("tools/call", p.params)
-		if err != nil || !bytes.Contains(line, []byte(`12345678901234567890123`)) {
-			b.Fatalf("%s echo: %v %s", p.name, err, line)
-		}
-		for range 300 { // warm up every path
-			if _, err := p.c.call("tools/call", p.params); err != nil {
-				b.Fatal(err)
-			}
-		}
+		warmEcho(b, p.name, p.c, p.params)
 	}
 
 	// One op is one call on each path. The paths alternate in batches (and
@@ -657,5 +649,20 @@ func BenchmarkToolsCallInProcess(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// warmEcho checks that the echo of benchEchoArgs through c answers it,
+// then warms the path up with 300 calls.
+func warmEcho(b *testing.B, name string, c *benchClient, params string) {
+	b.Helper()
+	line, err := c.call("tools/call", params)
+	if err != nil || !bytes.Contains(line, []byte(`12345678901234567890123`)) {
+		b.Fatalf("%s echo: %v %s", name, err, line)
+	}
+	for range 300 {
+		if _, err := c.call("tools/call", params); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

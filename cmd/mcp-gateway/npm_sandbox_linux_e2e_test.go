@@ -24,13 +24,7 @@ func TestSandboxNpmServersBestEffort(t *testing.T) {
 	t.Parallel()
 	root := exampleAppPeers(t)
 	env, home := confinable(t)
-	notes := filepath.Join(home, "notes")
-	if err := os.MkdirAll(notes, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(notes, "todo.txt"), []byte("buy milk"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	notes := notesDir(t, home)
 	mods := filepath.Join(root, "node_modules")
 	pkg := func(name string) string {
 		return filepath.Join(mods, "@modelcontextprotocol", name, "dist", "index.js")

@@ -51,15 +51,7 @@ func BenchmarkSandboxToolsCall(b *testing.B) {
 		iBoxed: {"gw-sandbox", boxed, `{"name":"tb0.echo","arguments":` + benchEchoArgs + `}`},
 	}
 	for _, p := range paths {
-		line, err := p.c.call("tools/call", p.params)
-		if err != nil || !bytes.Contains(line, []byte(`12345678901234567890123`)) {
-			b.Fatalf("%s echo: %v %s", p.name, err, line)
-		}
-		for range 300 { // warm up every path
-			if _, err := p.c.call("tools/call", p.params); err != nil {
-				b.Fatal(err)
-			}
-		}
+		warmEcho(b, p.name, p.c, p.params)
 	}
 	// One op is one call on each path, alternating in batches.
 	lat := benchAlternate(b, len(paths), func(pi int) {

@@ -121,13 +121,7 @@ func TestSandboxNpmServers(t *testing.T) {
 	t.Parallel()
 	root := npmPeers(t)
 	env, home := confinable(t)
-	notes := filepath.Join(home, "notes")
-	if err := os.MkdirAll(notes, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(notes, "todo.txt"), []byte("buy milk"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	notes := notesDir(t, home)
 	mods := filepath.Join(root, "node_modules")
 	pkg := func(name string) string {
 		return filepath.Join(mods, "@modelcontextprotocol", name, "dist", "index.js")
@@ -235,4 +229,18 @@ servers:
 	if text, failed := result("open.read_file", fmt.Sprintf(`{"path":%q}`, key)); failed || text != "PRIVATE KEY" {
 		t.Errorf("the unconfined server's read of the key: isError %v, %q", failed, text)
 	}
+}
+
+// notesDir makes home/notes holding todo.txt ("buy milk"): the directory
+// the filesystem server is given.
+func notesDir(t *testing.T, home string) string {
+	t.Helper()
+	notes := filepath.Join(home, "notes")
+	if err := os.MkdirAll(notes, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(notes, "todo.txt"), []byte("buy milk"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return notes
 }
