@@ -1,37 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"golang.org/x/sys/unix"
 )
-
-// lockedBuffer collects what a reader gives, for WaitFor.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // ptyAdd runs the binary's add on a real terminal: stdin the pty's
 // slave, stderr collected; what the terminal echoes is read from the
@@ -40,14 +20,14 @@ type ptyAdd struct {
 	cmd          *exec.Cmd
 	master       *os.File
 	slave        *os.File
-	stderr, echo *lockedBuffer
+	stderr, echo *testutil.Buffer
 	echoDone     chan struct{}
 }
 
 func startPTYAdd(t *testing.T, args ...string) *ptyAdd {
 	t.Helper()
 	m, s := openPTY(t)
-	p := &ptyAdd{master: m, slave: s, stderr: &lockedBuffer{}, echo: &lockedBuffer{}, echoDone: make(chan struct{})}
+	p := &ptyAdd{master: m, slave: s, stderr: &testutil.Buffer{}, echo: &testutil.Buffer{}, echoDone: make(chan struct{})}
 	p.cmd = exec.Command(gatewayBin, args...)
 	p.cmd.Env = baseEnv(t)
 	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = s, io.Discard, p.stderr
