@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // Run is the whole job of the sandbox mode on macOS: it sets core dumps
@@ -20,17 +18,8 @@ func Run(plan string) error {
 	if err := json.Unmarshal([]byte(plan), &p); err != nil {
 		return fmt.Errorf("sandbox: bad plan: %w", err)
 	}
-	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}); err != nil {
-		return fmt.Errorf("sandbox: core size: %w", err)
-	}
-	if p.NoFile > 0 {
-		var r unix.Rlimit
-		if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &r); err == nil {
-			r.Cur, r.Max = min(p.NoFile, r.Max), min(p.NoFile, r.Max)
-			if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &r); err != nil {
-				return fmt.Errorf("sandbox: open files: %w", err)
-			}
-		}
+	if err := setLimits(p); err != nil {
+		return err
 	}
 	p.Read, p.Write, p.Devices, p.Deny = realPaths(p.Read), realPaths(p.Write), realPaths(p.Devices), realPaths(p.Deny)
 	profile, err := Profile(p)

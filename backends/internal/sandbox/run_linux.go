@@ -54,17 +54,8 @@ func Run(plan string) error {
 	if err := dropCaps(); err != nil {
 		return err
 	}
-	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}); err != nil {
-		return fmt.Errorf("sandbox: core size: %w", err)
-	}
-	if p.NoFile > 0 {
-		var r unix.Rlimit
-		if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &r); err == nil {
-			r.Cur, r.Max = min(p.NoFile, r.Max), min(p.NoFile, r.Max)
-			if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &r); err != nil {
-				return fmt.Errorf("sandbox: open files: %w", err)
-			}
-		}
+	if err := setLimits(p); err != nil {
+		return err
 	}
 	if p.ABI > 0 && (p.FS || p.Net != "") {
 		if err := restrict(p); err != nil {
