@@ -133,16 +133,7 @@ func parseArgs(args []string) (*invocation, error) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		name, val, hasVal := strings.Cut(a, "=")
-		value := func() (string, error) {
-			if hasVal {
-				return val, nil
-			}
-			if i+1 >= len(args) {
-				return "", usagef("%s needs a value", name)
-			}
-			i++
-			return args[i], nil
-		}
+		value := func() (string, error) { return flagValue(args, &i, name, val, hasVal) }
 		var err error
 		switch name {
 		case "-h", "--help", "-help":
@@ -462,4 +453,17 @@ func parseWait(v string) (time.Duration, error) {
 		return 0, usagef("--wait must be positive, not %q", v)
 	}
 	return d, nil
+}
+
+// flagValue is the value of the flag name at args[*i]: val when it was
+// given as name=val (hasVal), else the next word, which it consumes.
+func flagValue(args []string, i *int, name, val string, hasVal bool) (string, error) {
+	if hasVal {
+		return val, nil
+	}
+	if *i+1 >= len(args) {
+		return "", usagef("%s needs a value", name)
+	}
+	*i++
+	return args[*i], nil
 }

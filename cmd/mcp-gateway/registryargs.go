@@ -46,16 +46,7 @@ func parseRegistryArgs(args []string) (*registryInvocation, error) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		name, val, hasVal := strings.Cut(a, "=")
-		value := func() (string, error) {
-			if hasVal {
-				return val, nil
-			}
-			if i+1 >= len(args) {
-				return "", usagef("%s needs a value", name)
-			}
-			i++
-			return args[i], nil
-		}
+		value := func() (string, error) { return flagValue(args, &i, name, val, hasVal) }
 		pair := func(into map[string]string) error {
 			// --env NAME=VALUE: the value is the next word, NAME=VALUE.
 			v := args[i][len(name):]
