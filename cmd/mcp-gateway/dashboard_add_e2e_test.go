@@ -30,21 +30,31 @@ func homeOf(env []string) string {
 // noSecretUnder fails t for each file under roots that holds secret.
 func noSecretUnder(t *testing.T, secret string, roots ...string) {
 	t.Helper()
+	for p, data := range filesUnder(t, roots...) {
+		if strings.Contains(data, secret) {
+			t.Errorf("%s holds the secret", p)
+		}
+	}
+}
+
+// filesUnder returns the text of every file under roots, by path.
+func filesUnder(t *testing.T, roots ...string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
 	for _, root := range roots {
 		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return err
 			}
 			data, err := os.ReadFile(p)
-			if strings.Contains(string(data), secret) {
-				t.Errorf("%s holds the secret", p)
-			}
+			files[p] = string(data)
 			return err
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
+	return files
 }
 
 // TestDashboardAddChromium is issue 35's item 5 in a real browser: on the

@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/json"
-	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
@@ -124,20 +123,10 @@ func TestAddEndToEnd(t *testing.T) {
 
 	texts := map[string]string{"add's output": string(out), "gateway stderr": gw.Stderr.String(), "--show-config": string(show), "status --json": string(status)}
 	var snapshots, cached bool
-	for _, root := range []string{home, dir} {
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			data, err := os.ReadFile(p)
-			texts[p] = string(data)
-			snapshots = snapshots || strings.HasPrefix(p, config.SnapshotDir(home, runtime.GOOS, lookupIn(env)))
-			cached = cached || strings.HasPrefix(p, config.RegistryCacheDir(home, runtime.GOOS, lookupIn(env)))
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+	for p, data := range filesUnder(t, home, dir) {
+		texts[p] = data
+		snapshots = snapshots || strings.HasPrefix(p, config.SnapshotDir(home, runtime.GOOS, lookupIn(env)))
+		cached = cached || strings.HasPrefix(p, config.RegistryCacheDir(home, runtime.GOOS, lookupIn(env)))
 	}
 	if !snapshots || !cached {
 		t.Fatalf("no snapshot (%v) or no registry cache (%v) among the files walked: %v", snapshots, cached, slices.Sorted(maps.Keys(texts)))

@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/sha256"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,12 +64,5 @@ echo "== call"; "$1" call a.env_digest '{"name":"TOKEN"}' --config "$3"`
 	if err != nil || !strings.Contains(string(index), `"a.TOKEN"`) {
 		t.Errorf("the index: %s %v", index, err)
 	}
-	filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if data, _ := os.ReadFile(p); strings.Contains(string(data), value) {
-				t.Errorf("%s holds the secret", p)
-			}
-		}
-		return nil
-	})
+	noSecretUnder(t, value, home)
 }

@@ -5,8 +5,6 @@ package main
 
 import (
 	"encoding/json"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -70,17 +68,9 @@ func TestSecretsEchoedByServer(t *testing.T) {
 
 	forms := []string{`sek/"A"-5f1e`, `sek/\"A\"-5f1e`, "pem-line-one-0a1b", "pem-line-two-2c3d"}
 	texts := map[string]string{"the log": gw.Stderr.String(), "the answers": answers}
-	for _, dir := range []string{envHome(env), filepath.Dir(cfg)} {
-		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), "secrets.") {
-				return err
-			}
-			data, err := os.ReadFile(p)
-			texts[p] = string(data)
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
+	for p, data := range filesUnder(t, envHome(env), filepath.Dir(cfg)) {
+		if !strings.HasPrefix(filepath.Base(p), "secrets.") { // the store's own files
+			texts[p] = data
 		}
 	}
 	var snapshot, pins bool

@@ -7,7 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -161,17 +161,7 @@ func TestSecretsEndToEnd(t *testing.T) {
 	// not in any file under HOME (configuration, cache and state
 	// directories), nor in what --show-config and status print.
 	texts := map[string]string{"gateway stderr": gw.Stderr.String(), "--show-config": show, "status --json": js + statusErr}
-	err := filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		texts[p] = string(data)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	maps.Copy(texts, filesUnder(t, home))
 	if len(texts) < 6 {
 		t.Fatalf("found only %d files under %s", len(texts)-3, home)
 	}
