@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"html"
 	"io"
@@ -86,21 +84,9 @@ func TestDashboardAddChromium(t *testing.T) {
 	web := startHTTPCmd(t, gw)
 
 	shots := artifactDir(t, root)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "dashboard_add.mjs"), web.base+"/", "s3cret-dashboard-add", browser, shots, secret)
-	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(root, "node_modules"))
-	out, err := cmd.Output()
-	var res struct {
-		OK          bool     `json:"ok"`
-		Error       string   `json:"error"`
-		Screenshots []string `json:"screenshots"`
+	if err := runPageScript(t, 3*time.Minute, node, root, "dashboard_add.mjs", web.base+"/", "s3cret-dashboard-add", browser, shots, secret); err != nil {
+		t.Fatalf("adding from the dashboard in Chromium: %v\ngateway:\n%s", err, web.stderr)
 	}
-	_ = json.Unmarshal(out, &res)
-	if err != nil || !res.OK {
-		t.Fatalf("adding from the dashboard in Chromium: %v: %s\n%s\ngateway:\n%s", err, res.Error, out, web.stderr)
-	}
-	t.Logf("screenshots: %s", strings.Join(res.Screenshots, ", "))
 
 	data := string(must(os.ReadFile(cfg)))
 	for _, want := range []string{start, "from: registry io.github.modelcontextprotocol/everything@2026.8.31", "EVERYTHING_TOKEN: ${secret:everything.EVERYTHING_TOKEN}", "trust: approve"} {

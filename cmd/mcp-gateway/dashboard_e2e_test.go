@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"html"
 	"io"
 	"net/http"
@@ -90,21 +91,9 @@ func TestDashboardChromium(t *testing.T) {
 	}
 
 	shots := artifactDir(t, root)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "dashboard.mjs"), web.base+"/", "s3cret-dashboard", browser, shots)
-	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(root, "node_modules"))
-	out, err := cmd.Output()
-	var res struct {
-		OK          bool     `json:"ok"`
-		Error       string   `json:"error"`
-		Screenshots []string `json:"screenshots"`
+	if err := runPageScript(t, 2*time.Minute, node, root, "dashboard.mjs", web.base+"/", "s3cret-dashboard", browser, shots); err != nil {
+		t.Fatalf("the dashboard in Chromium: %v", err)
 	}
-	_ = json.Unmarshal(out, &res)
-	if err != nil || !res.OK {
-		t.Fatalf("the dashboard in Chromium: %v: %s\n%s", err, res.Error, out)
-	}
-	t.Logf("screenshots: %s", strings.Join(res.Screenshots, ", "))
 
 	select {
 	case <-changed:
@@ -297,4 +286,27 @@ func startDashboard(t *testing.T, cmd *exec.Cmd) (base string, stderr *testutil.
 		t.Fatalf("the dashboard did not say where it listens:\n%s", stderr)
 	}
 	return base, stderr
+}
+
+// runPageScript runs testdata/SCRIPT (one of the Chromium scripts, which
+// print {"ok":…,"error":…,"screenshots":[…]}) with args under node,
+// within d: nil when it reports ok, else what went wrong with its output.
+func runPageScript(t *testing.T, d time.Duration, node, root, script string, args ...string) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append([]string{filepath.Join("testdata", script)}, args...)...)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(root, "node_modules"))
+	out, err := cmd.Output()
+	var res struct {
+		OK          bool     `json:"ok"`
+		Error       string   `json:"error"`
+		Screenshots []string `json:"screenshots"`
+	}
+	_ = json.Unmarshal(out, &res)
+	if err != nil || !res.OK {
+		return fmt.Errorf("%v: %s\n%s", err, res.Error, out)
+	}
+	t.Logf("screenshots: %s", strings.Join(res.Screenshots, ", "))
+	return nil
 }

@@ -5,16 +5,12 @@
 //
 // node browser.mjs CHROMIUM URL...
 // Prints one JSON line: {"pages":[result per URL]} or {"error": ...}.
-import { chromium } from "playwright-core";
+import { launch } from "./chromium.mjs";
 
 const [executablePath, ...urls] = process.argv.slice(2);
 let browser;
 try {
-  browser = await chromium.launch({
-    executablePath,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync", "--no-first-run"],
-  });
+  browser = await launch(executablePath);
   const pages = [];
   for (const url of urls) {
     const page = await (await browser.newContext()).newPage();

@@ -7,27 +7,15 @@
 //
 // node dashboard_add.mjs URL TOKEN CHROMIUM ARTIFACT_DIR SECRET
 // Prints one JSON line: {"ok":true,"screenshots":[...]} or {"ok":false,"error":...}.
-import { chromium } from "playwright-core";
+import { check, launch, tokenPage } from "./chromium.mjs";
 import path from "node:path";
 
 const [url, token, executablePath, artifacts, secret] = process.argv.slice(2);
 
-function check(cond, what) {
-  if (!cond) throw new Error(what);
-}
-
 let browser;
 try {
-  browser = await chromium.launch({
-    executablePath,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync", "--no-first-run"],
-  });
-  const context = await browser.newContext({
-    extraHTTPHeaders: { Authorization: `Bearer ${token}` },
-    viewport: { width: 1280, height: 900 },
-  });
-  const page = await context.newPage();
+  browser = await launch(executablePath);
+  const page = await tokenPage(browser, token);
   // Every answer the browser gets is checked for the secret.
   const leaks = [];
   page.on("response", async (resp) => {
