@@ -224,6 +224,12 @@ func TestDashboardAddRefusesCrossSite(t *testing.T) {
 // started with does not have it.
 func TestDashboardShowsPackageFetch(t *testing.T) {
 	t.Parallel()
+	if testutil.Wine {
+		// Seen in CI's Wine run: 30 s after the dashboard was killed its
+		// fake npx (a 5-minute start) still ran, so its file could not
+		// be removed. Windows itself ends a killed Job Object's processes.
+		t.Skip("Wine does not end the processes of a killed process's Job Object; run on Windows (CI's windows-latest)")
+	}
 	dir := t.TempDir()
 	npx := filepath.Join(dir, "npx"+exeSuffix())
 	copyFile(t, backendBin, npx)
