@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -411,8 +412,9 @@ func TestRunScriptConfirmsDestructive(t *testing.T) {
 
 // A client of 2026-07-28 runs scripts too: its request's era and
 // capabilities go to each call; a confirmation mid-script answers the run
-// input_required, and the client's retry with the answer gets the script's
-// result.
+// input_required, the client's retry with the answer resumes it (the next
+// confirmation answers that retry input_required in turn), and the last
+// retry gets the script's result.
 func TestRunScriptPerRequestEra(t *testing.T) {
 	t.Parallel()
 	tools := filepath.Join(t.TempDir(), "tools.json")
@@ -426,22 +428,39 @@ func TestRunScriptPerRequestEra(t *testing.T) {
 		t.Errorf("result %v", out["result"])
 	}
 
+	// Two confirmations, one after the other: each answers the run's
+	// latest request input_required, and the retry that answers the last
+	// gets the result.
 	meta := strings.TrimSuffix(strings.TrimPrefix(meta26, "{"), "}")
-	first := c.Call("tools/call", scriptParams(`return (await tools["d.wipe"]({really: true})).really ? "wiped" : "kept"`, meta)).Result(t)
-	reqs, _ := json.Marshal(first["inputRequests"])
-	if first["resultType"] != "input_required" || !strings.Contains(string(reqs), `"method":"elicitation/create"`) || !strings.Contains(string(reqs), "d.wipe") {
-		t.Fatalf("want the confirmation asked input_required, got %v", first)
+	const src = `const a = await tools["d.wipe"]({n: 1}); const b = await tools["d.wipe"]({n: 2}); return "wiped " + a.n + " and " + b.n`
+	q, _ := json.Marshal(src)
+	r := c.Call("tools/call", scriptParams(src, meta))
+	for round := 1; ; round++ {
+		res := r.Result(t)
+		if res["resultType"] != "input_required" {
+			if round != 3 {
+				t.Errorf("answered after %d confirmations, want 2", round-1)
+			}
+			break
+		}
+		if round > 2 {
+			t.Fatalf("asked a %dth time: %s", round, r)
+		}
+		reqs := res["inputRequests"].(map[string]any)
+		var key string
+		for k := range reqs {
+			key = k
+		}
+		ask, _ := json.Marshal(reqs[key])
+		if len(reqs) != 1 || !strings.Contains(string(ask), `"method":"elicitation/create"`) || !strings.Contains(string(ask), fmt.Sprintf(`{\"n\":%d}`, round)) {
+			t.Fatalf("confirmation %d: want the wipe of %d asked, got %s", round, round, r)
+		}
+		state, _ := json.Marshal(res["requestState"])
+		r = c.Call("tools/call", `{"name":"gateway.run_script","arguments":{"script":`+string(q)+`},"_meta":`+meta26+
+			`,"inputResponses":{"`+key+`":{"action":"accept","content":{"confirm":true}}},"requestState":`+string(state)+`}`)
 	}
-	var key string
-	for k := range first["inputRequests"].(map[string]any) {
-		key = k
-	}
-	state, _ := json.Marshal(first["requestState"])
-	q, _ := json.Marshal(`return (await tools["d.wipe"]({really: true})).really ? "wiped" : "kept"`)
-	retry := c.Call("tools/call", `{"name":"gateway.run_script","arguments":{"script":`+string(q)+`},"_meta":`+meta26+
-		`,"inputResponses":{"`+key+`":{"action":"accept","content":{"confirm":true}}},"requestState":`+string(state)+`}`)
-	if out, _ := scriptOut(t, retry); out["result"] != "wiped" {
-		t.Errorf("after the confirmation: %v", out)
+	if out, _ := scriptOut(t, r); out["result"] != "wiped 1 and 2" {
+		t.Errorf("after the confirmations: %v", out)
 	}
 }
 
