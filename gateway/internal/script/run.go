@@ -25,7 +25,8 @@ var errNeverSettles = &ScriptError{Message: "the script's promise never settles:
 // with every call in flight cancelled and the VM interrupted).
 func Run(ctx context.Context, src string, opts Options) (Result, error) {
 	lim := opts.Limits.withDefaults()
-	runCtx, cancel := context.WithTimeout(ctx, lim.Wall)
+	deadline := time.Now().Add(lim.Wall)
+	runCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 
 	vm, err := quickjs.NewVM()
@@ -35,15 +36,17 @@ func Run(ctx context.Context, src string, opts Options) (Result, error) {
 	defer vm.Close()
 	vm.SetMemoryLimit(uintptr(lim.Memory))
 	// Atomics.wait would block the goroutine where no interrupt reaches it.
+	// Not blocking is the engine's default; this keeps it so.
 	vm.SetCanBlock(false)
 
 	r := &run{
-		parent:  ctx,
-		ctx:     runCtx,
-		lim:     lim,
-		opts:    opts,
-		vm:      vm,
-		results: make(chan outcome, lim.Parallel),
+		parent:   ctx,
+		ctx:      runCtx,
+		deadline: deadline,
+		lim:      lim,
+		opts:     opts,
+		vm:       vm,
+		results:  make(chan outcome, lim.Parallel),
 	}
 	callCtx, cancelCalls := context.WithCancel(runCtx)
 	r.callCtx = callCtx
@@ -80,12 +83,21 @@ func Run(ctx context.Context, src string, opts Options) (Result, error) {
 	if err := vm.RegisterHostFunc("__host", r.host); err != nil {
 		return Result{}, fmt.Errorf("script: register the host function: %w", err)
 	}
-	entry, err := vm.EvalValue(prelude, quickjs.EvalGlobal)
+	// The prelude runs within the limits too: on a busy machine the wall
+	// time can end before it does.
+	err = r.enter(func() (err error) {
+		r.entry, err = vm.EvalValue(prelude, quickjs.EvalGlobal)
+		return err
+	})
 	if err != nil {
-		return Result{}, fmt.Errorf("script: prelude: %w", err)
+		err = r.classify(err)
+		var le *LimitError
+		if !errors.As(err, &le) && r.parent.Err() == nil {
+			err = fmt.Errorf("script: prelude: %w", err)
+		}
+		return Result{}, err
 	}
-	defer entry.Free()
-	r.entry = entry
+	defer r.entry.Free()
 
 	if err := r.loop(src); err != nil {
 		return Result{Logs: r.logs, Calls: r.started}, err
@@ -112,10 +124,14 @@ type outcome struct {
 // also the only one that enters the VM.
 type run struct {
 	parent, ctx, callCtx context.Context
-	lim                  Limits
-	opts                 Options
-	vm                   *quickjs.VM
-	entry                quickjs.Value // the prelude's function: start, settle
+	// deadline is the end of the wall time. It is not runCtx's deadline,
+	// which can be the caller's, earlier: that one ends the run through
+	// the watchdog, with the caller's error.
+	deadline time.Time
+	lim      Limits
+	opts     Options
+	vm       *quickjs.VM
+	entry    quickjs.Value // the prelude's function: start, settle
 
 	queue    []request
 	inFlight int
@@ -184,8 +200,7 @@ func (r *run) enter(f func() error) error {
 	if err := r.ctx.Err(); err != nil {
 		return err
 	}
-	deadline, _ := r.ctx.Deadline()
-	left := time.Until(deadline)
+	left := time.Until(r.deadline)
 	if left <= 0 {
 		return r.timeLimit()
 	}
