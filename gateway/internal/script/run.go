@@ -155,7 +155,7 @@ func (r *run) loop(src string) error {
 		return err
 	})
 	for err == nil {
-		if err = r.enter(r.drain); err != nil || r.finished {
+		if err = r.drain(); err != nil || r.finished {
 			break
 		}
 		for len(r.queue) > 0 && r.inFlight < r.lim.Parallel {
@@ -210,11 +210,26 @@ func (r *run) enter(f func() error) error {
 	return f()
 }
 
-// drain runs the VM's pending jobs: promise reactions and the script's
-// continuations.
+// maxJobs is how many jobs ExecutePendingJobs runs at most before it gives
+// up with an error that is not a *quickjs.Error.
+const maxJobs = 1 << 20
+
+// drain runs the VM's pending jobs, promise reactions and the script's
+// continuations, until there are none. A queue that keeps feeding itself is
+// the wall time's to end, not the engine's job bound's.
 func (r *run) drain() error {
-	_, err := r.vm.ExecutePendingJobs()
-	return err
+	for {
+		var n int
+		err := r.enter(func() (err error) {
+			n, err = r.vm.ExecutePendingJobs()
+			return err
+		})
+		var qe *quickjs.Error
+		if err != nil && n >= maxJobs && !errors.As(err, &qe) && r.limit == nil {
+			continue
+		}
+		return err
+	}
 }
 
 // classify turns why the VM stopped into Run's error: a limit the host
@@ -246,7 +261,7 @@ func (r *run) classify(err error) error {
 		if qe.Name == "" && qe.Error() == "null" {
 			return r.memoryLimit()
 		}
-		return &ScriptError{Message: qe.Error(), Stack: qe.Stack}
+		return scriptError(qe.Error(), qe.Stack)
 	}
 	return fmt.Errorf("script: %w", err)
 }
@@ -345,7 +360,7 @@ func (r *run) host(args []any) (any, error) {
 			r.failure = r.memoryLimit()
 			return nil, nil
 		}
-		r.failure = &ScriptError{Message: msg, Stack: stack}
+		r.failure = scriptError(msg, stack)
 	default:
 		return nil, fmt.Errorf("script: unknown host operation %q", op)
 	}

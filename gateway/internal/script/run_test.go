@@ -121,7 +121,7 @@ func TestRunToolErrors(t *testing.T) {
 				await tools[name]();
 				out[name] = "resolved";
 			} catch (e) {
-				out[name] = {isError: e instanceof Error, message: e.message, code: e.code, result: e.result};
+				out[name] = {isError: e instanceof Error, message: e.message, code: e.code, result: e.result, tool: e.tool};
 			}
 		}
 		return out`
@@ -131,11 +131,12 @@ func TestRunToolErrors(t *testing.T) {
 		Message string          `json:"message"`
 		Code    *int            `json:"code"`
 		Result  json.RawMessage `json:"result"`
+		Tool    string          `json:"tool"`
 	}
 	if err := json.Unmarshal(res.Value, &got); err != nil {
 		t.Fatalf("%s: %v", res.Value, err)
 	}
-	if g := got["fails"]; !g.IsError || g.Message != "no such row" || !strings.Contains(string(g.Result), `"isError":true`) || g.Code != nil {
+	if g := got["fails"]; !g.IsError || g.Message != "no such row" || !strings.Contains(string(g.Result), `"isError":true`) || g.Code != nil || g.Tool != "fails" {
 		t.Errorf("isError result: %+v", g)
 	}
 	if g := got["denied"]; !g.IsError || g.Message != "tool denied by policy" || g.Code == nil || *g.Code != -32001 {
@@ -157,8 +158,8 @@ func TestRunUncaughtToolError(t *testing.T) {
 	}
 	_, err := Run(context.Background(), `await tools.x()`, Options{Call: call})
 	var se *ScriptError
-	if !errors.As(err, &se) || se.Message != "Error: quota exceeded" || se.Stack == "" {
-		t.Fatalf("Run = %#v, want ScriptError \"Error: quota exceeded\" with a stack", err)
+	if !errors.As(err, &se) || se.Message != "Error: quota exceeded" || se.Stack != "    at script:1:14\n" {
+		t.Fatalf("Run = %#v, want ScriptError \"Error: quota exceeded\" at the call", err)
 	}
 }
 
@@ -311,12 +312,21 @@ func TestRunNoModules(t *testing.T) {
 	}
 }
 
-// TestRunSyntaxError checks that a syntax error is a ScriptError.
-func TestRunSyntaxError(t *testing.T) {
-	_, err := Run(context.Background(), "const a = 1;\nreturn a +;", Options{})
-	var se *ScriptError
-	if !errors.As(err, &se) || !strings.HasPrefix(se.Message, "SyntaxError") {
-		t.Fatalf("Run = %v, want a SyntaxError", err)
+// TestRunErrorPlace checks that a ScriptError names the place in the
+// script's own text, line 2 here, and keeps the prelude's frames out of the
+// stack.
+func TestRunErrorPlace(t *testing.T) {
+	for _, c := range []struct{ src, message, stack string }{
+		{"const a = 1;\nreturn a +;", "SyntaxError: unexpected token in expression: ';' (line 2, column 11)", "    at script:2:11\n"},
+		{"const a = 1;\nnull.x", "TypeError: cannot read property 'x' of null", "    at script:2:5\n"},
+		{"const a = 1;\nawait tools.x(5)", `TypeError: tools["x"]: the arguments must be a plain object like {"key": "value"}, got number`, "    at script:2:14\n"},
+		{"const f = () => {\n  throw new RangeError('r')\n};\nf()", "RangeError: r", "    at script:2:23\n    at script:4:2\n"},
+	} {
+		_, err := Run(context.Background(), c.src, Options{})
+		var se *ScriptError
+		if !errors.As(err, &se) || se.Message != c.message || se.Stack != c.stack {
+			t.Errorf("Run(%q) = %#v, want message %q and stack %q", c.src, err, c.message, c.stack)
+		}
 	}
 }
 
@@ -328,6 +338,14 @@ func TestRunNeverSettles(t *testing.T) {
 	if !errors.As(err, &se) || !strings.Contains(se.Message, "never settles") {
 		t.Fatalf("Run = %v, want a ScriptError saying the promise never settles", err)
 	}
+}
+
+// TestRunSelfFeedingJobs checks that a promise chain that feeds itself ends
+// at the wall time, as the time limit: the engine stops draining such a
+// queue after 1<<20 jobs with an error of its own, which Run returned.
+func TestRunSelfFeedingJobs(t *testing.T) {
+	_, err := Run(context.Background(), `const f = () => Promise.resolve().then(f); f(); await new Promise(() => {})`, Options{Limits: Limits{Wall: 4 * time.Second}})
+	checkHostile(t, "time", err)
 }
 
 // TestRunOutputLimit checks that console output and the return value count
