@@ -137,6 +137,7 @@ type run struct {
 	inFlight int
 	results  chan outcome
 	calls    sync.WaitGroup
+	argBytes int // bytes of the arguments of the calls queued and in flight
 	started  int // tool calls the script started
 	ended    int // tool calls that ended
 	logs     []string
@@ -170,6 +171,7 @@ func (r *run) loop(src string) error {
 		case o := <-r.results:
 			r.inFlight--
 			r.ended++
+			r.argBytes -= len(o.args)
 			if r.opts.Progress != nil {
 				r.opts.Progress(r.ended, o.name)
 			}
@@ -318,6 +320,14 @@ func (r *run) host(args []any) (any, error) {
 		js, _ := arg[string](args, 3)
 		if r.started >= r.lim.Calls {
 			r.stopAt(&LimitError{Limit: "calls", Value: fmt.Sprintf("%d calls", r.lim.Calls)})
+			return nil, nil
+		}
+		// The arguments of the calls queued and in flight live outside the
+		// VM, in Go's heap: they count against the memory limit too, or a
+		// script could queue a hundred copies of its largest string.
+		r.argBytes += len(js)
+		if int64(r.argBytes) > r.lim.Memory {
+			r.stopAt(r.memoryLimit())
 			return nil, nil
 		}
 		r.started++

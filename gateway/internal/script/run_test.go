@@ -436,6 +436,33 @@ func checkHostile(t *testing.T, limit string, err error) {
 	}
 }
 
+// TestRunHugeToolResult checks that a tool result larger than the VM's
+// memory ends the run at the memory limit, also when the script would catch
+// the call's failure.
+func TestRunHugeToolResult(t *testing.T) {
+	big := textResult(strings.Repeat("x", 40<<20))
+	call := func(context.Context, string, json.RawMessage) (json.RawMessage, error) { return big, nil }
+	for _, src := range []string{
+		`return (await tools.x()).length`,
+		`try { await tools.x() } catch (e) { return "caught" }`,
+	} {
+		_, err := Run(context.Background(), src, Options{Call: call, Limits: Limits{Memory: 16 << 20}})
+		checkHostile(t, "memory", err)
+	}
+}
+
+// TestRunQueuedArguments checks that the arguments of the calls queued and
+// in flight, which live outside the VM, count against the memory limit.
+func TestRunQueuedArguments(t *testing.T) {
+	hang := func(ctx context.Context, _ string, _ json.RawMessage) (json.RawMessage, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	src := `const s = "x".repeat(1 << 20); await Promise.all(Array.from({length: 100}, () => tools.x({s})))`
+	_, err := Run(context.Background(), src, Options{Call: hang, Limits: Limits{Memory: 16 << 20}})
+	checkHostile(t, "memory", err)
+}
+
 // TestRunHungCall checks that the wall time ends a run whose tool call never
 // returns, and that the call's context is cancelled.
 func TestRunHungCall(t *testing.T) {
