@@ -74,7 +74,8 @@ func TestRunReturnValueNotJSON(t *testing.T) {
 }
 
 // TestRunResultConversion checks what a tool call resolves to: the
-// structuredContent, else the text, else the whole result.
+// structuredContent, else the text, else the whole result; members are read
+// by their exact names, the last of repeated ones, as JSON.parse reads them.
 func TestRunResultConversion(t *testing.T) {
 	results := map[string]string{
 		"structured": `{"content":[{"type":"text","text":"ignored"}],"structuredContent":{"n":1,"list":["a"]}}`,
@@ -82,6 +83,9 @@ func TestRunResultConversion(t *testing.T) {
 		"several":    `{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}`,
 		"image":      `{"content":[{"type":"text","text":"a"},{"type":"image","data":"AA==","mimeType":"image/png"}]}`,
 		"empty":      `{"content":[]}`,
+		"cased":      `{"content":[{"type":"text","text":"t"}],"IsError":true,"StructuredContent":{"x":1}}`,
+		"repeated":   `{"content":[{"type":"text","text":"r"}],"isError":true,"isError":false}`,
+		"caseditem":  `{"content":[{"Type":"text","Text":"t"}]}`,
 	}
 	call := func(_ context.Context, name string, _ json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(results[name]), nil
@@ -92,6 +96,9 @@ func TestRunResultConversion(t *testing.T) {
 		"several":    `"a\nb"`,
 		"image":      results["image"],
 		"empty":      results["empty"],
+		"cased":      `"t"`,
+		"repeated":   `"r"`,
+		"caseditem":  results["caseditem"],
 	} {
 		res := mustRun(t, fmt.Sprintf(`return await tools[%q]()`, name), Options{Call: call})
 		if string(res.Value) != want {
