@@ -62,8 +62,12 @@
     }
     const json = stringify(args);
     const id = ++next;
+    // The Error a failure rejects with is made here, so that its stack is
+    // where the script called the tool.
+    const error = new ErrorC();
+    error.tool = name;
     const p = new PromiseC((resolve, reject) => {
-      pending[id] = { resolve, reject };
+      pending[id] = { resolve, reject, error };
     });
     host("call", id, name, json);
     return p;
@@ -136,7 +140,8 @@
       p.resolve(parse(value));
       return;
     }
-    const e = new ErrorC(message);
+    const e = p.error;
+    e.message = message;
     if (code !== null) e.code = code;
     if (result !== "") e.result = parse(result);
     p.reject(e);

@@ -25,7 +25,8 @@ var errNeverSettles = &ScriptError{Message: "the script's promise never settles:
 // with every call in flight cancelled and the VM interrupted).
 func Run(ctx context.Context, src string, opts Options) (Result, error) {
 	lim := opts.Limits.withDefaults()
-	runCtx, cancel := context.WithTimeout(ctx, lim.Wall)
+	deadline := time.Now().Add(lim.Wall)
+	runCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 
 	vm, err := quickjs.NewVM()
@@ -35,15 +36,17 @@ func Run(ctx context.Context, src string, opts Options) (Result, error) {
 	defer vm.Close()
 	vm.SetMemoryLimit(uintptr(lim.Memory))
 	// Atomics.wait would block the goroutine where no interrupt reaches it.
+	// Not blocking is the engine's default; this keeps it so.
 	vm.SetCanBlock(false)
 
 	r := &run{
-		parent:  ctx,
-		ctx:     runCtx,
-		lim:     lim,
-		opts:    opts,
-		vm:      vm,
-		results: make(chan outcome, lim.Parallel),
+		parent:   ctx,
+		ctx:      runCtx,
+		deadline: deadline,
+		lim:      lim,
+		opts:     opts,
+		vm:       vm,
+		results:  make(chan outcome, lim.Parallel),
 	}
 	callCtx, cancelCalls := context.WithCancel(runCtx)
 	r.callCtx = callCtx
@@ -80,12 +83,21 @@ func Run(ctx context.Context, src string, opts Options) (Result, error) {
 	if err := vm.RegisterHostFunc("__host", r.host); err != nil {
 		return Result{}, fmt.Errorf("script: register the host function: %w", err)
 	}
-	entry, err := vm.EvalValue(prelude, quickjs.EvalGlobal)
+	// The prelude runs within the limits too: on a busy machine the wall
+	// time can end before it does.
+	err = r.enter(func() (err error) {
+		r.entry, err = vm.EvalValue(prelude, quickjs.EvalGlobal)
+		return err
+	})
 	if err != nil {
-		return Result{}, fmt.Errorf("script: prelude: %w", err)
+		err = r.classify(err)
+		var le *LimitError
+		if !errors.As(err, &le) && r.parent.Err() == nil {
+			err = fmt.Errorf("script: prelude: %w", err)
+		}
+		return Result{}, err
 	}
-	defer entry.Free()
-	r.entry = entry
+	defer r.entry.Free()
 
 	if err := r.loop(src); err != nil {
 		return Result{Logs: r.logs, Calls: r.started}, err
@@ -112,15 +124,20 @@ type outcome struct {
 // also the only one that enters the VM.
 type run struct {
 	parent, ctx, callCtx context.Context
-	lim                  Limits
-	opts                 Options
-	vm                   *quickjs.VM
-	entry                quickjs.Value // the prelude's function: start, settle
+	// deadline is the end of the wall time. It is not runCtx's deadline,
+	// which can be the caller's, earlier: that one ends the run through
+	// the watchdog, with the caller's error.
+	deadline time.Time
+	lim      Limits
+	opts     Options
+	vm       *quickjs.VM
+	entry    quickjs.Value // the prelude's function: start, settle
 
 	queue    []request
 	inFlight int
 	results  chan outcome
 	calls    sync.WaitGroup
+	argBytes int // bytes of the arguments of the calls queued and in flight
 	started  int // tool calls the script started
 	ended    int // tool calls that ended
 	logs     []string
@@ -139,7 +156,7 @@ func (r *run) loop(src string) error {
 		return err
 	})
 	for err == nil {
-		if err = r.enter(r.drain); err != nil || r.finished {
+		if err = r.drain(); err != nil || r.finished {
 			break
 		}
 		for len(r.queue) > 0 && r.inFlight < r.lim.Parallel {
@@ -154,6 +171,7 @@ func (r *run) loop(src string) error {
 		case o := <-r.results:
 			r.inFlight--
 			r.ended++
+			r.argBytes -= len(o.args)
 			if r.opts.Progress != nil {
 				r.opts.Progress(r.ended, o.name)
 			}
@@ -184,8 +202,7 @@ func (r *run) enter(f func() error) error {
 	if err := r.ctx.Err(); err != nil {
 		return err
 	}
-	deadline, _ := r.ctx.Deadline()
-	left := time.Until(deadline)
+	left := time.Until(r.deadline)
 	if left <= 0 {
 		return r.timeLimit()
 	}
@@ -195,11 +212,26 @@ func (r *run) enter(f func() error) error {
 	return f()
 }
 
-// drain runs the VM's pending jobs: promise reactions and the script's
-// continuations.
+// maxJobs is how many jobs ExecutePendingJobs runs at most before it gives
+// up with an error that is not a *quickjs.Error.
+const maxJobs = 1 << 20
+
+// drain runs the VM's pending jobs, promise reactions and the script's
+// continuations, until there are none. A queue that keeps feeding itself is
+// the wall time's to end, not the engine's job bound's.
 func (r *run) drain() error {
-	_, err := r.vm.ExecutePendingJobs()
-	return err
+	for {
+		var n int
+		err := r.enter(func() (err error) {
+			n, err = r.vm.ExecutePendingJobs()
+			return err
+		})
+		var qe *quickjs.Error
+		if err != nil && n >= maxJobs && !errors.As(err, &qe) && r.limit == nil {
+			continue
+		}
+		return err
+	}
 }
 
 // classify turns why the VM stopped into Run's error: a limit the host
@@ -231,7 +263,7 @@ func (r *run) classify(err error) error {
 		if qe.Name == "" && qe.Error() == "null" {
 			return r.memoryLimit()
 		}
-		return &ScriptError{Message: qe.Error(), Stack: qe.Stack}
+		return scriptError(qe.Error(), qe.Stack)
 	}
 	return fmt.Errorf("script: %w", err)
 }
@@ -290,6 +322,14 @@ func (r *run) host(args []any) (any, error) {
 			r.stopAt(&LimitError{Limit: "calls", Value: fmt.Sprintf("%d calls", r.lim.Calls)})
 			return nil, nil
 		}
+		// The arguments of the calls queued and in flight live outside the
+		// VM, in Go's heap: they count against the memory limit too, or a
+		// script could queue a hundred copies of its largest string.
+		r.argBytes += len(js)
+		if int64(r.argBytes) > r.lim.Memory {
+			r.stopAt(r.memoryLimit())
+			return nil, nil
+		}
 		r.started++
 		r.queue = append(r.queue, request{id: id, name: name, args: json.RawMessage(js)})
 	case "log":
@@ -330,7 +370,7 @@ func (r *run) host(args []any) (any, error) {
 			r.failure = r.memoryLimit()
 			return nil, nil
 		}
-		r.failure = &ScriptError{Message: msg, Stack: stack}
+		r.failure = scriptError(msg, stack)
 	default:
 		return nil, fmt.Errorf("script: unknown host operation %q", op)
 	}
