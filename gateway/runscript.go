@@ -271,7 +271,7 @@ func limitText(e *script.LimitError) string {
 	case "output":
 		return fmt.Sprintf("the script's return value and console output exceeded their limit (%s)", e.Value)
 	case "stack":
-		return fmt.Sprintf("the script exceeded its stack limit (%s): too deep a recursion", e.Value)
+		return "the script exceeded its stack limit: too deep a recursion"
 	}
 	return fmt.Sprintf("the script exceeded its %s limit (%s)", e.Limit, e.Value)
 }
