@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -539,5 +540,61 @@ func TestRunScriptPolicyRefuses(t *testing.T) {
 	}
 	if !g.denied("alice", "tool", "b.echo", "b") {
 		t.Error("the refusal was not reported")
+	}
+}
+
+// The end of the HTTP session a run belongs to (here its DELETE) cancels
+// the run and the call it waits for at the backend.
+func TestRunScriptSessionEndCancels(t *testing.T) {
+	t.Parallel()
+	g := newPolicyGW(t, func(c *config.Config) { c.Gateway.ToolsMode = "lazy" }, testServer("a"))
+	sid, _ := g.sessionOf("alice", `{}`)
+	done := make(chan string, 1)
+	go func() {
+		// The POST ends with its session: its answer is not awaited.
+		req, _ := http.NewRequest(http.MethodPost, g.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`+scriptParams(`await tools["a.hang"]({}); return "never"`, "")+`}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("X-Who", "alice")
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		req.Header.Set(sessionIDHeader, sid)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			done <- string(body)
+			return
+		}
+		done <- err.Error()
+	}()
+	other := g.session("alice")
+	stats := func() map[string]any {
+		out := other(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a.stats","arguments":{}}}`)
+		var m struct {
+			Result struct {
+				StructuredContent map[string]any `json:"structuredContent"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(out), &m); err != nil || m.Result.StructuredContent == nil {
+			t.Fatalf("a.stats: %s", out)
+		}
+		return m.Result.StructuredContent
+	}
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool { return stats()["active"] == 1.0 }) {
+		t.Fatal("the script's call never reached the backend")
+	}
+	req, _ := http.NewRequest(http.MethodDelete, g.url+"/mcp", nil)
+	req.Header.Set("X-Who", "alice")
+	req.Header.Set(sessionIDHeader, sid)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE the session: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool { return len(stats()["cancelled"].([]any)) == 1 }) {
+		t.Fatal("the backend was not told the call was cancelled")
+	}
+	if out := <-done; strings.Contains(out, "never") {
+		t.Errorf("the run went on: %s", out)
 	}
 }
