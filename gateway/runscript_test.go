@@ -598,3 +598,21 @@ func TestRunScriptSessionEndCancels(t *testing.T) {
 		t.Errorf("the run went on: %s", out)
 	}
 }
+
+// The caller's rate limit for a tool counts each call a script makes: the
+// call over it is refused with the limit's error, which the script can
+// catch.
+func TestRunScriptRateLimited(t *testing.T) {
+	t.Parallel()
+	g := newPolicyGW(t, func(c *config.Config) {
+		c.Gateway.ToolsMode = "lazy"
+		c.Gateway.RateLimits.Tools = []config.ToolRate{{Tools: []string{"a.echo"}, Rate: config.Rate{PerMinute: 1, Burst: 1}}}
+	}, testServer("a"))
+	alice := g.session("alice")
+	out := alice(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + scriptParams(`
+		await tools["a.echo"]({});
+		try { await tools["a.echo"]({}); return "not limited" } catch (e) { return e.code + " " + e.message }`, "") + `}`)
+	if !strings.Contains(out, `"result":"-32029 Rate limit exceeded for tool a.echo: retry after`) {
+		t.Errorf("the second call: %s", out)
+	}
+}
