@@ -24,7 +24,7 @@ var errNeverSettles = &ScriptError{Message: "the script's promise never settles:
 // the script's promise settles, a limit is hit, or ctx is done (then ctx.Err(),
 // with every call in flight cancelled and the VM interrupted).
 func Run(ctx context.Context, src string, opts Options) (Result, error) {
-	lim := opts.Limits.withDefaults()
+	lim := opts.Limits.WithDefaults()
 	deadline := time.Now().Add(lim.Wall)
 	runCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()

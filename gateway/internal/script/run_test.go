@@ -581,7 +581,7 @@ func TestRunPreludeTamperProof(t *testing.T) {
 }
 
 func TestLimitDefaults(t *testing.T) {
-	got := Limits{}.withDefaults()
+	got := Limits{}.WithDefaults()
 	want := Limits{Wall: 30 * time.Second, Memory: 64 << 20, Calls: 100, Output: 64 << 10, Parallel: 8}
 	if got != want {
 		t.Errorf("defaults = %+v, want %+v", got, want)
