@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -318,6 +319,10 @@ func (r *run) host(args []any) (any, error) {
 		id, _ := arg[int](args, 1)
 		name, _ := arg[string](args, 2)
 		js, _ := arg[string](args, 3)
+		if !strings.HasPrefix(js, "{") {
+			// The prelude checks this; Call is promised an object.
+			return nil, errors.New("the arguments must be a JSON object")
+		}
 		if r.started >= r.lim.Calls {
 			r.stopAt(&LimitError{Limit: "calls", Value: fmt.Sprintf("%d calls", r.lim.Calls)})
 			return nil, nil
