@@ -16,6 +16,13 @@ import (
 //go:embed prelude.js
 var prelude string
 
+// maxStack bounds the script's call depth, in the engine's stack slots
+// (about one per JavaScript call; a callback through a built-in such as
+// Array.prototype.map takes more). It is the engine's default, which keeps
+// deep recursion from growing the goroutine's stack without end, stated
+// here because the stack limit's error names it.
+const maxStack = 5000
+
 // errNeverSettles ends a run whose promise is pending with nothing left that
 // could settle it: no tool call in flight or queued and no job to run.
 var errNeverSettles = &ScriptError{Message: "the script's promise never settles: it awaits something that is not a tool call"}
@@ -36,6 +43,7 @@ func Run(ctx context.Context, src string, opts Options) (Result, error) {
 	}
 	defer vm.Close()
 	vm.SetMemoryLimit(uintptr(lim.Memory))
+	vm.SetMaxStackSize(maxStack)
 	// Atomics.wait would block the goroutine where no interrupt reaches it.
 	// Not blocking is the engine's default; this keeps it so.
 	vm.SetCanBlock(false)
@@ -280,7 +288,7 @@ func (r *run) engineLimit(name, message string) *LimitError {
 	case "out of memory":
 		return r.memoryLimit()
 	case "stack overflow":
-		return &LimitError{Limit: "stack", Value: "call depth"}
+		return &LimitError{Limit: "stack", Value: fmt.Sprintf("call depth %d", maxStack)}
 	case "interrupted":
 		return r.timeLimit()
 	}

@@ -460,6 +460,10 @@ func checkHostile(t *testing.T, limit string, err error) {
 	var le *LimitError
 	if !errors.As(err, &le) || le.Limit != limit {
 		t.Errorf("Run = %v, want the %s limit", err, limit)
+		return
+	}
+	if want := map[string]string{"stack": "call depth 5000", "calls": "100 calls"}[limit]; want != "" && le.Value != want {
+		t.Errorf("the %s limit's value is %q, want %q", limit, le.Value, want)
 	}
 }
 
