@@ -72,7 +72,7 @@ func (g *Gateway) scriptLimits() script.Limits {
 // annotated as call_tool is: it may destroy and reach the open world.
 func (g *Gateway) runScriptTool(n namer) *mcp.Tool {
 	name := func(own string) string { return n.name("gateway", own) }
-	l := g.scriptLimits()
+	l := g.scriptLimits().WithDefaults() // what a run applies
 	yes := true
 	return &mcp.Tool{
 		Name:  name(metaRunScript),
@@ -271,7 +271,7 @@ func limitText(e *script.LimitError) string {
 	case "output":
 		return fmt.Sprintf("the script's return value and console output exceeded their limit (%s)", e.Value)
 	case "stack":
-		return "the script exceeded its stack limit: too deep a recursion"
+		return fmt.Sprintf("the script exceeded its stack limit (%s): too deep a recursion", e.Value)
 	}
 	return fmt.Sprintf("the script exceeded its %s limit (%s)", e.Limit, e.Value)
 }

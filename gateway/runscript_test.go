@@ -257,7 +257,7 @@ func TestRunScriptLimitsFromConfig(t *testing.T) {
 		{`while (true) {}`, "run_script stopped: the script exceeded its time limit (2s)"},
 		{`return "x".repeat(4096)`, "run_script stopped: the script's return value and console output exceeded their limit (2 KiB)"},
 		{`const a = []; while (true) a.push(new Array(10000).fill(a.length));`, "run_script stopped: the script exceeded its memory limit (8 MiB)"},
-		{`function down(n) { return down(n + 1) + 1 } return down(0)`, "run_script stopped: the script exceeded its stack limit: too deep a recursion"},
+		{`function down(n) { return down(n + 1) + 1 } return down(0)`, "run_script stopped: the script exceeded its stack limit (call depth 5000): too deep a recursion"},
 		{`throw new Error("boom")`, "run_script failed: the script threw an error it did not catch: "},
 	} {
 		if got := scriptFailed(t, runScript(c, tt.src)); !strings.HasPrefix(got, tt.want) || strings.HasPrefix(tt.src, "throw") && !strings.Contains(got, "boom") {
