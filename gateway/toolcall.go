@@ -134,7 +134,9 @@ func (f *front) startCall(run *callRun, tc toolCall, notify func(*mcp.ProgressNo
 	run.ctx = ctx
 	if !h.spawn(func() {
 		defer cancel(nil)
-		raw, err := f.callTool(ctx, run, tc)
+		// run.tc, not tc: a closure over tc would move it to the heap
+		// on the inline path too.
+		raw, err := f.callTool(ctx, run, run.tc)
 		run.end(raw, err)
 	}) {
 		cancel(nil)
