@@ -621,3 +621,19 @@ func TestRunScriptRateLimited(t *testing.T) {
 		t.Errorf("the second call: %s", out)
 	}
 }
+
+// A backend that asks its client something during a script's call (here
+// a sampling) asks the client of the run, on the run's request.
+func TestRunScriptBackendAsksTheRunsClient(t *testing.T) {
+	t.Parallel()
+	c := newScriptEnv(t, scriptOpts{}, testServer("a")).stdio(t, `{"sampling":{}}`)
+	id := c.Request("tools/call", scriptParams(`const s = await tools["a.sample"]({}); return s.content.text`, ""))
+	ask := c.Next()
+	if ask.Method() != "sampling/createMessage" {
+		t.Fatalf("want the backend's sampling asked, got %s", ask)
+	}
+	c.Send(`{"jsonrpc":"2.0","id":` + string(ask.Member("id")) + `,"result":{"role":"assistant","content":{"type":"text","text":"sampled by the client"},"model":"m"}}`)
+	if out, _ := scriptOut(t, c.Await(id, testutil.DefaultTimeout)); out["result"] != "sampled by the client" {
+		t.Errorf("result %v", out["result"])
+	}
+}
