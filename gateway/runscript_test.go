@@ -637,3 +637,21 @@ func TestRunScriptBackendAsksTheRunsClient(t *testing.T) {
 		t.Errorf("result %v", out["result"])
 	}
 }
+
+// A run through REST cannot ask anyone: a destructive call in it is
+// refused with a message that says so, and the script can catch it.
+func TestRunScriptRESTRefusesDestructive(t *testing.T) {
+	t.Parallel()
+	tools := filepath.Join(t.TempDir(), "tools.json")
+	if err := os.WriteFile(tools, []byte(`{"tools":{"wipe":{"annotations":{"destructiveHint":true}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := newPolicyGW(t, func(c *config.Config) {
+		c.Gateway.ToolsMode, c.Gateway.Confirm = "lazy", "destructive"
+	}, testServer("a", "-tools-file", tools))
+	q, _ := json.Marshal(`try { await tools["a.wipe"]({}); return "wiped" } catch (e) { return e.message }`)
+	status, _, out := g.send("alice", "/mcp/call", nil, `{"name":"gateway.run_script","arguments":{"script":`+string(q)+`}}`)
+	if status != http.StatusOK || !strings.Contains(out, "a.wipe is marked destructive and gateway.confirm is destructive, but this client cannot ask you to confirm it") {
+		t.Errorf("REST run: %d %s", status, out)
+	}
+}
