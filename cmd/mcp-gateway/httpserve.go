@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -57,7 +58,7 @@ func (a *app) serveHTTP(ctx context.Context) error {
 	ln = limited
 	front := a.gw.NewHTTPFront(gateway.HTTPOptions{Sessionless: hc.Stateless, IdleTimeout: a.cfg.SessionIdleTimeout(),
 		SessionBufferBytes: int64(hc.SessionBufferBytes), MaxSessions: hc.MaxSessions, MaxSessionsPerIdentity: hc.MaxSessionsPerIdentity,
-		MaxStreams: hc.MaxStreams})
+		MaxStreams: hc.MaxStreams, Replica: replicaName(hc.Replica)})
 	metrics := a.metrics
 	// MCP and REST (and the same per profile) are the front's; the rest
 	// is the process's own.
@@ -227,4 +228,14 @@ func (f *inFlight) wait(ctx context.Context) bool {
 		}
 	}
 	return true
+}
+
+// replicaName is this process's name among the replicas
+// (gateway.http.replica): configured, else the host name.
+func replicaName(configured string) string {
+	if configured != "" {
+		return configured
+	}
+	host, _ := os.Hostname()
+	return gateway.ReplicaName(host)
 }
