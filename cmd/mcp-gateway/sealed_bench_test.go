@@ -96,4 +96,3 @@ func roundRobin(b *testing.B, gws []*httpGW) string {
 	b.Cleanup(srv.Close)
 	return srv.URL
 }
-
