@@ -109,7 +109,8 @@ type frontOptions struct {
 // declared is what a client declares of itself: at initialize, or in the
 // _meta of its first request of the per-request era. A value is never
 // changed once stored in front.decl. To add a field a client declares,
-// add it here and set it in identify.
+// add it here and set it in identify, and seal it with the session's id
+// (sessionState: stateOf and declared, sessionseal.go).
 type declared struct {
 	identified bool            // set by identify; the defaults (newFront) are not
 	version    string          // the negotiated version (handshake era), or the sessionless front's

@@ -126,6 +126,12 @@ func (s *session) initialize(m *inMsg) {
 	}
 	result := f.g.initializeResult(version, f.grant().access)
 	s.respond(c, result, nil)
+	if f.sealed {
+		// Its client may list on any replica: the tables are built now,
+		// so that a change to them is told on this replica's stream
+		// (front.changed) whether or not the client lists here.
+		f.rebuild(ctx, ifNone)
+	}
 }
 
 // discover answers server/discover: the versions served, and the same

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"time"
-
-	"github.com/mcp-gateway/mcp-gateway/backends"
 )
 
 // Sealed sessions on the HTTP front (sessionseal.go): the id a session of
@@ -103,9 +101,7 @@ func (h *HTTPFront) adopt(w http.ResponseWriter, r *http.Request, id string) (s 
 		h.mu.Unlock()
 		_ = s.Close()
 	}
-	d := &declared{identified: true, version: st.Version, client: st.Client, caps: st.Caps, backend: backends.Declared(st.Caps),
-		naming: namer{sep: st.Sep, strict: st.Strict, max: st.MaxName}, maxTools: st.MaxTools}
-	f := h.start(ctx, s, frontOptions{declared: d, sealed: true, issuer: s.issuer}, forget)
+	f := h.start(ctx, s, frontOptions{declared: st.declared(), sealed: true, issuer: s.issuer}, forget)
 	if f == nil {
 		forget()
 		refuseHTTP(w, http.StatusServiceUnavailable, "shutting down")

@@ -13,6 +13,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/backends"
 )
 
 // A session of the handshake era served over Streamable HTTP is named, when
@@ -282,4 +284,11 @@ func (g *Gateway) stateOf(params json.RawMessage, who, profile string, now time.
 	return &sessionState{Version: negotiate(p.ProtocolVersion), Client: p.ClientInfo.Name, ClientVersion: p.ClientInfo.Version,
 		Caps: p.Capabilities, Sep: n.sep, Strict: n.strict, MaxName: n.max, MaxTools: g.maxToolsFor(p.ClientInfo.Name),
 		Profile: profile, Who: whoDigest(who), Expires: now.Add(sessionLifetime).Unix()}
+}
+
+// declared is what the client declared, as the front of the replica that
+// issued the session has it (identify).
+func (st *sessionState) declared() *declared {
+	return &declared{identified: true, version: st.Version, client: st.Client, caps: st.Caps, backend: backends.Declared(st.Caps),
+		naming: namer{sep: st.Sep, strict: st.Strict, max: st.MaxName}, maxTools: st.MaxTools}
 }

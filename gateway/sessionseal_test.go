@@ -8,10 +8,12 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/config/policy"
 	"github.com/mcp-gateway/mcp-gateway/gateway/authn"
@@ -207,6 +209,14 @@ func TestSealedSessionAnyReplica(t *testing.T) {
 	if s == nil || s.issuer != "gw-a" || s.front.Load().declared().client != "claude-ai" || !s.front.Load().initialized.Load() {
 		t.Fatalf("the other replica's copy: %+v", s)
 	}
+	// The copy's front declares what the issuer's does, field for field
+	// (a field of declared not sealed would differ here).
+	a.mu.Lock()
+	issued := a.sessions[sid].front.Load().declared()
+	a.mu.Unlock()
+	if copied := s.front.Load().declared(); !reflect.DeepEqual(copied, issued) {
+		t.Fatalf("the copy declares\n%+v\nthe issuer\n%+v", copied, issued)
+	}
 	if w := sealedDo(b, alice, http.MethodPost, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); w.Code != http.StatusAccepted {
 		t.Fatalf("initialized on the copy: %d %s", w.Code, w.Body)
 	}
@@ -279,5 +289,59 @@ func TestSealedSessionAnyReplica(t *testing.T) {
 	w := sealedDo(plain, alice, http.MethodPost, "", initializeTS)
 	if id := w.Header().Get(sessionIDHeader); len(id) != 26 || strings.Contains(id, ".") || w.Header().Get(replicaHeader) != "" {
 		t.Fatalf("without a key: id %q, replica %q", id, w.Header().Get(replicaHeader))
+	}
+}
+
+// TestSealedSessionToldOfChanges: the client of a sealed session may list
+// on any replica, so the issuer tells it of a change to a list on its GET
+// stream although the client never listed there: here it lists and calls
+// tb.change (which changes tb's tools) on another replica's front only.
+func TestSealedSessionToldOfChanges(t *testing.T) {
+	g, _ := newGateway(t, nil, testServer("tb"))
+	g.opts.StateKey = []byte("shared-key")
+	issuer, other := g.NewHTTPFront(HTTPOptions{Replica: "gw-a"}), g.NewHTTPFront(HTTPOptions{Replica: "gw-b"})
+	t.Cleanup(issuer.Close)
+	t.Cleanup(other.Close)
+	init := sealedDo(issuer, nil, http.MethodPost, "", strings.Replace(initializeTS, `"claude-ai"`, `"sealed"`, 1))
+	sid := init.Header().Get(sessionIDHeader)
+	if init.Code != http.StatusOK || !strings.HasPrefix(sid, "gw-a.") {
+		t.Fatalf("initialize: %d %q", init.Code, sid)
+	}
+	srv := httptest.NewServer(issuer)
+	t.Cleanup(srv.Close)
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set(sessionIDHeader, sid)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET at the issuer: %v %v", err, resp)
+	}
+	defer resp.Body.Close()
+	told := make(chan struct{})
+	go func() {
+		buf := make([]byte, 0, 4096)
+		chunk := make([]byte, 1024)
+		for {
+			n, err := resp.Body.Read(chunk)
+			buf = append(buf, chunk[:n]...)
+			if strings.Contains(string(buf), "notifications/tools/list_changed") {
+				close(told)
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	if w := sealedDo(other, nil, http.MethodPost, sid, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"tb.change"`) {
+		t.Fatalf("tools/list at the other replica: %d %.300s", w.Code, w.Body)
+	}
+	if w := sealedDo(other, nil, http.MethodPost, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tb.change","arguments":{}}}`); w.Code != http.StatusOK || strings.Contains(w.Body.String(), `"error"`) {
+		t.Fatalf("tb.change at the other replica: %d %.300s", w.Code, w.Body)
+	}
+	select {
+	case <-told:
+	case <-time.After(testutil.DefaultTimeout):
+		t.Fatal("the issuer's stream told nothing of the change")
 	}
 }
