@@ -199,7 +199,8 @@ type HTTP struct {
 	StateKeyEnv string `json:"state_key_env"`
 	// Replica names this process among the replicas, in the sealed
 	// session ids it issues and the Mcp-Gateway-Replica header (a
-	// balancer routes on it); "" means the host name.
+	// balancer routes on it); "" means the host name and the port the
+	// front listens on.
 	Replica   string `json:"replica"`
 	Stateless bool   `json:"stateless"`
 	// SessionIdleTimeoutMS ends a Streamable HTTP session that has had no

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -58,7 +59,7 @@ func (a *app) serveHTTP(ctx context.Context) error {
 	ln = limited
 	front := a.gw.NewHTTPFront(gateway.HTTPOptions{Sessionless: hc.Stateless, IdleTimeout: a.cfg.SessionIdleTimeout(),
 		SessionBufferBytes: int64(hc.SessionBufferBytes), MaxSessions: hc.MaxSessions, MaxSessionsPerIdentity: hc.MaxSessionsPerIdentity,
-		MaxStreams: hc.MaxStreams, Replica: replicaName(hc.Replica)})
+		MaxStreams: hc.MaxStreams, Replica: replicaName(hc.Replica, ln.Addr())})
 	metrics := a.metrics
 	// MCP and REST (and the same per profile) are the front's; the rest
 	// is the process's own.
@@ -231,11 +232,17 @@ func (f *inFlight) wait(ctx context.Context) bool {
 }
 
 // replicaName is this process's name among the replicas
-// (gateway.http.replica): configured, else the host name.
-func replicaName(configured string) string {
+// (gateway.http.replica): configured, else the host name and the port the
+// front listens on (addr), which tell apart the pods of a Deployment and
+// the processes of one machine, and stay the same across a restart.
+func replicaName(configured string, addr net.Addr) string {
 	if configured != "" {
 		return configured
 	}
 	host, _ := os.Hostname()
+	host, _, _ = strings.Cut(host, ".")
+	if ta, ok := addr.(*net.TCPAddr); ok {
+		host += "-" + strconv.Itoa(ta.Port)
+	}
 	return gateway.ReplicaName(host)
 }
