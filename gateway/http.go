@@ -68,8 +68,8 @@ type HTTPOptions struct {
 	SSEHandshakeTimeout time.Duration
 	// Replica names this process among the replicas, in the sealed
 	// session ids it issues (sessionseal.go) and the Mcp-Gateway-Replica
-	// header of its answers (gateway.http.replica, else the host name:
-	// ReplicaName). "" means a random name.
+	// header of its answers (gateway.http.replica, else the host name and
+	// port), made a valid name by ReplicaName. "" means a random name.
 	Replica string
 }
 
