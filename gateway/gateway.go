@@ -138,7 +138,7 @@ func New(opts Options) *Gateway {
 		// no caller asks whether there are backends.
 		opts.Backends = backends.New(backends.Options{Logger: log})
 	}
-	g := &Gateway{opts: opts, log: log, fronts: make(map[*front]bool), logs: ratelimit.NewKeyed(logLimit), sealer: newSealer(firstKey(opts.StateKey)),
+	g := &Gateway{opts: opts, log: log, fronts: make(map[*front]bool), logs: ratelimit.NewKeyed(logLimit), sealer: newStateSealer(opts.StateKey),
 		routes: make(map[namer]*toolTable)}
 	g.serverInfoJSON, _ = json.Marshal(g.serverInfo())
 	g.profiles = newProfiles(opts.Config.Gateway.Profiles, log)

@@ -82,7 +82,7 @@ func (h *HTTPFront) adopt(w http.ResponseWriter, r *http.Request, id string) (s 
 	ctx, cancel := context.WithCancel(callerContext(h.ctx, r.Context()))
 	// A copy keeps no events: its streams are never resumed here (GET
 	// is the issuer's).
-	var store = h.opts.events
+	store := h.opts.events
 	if issuer != h.seal.replica {
 		store = nil
 	}

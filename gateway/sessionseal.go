@@ -107,13 +107,15 @@ func splitKeys(v []byte) [][]byte {
 	return keys
 }
 
-// firstKey is the current key of the value of state_key_env (splitKeys);
-// nil for none.
-func firstKey(v []byte) []byte {
-	if keys := splitKeys(v); len(keys) > 0 {
-		return keys[0]
+// newStateSealer is the sealer of request states and task ids for the
+// value of state_key_env (splitKeys): the first key seals, each opens; a
+// key of this process's own without one.
+func newStateSealer(v []byte) *sealer {
+	keys := splitKeys(v)
+	if len(keys) == 0 {
+		return newSealer(nil)
 	}
-	return nil
+	return newSealer(keys[0], keys[1:]...)
 }
 
 // sessionState is what a sealed session id holds: what the front needs to

@@ -345,3 +345,26 @@ func TestSealedSessionToldOfChanges(t *testing.T) {
 		t.Fatal("the issuer's stream told nothing of the change")
 	}
 }
+
+// TestStateKeyRotation: the requestState of a backend, wrapped for its
+// caller, and a task id, sealed with the key being rotated out, open on a
+// gateway whose state_key_env holds the new key first and the old one
+// after; what it seals then, only the new key opens.
+func TestStateKeyRotation(t *testing.T) {
+	old, rotated := newStateSealer([]byte("old-key")), newStateSealer([]byte("new-key, old-key"))
+	state := old.sealBackend("alice@op", "tools/call", "tb.x", json.RawMessage(`"s"`))
+	if st, err := rotated.openState(state, "alice@op", time.Now()); err != nil || string(st.State) != `"s"` {
+		t.Fatalf("an old key's requestState after rotation: %v %+v", err, st)
+	}
+	task := old.sealTask(taskRef{Server: "tb", Task: "t1"})
+	if ref, ok := rotated.openTask(task); !ok || ref.Task != "t1" {
+		t.Fatalf("an old key's task id after rotation: %v %+v", ok, ref)
+	}
+	fresh := rotated.sealBackend("alice@op", "tools/call", "tb.x", json.RawMessage(`"s"`))
+	if _, err := old.openState(fresh, "alice@op", time.Now()); err == nil {
+		t.Fatal("the old key opens what the new one sealed")
+	}
+	if _, err := newStateSealer([]byte("new-key")).openState(fresh, "alice@op", time.Now()); err != nil {
+		t.Fatalf("the new key alone: %v", err)
+	}
+}
