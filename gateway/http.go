@@ -173,12 +173,8 @@ func (g *Gateway) NewHTTPFront(opts HTTPOptions) *HTTPFront {
 		owners:   make(map[string]string),
 		owned:    make(map[string]int),
 	}
-	if g.opts.StateKey != nil && !opts.Sessionless {
-		replica := opts.Replica
-		if replica == "" {
-			replica = ReplicaName("")
-		}
-		h.seal = newSessionSealer(ReplicaName(replica), splitKeys(g.opts.StateKey))
+	if !opts.Sessionless {
+		h.seal = newSessionSealer(ReplicaName(opts.Replica), splitKeys(g.opts.StateKey))
 	}
 	h.mux = http.NewServeMux()
 	for path, serve := range map[string]http.HandlerFunc{
