@@ -16,15 +16,23 @@ import (
 // BenchmarkHTTPSealedSession measures a request of a 2025-11-25 session
 // whose id is sealed (gateway.http.state_key_env) against the same
 // request of an in-memory session (no key), in the same run: go-sdk's
-// client calling a testbackend's echo tool through the same in-process
-// round-robin reverse proxy. "sealed-1" is one replica with a key (the
-// issuer serves every request); "sealed-2" two replicas, so that half of
-// the requests are served by the replica that did not issue the session,
-// from its copy — and each process, and its backend, sees every other
-// request only. The target (issue 36): p50 sealed/memory ≤ 1.05; the
+// client calling a testbackend's echo tool, each path through an
+// in-process round-robin reverse proxy. Two topologies:
+//
+//   - one replica: "memory-1" without a key, "sealed-1" with one (the
+//     issuer serves every request);
+//   - two replicas taking turns: "sealed-2", one session whose requests
+//     alternate between two keyed replicas (half of them served by the
+//     replica that did not issue it, from its copy), and "memory-2", its
+//     in-memory counterpart: two sessions, one on each of two replicas
+//     without a key, the requests alternating between them — the same
+//     processes and backends taking turns, without sealing.
+//
+// The target (issue 36): p50 sealed/memory ≤ 1.05 in each topology. The
 // gateway's own cost of a copy, without the processes in between, is
 // BenchmarkSealedSessionPOST (gateway).
 func BenchmarkHTTPSealedSession(b *testing.B) {
+	plain := func() *httpGW { return startHTTPEnv(b, benchConfig(b, 1), baseEnv(b)) }
 	keyed := func(name string) *httpGW {
 		return startHTTPEnv(b, benchConfigWith(b, "http: {state_key_env: MCP_GATEWAY_STATE_KEY, replica: "+name+"}", 1), baseEnv(b, "MCP_GATEWAY_STATE_KEY=bench-key"))
 	}
@@ -38,14 +46,17 @@ func BenchmarkHTTPSealedSession(b *testing.B) {
 		b.Cleanup(func() { cs.Close() })
 		return cs
 	}
-	paths := []*mcp.ClientSession{
-		connect(startHTTPEnv(b, benchConfig(b, 1), baseEnv(b))),
-		connect(keyed("one")),
-		connect(keyed("r0"), keyed("r1")),
+	// Each path is the sessions its calls take turns on.
+	paths := [][]*mcp.ClientSession{
+		{connect(plain())},
+		{connect(keyed("one"))},
+		{connect(plain()), connect(plain())},
+		{connect(keyed("r0"), keyed("r1"))},
 	}
-	for _, cs := range paths[1:] {
-		if !strings.Contains(cs.ID(), ".s1") {
-			b.Fatalf("a sealed path's session id %q", cs.ID())
+	names := []string{"memory-1", "sealed-1", "memory-2", "sealed-2"}
+	for _, i := range []int{1, 3} {
+		if id := paths[i][0].ID(); !strings.Contains(id, ".s1") {
+			b.Fatalf("%s: session id %q", names[i], id)
 		}
 	}
 	var args map[string]any
@@ -53,10 +64,13 @@ func BenchmarkHTTPSealedSession(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
+	turns := make([]int, len(paths))
 	call := func(i int) {
-		res, err := paths[i].CallTool(ctx, &mcp.CallToolParams{Name: "tb0.echo", Arguments: args})
+		turns[i]++
+		cs := paths[i][turns[i]%len(paths[i])]
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tb0.echo", Arguments: args})
 		if err != nil || res.IsError {
-			b.Fatalf("path %d: %v %v", i, err, res)
+			b.Fatalf("%s: %v %v", names[i], err, res)
 		}
 	}
 	for i := range paths {
@@ -66,12 +80,12 @@ func BenchmarkHTTPSealedSession(b *testing.B) {
 	}
 	lat := benchAlternate(b, len(paths), call)
 	p50 := make([]float64, len(paths))
-	for i, name := range []string{"memory", "sealed-1", "sealed-2"} {
+	for i, name := range names {
 		p50[i] = float64(benchPercentile(lat[i], 0.50))
 		b.ReportMetric(p50[i]/1e3, name+"-p50-µs")
 	}
-	b.ReportMetric(p50[1]/p50[0], "p50-sealed-1/memory")
-	b.ReportMetric(p50[2]/p50[0], "p50-sealed-2/memory")
+	b.ReportMetric(p50[1]/p50[0], "p50-sealed-1/memory-1")
+	b.ReportMetric(p50[3]/p50[2], "p50-sealed-2/memory-2")
 }
 
 // roundRobin serves a reverse proxy that sends each request to the next of
