@@ -4,8 +4,8 @@
 // session, 8 at a time — lists, tools/call, prompts/get, resources/read,
 // completion/complete — and prints one JSON object: {"sessionId",
 // "protocol", "errors": N, "messages": [the first few], "replicas":
-// {name: answers}, "statuses": {code: answers}}, counted from the answers'
-// Mcp-Gateway-Replica headers and statuses.
+// {name: answers}, "statuses": {"METHOD code": answers}}, counted from the
+// answers' Mcp-Gateway-Replica headers and statuses.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
@@ -18,7 +18,8 @@ const counted = async (input, init) => {
   const resp = await fetch(input, { ...init, headers });
   const r = resp.headers.get("mcp-gateway-replica") ?? "none";
   replicas[r] = (replicas[r] ?? 0) + 1;
-  statuses[resp.status] = (statuses[resp.status] ?? 0) + 1;
+  const k = (init?.method ?? "GET") + " " + resp.status;
+  statuses[k] = (statuses[k] ?? 0) + 1;
   return resp;
 };
 const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: counted });
