@@ -17,6 +17,15 @@ import (
 // to route on the name a sealed id starts with (docs/deploy.md).
 const replicaHeader = "Mcp-Gateway-Replica"
 
+// Replica is this replica's name in the session ids it seals, "" when it
+// seals none (no shared key, or stateless).
+func (h *HTTPFront) Replica() string {
+	if h.seal == nil {
+		return ""
+	}
+	return h.seal.replica
+}
+
 // maxDeleted bounds the sealed ids a replica remembers as deleted.
 const maxDeleted = 4096
 

@@ -129,6 +129,9 @@ func (a *app) serveHTTP(ctx context.Context) error {
 	defer startRuntimeStats(a.log)()
 	a.log.Info("mcp-gateway serving on http", "version", version(), "addr", ln.Addr().String(),
 		"stateless", hc.Stateless, "auth", g.auth, "backends", len(a.cfg.Servers), "max_connections", maxConns, "max_connections_per_source", perSource)
+	if r := front.Replica(); r != "" {
+		a.log.Info("sessions sealed with the state key: any replica serves their POSTs (docs/deploy.md)", "replica", r)
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {

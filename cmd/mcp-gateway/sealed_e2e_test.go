@@ -82,6 +82,11 @@ func TestSealedSessionsBehindHAProxy(t *testing.T) {
 		cfgs, addrs = append(cfgs, cfg), append(addrs, addr)
 		replicas = append(replicas, startHTTPAt(t, addr, cfg, env))
 	}
+	for i, g := range replicas {
+		testutil.WaitFor(t, testutil.DefaultTimeout, "replica "+strconv.Itoa(i)+" to say it seals sessions", func() bool {
+			return strings.Contains(g.stderr.String(), "sessions sealed with the state key") && strings.Contains(g.stderr.String(), "replica=gw"+strconv.Itoa(i))
+		})
+	}
 	front := startHAProxyAt(t, haproxy, lbAddr, replicas, haproxySealed)
 	token := func(u string) string {
 		ctx, cancel := context.WithTimeout(context.Background(), testutil.DefaultTimeout)
