@@ -191,11 +191,18 @@ type HTTP struct {
 	// oauth).
 	OAuth ResourceServer `json:"oauth"`
 	// StateKeyEnv names the variable holding the key that seals the
-	// requestState of calls held for input (2026-07-28): the replicas
-	// behind one load balancer share it. "" means a key of each process's
-	// own.
+	// requestState of calls held for input (2026-07-28) and the session
+	// ids of the handshake era, so that any replica serves a session: the
+	// replicas behind one load balancer share it. Several keys separated
+	// by commas rotate it: the first seals, each opens. "" means a key of
+	// each process's own, and sessions each process's own.
 	StateKeyEnv string `json:"state_key_env"`
-	Stateless   bool   `json:"stateless"`
+	// Replica names this process among the replicas, in the sealed
+	// session ids it issues and the Mcp-Gateway-Replica header (a
+	// balancer routes on it); "" means the host name and the port the
+	// front listens on.
+	Replica   string `json:"replica"`
+	Stateless bool   `json:"stateless"`
 	// SessionIdleTimeoutMS ends a Streamable HTTP session that has had no
 	// request, no call in flight and no open stream for this long; 0 never
 	// ends one.
