@@ -256,7 +256,7 @@ func (a *app) run(ctx context.Context) error {
 	case "login":
 		return a.login(ctx)
 	case "logout":
-		return a.logout()
+		return a.logout(ctx)
 	case "approve":
 		return a.approve(ctx)
 	case "dashboard":
