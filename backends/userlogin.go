@@ -93,7 +93,9 @@ func (l *UserLogins) Token(ctx context.Context, s config.Server, caller string) 
 func (l *UserLogins) SignedIn(s config.Server, caller string) bool { return l.u.SignedIn(s, caller) }
 
 // OpenLink returns the caller a link's state names for server.
-func (l *UserLogins) OpenLink(server, state string) (string, error) { return l.u.OpenLink(server, state) }
+func (l *UserLogins) OpenLink(server, state string) (string, error) {
+	return l.u.OpenLink(server, state)
+}
 
 // Begin starts caller's sign-in to server and returns the authorization URL
 // to send the browser to; browser is the nonce the browser keeps.
