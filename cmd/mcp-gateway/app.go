@@ -39,6 +39,9 @@ type app struct {
 	admin    *policy.Condition // gateway.policy.admin, for serve-http's dashboard
 	tel      *telemetry        // OpenTelemetry, when the environment asks for it (serve, serve-http)
 	tokenDir string            // remote servers' sign-ins (login, logout)
+	// userLogins are the per-caller sign-ins of per_user_login servers
+	// (serve-http with auth: oauth); nil otherwise.
+	userLogins *backends.UserLogins
 }
 
 // newApp loads the configuration and wires the gateway. It starts nothing.
@@ -165,6 +168,9 @@ func newApp(inv *invocation, e env) (_ *app, err error) {
 				return nil, usagef("gateway.http.state_key_env names %s, which is not set", name)
 			}
 			stateKey = []byte(key)
+		}
+		if a.userLogins, err = a.newUserLogins(stateKey); err != nil {
+			return nil, err
 		}
 	}
 	var auditCall func(gateway.CallRecord) error

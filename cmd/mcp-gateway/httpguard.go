@@ -33,16 +33,21 @@ type guard struct {
 	token     []byte           // auth: token
 	tokenP    *authn.Principal // every request with the token
 	verifier  *authn.Verifier  // auth: oauth
+	// upstreamPages: the per_user_login sign-in pages are served, and a
+	// browser reaches them without a token (upstream_login.go).
+	upstreamPages bool
 }
 
-// openPaths need no authentication: probes, and what a client reads to
-// learn how to authenticate (RFC 9728 metadata).
+// openPaths need no authentication: probes, what a client reads to learn
+// how to authenticate (RFC 9728 metadata), and the per_user_login sign-in
+// pages a browser opens, which carry their own sealed proof.
 func (g *guard) open(path string) bool {
 	if path == "/healthz" {
 		return true
 	}
 	if g.verifier != nil {
-		return path == authn.WellKnown || path == authn.MetadataPath(g.verifier.Resource())
+		return path == authn.WellKnown || path == authn.MetadataPath(g.verifier.Resource()) ||
+			g.upstreamPages && upstreamOpen(path)
 	}
 	return false
 }

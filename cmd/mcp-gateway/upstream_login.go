@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/config"
 )
 
 // The pages of upstream_auth: {mode: per_user_login} (docs/teams.md,
@@ -174,4 +175,53 @@ func sameOrigin(r *http.Request) error {
 		}
 	}
 	return nil
+}
+
+// perUserServers are the configured per_user_login servers.
+func (a *app) perUserServers() []config.Server {
+	var out []config.Server
+	for _, s := range a.cfg.Servers {
+		if perUserLogin(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// perUserServer is the per_user_login server of a name.
+func (a *app) perUserServer(name string) (config.Server, bool) {
+	for _, s := range a.perUserServers() {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return config.Server{}, false
+}
+
+// perUserLogin reports whether s signs each caller in to its upstream
+// (upstream_auth: {mode: per_user_login}).
+func perUserLogin(s config.Server) bool { return false } // TODO: h/upstream's config
+
+// newUserLogins makes the per-caller sign-ins when a server is
+// per_user_login: its links and redirect URI are on the gateway's public
+// origin, the origin of gateway.http.oauth.resource.
+func (a *app) newUserLogins(stateKey []byte) (*backends.UserLogins, error) {
+	if len(a.perUserServers()) == 0 {
+		return nil, nil
+	}
+	hc := a.cfg.Gateway.HTTP
+	if hc.AuthMode() != "oauth" {
+		return nil, usagef("upstream_auth: {mode: per_user_login} needs gateway.http.auth: oauth: each caller's sign-in is kept for its subject")
+	}
+	u, err := url.Parse(hc.OAuth.Resource)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, usagef("gateway.http.oauth.resource %q is no URL to make per_user_login's sign-in links from", hc.OAuth.Resource)
+	}
+	return backends.NewUserLogins(backends.UserLoginOptions{
+		TokenDir: a.tokenDir,
+		Base:     u.Scheme + "://" + u.Host,
+		StateKey: stateKey,
+		Server:   a.perUserServer,
+		Logger:   a.log.With("component", "upstream-sign-in"),
+	}), nil
 }
