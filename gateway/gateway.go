@@ -265,6 +265,9 @@ func (g *Gateway) dropFront(f *front) {
 // difference reaches the client by list_changed.
 func (g *Gateway) waitFirstStarts(ctx context.Context) {
 	g.opts.Backends.WaitUnseen(ctx, g.opts.Config.FirstStartWait())
+	// The caller's own sessions of the servers reached per caller, which
+	// no snapshot shows (upstream.go).
+	g.opts.Backends.Attach(ctx, upstreamCaller(PrincipalOf(ctx)), g.opts.Config.FirstStartWait())
 }
 
 // lazy reports whether tools/list names the meta tools instead of the
