@@ -109,6 +109,10 @@ type Options struct {
 	// file per server (mcp-gateway login writes them); "" means remote
 	// servers get no OAuth.
 	TokenDir string
+	// UserLogins are the per-person sign-ins of per_user_login servers
+	// (userlogin.go); nil where there are no callers to sign in (anything
+	// but the HTTP front with OAuth): such a server refuses every request.
+	UserLogins *UserLogins
 	// Authorize, when set, lets the gateway sign in to a remote server that
 	// asks for it: it takes the user (or a headless agent) to the
 	// authorization URL and returns the code the authorization server

@@ -146,15 +146,12 @@ func (m *Manager) sourceFor(s config.Server) (Source, error) {
 }
 
 // perUserLogin is the per_user_login Source of server s: each person's own
-// sign-in to the server. Not built yet: every caller is told so.
+// sign-in to the server (userlogin.go).
 func (m *Manager) perUserLogin(s config.Server) (Source, error) {
-	return notSignedIn{s.Name}, nil
-}
-
-type notSignedIn struct{ server string }
-
-func (n notSignedIn) Token(_ context.Context, c *Caller) (Token, error) {
-	return Token{}, &SignInError{Server: n.server, Subject: c.Subject}
+	if m.opts.UserLogins == nil {
+		return nil, fmt.Errorf("upstream_auth: {mode: per_user_login} needs the HTTP front with gateway.http.auth: oauth, whose callers sign in")
+	}
+	return userSource{s, m.opts.UserLogins}, nil
 }
 
 // getenv looks name up in the gateway's environment (Options.Environ).

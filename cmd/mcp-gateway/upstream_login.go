@@ -159,6 +159,10 @@ func (u *upstreamLogins) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: upstreamCookie, Path: "/upstream/", MaxAge: -1, HttpOnly: true, Secure: u.secure})
+	// A new sign-in (maybe to another upstream account) replaces the
+	// caller's session, which holds the old one's token.
+	u.a.backends.EndCallerSession(server, caller)
+	u.a.backends.SignedIn(r.Context(), server, caller, u.a.cfg.FirstStartWait())
 	u.write(w, http.StatusOK, upstreamPageData{Title: "Signed in to " + server,
 		Text: "Signed in to " + server + " for " + caller + ". You can close this tab and call the tool again."})
 }
@@ -177,51 +181,25 @@ func sameOrigin(r *http.Request) error {
 	return nil
 }
 
-// perUserServers are the configured per_user_login servers.
-func (a *app) perUserServers() []config.Server {
-	var out []config.Server
-	for _, s := range a.cfg.Servers {
-		if perUserLogin(s) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// perUserServer is the per_user_login server of a name.
-func (a *app) perUserServer(name string) (config.Server, bool) {
-	for _, s := range a.perUserServers() {
-		if s.Name == name {
-			return s, true
-		}
-	}
-	return config.Server{}, false
-}
-
-// perUserLogin reports whether s signs each caller in to its upstream
-// (upstream_auth: {mode: per_user_login}).
-func perUserLogin(s config.Server) bool { return false } // TODO: h/upstream's config
-
-// newUserLogins makes the per-caller sign-ins when a server is
-// per_user_login: its links and redirect URI are on the gateway's public
-// origin, the origin of gateway.http.oauth.resource.
-func (a *app) newUserLogins(stateKey []byte) (*backends.UserLogins, error) {
-	if len(a.perUserServers()) == 0 {
-		return nil, nil
-	}
+// newUserLogins makes the per-caller sign-ins of per_user_login servers,
+// for the HTTP front with OAuth (nil otherwise: no caller to sign in). Its
+// links and redirect URI are on the gateway's public origin, the origin of
+// gateway.http.oauth.resource.
+func (a *app) newUserLogins(stateKey []byte) *backends.UserLogins {
 	hc := a.cfg.Gateway.HTTP
 	if hc.AuthMode() != "oauth" {
-		return nil, usagef("upstream_auth: {mode: per_user_login} needs gateway.http.auth: oauth: each caller's sign-in is kept for its subject")
+		return nil
 	}
-	u, err := url.Parse(hc.OAuth.Resource)
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return nil, usagef("gateway.http.oauth.resource %q is no URL to make per_user_login's sign-in links from", hc.OAuth.Resource)
+	u, err := url.Parse(hc.OAuth.Resource) // validated by config: an absolute URL
+	if err != nil {
+		return nil
 	}
 	return backends.NewUserLogins(backends.UserLoginOptions{
 		TokenDir: a.tokenDir,
 		Base:     u.Scheme + "://" + u.Host,
 		StateKey: stateKey,
-		Server:   a.perUserServer,
-		Logger:   a.log.With("component", "upstream-sign-in"),
-	}), nil
+		// The Manager exists by the time a sign-in begins.
+		Server: func(name string) (config.Server, bool) { return a.backends.PerUserServer(name) },
+		Logger: a.log.With("component", "upstream-sign-in"),
+	})
 }
