@@ -52,6 +52,17 @@ func (g *guard) open(path string) bool {
 	return false
 }
 
+// ownPage reports whether r is a form of the per_user_login sign-in page
+// posted from the gateway's own origin (whatever allowed_origins says:
+// that is for other sites' pages).
+func (g *guard) ownPage(r *http.Request, origin string) bool {
+	if !g.upstreamPages || !upstreamOpen(r.URL.Path) {
+		return false
+	}
+	u, err := url.Parse(origin)
+	return err == nil && strings.EqualFold(u.Host, r.Host)
+}
+
 // The CORS headers of an allowed origin (docs/http.md#cors): a browser
 // page may send the MCP headers and read the session, version and
 // authentication challenge headers of the answers.
@@ -75,7 +86,7 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 			return
 		}
 		if o := r.Header.Get("Origin"); o != "" {
-			if !g.originAllowed(o) {
+			if !g.originAllowed(o) && !g.ownPage(r, o) {
 				// No CORS headers: the page cannot read even this.
 				refuseRequest(w, r, fmt.Sprintf("Forbidden: origin %q is not allowed", o), http.StatusForbidden)
 				return

@@ -214,7 +214,10 @@ func (b *browser) confirm(link string) (*http.Response, string) {
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", resp.Request.URL.Scheme+"://"+resp.Request.URL.Host)
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
-	asked, _ := b.do(req)
+	asked, body := b.do(req)
+	if asked.StatusCode != http.StatusOK {
+		b.t.Fatalf("confirming the sign-in: %d %s", asked.StatusCode, body)
+	}
 	return asked, page
 }
 
@@ -276,6 +279,9 @@ func startPerUser(t *testing.T, op *testop.OP, up *userUpstream, home string) (g
 		"http": map[string]any{
 			"auth":          "oauth",
 			"state_key_env": "GW_STATE_KEY",
+			// Another origin only: the sign-in page's own form, posted
+			// from the gateway's origin, must pass all the same.
+			"allowed_origins": []string{"https://app.example.com"},
 			"oauth": map[string]any{
 				"resource": resource,
 				"issuers":  []map[string]any{{"issuer": op.Issuer}},
