@@ -386,6 +386,11 @@ func (p *callerPool) acquire(ctx context.Context, c *Caller) (*backend, error) {
 	// The credential first, outside the pool's lock: callerAuth makes
 	// concurrent first requests of one caller wait for one Token.
 	if _, err := cs.auth.token(ctx); err != nil {
+		p.mu.Lock()
+		if e := p.byKey[c.Subject]; e != nil && e.Value.(*callerSession) == cs && cs.b == nil {
+			p.removeLocked(e) // no credential, no session: nothing is kept for it
+		}
+		p.mu.Unlock()
 		return nil, err
 	}
 
