@@ -245,19 +245,18 @@ func (m *Manager) Live(server string) bool {
 	return b.state == Ready
 }
 
-// AwaitLive waits, as a call of server's tool would (within the server's
-// timeout), until server is ready, and returns the error such a call would
-// fail with otherwise: its failed start, a *TimeoutError saying it is still
-// starting, or ctx's.
-func (m *Manager) AwaitLive(ctx context.Context, server, tool string) error {
+// AwaitLive waits, as a call of server's tool by caller would (within the
+// server's timeout), until server is ready, and returns the error such a
+// call would fail with otherwise: its failed start, a *TimeoutError saying
+// it is still starting, or ctx's. For a server reached per caller, it is
+// the caller's session that is waited for (made if need be), and a caller
+// without a credential gets its error.
+func (m *Manager) AwaitLive(ctx context.Context, server, tool string, caller *Caller) error {
 	b := m.set.Load().byName[server]
 	if b == nil {
 		return &ServerError{Server: server, Reason: "no such server"}
 	}
-	if b.pool != nil {
-		return nil // its lists are its own; the call waits for the caller's session
-	}
-	_, err := b.awaitConn(ctx, time.Now().Add(b.timeout), "tools/call", tool)
+	_, _, err := b.awaitSession(ctx, time.Now().Add(b.timeout), CallOptions{Caller: caller}, "tools/call", tool)
 	return err
 }
 

@@ -480,9 +480,10 @@ func (p *callerPool) sessions() int {
 	return p.lru.Len()
 }
 
-// startPool starts per-caller server b: Ready at once (its sessions start
-// with their callers' first requests), its pool run under the Manager's
-// run context; m.mu is held.
+// startPool starts per-caller server b, its pool run under the Manager's
+// run context; its sessions start with their callers' first requests. It
+// is settled at once: nothing is waited for until a caller comes. m.mu is
+// held.
 func (m *Manager) startPool(b *backend) {
 	ctx, cancel := context.WithCancel(m.runCtx)
 	b.stop, b.began = cancel, time.Now()
@@ -493,7 +494,10 @@ func (m *Manager) startPool(b *backend) {
 	if b.pool.err != nil {
 		b.setStateLocked(Failed, b.pool.err.Error())
 	} else {
-		b.setStateLocked(Ready, "")
+		// Ready once a caller's session listed its tools (publish);
+		// until then a call by a name with its prefix still reaches it
+		// (and gets the caller's error), as a server's that is starting.
+		b.setStateLocked(Starting, "reached with each caller's own credential: no caller's session yet")
 	}
 	b.mu.Unlock()
 	b.settle()
@@ -555,11 +559,14 @@ func (parent *backend) publish(b *backend) {
 	}
 	sf.lists.hints = hints
 	parent.mu.Lock()
-	if parent.publisher != nil && parent.publisher != b || parent.state != Ready {
+	if parent.publisher != nil && parent.publisher != b || parent.state != Ready && parent.state != Starting {
 		parent.mu.Unlock()
 		return
 	}
 	parent.publisher, parent.live = b, sf
+	if parent.state != Ready {
+		parent.setStateLocked(Ready, "")
+	}
 	parent.mu.Unlock()
 	parent.m.notify.changed(parent.cfg.Name)
 }

@@ -261,7 +261,7 @@ func (f *front) liveRoute(ctx context.Context, name string, r toolRoute) (toolRo
 		return r, nil
 	}
 	for !f.liveListed(r) {
-		if err := b.AwaitLive(ctx, r.server, r.own); err != nil {
+		if err := b.AwaitLive(ctx, r.server, r.own, f.upstream()); err != nil {
 			return r, err
 		}
 		f.rebuild(ctx, always)
