@@ -66,7 +66,7 @@ func (m *Manager) StartToolCall(server, tool string, args json.RawMessage, opts 
 		// the caller's credential and session are.
 		if cb := b.pool.ready(opts.Caller); cb != nil {
 			if c, err := cb.readyConn(); err == nil {
-				return cb.startCall(c, tool, args, opts, cb.timeout, done)
+				return cb.startCall(c, tool, args, opts, cb.timeout, cb.upstream.explain(done))
 			}
 		}
 		return b.startWhenReady(tool, args, opts, done)

@@ -3,6 +3,7 @@ package backends
 import (
 	"container/list"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -209,6 +210,11 @@ type callerAuth struct {
 	now     func() time.Time
 	caller  atomic.Pointer[Caller] // the caller's newest request's
 
+	// refused is the Source's last answer when it was the caller's own
+	// refusal (*SignInError, *CallerError): a session that ended for it
+	// (signed out upstream mid-session) fails its calls with it (explain).
+	refused atomic.Pointer[refusal]
+
 	mu     sync.Mutex // one Source.Token at a time: a single flight
 	tok    Token
 	from   string    // the caller token tok was got with
@@ -241,6 +247,13 @@ func (a *callerAuth) token(ctx context.Context) (string, error) {
 		return a.tok.Value, nil
 	}
 	t, err := a.source.Token(ctx, c)
+	var se *SignInError
+	var ce *CallerError
+	if errors.As(err, &se) || errors.As(err, &ce) {
+		a.refused.Store(&refusal{err})
+	} else {
+		a.refused.Store(nil)
+	}
 	if err != nil {
 		a.tok = Token{}
 		return "", err
@@ -258,6 +271,22 @@ func (a *callerAuth) token(ctx context.Context) (string, error) {
 	}
 	a.tok, a.from, a.issued = t, c.Token, now
 	return t.Value, nil
+}
+
+type refusal struct{ err error }
+
+// explain is done of a call on the caller's session, which replaces the
+// session's end as the call's error with the caller's own refusal when
+// that is why the session ended: a caller signed out while their session
+// ran then gets the sign-in error (and its link), not "crashed".
+func (a *callerAuth) explain(done func(json.RawMessage, error)) func(json.RawMessage, error) {
+	return func(res json.RawMessage, err error) {
+		var se *ServerError
+		if r := a.refused.Load(); r != nil && errors.As(err, &se) {
+			err = r.err
+		}
+		done(res, err)
+	}
 }
 
 // fresh reports whether the kept token may be used for c's request: it is

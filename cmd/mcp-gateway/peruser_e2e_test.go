@@ -236,21 +236,19 @@ func (b *browser) signIn(link, user string) string {
 	return page
 }
 
-var signInLink = regexp.MustCompile(`open (http://\S+/upstream/login/\S+)`)
-
-// signInError returns the sign-in link of a call's error, or fails.
+// signInError returns the sign-in link of a call's error (-32003, reason
+// sign_in, the link in data.url and in the message), or fails.
 func signInError(t *testing.T, r mcpReply) string {
 	t.Helper()
 	code, msg := rpcError(r)
-	if res, ok := r.msg["result"].(map[string]any); ok && res["isError"] == true {
-		b, _ := json.Marshal(res["content"])
-		msg = string(b)
+	e, _ := r.msg["error"].(map[string]any)
+	data, _ := e["data"].(map[string]any)
+	link, _ := data["url"].(string)
+	if code != -32003 || data["reason"] != "sign_in" || data["server"] != "people" || !strings.Contains(link, "/upstream/login/people?state=") ||
+		!strings.Contains(msg, "sign in") || !strings.Contains(msg, link) {
+		t.Fatalf("not the sign-in error: %v", r.msg)
 	}
-	m := signInLink.FindStringSubmatch(msg)
-	if m == nil || !strings.Contains(msg, "people") || !strings.Contains(msg, "sign in") {
-		t.Fatalf("not the sign-in error: %d %q %v", code, msg, r.msg)
-	}
-	return strings.TrimRight(strings.TrimSuffix(m[1], `\"`), `".`)
+	return link
 }
 
 // upstreamUser is the user whoami's answer names ("" for an error).
@@ -305,8 +303,8 @@ func startPerUser(t *testing.T, op *testop.OP, up *userUpstream, home string) (g
 
 // TestPerUserLogin (issue 36's per_user_login acceptance, with a real
 // OpenID provider as the gateway's and an upstream with its own users):
-// alice, the first to sign in, finds her sign-in link on the dashboard;
-// the link's page names her; she signs in there once as the upstream's
+// alice's first call gets the sign-in error with her link, which the
+// dashboard offers too; the link's page names her; she signs in there once as the upstream's
 // ALICE and her calls then reach the upstream as ALICE; bob, who has not signed in, gets the
 // sign-in error with a link of his own, never alice's connection; the
 // authorization response replayed in another browser is refused; a token
@@ -326,15 +324,20 @@ func TestPerUserLogin(t *testing.T) {
 		return g.post(t, tok, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"people.whoami","arguments":{}}}`)
 	}
 
-	// Nobody has signed in yet, so the server has no session whose tools
-	// the gateway could show: alice, the first, signs in from the
-	// dashboard, which links her to the page a call's error would.
+	// Nobody has signed in yet: alice's call gets the sign-in error, and
+	// the dashboard offers her the same sign-in.
+	aFirst := signInError(t, call(aTok, aSID))
 	page := dashboardAs(t, g, aTok)
 	m := regexp.MustCompile(`<a href="([^"]+)">Sign in to people</a>`).FindStringSubmatch(page)
 	if m == nil {
 		t.Fatalf("the dashboard offers alice no sign-in to people:\n%s", page)
 	}
 	aLink := html.UnescapeString(m[1])
+	for _, l := range []string{aFirst, aLink} {
+		if !strings.HasPrefix(l, g.base+"/upstream/login/people?state=") {
+			t.Errorf("alice's link is not on the gateway's origin: %s", l)
+		}
+	}
 	// The link's page says whose sign-in it is, before anything is sent
 	// upstream: a person given alice's link learns that it is hers.
 	if _, page := newBrowser(t).get(aLink); !strings.Contains(page, "u-alice@") || !strings.Contains(page, "If you are not") {
