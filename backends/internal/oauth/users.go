@@ -146,6 +146,9 @@ func (u *Users) path(server, caller string) string {
 	return filepath.Join(u.dir, server, hex.EncodeToString(sum[:16])+".json")
 }
 
+// entry returns the entry of caller's sign-in to server. Entries are made
+// only for callers who have (or had) a sign-in (known): a caller without
+// one, calling again and again, costs a stat, not memory.
 func (u *Users) entry(server, caller string) *userEntry {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -156,6 +159,15 @@ func (u *Users) entry(server, caller string) *userEntry {
 		u.entries[k] = e
 	}
 	return e
+}
+
+// known reports whether caller may have a sign-in to server: an entry, or
+// a file.
+func (u *Users) known(server, caller string) bool {
+	u.mu.Lock()
+	_, ok := u.entries[userKey{server, caller}]
+	u.mu.Unlock()
+	return ok || tokenStore{u.path(server, caller)}.stamp() != Stamp{}
 }
 
 // load reads the stored sign-in into e when the file changed since (a
@@ -204,6 +216,9 @@ func (u *Users) save(e *userEntry, server string, si *userSignIn) error {
 
 // SignedIn reports whether caller has a stored sign-in to s.
 func (u *Users) SignedIn(s config.Server, caller string) bool {
+	if !u.known(s.Name, caller) {
+		return false
+	}
 	e := u.entry(s.Name, caller)
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -218,6 +233,9 @@ func (u *Users) SignedIn(s config.Server, caller string) bool {
 // others waiting for it. A caller without a sign-in, or whose refresh the
 // authorization server refused, gets ErrNotSignedIn.
 func (u *Users) Token(ctx context.Context, s config.Server, caller string) (string, time.Time, error) {
+	if !u.known(s.Name, caller) {
+		return "", time.Time{}, ErrNotSignedIn
+	}
 	e := u.entry(s.Name, caller)
 	e.mu.Lock()
 	defer e.mu.Unlock()
