@@ -145,18 +145,6 @@ func (m *Manager) sourceFor(s config.Server) (Source, error) {
 	return nil, fmt.Errorf("upstream_auth mode %q is not known", a.Mode)
 }
 
-// perUserLogin is the per_user_login Source of server s: each person's own
-// sign-in to the server. Not built yet: every caller is told so.
-func (m *Manager) perUserLogin(s config.Server) (Source, error) {
-	return notSignedIn{s.Name}, nil
-}
-
-type notSignedIn struct{ server string }
-
-func (n notSignedIn) Token(_ context.Context, c *Caller) (Token, error) {
-	return Token{}, &SignInError{Server: n.server, Subject: c.Subject}
-}
-
 // getenv looks name up in the gateway's environment (Options.Environ).
 func (m *Manager) getenv(name string) string {
 	for i := len(m.environ) - 1; i >= 0; i-- {
