@@ -146,15 +146,6 @@ func (m *Manager) sourceFor(s config.Server) (Source, error) {
 	return nil, fmt.Errorf("upstream_auth mode %q is not known", a.Mode)
 }
 
-// perUserLogin is the per_user_login Source of server s: each person's own
-// sign-in to the server (userlogin.go).
-func (m *Manager) perUserLogin(s config.Server) (Source, error) {
-	if m.opts.UserLogins == nil {
-		return nil, fmt.Errorf("upstream_auth: {mode: per_user_login} needs the HTTP front with gateway.http.auth: oauth, whose callers sign in")
-	}
-	return userSource{s, m.opts.UserLogins}, nil
-}
-
 // getenv looks name up in the gateway's environment (Options.Environ).
 func (m *Manager) getenv(name string) string {
 	for i := len(m.environ) - 1; i >= 0; i-- {

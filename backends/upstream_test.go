@@ -410,3 +410,19 @@ func TestUpstreamJWTBearerPrivateKey(t *testing.T) {
 		t.Errorf("exchanges %v, want one jwt-bearer grant with dave's token as the assertion", x)
 	}
 }
+
+// A per_user_login server's caller who has not signed in is told so
+// (*SignInError), and no session is made.
+func TestUpstreamPerUserLoginNotSignedIn(t *testing.T) {
+	t.Parallel()
+	e := start(t, []config.Server{{Name: "far", URL: startFar(t), Enabled: true, Prefix: "far", Restart: "on-failure",
+		UpstreamAuth: config.UpstreamAuth{Mode: config.UpstreamPerUserLogin}}}, nil)
+	_, err := e.CallTool(context.Background(), "far", "whoami", json.RawMessage(`{}`), backends.CallOptions{Caller: callerOf("erin", "urn:gateway")})
+	var se *backends.SignInError
+	if !errors.As(err, &se) || se.Server != "far" || se.Subject != "erin@idp" {
+		t.Errorf("err = %v, want a *SignInError for erin", err)
+	}
+	if n := e.CallerSessions("far"); n != 0 {
+		t.Errorf("%d sessions", n)
+	}
+}

@@ -3,7 +3,6 @@ package backends
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -67,60 +66,6 @@ func (l *UserLogins) Link(server, caller string) string {
 	return l.base + UserLoginPath(server) + "?" + url.Values{"state": {l.u.Link(server, caller)}}.Encode()
 }
 
-// userSource is per_user_login's Source: the caller's own sign-in to the
-// server, refreshed before it expires (one refresh per caller and server at
-// a time); a caller without a usable one gets *SignInError with their link.
-type userSource struct {
-	s config.Server
-	l *UserLogins
-}
-
-func (u userSource) Token(ctx context.Context, c *Caller) (Token, error) {
-	tok, exp, err := u.l.u.Token(ctx, u.s, c.Subject)
-	if errors.Is(err, oauth.ErrNotSignedIn) {
-		return Token{}, &SignInError{Server: u.s.Name, Subject: c.Subject, URL: u.l.Link(u.s.Name, c.Subject)}
-	}
-	if err != nil {
-		return Token{}, fmt.Errorf("the caller's sign-in to %s: %w", u.s.Name, err)
-	}
-	return Token{Value: tok, Expiry: exp}, nil
-}
-
-// PerUserServers are the servers of upstream_auth: {mode: per_user_login},
-// as configured now.
-func (m *Manager) PerUserServers() []config.Server {
-	var out []config.Server
-	for _, b := range m.backends() {
-		if b.cfg.UpstreamAuth.Mode == config.UpstreamPerUserLogin && b.cfg.URL != "" {
-			out = append(out, b.cfg)
-		}
-	}
-	return out
-}
-
-// PerUserServer is the per_user_login server of a name, as configured now.
-func (m *Manager) PerUserServer(name string) (config.Server, bool) {
-	b := m.set.Load().byName[name]
-	if b == nil || b.cfg.UpstreamAuth.Mode != config.UpstreamPerUserLogin || b.cfg.URL == "" {
-		return config.Server{}, false
-	}
-	return b.cfg, true
-}
-
-// EndCallerSession closes caller's session of a per-caller server, if it
-// has one: after a sign-out, nothing of the sign-in stays in use.
-func (m *Manager) EndCallerSession(server, caller string) {
-	b := m.set.Load().byName[server]
-	if b == nil || b.pool == nil {
-		return
-	}
-	b.pool.mu.Lock()
-	defer b.pool.mu.Unlock()
-	if e := b.pool.byKey[caller]; e != nil {
-		b.pool.removeLocked(e)
-	}
-}
-
 // SignedIn reports whether caller has a sign-in to s.
 func (l *UserLogins) SignedIn(s config.Server, caller string) bool { return l.u.SignedIn(s, caller) }
 
@@ -167,22 +112,4 @@ func UserLogouts(ctx context.Context, tokenDir, server, who string) ([]string, e
 		}
 	}
 	return callers, errors.Join(errs...)
-}
-
-// SignedIn opens caller's session of per_user_login server after they
-// signed in, waiting within for it to be ready and its lists shown: the
-// server's tools appear to clients (list_changed) when it is the first
-// session, and the caller's next call goes straight through. A failure is
-// the next request's to report.
-func (m *Manager) SignedIn(ctx context.Context, server, caller string, within time.Duration) {
-	b := m.set.Load().byName[server]
-	if b == nil || b.pool == nil {
-		return
-	}
-	cb, _, err := b.awaitSession(ctx, time.Now().Add(within), CallOptions{Caller: &Caller{Subject: caller}}, "initialize", "")
-	if err == nil {
-		// Published now, not after the session's ready state is seen:
-		// the page that says "signed in" comes after the tools.
-		b.publish(cb)
-	}
 }

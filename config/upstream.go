@@ -32,6 +32,7 @@ func (l *loader) upstreamAuth(s *Server, p string, line int) {
 		l.errLine(o.line, o.key, "is for a remote server (url): a local server (command) serves whoever runs the gateway, not each caller")
 		return
 	}
+	l.upstream = append(l.upstream, o)
 	x := func(k, v string) string {
 		ln, kk := key(k)
 		return l.expand(s.Name, "upstream_auth."+k, kk, v, ln, &s.secrets, false)
@@ -108,6 +109,18 @@ func (l *loader) upstreamAuth(s *Server, p string, line int) {
 	if a.Mode != UpstreamPerUserLogin && !reflect.ValueOf(s.OAuth).IsZero() {
 		oo := l.origin[join(p, "oauth")]
 		l.errLine(cmp.Or(oo.line, line), cmp.Or(oo.key, join(p, "oauth")), "is the shared sign-in, which a server with upstream_auth mode %s does not use; remove it", a.Mode)
+	}
+}
+
+// upstreamCallers warns of servers with upstream_auth on a gateway whose
+// HTTP callers are not people (gateway.http.auth not oauth): no request
+// has a caller's credential, so every one to them is refused.
+func (l *loader) upstreamCallers() {
+	if l.cfg.Gateway.HTTP.AuthMode() == "oauth" {
+		return
+	}
+	for _, o := range l.upstream {
+		l.warn(o.line, o.key, "needs callers authenticated by OAuth (gateway.http.auth: oauth): without them every request to this server is refused")
 	}
 }
 

@@ -54,6 +54,20 @@ func TestUpstreamAuthParsed(t *testing.T) {
 	}
 }
 
+// A server reached per caller on a gateway whose callers are not people
+// is said to be unreachable.
+func TestUpstreamAuthWithoutOAuthWarns(t *testing.T) {
+	entry := "servers:\n  - name: x\n    url: https://x.example\n    upstream_auth: {mode: passthrough}\n"
+	_, s := mustLoad(t, entry, nil, Flags{})
+	if len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], ":4: servers[0].upstream_auth: needs callers authenticated by OAuth") {
+		t.Errorf("warnings %q", s.Warnings)
+	}
+	_, s = mustLoad(t, entry+"gateway: {http: {auth: oauth, oauth: {resource: 'https://gw.example/mcp', issuers: [{issuer: 'https://idp.example'}]}}}\n", nil, Flags{})
+	if len(s.Warnings) != 0 {
+		t.Errorf("with OAuth: warnings %q", s.Warnings)
+	}
+}
+
 func TestUpstreamAuthRefused(t *testing.T) {
 	for _, tc := range []struct{ name, entry, want string }{
 		{"stdio", "command: srv\n    upstream_auth: {mode: passthrough}", ":4: servers[0].upstream_auth: is for a remote server (url)"},
