@@ -343,6 +343,29 @@ func TestPerUserLogin(t *testing.T) {
 	if _, page := newBrowser(t).get(aLink); !strings.Contains(page, "u-alice@") || !strings.Contains(page, "If you are not") {
 		t.Errorf("the sign-in page does not name the caller:\n%s", page)
 	}
+	// Another site cannot confirm for a person's browser (its POST says
+	// where it comes from), and a link the gateway did not seal, or for
+	// another server, opens nothing.
+	state := strings.TrimPrefix(aLink, g.base+"/upstream/login/people?state=")
+	forged := "A" + state[1:]
+	if state[0] == 'A' {
+		forged = "B" + state[1:]
+	}
+	for _, c := range []struct {
+		name, path, state, site string
+		want                    int
+	}{
+		{"from another site", "/upstream/login/people", state, "cross-site", http.StatusForbidden},
+		{"a forged link", "/upstream/login/people", forged, "same-origin", http.StatusBadRequest},
+		{"another server's", "/upstream/login/other", state, "same-origin", http.StatusBadRequest},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, g.base+c.path, strings.NewReader(url.Values{"state": {c.state}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Sec-Fetch-Site", c.site)
+		if resp, page := newBrowser(t).do(req); resp.StatusCode != c.want || resp.Request.URL.Path != c.path {
+			t.Errorf("%s: %d at %s\n%s", c.name, resp.StatusCode, resp.Request.URL, page)
+		}
+	}
 	// An authorization response is completed only in the browser that
 	// confirmed: replayed elsewhere (login CSRF), it is refused.
 	asked, _ := newBrowser(t).confirm(aLink)
