@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"github.com/mcp-gateway/mcp-gateway/config"
 )
 
@@ -130,7 +131,8 @@ func (a *upstreamAS) set(f func(*upstreamAS)) {
 // and returns the authorization response's query.
 func signInAs(t *testing.T, u *Users, s config.Server, caller, user, nonce string) url.Values {
 	t.Helper()
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.DefaultTimeout)
+	defer cancel()
 	to, err := u.Begin(ctx, s, caller, nonce)
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +160,8 @@ func TestUsersSignInRefreshLogout(t *testing.T) {
 	dir := t.TempDir()
 	u := NewUsers(UsersOptions{TokenDir: dir, Callback: "https://gw.example/upstream/callback"})
 	s := config.Server{Name: "up", URL: a.URL + "/mcp"}
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.DefaultTimeout)
+	defer cancel()
 	find := func(name string) (config.Server, bool) { return s, name == s.Name }
 
 	if _, _, err := u.Token(ctx, s, "alice@op"); !errors.Is(err, ErrNotSignedIn) {
