@@ -97,8 +97,13 @@ func newUserUpstream(t *testing.T) *userUpstream {
 		q := r.URL.Query()
 		user := q.Get("user")
 		if user == "" {
+			// A form that sends the request again with the user's answer.
 			w.Header().Set("Content-Type", "text/html")
-			fmt.Fprint(w, `<form method="get"><input name="user">who are you?</form>`)
+			fmt.Fprint(w, `<form method="get">`)
+			for k, vs := range q {
+				fmt.Fprintf(w, `<input type="hidden" name="%s" value="%s">`, html.EscapeString(k), html.EscapeString(vs[0]))
+			}
+			fmt.Fprint(w, `<label>who are you? <input name="user"></label></form>`)
 			return
 		}
 		if q.Get("code_challenge_method") != "S256" || q.Get("resource") != o.URL+"/mcp" {
@@ -468,4 +473,30 @@ func dashboardAs(t *testing.T, g *teamsGW, tok string) string {
 		t.Fatalf("dashboard: %d %s", resp.StatusCode, b)
 	}
 	return string(b)
+}
+
+// TestPerUserLoginChromium: the sign-in in a real browser (headless
+// Chromium), from the link of alice's call's error to the callback, with
+// the Origin, cookie and referrer rules Chromium applies; her next call
+// reaches the upstream as ALICE.
+func TestPerUserLoginChromium(t *testing.T) {
+	t.Parallel()
+	chromium := findChromium(t)
+	node := needNode(t)
+	root := npmPeers(t, "playwright-core/package.json")
+	op := startOP(t)
+	up := newUserUpstream(t)
+	g, _ := startPerUser(t, op, up, t.TempDir())
+	aTok := token(t, op, testop.ClientID, alice, g.resource, "openid", "mcp")
+	aSID := g.session(t, aTok)
+	call := func() mcpReply {
+		return g.post(t, aTok, aSID, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"people.whoami","arguments":{}}}`)
+	}
+	link := signInError(t, call())
+	if err := runPageScript(t, 2*time.Minute, node, root, "upstream_signin.mjs", link, "u-alice@", "ALICE", chromium, artifactDir(t, root)); err != nil {
+		t.Fatalf("the sign-in in Chromium: %v", err)
+	}
+	if got := upstreamUser(call()); got != "ALICE" {
+		t.Errorf("alice's call after signing in in Chromium reached the upstream as %q", got)
+	}
 }

@@ -82,7 +82,10 @@ func (u *upstreamLogins) write(w http.ResponseWriter, status int, d upstreamPage
 	h.Set("Content-Security-Policy", upstreamCSP)
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer") // the link's state must not leak to the upstream
+	// The link's state must not reach the upstream as a Referer; and
+	// no-referrer would make the form's POST say Origin: null, which the
+	// guard and sameOrigin refuse.
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	if err := upstreamPage.Execute(w, d); err != nil {
