@@ -29,6 +29,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
 // farAudience is the audience the remote testbackend takes tokens for.
@@ -424,5 +425,18 @@ func TestUpstreamPerUserLoginNotSignedIn(t *testing.T) {
 	}
 	if n := e.CallerSessions("far"); n != 0 {
 		t.Errorf("%d sessions", n)
+	}
+}
+
+// A server reached per caller has no shared sign-in: login says so at
+// once rather than wait for a session that never comes.
+func TestUpstreamLoginRefused(t *testing.T) {
+	t.Parallel()
+	s := config.Server{Name: "far", URL: "http://127.0.0.1:1/mcp", Enabled: true, UpstreamAuth: config.UpstreamAuth{Mode: config.UpstreamTokenExchange}}
+	_, err := backends.Login(context.Background(), s, backends.Options{TokenDir: t.TempDir(), Authorize: func(context.Context, *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+		return nil, errors.New("no browser here")
+	}})
+	if err == nil || !strings.Contains(err.Error(), "not with a sign-in of its own") {
+		t.Errorf("Login: %v", err)
 	}
 }
