@@ -367,6 +367,7 @@ func (p *callerPool) acquire(ctx context.Context, c *Caller) (*backend, error) {
 		p.lru.MoveToFront(e)
 	} else {
 		cs = &callerSession{subject: c.Subject, auth: newCallerAuth(p.parent.cfg.Name, p.source, c)}
+		cs.auth.now = p.parent.m.now
 		p.byKey[c.Subject] = p.lru.PushFront(cs)
 		p.evictLocked()
 	}

@@ -440,3 +440,42 @@ func TestUpstreamLoginRefused(t *testing.T) {
 		t.Errorf("Login: %v", err)
 	}
 }
+
+// An exchanged token is replaced shortly before it expires: the next call
+// after that point exchanges the caller's token again, and reaches the
+// server with the new one.
+func TestUpstreamRefreshBeforeExpiry(t *testing.T) {
+	t.Parallel()
+	te := newTokenEndpoint(t) // its tokens live an hour (expires_in 3600)
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	}
+	e := start(t, []config.Server{exchanged(startFar(t), te)}, func(o *backends.Options) {
+		withSecret(o)
+	})
+	backends.SetClock(e.Manager, clock)
+	alice := callerOf("alice", "urn:gateway")
+	alice.Expires = time.Now().Add(48 * time.Hour)
+	whoamiAs(t, e, alice)
+	advance := func(d time.Duration) {
+		mu.Lock()
+		now = now.Add(d)
+		mu.Unlock()
+	}
+	advance(time.Hour - 31*time.Second) // 31 s left: kept
+	whoamiAs(t, e, alice)
+	if n := len(te.exchanges()); n != 1 {
+		t.Errorf("31 s before expiry: %d exchanges, want 1", n)
+	}
+	advance(2 * time.Second) // 29 s left: replaced before use
+	if got := whoamiAs(t, e, alice); got != "alice" {
+		t.Errorf("after the refresh: %q", got)
+	}
+	if n := len(te.exchanges()); n != 2 {
+		t.Errorf("29 s before expiry: %d exchanges, want 2", n)
+	}
+}
