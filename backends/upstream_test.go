@@ -479,3 +479,19 @@ func TestUpstreamRefreshBeforeExpiry(t *testing.T) {
 		t.Errorf("29 s before expiry: %d exchanges, want 2", n)
 	}
 }
+
+// A client secret that is not set fails the server, with the reason, and
+// every request to it.
+func TestUpstreamSecretUnset(t *testing.T) {
+	t.Parallel()
+	te := newTokenEndpoint(t)
+	e := start(t, []config.Server{exchanged("http://127.0.0.1:1/mcp", te)}, func(o *backends.Options) { o.Environ = []string{"PATH=/usr/bin"} })
+	if st := e.status(t, "far"); st.State != backends.Failed || !strings.Contains(st.Error, "GW_SECRET is not set") {
+		t.Errorf("status %+v", st)
+	}
+	_, err := e.CallTool(context.Background(), "far", "whoami", json.RawMessage(`{}`), backends.CallOptions{Caller: callerOf("a", "urn:gateway")})
+	var se *backends.ServerError
+	if !errors.As(err, &se) || se.State != backends.Failed || !strings.Contains(se.Reason, "GW_SECRET is not set") {
+		t.Errorf("call: %v", err)
+	}
+}
