@@ -60,6 +60,8 @@ type Manager struct {
 	crashWindow             time.Duration // crashes counted within this window...
 	maxCrashes              int           // ...this many give up (Failed)
 	stopGrace               time.Duration // each of Close's two polite waits
+	// now is the clock callers' credentials expire by (upstream.go).
+	now func() time.Time
 
 	applyMu sync.Mutex // one Apply at a time
 
@@ -92,6 +94,7 @@ func New(opts Options) *Manager {
 		crashWindow:    60 * time.Second,
 		maxCrashes:     5,
 		stopGrace:      2 * time.Second,
+		now:            time.Now,
 		cgroups:        sync.OnceValue(sandbox.FindCgroups),
 	}
 	if m.log == nil {

@@ -26,9 +26,14 @@ import (
 // through a shared one: a request without a caller is refused
 // (*CallerError).
 //
-// The parent shows clients the lists of the first caller's session (the
-// definitions; each call is checked against the caller's own session's
-// list), marked private in the cache hints of 2026-07-28.
+// The parent is Starting until a caller's session is ready, then Ready,
+// showing clients the lists of that first session (the definitions; each
+// call is checked against the caller's own session's list), marked
+// private in the cache hints of 2026-07-28. Its supervisor is the pool's
+// run: idle sessions closed, all of them at its end.
+//
+// A mode's Source (sourceFor) gives a caller's credential; the
+// per_user_login one is in upstream_login.go.
 
 // Caller is the person a request is made for, as the HTTP front
 // authenticated them. It is read only once made.
@@ -396,6 +401,7 @@ func (p *callerPool) acquire(ctx context.Context, c *Caller) (*backend, error) {
 		p.lru.MoveToFront(e)
 	} else {
 		cs = &callerSession{subject: c.Subject, auth: newCallerAuth(p.parent.cfg.Name, p.source, c)}
+		cs.auth.now = p.parent.m.now
 		p.byKey[c.Subject] = p.lru.PushFront(cs)
 		p.evictLocked()
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
 // farAudience is the audience the remote testbackend takes tokens for.
@@ -424,5 +425,73 @@ func TestUpstreamPerUserLoginNotSignedIn(t *testing.T) {
 	}
 	if n := e.CallerSessions("far"); n != 0 {
 		t.Errorf("%d sessions", n)
+	}
+}
+
+// A server reached per caller has no shared sign-in: login says so at
+// once rather than wait for a session that never comes.
+func TestUpstreamLoginRefused(t *testing.T) {
+	t.Parallel()
+	s := config.Server{Name: "far", URL: "http://127.0.0.1:1/mcp", Enabled: true, UpstreamAuth: config.UpstreamAuth{Mode: config.UpstreamTokenExchange}}
+	_, err := backends.Login(context.Background(), s, backends.Options{TokenDir: t.TempDir(), Authorize: func(context.Context, *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+		return nil, errors.New("no browser here")
+	}})
+	if err == nil || !strings.Contains(err.Error(), "not with a sign-in of its own") {
+		t.Errorf("Login: %v", err)
+	}
+}
+
+// An exchanged token is replaced shortly before it expires: the next call
+// after that point exchanges the caller's token again, and reaches the
+// server with the new one.
+func TestUpstreamRefreshBeforeExpiry(t *testing.T) {
+	t.Parallel()
+	te := newTokenEndpoint(t) // its tokens live an hour (expires_in 3600)
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	}
+	e := start(t, []config.Server{exchanged(startFar(t), te)}, func(o *backends.Options) {
+		withSecret(o)
+	})
+	backends.SetClock(e.Manager, clock)
+	alice := callerOf("alice", "urn:gateway")
+	alice.Expires = time.Now().Add(48 * time.Hour)
+	whoamiAs(t, e, alice)
+	advance := func(d time.Duration) {
+		mu.Lock()
+		now = now.Add(d)
+		mu.Unlock()
+	}
+	advance(time.Hour - 31*time.Second) // 31 s left: kept
+	whoamiAs(t, e, alice)
+	if n := len(te.exchanges()); n != 1 {
+		t.Errorf("31 s before expiry: %d exchanges, want 1", n)
+	}
+	advance(2 * time.Second) // 29 s left: replaced before use
+	if got := whoamiAs(t, e, alice); got != "alice" {
+		t.Errorf("after the refresh: %q", got)
+	}
+	if n := len(te.exchanges()); n != 2 {
+		t.Errorf("29 s before expiry: %d exchanges, want 2", n)
+	}
+}
+
+// A client secret that is not set fails the server, with the reason, and
+// every request to it.
+func TestUpstreamSecretUnset(t *testing.T) {
+	t.Parallel()
+	te := newTokenEndpoint(t)
+	e := start(t, []config.Server{exchanged("http://127.0.0.1:1/mcp", te)}, func(o *backends.Options) { o.Environ = []string{"PATH=/usr/bin"} })
+	if st := e.status(t, "far"); st.State != backends.Failed || !strings.Contains(st.Error, "GW_SECRET is not set") {
+		t.Errorf("status %+v", st)
+	}
+	_, err := e.CallTool(context.Background(), "far", "whoami", json.RawMessage(`{}`), backends.CallOptions{Caller: callerOf("a", "urn:gateway")})
+	var se *backends.ServerError
+	if !errors.As(err, &se) || se.State != backends.Failed || !strings.Contains(se.Reason, "GW_SECRET is not set") {
+		t.Errorf("call: %v", err)
 	}
 }

@@ -28,7 +28,10 @@ func upstreamGW(t *testing.T, op *testop.OP) *teamsGW {
 			"audience": "urn:far", "scopes": []string{"openid"}, "client_id": testop.ExchangeClientID, "client_secret_env": "GW_EXCHANGE"}},
 		{Name: "pass", URL: url, Upstream: map[string]any{"mode": "passthrough", "audience": "urn:far"}},
 	}
-	return startTeamsOf(t, op, map[string]any{"policy": map[string]any{"rules": []any{}}}, servers, "GW_EXCHANGE="+testop.ExchangeSecret)
+	// Names and tools/list that do not follow the client: the lists are
+	// public but for what depends on the caller.
+	gw := map[string]any{"policy": map[string]any{"rules": []any{}}, "strict_names": "false", "tools_mode": "full"}
+	return startTeamsOf(t, op, gw, servers, "GW_EXCHANGE="+testop.ExchangeSecret)
 }
 
 // whoami calls tool (far.whoami or pass.whoami) on session sid with tok
@@ -76,6 +79,16 @@ func TestUpstreamTokenExchange(t *testing.T) {
 	}
 	if n := op.Exchanges(); n != 2 {
 		t.Errorf("%d exchanges, want 2: one per person, kept", n)
+	}
+
+	// A client of 2026-07-28 (no session): its own session upstream, and
+	// the list, which depends on who asks, is private.
+	msg, raw := g.post2026(t, bTok, "tools/list", "", `"cursor":null`)
+	if res, _ := msg["result"].(map[string]any); res["cacheScope"] != "private" || !strings.Contains(raw, `"far.whoami"`) {
+		t.Errorf("bob's tools/list of 2026-07-28: %s, want far.whoami, cacheScope private", raw)
+	}
+	if _, raw := g.post2026(t, bTok, "tools/call", "far.whoami", `"name":"far.whoami","arguments":{}`); !strings.Contains(raw, `"subject":"u-bob"`) {
+		t.Errorf("bob's tools/call of 2026-07-28: %s", raw)
 	}
 
 	// Tokens meant for the gateway are not the server's to receive.

@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -132,7 +133,7 @@ func (x *Exchanger) Exchange(ctx context.Context, subject string) (string, time.
 	var tr struct {
 		AccessToken string          `json:"access_token"`
 		TokenType   string          `json:"token_type"`
-		ExpiresIn   json.Number     `json:"expires_in"`
+		ExpiresIn   json.RawMessage `json:"expires_in"` // a number; some endpoints quote it
 		Error       string          `json:"error"`
 		Description string          `json:"error_description"`
 		Issued      json.RawMessage `json:"issued_token_type"`
@@ -155,8 +156,8 @@ func (x *Exchanger) Exchange(ctx context.Context, subject string) (string, time.
 		return "", time.Time{}, fmt.Errorf("token endpoint: issued a %q token, not a bearer token", truncate(tr.TokenType, 40))
 	}
 	var exp time.Time
-	if tr.ExpiresIn != "" {
-		secs, err := tr.ExpiresIn.Float64()
+	if len(tr.ExpiresIn) > 0 && string(tr.ExpiresIn) != "null" {
+		secs, err := strconv.ParseFloat(strings.Trim(string(tr.ExpiresIn), `"`), 64)
 		if err != nil || secs < 0 {
 			return "", time.Time{}, fmt.Errorf("token endpoint: expires_in %q is not a number of seconds", truncate(string(tr.ExpiresIn), 40))
 		}
