@@ -190,6 +190,9 @@ func openBrowser(url string) error {
 // upstream (when it offers revocation). S is a caller's principal key
 // (SUBJECT@ISSUER) or their subject alone, at any issuer.
 func (a *app) logoutSubject(ctx context.Context, s config.Server) error {
+	if s.UpstreamAuth.Mode != config.UpstreamPerUserLogin {
+		return usagef("%s is not a per_user_login server (upstream_auth: {mode: per_user_login}): its sign-in is not per person; mcp-gateway logout %s forgets the shared one", s.Name, s.Name)
+	}
 	callers, err := backends.UserLogouts(ctx, a.tokenDir, s.Name, a.inv.subject)
 	for _, c := range callers {
 		fmt.Fprintf(a.env.stdout, "Signed %s out of %s.\n", c, s.Name)

@@ -500,3 +500,17 @@ func TestPerUserLoginChromium(t *testing.T) {
 		t.Errorf("alice's call after signing in in Chromium reached the upstream as %q", got)
 	}
 }
+
+// logout --subject names a person's sign-in, which only a per_user_login
+// server keeps: for another remote server it is a usage error, and the
+// shared sign-in is left alone.
+func TestLogoutSubjectNotPerUser(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	env := baseEnv(t, "HOME="+home, "USERPROFILE="+home)
+	cfg := beConfig(t, beServer{Name: "shared", URL: "http://127.0.0.1:9/mcp"})
+	out, errOut, code := runCLIEnv(t, env, "logout", "shared", "--subject", "u-alice", "--config", cfg)
+	if code != 2 || !strings.Contains(errOut, "shared is not a per_user_login server") {
+		t.Errorf("logout --subject of a shared sign-in: %d\n%s\n%s", code, out, errOut)
+	}
+}

@@ -343,22 +343,22 @@ func (u *Users) revoke(ctx context.Context, si *userSignIn) error {
 		if t.tok == "" {
 			continue
 		}
+		// The client authenticates as at the token endpoint (RFC 7009 2.1).
 		form := url.Values{"token": {t.tok}, "token_type_hint": {t.hint}}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, si.Revocation, nil)
-		if err != nil {
-			return err
-		}
-		if si.ClientSecret != "" && si.AuthStyle != oauth2.AuthStyleInParams {
-			req.SetBasicAuth(url.QueryEscape(si.ClientID), url.QueryEscape(si.ClientSecret))
-		} else {
+		basic := si.ClientSecret != "" && si.AuthStyle != oauth2.AuthStyleInParams
+		if !basic {
 			form.Set("client_id", si.ClientID)
 			if si.ClientSecret != "" {
 				form.Set("client_secret", si.ClientSecret)
 			}
 		}
-		body := form.Encode()
-		req.Body = io.NopCloser(strings.NewReader(body))
-		req.ContentLength = int64(len(body))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, si.Revocation, strings.NewReader(form.Encode()))
+		if err != nil {
+			return err
+		}
+		if basic {
+			req.SetBasicAuth(url.QueryEscape(si.ClientID), url.QueryEscape(si.ClientSecret))
+		}
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		resp, err := u.hc.Do(req)
 		if err != nil {
