@@ -82,12 +82,12 @@ func (m *Manager) EndCallerSession(server, caller string) {
 	}
 }
 
-// SignedIn opens caller's session of per_user_login server after they
+// OpenCallerSession opens caller's session of per_user_login server after they
 // signed in, waiting within for it to be ready and its lists shown: the
 // server's tools appear to clients (list_changed) when it is the first
 // session, and the caller's next call goes straight through. A failure is
 // the next request's to report.
-func (m *Manager) SignedIn(ctx context.Context, server, caller string, within time.Duration) {
+func (m *Manager) OpenCallerSession(ctx context.Context, server, caller string, within time.Duration) {
 	b := m.set.Load().byName[server]
 	if b == nil || b.pool == nil {
 		return

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/oauth"
 	"github.com/mcp-gateway/mcp-gateway/config"
@@ -39,10 +37,8 @@ type UserLoginOptions struct {
 	// key of this process's own.
 	StateKey []byte
 	// Server returns the per_user_login server of a name, as configured now.
-	Server     func(name string) (config.Server, bool)
-	HTTPClient *http.Client
-	Logger     *slog.Logger
-	Now        func() time.Time
+	Server func(name string) (config.Server, bool)
+	Logger *slog.Logger
 }
 
 // UserLoginCallback is the path of the gateway's OAuth redirect URI.
@@ -56,8 +52,7 @@ func UserLoginPath(server string) string { return "/upstream/login/" + url.PathE
 func NewUserLogins(o UserLoginOptions) *UserLogins {
 	base := strings.TrimSuffix(o.Base, "/")
 	return &UserLogins{base: base, server: o.Server, u: oauth.NewUsers(oauth.UsersOptions{
-		TokenDir: o.TokenDir, Callback: base + UserLoginCallback, Key: o.StateKey,
-		HTTPClient: o.HTTPClient, Logger: o.Logger, Now: o.Now,
+		TokenDir: o.TokenDir, Callback: base + UserLoginCallback, Key: o.StateKey, Logger: o.Logger,
 	})}
 }
 

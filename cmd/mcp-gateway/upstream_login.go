@@ -165,7 +165,7 @@ func (u *upstreamLogins) callback(w http.ResponseWriter, r *http.Request) {
 	// A new sign-in (maybe to another upstream account) replaces the
 	// caller's session, which holds the old one's token.
 	u.a.backends.EndCallerSession(server, caller)
-	u.a.backends.SignedIn(r.Context(), server, caller, u.a.cfg.FirstStartWait())
+	u.a.backends.OpenCallerSession(r.Context(), server, caller, u.a.cfg.FirstStartWait())
 	u.write(w, http.StatusOK, upstreamPageData{Title: "Signed in to " + server,
 		Text: "Signed in to " + server + " for " + caller + ". You can close this tab and call the tool again."})
 }

@@ -65,11 +65,8 @@ type UsersOptions struct {
 	Callback string
 	// Key seals links and flow states; the replicas of a deployment share it
 	// (gateway.http.state_key_env). nil: a key of this process's own.
-	Key []byte
-	// HTTPClient talks to the upstream's authorization server; nil means one
-	// with a 30 s timeout.
-	HTTPClient *http.Client
-	Logger     *slog.Logger
+	Key    []byte
+	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -102,10 +99,9 @@ func NewUsers(o UsersOptions) *Users {
 	if err != nil {
 		panic(err)
 	}
-	hc := o.HTTPClient
-	if hc == nil {
-		hc = &http.Client{Timeout: 30 * time.Second}
-	}
+	// Each request to the authorization server is bounded: a sign-in or a
+	// refresh that hangs fails instead of holding its callers.
+	hc := &http.Client{Timeout: 30 * time.Second}
 	now := o.Now
 	if now == nil {
 		now = time.Now
