@@ -39,7 +39,7 @@ var upstreamPage = template.Must(template.New("upstream").Parse(`<!doctype html>
 <html><head><meta charset="utf-8"><title>{{.Title}}</title></head><body>
 <h1>{{.Title}}</h1>
 {{if .Confirm}}
-<p>This signs you in to <b>{{.Server}}</b> for the gateway user <b>{{.Caller}}</b>: the gateway will call {{.Server}} as whoever signs in next, on behalf of {{.Caller}}.</p>
+<p>This signs you in to <b>{{.Server}}</b> for the gateway user <b>{{.Caller}}</b>: whenever {{.Caller}} uses {{.Server}} through the gateway, it will act as the {{.Server}} account you sign in with next.</p>
 <p><b>If you are not {{.Caller}}, close this page.</b> Someone gave you a link meant for them; signing in would let them use your {{.Server}} account.</p>
 <form method="post" action="{{.Action}}"><input type="hidden" name="state" value="{{.State}}"><button type="submit">Sign in to {{.Server}}</button></form>
 {{else}}
@@ -54,7 +54,9 @@ type upstreamPageData struct {
 	Server, Caller, Action, State string
 }
 
-// upstreamCSP: no script, the one form posting to the gateway, no framing.
+// upstreamCSP: no script, no framing; the form posts to the gateway, whose
+// answer redirects to the upstream's authorization server (Chromium holds
+// a form's redirects to form-action too).
 const upstreamCSP = "default-src 'none'; form-action 'self' https: http:; frame-ancestors 'none'; base-uri 'none'"
 
 // upstreamLogins serves the pages over l.
