@@ -51,6 +51,10 @@ type Caller struct {
 	Expires time.Time
 }
 
+// String is the caller's subject: printing a caller, or logging it, never
+// shows its token.
+func (c *Caller) String() string { return c.Subject }
+
 // Token is one caller's credential for one server.
 type Token struct {
 	Value  string    // the bearer token
