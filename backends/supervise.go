@@ -95,6 +95,7 @@ type backend struct {
 	parent    *backend
 	upstream  *callerAuth
 	publisher *backend
+	retired   atomic.Bool // a caller's session its pool closed
 }
 
 // settle records that the first start attempt has concluded. A backend

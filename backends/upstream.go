@@ -52,6 +52,10 @@ type Caller struct {
 	Expires time.Time
 }
 
+// String is the caller's subject: printing a caller, or logging it, never
+// shows its token.
+func (c *Caller) String() string { return c.Subject }
+
 // Token is one caller's credential for one server.
 type Token struct {
 	Value  string    // the bearer token
@@ -452,6 +456,7 @@ func (p *callerPool) removeLocked(e *list.Element) {
 	cs := p.lru.Remove(e).(*callerSession)
 	delete(p.byKey, cs.subject)
 	if cs.b != nil && cs.b.stop != nil {
+		cs.b.retired.Store(true)
 		cs.b.stop()
 	}
 }
@@ -566,9 +571,9 @@ func (m *Manager) startCaller(ctx context.Context, b *backend) {
 }
 
 // publish makes the lists of caller session b the lists clients are
-// shown of its parent, when they are the first ready session's (or b's
-// own, changed): private in the cache hints, since another caller's may
-// differ.
+// shown of its parent, when they are the first ready session's, b's own
+// changed, or those of a session that took over from one closed: private
+// in the cache hints, since another caller's may differ.
 func (parent *backend) publish(b *backend) {
 	b.mu.Lock()
 	if b.state != Ready {
@@ -585,7 +590,13 @@ func (parent *backend) publish(b *backend) {
 	}
 	sf.lists.hints = hints
 	parent.mu.Lock()
-	if parent.publisher != nil && parent.publisher != b || parent.state != Ready && parent.state != Starting {
+	prev := parent.publisher
+	parent.mu.Unlock()
+	if prev != nil && prev != b && !prev.retired.Load() && !prev.ended() {
+		return
+	}
+	parent.mu.Lock()
+	if parent.publisher != prev || parent.state != Ready && parent.state != Starting {
 		parent.mu.Unlock()
 		return
 	}

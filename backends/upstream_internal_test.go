@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -96,5 +97,13 @@ func TestCallerAuthPassthroughFollowsCaller(t *testing.T) {
 	a.caller.Store(&Caller{Subject: "s", Token: "two", Claims: map[string]any{"aud": []any{"urn:x", "urn:far"}}, Expires: exp})
 	if h, _ := a.Header(context.Background()); h != "Bearer two" {
 		t.Errorf("after the caller's new token: %q", h)
+	}
+}
+
+// A printed caller shows who, not the token.
+func TestCallerPrintsSubject(t *testing.T) {
+	c := &Caller{Subject: "alice@idp", Token: "secret-token"}
+	if s := fmt.Sprintf("%v %+v", c, CallOptions{Caller: c}); strings.Contains(s, "secret-token") || !strings.Contains(s, "alice@idp") {
+		t.Errorf("printed: %s", s)
 	}
 }

@@ -495,3 +495,27 @@ func TestUpstreamSecretUnset(t *testing.T) {
 		t.Errorf("call: %v", err)
 	}
 }
+
+// When the session whose lists the server shows is closed, the next
+// caller's session shows its own.
+func TestUpstreamListsTakenOver(t *testing.T) {
+	t.Parallel()
+	te := newTokenEndpoint(t)
+	e := start(t, []config.Server{exchanged(startFar(t), te)}, func(o *backends.Options) {
+		withSecret(o)
+		o.MaxCallerSessions = 1
+	})
+	a := callerOf("a", "urn:gateway")
+	// The server adds a tool (its list_changed has no stream to go to, so
+	// a's session keeps its list).
+	if _, err := e.CallTool(context.Background(), "far", "change", json.RawMessage(`{}`), backends.CallOptions{Caller: a}); err != nil {
+		t.Fatal(err)
+	}
+	if got := toolNames(e.Tools()); slices.Contains(got, "far/added_1") {
+		t.Fatalf("tools %v: a's session listed before the change", got)
+	}
+	whoamiAs(t, e, callerOf("b", "urn:gateway")) // a's session is closed for b's
+	testutil.WaitFor(t, testutil.DefaultTimeout, "b's session's list, with added_1", func() bool {
+		return slices.Contains(toolNames(e.Tools()), "far/added_1")
+	})
+}

@@ -87,6 +87,10 @@ func (pr *Principal) HasScopes(want []string) (missing []string) {
 // (exchanged, or passed through). "" for any other principal. Never log it.
 func (pr *Principal) Bearer() string { return pr.bearer }
 
+// String is the principal's key: printing a principal, or logging it,
+// never shows its token.
+func (pr *Principal) String() string { return pr.Key }
+
 // Token returns the principal of a request made with the shared token
 // (gateway.http.auth: token): every holder of the token is one caller.
 func Token(token []byte) *Principal {
