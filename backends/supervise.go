@@ -641,6 +641,10 @@ func (b *backend) hooks() rpcconn.Hooks {
 		h.Request = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 			// A client that never answers must not park the request
 			// forever: it gets the backend's call timeout.
+			if b.upstream != nil {
+				// A caller's own session asks that caller only.
+				ctx = context.WithValue(ctx, requestCallerKey{}, b.upstream.caller.Load().Subject)
+			}
 			tctx := ctx
 			if b.timeout > 0 {
 				var cancel context.CancelFunc

@@ -30,6 +30,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // farAudience is the audience the remote testbackend takes tokens for.
@@ -518,4 +519,41 @@ func TestUpstreamListsTakenOver(t *testing.T) {
 	testutil.WaitFor(t, testutil.DefaultTimeout, "b's session's list, with added_1", func() bool {
 		return slices.Contains(toolNames(e.Tools()), "far/added_1")
 	})
+}
+
+// A request a caller's own session gets from the server (roots/list
+// here) names that caller (backends.RequestCaller), so that the gateway
+// asks that caller's client and no other.
+func TestUpstreamRequestCaller(t *testing.T) {
+	t.Parallel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		//lint:ignore SA1019 roots are deprecated from protocol 2026-07-28 on; 2025-11-25 servers still ask, and the gateway forwards it.
+		if _, err := req.Session.ListRoots(ctx, nil); err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "asked"}}}, nil, nil
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	var mu sync.Mutex
+	var asked []string
+	e := startAnswering(t, []config.Server{{Name: "far", URL: hs.URL, Enabled: true, Prefix: "far", Restart: "on-failure",
+		UpstreamAuth: config.UpstreamAuth{Mode: config.UpstreamPassthrough, Audience: farAudience}}}, nil,
+		func(ctx context.Context, server, method string, _ json.RawMessage) (json.RawMessage, error) {
+			mu.Lock()
+			asked = append(asked, method+" of "+backends.RequestCaller(ctx))
+			mu.Unlock()
+			return json.RawMessage(`{"roots":[]}`), nil
+		})
+	for _, who := range []string{"alice", "bob"} {
+		if _, err := e.CallTool(context.Background(), "far", "ask", json.RawMessage(`{}`), backends.CallOptions{Caller: callerOf(who, farAudience)}); err != nil {
+			t.Fatalf("%s: %v", who, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(asked, []string{"roots/list of alice@idp", "roots/list of bob@idp"}) {
+		t.Errorf("the server's requests: %q", asked)
+	}
 }
