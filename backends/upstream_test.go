@@ -565,6 +565,7 @@ func TestUpstreamLogsStayPrivate(t *testing.T) {
 	t.Parallel()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "chatty", Version: "1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "say"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		//lint:ignore SA1019 logging is deprecated from protocol 2026-07-28 on; 2025-11-25 servers still log, and the gateway forwards it.
 		if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "alice's private note"}); err != nil {
 			return nil, nil, err
 		}
