@@ -696,6 +696,13 @@ func (b *backend) onNotification(method string, params json.RawMessage) {
 			params = b.values.maskJSON(params)
 			b.logMessage(params)
 		}
+		if b.parent != nil && method != "notifications/tasks/status" {
+			// A caller's own session: its log messages and resource
+			// updates are that person's, and the clients they would go
+			// to are everyone's who sees the server. The gateway's log
+			// keeps the messages; a task's status goes to its owner.
+			return
+		}
 		if fn := b.m.hooks.Notification; fn != nil {
 			fn(b.cfg.Name, method, params)
 		}
