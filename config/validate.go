@@ -170,6 +170,7 @@ func (l *loader) validate() {
 	}
 	between("gateway.registry.timeout_ms", g.Registry.TimeoutMS, 1, maxTimeoutMS)
 	l.validateTeams()
+	l.upstreamCallers()
 }
 
 // orList writes "a, b or c".

@@ -136,6 +136,9 @@ type grant struct {
 	// profile is the profile the front serves (gateway.profiles), "" for
 	// none; access is bounded by it (access.go).
 	profile string
+	// up is who the front's requests are made for at a server reached
+	// per caller (upstream.go), made from who; nil for nobody.
+	up *backends.Caller
 }
 
 // tables are the front's routes and lists, built by rebuild from the

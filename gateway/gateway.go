@@ -270,8 +270,11 @@ func (g *Gateway) dropFront(f *front) {
 // the backends never seen before, within gateway.first_start_wait_ms. The
 // others are shown as their snapshots say until they are ready, and any
 // difference reaches the client by list_changed.
-func (g *Gateway) waitFirstStarts(ctx context.Context) {
+// up is the caller: their own sessions of the servers reached per caller,
+// which no snapshot shows, are waited for too (upstream.go).
+func (g *Gateway) waitFirstStarts(ctx context.Context, up *backends.Caller) {
 	g.opts.Backends.WaitUnseen(ctx, g.opts.Config.FirstStartWait())
+	g.opts.Backends.Attach(ctx, up, g.opts.Config.FirstStartWait())
 }
 
 // lazy reports whether tools/list names the meta tools instead of the

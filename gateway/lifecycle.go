@@ -122,7 +122,7 @@ func (s *session) initialize(m *inMsg) {
 	// initialized session.
 	defer cancel(nil)
 	if !f.g.lazy() {
-		f.g.waitFirstStarts(ctx)
+		f.g.waitFirstStarts(ctx, f.upstream())
 	}
 	result := f.g.initializeResult(version, f.grant().access)
 	s.respond(c, result, nil)
@@ -145,7 +145,7 @@ func (f *front) discover(ctx context.Context, params json.RawMessage) (json.RawM
 		return nil, err
 	}
 	if !f.g.lazy() {
-		f.g.waitFirstStarts(ctx)
+		f.g.waitFirstStarts(ctx, f.upstream())
 	}
 	access := f.grant().access
 	init := f.g.initializeResult("", access)

@@ -110,6 +110,10 @@ func (a *app) serveHTTP(ctx context.Context) error {
 		}
 	}
 	dash.routes(mux)
+	if a.userLogins != nil {
+		g.upstreamPages = true
+		(&upstreamLogins{l: a.userLogins, secure: strings.HasPrefix(hc.OAuth.Resource, "https:"), a: a}).routes(mux)
+	}
 	busy := &inFlight{}
 	srv := &http.Server{
 		Handler:           g.wrap(busy.wrap(front)),
