@@ -58,8 +58,18 @@ func newSealer(key []byte, old ...[]byte) *sealer {
 }
 
 // stateAEAD is the AEAD of key for request states and task ids.
-func stateAEAD(key []byte) cipher.AEAD {
-	sum := sha256.Sum256(key)
+func stateAEAD(key []byte) cipher.AEAD { return keyAEAD("", key) }
+
+// keyAEAD is the AES-256-GCM AEAD of a key derived from the shared secret
+// key for one use (label; "" for request states and task ids, which had
+// the key's digest itself before there were others), so that one secret
+// seals each kind of state under a key of its own.
+func keyAEAD(label string, key []byte) cipher.AEAD {
+	in := key
+	if label != "" {
+		in = append([]byte(label+"\x00"), key...)
+	}
+	sum := sha256.Sum256(in)
 	block, err := aes.NewCipher(sum[:])
 	if err != nil {
 		panic(err) // a 32-byte key is always valid

@@ -3,7 +3,6 @@ package gateway
 import (
 	"bytes"
 	"compress/flate"
-	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
 	"crypto/sha256"
@@ -74,15 +73,7 @@ func newSessionSealer(replica string, keys [][]byte) *sessionSealer {
 	for i, k := range keys {
 		// Separate from the requestState key (newSealer): the same
 		// secret, another key.
-		sum := sha256.Sum256(append([]byte("mcp-gateway session id key\x00"), k...))
-		block, err := aes.NewCipher(sum[:])
-		if err != nil {
-			panic(err) // a 32-byte key is always valid
-		}
-		aead, err := cipher.NewGCM(block)
-		if err != nil {
-			panic(err)
-		}
+		aead := keyAEAD("mcp-gateway session id key", k)
 		idSum := sha256.Sum256(append([]byte("mcp-gateway session key id\x00"), k...))
 		key := sessionKey{id: base64.RawURLEncoding.EncodeToString(idSum[:4]), aead: aead}
 		if i == 0 {
