@@ -293,6 +293,20 @@ func (h *HTTPFront) disownLocked(owner string) {
 	}
 }
 
+// addLocked records the Streamable HTTP session s of owner under id and
+// returns how to forget it (removeLocked, then s's end). h.mu is held.
+func (h *HTTPFront) addLocked(id, owner string, s *httpSession) (forget func()) {
+	h.sessions[id] = s
+	h.owners[id] = owner
+	h.owned[owner]++
+	return func() {
+		h.mu.Lock()
+		h.removeLocked(id)
+		h.mu.Unlock()
+		_ = s.Close()
+	}
+}
+
 // removeLocked forgets the Streamable HTTP session id (its id gets 404
 // from now on) and reports whether it was there. h.mu is held.
 func (h *HTTPFront) removeLocked(id string) bool {
@@ -560,16 +574,8 @@ func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, msgs []in
 	ctx, cancel := context.WithCancel(callerContext(h.ctx, r.Context()))
 	s := newHTTPSession(h.sessionOptions(id, h.opts.events, cancel))
 	s.expires = expires
-	h.sessions[id] = s
-	h.owners[id] = owner
-	h.owned[owner]++
+	forget := h.addLocked(id, owner, s)
 	h.mu.Unlock()
-	forget := func() {
-		h.mu.Lock()
-		h.removeLocked(id)
-		h.mu.Unlock()
-		_ = s.Close()
-	}
 	f := h.start(ctx, s, frontOptions{sealed: sealed}, forget)
 	if f == nil {
 		forget()

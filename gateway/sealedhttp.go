@@ -100,16 +100,8 @@ func (h *HTTPFront) adopt(w http.ResponseWriter, r *http.Request, id string) (s 
 	if issuer != h.seal.replica {
 		s.issuer = issuer
 	}
-	h.sessions[id] = s
-	h.owners[id] = owner
-	h.owned[owner]++
+	forget := h.addLocked(id, owner, s)
 	h.mu.Unlock()
-	forget := func() {
-		h.mu.Lock()
-		h.removeLocked(id)
-		h.mu.Unlock()
-		_ = s.Close()
-	}
 	f := h.start(ctx, s, frontOptions{declared: st.declared(), sealed: true, issuer: s.issuer}, forget)
 	if f == nil {
 		forget()
