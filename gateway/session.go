@@ -513,6 +513,12 @@ func (s *session) callContext(c *call) (context.Context, backends.CancelFunc) {
 	if c != nil {
 		cl := s.callerFor(c)
 		cl.at = func(server string) { s.servedBy(c, server) }
+		cl.held = func() (*session, *call) {
+			if s.heldBy(c) == nil {
+				return nil, nil
+			}
+			return s, c
+		}
 		ctx = withCaller(ctx, cl)
 		if c.span != nil {
 			ctx = trace.ContextWithSpan(ctx, c.span)
