@@ -1,12 +1,14 @@
 package main
 
-// Code mode (docs/code-mode.md) driven by a real agent: Codex from npm
-// (pinned in package-lock.json) runs `codex exec` against the fake
-// Responses API on loopback, whose scripted model finds the gateway's
-// run_script in the tools Codex lists, sends one script that calls two
-// servers (server-memory from npm and a testbackend), and reads back the
-// combined result. Without Codex installed (scripts/npm-peers) the test
-// fails, or is skipped under -short.
+// Code mode (docs/code-mode.md) driven by real agents from npm (pinned in
+// package-lock.json), each with the real gateway binary as its MCP server:
+// Codex (`codex exec`) against the fake Responses API on loopback, Claude
+// Code (`claude -p`) against the fake Messages API (messagesapi_e2e_test.go).
+// The scripted model finds the gateway's run_script among the tools the
+// agent offers it, sends one script that calls two servers (server-memory
+// from npm and a testbackend), and reads back the combined result. Without
+// the agents installed (scripts/npm-peers) the test fails, or is skipped
+// under -short.
 
 import (
 	"bufio"
@@ -57,12 +59,9 @@ console.log("created", made.entities.length);
 return {entities: graph.entities.map(e => e.name + ": " + e.observations.join(", ")), echoed: echo.note};`
 }
 
-// What the script returns: run_script's structuredContent, and the text
-// rendering of its result.
-const (
-	codeModeWant     = `{"calls":3,"logs":["created 1"],"result":{"entities":["code-mode: ran in one script"],"echoed":"hello from run_script"}}`
-	codeModeWantText = `{"entities":["code-mode: ran in one script"],"echoed":"hello from run_script"}` + "\n\nconsole.log:\ncreated 1"
-)
+// codeModeWant is run_script's structuredContent for codeModeScript: what
+// matters of both servers' answers.
+const codeModeWant = `{"calls":3,"logs":["created 1"],"result":{"entities":["code-mode: ran in one script"],"echoed":"hello from run_script"}}`
 
 // checkBackends asserts that both backends served the script's calls: the
 // audit log has each call, made via run_script with the run's id, and
@@ -110,6 +109,19 @@ func (s codeModeSetup) checkBackends(t *testing.T, wantTools ...string) {
 	}
 }
 
+// checkUntouched asserts that no call reached the gateway (which opens its
+// audit log at start) and that memory wrote nothing: the agent refused
+// run_script before calling.
+func (s codeModeSetup) checkUntouched(t *testing.T) {
+	t.Helper()
+	if b, err := os.ReadFile(s.auditLog); len(b) > 0 || err != nil && !os.IsNotExist(err) {
+		t.Errorf("audit log after the refused run: %q %v", b, err)
+	}
+	if _, err := os.Stat(s.memFile); !os.IsNotExist(err) {
+		t.Errorf("memory's file after the refused run: %v", err)
+	}
+}
+
 // findTool returns the object named name anywhere in v, a decoded request
 // body (Codex nests an MCP server's tools in a namespace).
 func findTool(v any, name string) map[string]any {
@@ -133,27 +145,40 @@ func findTool(v any, name string) map[string]any {
 	return nil
 }
 
-// Codex discovers run_script among the gateway's tools (gateway__run_script
-// in its namespace mcp__gateway; Codex is a strict client, so names use
-// __), runs one script that calls memory and notes, and reads the combined
-// result. run_script is annotated as call_tool is (destructive, open
-// world), so with approval_policy = "never" Codex would refuse it without
-// calling the gateway ("requires approval", as TestCodexLazyFindDescribeCall
-// sees for call_tool); the user's config.toml approves this one tool
-// (approval_mode = "approve"), and every call the script makes still goes
-// through the gateway's own policy and confirmation.
+// Each agent discovers run_script among the gateway's tools, runs one
+// script that calls memory and notes, and gives the model the combined
+// result; both backends served their calls. Codex lists it as
+// gateway__run_script in its namespace mcp__gateway; Claude Code as
+// mcp__gw__gateway__run_script, deferred until the model loads it with
+// ToolSearch. run_script is annotated as call_tool is (destructive, open
+// world), and neither agent runs it unasked: Codex under approval_policy =
+// "never" refuses it ("requires approval", as TestCodexLazyFindDescribeCall
+// sees for call_tool), and Claude Code's -p refuses any MCP tool it was not
+// granted, whatever its annotations. So the user approves this one tool —
+// approval_mode = "approve" in Codex's config.toml, permissions.allow in
+// Claude Code's settings.json — and every call the script makes still goes
+// through the gateway's own policy, trust and confirmation. The
+// -unapproved runs show the agents' refusal: the gateway sees no call.
 func TestAgentRunScript(t *testing.T) {
 	t.Parallel()
-	root := npmPeers(t, "@openai/codex/bin/codex.js")
+	root := npmPeers(t, "@openai/codex/bin/codex.js", "@anthropic-ai/claude-code/package.json")
 	t.Run("codex", func(t *testing.T) {
 		t.Parallel()
 		agentRunScriptCodex(t, root, true)
 	})
-	// Without the approval, Codex refuses run_script itself: the gateway
-	// never sees the call.
+	t.Run("claude", func(t *testing.T) {
+		t.Parallel()
+		agentRunScriptClaude(t, root, true)
+	})
+	// Without the approval, each agent refuses run_script itself: the
+	// gateway never sees the call.
 	t.Run("codex-unapproved", func(t *testing.T) {
 		t.Parallel()
 		agentRunScriptCodex(t, root, false)
+	})
+	t.Run("claude-unapproved", func(t *testing.T) {
+		t.Parallel()
+		agentRunScriptClaude(t, root, false)
 	})
 }
 
@@ -252,14 +277,7 @@ tool_timeout_sec = 60
 		if !strings.Contains(out, "requires approval") {
 			t.Errorf("run_script's output: %s, want Codex's refusal", out)
 		}
-		// Codex refused before calling: no call reached the gateway (which
-		// opens its audit log at start), and memory wrote nothing.
-		if b, err := os.ReadFile(s.auditLog); len(b) > 0 || err != nil && !os.IsNotExist(err) {
-			t.Errorf("audit log after the refused run: %q %v", b, err)
-		}
-		if _, err := os.Stat(s.memFile); !os.IsNotExist(err) {
-			t.Errorf("memory's file after the refused run: %v", err)
-		}
+		s.checkUntouched(t)
 		return
 	}
 	// Codex gives the model the result's structuredContent, after a line
@@ -279,4 +297,99 @@ func sameJSON(a, b string) bool {
 		return false
 	}
 	return reflect.DeepEqual(x, y)
+}
+
+// agentRunScriptClaude runs the model's turns through `claude -p`, with
+// run_script allowed in the user's settings.json or not. Claude Code defers
+// MCP tools (tool search): its first request names them only, so the model
+// loads run_script's definition with ToolSearch, then calls it.
+func agentRunScriptClaude(t *testing.T, root string, allow bool) {
+	s := newCodeModeSetup(t, root)
+	// Claude Code shows a tool as mcp__ENTRY__NAME; the gateway gives it
+	// strict names (with __) within that.
+	const tool = "mcp__gw__gateway__run_script"
+	const final = "Remembered code-mode; notes echoed hello from run_script."
+	srv := newFakeMessages(t, func(n int, body map[string]any) []map[string]any {
+		switch n {
+		case 0:
+			return []map[string]any{{"type": "tool_use", "id": "toolu_search", "name": "ToolSearch", "input": map[string]any{"query": "select:" + tool, "max_results": 5}}}
+		case 1:
+			return []map[string]any{{"type": "tool_use", "id": "toolu_script", "name": tool, "input": map[string]any{"script": codeModeScript("__")}}}
+		}
+		return []map[string]any{{"type": "text", "text": final}}
+	})
+
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	settings := `{}`
+	if allow {
+		settings = `{"permissions": {"allow": ["` + tool + `"]}}`
+	}
+	if err := os.WriteFile(filepath.Join(home, ".claude", "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mcpConfig, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"gw": map[string]any{
+		"command": gatewayBin, "args": []string{"--stdio", "--config", s.cfg}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := clientRun(t, root, home, []string{"ANTHROPIC_BASE_URL=" + srv.URL, "ANTHROPIC_API_KEY=sk-ant-fake", "MCP_TIMEOUT=60000"},
+		"claude", "-p", "Remember that code mode ran, and echo a note, in one script.",
+		"--mcp-config", testutil.TempFile(t, "mcp.json", string(mcpConfig)), "--strict-mcp-config", "--model", "claude-sonnet-4-5")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("claude -p:\n%s", out)
+		}
+	})
+	if !strings.Contains(out, final) {
+		t.Errorf("claude's answer: %q", out)
+	}
+
+	turns := srv.Turns()
+	if len(turns) != 3 {
+		t.Fatalf("%d agent requests to the model, want 3", len(turns))
+	}
+	// The first turn: run_script is among the deferred tools it names.
+	if !strings.Contains(string(mustJSONBytes(turns[0]["messages"])), "\\n"+tool+"\\n") {
+		t.Errorf("the first request does not name %s among the deferred tools", tool)
+	}
+	// The second: ToolSearch loaded its definition, whose description
+	// teaches the tool API.
+	def := findTool(turns[1]["tools"], tool)
+	if def == nil {
+		var names []string
+		tools, _ := turns[1]["tools"].([]any)
+		for _, x := range tools {
+			x, _ := x.(map[string]any)
+			names = append(names, fmt.Sprint(x["name"]))
+		}
+		t.Fatalf("ToolSearch did not load %s: the tools offered are %v", tool, names)
+	}
+	if d, _ := def["description"].(string); !strings.Contains(d, `await tools["server.tool"](args)`) {
+		t.Errorf("%s's description does not teach the tool API: %q", tool, d)
+	}
+	// The third: what Claude Code sent back of the run.
+	res, ok := toolResult(turns[2], "toolu_script")
+	if !ok {
+		t.Fatalf("no tool_result of the run: %s", mustJSONBytes(turns[2]["messages"]))
+	}
+	if !allow {
+		if !res.isError || !strings.Contains(res.text, "permission") {
+			t.Errorf("run_script's result: %+v, want Claude Code's refusal", res)
+		}
+		s.checkUntouched(t)
+		return
+	}
+	// Claude Code, like Codex, gives the model the structuredContent.
+	if res.isError || !sameJSON(res.text, codeModeWant) {
+		t.Errorf("run_script's result as Claude Code sent it: %+v, want %s", res, codeModeWant)
+	}
+	s.checkBackends(t, "memory__create_entities", "memory__read_graph", "notes__echo")
+}
+
+func mustJSONBytes(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
 }
