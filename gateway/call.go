@@ -33,10 +33,10 @@ type toolCall struct {
 	// span is the request's span, when tracing: the parent of the
 	// backend's (trace.go).
 	span trace.Span
-	// runID is the run_script run this call is, or that makes it; via is
-	// the name run_script was called by, for a call a run makes
-	// (runscript.go). Both go to the call's audit record.
-	runID, via string
+	// script is the run_script run this call is, or that makes it
+	// (runscript.go), for its audit record; nil for any other call. A
+	// pointer: the hot path's toolCall stays as small as it was.
+	script *codeRun
 }
 
 // decodeToolCall reads a tools/call's params (their members, as readMsg
@@ -104,7 +104,7 @@ func (f *front) callTool(ctx context.Context, run *callRun, tc toolCall) (json.R
 	case answerTool:
 		return f.callAnswer(ctx, run, r.own, tc)
 	case metaTool:
-		if tc.via != "" {
+		if tc.script.makes() {
 			// A script calls tools, not the meta tools (nor itself).
 			return nil, &notFoundError{kindTool, tc.name}
 		}

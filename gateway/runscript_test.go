@@ -239,28 +239,33 @@ func TestRunScriptListed(t *testing.T) {
 // each ends a run with an error result that names it.
 func TestRunScriptLimitsFromConfig(t *testing.T) {
 	t.Parallel()
-	e := newScriptEnv(t, scriptOpts{mutate: func(c *config.Config) {
-		c.Gateway.CodeModeLimits = config.CodeModeLimits{WallMS: 2000, MemoryBytes: 8 << 20, Calls: 2, OutputBytes: 2048, Parallel: 1}
-	}}, testServer("a"))
-	c := e.stdio(t, `{}`)
+	// The wall time is long but for the run that must hit it: a loaded
+	// machine takes its time to fill the memory or the stack.
+	limits := config.CodeModeLimits{WallMS: 30000, MemoryBytes: 8 << 20, Calls: 2, OutputBytes: 2048, Parallel: 1}
+	c := newScriptEnv(t, scriptOpts{mutate: func(c *config.Config) { c.Gateway.CodeModeLimits = limits }}, testServer("a")).stdio(t, `{}`)
+	limits.WallMS = 300
+	short := newScriptEnv(t, scriptOpts{mutate: func(c *config.Config) { c.Gateway.CodeModeLimits = limits }}).stdio(t, `{}`)
 	var desc string
 	for _, tl := range c.Call("tools/list", `{}`).Result(t)["tools"].([]any) {
 		if m := tl.(map[string]any); m["name"] == "gateway.run_script" {
 			desc = m["description"].(string)
 		}
 	}
-	if !strings.Contains(desc, "Limits per run: 2s, 8 MiB of memory, 2 tool calls (1 at once), 2 KiB of output") {
+	if !strings.Contains(desc, "Limits per run: 30s, 8 MiB of memory, 2 tool calls (1 at once), 2 KiB of output") {
 		t.Errorf("description: %q", desc)
 	}
-	for _, tt := range []struct{ src, want string }{
-		{`for (let i = 0; i < 3; i++) await tools["a.echo"]({i}); return "done"`, "run_script stopped: the script made more tool calls than its limit (2 calls)"},
-		{`while (true) {}`, "run_script stopped: the script exceeded its time limit (2s)"},
-		{`return "x".repeat(4096)`, "run_script stopped: the script's return value and console output exceeded their limit (2 KiB)"},
-		{`const a = []; while (true) a.push(new Array(10000).fill(a.length));`, "run_script stopped: the script exceeded its memory limit (8 MiB)"},
-		{`function down(n) { return down(n + 1) + 1 } return down(0)`, "run_script stopped: the script exceeded its stack limit: too deep a recursion"},
-		{`throw new Error("boom")`, "run_script failed: the script threw an error it did not catch: "},
+	for _, tt := range []struct {
+		c         *rawClient
+		src, want string
+	}{
+		{c, `for (let i = 0; i < 3; i++) await tools["a.echo"]({i}); return "done"`, "run_script stopped: the script made more tool calls than its limit (2 calls)"},
+		{short, `while (true) {}`, "run_script stopped: the script exceeded its time limit (300ms)"},
+		{c, `return "x".repeat(4096)`, "run_script stopped: the script's return value and console output exceeded their limit (2 KiB)"},
+		{c, `const a = []; while (true) a.push(new Array(10000).fill(a.length));`, "run_script stopped: the script exceeded its memory limit (8 MiB)"},
+		{c, `function down(n) { return down(n + 1) + 1 } return down(0)`, "run_script stopped: the script exceeded its stack limit (call depth 5000): too deep a recursion"},
+		{c, `throw new Error("boom")`, "run_script failed: the script threw an error it did not catch: "},
 	} {
-		if got := scriptFailed(t, runScript(c, tt.src)); !strings.HasPrefix(got, tt.want) || strings.HasPrefix(tt.src, "throw") && !strings.Contains(got, "boom") {
+		if got := scriptFailed(t, runScript(tt.c, tt.src)); !strings.HasPrefix(got, tt.want) || strings.HasPrefix(tt.src, "throw") && !strings.Contains(got, "boom") {
 			t.Errorf("%s:\n got %q\nwant %q", tt.src, got, tt.want)
 		}
 	}
