@@ -46,17 +46,19 @@ func metaTools(n namer) map[string]*mcp.Tool {
 		Title: "Find tools",
 		Description: "Find the backend tools for a need: describe it in words (\"take a screenshot of the page\") or give a tool's name or its start. " +
 			"Returns the best matches first, each with its name, a one-line description, and its inputSchema when small (else get it with " + name(metaDescribe) + "). " +
-			"Call a tool marked readOnly with " + name(metaCallRead) + ", any other with " + name(metaCall) + ".",
+			"Call a tool marked readOnly with " + name(metaCallRead) + ", any other with " + name(metaCall) + ". " +
+			"With format \"ts\", returns the tools' TypeScript declarations instead, to call them from a script.",
 		InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{`+
 			`"query":{"type":"string","description":"What the tool should do, in words; or a tool name or its start."},`+
 			`"server":{"type":"string","description":"Only this backend server's tools."},`+
-			`"limit":{"type":"integer","minimum":1,"maximum":%d,"description":"At most this many tools (default %d)."}}}`, maxFindLimit, findLimit)),
+			`"limit":{"type":"integer","minimum":1,"maximum":%d,"description":"At most this many tools (default %d)."},`+
+			formatSchema+`}}`, maxFindLimit, findLimit)),
 		Annotations: lookup,
 	}, {
 		Name:        name(metaDescribe),
 		Title:       "Describe a tool",
-		Description: "Return one backend tool's full definition: its input schema, output schema and annotations.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
+		Description: "Return one backend tool's full definition: its input schema, output schema and annotations; with format \"ts\", its TypeScript declaration.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"},` + formatSchema + `},"required":["name"]}`),
 		Annotations: lookup,
 	}, {
 		Name:  name(metaCall),
@@ -87,10 +89,11 @@ type metaArgs struct {
 	Limit     *float64        `json:"limit"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
+	Format    string          `json:"format"` // find_tools and describe_tool: formatJSON or formatTS
 }
 
 // metaArgsMembers are metaArgs' members, for wire.Ambiguous.
-var metaArgsMembers = wire.Known{Names: []string{"query", "server", "limit", "name", "arguments"}}
+var metaArgsMembers = wire.Known{Names: []string{"query", "server", "limit", "name", "arguments", "format"}}
 
 // callMeta serves the meta tool whose own name is which (metaFind, ...)
 // for run. The call tools forward the client's _meta and progress like a
@@ -128,12 +131,19 @@ func (f *front) callMeta(ctx context.Context, run *callRun, which string, tc too
 		}
 		return findTools(ctx, ix, args, visible)
 	case metaDescribe:
+		format, err := checkFormat(args.Format)
+		if err != nil {
+			return nil, err
+		}
 		r, ok := f.lookupTool(args.Name)
 		if !ok {
 			return nil, f.unknown(kindTool, args.Name)
 		}
 		if r.kind != backendTool {
 			return nil, &notFoundError{kindTool, args.Name}
+		}
+		if format == formatTS {
+			return tsDescribed(r.def), nil
 		}
 		return textResult(r.def), nil
 	}
@@ -178,6 +188,10 @@ func findTools(ctx context.Context, ix *toolIndex, args metaArgs, visible func(n
 	if !queryWords(args.Query) {
 		return nil, errInvalidParams(fmt.Sprintf("query has more than %d distinct words", maxFindWords))
 	}
+	format, err := checkFormat(args.Format)
+	if err != nil {
+		return nil, err
+	}
 	q := findQuery{Query: args.Query, Server: args.Server, Limit: findLimit, Visible: visible}
 	if args.Limit != nil {
 		l := *args.Limit
@@ -193,6 +207,9 @@ func findTools(ctx context.Context, ix *toolIndex, args metaArgs, visible func(n
 	if s := args.Server; s != "" && (ix.servers[s] == nil || ix.count(s, visible) == 0) {
 		res.Tools = []foundTool{}
 		res.Hint = fmt.Sprintf("No server is named %q. Servers: %s.", s, serverList(ix, visible))
+		if format == formatTS {
+			return tsFound(ix, nil, res.Hint), nil
+		}
 		return textResult(mustJSON(res)), nil
 	}
 	found, err := ix.find(ctx, q)
@@ -208,6 +225,9 @@ func findTools(ctx context.Context, ix *toolIndex, args metaArgs, visible func(n
 			"or no query to list tools. Servers: " + serverList(ix, visible) + "."
 	case strings.TrimSpace(args.Query) == "" && all > len(found):
 		res.Hint = fmt.Sprintf("The first %d of %d tools, by name. Give a query to find the tools for a need.", len(found), all)
+	}
+	if format == formatTS {
+		return tsFound(ix, found, res.Hint), nil
 	}
 	return textResult(mustJSON(res)), nil
 }

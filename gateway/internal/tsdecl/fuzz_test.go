@@ -17,7 +17,7 @@ func FuzzSchemaToTS(f *testing.F) {
 		f.Add(s, s)
 	}
 	f.Fuzz(func(t *testing.T, in, out string) {
-		got := Declare([]Tool{{Name: "t", Description: in, InputSchema: json.RawMessage(in), OutputSchema: json.RawMessage(out)}})
+		got := declareAll([]Tool{{Name: "t", Description: in, InputSchema: json.RawMessage(in), OutputSchema: json.RawMessage(out)}})
 		if len(got) > maxOut {
 			t.Fatalf("%d bytes", len(got))
 		}

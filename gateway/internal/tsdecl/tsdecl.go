@@ -61,37 +61,44 @@ type Tool struct {
 	OutputSchema json.RawMessage // none when empty or null
 }
 
-// Declare returns the TypeScript declarations of tools: the type aliases
-// of their schemas' $defs, the interface Tools with one method per tool,
-// and the variable tools. A tool without an output schema answers in
-// text: its result is declared string | object.
-func Declare(tools []Tool) string {
+// Declare returns the TypeScript declarations of the first n of tools:
+// the type aliases of their schemas' $defs, the interface Tools with one
+// method per tool, and the variable tools. n is as many as fit in max
+// bytes, at least one (all when max is 0). A tool without an output
+// schema answers in text: its result is declared string | object.
+func Declare(tools []Tool, max int) (decl string, n int) {
 	d := declarer{decls: make(map[string]string)}
-	var members []string
+	const open, end = "interface Tools {\n", "}\ndeclare var tools: Tools;\n"
+	var aliases, members strings.Builder
+	size := len(open) + len(end)
 	for _, t := range tools {
-		members = append(members, d.tool(t))
+		member, names, bodies := d.tool(t)
+		var a strings.Builder
+		for i, name := range names {
+			a.WriteString("type " + name + " = " + bodies[i] + ";\n")
+		}
+		if max > 0 && n > 0 && size+a.Len()+len(member) > max {
+			break
+		}
+		for i, name := range names {
+			d.decls[name] = bodies[i]
+		}
+		aliases.WriteString(a.String())
+		members.WriteString(member)
+		size += a.Len() + len(member)
+		n++
 	}
-	var b strings.Builder
-	for _, n := range d.order {
-		b.WriteString("type " + n + " = " + d.decls[n] + ";\n")
-	}
-	b.WriteString("interface Tools {\n")
-	for _, m := range members {
-		b.WriteString(m)
-	}
-	b.WriteString("}\ndeclare var tools: Tools;\n")
-	return b.String()
+	return aliases.String() + open + members.String() + end, n
 }
 
 // declarer declares the tools of one Declare, and the aliases they share.
 type declarer struct {
 	decls map[string]string // an alias's name → its type
-	order []string          // the aliases, in the order declared
 }
 
-// tool is t's member of the interface Tools; the aliases it refers to
-// are added to d.
-func (d *declarer) tool(t Tool) string {
+// tool is t's member of the interface Tools, and the aliases it refers
+// to that d does not declare yet: their names and types.
+func (d *declarer) tool(t Tool) (member string, names, types []string) {
 	c := &conv{names: make(map[defKey]string)}
 	in := c.root(t.InputSchema)
 	args := "{}"
@@ -114,12 +121,12 @@ func (d *declarer) tool(t Tool) string {
 	bodies := c.declare()
 	r := d.name(c, bodies)
 	for i, n := range r.names {
-		if _, ok := d.decls[n]; !ok {
-			d.decls[n] = r.Replace(bodies[i])
-			d.order = append(d.order, n)
+		if _, ok := d.decls[n]; !ok && !slices.Contains(names, n) {
+			names = append(names, n)
+			types = append(types, r.Replace(bodies[i]))
 		}
 	}
-	return r.Replace(m.String())
+	return r.Replace(m.String()), names, types
 }
 
 // naming is the names a tool's defs are declared under, and the

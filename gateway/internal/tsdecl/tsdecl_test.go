@@ -12,7 +12,7 @@ import (
 // argsOf is the declaration of one tool "t" with input schema in and
 // output schema out, without the lines every declaration has.
 func argsOf(in, out string) string {
-	s := Declare([]Tool{{Name: "t", InputSchema: json.RawMessage(in), OutputSchema: json.RawMessage(out)}})
+	s := declareAll([]Tool{{Name: "t", InputSchema: json.RawMessage(in), OutputSchema: json.RawMessage(out)}})
 	s = strings.Replace(s, "interface Tools {\n", "", 1)
 	return strings.TrimSuffix(s, "}\ndeclare var tools: Tools;\n")
 }
@@ -130,7 +130,7 @@ func TestSchemaToTS(t *testing.T) {
 		if got := argsOf(tc.in, tc.out); got != tc.want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
 		}
-		if errs := parseTS(Declare([]Tool{{Name: "t", InputSchema: json.RawMessage(tc.in), OutputSchema: json.RawMessage(tc.out)}})); len(errs) > 0 {
+		if errs := parseTS(declareAll([]Tool{{Name: "t", InputSchema: json.RawMessage(tc.in), OutputSchema: json.RawMessage(tc.out)}})); len(errs) > 0 {
 			t.Errorf("%s: not TypeScript: %s", tc.name, strings.Join(errs, "\n"))
 		}
 	}
@@ -227,7 +227,7 @@ declare var tools: Tools;
 declare var tools: Tools;
 `},
 	} {
-		if got := Declare([]Tool{tc.tool}); got != tc.want {
+		if got := declareAll([]Tool{tc.tool}); got != tc.want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.tool.Name, got, tc.want)
 		}
 	}
@@ -239,7 +239,7 @@ declare var tools: Tools;
 	for _, f := range files {
 		server := strings.TrimSuffix(filepath.Base(f), ".json")
 		tools := toolset(t, server)
-		got := Declare(tools)
+		got := declareAll(tools)
 		if errs := parseTS(got); len(errs) > 0 {
 			t.Errorf("%s: not TypeScript: %s\n%s", server, strings.Join(errs, "\n"), got)
 		}
@@ -255,7 +255,7 @@ declare var tools: Tools;
 		for _, tool := range tools {
 			schemas += len(tool.InputSchema) + len(tool.OutputSchema) + len(tool.Description)
 		}
-		if len(got)-len(Declare(nil)) >= schemas {
+		if len(got)-len(declareAll(nil)) >= schemas {
 			t.Errorf("%s: %d bytes of TypeScript from %d of schemas and descriptions", server, len(got), schemas)
 		}
 	}
@@ -266,7 +266,7 @@ declare var tools: Tools;
 // and another type gets a number, as does a def that refers to it; the
 // same tool declared twice is one set of aliases.
 func TestSharedDefs(t *testing.T) {
-	notion := Declare(toolset(t, "notion"))
+	notion := declareAll(toolset(t, "notion"))
 	for _, def := range []string{"richTextRequest", "pageIdParentRequest", "parentRequest"} {
 		if n := strings.Count("\n"+notion, "\ntype "+def+" = "); n != 1 {
 			t.Errorf("%s declared %d times:\n%s", def, n, notion)
@@ -281,7 +281,7 @@ func TestSharedDefs(t *testing.T) {
 	}
 	one := tool("one", `{"A":{"type":"array","items":{"$ref":"#/$defs/B"}},"B":{"type":"string"}}`)
 	other := tool("other", `{"A":{"type":"array","items":{"$ref":"#/$defs/B"}},"B":{"type":"number"}}`)
-	got := Declare([]Tool{one, other, one})
+	got := declareAll([]Tool{one, other, one})
 	want := `type A = B[];
 type B = string;
 type A2 = B2[];
@@ -346,7 +346,7 @@ func TestHostileSchemas(t *testing.T) {
 		"long text":   `{"type":"object","description":"` + strings.Repeat("é*/", 1<<20) + `","properties":{"a":{"const":"` + strings.Repeat("c", 1<<20) + `"}}}`,
 	} {
 		tool := Tool{Name: "t", Description: strings.Repeat("x", 1<<20), InputSchema: json.RawMessage(schema), OutputSchema: json.RawMessage(schema)}
-		got := Declare([]Tool{tool})
+		got := declareAll([]Tool{tool})
 		if len(got) > maxOut {
 			t.Errorf("%s: %d bytes", name, len(got))
 		}
@@ -354,5 +354,28 @@ func TestHostileSchemas(t *testing.T) {
 			t.Errorf("%s: not TypeScript: %s", name, strings.Join(errs, "\n"))
 		}
 		t.Logf("%s: %d bytes", name, len(got))
+	}
+}
+
+// declareAll is the declarations of all of tools.
+func declareAll(tools []Tool) string {
+	s, _ := Declare(tools, 0)
+	return s
+}
+
+// Declare stops before the tool that would take it past max, declaring
+// the aliases of the tools it declared only; it declares one tool
+// whatever its size.
+func TestDeclareWithin(t *testing.T) {
+	notion := toolset(t, "notion")
+	all := declareAll(notion)
+	for _, max := range []int{1, 2000, 6000, len(all) - 1, len(all)} {
+		got, n := Declare(notion, max)
+		if n < 1 || n > len(notion) || n > 1 && len(got) > max || (max >= len(all)) != (n == len(notion)) {
+			t.Errorf("max %d: %d tools in %d bytes (all: %d in %d)", max, n, len(got), len(notion), len(all))
+		}
+		if want := declareAll(notion[:n]); got != want {
+			t.Errorf("max %d: the first %d tools declared as\n%s\nwant\n%s", max, n, got, want)
+		}
 	}
 }
