@@ -109,6 +109,12 @@ type Gateway struct {
 	// tools that find and call them (lazy), or per client (auto): lazy
 	// for a client that takes fewer tools than there are, else full.
 	ToolsMode string `json:"tools_mode"` // auto | full | lazy
+	// CodeMode says which clients get the gateway's run_script tool
+	// (docs/code-mode.md): auto gives it with the meta tools (lazy mode,
+	// and auto's capped clients), true to every client, false to none.
+	CodeMode string `json:"code_mode"` // auto | true | false
+	// CodeModeLimits bound each run of run_script.
+	CodeModeLimits CodeModeLimits `json:"code_mode_limits"`
 	// Profile is the profile (one of Profiles) that stdio, tools, call
 	// and the HTTP paths without /p/NAME serve; "" serves every tool.
 	Profile string `json:"profile"`
@@ -162,6 +168,16 @@ type Gateway struct {
 	Sandbox Sandbox `json:"sandbox"`
 	// Registry is the MCP registry search and add read (docs/registry.md).
 	Registry Registry `json:"registry"`
+}
+
+// CodeModeLimits bound one run of run_script (docs/code-mode.md): each
+// ends the run with an error naming it.
+type CodeModeLimits struct {
+	WallMS      int `json:"wall_ms"`      // the run's wall time
+	MemoryBytes int `json:"memory_bytes"` // the script engine's heap
+	Calls       int `json:"calls"`        // tool calls the script makes
+	OutputBytes int `json:"output_bytes"` // the return value and console.log together
+	Parallel    int `json:"parallel"`     // tool calls in flight at once
 }
 
 // Audit configures the audit log: one JSON line per tool call.
@@ -542,6 +558,8 @@ func Defaults() *Config {
 			StrictNames:      "auto",
 			EntryName:        "gateway",
 			ToolsMode:        "auto",
+			CodeMode:         "auto",
+			CodeModeLimits:   CodeModeLimits{WallMS: 30000, MemoryBytes: 64 << 20, Calls: 100, OutputBytes: 64 << 10, Parallel: 8},
 			Profiles:         []ToolProfile{},
 			DefaultTimeoutMS: ms(DefaultCallTimeout),
 			StartupTimeoutMS: ms(DefaultStartupTimeout),

@@ -62,21 +62,28 @@ func (l *loader) special(e entry, key string) bool {
 	case key == "openai.api_key" || key == "openai.apiKey":
 		l.errLine(e.line, key, "the API key is read only from the environment variable that openai.api_key_env names (default OPENAI_API_KEY); remove it from the file")
 	case key == "gateway.strict_names":
-		// auto | true | false; a YAML boolean is taken as written.
-		n := l.resolve(e.val)
-		var b bool
-		switch {
-		case n == nil || !l.scalar(n, key, "auto, true or false"):
-		case n.ShortTag() == "!!bool" && n.Decode(&b) == nil:
-			l.cfg.Gateway.StrictNames = strconv.FormatBool(b)
-			l.origin[key] = origin{line: e.line, key: key}
-		default:
-			l.decode(e, key, key, reflect.ValueOf(&l.cfg.Gateway.StrictNames).Elem())
-		}
+		l.autoBool(e, key, &l.cfg.Gateway.StrictNames)
+	case key == "gateway.code_mode":
+		l.autoBool(e, key, &l.cfg.Gateway.CodeMode)
 	default:
 		return false
 	}
 	return true
+}
+
+// autoBool decodes a key of auto, true or false: a YAML boolean is taken
+// as written.
+func (l *loader) autoBool(e entry, key string, dst *string) {
+	n := l.resolve(e.val)
+	var b bool
+	switch {
+	case n == nil || !l.scalar(n, key, "auto, true or false"):
+	case n.ShortTag() == "!!bool" && n.Decode(&b) == nil:
+		*dst = strconv.FormatBool(b)
+		l.origin[key] = origin{line: e.line, key: key}
+	default:
+		l.decode(e, key, key, reflect.ValueOf(dst).Elem())
+	}
 }
 
 // profiles merges model_profiles per profile and per field; a profile set to

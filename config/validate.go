@@ -128,6 +128,12 @@ func (l *loader) validate() {
 	}
 	oneOf("gateway.strict_names", g.StrictNames, "auto", "true", "false")
 	oneOf("gateway.tools_mode", g.ToolsMode, "auto", "full", "lazy")
+	oneOf("gateway.code_mode", g.CodeMode, "auto", "true", "false")
+	between("gateway.code_mode_limits.wall_ms", g.CodeModeLimits.WallMS, 1, maxTimeoutMS)
+	between("gateway.code_mode_limits.memory_bytes", g.CodeModeLimits.MemoryBytes, 1<<20, 1<<30)
+	between("gateway.code_mode_limits.calls", g.CodeModeLimits.Calls, 1, 100_000)
+	between("gateway.code_mode_limits.output_bytes", g.CodeModeLimits.OutputBytes, 1<<10, 64<<20)
+	between("gateway.code_mode_limits.parallel", g.CodeModeLimits.Parallel, 1, 64)
 	if !entryName.MatchString(g.EntryName) {
 		l.errAt("gateway.entry_name", "must be 1 to %d letters, digits, '_' or '-' (the name of the gateway's entry in clients' configurations), not %q", maxEntryName, truncate(g.EntryName, 40))
 	}

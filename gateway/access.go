@@ -198,16 +198,17 @@ func routePolicy(r toolRoute) (server, own string) {
 // allowed reports whether the policy (and the profile) lets the client
 // see a tool route (allowed, of the front's current caller).
 func (f *front) allowed(r toolRoute) bool {
-	return allowed(f.declared(), f.grant(), r, f.g.lazy())
+	return f.g.allowed(f.declared(), f.grant(), r)
 }
 
 // allowed reports whether the policy (and the profile) lets caller c, who
 // declared d, see a tool route. The meta tools are there in lazy mode and
-// for a client with a cap on its tools in auto (they reach only what the
-// policy allows).
-func allowed(d *declared, c *grant, r toolRoute, lazy bool) bool {
+// for a client with a cap on its tools in auto, and run_script for every
+// client too under code_mode: true (they reach only what the policy
+// allows).
+func (g *Gateway) allowed(d *declared, c *grant, r toolRoute) bool {
 	if r.kind == metaTool {
-		return lazy || d.maxTools > 0
+		return g.lazy() || d.maxTools > 0 || g.everyClientScripts(r)
 	}
 	if c.access == nil {
 		return true

@@ -33,6 +33,10 @@ type toolCall struct {
 	// span is the request's span, when tracing: the parent of the
 	// backend's (trace.go).
 	span trace.Span
+	// runID is the run_script run this call is, or that makes it; via is
+	// the name run_script was called by, for a call a run makes
+	// (runscript.go). Both go to the call's audit record.
+	runID, via string
 }
 
 // decodeToolCall reads a tools/call's params (their members, as readMsg
@@ -100,6 +104,10 @@ func (f *front) callTool(ctx context.Context, run *callRun, tc toolCall) (json.R
 	case answerTool:
 		return f.callAnswer(ctx, run, r.own, tc)
 	case metaTool:
+		if tc.via != "" {
+			// A script calls tools, not the meta tools (nor itself).
+			return nil, &notFoundError{kindTool, tc.name}
+		}
 		return f.callMeta(ctx, run, r.own, tc)
 	}
 	return f.callBackend(ctx, run, tc.name, r, &tc)

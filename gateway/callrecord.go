@@ -22,7 +22,8 @@ type CallRecord struct {
 	Server   string    // the backend; "" for the gateway's own tools and unknown names
 	Tool     string    // the name the client called; through gateway.call_tool, the name it gave
 	Own      string    // the backend's own name of the tool, when there is a backend
-	Via      string    // the meta tool the call came through (lazy mode), if any
+	Via      string    // the meta tool the call came through (lazy mode, run_script), if any
+	RunID    string    // the run_script run the call is, or that made it (docs/code-mode.md)
 	Client   string    // the client's clientInfo.name
 	Identity string    // whom the HTTP front authenticated (the principal's key), if anyone
 	Outcome  string    // "ok", "tool_error" (isError result), or the REST error code in lower case
@@ -45,17 +46,18 @@ type CallRecord struct {
 // it to Options.OnCall, and returns what to send.
 type callEnd func(result json.RawMessage, e *jsonrpc.Error) (json.RawMessage, *jsonrpc.Error)
 
-// recorder returns the callEnd of a call, or nil when there is neither a
-// hook nor redaction (the hot path then does nothing more).
-func (f *front) recorder(tc toolCall) callEnd {
+// recorder returns the callEnd of run's call, or nil when there is neither
+// a hook nor redaction (the hot path then does nothing more).
+func (f *front) recorder(run *callRun) callEnd {
 	on, audit := f.g.opts.OnCall, f.g.opts.Audit
 	redact := f.g.redacts()
 	if on == nil && audit == nil && !redact {
 		return nil
 	}
-	rec := CallRecord{Time: time.Now(), Tool: tc.name}
+	tc := run.tc
+	rec := CallRecord{Time: time.Now(), Tool: tc.name, Via: tc.via}
 	args := tc.args
-	if r, ok := f.lookupTool(tc.name); ok && r.kind == metaTool && (r.own == metaCall || r.own == metaCallRead) {
+	if r, ok := f.lookupTool(tc.name); ok && r.kind == metaTool && (r.own == metaCall || r.own == metaCallRead) && tc.via == "" {
 		// The call a meta tool makes is the one to account for.
 		rec.Via = tc.name
 		rec.Tool, _ = wire.Unquote(wire.Member(tc.args, "name"))
@@ -97,6 +99,8 @@ func (f *front) recorder(tc toolCall) callEnd {
 		if on == nil && audit == nil {
 			return result, e
 		}
+		// A run's id is known once it starts (runScript).
+		rec.RunID = run.tc.runID
 		rec.Outcome = "ok"
 		switch {
 		case e != nil:

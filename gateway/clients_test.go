@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-var metaNames = []string{"gateway__find_tools", "gateway__describe_tool", "gateway__call_tool", "gateway__call_tool_read"}
+var metaNames = []string{"gateway__find_tools", "gateway__describe_tool", "gateway__call_tool", "gateway__call_tool_read", "gateway__run_script"}
 
 // metaText is a meta tool's answer: its one text content, decoded.
 func metaText(t *testing.T, res *mcp.CallToolResult, err error) map[string]any {

@@ -437,6 +437,12 @@ func (f *front) stillReaches(h *hold) (kind string, ok bool) {
 		if found && r.kind == backendTool && r.server == h.server {
 			return kindTool, true
 		}
+		if found && r.kind == metaTool && r.own == metaRunScript && f.seesServer(h.server) {
+			// A run held for a confirmation one of its calls asked
+			// (runscript.go): the caller may still run scripts and see
+			// the server whose tool asked.
+			return kindTool, true
+		}
 		f.hidden(policy.Tool, h.name)
 		return kindTool, false
 	case "prompts/get":

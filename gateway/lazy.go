@@ -99,6 +99,9 @@ var metaArgsMembers = wire.Known{Names: []string{"query", "server", "limit", "na
 // for run. The call tools forward the client's _meta and progress like a
 // direct call, and their call goes through run's steps (toolcall.go).
 func (f *front) callMeta(ctx context.Context, run *callRun, which string, tc toolCall) (json.RawMessage, error) {
+	if which == metaRunScript {
+		return f.runScript(ctx, run, tc)
+	}
 	var args metaArgs
 	if a := bytes.TrimSpace(tc.args); len(a) > 0 {
 		// encoding/json matches members without case; the scopes, the

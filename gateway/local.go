@@ -36,7 +36,7 @@ func (g *Gateway) Tools() []ToolInfo {
 	out := make([]ToolInfo, 0, len(plain))
 	for _, name := range sortedKeys(plain) {
 		r := plain[name]
-		if r.kind == metaTool && !g.lazy() {
+		if r.kind == metaTool && !g.lazy() && !g.everyClientScripts(r) {
 			continue // auto's, for the clients that get them only
 		}
 		out = append(out, ToolInfo{

@@ -106,13 +106,13 @@ func (f *front) build() {
 func (f *front) syncTools(t *toolTable, d *declared, c *grant, old, next *tables) bool {
 	all, order := t.routes, t.order
 	hideAppOnly := !rendersApps(d.caps)
-	listed := func(r toolRoute) bool { return !(hideAppOnly && r.app.only) && allowed(d, c, r, f.g.lazy()) }
+	listed := func(r toolRoute) bool { return !(hideAppOnly && r.app.only) && f.g.allowed(d, c, r) }
 	lazy := f.g.lazy()
 	var defs []json.RawMessage
 	if !lazy {
 		defs = make([]json.RawMessage, 0, len(order))
 		for _, name := range order {
-			if r := all[name]; r.kind != metaTool && listed(r) {
+			if r := all[name]; (r.kind != metaTool || f.g.everyClientScripts(r)) && listed(r) {
 				defs = append(defs, r.def)
 			}
 		}
@@ -256,6 +256,9 @@ func (g *Gateway) buildToolRoutes(n namer, tools []backends.Tool, prefixes map[s
 		for _, name := range metaOrder {
 			own(metaTool, name, meta[name])
 		}
+	}
+	if g.codeMode() != codeOff {
+		own(metaTool, metaRunScript, g.runScriptTool(n))
 	}
 	names := newNameTable(n, order...)
 	items := make([]nameItem, len(tools))

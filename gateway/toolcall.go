@@ -109,7 +109,8 @@ var errWouldWait = errors.New("the call would wait")
 // a call costs the core no allocation of its own. notify gets the call's
 // progress; nil when the client asked for none.
 func (f *front) startCall(run *callRun, tc toolCall, notify func(*mcp.ProgressNotificationParams), h callHost) {
-	*run = callRun{f: f, host: h, tc: tc, notify: notify, record: f.recorder(tc)}
+	*run = callRun{f: f, host: h, tc: tc, notify: notify}
+	run.record = f.recorder(run)
 	if h.inline() {
 		if r, ok := f.inlineRoute(tc.name); ok {
 			opts, err := run.begin(context.Background(), false, tc.name, r, &run.tc)

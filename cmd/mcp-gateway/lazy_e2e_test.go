@@ -54,8 +54,9 @@ func foundNames(t *testing.T, res map[string]any) []string {
 
 // The meta tools are listed with annotations that say what each does:
 // find_tools and describe_tool read only the gateway's own tables (a closed
-// world), call_tool_read calls only read-only tools, and call_tool may do
-// anything, so a client that asks before tools with effects asks for it.
+// world), call_tool_read calls only read-only tools, and call_tool and
+// run_script may do anything, so a client that asks before tools with
+// effects asks for them.
 func TestLazyMetaToolAnnotations(t *testing.T) {
 	t.Parallel()
 	s := startRaw(t, lazyConfig(t, tb("tb")), "e2e")
@@ -72,6 +73,7 @@ func TestLazyMetaToolAnnotations(t *testing.T) {
 		"gateway.describe_tool":  lookup,
 		"gateway.call_tool":      `{"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"readOnlyHint":false}`,
 		"gateway.call_tool_read": `{"destructiveHint":false,"idempotentHint":false,"openWorldHint":true,"readOnlyHint":true}`,
+		"gateway.run_script":     `{"destructiveHint":true,"idempotentHint":false,"openWorldHint":true,"readOnlyHint":false}`,
 	}
 	if !maps.Equal(got, want) {
 		t.Errorf("listed annotations:\n got %v\nwant %v", got, want)

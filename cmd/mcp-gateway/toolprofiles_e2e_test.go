@@ -78,7 +78,7 @@ func checkProfileSession(t *testing.T, cs *mcp.ClientSession, mode string) {
 	}
 	names := sdkToolNames(t, cs)
 	if mode == "lazy" {
-		if want := []string{"gateway.find_tools", "gateway.describe_tool", "gateway.call_tool", "gateway.call_tool_read"}; !slices.Equal(names, want) {
+		if want := []string{"gateway.find_tools", "gateway.describe_tool", "gateway.call_tool", "gateway.call_tool_read", "gateway.run_script"}; !slices.Equal(names, want) {
 			t.Errorf("lazy tools/list: %v", names)
 		}
 		find := func(args map[string]any) []string {

@@ -73,7 +73,7 @@ func (a *app) approveServers(servers []config.Server) []config.Server {
 func (a *app) recordCall(r gateway.CallRecord) error {
 	return a.audit.Record(audit.Entry{
 		Time: r.Time, Event: "call", Client: r.Client, Identity: r.Identity,
-		Server: r.Server, Tool: r.Tool, Own: r.Own, Via: r.Via,
+		Server: r.Server, Tool: r.Tool, Own: r.Own, Via: r.Via, RunID: r.RunID,
 		ArgsDigest: r.ArgsDigest, Args: r.Args,
 		DurationMS: float64(r.Duration.Microseconds()) / 1000,
 		Outcome:    r.Outcome, Error: r.Message, ResultBytes: r.ResultBytes, Redactions: r.Redactions,

@@ -40,6 +40,7 @@ type Entry struct {
 	Tool     string `json:"tool,omitempty"`     // the name called (a call), approved, or denied (its URI for a resource)
 	Own      string `json:"own_name,omitempty"` // the backend's own name
 	Via      string `json:"via,omitempty"`      // the meta tool a call came through
+	RunID    string `json:"run_id,omitempty"`   // the run_script run a call is, or that made it
 	Kind     string `json:"kind,omitempty"`     // an approval's or a denial's: tool, prompt (or resource)
 	Digest   string `json:"digest,omitempty"`   // an approval's: the definition's digest
 	Reason   string `json:"reason,omitempty"`   // an approval's: why it was withheld (changed, new); a denial's: the rule
@@ -137,7 +138,7 @@ const (
 // marker. Arguments cut are recorded as a JSON string of their beginning
 // (args_sha256 is still the digest of all of them).
 func bound(e *Entry) {
-	for _, s := range []*string{&e.Event, &e.Client, &e.Identity, &e.Server, &e.Tool, &e.Own, &e.Via,
+	for _, s := range []*string{&e.Event, &e.Client, &e.Identity, &e.Server, &e.Tool, &e.Own, &e.Via, &e.RunID,
 		&e.Kind, &e.Digest, &e.Reason, &e.ArgsDigest, &e.Outcome, &e.Error} {
 		*s = clip(*s, maxField)
 	}

@@ -1,0 +1,2 @@
+globalThis.left = 1;
+for (;;) { try { while (true) {} } catch (e) {} }

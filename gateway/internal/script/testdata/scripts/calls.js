@@ -1,0 +1,1 @@
+await Promise.all(Array.from({length: 10000}, (_, i) => tools.x({i})));

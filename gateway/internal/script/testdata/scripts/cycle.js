@@ -1,0 +1,3 @@
+const o = {self: null};
+o.self = o;
+return o;

@@ -1,0 +1,2 @@
+const g = constructor.constructor("return this")();
+return Object.getOwnPropertyNames(g);

@@ -1,0 +1,1 @@
+for (;;) console.log("line of output");

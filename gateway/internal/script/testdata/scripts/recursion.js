@@ -1,0 +1,2 @@
+const f = (n) => f(n + 1) + 1;
+return f(0);
