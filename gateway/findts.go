@@ -28,7 +28,7 @@ const formatSchema = `"format":{"type":"string","enum":["json","ts"],"descriptio
 
 // tsHeader opens every answer in TypeScript: how a script calls a tool
 // and what it gets back.
-const tsHeader = "// Call a tool in a script as `await tools[NAME](args)`. It resolves to the result's structuredContent (declared from the output schema), else its text; a tool error is thrown.\n"
+const tsHeader = "// In a script: `await tools[NAME](args)` resolves to the structured result (typed below), else the text; a tool error throws.\n"
 
 // checkFormat is a meta tool's format argument, checked.
 func checkFormat(format string) (string, error) {

@@ -113,6 +113,7 @@ func (d *declarer) tool(t Tool) (member string, names, types []string) {
 	}
 	result := "string | object"
 	if out := c.root(t.OutputSchema); out != nil {
+		c.output = true
 		result = c.typ(out, 1, nil).s
 	}
 	var m strings.Builder
@@ -201,8 +202,14 @@ type conv struct {
 	// expanding are the pointers other than defs being expanded, the
 	// innermost last: one met again is a cycle.
 	expanding []defKey
-	args      *object  // the arguments' object schema, whose properties params describes
-	defs      []defKey // those defs, in order
+	args      *object // the arguments' object schema, whose properties params describes
+	// shown holds the arguments' members described, each with its
+	// description; output is set while the result's type is written,
+	// where a member described the same is not described again (an
+	// output schema often repeats the input's members).
+	shown  map[string]string
+	output bool
+	defs   []defKey // those defs, in order
 }
 
 type defKey struct {
@@ -439,7 +446,7 @@ func (c *conv) members(s *object, depth int) ts {
 		}
 		line := quoteKey(name) + opt + ": " + t.s + ";"
 		if m, ok := sub.(*object); ok && s != c.args {
-			if d := clean(str(m.get("description")), maxPropDesc); d != "" {
+			if d := clean(str(m.get("description")), maxPropDesc); d != "" && !c.seen(name, d) {
 				c.take(len(d))
 				line = comment(docLines(d), "") + line
 				commented = true
@@ -707,12 +714,26 @@ func (c *conv) params(in any) ([]string, *object) {
 				break
 			}
 			c.take(len(name) + len(d))
+			c.seen(name, d)
 			lines := docLines(d)
 			lines[0] = "@param args." + paramName(name) + " " + lines[0]
 			out = append(out, lines...)
 		}
 	}
 	return out, s
+}
+
+// seen reports whether the result's member name is described as d in
+// the arguments; in the arguments, it records that it is.
+func (c *conv) seen(name, d string) bool {
+	if c.output {
+		return c.shown[name] == d
+	}
+	if c.shown == nil {
+		c.shown = make(map[string]string)
+	}
+	c.shown[name] = d
+	return false
 }
 
 // paramName is a property's name in a @param line: as is when it is an

@@ -101,6 +101,24 @@ func TestSchemaToTS(t *testing.T) {
     /** Done. */
     ok: boolean;
   }>;` + "\n"},
+		{"the result's members described as the arguments' are not described again",
+			`{"type":"object","properties":{"a":{"type":"string","description":"The a."},"o":{"type":"object","properties":{"b":{"type":"number","description":"The b."}}}}}`,
+			`{"type":"object","properties":{"a":{"type":"string","description":"The a."},"b":{"type":"number","description":"The b."},"c":{"type":"number","description":"The c."},"o":{"type":"string","description":"Another o."}}}`,
+			`  /** @param args.a The a. */
+  "t"(args: {
+    a?: string;
+    o?: {
+      /** The b. */
+      b?: number;
+    };
+  }): Promise<{
+    a?: string;
+    b?: number;
+    /** The c. */
+    c?: number;
+    /** Another o. */
+    o?: string;
+  }>;` + "\n"},
 		{"defs by name",
 			`{"type":"object","properties":{"a":{"$ref":"#/$defs/Node"},"b":{"$ref":"#/definitions/Leaf"}},"$defs":{"Node":{"type":"object","properties":{"kids":{"type":"array","items":{"$ref":"#/$defs/Node"}},"leaf":{"$ref":"#/definitions/Leaf"}}}},"definitions":{"Leaf":{"type":"string"}}}`, ``,
 			"type Node = { kids?: Node[]; leaf?: Leaf };\ntype Leaf = string;\n" +
@@ -191,16 +209,7 @@ func TestRealSchemas(t *testing.T) {
       /** The type of the relation */
       relationType: string;
     }[];
-  }): Promise<{
-    relations: {
-      /** The name of the entity where the relation starts */
-      from: string;
-      /** The name of the entity where the relation ends */
-      to: string;
-      /** The type of the relation */
-      relationType: string;
-    }[];
-  }>;
+  }): Promise<{ relations: { from: string; to: string; relationType: string }[] }>;
 }
 declare var tools: Tools;
 `},
