@@ -199,6 +199,7 @@ type conv struct {
 	steps  int
 	bytes  int
 	names  map[defKey]string // the defs referred to by name, to their placeholders
+	defs   []defKey          // those defs, in order
 	// expanding are the pointers other than defs being expanded, the
 	// innermost last: one met again is a cycle.
 	expanding []defKey
@@ -209,7 +210,6 @@ type conv struct {
 	// output schema often repeats the input's members).
 	shown  map[string]string
 	output bool
-	defs   []defKey // those defs, in order
 }
 
 type defKey struct {
