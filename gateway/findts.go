@@ -26,10 +26,6 @@ const (
 // input schemas.
 const formatSchema = `"format":{"type":"string","enum":["json","ts"],"description":"ts: TypeScript declarations, to call the tools from a script (default json)."}`
 
-// tsHeader opens every answer in TypeScript: how a script calls a tool
-// and what it gets back.
-const tsHeader = "// In a script: `await tools[NAME](args)` resolves to the structured result (typed below), else the text; a tool error throws.\n"
-
 // checkFormat is a meta tool's format argument, checked.
 func checkFormat(format string) (string, error) {
 	switch format {
@@ -43,8 +39,9 @@ func checkFormat(format string) (string, error) {
 
 // tsTool is a tool definition (as listed) made a tsdecl.Tool; ok is
 // false for a definition that does not decode, which the gateway never
-// lists.
-func tsTool(def json.RawMessage) (tsdecl.Tool, bool) {
+// lists. brief keeps the first line of the description only, as
+// find_tools' JSON does.
+func tsTool(def json.RawMessage, brief bool) (tsdecl.Tool, bool) {
 	var t struct {
 		Name         string          `json:"name"`
 		Description  string          `json:"description"`
@@ -54,23 +51,28 @@ func tsTool(def json.RawMessage) (tsdecl.Tool, bool) {
 	if json.Unmarshal(def, &t) != nil {
 		return tsdecl.Tool{}, false
 	}
+	if brief {
+		t.Description = firstLine(t.Description)
+	}
 	return tsdecl.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema}, true
 }
 
 // tsFound is find_tools' answer in TypeScript: the declarations of the
 // found tools, best first, as many as fit in maxTSResult, the rest named;
-// hint, when there is one, as a comment.
+// hint, when there is one, as a comment. A tool's description is its
+// first line, as in JSON; describe_tool gives the whole. How a script
+// calls the tools, and what it gets, is run_script's description's to
+// say, not every answer's.
 func tsFound(ix *toolIndex, found []foundTool, hint string) json.RawMessage {
 	var tools []tsdecl.Tool
 	for _, f := range found {
 		if i, ok := ix.byName[f.Name]; ok {
-			if t, ok := tsTool(ix.docs[i].def); ok {
+			if t, ok := tsTool(ix.docs[i].def, true); ok {
 				tools = append(tools, t)
 			}
 		}
 	}
 	var b strings.Builder
-	b.WriteString(tsHeader)
 	if hint != "" {
 		b.WriteString("// " + lineBreaks.Replace(hint) + "\n")
 	}
@@ -90,9 +92,9 @@ func tsFound(ix *toolIndex, found []foundTool, hint string) json.RawMessage {
 
 // tsDescribed is describe_tool's answer in TypeScript.
 func tsDescribed(def json.RawMessage) json.RawMessage {
-	t, _ := tsTool(def)
+	t, _ := tsTool(def, false)
 	decl, _ := tsdecl.Declare([]tsdecl.Tool{t}, 0)
-	return textOnly(tsHeader + decl)
+	return textOnly(decl)
 }
 
 // lineBreaks makes text one line, for a // comment.

@@ -50,7 +50,7 @@ func TestFindToolsTS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(got, tsHeader) || !strings.Contains(got, "interface Tools {\n") || !strings.HasSuffix(got, "declare var tools: Tools;\n") {
+	if !strings.HasPrefix(got, "interface Tools {\n") || !strings.HasSuffix(got, "declare var tools: Tools;\n") {
 		t.Errorf("not declarations:\n%s", got)
 	}
 	if want := `  "memory.create_entities"(args: {
@@ -80,7 +80,7 @@ func TestFindToolsTS(t *testing.T) {
 		t.Fatal(err)
 	}
 	decl, rest, ok := strings.Cut(got, "declare var tools: Tools;\n")
-	if !ok || !strings.HasPrefix(rest, "// Also found, not declared here (the answer's size): \"") || len(decl) > maxTSResult+len(tsHeader)+200 {
+	if !ok || !strings.HasPrefix(rest, "// Also found, not declared here (the answer's size): \"") || len(decl) > maxTSResult+200 {
 		t.Errorf("%d bytes of declarations, then %q", len(decl), rest)
 	}
 	if !strings.Contains(decl, "// The first 50 of ") {
@@ -90,8 +90,16 @@ func TestFindToolsTS(t *testing.T) {
 		t.Errorf("not TypeScript: %s", strings.Join(errs, "\n"))
 	}
 
-	if got, err := find(metaArgs{Query: "tool", Server: "nope", Format: "ts"}); err != nil || got != tsHeader+`// No server is named "nope". Servers: brave, chart, commander, context7, devtools, everything, filesystem, github, maps, memory, notion, playwright, postgres, slack, thinking.`+"\n" {
+	if got, err := find(metaArgs{Query: "tool", Server: "nope", Format: "ts"}); err != nil || got != `// No server is named "nope". Servers: brave, chart, commander, context7, devtools, everything, filesystem, github, maps, memory, notion, playwright, postgres, slack, thinking.`+"\n" {
 		t.Errorf("no such server: %q %v", got, err)
+	}
+	// A description's first line, as in JSON; describe_tool's is whole.
+	got, err = find(metaArgs{Query: "notion retrieve a user", Limit: ptr(1.0), Format: "ts"})
+	if err != nil || !strings.Contains(got, "  /** Notion | Retrieve a user */\n  \"notion.API-get-user\"(args: { user_id: string }): Promise<string | object>;\n") {
+		t.Errorf("find notion.API-get-user: %s %v", got, err)
+	}
+	if got := resultText(t, tsDescribed(ix.docs[ix.byName["notion.API-get-user"]].def)); !strings.Contains(got, "   * Notion | Retrieve a user\n   * Error Responses:\n") {
+		t.Errorf("describe notion.API-get-user:\n%s", got)
 	}
 	for _, f := range []string{"typescript", "TS", "JSON"} {
 		if _, err := find(metaArgs{Query: "x", Format: f}); err == nil || !strings.Contains(err.Error(), `format must be "json" or "ts", not "`+f+`"`) {
@@ -116,7 +124,7 @@ func TestDescribeToolTS(t *testing.T) {
 		return res.Content[0].(*mcp.TextContent).Text
 	}
 	got := text(h.call("gateway__describe_tool", map[string]any{"name": "tb__extra_000", "format": "ts"}))
-	if !strings.HasPrefix(got, tsHeader) || !strings.Contains(got, "\n  \"tb__extra_000\"(args: ") {
+	if !strings.HasPrefix(got, "interface Tools {\n") || !strings.Contains(got, "\n  \"tb__extra_000\"(args: ") {
 		t.Errorf("describe_tool ts:\n%s", got)
 	}
 	if errs := tsErrors(got); len(errs) > 0 {
