@@ -32,6 +32,10 @@ type caller struct {
 	// own requests meanwhile find the client's call (clientFor) — held,
 	// for a client of the per-request era (hold.go); nil outside a call.
 	at func(server string)
+	// held returns the session and the client's call the request serves
+	// once that call is held (hold.go), else nils: a run of run_script
+	// held for one confirmation asks the next through the same hold.
+	held func() (*session, *call)
 }
 
 // callerKey carries a request's caller in its context.

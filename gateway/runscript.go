@@ -72,7 +72,7 @@ func (g *Gateway) scriptLimits() script.Limits {
 // annotated as call_tool is: it may destroy and reach the open world.
 func (g *Gateway) runScriptTool(n namer) *mcp.Tool {
 	name := func(own string) string { return n.name("gateway", own) }
-	l := g.scriptLimits()
+	l := g.scriptLimits().WithDefaults() // what a run applies
 	yes := true
 	return &mcp.Tool{
 		Name:  name(metaRunScript),

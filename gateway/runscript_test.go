@@ -3,7 +3,9 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -255,6 +257,7 @@ func TestRunScriptLimitsFromConfig(t *testing.T) {
 		{`while (true) {}`, "run_script stopped: the script exceeded its time limit (2s)"},
 		{`return "x".repeat(4096)`, "run_script stopped: the script's return value and console output exceeded their limit (2 KiB)"},
 		{`const a = []; while (true) a.push(new Array(10000).fill(a.length));`, "run_script stopped: the script exceeded its memory limit (8 MiB)"},
+		{`function down(n) { return down(n + 1) + 1 } return down(0)`, "run_script stopped: the script exceeded its stack limit (call depth 5000): too deep a recursion"},
 		{`throw new Error("boom")`, "run_script failed: the script threw an error it did not catch: "},
 	} {
 		if got := scriptFailed(t, runScript(c, tt.src)); !strings.HasPrefix(got, tt.want) || strings.HasPrefix(tt.src, "throw") && !strings.Contains(got, "boom") {
@@ -411,8 +414,9 @@ func TestRunScriptConfirmsDestructive(t *testing.T) {
 
 // A client of 2026-07-28 runs scripts too: its request's era and
 // capabilities go to each call; a confirmation mid-script answers the run
-// input_required, and the client's retry with the answer gets the script's
-// result.
+// input_required, the client's retry with the answer resumes it (the next
+// confirmation answers that retry input_required in turn), and the last
+// retry gets the script's result.
 func TestRunScriptPerRequestEra(t *testing.T) {
 	t.Parallel()
 	tools := filepath.Join(t.TempDir(), "tools.json")
@@ -426,22 +430,39 @@ func TestRunScriptPerRequestEra(t *testing.T) {
 		t.Errorf("result %v", out["result"])
 	}
 
+	// Two confirmations, one after the other: each answers the run's
+	// latest request input_required, and the retry that answers the last
+	// gets the result.
 	meta := strings.TrimSuffix(strings.TrimPrefix(meta26, "{"), "}")
-	first := c.Call("tools/call", scriptParams(`return (await tools["d.wipe"]({really: true})).really ? "wiped" : "kept"`, meta)).Result(t)
-	reqs, _ := json.Marshal(first["inputRequests"])
-	if first["resultType"] != "input_required" || !strings.Contains(string(reqs), `"method":"elicitation/create"`) || !strings.Contains(string(reqs), "d.wipe") {
-		t.Fatalf("want the confirmation asked input_required, got %v", first)
+	const src = `const a = await tools["d.wipe"]({n: 1}); const b = await tools["d.wipe"]({n: 2}); return "wiped " + a.n + " and " + b.n`
+	q, _ := json.Marshal(src)
+	r := c.Call("tools/call", scriptParams(src, meta))
+	for round := 1; ; round++ {
+		res := r.Result(t)
+		if res["resultType"] != "input_required" {
+			if round != 3 {
+				t.Errorf("answered after %d confirmations, want 2", round-1)
+			}
+			break
+		}
+		if round > 2 {
+			t.Fatalf("asked a %dth time: %s", round, r)
+		}
+		reqs := res["inputRequests"].(map[string]any)
+		var key string
+		for k := range reqs {
+			key = k
+		}
+		ask, _ := json.Marshal(reqs[key])
+		if len(reqs) != 1 || !strings.Contains(string(ask), `"method":"elicitation/create"`) || !strings.Contains(string(ask), fmt.Sprintf(`{\"n\":%d}`, round)) {
+			t.Fatalf("confirmation %d: want the wipe of %d asked, got %s", round, round, r)
+		}
+		state, _ := json.Marshal(res["requestState"])
+		r = c.Call("tools/call", `{"name":"gateway.run_script","arguments":{"script":`+string(q)+`},"_meta":`+meta26+
+			`,"inputResponses":{"`+key+`":{"action":"accept","content":{"confirm":true}}},"requestState":`+string(state)+`}`)
 	}
-	var key string
-	for k := range first["inputRequests"].(map[string]any) {
-		key = k
-	}
-	state, _ := json.Marshal(first["requestState"])
-	q, _ := json.Marshal(`return (await tools["d.wipe"]({really: true})).really ? "wiped" : "kept"`)
-	retry := c.Call("tools/call", `{"name":"gateway.run_script","arguments":{"script":`+string(q)+`},"_meta":`+meta26+
-		`,"inputResponses":{"`+key+`":{"action":"accept","content":{"confirm":true}}},"requestState":`+string(state)+`}`)
-	if out, _ := scriptOut(t, retry); out["result"] != "wiped" {
-		t.Errorf("after the confirmation: %v", out)
+	if out, _ := scriptOut(t, r); out["result"] != "wiped 1 and 2" {
+		t.Errorf("after the confirmations: %v", out)
 	}
 }
 
@@ -519,5 +540,79 @@ func TestRunScriptPolicyRefuses(t *testing.T) {
 	}
 	if !g.denied("alice", "tool", "b.echo", "b") {
 		t.Error("the refusal was not reported")
+	}
+}
+
+// The end of the HTTP session a run belongs to (here its DELETE) cancels
+// the run and the call it waits for at the backend.
+func TestRunScriptSessionEndCancels(t *testing.T) {
+	t.Parallel()
+	g := newPolicyGW(t, func(c *config.Config) { c.Gateway.ToolsMode = "lazy" }, testServer("a"))
+	sid, _ := g.sessionOf("alice", `{}`)
+	done := make(chan string, 1)
+	go func() {
+		// The POST ends with its session: its answer is not awaited.
+		req, _ := http.NewRequest(http.MethodPost, g.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`+scriptParams(`await tools["a.hang"]({}); return "never"`, "")+`}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("X-Who", "alice")
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		req.Header.Set(sessionIDHeader, sid)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			done <- string(body)
+			return
+		}
+		done <- err.Error()
+	}()
+	other := g.session("alice")
+	stats := func() map[string]any {
+		out := other(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a.stats","arguments":{}}}`)
+		var m struct {
+			Result struct {
+				StructuredContent map[string]any `json:"structuredContent"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(out), &m); err != nil || m.Result.StructuredContent == nil {
+			t.Fatalf("a.stats: %s", out)
+		}
+		return m.Result.StructuredContent
+	}
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool { return stats()["active"] == 1.0 }) {
+		t.Fatal("the script's call never reached the backend")
+	}
+	req, _ := http.NewRequest(http.MethodDelete, g.url+"/mcp", nil)
+	req.Header.Set("X-Who", "alice")
+	req.Header.Set(sessionIDHeader, sid)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE the session: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool { return len(stats()["cancelled"].([]any)) == 1 }) {
+		t.Fatal("the backend was not told the call was cancelled")
+	}
+	if out := <-done; strings.Contains(out, "never") {
+		t.Errorf("the run went on: %s", out)
+	}
+}
+
+// The caller's rate limit for a tool counts each call a script makes: the
+// call over it is refused with the limit's error, which the script can
+// catch.
+func TestRunScriptRateLimited(t *testing.T) {
+	t.Parallel()
+	g := newPolicyGW(t, func(c *config.Config) {
+		c.Gateway.ToolsMode = "lazy"
+		c.Gateway.RateLimits.Tools = []config.ToolRate{{Tools: []string{"a.echo"}, Rate: config.Rate{PerMinute: 1, Burst: 1}}}
+	}, testServer("a"))
+	alice := g.session("alice")
+	out := alice(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + scriptParams(`
+		await tools["a.echo"]({});
+		try { await tools["a.echo"]({}); return "not limited" } catch (e) { return e.code + " " + e.message }`, "") + `}`)
+	if !strings.Contains(out, `"result":"-32029 Rate limit exceeded for tool a.echo: retry after`) {
+		t.Errorf("the second call: %s", out)
 	}
 }

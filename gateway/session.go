@@ -167,10 +167,11 @@ func newSession(f *front, s clientStream) *session {
 // calls in flight (drain). After close it serves nothing more; it exits
 // when the current Read returns.
 func (s *session) readLoop() {
+	flush := s.flushBackends // once: a method value allocates
 	for {
 		// The calls started from buffered input are held back and
 		// written to their backends together, before Read waits.
-		in, err := s.s.Read(s.flushBackends)
+		in, err := s.s.Read(flush)
 		if err != nil {
 			if err == io.EOF {
 				s.log.Debug("end of input")
@@ -312,6 +313,12 @@ func (s *session) flushBackends() {
 // answered with -32600 and not claimed: the call in flight keeps its id
 // and its entry.
 func (s *session) claim(m *inMsg, rm reqMeta) (*call, bool) {
+	return s.claimInto(nil, m, rm)
+}
+
+// claimInto is claim recording the request in c, which the caller
+// allocated with what else it keeps of the request (a new one when nil).
+func (s *session) claimInto(c *call, m *inMsg, rm reqMeta) (*call, bool) {
 	id := m.ID
 	s.mu.Lock()
 	if _, dup := s.calls[string(id)]; dup || s.done {
@@ -321,7 +328,10 @@ func (s *session) claim(m *inMsg, rm reqMeta) (*call, bool) {
 		}
 		return nil, false
 	}
-	c := &call{id: id, method: m.Method, name: m.name, span: s.pending, era: rm.era, caps: rm.caps}
+	if c == nil {
+		c = new(call)
+	}
+	*c = call{id: id, method: m.Method, name: m.name, span: s.pending, era: rm.era, caps: rm.caps}
 	s.pending = nil
 	s.calls[string(id)] = c
 	s.mu.Unlock()
@@ -343,7 +353,9 @@ func (s *session) answer(m *inMsg, rm reqMeta, result json.RawMessage) {
 // never block, see backends.Manager.StartToolCall); anything that may wait
 // runs in a goroutine of the session's (spawnCall).
 func (s *session) startToolCall(m *inMsg, rm reqMeta) {
-	c, ok := s.claim(m, rm)
+	// The call's record and its run are one allocation.
+	sc := new(sessionCall)
+	c, ok := s.claimInto(&sc.call, m, rm)
 	if !ok {
 		return
 	}
@@ -384,7 +396,7 @@ func (s *session) startToolCall(m *inMsg, rm reqMeta) {
 		// design, which such a client cannot follow.
 		tc.task = nil
 	}
-	sc := &sessionCall{s: s, c: c, name: tc.name}
+	sc.s, sc.c, sc.name = s, c, tc.name
 	f.startCall(&sc.run, tc, progress, sc)
 }
 
@@ -392,6 +404,7 @@ func (s *session) startToolCall(m *inMsg, rm reqMeta) {
 // front (toolcall.go).
 type sessionCall struct {
 	run  callRun
+	call call // the session's record of the request; c is &call
 	s    *session
 	c    *call
 	name string
@@ -500,6 +513,12 @@ func (s *session) callContext(c *call) (context.Context, backends.CancelFunc) {
 	if c != nil {
 		cl := s.callerFor(c)
 		cl.at = func(server string) { s.servedBy(c, server) }
+		cl.held = func() (*session, *call) {
+			if s.heldBy(c) == nil {
+				return nil, nil
+			}
+			return s, c
+		}
 		ctx = withCaller(ctx, cl)
 		if c.span != nil {
 			ctx = trace.ContextWithSpan(ctx, c.span)

@@ -18,9 +18,10 @@ import (
 
 // The tools/call core. Every front serves a tools/call through it: the
 // session (stdio, Streamable HTTP, go-sdk's transports: sessionCall),
-// Gateway.Call (the REST API and `mcp-gateway call`: waiter), and lazy
+// Gateway.Call (the REST API and `mcp-gateway call`: waiter), lazy
 // mode's call tools, whose call of a backend tool goes through the same
-// steps as a direct one (callMeta). A call is started once (startCall)
+// steps as a direct one (callMeta), and each call a run_script run makes
+// (scriptCall: a waiter on the run's goroutine, under the run's context). A call is started once (startCall)
 // and ends once; what is done with its outcome is the front's
 // (callHost.deliver). The synchronous form is await(start(...))
 // (awaitCall).
@@ -133,7 +134,9 @@ func (f *front) startCall(run *callRun, tc toolCall, notify func(*mcp.ProgressNo
 	run.ctx = ctx
 	if !h.spawn(func() {
 		defer cancel(nil)
-		raw, err := f.callTool(ctx, run, tc)
+		// run.tc, not tc: a closure over tc would move it to the heap
+		// on the inline path too.
+		raw, err := f.callTool(ctx, run, run.tc)
 		run.end(raw, err)
 	}) {
 		cancel(nil)
@@ -144,7 +147,8 @@ func (f *front) startCall(run *callRun, tc toolCall, notify func(*mcp.ProgressNo
 }
 
 // awaitCall is the synchronous form of a call: await(start(...)), for a
-// caller that cannot be asked anything and gets no progress (Gateway.Call).
+// caller that gets no progress: Gateway.Call, and a run_script run's calls
+// (scriptCall), which run on the run's goroutines and end with its ctx.
 func (f *front) awaitCall(ctx context.Context, tc toolCall) (json.RawMessage, *jsonrpc.Error) {
 	w := &waiter{ctx: ctx}
 	f.startCall(&w.run, tc, nil, w)

@@ -110,6 +110,14 @@ func (f *front) confirm(ctx context.Context, name string, r toolRoute, tc toolCa
 	if s != nil {
 		c = s.callByID(tc.id)
 	}
+	if held := callerOf(ctx).held; c == nil && held != nil {
+		// A run of run_script that is held for an earlier confirmation
+		// (its request was answered input_required) asks again through
+		// its hold, whose client's retry stands for it now.
+		if hs, hc := held(); hc != nil {
+			s, c = hs, hc
+		}
+	}
 	// A client of 2026-07-28 is asked by an input_required answer to its
 	// call (hold.go), one of the handshake era by a request.
 	perRequest := c != nil && c.era == wire.PerRequestEra

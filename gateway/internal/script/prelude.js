@@ -36,19 +36,25 @@
 
   // render renders a console argument: strings as they are, errors with
   // their stack, anything else as JSON where it can be.
+  // Reading v runs the script's code (a getter, a Proxy's traps), which may
+  // throw: then it is unprintable.
   const render = (v) => {
-    if (typeof v === "string") return v;
-    if (v instanceof ErrorC) {
-      const s = str(v);
-      return typeof v.stack === "string" && v.stack !== "" ? s + "\n" + v.stack : s;
+    try {
+      if (typeof v === "string") return v;
+      if (v instanceof ErrorC) {
+        const s = str(v);
+        return typeof v.stack === "string" && v.stack !== "" ? s + "\n" + v.stack : s;
+      }
+      if (typeof v === "object" && v !== null) {
+        try {
+          const s = stringify(v);
+          if (typeof s === "string") return s;
+        } catch (e) {}
+      }
+      return str(v);
+    } catch (e) {
+      return "[unprintable value]";
     }
-    if (typeof v === "object" && v !== null) {
-      try {
-        const s = stringify(v);
-        if (typeof s === "string") return s;
-      } catch (e) {}
-    }
-    return str(v);
   };
 
   const pending = create(null);
@@ -61,6 +67,10 @@
       throw new TypeErrorC(`tools[${stringify(name)}]: the arguments must be a plain object like {"key": "value"}, got ${args === null ? "null" : isArray(args) ? "an array" : typeof args}`);
     }
     const json = stringify(args);
+    // A toJSON can make the arguments something else than an object.
+    if (typeof json !== "string" || json[0] !== "{") {
+      throw new TypeErrorC(`tools[${stringify(name)}]: the arguments must convert to a JSON object, got ${json === undefined ? "nothing" : json}`);
+    }
     const id = ++next;
     // The Error a failure rejects with is made here, so that its stack is
     // where the script called the tool.
@@ -108,12 +118,23 @@
   globalThis.tools = tools;
   globalThis.console = console;
 
+  // failed ends the run with e, the exception the script did not catch.
+  // Reading e runs the script's code (getters, a Proxy's traps), which may
+  // throw in turn: then that exception is the one reported.
   const failed = (e) => {
-    if (e instanceof ErrorC) {
-      host("done", false, str(e), typeof e.stack === "string" ? e.stack : "", str(e.name), str(e.message));
-      return;
+    for (let i = 0; i < 3; i++) {
+      try {
+        if (e instanceof ErrorC) {
+          host("done", false, str(e), typeof e.stack === "string" ? e.stack : "", str(e.name), str(e.message), false);
+        } else {
+          host("done", false, render(e), "", "", "", e === null);
+        }
+        return;
+      } catch (e2) {
+        e = e2;
+      }
     }
-    host("done", false, render(e), "", "", "", e === null);
+    host("done", false, "the script threw a value that cannot be read", "", "", "", false);
   };
 
   const start = (src) => {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +15,13 @@ import (
 
 //go:embed prelude.js
 var prelude string
+
+// maxStack bounds the script's call depth, in the engine's stack slots
+// (about one per JavaScript call; a callback through a built-in such as
+// Array.prototype.map takes more). It is the engine's default, which keeps
+// deep recursion from growing the goroutine's stack without end, stated
+// here because the stack limit's error names it.
+const maxStack = 5000
 
 // errNeverSettles ends a run whose promise is pending with nothing left that
 // could settle it: no tool call in flight or queued and no job to run.
@@ -24,7 +32,7 @@ var errNeverSettles = &ScriptError{Message: "the script's promise never settles:
 // the script's promise settles, a limit is hit, or ctx is done (then ctx.Err(),
 // with every call in flight cancelled and the VM interrupted).
 func Run(ctx context.Context, src string, opts Options) (Result, error) {
-	lim := opts.Limits.withDefaults()
+	lim := opts.Limits.WithDefaults()
 	deadline := time.Now().Add(lim.Wall)
 	runCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
@@ -35,6 +43,7 @@ func Run(ctx context.Context, src string, opts Options) (Result, error) {
 	}
 	defer vm.Close()
 	vm.SetMemoryLimit(uintptr(lim.Memory))
+	vm.SetMaxStackSize(maxStack)
 	// Atomics.wait would block the goroutine where no interrupt reaches it.
 	// Not blocking is the engine's default; this keeps it so.
 	vm.SetCanBlock(false)
@@ -279,7 +288,7 @@ func (r *run) engineLimit(name, message string) *LimitError {
 	case "out of memory":
 		return r.memoryLimit()
 	case "stack overflow":
-		return &LimitError{Limit: "stack", Value: "call depth"}
+		return &LimitError{Limit: "stack", Value: fmt.Sprintf("call depth %d", maxStack)}
 	case "interrupted":
 		return r.timeLimit()
 	}
@@ -318,6 +327,10 @@ func (r *run) host(args []any) (any, error) {
 		id, _ := arg[int](args, 1)
 		name, _ := arg[string](args, 2)
 		js, _ := arg[string](args, 3)
+		if !strings.HasPrefix(js, "{") {
+			// The prelude checks this; Call is promised an object.
+			return nil, errors.New("the arguments must be a JSON object")
+		}
 		if r.started >= r.lim.Calls {
 			r.stopAt(&LimitError{Limit: "calls", Value: fmt.Sprintf("%d calls", r.lim.Calls)})
 			return nil, nil

@@ -74,7 +74,8 @@ func TestRunReturnValueNotJSON(t *testing.T) {
 }
 
 // TestRunResultConversion checks what a tool call resolves to: the
-// structuredContent, else the text, else the whole result.
+// structuredContent, else the text, else the whole result; members are read
+// by their exact names, the last of repeated ones, as JSON.parse reads them.
 func TestRunResultConversion(t *testing.T) {
 	results := map[string]string{
 		"structured": `{"content":[{"type":"text","text":"ignored"}],"structuredContent":{"n":1,"list":["a"]}}`,
@@ -82,6 +83,9 @@ func TestRunResultConversion(t *testing.T) {
 		"several":    `{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}`,
 		"image":      `{"content":[{"type":"text","text":"a"},{"type":"image","data":"AA==","mimeType":"image/png"}]}`,
 		"empty":      `{"content":[]}`,
+		"cased":      `{"content":[{"type":"text","text":"t"}],"IsError":true,"StructuredContent":{"x":1}}`,
+		"repeated":   `{"content":[{"type":"text","text":"r"}],"isError":true,"isError":false}`,
+		"caseditem":  `{"content":[{"Type":"text","Text":"t"}]}`,
 	}
 	call := func(_ context.Context, name string, _ json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(results[name]), nil
@@ -92,6 +96,9 @@ func TestRunResultConversion(t *testing.T) {
 		"several":    `"a\nb"`,
 		"image":      results["image"],
 		"empty":      results["empty"],
+		"cased":      `"t"`,
+		"repeated":   `"r"`,
+		"caseditem":  results["caseditem"],
 	} {
 		res := mustRun(t, fmt.Sprintf(`return await tools[%q]()`, name), Options{Call: call})
 		if string(res.Value) != want {
@@ -176,12 +183,15 @@ func TestRunArguments(t *testing.T) {
 	if want := []string{`a {}`, `b {"x":"y","n":[1,2]}`, `c {}`}; !slices.Equal(got, want) {
 		t.Errorf("calls = %q, want %q", got, want)
 	}
-	for _, bad := range []string{`1`, `"s"`, `[1]`, `null`, `new Date()`, `new Map()`} {
+	for _, bad := range []string{`1`, `"s"`, `[1]`, `null`, `new Date()`, `new Map()`, `{toJSON: () => undefined}`, `{toJSON: () => [1]}`} {
 		_, err := Run(context.Background(), `await tools.a(`+bad+`)`, Options{Call: call})
 		var se *ScriptError
-		if !errors.As(err, &se) || !strings.Contains(se.Message, "TypeError") || !strings.Contains(se.Message, "must be a plain object") {
-			t.Errorf("tools.a(%s): %v, want a TypeError about a plain object", bad, err)
+		if !errors.As(err, &se) || !strings.Contains(se.Message, "TypeError") || !strings.Contains(se.Message, "must") {
+			t.Errorf("tools.a(%s): %v, want a TypeError about the arguments", bad, err)
 		}
+	}
+	if len(got) != 3 {
+		t.Errorf("calls with bad arguments reached Call: %q", got)
 	}
 }
 
@@ -330,6 +340,23 @@ func TestRunErrorPlace(t *testing.T) {
 	}
 }
 
+// TestRunUnreadableException checks that an exception whose reading throws
+// (a Proxy whose traps throw, a getter that throws) still ends the run with
+// a ScriptError, not as a promise that never settles.
+func TestRunUnreadableException(t *testing.T) {
+	for _, src := range []string{
+		`throw new Proxy({}, {getPrototypeOf() { throw 1 }, get() { throw 2 }})`,
+		`const e = new Error("x"); Object.defineProperty(e, "name", {get() { throw new Error("getter") }}); throw e`,
+		`console.log(new Proxy({}, {getPrototypeOf() { throw 1 }, get() { throw 2 }})); return 1`,
+	} {
+		_, err := Run(context.Background(), src, Options{})
+		var se *ScriptError
+		if err != nil && (!errors.As(err, &se) || strings.Contains(se.Message, "never settles")) {
+			t.Errorf("Run(%q) = %v, want a ScriptError", src, err)
+		}
+	}
+}
+
 // TestRunNeverSettles checks that a script awaiting a promise nothing can
 // settle ends at once instead of waiting for the wall time.
 func TestRunNeverSettles(t *testing.T) {
@@ -433,6 +460,10 @@ func checkHostile(t *testing.T, limit string, err error) {
 	var le *LimitError
 	if !errors.As(err, &le) || le.Limit != limit {
 		t.Errorf("Run = %v, want the %s limit", err, limit)
+		return
+	}
+	if want := map[string]string{"stack": "call depth 5000", "calls": "100 calls"}[limit]; want != "" && le.Value != want {
+		t.Errorf("the %s limit's value is %q, want %q", limit, le.Value, want)
 	}
 }
 
@@ -574,7 +605,7 @@ func TestRunPreludeTamperProof(t *testing.T) {
 }
 
 func TestLimitDefaults(t *testing.T) {
-	got := Limits{}.withDefaults()
+	got := Limits{}.WithDefaults()
 	want := Limits{Wall: 30 * time.Second, Memory: 64 << 20, Calls: 100, Output: 64 << 10, Parallel: 8}
 	if got != want {
 		t.Errorf("defaults = %+v, want %+v", got, want)

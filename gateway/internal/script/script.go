@@ -30,9 +30,9 @@ const (
 	DefaultParallel = 8
 )
 
-// withDefaults returns l with its zero (or negative) fields set to the
-// defaults.
-func (l Limits) withDefaults() Limits {
+// WithDefaults returns l with its zero (or negative) fields set to the
+// defaults: the limits a run with l applies.
+func (l Limits) WithDefaults() Limits {
 	if l.Wall <= 0 {
 		l.Wall = DefaultWall
 	}

@@ -1,0 +1,3 @@
+globalThis.x = 1;
+Object.prototype.y = 2;
+return [typeof x, ({}).y];
