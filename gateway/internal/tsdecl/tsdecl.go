@@ -863,14 +863,20 @@ func ident(n string) string {
 }
 
 // reserved are the names a type alias may not have: TypeScript's
-// predefined types and reserved words, and the interface declared here.
+// predefined types and reserved words, the standard library's global
+// types a script's program has (an alias named Error would clash with
+// them), and the interface declared here.
 var reserved = func() map[string]bool {
 	m := make(map[string]bool)
 	for _, w := range strings.Fields(`any unknown never void undefined null object string number boolean bigint symbol
 		break case catch class const continue debugger default delete do else enum export extends false finally for
 		function if import in instanceof new return super switch this throw true try typeof var while with
 		implements interface let package private protected public static yield type as async await declare
-		Tools Promise Array Record Object String Number Boolean`) {
+		Tools Promise PromiseLike Array ReadonlyArray Record Object String Number Boolean BigInt Symbol Function
+		Date RegExp Error TypeError RangeError SyntaxError Map Set WeakMap WeakSet JSON Math Reflect Proxy Iterator
+		ArrayBuffer DataView Uint8Array Int8Array Uint16Array Int16Array Uint32Array Int32Array Float32Array Float64Array
+		Partial Required Readonly Pick Omit Exclude Extract NonNullable Awaited ReturnType Parameters InstanceType
+		Uppercase Lowercase Capitalize Uncapitalize ThisType`) {
 		m[w] = true
 	}
 	return m

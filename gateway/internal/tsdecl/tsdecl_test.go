@@ -140,9 +140,9 @@ func TestSchemaToTS(t *testing.T) {
     "a b"?: 1;
   }): Promise<string | object>;` + "\n"},
 		{"def names that are not identifiers",
-			`{"type":"object","properties":{"a":{"$ref":"#/$defs/a-b.c"},"b":{"$ref":"#/$defs/string"},"c":{"$ref":"#/$defs/9"},"d":{"$ref":"#/$defs/a_b_c"}},"$defs":{"a-b.c":{"type":"string"},"string":{"type":"number"},"9":{"type":"boolean"},"a_b_c":{"type":"null"}}}`, ``,
-			"type a_b_c = string;\ntype _string = number;\ntype _9 = boolean;\ntype a_b_c2 = null;\n" +
-				`  "t"(args: { a?: a_b_c; b?: _string; c?: _9; d?: a_b_c2 }): Promise<string | object>;` + "\n"},
+			`{"type":"object","properties":{"a":{"$ref":"#/$defs/a-b.c"},"b":{"$ref":"#/$defs/string"},"c":{"$ref":"#/$defs/9"},"d":{"$ref":"#/$defs/a_b_c"},"e":{"$ref":"#/$defs/Error"}},"$defs":{"a-b.c":{"type":"string"},"string":{"type":"number"},"9":{"type":"boolean"},"a_b_c":{"type":"null"},"Error":{"const":"e"}}}`, ``,
+			"type a_b_c = string;\ntype _string = number;\ntype _9 = boolean;\ntype a_b_c2 = null;\ntype _Error = \"e\";\n" +
+				`  "t"(args: { a?: a_b_c; b?: _string; c?: _9; d?: a_b_c2; e?: _Error }): Promise<string | object>;` + "\n"},
 		{"not JSON", `{"type":`, ``, `  "t"(args: unknown): Promise<string | object>;` + "\n"},
 	} {
 		if got := argsOf(tc.in, tc.out); got != tc.want {
