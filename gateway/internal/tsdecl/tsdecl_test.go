@@ -388,3 +388,22 @@ func TestDeclareWithin(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDeclare declares every tool of the 15 captured npm servers
+// (217 tools), one server a Declare, as find_tools answers.
+func BenchmarkDeclare(b *testing.B) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "toolsets", "*.json"))
+	if err != nil || len(files) == 0 {
+		b.Fatal(files, err)
+	}
+	var sets [][]Tool
+	for _, f := range files {
+		sets = append(sets, toolset(b, strings.TrimSuffix(filepath.Base(f), ".json")))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, tools := range sets {
+			Declare(tools, 0)
+		}
+	}
+}
