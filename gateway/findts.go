@@ -23,7 +23,7 @@ const (
 )
 
 // formatSchema is the format member of find_tools' and describe_tool's
-// input schemas.
+// input schemas, in code mode (metaTools).
 const formatSchema = `"format":{"type":"string","enum":["json","ts"],"description":"ts: TypeScript declarations, to call the tools from a script (default json)."}`
 
 // checkFormat is a meta tool's format argument, checked.

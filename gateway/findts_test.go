@@ -143,17 +143,28 @@ func TestDescribeToolTS(t *testing.T) {
 		t.Errorf("find_tools ts:\n%s", got)
 	}
 
-	list, err := h.session.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tool := range list.Tools {
-		if tool.Name != "gateway__find_tools" && tool.Name != "gateway__describe_tool" {
-			continue
+	// The format is offered with run_script (code mode, on in lazy mode
+	// unless turned off), and not without it.
+	for _, code := range []string{"auto", "false"} {
+		gw, ctx := newGateway(t, func(c *config.Config) { c.Gateway.ToolsMode, c.Gateway.CodeMode = "lazy", code }, testServer("tb"))
+		list, err := connectHarness(t, gw, ctx, "Visual Studio Code").session.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
 		}
-		schema, _ := json.Marshal(tool.InputSchema)
-		if !strings.Contains(string(schema), `"format":{"description":"ts: TypeScript declarations`) || !strings.Contains(tool.Description, `format "ts"`) {
-			t.Errorf("%s: %s\n%s", tool.Name, tool.Description, schema)
+		n := 0
+		for _, tool := range list.Tools {
+			if tool.Name != "gateway__find_tools" && tool.Name != "gateway__describe_tool" {
+				continue
+			}
+			n++
+			schema, _ := json.Marshal(tool.InputSchema)
+			offered := strings.Contains(string(schema), `"format":{"description":"ts: TypeScript declarations`) && strings.Contains(tool.Description, `format "ts"`)
+			if offered != (code == "auto") || !offered && strings.Contains(string(schema)+tool.Description, "format") {
+				t.Errorf("code_mode %s: %s: %s\n%s", code, tool.Name, tool.Description, schema)
+			}
+		}
+		if n != 2 {
+			t.Errorf("code_mode %s: %d of find_tools and describe_tool listed", code, n)
 		}
 	}
 }

@@ -27,7 +27,10 @@ const (
 var metaOrder = []string{metaFind, metaDescribe, metaCall, metaCallRead}
 
 // metaTools returns the meta tools under this naming mode, keyed by their
-// own (mode-independent) names.
+// own (mode-independent) names. With code mode (run_script listed too),
+// find_tools and describe_tool offer their format "ts": TypeScript
+// declarations serve a script only, and without one the list stays as
+// short as it was.
 //
 // Their annotations tell a client what each does, so that one that asks
 // before a tool with effects (Codex with approval_policy = "never" refuses
@@ -37,8 +40,14 @@ var metaOrder = []string{metaFind, metaDescribe, metaCall, metaCallRead}
 // annotations say read-only, and says so; call_tool calls anything, so it
 // says it may destroy and reach the open world, and a client asks every
 // time (docs/configuration.md, "Lazy tool listing").
-func metaTools(n namer) map[string]*mcp.Tool {
+func metaTools(n namer, code bool) map[string]*mcp.Tool {
 	name := func(own string) string { return n.name("gateway", own) }
+	findTS, describeTS, format := "", "", ""
+	if code {
+		findTS = " With format \"ts\", returns the tools' TypeScript declarations instead, to call them from a script."
+		describeTS = "; with format \"ts\", its TypeScript declaration"
+		format = "," + formatSchema
+	}
 	yes, no := true, false
 	lookup := &mcp.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &no}
 	tools := []*mcp.Tool{{
@@ -46,19 +55,18 @@ func metaTools(n namer) map[string]*mcp.Tool {
 		Title: "Find tools",
 		Description: "Find the backend tools for a need: describe it in words (\"take a screenshot of the page\") or give a tool's name or its start. " +
 			"Returns the best matches first, each with its name, a one-line description, and its inputSchema when small (else get it with " + name(metaDescribe) + "). " +
-			"Call a tool marked readOnly with " + name(metaCallRead) + ", any other with " + name(metaCall) + ". " +
-			"With format \"ts\", returns the tools' TypeScript declarations instead, to call them from a script.",
+			"Call a tool marked readOnly with " + name(metaCallRead) + ", any other with " + name(metaCall) + "." + findTS,
 		InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{`+
 			`"query":{"type":"string","description":"What the tool should do, in words; or a tool name or its start."},`+
 			`"server":{"type":"string","description":"Only this backend server's tools."},`+
-			`"limit":{"type":"integer","minimum":1,"maximum":%d,"description":"At most this many tools (default %d)."},`+
-			formatSchema+`}}`, maxFindLimit, findLimit)),
+			`"limit":{"type":"integer","minimum":1,"maximum":%d,"description":"At most this many tools (default %d)."}`+
+			format+`}}`, maxFindLimit, findLimit)),
 		Annotations: lookup,
 	}, {
 		Name:        name(metaDescribe),
 		Title:       "Describe a tool",
-		Description: "Return one backend tool's full definition: its input schema, output schema and annotations; with format \"ts\", its TypeScript declaration.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"},` + formatSchema + `},"required":["name"]}`),
+		Description: "Return one backend tool's full definition: its input schema, output schema and annotations" + describeTS + ".",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}` + format + `},"required":["name"]}`),
 		Annotations: lookup,
 	}, {
 		Name:  name(metaCall),
