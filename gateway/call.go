@@ -33,10 +33,11 @@ type toolCall struct {
 	// span is the request's span, when tracing: the parent of the
 	// backend's (trace.go).
 	span trace.Span
-	// runID is the run_script run this call is, or that makes it; via is
-	// the name run_script was called by, for a call a run makes
-	// (runscript.go). Both go to the call's audit record.
-	runID, via string
+	// script is the run_script run this call is, or that makes it
+	// (runscript.go), for its audit record; nil for any other call. One
+	// pointer, since every call carries a toolCall (two strings added
+	// 64 B per call on the hot path).
+	script *codeRun
 }
 
 // decodeToolCall reads a tools/call's params (their members, as readMsg
@@ -104,7 +105,7 @@ func (f *front) callTool(ctx context.Context, run *callRun, tc toolCall) (json.R
 	case answerTool:
 		return f.callAnswer(ctx, run, r.own, tc)
 	case metaTool:
-		if tc.via != "" {
+		if tc.script.makes() {
 			// A script calls tools, not the meta tools (nor itself).
 			return nil, &notFoundError{kindTool, tc.name}
 		}
@@ -269,7 +270,7 @@ func (f *front) liveRoute(ctx context.Context, name string, r toolRoute) (toolRo
 		return r, nil
 	}
 	for !f.liveListed(r) {
-		if err := b.AwaitLive(ctx, r.server, r.own); err != nil {
+		if err := b.AwaitLive(ctx, r.server, r.own, f.upstream()); err != nil {
 			return r, err
 		}
 		f.rebuild(ctx, always)
@@ -315,7 +316,7 @@ func (f *front) liveListed(r toolRoute) bool {
 // notify runs in the backend's read loop, before the call's response, so
 // no progress follows the response.
 func (f *front) backendOptions(tc toolCall, notify func(*mcp.ProgressNotificationParams)) (backends.CallOptions, error) {
-	opts := backends.CallOptions{Task: tc.task, Extra: tc.extra, ClientCaps: f.backendCaps(tc.caps)}
+	opts := backends.CallOptions{Task: tc.task, Extra: tc.extra, ClientCaps: f.backendCaps(tc.caps), Caller: f.upstream()}
 	if a := bytes.TrimSpace(tc.args); len(a) > 0 && a[0] != '{' && string(a) != "null" {
 		return opts, errInvalidParams("arguments must be a JSON object")
 	}

@@ -55,9 +55,12 @@ func (f *front) recorder(run *callRun) callEnd {
 		return nil
 	}
 	tc := run.tc
-	rec := CallRecord{Time: time.Now(), Tool: tc.name, Via: tc.via}
+	rec := CallRecord{Time: time.Now(), Tool: tc.name}
+	if tc.script.makes() {
+		rec.Via = tc.script.by
+	}
 	args := tc.args
-	if r, ok := f.lookupTool(tc.name); ok && r.kind == metaTool && (r.own == metaCall || r.own == metaCallRead) && tc.via == "" {
+	if r, ok := f.lookupTool(tc.name); ok && r.kind == metaTool && (r.own == metaCall || r.own == metaCallRead) && !tc.script.makes() {
 		// The call a meta tool makes is the one to account for.
 		rec.Via = tc.name
 		rec.Tool, _ = wire.Unquote(wire.Member(tc.args, "name"))
@@ -100,7 +103,9 @@ func (f *front) recorder(run *callRun) callEnd {
 			return result, e
 		}
 		// A run's id is known once it starts (runScript).
-		rec.RunID = run.tc.runID
+		if s := run.tc.script; s != nil {
+			rec.RunID = s.id
+		}
 		rec.Outcome = "ok"
 		switch {
 		case e != nil:

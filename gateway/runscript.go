@@ -107,6 +107,16 @@ func byteText(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
+// codeRun is a run of run_script as its calls' audit records name it:
+// its id, and for a call the run makes, the name run_script was called by.
+type codeRun struct {
+	id, by string
+}
+
+// makes reports whether s is the run that makes a call, not the run's own
+// call (or no run: nil).
+func (s *codeRun) makes() bool { return s != nil && s.by != "" }
+
 // scriptArgsMembers are run_script's arguments, for wire.Ambiguous.
 var scriptArgsMembers = wire.Known{Names: []string{"script"}}
 
@@ -133,12 +143,15 @@ func (f *front) runScript(ctx context.Context, run *callRun, tc toolCall) (json.
 	// The run's id: every call it makes is audited with it, and so is the
 	// run itself (recorder reads run.tc).
 	id := rand.Text()
-	run.tc.runID = id
+	run.tc.script = &codeRun{id: id}
+	calls := &codeRun{id: id, by: tc.name}
 	progress, stop := f.runProgress(tc, run.notify)
 	res, err := script.Run(ctx, *args.Script, script.Options{
 		Limits: f.g.scriptLimits(),
-		Call: func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-			return f.scriptCall(ctx, tc, id, name, args)
+		Call: func(callCtx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+			callCtx, done := causedBy(callCtx, ctx)
+			defer done()
+			return f.scriptCall(callCtx, tc, calls, name, args)
 		},
 		Progress: progress,
 	})
@@ -149,19 +162,40 @@ func (f *front) runScript(ctx context.Context, run *callRun, tc toolCall) (json.
 	return scriptResult(res, err)
 }
 
-// scriptCall is one tools/call of the run id that run_script's call outer
+// causedBy returns ctx, ended with the cause of run when run ended it: the
+// engine's context for a call ends with the run, but the engine may end it
+// itself (the run is over) before run's cancellation reaches it, and the
+// backend would be told the gateway cancelled rather than the client's
+// reason. done releases it.
+func causedBy(ctx, run context.Context) (context.Context, func()) {
+	out, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		// run is cancelled before anything derived from it.
+		cause := context.Cause(run)
+		if cause == nil {
+			cause = context.Cause(ctx)
+		}
+		cancel(cause)
+	})
+	return out, func() {
+		stop()
+		cancel(nil)
+	}
+}
+
+// scriptCall is one tools/call that the run of run_script's call outer
 // makes: the core's synchronous form on the run's goroutine (awaitCall),
 // with the run's context, the outer call's era, capabilities and _meta
 // (less its progressToken: the run reports its own progress), and its
 // request id, which a confirmation asked meanwhile is related to. Its span,
 // when tracing, is a child of the run's.
-func (f *front) scriptCall(ctx context.Context, outer toolCall, id, name string, args json.RawMessage) (json.RawMessage, error) {
-	tc := toolCall{id: outer.id, name: name, args: args, meta: outer.meta, era: outer.era, caps: outer.caps, runID: id, via: outer.name}
+func (f *front) scriptCall(ctx context.Context, outer toolCall, run *codeRun, name string, args json.RawMessage) (json.RawMessage, error) {
+	tc := toolCall{id: outer.id, name: name, args: args, meta: outer.meta, era: outer.era, caps: outer.caps, script: run}
 	var span trace.Span
 	if t := f.g.opts.Tracer; t != nil {
 		tool := spanText(name)
 		ctx, span = t.Start(ctx, "tools/call "+tool, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
-			attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", tool), attribute.String("mcp_gateway.run_id", id)))
+			attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", tool), attribute.String("mcp_gateway.run_id", run.id)))
 	}
 	raw, e := f.awaitCall(ctx, tc)
 	if span != nil {
