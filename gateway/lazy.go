@@ -27,7 +27,10 @@ const (
 var metaOrder = []string{metaFind, metaDescribe, metaCall, metaCallRead}
 
 // metaTools returns the meta tools under this naming mode, keyed by their
-// own (mode-independent) names.
+// own (mode-independent) names. With code mode (run_script listed too),
+// find_tools and describe_tool offer their format "ts": TypeScript
+// declarations serve a script only, and without one the list stays as
+// short as it was.
 //
 // Their annotations tell a client what each does, so that one that asks
 // before a tool with effects (Codex with approval_policy = "never" refuses
@@ -37,8 +40,14 @@ var metaOrder = []string{metaFind, metaDescribe, metaCall, metaCallRead}
 // annotations say read-only, and says so; call_tool calls anything, so it
 // says it may destroy and reach the open world, and a client asks every
 // time (docs/configuration.md, "Lazy tool listing").
-func metaTools(n namer) map[string]*mcp.Tool {
+func metaTools(n namer, code bool) map[string]*mcp.Tool {
 	name := func(own string) string { return n.name("gateway", own) }
+	findTS, describeTS, format := "", "", ""
+	if code {
+		findTS = " With format \"ts\", returns the tools' TypeScript declarations instead, to call them from a script."
+		describeTS = "; with format \"ts\", its TypeScript declaration"
+		format = "," + formatSchema
+	}
 	yes, no := true, false
 	lookup := &mcp.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &no}
 	tools := []*mcp.Tool{{
@@ -46,17 +55,18 @@ func metaTools(n namer) map[string]*mcp.Tool {
 		Title: "Find tools",
 		Description: "Find the backend tools for a need: describe it in words (\"take a screenshot of the page\") or give a tool's name or its start. " +
 			"Returns the best matches first, each with its name, a one-line description, and its inputSchema when small (else get it with " + name(metaDescribe) + "). " +
-			"Call a tool marked readOnly with " + name(metaCallRead) + ", any other with " + name(metaCall) + ".",
+			"Call a tool marked readOnly with " + name(metaCallRead) + ", any other with " + name(metaCall) + "." + findTS,
 		InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{`+
 			`"query":{"type":"string","description":"What the tool should do, in words; or a tool name or its start."},`+
 			`"server":{"type":"string","description":"Only this backend server's tools."},`+
-			`"limit":{"type":"integer","minimum":1,"maximum":%d,"description":"At most this many tools (default %d)."}}}`, maxFindLimit, findLimit)),
+			`"limit":{"type":"integer","minimum":1,"maximum":%d,"description":"At most this many tools (default %d)."}`+
+			format+`}}`, maxFindLimit, findLimit)),
 		Annotations: lookup,
 	}, {
 		Name:        name(metaDescribe),
 		Title:       "Describe a tool",
-		Description: "Return one backend tool's full definition: its input schema, output schema and annotations.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
+		Description: "Return one backend tool's full definition: its input schema, output schema and annotations" + describeTS + ".",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}` + format + `},"required":["name"]}`),
 		Annotations: lookup,
 	}, {
 		Name:  name(metaCall),
@@ -87,10 +97,11 @@ type metaArgs struct {
 	Limit     *float64        `json:"limit"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
+	Format    string          `json:"format"` // find_tools and describe_tool: formatJSON or formatTS
 }
 
 // metaArgsMembers are metaArgs' members, for wire.Ambiguous.
-var metaArgsMembers = wire.Known{Names: []string{"query", "server", "limit", "name", "arguments"}}
+var metaArgsMembers = wire.Known{Names: []string{"query", "server", "limit", "name", "arguments", "format"}}
 
 // callMeta serves the meta tool whose own name is which (metaFind, ...)
 // for run. The call tools forward the client's _meta and progress like a
@@ -131,12 +142,19 @@ func (f *front) callMeta(ctx context.Context, run *callRun, which string, tc too
 		}
 		return findTools(ctx, ix, args, visible)
 	case metaDescribe:
+		format, err := checkFormat(args.Format)
+		if err != nil {
+			return nil, err
+		}
 		r, ok := f.lookupTool(args.Name)
 		if !ok {
 			return nil, f.unknown(kindTool, args.Name)
 		}
 		if r.kind != backendTool {
 			return nil, &notFoundError{kindTool, args.Name}
+		}
+		if format == formatTS {
+			return tsDescribed(r.def), nil
 		}
 		return textResult(r.def), nil
 	}
@@ -181,6 +199,10 @@ func findTools(ctx context.Context, ix *toolIndex, args metaArgs, visible func(n
 	if !queryWords(args.Query) {
 		return nil, errInvalidParams(fmt.Sprintf("query has more than %d distinct words", maxFindWords))
 	}
+	format, err := checkFormat(args.Format)
+	if err != nil {
+		return nil, err
+	}
 	q := findQuery{Query: args.Query, Server: args.Server, Limit: findLimit, Visible: visible}
 	if args.Limit != nil {
 		l := *args.Limit
@@ -196,6 +218,9 @@ func findTools(ctx context.Context, ix *toolIndex, args metaArgs, visible func(n
 	if s := args.Server; s != "" && (ix.servers[s] == nil || ix.count(s, visible) == 0) {
 		res.Tools = []foundTool{}
 		res.Hint = fmt.Sprintf("No server is named %q. Servers: %s.", s, serverList(ix, visible))
+		if format == formatTS {
+			return tsFound(ix, nil, res.Hint), nil
+		}
 		return textResult(mustJSON(res)), nil
 	}
 	found, err := ix.find(ctx, q)
@@ -211,6 +236,9 @@ func findTools(ctx context.Context, ix *toolIndex, args metaArgs, visible func(n
 			"or no query to list tools. Servers: " + serverList(ix, visible) + "."
 	case strings.TrimSpace(args.Query) == "" && all > len(found):
 		res.Hint = fmt.Sprintf("The first %d of %d tools, by name. Give a query to find the tools for a need.", len(found), all)
+	}
+	if format == formatTS {
+		return tsFound(ix, found, res.Hint), nil
 	}
 	return textResult(mustJSON(res)), nil
 }

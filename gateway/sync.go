@@ -252,7 +252,7 @@ func (g *Gateway) buildToolRoutes(n namer, tools []backends.Tool, prefixes map[s
 	if g.opts.Config.Gateway.ToolsMode != "full" {
 		// Lazy mode's, and auto's for the clients that get them
 		// (allowed): their names are taken for every client.
-		meta := metaTools(n)
+		meta := metaTools(n, g.codeMode() != codeOff)
 		for _, name := range metaOrder {
 			own(metaTool, name, meta[name])
 		}
