@@ -140,6 +140,11 @@ func (f *front) runScript(ctx context.Context, run *callRun, tc toolCall) (json.
 	if args.Script == nil {
 		return nil, errInvalidParams("arguments: script is required: the JavaScript to run")
 	}
+	end, refused := f.startRun()
+	if refused != "" {
+		return errorResult(refused), nil
+	}
+	defer end()
 	// The run's id: every call it makes is audited with it, and so is the
 	// run itself (recorder reads run.tc).
 	id := rand.Text()
