@@ -1,0 +1,125 @@
+package gateway
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
+	"github.com/mcp-gateway/mcp-gateway/config"
+)
+
+// Tests of code mode from a security review (docs/code-mode.md, "Threat
+// model"): each is an attack on the promise that a script's calls take the
+// normal path.
+
+// Under gateway.redact: results a secret in a tool's result reaches the
+// script masked (its length is the mask's), and one the script puts
+// together is masked in its return value, its console output and its
+// uncaught error, as in any tool's result.
+func TestRunScriptRedacts(t *testing.T) {
+	t.Parallel()
+	const secret = "ghp_1234567890abcdefghijABCDEFGHIJ123456"
+	const built = `"ghp_" + "1234567890abcdefghijABCDEFGHIJ123456"`
+	c := newScriptEnv(t, scriptOpts{mutate: func(c *config.Config) { c.Gateway.Redact = "results" }}, testServer("a")).stdio(t, `{}`)
+	const mask = "[redacted:github-token]"
+	if out, _ := scriptOut(t, runScript(c, `const r = await tools["a.echo"]({k: "`+secret+`"}); return r.k.length`)); num(out["result"]) != float64(len(mask)) {
+		t.Errorf("the script saw a secret of length %v, want the mask's %d", out["result"], len(mask))
+	}
+	for _, src := range []string{
+		`return ` + built,
+		`console.log(` + built + `); return 1`,
+		`throw new Error(` + built + `)`,
+		`await tools[` + built + `]({}); return 1`,
+	} {
+		if r := runScript(c, src).String(); strings.Contains(r, secret) || !strings.Contains(r, mask) {
+			t.Errorf("%s: %s", src, r)
+		}
+	}
+}
+
+// Two destructive calls a script makes at once are put to the user at
+// once, each with its arguments, and each answer goes to its own call: the
+// one declined is refused, the one accepted runs. A client of 2026-07-28 is
+// asked one after the other (one input_required answer at a time).
+func TestRunScriptConfirmsTwoAtOnce(t *testing.T) {
+	t.Parallel()
+	tools := filepath.Join(t.TempDir(), "tools.json")
+	if err := os.WriteFile(tools, []byte(`{"tools":{"echo":{"annotations":{"destructiveHint":true}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := newScriptEnv(t, scriptOpts{mutate: func(c *config.Config) { c.Gateway.Confirm = "destructive" }}, testServer("d", "-tools-file", tools))
+	const src = `const r = await Promise.allSettled([tools["d.echo"]({n: 1}), tools["d.echo"]({n: 2})]);
+		return r.map(x => x.status === "fulfilled" ? "ran " + x.value.n : x.reason.message)`
+
+	c := e.stdio(t, `{"elicitation":{}}`)
+	id := c.Request("tools/call", scriptParams(src, ""))
+	for _, ask := range []testutil.Msg{c.Next(), c.Next()} {
+		answer := `{"action":"accept","content":{"confirm":true}}`
+		if strings.Contains(string(ask.Member("params")), `{\"n\":1}`) {
+			answer = `{"action":"decline"}`
+		}
+		c.Send(`{"jsonrpc":"2.0","id":` + string(ask.Member("id")) + `,"result":` + answer + `}`)
+	}
+	out, _ := scriptOut(t, c.Await(id, testutil.DefaultTimeout))
+	if got, _ := json.Marshal(out["result"]); string(got) != `["d.echo was not run: the user declined it","ran 2"]` {
+		t.Errorf("handshake era: %s", got)
+	}
+
+	pr := e.perRequest(t)
+	meta := strings.TrimSuffix(strings.TrimPrefix(meta26, "{"), "}")
+	q, _ := json.Marshal(src)
+	r := pr.Call("tools/call", scriptParams(src, meta))
+	for round := 0; r.Result(t)["resultType"] == "input_required"; round++ {
+		if round == 2 {
+			t.Fatalf("asked a third time: %s", r)
+		}
+		res := r.Result(t)
+		answers := map[string]any{}
+		for k := range res["inputRequests"].(map[string]any) {
+			answers[k] = map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}
+		}
+		a, _ := json.Marshal(answers)
+		state, _ := json.Marshal(res["requestState"])
+		r = pr.Call("tools/call", `{"name":"gateway.run_script","arguments":{"script":`+string(q)+`},"_meta":`+meta26+
+			`,"inputResponses":`+string(a)+`,"requestState":`+string(state)+`}`)
+	}
+	out, _ = scriptOut(t, r)
+	if got, _ := json.Marshal(out["result"]); string(got) != `["ran 1","ran 2"]` {
+		t.Errorf("2026-07-28: %s", got)
+	}
+}
+
+// Fifty calls at once against a tool whose rate limit allows a burst of
+// three: three run, the rest are refused with the limit's error.
+func TestRunScriptRateLimitedInParallel(t *testing.T) {
+	t.Parallel()
+	g := newPolicyGW(t, func(c *config.Config) {
+		c.Gateway.ToolsMode = "lazy"
+		c.Gateway.RateLimits.Tools = []config.ToolRate{{Tools: []string{"a.echo"}, Rate: config.Rate{PerMinute: 1, Burst: 3}}}
+	}, testServer("a"))
+	out := g.session("alice")(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + scriptParams(`
+		const r = await Promise.allSettled(Array.from({length: 50}, (_, i) => tools["a.echo"]({i})));
+		return r.filter(x => x.status === "fulfilled").length + " ran, " + r.filter(x => x.status === "rejected" && x.reason.code === -32029).length + " limited"`, "") + `}`)
+	if !strings.Contains(out, `"result":"3 ran, 47 limited"`) {
+		t.Errorf("%s", out)
+	}
+}
+
+// A backend's result that all but fills the script's heap ends the run at
+// the memory limit, named; it was reported as a script whose promise never
+// settles (the engine dropped the job that resumes the script).
+func TestRunScriptBigResultMemoryLimit(t *testing.T) {
+	t.Parallel()
+	c := newScriptEnv(t, scriptOpts{mutate: func(c *config.Config) { c.Gateway.CodeModeLimits.MemoryBytes = 8 << 20 }}, testServer("a")).stdio(t, `{}`)
+	for _, src := range []string{
+		`return (await tools["a.big"]({bytes: 3000000})).length`,
+		`return (await Promise.all([1, 2].map(() => tools["a.big"]({bytes: 3000000})))).length`,
+	} {
+		if got := scriptFailed(t, runScript(c, src)); got != "run_script stopped: the script exceeded its memory limit (8 MiB)" {
+			t.Errorf("%s: %q", src, got)
+		}
+	}
+}
