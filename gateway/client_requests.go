@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -28,13 +29,16 @@ func (g *Gateway) handleBackendRequest(ctx context.Context, server, method strin
 	default:
 		return nil, fmt.Errorf("method %s is not forwarded", method)
 	}
-	to, during := g.clientFor(server, method)
+	// A request of a caller's own session (upstream_auth) is that
+	// person's: only their sessions and held calls may be asked.
+	who := backends.RequestCaller(ctx)
+	to, during := g.clientFor(server, method, who)
 	if during == nil {
 		// No call to server that a session serves: the request may be
 		// for a held call whose client has not called again yet, or for
 		// a caller that cannot be asked; only a request outside any
 		// call goes to any client that declared the capability.
-		if h := g.holds.waitingOn(server); h != nil {
+		if h := g.holds.waitingOn(server, who); h != nil {
 			return h.ask(ctx, method, params)
 		}
 		if g.callsUnaskable(server) {
@@ -46,6 +50,9 @@ func (g *Gateway) handleBackendRequest(ctx context.Context, server, method strin
 	}
 	g.log.Debug("forwarding backend request to client", "server", server, "method", method)
 	if during != nil && during.era == wire.HandshakeEra && !to.f.supports(method) {
+		if to.f.issuer != "" {
+			return nil, errOtherReplica(method, to.f.issuer)
+		}
 		return nil, errClientLacks(method)
 	}
 	if during != nil && during.era == wire.PerRequestEra {
@@ -86,12 +93,22 @@ func (g *Gateway) callsUnaskable(server string) bool {
 	return g.unaskable[server] > 0
 }
 
+// errOtherReplica answers a backend's request during a call of a session
+// this replica serves a copy of (front.issuer): the client's answer would
+// reach whichever replica the balancer picks, and only the issuing one
+// waits for it.
+func errOtherReplica(method, issuer string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("the client cannot be asked for %s by this replica: its session was issued by replica %q, which alone receives its answers (route the session's requests there, docs/deploy.md)", method, issuer)}
+}
+
 // supports reports whether the client declared the capability a
 // server-to-client method needs, at initialize (a client of the
 // per-request era receives no requests: it is asked per call, hold.go).
+// The copy of a sealed session on another replica than its issuer's
+// (front.issuer) can ask nothing: the answer would not come back to it.
 func (f *front) supports(method string) bool {
 	d := f.declared()
-	ok := f.initialized.Load() && !f.sessionless && wire.EraOf(d.version) == wire.HandshakeEra
+	ok := f.initialized.Load() && !f.sessionless && f.issuer == "" && wire.EraOf(d.version) == wire.HandshakeEra
 	return ok && declares(d.caps, method)
 }
 
@@ -112,12 +129,14 @@ func present(v json.RawMessage) bool {
 // backend's request carries no reference to the call it serves, so the
 // call is found by the backend:
 // many clients calling the same backend at once cannot be told apart, and
-// the first found gets it.
-func (g *Gateway) clientFor(server, method string) (*session, *call) {
+// the first found gets it. A request of a caller's own session of a server
+// reached per caller (who, backends.RequestCaller) goes to that caller's
+// sessions only.
+func (g *Gateway) clientFor(server, method, who string) (*session, *call) {
 	g.mu.Lock()
 	sessions := make([]*session, 0, len(g.fronts))
 	for f := range g.fronts {
-		if f.sess != nil {
+		if f.sess != nil && (who == "" || f.callerIdentity() == who) {
 			sessions = append(sessions, f.sess)
 		}
 	}

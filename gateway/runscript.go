@@ -153,8 +153,10 @@ func (f *front) runScript(ctx context.Context, run *callRun, tc toolCall) (json.
 	progress, stop := f.runProgress(tc, run.notify)
 	res, err := script.Run(ctx, *args.Script, script.Options{
 		Limits: f.g.scriptLimits(),
-		Call: func(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
-			return f.scriptCall(ctx, tc, calls, name, args)
+		Call: func(callCtx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+			callCtx, done := causedBy(callCtx, ctx)
+			defer done()
+			return f.scriptCall(callCtx, tc, calls, name, args)
 		},
 		Progress: progress,
 	})
@@ -163,6 +165,27 @@ func (f *front) runScript(ctx context.Context, run *callRun, tc toolCall) (json.
 		return nil, context.Cause(ctx)
 	}
 	return scriptResult(res, err)
+}
+
+// causedBy returns ctx, ended with the cause of run when run ended it: the
+// engine's context for a call ends with the run, but the engine may end it
+// itself (the run is over) before run's cancellation reaches it, and the
+// backend would be told the gateway cancelled rather than the client's
+// reason. done releases it.
+func causedBy(ctx, run context.Context) (context.Context, func()) {
+	out, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		// run is cancelled before anything derived from it.
+		cause := context.Cause(run)
+		if cause == nil {
+			cause = context.Cause(ctx)
+		}
+		cancel(cause)
+	})
+	return out, func() {
+		stop()
+		cancel(nil)
+	}
 }
 
 // scriptCall is one tools/call that the run of run_script's call outer

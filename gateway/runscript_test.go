@@ -370,11 +370,16 @@ func TestRunScriptCancelReachesBackend(t *testing.T) {
 		t.Fatal("the script's call never reached the backend")
 	}
 	c.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"run","reason":"stop the run"}}`)
-	if !testutil.Poll(testutil.DefaultTimeout, func() bool { return len(stats()["cancelled"].([]any)) == 1 }) {
+	var st map[string]any
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool {
+		st = stats()
+		cancelled, _ := st["cancelled"].([]any)
+		return len(cancelled) == 1
+	}) {
 		t.Fatal("the backend was not told the call was cancelled")
 	}
-	if st := stats(); !slices.Equal(toStrings(st["reasons"]), []string{"stop the run"}) || num(st["active"]) != 0 {
-		t.Errorf("backend's stats: %v", st)
+	if !slices.Equal(toStrings(st["reasons"]), []string{"stop the run"}) {
+		t.Errorf("the backend was told %q, want the client's reason", st["reasons"])
 	}
 }
 
@@ -596,7 +601,7 @@ func TestRunScriptSessionEndCancels(t *testing.T) {
 		t.Fatalf("DELETE the session: %v %v", resp, err)
 	}
 	resp.Body.Close()
-	if !testutil.Poll(testutil.DefaultTimeout, func() bool { return len(stats()["cancelled"].([]any)) == 1 }) {
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool { cancelled, _ := stats()["cancelled"].([]any); return len(cancelled) == 1 }) {
 		t.Fatal("the backend was not told the call was cancelled")
 	}
 	if out := <-done; strings.Contains(out, "never") {
@@ -619,5 +624,39 @@ func TestRunScriptRateLimited(t *testing.T) {
 		try { await tools["a.echo"]({}); return "not limited" } catch (e) { return e.code + " " + e.message }`, "") + `}`)
 	if !strings.Contains(out, `"result":"-32029 Rate limit exceeded for tool a.echo: retry after`) {
 		t.Errorf("the second call: %s", out)
+	}
+}
+
+// A backend that asks its client something during a script's call (here
+// a sampling) asks the client of the run, on the run's request.
+func TestRunScriptBackendAsksTheRunsClient(t *testing.T) {
+	t.Parallel()
+	c := newScriptEnv(t, scriptOpts{}, testServer("a")).stdio(t, `{"sampling":{}}`)
+	id := c.Request("tools/call", scriptParams(`const s = await tools["a.sample"]({}); return s.content.text`, ""))
+	ask := c.Next()
+	if ask.Method() != "sampling/createMessage" {
+		t.Fatalf("want the backend's sampling asked, got %s", ask)
+	}
+	c.Send(`{"jsonrpc":"2.0","id":` + string(ask.Member("id")) + `,"result":{"role":"assistant","content":{"type":"text","text":"sampled by the client"},"model":"m"}}`)
+	if out, _ := scriptOut(t, c.Await(id, testutil.DefaultTimeout)); out["result"] != "sampled by the client" {
+		t.Errorf("result %v", out["result"])
+	}
+}
+
+// A run through REST cannot ask anyone: a destructive call in it is
+// refused with a message that says so, and the script can catch it.
+func TestRunScriptRESTRefusesDestructive(t *testing.T) {
+	t.Parallel()
+	tools := filepath.Join(t.TempDir(), "tools.json")
+	if err := os.WriteFile(tools, []byte(`{"tools":{"wipe":{"annotations":{"destructiveHint":true}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := newPolicyGW(t, func(c *config.Config) {
+		c.Gateway.ToolsMode, c.Gateway.Confirm = "lazy", "destructive"
+	}, testServer("a", "-tools-file", tools))
+	q, _ := json.Marshal(`try { await tools["a.wipe"]({}); return "wiped" } catch (e) { return e.message }`)
+	status, _, out := g.send("alice", "/mcp/call", nil, `{"name":"gateway.run_script","arguments":{"script":`+string(q)+`}}`)
+	if status != http.StatusOK || !strings.Contains(out, "a.wipe is marked destructive and gateway.confirm is destructive, but this client cannot ask you to confirm it") {
+		t.Errorf("REST run: %d %s", status, out)
 	}
 }
