@@ -123,3 +123,66 @@ func TestRunScriptBigResultMemoryLimit(t *testing.T) {
 		}
 	}
 }
+
+// Cancelling a run while one of its calls waits for the user's
+// confirmation withdraws the question (the client is told it is
+// cancelled), calls nothing, answers nothing, and ends the run (it is
+// counted out); the user's late answer changes nothing.
+func TestRunScriptCancelDuringConfirmation(t *testing.T) {
+	t.Parallel()
+	tools := filepath.Join(t.TempDir(), "tools.json")
+	if err := os.WriteFile(tools, []byte(`{"tools":{"echo":{"annotations":{"destructiveHint":true}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := newScriptEnv(t, scriptOpts{mutate: func(c *config.Config) { c.Gateway.Confirm = "destructive" }}, testServer("d", "-tools-file", tools))
+	c := e.stdio(t, `{"elicitation":{}}`)
+	id := c.Request("tools/call", scriptParams(`await tools["d.echo"]({x: 1}); return "ran"`, ""))
+	ask := c.Next()
+	if ask.Method() != "elicitation/create" {
+		t.Fatalf("want the confirmation asked, got %s", ask)
+	}
+	c.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"stop"}}`)
+	if m := c.Next(); m.Method() != "notifications/cancelled" || !strings.Contains(string(m.Member("params")), `"requestId":`+string(ask.Member("id"))) {
+		t.Errorf("want the question withdrawn, got %s", m)
+	}
+	c.Send(`{"jsonrpc":"2.0","id":` + string(ask.Member("id")) + `,"result":{"action":"accept","content":{"confirm":true}}}`)
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool {
+		e.gw.scriptRuns.mu.Lock()
+		defer e.gw.scriptRuns.mu.Unlock()
+		return e.gw.scriptRuns.total == 0
+	}) {
+		t.Fatal("the run did not end")
+	}
+	for _, r := range e.callRecords() {
+		if r.Tool == "d.echo" && r.Outcome == "ok" {
+			t.Errorf("the destructive call ran: %+v", r)
+		}
+	}
+	if c.Answered(id) {
+		t.Error("the cancelled run was answered")
+	}
+}
+
+// The answer tools are the caller's as the policy gives them, from a
+// script as directly: alice's rule allows gateway.answer*, bob's does not.
+func TestRunScriptAnswerToolsByPolicy(t *testing.T) {
+	t.Parallel()
+	g := newPolicyGW(t, func(c *config.Config) { c.Gateway.ToolsMode, c.Gateway.AnswerTools = "lazy", true }, testServer("a"))
+	const src = `try { return (await tools["answer"]({query: "hi"})).answer } catch (e) { return "refused: " + e.message }`
+	for who, want := range map[string]string{"alice": `"result":"An answer."`, "bob": `"result":"refused: Tool not found: answer"`} {
+		if out := g.session(who)(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + scriptParams(src, "") + `}`); !strings.Contains(out, want) {
+			t.Errorf("%s: %s", who, out)
+		}
+	}
+}
+
+// run_script's arguments are read as the policy and the audit log read
+// them: a second "Script" member is refused, not taken for the one run.
+func TestRunScriptAmbiguousArguments(t *testing.T) {
+	t.Parallel()
+	c := newScriptEnv(t, scriptOpts{}, testServer("a")).stdio(t, `{}`)
+	r := c.Call("tools/call", `{"name":"gateway.run_script","arguments":{"script":"return 1","Script":"return 2"}}`)
+	if code, msg, _ := r.Error(t); code != -32602 || !strings.Contains(msg, "Script") {
+		t.Errorf("%s", r)
+	}
+}
