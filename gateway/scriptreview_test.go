@@ -186,3 +186,41 @@ func TestRunScriptAmbiguousArguments(t *testing.T) {
 		t.Errorf("%s", r)
 	}
 }
+
+// A client of 2026-07-28 whose run is held for a confirmation and that
+// never retries does not keep the run: it ends at its wall time, and is
+// counted out. One that cannot be asked is refused with a message saying
+// so, which the audit log records as the run's call refused.
+func TestRunScriptHeldRunEnds(t *testing.T) {
+	t.Parallel()
+	tools := filepath.Join(t.TempDir(), "tools.json")
+	if err := os.WriteFile(tools, []byte(`{"tools":{"wipe":{"annotations":{"destructiveHint":true}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := newScriptEnv(t, scriptOpts{mutate: func(c *config.Config) {
+		c.Gateway.Confirm = "destructive"
+		c.Gateway.CodeModeLimits.WallMS = 500
+	}}, testServer("d", "-tools-file", tools))
+	c := e.perRequest(t)
+	meta := strings.TrimSuffix(strings.TrimPrefix(meta26, "{"), "}")
+	if r := c.Call("tools/call", scriptParams(`await tools["d.wipe"]({n: 1}); return 1`, meta)); r.Result(t)["resultType"] != "input_required" {
+		t.Fatalf("want the run held for the confirmation: %s", r)
+	}
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool {
+		e.gw.scriptRuns.mu.Lock()
+		defer e.gw.scriptRuns.mu.Unlock()
+		return e.gw.scriptRuns.total == 0
+	}) {
+		t.Fatal("the held run never ended")
+	}
+
+	out, _ := scriptOut(t, c.Call("tools/call", scriptParams(`try { await tools["d.wipe"]({n: 1}); return "ran" } catch (e) { return e.message }`,
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c26","version":"1"}`)))
+	if s, _ := out["result"].(string); !strings.HasPrefix(s, "d.wipe is marked destructive and gateway.confirm is destructive, but this client cannot ask you to confirm it") {
+		t.Errorf("a client that cannot be asked: %v", out["result"])
+	}
+	recs := e.callRecords()
+	if n := len(recs); n < 2 || recs[n-2].Tool != "d.wipe" || recs[n-2].Outcome != "call_refused" || recs[n-2].RunID == "" || recs[n-2].RunID != recs[n-1].RunID {
+		t.Errorf("the refused call's record: %+v", recs)
+	}
+}
