@@ -224,3 +224,26 @@ func TestRunScriptHeldRunEnds(t *testing.T) {
 		t.Errorf("the refused call's record: %+v", recs)
 	}
 }
+
+// A rate limit that names gateway.run_script (as the answer tools are
+// named) bounds the caller's runs, each of which may take its wall time
+// of CPU without calling a tool: the run over it is refused with the
+// limit's error, as a direct call over a tool's limit is.
+func TestRunScriptItselfRateLimited(t *testing.T) {
+	t.Parallel()
+	g := newPolicyGW(t, func(c *config.Config) {
+		c.Gateway.ToolsMode = "lazy"
+		c.Gateway.RateLimits.Tools = []config.ToolRate{{Tools: []string{"gateway.run_script"}, Rate: config.Rate{PerMinute: 1, Burst: 1}}}
+	}, testServer("a"))
+	alice := g.session("alice")
+	run := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + scriptParams(`return "ran"`, "") + `}`
+	if out := alice(run); !strings.Contains(out, `"result":"ran"`) {
+		t.Fatalf("the first run: %s", out)
+	}
+	if out := alice(run); !strings.Contains(out, `"code":-32029`) || !strings.Contains(out, "Rate limit exceeded for tool gateway.run_script") {
+		t.Errorf("the second run: %s", out)
+	}
+	if out := g.session("dan")(run); !strings.Contains(out, `"result":"ran"`) {
+		t.Errorf("another caller's run: %s", out)
+	}
+}
