@@ -247,3 +247,20 @@ func TestRunScriptItselfRateLimited(t *testing.T) {
 		t.Errorf("another caller's run: %s", out)
 	}
 }
+
+// A tool scope that names gateway.run_script is required of whoever runs a
+// script: a token without it is refused the run (and not the tools).
+func TestRunScriptItselfScoped(t *testing.T) {
+	t.Parallel()
+	g := newPolicyGW(t, func(c *config.Config) {
+		c.Gateway.ToolsMode = "lazy"
+		c.Gateway.HTTP.OAuth.ToolScopes = []config.ToolScope{{Tools: []string{"gateway.run_script"}, Scopes: []string{"scripts"}}}
+	}, testServer("a"))
+	alice := g.session("alice")
+	if out := alice(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + scriptParams(`return "ran"`, "") + `}`); !strings.Contains(out, `"code":-32030`) || !strings.Contains(out, "calling gateway.run_script needs the scope scripts") {
+		t.Errorf("a run without the scope: %s", out)
+	}
+	if out := alice(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a.echo","arguments":{"v":1}}}`); !strings.Contains(out, `"structuredContent":{"v":1}`) {
+		t.Errorf("a tool without a scope: %s", out)
+	}
+}
