@@ -178,6 +178,12 @@ type CodeModeLimits struct {
 	Calls       int `json:"calls"`        // tool calls the script makes
 	OutputBytes int `json:"output_bytes"` // the return value and console.log together
 	Parallel    int `json:"parallel"`     // tool calls in flight at once
+	// Runs and RunsTotal bound how many runs are under way at once, of
+	// one caller (its authenticated identity, else its session) and in
+	// the whole gateway: each run holds up to MemoryBytes. A run over
+	// either is refused before it starts.
+	Runs      int `json:"runs"`
+	RunsTotal int `json:"runs_total"`
 }
 
 // Audit configures the audit log: one JSON line per tool call.
@@ -611,7 +617,7 @@ func Defaults() *Config {
 			EntryName:        "gateway",
 			ToolsMode:        "auto",
 			CodeMode:         "auto",
-			CodeModeLimits:   CodeModeLimits{WallMS: 30000, MemoryBytes: 64 << 20, Calls: 100, OutputBytes: 64 << 10, Parallel: 8},
+			CodeModeLimits:   CodeModeLimits{WallMS: 30000, MemoryBytes: 64 << 20, Calls: 100, OutputBytes: 64 << 10, Parallel: 8, Runs: 4, RunsTotal: 32},
 			Profiles:         []ToolProfile{},
 			DefaultTimeoutMS: ms(DefaultCallTimeout),
 			StartupTimeoutMS: ms(DefaultStartupTimeout),

@@ -134,6 +134,8 @@ func (l *loader) validate() {
 	between("gateway.code_mode_limits.calls", g.CodeModeLimits.Calls, 1, 100_000)
 	between("gateway.code_mode_limits.output_bytes", g.CodeModeLimits.OutputBytes, 1<<10, 64<<20)
 	between("gateway.code_mode_limits.parallel", g.CodeModeLimits.Parallel, 1, 64)
+	between("gateway.code_mode_limits.runs", g.CodeModeLimits.Runs, 1, 1000)
+	between("gateway.code_mode_limits.runs_total", g.CodeModeLimits.RunsTotal, 1, 10_000)
 	if !entryName.MatchString(g.EntryName) {
 		l.errAt("gateway.entry_name", "must be 1 to %d letters, digits, '_' or '-' (the name of the gateway's entry in clients' configurations), not %q", maxEntryName, truncate(g.EntryName, 40))
 	}

@@ -186,6 +186,8 @@ func TestValidation(t *testing.T) {
 		{"gateway: {code_mode_limits: {calls: 0}}", "gateway.code_mode_limits.calls", "between 1 and 100000", 1},
 		{"gateway: {code_mode_limits: {output_bytes: 10}}", "gateway.code_mode_limits.output_bytes", "between 1024 and", 1},
 		{"gateway: {code_mode_limits: {parallel: 65}}", "gateway.code_mode_limits.parallel", "between 1 and 64", 1},
+		{"gateway: {code_mode_limits: {runs: 0}}", "gateway.code_mode_limits.runs", "between 1 and 1000", 1},
+		{"gateway: {code_mode_limits: {runs_total: 0}}", "gateway.code_mode_limits.runs_total", "between 1 and 10000", 1},
 		{"gateway: {separator: \"\"}", "gateway.separator", "non-empty", 1},
 		{"gateway: {separator: \"::\"}", "gateway.separator", "only letters", 1},
 		{"gateway: {default_timeout_ms: -1}", "gateway.default_timeout_ms", "between 1 and", 1},

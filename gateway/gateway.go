@@ -105,6 +105,7 @@ type Gateway struct {
 	toolScopes []toolScope                 // gateway.http.oauth.tool_scopes
 	sealer     *sealer                     // seals the requestState of held calls
 	holds      holds                       // the calls held for a per-request client's input (hold.go)
+	scriptRuns scriptRuns                  // the runs of run_script under way (scriptruns.go)
 }
 
 // SetServers records the servers of a reloaded configuration (their

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/mcp-gateway/mcp-gateway/config/policy"
 	"github.com/mcp-gateway/mcp-gateway/gateway/internal/script"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
@@ -140,6 +141,17 @@ func (f *front) runScript(ctx context.Context, run *callRun, tc toolCall) (json.
 	if args.Script == nil {
 		return nil, errInvalidParams("arguments: script is required: the JavaScript to run")
 	}
+	// run_script's own rate limit, named as the answer tools' are
+	// (gateway.run_script): a run costs its wall time of CPU even if it
+	// calls nothing.
+	if err := f.admit(policy.Gateway, metaRunScript, tc.name); err != nil {
+		return nil, err
+	}
+	end, refused := f.startRun()
+	if refused != "" {
+		return errorResult(refused), nil
+	}
+	defer end()
 	// The run's id: every call it makes is audited with it, and so is the
 	// run itself (recorder reads run.tc).
 	id := rand.Text()

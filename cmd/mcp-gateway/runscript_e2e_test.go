@@ -12,9 +12,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -112,5 +114,28 @@ func TestRunScriptFullModeOptIn(t *testing.T) {
 	wantTools(t, on.toolsList(), "gateway.run_script", "a.echo")
 	if sc := on.structured("gateway.run_script", `{"script":"return (await tools[\"a.echo\"]({v: 7})).v"}`); sc["result"] != json.Number("7") {
 		t.Errorf("run_script with code_mode: true: %v", sc)
+	}
+}
+
+// gateway.code_mode_limits.runs through the binary: a client that already
+// has its runs under way is refused one more, with the limit named, and is
+// admitted again once one is cancelled.
+func TestRunScriptRunsLimitThroughBinary(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, gatewayConfig(t, map[string]any{"tools_mode": "lazy", "code_mode_limits": map[string]any{"runs": 1}}, tb("a")), "e2e")
+	id := s.Request("tools/call", `{"name":"gateway.run_script","arguments":{"script":"await tools[\"a.hang\"]({}); return 1"}}`)
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool { return s.structured("a.stats", `{}`)["active"] == json.Number("1") }) {
+		t.Fatal("the run's call never reached the backend")
+	}
+	r := s.callTool("gateway.run_script", `{"script":"return 2"}`).Map()["result"].(map[string]any)
+	if text, _ := json.Marshal(r["content"]); r["isError"] != true || !strings.Contains(string(text), "run_script refused: 1 of your runs are already under way, your limit (gateway.code_mode_limits.runs)") {
+		t.Errorf("a second run: %v", r)
+	}
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `}}`)
+	if !testutil.Poll(testutil.DefaultTimeout, func() bool {
+		r, _ := s.callTool("gateway.run_script", `{"script":"return 3"}`).Map()["result"].(map[string]any)
+		return r != nil && r["isError"] != true
+	}) {
+		t.Error("not admitted again after the run was cancelled")
 	}
 }

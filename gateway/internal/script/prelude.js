@@ -21,6 +21,7 @@
   const ErrorC = Error;
   const TypeErrorC = TypeError;
   const StringC = String;
+  const repeat = String.prototype.repeat;
   const ObjectPrototype = Object.prototype;
   const AsyncFunction = getPrototypeOf(async function () {}).constructor;
 
@@ -154,11 +155,19 @@
     ]);
   };
 
+  // headroom throws the engine's "out of memory" when the heap is within a
+  // few KiB of its limit. The engine drops, without an error, the job that
+  // resumes the script when it cannot allocate it: a settled call that
+  // leaves no room would leave the script waiting for ever, and the run
+  // reported as never settling instead of out of memory.
+  const headroom = () => apply(repeat, "x", [8192]);
+
   const settle = (id, ok, value, message, code, result) => {
     const p = pending[id];
     delete pending[id];
     if (ok) {
       p.resolve(parse(value));
+      headroom();
       return;
     }
     const e = p.error;
@@ -166,6 +175,7 @@
     if (code !== null) e.code = code;
     if (result !== "") e.result = parse(result);
     p.reject(e);
+    headroom();
   };
 
   return (op, a, b, c, d, e, f) => (op === "start" ? start(a) : settle(a, b, c, d, e, f));
