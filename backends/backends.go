@@ -78,6 +78,12 @@ type Options struct {
 	// a process that starts no other children of its own (the command, not
 	// a test binary).
 	Subreaper bool
+	// MaxCallerSessions bounds the sessions a server with upstream_auth
+	// keeps, one per caller (the least recently used is closed first);
+	// CallerIdle closes one unused that long. Zero means
+	// DefaultMaxCallerSessions and DefaultCallerIdle.
+	MaxCallerSessions int
+	CallerIdle        time.Duration
 
 	// Sandbox is the command of the sandbox mode, e.g. {os.Executable(),
 	// SandboxArg}: a server whose sandbox is on runs as that command
@@ -103,6 +109,10 @@ type Options struct {
 	// file per server (mcp-gateway login writes them); "" means remote
 	// servers get no OAuth.
 	TokenDir string
+	// UserLogins are the per-person sign-ins of per_user_login servers
+	// (userlogin.go); nil where there are no callers to sign in (anything
+	// but the HTTP front with OAuth): such a server refuses every request.
+	UserLogins *UserLogins
 	// Authorize, when set, lets the gateway sign in to a remote server that
 	// asks for it: it takes the user (or a headless agent) to the
 	// authorization URL and returns the code the authorization server
@@ -244,6 +254,11 @@ type CallOptions struct {
 	// task and _meta, as the client wrote them (a retry's inputResponses
 	// and requestState), forwarded as they are: an object, or nil.
 	Extra json.RawMessage
+	// Caller is the person the request is made for (the HTTP front's
+	// authenticated caller); nil for none. A server with upstream_auth is
+	// reached with the caller's own credential on the caller's own
+	// session, and refuses a request without one (upstream.go).
+	Caller *Caller
 	// Batch lets StartToolCall leave the request in a buffer until
 	// Manager.FlushWrites, or until 64 KiB wait, so that a caller starting
 	// many calls in a row (a burst of client requests) writes them to each

@@ -61,6 +61,16 @@ func (m *Manager) StartToolCall(server, tool string, args json.RawMessage, opts 
 		done(nil, &NotListedError{Server: server, Tool: tool})
 		return func(json.RawMessage) {}
 	}
+	if b.pool != nil {
+		// A caller's own session: at once when it is ready, else once
+		// the caller's credential and session are.
+		if cb := b.pool.ready(opts.Caller); cb != nil {
+			if c, err := cb.readyConn(); err == nil {
+				return cb.startCall(c, tool, args, opts, cb.timeout, cb.upstream.explain(done))
+			}
+		}
+		return b.startWhenReady(tool, args, opts, done)
+	}
 	c, err := b.readyConn()
 	switch {
 	case err == nil:
@@ -70,6 +80,30 @@ func (m *Manager) StartToolCall(server, tool string, args json.RawMessage, opts 
 	}
 	done(nil, err)
 	return func(json.RawMessage) {}
+}
+
+// awaitSession is awaitConn of the session a request of opts is made on:
+// b's own, or, for a server reached per caller, the caller's (made when
+// the caller has none), with its backend.
+func (b *backend) awaitSession(ctx context.Context, deadline time.Time, opts CallOptions, method, name string) (*backend, *conn, error) {
+	if b.pool == nil {
+		c, err := b.awaitConn(ctx, deadline, method, name)
+		return b, c, err
+	}
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	cb, err := b.pool.acquire(ctx, opts.Caller)
+	if err != nil {
+		if ctx.Err() == context.DeadlineExceeded && !deadline.IsZero() && !time.Now().Before(deadline) {
+			return nil, nil, &TimeoutError{Server: b.cfg.Name, Method: method, Name: name, Timeout: b.timeout, Starting: true}
+		}
+		return nil, nil, err
+	}
+	c, err := cb.awaitConn(ctx, deadline, method, name)
+	return cb, c, err
 }
 
 // startCall starts a tools/call on c, b's session, bounded by timeout.
@@ -106,7 +140,7 @@ func (b *backend) startWhenReady(tool string, args json.RawMessage, opts CallOpt
 	)
 	go func() {
 		defer stop()
-		c, err := b.awaitConn(ctx, deadline, "tools/call", tool)
+		sb, c, err := b.awaitSession(ctx, deadline, opts, "tools/call", tool)
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -116,7 +150,7 @@ func (b *backend) startWhenReady(tool string, args json.RawMessage, opts CallOpt
 			done(nil, err)
 		default:
 			opts.Batch = false // nobody flushes for it: it starts on its own
-			inner = b.startCall(c, tool, args, opts, max(time.Until(deadline), time.Millisecond), done)
+			inner = sb.startCall(c, tool, args, opts, max(time.Until(deadline), time.Millisecond), done)
 		}
 	}()
 	return func(reason json.RawMessage) {
@@ -211,16 +245,18 @@ func (m *Manager) Live(server string) bool {
 	return b.state == Ready
 }
 
-// AwaitLive waits, as a call of server's tool would (within the server's
-// timeout), until server is ready, and returns the error such a call would
-// fail with otherwise: its failed start, a *TimeoutError saying it is still
-// starting, or ctx's.
-func (m *Manager) AwaitLive(ctx context.Context, server, tool string) error {
+// AwaitLive waits, as a call of server's tool by caller would (within the
+// server's timeout), until server is ready, and returns the error such a
+// call would fail with otherwise: its failed start, a *TimeoutError saying
+// it is still starting, or ctx's. For a server reached per caller, it is
+// the caller's session that is waited for (made if need be), and a caller
+// without a credential gets its error.
+func (m *Manager) AwaitLive(ctx context.Context, server, tool string, caller *Caller) error {
 	b := m.set.Load().byName[server]
 	if b == nil {
 		return &ServerError{Server: server, Reason: "no such server"}
 	}
-	_, err := b.awaitConn(ctx, time.Now().Add(b.timeout), "tools/call", tool)
+	_, _, err := b.awaitSession(ctx, time.Now().Add(b.timeout), CallOptions{Caller: caller}, "tools/call", tool)
 	return err
 }
 

@@ -14,6 +14,10 @@ func SetTimings(m *Manager, backoffBase, backoffMax, crashWindow, stopGrace time
 	m.backoffBase, m.backoffMax, m.crashWindow, m.stopGrace = backoffBase, backoffMax, crashWindow, stopGrace
 }
 
+// SetClock sets the clock callers' credentials expire by (upstream.go),
+// before any caller's first request.
+func SetClock(m *Manager, now func() time.Time) { m.now = now }
+
 // InFlight is the number of calls to server awaiting the backend's
 // response: a test's sync point for "the call has been sent".
 func InFlight(m *Manager, server string) int {

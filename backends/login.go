@@ -3,6 +3,7 @@ package backends
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/internal/oauth"
@@ -20,6 +21,11 @@ const loginLimit = 10 * time.Minute
 func Login(ctx context.Context, s config.Server, opts Options) (signedIn bool, err error) {
 	if s.URL == "" {
 		return false, errors.New("not a remote server (it has no url)")
+	}
+	if m := s.UpstreamAuth.Mode; m != "" {
+		// Its sessions are each caller's own (upstream.go): there is no
+		// shared sign-in to make.
+		return false, fmt.Errorf("it is reached with each caller's own credential (upstream_auth mode %s), not with a sign-in of its own", m)
 	}
 	if opts.Authorize == nil || opts.TokenDir == "" {
 		return false, errors.New("login needs Authorize and TokenDir")

@@ -60,6 +60,8 @@ type Manager struct {
 	crashWindow             time.Duration // crashes counted within this window...
 	maxCrashes              int           // ...this many give up (Failed)
 	stopGrace               time.Duration // each of Close's two polite waits
+	// now is the clock callers' credentials expire by (upstream.go).
+	now func() time.Time
 
 	applyMu sync.Mutex // one Apply at a time
 
@@ -92,6 +94,7 @@ func New(opts Options) *Manager {
 		crashWindow:    60 * time.Second,
 		maxCrashes:     5,
 		stopGrace:      2 * time.Second,
+		now:            time.Now,
 		cgroups:        sync.OnceValue(sandbox.FindCgroups),
 	}
 	if m.log == nil {
@@ -135,6 +138,32 @@ func (m *Manager) backends() []*backend { return m.set.Load().list }
 
 // newBackend returns the backend of one configured server, not started.
 func (m *Manager) newBackend(s config.Server) *backend {
+	b := m.bareBackend(s)
+	if s.UpstreamAuth.Mode != "" && s.URL != "" {
+		src, err := m.sourceFor(s)
+		b.pool = newCallerPool(b, src, err)
+	} else {
+		b.auth = oauth.New(s, oauth.Options{TokenDir: m.opts.TokenDir, Timeout: config.CallTimeout(s, m.opts.DefaultTimeout), Authorize: m.opts.Authorize, RedirectURL: m.opts.RedirectURL}, m.log)
+	}
+	if !s.Enabled {
+		b.state, b.reason = Disabled, "disabled"
+		b.settle()
+	} else if m.opts.Self != nil {
+		if match := m.opts.Self.Match(s); match.Loop {
+			b.state, b.reason, b.skipped = Skipped, match.Reason(), true
+			b.settle()
+			m.log.Warn("not starting a server that would run this gateway again", "server", s.Name, "config", match.Config)
+		}
+	}
+	if !b.settledYet() && b.pool == nil {
+		b.readSnapshot()
+	}
+	return b
+}
+
+// bareBackend returns a backend of s with its channels and its log, and
+// nothing of its own: no sign-in, no snapshot.
+func (m *Manager) bareBackend(s config.Server) *backend {
 	b := &backend{
 		m:       m,
 		cfg:     s,
@@ -146,24 +175,10 @@ func (m *Manager) newBackend(s config.Server) *backend {
 		done:    make(chan struct{}),
 		state:   Stopped,
 		reason:  "not started",
-		auth:    oauth.New(s, oauth.Options{TokenDir: m.opts.TokenDir, Timeout: config.CallTimeout(s, m.opts.DefaultTimeout), Authorize: m.opts.Authorize, RedirectURL: m.opts.RedirectURL}, m.log),
 	}
 	// Everything logged of the server masks the values of its secrets
 	// (secrets.go): its stdout, its notifications/message, its errors.
 	b.log = slog.New(secretHandler{m.log.With("server", s.Name).Handler(), &b.values})
-	if !s.Enabled {
-		b.state, b.reason = Disabled, "disabled"
-		b.settle()
-	} else if m.opts.Self != nil {
-		if match := m.opts.Self.Match(s); match.Loop {
-			b.state, b.reason, b.skipped = Skipped, match.Reason(), true
-			b.settle()
-			m.log.Warn("not starting a server that would run this gateway again", "server", s.Name, "config", match.Config)
-		}
-	}
-	if !b.settledYet() {
-		b.readSnapshot()
-	}
 	return b
 }
 
@@ -173,6 +188,10 @@ func (m *Manager) startLocked(b *backend) {
 	if !b.cfg.Enabled || b.skipped {
 		b.began = time.Now()
 		close(b.done)
+		return
+	}
+	if b.pool != nil {
+		m.startPool(b)
 		return
 	}
 	ctx, cancel := context.WithCancel(m.runCtx)
@@ -422,7 +441,7 @@ func (m *Manager) Request(ctx context.Context, server, method string, params any
 		deadline = time.Now().Add(b.timeout)
 	}
 	var raw json.RawMessage
-	c, err := b.awaitConn(ctx, deadline, method, "")
+	b, c, err := b.awaitSession(ctx, deadline, opts, method, "")
 	if err != nil {
 		if te, ok := err.(*TimeoutError); ok {
 			te.Name = nameOf(params)

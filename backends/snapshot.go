@@ -318,6 +318,12 @@ func (b *backend) markSeen() {
 // time, each with the lists current when it starts, so the last one
 // written is the latest.
 func (b *backend) saveSnapshot() {
+	if b.parent != nil {
+		// A caller's session: its lists are the caller's, never written
+		// where the next run would show them to everyone.
+		b.parent.publish(b)
+		return
+	}
 	dir := b.m.opts.SnapshotDir
 	if dir == "" {
 		return

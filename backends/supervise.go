@@ -86,6 +86,16 @@ type backend struct {
 	pending listKind      // lists a list_changed asked to refresh
 	view    trustView     // what the trust layer shows of the surface shown (trust.go)
 	auth    *oauth.Client // a remote server's OAuth client; nil if none
+
+	// A server reached per caller (upstream.go): pool is its callers'
+	// sessions; each of those is a backend whose parent is the server's
+	// and whose requests upstream authorizes. publisher is the session
+	// whose lists the server shows (guarded by mu).
+	pool      *callerPool
+	parent    *backend
+	upstream  *callerAuth
+	publisher *backend
+	retired   atomic.Bool // a caller's session its pool closed
 }
 
 // settle records that the first start attempt has concluded. A backend

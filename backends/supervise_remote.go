@@ -26,7 +26,12 @@ func (b *backend) startRemote(ctx context.Context, run config.Server) (*session,
 		Headers: run.Headers,
 		Log:     b.log,
 	}
-	if b.auth != nil {
+	switch {
+	case b.upstream != nil:
+		// One caller's session: the caller's credential, and no shared
+		// one (a server with upstream_auth has none: config).
+		opts.Auth, opts.Headers = b.upstream, nil
+	case b.auth != nil:
 		opts.Auth = b.auth
 	}
 	opts.ToolHeaders = b.toolHeaders

@@ -191,11 +191,18 @@ type HTTP struct {
 	// oauth).
 	OAuth ResourceServer `json:"oauth"`
 	// StateKeyEnv names the variable holding the key that seals the
-	// requestState of calls held for input (2026-07-28): the replicas
-	// behind one load balancer share it. "" means a key of each process's
-	// own.
+	// requestState of calls held for input (2026-07-28) and the session
+	// ids of the handshake era, so that any replica serves a session: the
+	// replicas behind one load balancer share it. Several keys separated
+	// by commas rotate it: the first seals, each opens. "" means a key of
+	// each process's own, and sessions each process's own.
 	StateKeyEnv string `json:"state_key_env"`
-	Stateless   bool   `json:"stateless"`
+	// Replica names this process among the replicas, in the sealed
+	// session ids it issues and the Mcp-Gateway-Replica header (a
+	// balancer routes on it); "" means the host name and the port the
+	// front listens on.
+	Replica   string `json:"replica"`
+	Stateless bool   `json:"stateless"`
 	// SessionIdleTimeoutMS ends a Streamable HTTP session that has had no
 	// request, no call in flight and no open stream for this long; 0 never
 	// ends one.
@@ -369,6 +376,10 @@ type Server struct {
 	// the effective confinement, its own keys over gateway.sandbox's, and
 	// zero when it is off.
 	Sandbox Sandbox `json:"sandbox,omitzero"`
+	// UpstreamAuth, on a remote server, makes the gateway reach it with
+	// each caller's own credential instead of one shared (docs/teams.md,
+	// "Each person's own credentials upstream"); zero: the shared one.
+	UpstreamAuth UpstreamAuth `json:"upstream_auth,omitzero"`
 	// From records where the entry came from: "registry NAME@VERSION"
 	// for one `mcp-gateway add` wrote (docs/registry.md).
 	From string `json:"from,omitempty"`
@@ -405,6 +416,47 @@ type OAuth struct {
 	// CallbackPort is Claude Code's way of writing RedirectURI
 	// (CallbackRedirectURI); Load turns one into the other and leaves it 0.
 	CallbackPort int `json:"callback_port,omitempty" alias:"callbackPort"`
+}
+
+// The modes of upstream_auth.
+const (
+	UpstreamTokenExchange = "token_exchange" // RFC 8693
+	UpstreamJWTBearer     = "jwt_bearer"     // RFC 7523
+	UpstreamPassthrough   = "passthrough"
+	UpstreamPerUserLogin  = "per_user_login"
+)
+
+// UpstreamAuth is how a remote server is reached per caller: with a token
+// the caller's own is exchanged for (token_exchange, jwt_bearer), with the
+// caller's token itself when it is meant for the server (passthrough), or
+// with each person's own sign-in to the server (per_user_login, which uses
+// the server's oauth block). The client keys are named as the HTTP front's
+// introspection client's (gateway.http.oauth.issuers[]).
+type UpstreamAuth struct {
+	Mode string `json:"mode"`
+	// TokenURL is the authorization server's token endpoint, where the
+	// caller's token is exchanged (token_exchange, jwt_bearer).
+	TokenURL string `json:"token_url,omitempty"`
+	// Audience and Resource name the server the token is wanted for
+	// (RFC 8693's audience and resource, RFC 8707); Scopes are asked for.
+	// For passthrough, Audience is what the caller's token must be meant
+	// for (its aud); "" means the server's URL.
+	Audience string   `json:"audience,omitempty"`
+	Resource string   `json:"resource,omitempty"`
+	Scopes   []string `json:"scopes,omitempty"`
+	// ClientID is the gateway's client at TokenURL; it authenticates with
+	// the secret in the variable ClientSecretEnv (client_secret_basic), or
+	// with a JWT signed by the private key in ClientKeyFile (PEM, RSA or
+	// EC: private_key_jwt, RFC 7523 section 2.2), whose key id is
+	// ClientKeyID; with neither it is a public client.
+	ClientID        string `json:"client_id,omitempty"`
+	ClientSecretEnv string `json:"client_secret_env,omitempty"`
+	ClientKeyFile   string `json:"client_key_file,omitempty"`
+	ClientKeyID     string `json:"client_key_id,omitempty"`
+	// SubjectTokenType is what the caller's bearer token is, as sent to
+	// TokenURL: access_token (the default) or id_token (a client that
+	// presents its ID token to the gateway).
+	SubjectTokenType string `json:"subject_token_type,omitempty"`
 }
 
 // CallbackRedirectURI is the redirect URI Claude Code registers a client

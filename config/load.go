@@ -282,6 +282,8 @@ type loader struct {
 	// keys caches keysOf by struct type: a file with thousands of
 	// servers would otherwise reflect over the same types for each.
 	keys map[reflect.Type]structKeys
+	// upstream is where each server's upstream_auth is (upstream.go).
+	upstream []origin
 }
 
 // errAt records an error for key, placed where the key's value came from.

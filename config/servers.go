@@ -209,6 +209,7 @@ func (l *loader) server(it serverItem) (s Server, ok bool) {
 	l.secretsInClear(&s, p)
 	l.redirectURI(&s.OAuth, p)
 	l.transport(&s, p, it.line)
+	l.upstreamAuth(&s, p, it.line)
 	l.serverSandbox(&s, p)
 	return s, len(l.errs) == nerr
 }

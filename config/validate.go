@@ -162,11 +162,15 @@ func (l *loader) validate() {
 	if g.HTTP.StateKeyEnv != "" && !isEnvName(g.HTTP.StateKeyEnv) {
 		l.errAt("gateway.http.state_key_env", "must be an environment variable name, not %q", truncate(g.HTTP.StateKeyEnv, 40))
 	}
+	if r := g.HTTP.Replica; r != "" && !isReplicaName(r) {
+		l.errAt("gateway.http.replica", "must be 1 to 63 letters, digits, '-' or '_', not %q", truncate(r, 70))
+	}
 	if msg := checkHTTPURL(g.Registry.URL); msg != "" {
 		l.errAt("gateway.registry.url", "%s", msg)
 	}
 	between("gateway.registry.timeout_ms", g.Registry.TimeoutMS, 1, maxTimeoutMS)
 	l.validateTeams()
+	l.upstreamCallers()
 }
 
 // orList writes "a, b or c".
@@ -238,4 +242,18 @@ func checkListen(s string) string {
 		return fmt.Sprintf("port must be a number 0..65535, not %q", truncate(port, 20))
 	}
 	return ""
+}
+
+// isReplicaName reports whether name can name a replica in a sealed
+// session id (gateway.http.replica): a host name's label, or '_'.
+func isReplicaName(name string) bool {
+	if len(name) > 63 {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return name != ""
 }

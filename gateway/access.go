@@ -139,7 +139,7 @@ type Denial struct {
 // profile.
 func (f *front) setCaller(ctx context.Context) {
 	p, profile := PrincipalOf(ctx), f.g.profileOf(ctx)
-	f.gr.Store(&grant{who: p, access: f.g.access(p, profile), identity: identity(p), profile: profile})
+	f.gr.Store(&grant{who: p, access: f.g.access(p, profile), identity: identity(p), profile: profile, up: upstreamCaller(p)})
 }
 
 // callerIdentity is the key of the front's principal ("" when anonymous):
@@ -179,7 +179,7 @@ func (f *front) serves(ctx context.Context) bool {
 		return false
 	}
 	d := f.g.access(p, profile)
-	f.gr.Store(&grant{who: p, access: d, identity: identity(p), profile: profile})
+	f.gr.Store(&grant{who: p, access: d, identity: identity(p), profile: profile, up: upstreamCaller(p)})
 	if !d.Same(access) {
 		f.rebuild(ctx, ifBuilt)
 	}

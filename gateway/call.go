@@ -261,7 +261,7 @@ func (f *front) liveRoute(ctx context.Context, name string, r toolRoute) (toolRo
 		return r, nil
 	}
 	for !f.liveListed(r) {
-		if err := b.AwaitLive(ctx, r.server, r.own); err != nil {
+		if err := b.AwaitLive(ctx, r.server, r.own, f.upstream()); err != nil {
 			return r, err
 		}
 		f.rebuild(ctx, always)
@@ -307,7 +307,7 @@ func (f *front) liveListed(r toolRoute) bool {
 // notify runs in the backend's read loop, before the call's response, so
 // no progress follows the response.
 func (f *front) backendOptions(tc toolCall, notify func(*mcp.ProgressNotificationParams)) (backends.CallOptions, error) {
-	opts := backends.CallOptions{Task: tc.task, Extra: tc.extra, ClientCaps: f.backendCaps(tc.caps)}
+	opts := backends.CallOptions{Task: tc.task, Extra: tc.extra, ClientCaps: f.backendCaps(tc.caps), Caller: f.upstream()}
 	if a := bytes.TrimSpace(tc.args); len(a) > 0 && a[0] != '{' && string(a) != "null" {
 		return opts, errInvalidParams("arguments must be a JSON object")
 	}

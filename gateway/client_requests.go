@@ -46,6 +46,9 @@ func (g *Gateway) handleBackendRequest(ctx context.Context, server, method strin
 	}
 	g.log.Debug("forwarding backend request to client", "server", server, "method", method)
 	if during != nil && during.era == wire.HandshakeEra && !to.f.supports(method) {
+		if to.f.issuer != "" {
+			return nil, errOtherReplica(method, to.f.issuer)
+		}
 		return nil, errClientLacks(method)
 	}
 	if during != nil && during.era == wire.PerRequestEra {
@@ -86,12 +89,22 @@ func (g *Gateway) callsUnaskable(server string) bool {
 	return g.unaskable[server] > 0
 }
 
+// errOtherReplica answers a backend's request during a call of a session
+// this replica serves a copy of (front.issuer): the client's answer would
+// reach whichever replica the balancer picks, and only the issuing one
+// waits for it.
+func errOtherReplica(method, issuer string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("the client cannot be asked for %s by this replica: its session was issued by replica %q, which alone receives its answers (route the session's requests there, docs/deploy.md)", method, issuer)}
+}
+
 // supports reports whether the client declared the capability a
 // server-to-client method needs, at initialize (a client of the
 // per-request era receives no requests: it is asked per call, hold.go).
+// The copy of a sealed session on another replica than its issuer's
+// (front.issuer) can ask nothing: the answer would not come back to it.
 func (f *front) supports(method string) bool {
 	d := f.declared()
-	ok := f.initialized.Load() && !f.sessionless && wire.EraOf(d.version) == wire.HandshakeEra
+	ok := f.initialized.Load() && !f.sessionless && f.issuer == "" && wire.EraOf(d.version) == wire.HandshakeEra
 	return ok && declares(d.caps, method)
 }
 

@@ -71,7 +71,7 @@ func (f *front) complete(ctx context.Context, params json.RawMessage) (json.RawM
 			return nil, errInvalidParams(err.Error())
 		}
 	}
-	raw, err := f.g.opts.Backends.Request(ctx, server, methodComplete, params, backends.CallOptions{ClientCaps: f.backendCaps(callerOf(ctx).caps)})
+	raw, err := f.g.opts.Backends.Request(ctx, server, methodComplete, params, backends.CallOptions{ClientCaps: f.backendCaps(callerOf(ctx).caps), Caller: f.upstream()})
 	if err != nil {
 		return nil, called(kind, name, err)
 	}

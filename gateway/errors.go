@@ -57,6 +57,8 @@ func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 		limited   *limitedError
 		scope     *scopeError
 		audited   *auditError
+		noCred    *backends.CallerError
+		signIn    *backends.SignInError
 	)
 	switch {
 	case errors.As(err, &rpc):
@@ -95,6 +97,10 @@ func rpcError(err error, kind, name string, debug bool) *jsonrpc.Error {
 			"tool":   refused.tool,
 			"reason": refused.reason,
 		})
+	case errors.As(err, &signIn):
+		return withData(CodeRefused, signIn.Error(), map[string]any{"server": signIn.Server, "reason": "sign_in", "url": signIn.URL})
+	case errors.As(err, &noCred):
+		return withData(CodeRefused, noCred.Error(), map[string]any{"server": noCred.Server, "reason": "no_credential"})
 	case errors.As(err, &srvErr):
 		tail := srvErr.StderrTail
 		if tail == nil {

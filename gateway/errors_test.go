@@ -38,6 +38,10 @@ func TestRPCError(t *testing.T) {
 			-32001, "answer failed", `{"code":"rl","message":"Rate limit","name":"APIError","status":429,"type":"rate_limit"}`},
 		{"other", errors.New("boom"), false, -32603, "boom", ""},
 		{"prompt not found", &notFoundError{kindPrompt, "x.y"}, false, -32602, "Prompt not found: x.y", ""},
+		{"no caller credential", fmt.Errorf("call: %w", &backends.CallerError{Server: "x", Reason: "this request has none"}), false,
+			-32003, "server x is reached with each caller's own credential (upstream_auth), and this request has none", `{"reason":"no_credential","server":"x"}`},
+		{"sign in first", &backends.SignInError{Server: "x", Subject: "a@i", URL: "https://gw.example/signin/x"}, false,
+			-32003, "server x needs you to sign in to it first: open https://gw.example/signin/x", `{"reason":"sign_in","server":"x","url":"https://gw.example/signin/x"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -49,6 +49,13 @@ type front struct {
 	// to: it reaches every task the gateway recorded (tasks.go) and is
 	// never notified of anything.
 	sessionless bool
+	// sealed: the session's id is sealed (sessionseal.go), so the client
+	// may list on any replica: a change to a list is told whether or not
+	// it listed here. issuer, when not "", is the replica that issued the
+	// session and this front serves a copy of (adopt): only that replica
+	// can ask the client anything, or stream it notifications.
+	sealed bool
+	issuer string
 
 	stream clientStream // the client's connection, if served; guarded by g.mu
 	sess   *session     // its session, if served; guarded by g.mu
@@ -92,12 +99,18 @@ type frontOptions struct {
 	// handshake of its own.
 	version string
 	client  string // the client's name until it says its own (Call's caller)
+	// declared, if not nil, is what the client declared, from a sealed
+	// session id: the front starts identified and initialized (adopt).
+	declared *declared
+	sealed   bool
+	issuer   string
 }
 
 // declared is what a client declares of itself: at initialize, or in the
 // _meta of its first request of the per-request era. A value is never
 // changed once stored in front.decl. To add a field a client declares,
-// add it here and set it in identify.
+// add it here and set it in identify, and seal it with the session's id
+// (sessionState: stateOf and declared, sessionseal.go).
 type declared struct {
 	identified bool            // set by identify; the defaults (newFront) are not
 	version    string          // the negotiated version (handshake era), or the sessionless front's
@@ -123,6 +136,9 @@ type grant struct {
 	// profile is the profile the front serves (gateway.profiles), "" for
 	// none; access is bounded by it (access.go).
 	profile string
+	// up is who the front's requests are made for at a server reached
+	// per caller (upstream.go), made from who; nil for nobody.
+	up *backends.Caller
 }
 
 // tables are the front's routes and lists, built by rebuild from the
@@ -247,7 +263,8 @@ func (f *front) changed(list int, real bool) {
 	if real {
 		f.versions[list]++
 	}
-	tell := real && !f.sessionless && f.initialized.Load() && f.listed[list] && !f.notified[list] && f.seen[list] != f.versions[list]
+	tell := real && !f.sessionless && f.initialized.Load() &&
+		(f.sealed || f.listed[list] && !f.notified[list] && f.seen[list] != f.versions[list])
 	if tell {
 		f.notified[list] = true
 	}

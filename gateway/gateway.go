@@ -51,8 +51,11 @@ type Options struct {
 	// progressToken reports progress; zero means 5 s.
 	ProgressInterval time.Duration
 	// StateKey seals the requestState of calls the gateway holds for
-	// input (hold.go): replicas behind one load balancer share it
-	// (gateway.http.state_key_env); nil means a key of this process's own.
+	// input (hold.go), and the ids of HTTP sessions of the handshake era
+	// (sessionseal.go): replicas behind one load balancer share it
+	// (gateway.http.state_key_env); nil means a key of this process's own,
+	// and sessions of this process's own. It may hold several keys
+	// separated by commas: the first seals, each opens (rotation).
 	StateKey []byte
 	// Policy decides what each HTTP client sees and may call, by the
 	// principal its requests carry (WithPrincipal); nil, or a client
@@ -135,7 +138,7 @@ func New(opts Options) *Gateway {
 		// no caller asks whether there are backends.
 		opts.Backends = backends.New(backends.Options{Logger: log})
 	}
-	g := &Gateway{opts: opts, log: log, fronts: make(map[*front]bool), logs: ratelimit.NewKeyed(logLimit), sealer: newSealer(opts.StateKey),
+	g := &Gateway{opts: opts, log: log, fronts: make(map[*front]bool), logs: ratelimit.NewKeyed(logLimit), sealer: newStateSealer(opts.StateKey),
 		routes: make(map[namer]*toolTable)}
 	g.serverInfoJSON, _ = json.Marshal(g.serverInfo())
 	g.profiles = newProfiles(opts.Config.Gateway.Profiles, log)
@@ -244,9 +247,13 @@ func (g *Gateway) frontList() []*front {
 // newFront makes a front and registers it: from then on other goroutines
 // (backendsChanged, broadcasts) reach it, so what o fixes is set first.
 func (g *Gateway) newFront(o frontOptions) *front {
-	f := &front{g: g, log: g.log, pipe: o.pipe, unaskable: o.unaskable, sessionless: o.version != ""}
+	f := &front{g: g, log: g.log, pipe: o.pipe, unaskable: o.unaskable, sessionless: o.version != "", sealed: o.sealed, issuer: o.issuer}
 	f.decl.Store(&declared{version: o.version, client: o.client, naming: g.namer(false)})
 	f.initialized.Store(f.sessionless)
+	if o.declared != nil {
+		f.decl.Store(o.declared)
+		f.initialized.Store(true)
+	}
 	g.mu.Lock()
 	g.fronts[f] = true
 	g.mu.Unlock()
@@ -263,8 +270,11 @@ func (g *Gateway) dropFront(f *front) {
 // the backends never seen before, within gateway.first_start_wait_ms. The
 // others are shown as their snapshots say until they are ready, and any
 // difference reaches the client by list_changed.
-func (g *Gateway) waitFirstStarts(ctx context.Context) {
+// up is the caller: their own sessions of the servers reached per caller,
+// which no snapshot shows, are waited for too (upstream.go).
+func (g *Gateway) waitFirstStarts(ctx context.Context, up *backends.Caller) {
 	g.opts.Backends.WaitUnseen(ctx, g.opts.Config.FirstStartWait())
+	g.opts.Backends.Attach(ctx, up, g.opts.Config.FirstStartWait())
 }
 
 // lazy reports whether tools/list names the meta tools instead of the

@@ -66,6 +66,11 @@ type HTTPOptions struct {
 	// message for this long since it opened: a stream nobody uses holds
 	// a session. Zero means defaultSSEHandshakeTimeout.
 	SSEHandshakeTimeout time.Duration
+	// Replica names this process among the replicas, in the sealed
+	// session ids it issues (sessionseal.go) and the Mcp-Gateway-Replica
+	// header of its answers (gateway.http.replica, else the host name and
+	// port), made a valid name by ReplicaName. "" means a random name.
+	Replica string
 }
 
 // defaultSSEHandshakeTimeout is HTTPOptions.SSEHandshakeTimeout's default:
@@ -102,6 +107,13 @@ type HTTPFront struct {
 	// full is set while a limit refuses requests, so that the warning is
 	// logged once each time a limit is reached, not per request.
 	full bool
+
+	// seal seals the ids of sessions of the handshake era, when the
+	// replicas share a key; nil: ids are random, sessions this process's.
+	seal *sessionSealer
+	// deleted are the sealed ids this replica was told to DELETE, until
+	// they expire (sealedhttp.go).
+	deleted map[string]time.Time
 }
 
 // sseSession is one session of the 2024-11-05 transport: its stream's
@@ -160,6 +172,9 @@ func (g *Gateway) NewHTTPFront(opts HTTPOptions) *HTTPFront {
 		sse:      make(map[string]*sseSession),
 		owners:   make(map[string]string),
 		owned:    make(map[string]int),
+	}
+	if !opts.Sessionless {
+		h.seal = newSessionSealer(ReplicaName(opts.Replica), splitKeys(g.opts.StateKey))
 	}
 	h.mux = http.NewServeMux()
 	for path, serve := range map[string]http.HandlerFunc{
@@ -309,17 +324,17 @@ func (h *HTTPFront) Close() {
 }
 
 // start serves a client stream as a session of the gateway, until ctx is
-// done or the stream ends; with a version, as one request on its own
-// (Gateway.serveOn). The session serves the principal of ctx
+// done or the stream ends, with a front made of o; with o.version, as one
+// request on its own (Gateway.serveOn). The session serves the principal of ctx
 // (WithPrincipal). done, if not nil, runs when the session has ended. It
 // returns the session's front, nil when the front is closed.
-func (h *HTTPFront) start(ctx context.Context, cs clientStream, version string, done func()) *front {
+func (h *HTTPFront) start(ctx context.Context, cs clientStream, o frontOptions, done func()) *front {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return nil
 	}
-	f := h.g.newFront(frontOptions{version: version})
+	f := h.g.newFront(o)
 	f.setCaller(ctx)
 	h.wg.Add(1) // under mu, so never after Close's Wait began
 	go func() {
@@ -363,6 +378,10 @@ func (h *HTTPFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		refuseHTTP(w, http.StatusMethodNotAllowed, "Method Not Allowed")
 		return
+	}
+	if h.seal != nil {
+		// What a balancer learns this replica's name from (docs/deploy.md).
+		w.Header().Set(replicaHeader, h.seal.replica)
 	}
 	version := r.Header.Get("Mcp-Protocol-Version")
 	var (
@@ -408,16 +427,28 @@ func (h *HTTPFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	s := h.sessions[id]
 	h.mu.Unlock()
-	if s == nil || !s.servedTo(r.Context()) {
+	if s == nil && h.seal != nil {
+		// A sealed id another replica issued, or this one before it
+		// restarted or forgot the session: served from what it holds.
+		var ok bool
+		if s, ok = h.adopt(w, r, id); !ok {
+			return
+		}
+	}
+	if s == nil || !s.servedTo(r.Context()) || h.sealedExpired(id, s) {
 		// Another principal's session is not found either: a session id
 		// is no credential.
 		refuseHTTP(w, http.StatusNotFound, "session not found")
+		return
+	}
+	if s.issuer != "" && !h.servesCopy(w, r, s, msgs) {
 		return
 	}
 	switch r.Method {
 	case http.MethodDelete:
 		h.mu.Lock()
 		h.removeLocked(id) // 404 from now on, while the session ends
+		h.denyLocked(id, s.expires)
 		h.mu.Unlock()
 		_ = s.Close()
 		w.WriteHeader(http.StatusNoContent)
@@ -516,7 +547,8 @@ func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, msgs []in
 	if version == "" {
 		version = initializeVersion(msgs)
 	}
-	id := rand.Text()
+	id, expires := h.newID(r, msgs)
+	sealed := !expires.IsZero()
 	owner := sessionOwner(r)
 	h.mu.Lock()
 	if !h.roomLocked(w, owner, true, false) {
@@ -527,6 +559,7 @@ func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, msgs []in
 	// the event store.
 	ctx, cancel := context.WithCancel(callerContext(h.ctx, r.Context()))
 	s := newHTTPSession(h.sessionOptions(id, h.opts.events, cancel))
+	s.expires = expires
 	h.sessions[id] = s
 	h.owners[id] = owner
 	h.owned[owner]++
@@ -537,7 +570,7 @@ func (h *HTTPFront) newSession(w http.ResponseWriter, r *http.Request, msgs []in
 		h.mu.Unlock()
 		_ = s.Close()
 	}
-	f := h.start(ctx, s, "", forget)
+	f := h.start(ctx, s, frontOptions{sealed: sealed}, forget)
 	if f == nil {
 		forget()
 		refuseHTTP(w, http.StatusServiceUnavailable, "shutting down")
@@ -568,7 +601,7 @@ func (h *HTTPFront) serveOnce(w http.ResponseWriter, r *http.Request, msgs []inM
 	o.ErrorStatus = era == wire.PerRequestEra
 	s := newHTTPSession(o)
 	ended := make(chan struct{})
-	if h.start(ctx, s, served, func() { close(ended) }) == nil {
+	if h.start(ctx, s, frontOptions{version: served}, func() { close(ended) }) == nil {
 		refuseHTTP(w, http.StatusServiceUnavailable, "shutting down")
 		return
 	}
@@ -676,7 +709,7 @@ func (h *HTTPFront) serveSSE(w http.ResponseWriter, r *http.Request) {
 			cancel()
 		}
 	}
-	f := h.start(ctx, s, "", func() { close(ended) })
+	f := h.start(ctx, s, frontOptions{}, func() { close(ended) })
 	if f == nil {
 		_ = conn.Close()
 		return

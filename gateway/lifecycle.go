@@ -54,6 +54,11 @@ func (f *front) refuse(method string, era wire.Era) *jsonrpc.Error {
 	if !f.initialized.Load() {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("method %q is invalid during session initialization", method)}
 	}
+	if f.issuer != "" && (method == "resources/subscribe" || method == "resources/unsubscribe") {
+		// A subscription's updates go to the standalone stream, which
+		// only the issuing replica serves.
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("%s needs the replica that issued this session (%q): its updates go to that replica's GET stream; send the session's requests there (route on the Mcp-Session-Id before its first dot, docs/deploy.md)", method, f.issuer)}
+	}
 	return nil
 }
 
@@ -117,10 +122,16 @@ func (s *session) initialize(m *inMsg) {
 	// initialized session.
 	defer cancel(nil)
 	if !f.g.lazy() {
-		f.g.waitFirstStarts(ctx)
+		f.g.waitFirstStarts(ctx, f.upstream())
 	}
 	result := f.g.initializeResult(version, f.grant().access)
 	s.respond(c, result, nil)
+	if f.sealed {
+		// Its client may list on any replica: the tables are built now,
+		// so that a change to them is told on this replica's stream
+		// (front.changed) whether or not the client lists here.
+		f.rebuild(ctx, ifNone)
+	}
 }
 
 // discover answers server/discover: the versions served, and the same
@@ -134,7 +145,7 @@ func (f *front) discover(ctx context.Context, params json.RawMessage) (json.RawM
 		return nil, err
 	}
 	if !f.g.lazy() {
-		f.g.waitFirstStarts(ctx)
+		f.g.waitFirstStarts(ctx, f.upstream())
 	}
 	access := f.grant().access
 	init := f.g.initializeResult("", access)

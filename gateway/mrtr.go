@@ -62,7 +62,7 @@ func (f *front) forward(ctx context.Context, server, method string, params json.
 		cl.at(server)
 	}
 	b := f.g.opts.Backends
-	opts := backends.CallOptions{ClientCaps: f.backendCaps(cl.caps)}
+	opts := backends.CallOptions{ClientCaps: f.backendCaps(cl.caps), Caller: f.upstream()}
 	var span trace.Span
 	if f.g.opts.Tracer != nil {
 		span, opts.Meta = f.g.backendSpan(ctx, method, server, "")
@@ -77,7 +77,7 @@ func (f *front) forward(ctx context.Context, server, method string, params json.
 	return backends.Fulfill(ctx, raw, cl.ask, func(ctx context.Context, extra json.RawMessage) (json.RawMessage, error) {
 		again := params
 		_ = wire.EachMember(extra, func(name string, v json.RawMessage) { again, _ = wire.SetMember(again, name, v) })
-		return b.Request(ctx, server, method, again, backends.CallOptions{ClientCaps: f.backendCaps(nil)})
+		return b.Request(ctx, server, method, again, backends.CallOptions{ClientCaps: f.backendCaps(nil), Caller: f.upstream()})
 	})
 }
 

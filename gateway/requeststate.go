@@ -37,17 +37,28 @@ const sealedPrefix = "mcpgw1."
 
 // sealer seals and opens request states, and task ids (taskids.go).
 type sealer struct {
-	aead     cipher.AEAD
-	nonceKey [32]byte // derives a task id's nonce from what it seals
-	process  string   // this process, among the replicas
+	aead     cipher.AEAD   // the current key's: it seals
+	old      []cipher.AEAD // the keys being rotated out: they still open (openSealed)
+	nonceKey [32]byte      // derives a task id's nonce from what it seals
+	process  string        // this process, among the replicas
 }
 
-// newSealer returns a sealer with a key derived from key; a nil key is a
-// random one, good for this process only.
-func newSealer(key []byte) *sealer {
+// newSealer returns a sealer with a key derived from key, and from each
+// of old, which still open what they sealed (rotation); a nil key is a
+// random one, good for this process only. Each key is derived once, here.
+func newSealer(key []byte, old ...[]byte) *sealer {
 	if key == nil {
 		key = []byte(rand.Text())
 	}
+	s := &sealer{aead: stateAEAD(key), nonceKey: sha256.Sum256(append([]byte("mcp-gateway task id nonce\x00"), key...)), process: rand.Text()}
+	for _, k := range old {
+		s.old = append(s.old, stateAEAD(k))
+	}
+	return s
+}
+
+// stateAEAD is the AEAD of key for request states and task ids.
+func stateAEAD(key []byte) cipher.AEAD {
 	sum := sha256.Sum256(key)
 	block, err := aes.NewCipher(sum[:])
 	if err != nil {
@@ -57,7 +68,24 @@ func newSealer(key []byte) *sealer {
 	if err != nil {
 		panic(err)
 	}
-	return &sealer{aead: aead, nonceKey: sha256.Sum256(append([]byte("mcp-gateway task id nonce\x00"), key...)), process: rand.Text()}
+	return aead
+}
+
+// openSealed opens raw (nonce, then the sealed bytes) with the current key,
+// else with each key being rotated out.
+func (s *sealer) openSealed(raw, aad []byte) ([]byte, error) {
+	n := s.aead.NonceSize()
+	if len(raw) < n {
+		return nil, errStateInvalid
+	}
+	plain, err := s.aead.Open(nil, raw[:n], raw[n:], aad)
+	for _, a := range s.old {
+		if err == nil {
+			break
+		}
+		plain, err = a.Open(nil, raw[:n], raw[n:], aad)
+	}
+	return plain, err
 }
 
 // sealed is a request state's contents. Kind says which of the two it is:
@@ -117,10 +145,10 @@ func (s *sealer) openState(state, who string, now time.Time) (sealed, error) {
 		return st, errStateInvalid
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(enc)
-	if err != nil || len(raw) < s.aead.NonceSize() {
+	if err != nil {
 		return st, errStateInvalid
 	}
-	plain, err := s.aead.Open(nil, raw[:s.aead.NonceSize()], raw[s.aead.NonceSize():], []byte(sealedPrefix))
+	plain, err := s.openSealed(raw, []byte(sealedPrefix))
 	if err != nil || json.Unmarshal(plain, &st) != nil || st.Who != who {
 		return sealed{}, errStateInvalid
 	}

@@ -42,7 +42,7 @@ func (g *Gateway) serveTools(w http.ResponseWriter, r *http.Request) {
 		timeouts[s.Name] = config.CallTimeout(s, g.opts.Config.DefaultTimeout()).Milliseconds()
 	}
 	tools := []restTool{}
-	g.waitFirstStarts(r.Context())
+	g.waitFirstStarts(r.Context(), upstreamCaller(PrincipalOf(r.Context())))
 	for _, t := range g.ToolsFor(r.Context()) {
 		to, ok := timeouts[t.Server]
 		if !ok {
@@ -219,7 +219,7 @@ var restMembers = wire.Known{Names: []string{"server", "toolName", "input", "nam
 // the call answers that it is not found, as for a tool that does not
 // exist.
 func (g *Gateway) restName(r *http.Request, server, tool string) (string, bool) {
-	g.waitFirstStarts(r.Context())
+	g.waitFirstStarts(r.Context(), upstreamCaller(PrincipalOf(r.Context())))
 	access := g.decision(r.Context())
 	if !access.AllowsServer(server) {
 		return "", false

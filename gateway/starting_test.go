@@ -104,7 +104,7 @@ func TestReadyToolDecidedByLiveListBeforeRefresh(t *testing.T) {
 	c := serveRawWith(t, ctx, gw, `{}`) // lists d's snapshot; no elicitation
 
 	gate.release(t)
-	if err := mgr.AwaitLive(ctx, "d", "echo"); err != nil {
+	if err := mgr.AwaitLive(ctx, "d", "echo", nil); err != nil {
 		t.Fatal(err)
 	}
 	echo := c.Request("tools/call", `{"name":"d.echo","arguments":{"ran":true}}`)

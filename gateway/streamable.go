@@ -47,6 +47,12 @@ type httpSession struct {
 	// front is the session's front once started: each request to the
 	// session must come from its principal (servedTo).
 	front atomic.Pointer[front]
+	// expires: a sealed session's end (sessionseal.go); zero for none.
+	// issuer: the replica that issued the sealed session this is a copy
+	// of, when not this one (adopt); "" otherwise. Both set before the
+	// session is shared.
+	expires time.Time
+	issuer  string
 
 	mu        sync.Mutex
 	streams   map[string]*sseStream // live streams by id; "" is the standalone GET stream

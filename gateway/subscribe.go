@@ -73,7 +73,7 @@ func (f *front) forwardSubscription(ctx context.Context, method, uri string) err
 		if !f.allowsResources(server) {
 			continue
 		}
-		if _, err := b.Request(ctx, server, method, params, backends.CallOptions{}); err != nil {
+		if _, err := b.Request(ctx, server, method, params, backends.CallOptions{Caller: f.upstream()}); err != nil {
 			lastErr = err
 			continue
 		}

@@ -59,7 +59,7 @@ func (f *front) rebuild(ctx context.Context, w when) {
 		if done {
 			return
 		}
-		f.g.waitFirstStarts(ctx)
+		f.g.waitFirstStarts(ctx, f.upstream())
 		if ctx.Err() != nil {
 			return
 		}

@@ -55,10 +55,10 @@ func (s *sealer) openTask(id string) (taskRef, bool) {
 		return ref, false
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(enc)
-	if err != nil || len(raw) < s.aead.NonceSize() {
+	if err != nil {
 		return ref, false
 	}
-	plain, err := s.aead.Open(nil, raw[:s.aead.NonceSize()], raw[s.aead.NonceSize():], []byte(taskIDPrefix))
+	plain, err := s.openSealed(raw, []byte(taskIDPrefix))
 	if err != nil || json.Unmarshal(plain, &ref) != nil || ref.Server == "" || ref.Task == "" {
 		return taskRef{}, false
 	}

@@ -270,7 +270,7 @@ func (f *front) task(ctx context.Context, method string, params json.RawMessage,
 		return nil, errInvalidParams("taskId must be a string")
 	}
 	var server, own string
-	opts := backends.CallOptions{Unbounded: method == "tasks/result", ClientCaps: f.backendCaps(nil)}
+	opts := backends.CallOptions{Unbounded: method == "tasks/result", ClientCaps: f.backendCaps(nil), Caller: f.upstream()}
 	if perRequest {
 		ref, err := f.taskOf(id)
 		if err != nil {
@@ -362,7 +362,7 @@ func (f *front) listTasks(ctx context.Context, params json.RawMessage) (json.Raw
 	n := 0
 	f.rebuild(ctx, settled)
 	for _, server := range b.Declaring("tasks.list") {
-		raw, err := b.Request(ctx, server, "tasks/list", nil, backends.CallOptions{})
+		raw, err := b.Request(ctx, server, "tasks/list", nil, backends.CallOptions{Caller: f.upstream()})
 		if err != nil {
 			f.log.Debug("tasks/list failed", "server", server, "err", err)
 			continue

@@ -56,6 +56,16 @@ func (s *server) serveHTTP(addr string) error {
 			http.Error(w, "not a JSON-RPC request or notification", http.StatusBadRequest)
 			return
 		}
+		if s.audience != "" {
+			claims, why := bearerClaims(r.Header, s.audience)
+			if claims == nil {
+				w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description=`+quote(why))
+				http.Error(w, why, http.StatusUnauthorized)
+				return
+			}
+			sub, _ := claims["sub"].(string)
+			body = withSubject(body, sub)
+		}
 		if len(m.ID) == 0 || string(m.ID) == "null" {
 			h.handle(s, body)
 			w.WriteHeader(http.StatusAccepted)

@@ -44,6 +44,8 @@
 //	                      (guessable) instead of random ones
 //	-http ADDR            serve Streamable HTTP of 2026-07-28 (no session) on
 //	                      ADDR (POST /mcp) instead of stdin/stdout (http.go)
+//	-http-audience AUD    with -http: take only bearer JWTs meant for AUD, and
+//	                      add the tool whoami: the token's subject (bearer.go)
 //	-prompts              declare prompts; one prompt "greet"
 //	-resources            declare resources; resource test://r1, template test://t/{id}
 //	                      (read: r1's contents, with an unknown member);
@@ -245,6 +247,7 @@ type server struct {
 	clientCaps   json.RawMessage
 	clientInfo   json.RawMessage
 	lastMeta     json.RawMessage
+	audience     string         // -http-audience (bearer.go)
 	logLevel     string         // the level of the last logging/setLevel
 	notes        map[string]int // notifications received, by method
 }
@@ -273,6 +276,7 @@ func main() {
 	tasksExt := fs.Bool("tasks-ext", false, "the tasks extension of 2026-07-28")
 	taskIDs := fs.String("task-ids", "random", "with -tasks-ext: random or seq")
 	httpAddr := fs.String("http", "", "serve Streamable HTTP of 2026-07-28 (no session) on this address")
+	httpAudience := fs.String("http-audience", "", "with -http: take only bearer JWTs meant for this audience; add the tool whoami")
 	prompts := fs.Bool("prompts", false, "declare prompts")
 	resources := fs.Bool("resources", false, "declare resources")
 	asks := fs.Bool("asks", false, "a prompt and a resource that ask the client first")
@@ -402,6 +406,9 @@ func main() {
 	}
 	if *envDigest {
 		s.tools = append(s.tools, "env_digest")
+	}
+	if s.audience = *httpAudience; s.audience != "" {
+		s.tools = append(s.tools, "whoami")
 	}
 	for i := range *extraTools {
 		s.tools = append(s.tools, fmt.Sprintf("extra_%03d", i))
@@ -948,6 +955,8 @@ func (s *server) call(msg message) {
 		s.reply(msg.ID, limitCall(p.Name, arg))
 	case slices.Contains(s.tools, p.Name) && slices.Contains(hostileTools, p.Name):
 		s.reply(msg.ID, hostileCall(p.Name, args.Path, args.Text, args.Addr, args.Network))
+	case p.Name == "whoami" && s.audience != "":
+		s.reply(msg.ID, whoami(p.Meta, s.audience))
 	case p.Name == "env_digest" && slices.Contains(s.tools, p.Name):
 		d := "unset"
 		if v, ok := os.LookupEnv(args.Name); ok {

@@ -39,6 +39,9 @@ type app struct {
 	admin    *policy.Condition // gateway.policy.admin, for serve-http's dashboard
 	tel      *telemetry        // OpenTelemetry, when the environment asks for it (serve, serve-http)
 	tokenDir string            // remote servers' sign-ins (login, logout)
+	// userLogins are the per-caller sign-ins of per_user_login servers
+	// (serve-http with auth: oauth); nil otherwise.
+	userLogins *backends.UserLogins
 }
 
 // newApp loads the configuration and wires the gateway. It starts nothing.
@@ -106,6 +109,17 @@ func newApp(inv *invocation, e env) (_ *app, err error) {
 			return nil, err
 		}
 	}
+	var stateKey []byte
+	if inv.command == "serve-http" {
+		if name := cfg.Gateway.HTTP.StateKeyEnv; name != "" {
+			key, _ := e.lookup(name)
+			if key = strings.TrimSpace(key); key == "" {
+				return nil, usagef("gateway.http.state_key_env names %s, which is not set", name)
+			}
+			stateKey = []byte(key)
+		}
+		a.userLogins = a.newUserLogins(stateKey)
+	}
 	servers = a.approveServers(servers)
 	a.backends = backends.New(backends.Options{
 		Servers:        servers,
@@ -121,6 +135,7 @@ func newApp(inv *invocation, e env) (_ *app, err error) {
 		Protected:      protected,
 		Self:           &a.self,
 		TokenDir:       a.tokenDir,
+		UserLogins:     a.userLogins,
 		// Read as each server starts, from the store as it is then
 		// (docs/secrets.md).
 		Secret:      func(name string) (string, error) { return secrets.Lookup(secretOpts, name) },
@@ -137,7 +152,6 @@ func newApp(inv *invocation, e env) (_ *app, err error) {
 		AwaitClient: inv.command == "serve",
 	})
 	var observe []func(gateway.CallRecord)
-	var stateKey []byte
 	if inv.command == "serve-http" || inv.command == "policy-check" {
 		if a.policy, err = compilePolicy(cfg); err != nil {
 			return nil, err
@@ -159,13 +173,6 @@ func newApp(inv *invocation, e env) (_ *app, err error) {
 	if inv.command == "serve-http" {
 		a.metrics = newMetrics(a.backends)
 		observe = append(observe, a.metrics.observe)
-		if name := cfg.Gateway.HTTP.StateKeyEnv; name != "" {
-			key, _ := e.lookup(name)
-			if key = strings.TrimSpace(key); key == "" {
-				return nil, usagef("gateway.http.state_key_env names %s, which is not set", name)
-			}
-			stateKey = []byte(key)
-		}
 	}
 	var auditCall func(gateway.CallRecord) error
 	if a.audit != nil {
@@ -256,7 +263,7 @@ func (a *app) run(ctx context.Context) error {
 	case "login":
 		return a.login(ctx)
 	case "logout":
-		return a.logout()
+		return a.logout(ctx)
 	case "approve":
 		return a.approve(ctx)
 	case "dashboard":

@@ -41,6 +41,8 @@ Usage:
                   [--var K=V] [--yes]                    add a registry server to the configuration (asks first)
   mcp-gateway login NAME [--config PATH]                 sign in to a remote server (OAuth, in the browser)
   mcp-gateway logout NAME [--config PATH]                forget the sign-in of a remote server
+  mcp-gateway logout NAME --subject S [--config PATH]    sign person S out of a per_user_login server (their
+                                                         stored tokens deleted and revoked; docs/teams.md)
   mcp-gateway secret set|get|rm NAME | secret ls         the secrets a server's ${secret:NAME} refers to, in the OS
                                                          keychain or an encrypted file (docs/secrets.md); set reads
                                                          the value from the terminal (not shown) or stdin
@@ -98,6 +100,7 @@ type invocation struct {
 	callName string
 	callArgs string
 	server   string // login, logout
+	subject  string // logout --subject: a person's per_user_login sign-in
 	secret   string // secret's sub-command: set, get, ls, rm (NAME in name)
 	// import
 	from          string
@@ -239,6 +242,14 @@ func parseArgs(args []string) (*invocation, error) {
 				return nil, usagef("%s needs one server name: mcp-gateway %s NAME", inv.command, inv.command)
 			}
 			inv.server = rest[0]
+			if w := inv.who; inv.command == "logout" && w.given {
+				// logout --subject S: an administrator signs one person out
+				// of a per_user_login server.
+				if w.subject == "" || w.issuer != "" || w.clientID != "" || w.auth != "" || w.groups != nil || w.scopes != nil || w.claims != nil {
+					return nil, usagef("logout takes --subject S alone: mcp-gateway logout NAME --subject S")
+				}
+				inv.subject, inv.who = w.subject, policyCaller{}
+			}
 		case "secret":
 			if err := parseSecret(inv, rest); err != nil {
 				return nil, err

@@ -28,6 +28,8 @@ func TestArgsMessages(t *testing.T) {
 		{[]string{"policy", "check", "--grup", "eng", "t"}, `unknown flag --grup; did you mean --group?`},
 		{[]string{"policy", "check", "--client-di", "c", "t"}, `unknown flag --client-di; did you mean --client-id?`},
 		{[]string{"tools", "--subject", "alice"}, "--subject, --issuer, --client-id, --group, --scope, --claim and --auth belong to policy check"},
+		{[]string{"logout", "x", "--subject", "alice", "--group", "eng"}, "logout takes --subject S alone"},
+		{[]string{"login", "x", "--subject", "alice"}, "belong to policy check"},
 	} {
 		_, err := parseArgs(tc.args)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -48,6 +50,9 @@ func TestArgsMessages(t *testing.T) {
 	if w := inv.who; !w.given || w.subject != "alice" || strings.Join(w.groups, ",") != "eng,ops" || strings.Join(w.scopes, ",") != "read" ||
 		strings.Join(w.claims, ",") != "tier=gold" || w.clientID != "cli" || w.issuer != "https://idp" || w.auth != "token" || inv.callName != "t" {
 		t.Errorf("policy check: %+v", inv.who)
+	}
+	if inv, err := parseArgs([]string{"logout", "linear", "--subject", "u-1@https://idp/"}); err != nil || inv.subject != "u-1@https://idp/" || inv.server != "linear" || inv.who.given {
+		t.Errorf("logout --subject: %+v %v", inv, err)
 	}
 	for _, ok := range [][]string{{"call", "x"}, {"call", "x", `{"a":[1]}`}, {"call", "x", " {} "}} {
 		if _, err := parseArgs(ok); err != nil {

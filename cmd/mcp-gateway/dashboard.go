@@ -95,6 +95,7 @@ func (d *dashboard) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /add", d.admitted(d.addPage))
 	mux.HandleFunc("POST /add", d.admitted(d.addPreview))
 	mux.HandleFunc("POST /add/confirm", d.admitted(d.addConfirm))
+	mux.HandleFunc("POST /upstream/logout", d.admitted(d.upstreamLogout))
 }
 
 // admitted is h for the requests admit lets through; the others get 403
@@ -175,6 +176,9 @@ type dashData struct {
 	// Starting says what each starting server is doing, by name: its
 	// last stderr line, or that npx is fetching its package.
 	Starting map[string]string
+	// Upstream are the per_user_login servers and the viewer's sign-ins
+	// (dashboard_upstream.go).
+	Upstream []dashUpstream
 }
 
 func (d *dashboard) data(r *http.Request) dashData {
@@ -182,6 +186,7 @@ func (d *dashboard) data(r *http.Request) dashData {
 	dd := dashData{Now: time.Now(), CSRF: d.csrf, PinFile: a.backends.Trust().PinFile(), AuditPath: a.cfg.Gateway.Audit.Path,
 		Servers: a.backends.Status()}
 	dd.Sandboxes = dashSandboxes(dd.Servers)
+	dd.Upstream = d.upstreamSignIns(r)
 	// The configuration file as it is now: add's search box, and the
 	// entries of servers a live reload added, for what they are doing.
 	setup, err := d.addSetup()
@@ -288,14 +293,8 @@ func (d *dashboard) write(w http.ResponseWriter, status int, dd dashData) {
 // says where a request comes from (Sec-Fetch-Site, Origin), and the form
 // carries the page's token.
 func (d *dashboard) sameSite(r *http.Request) error {
-	if s := r.Header.Get("Sec-Fetch-Site"); s != "" && s != "same-origin" && s != "none" {
-		return fmt.Errorf("a request from another site (%s)", s)
-	}
-	if o := r.Header.Get("Origin"); o != "" {
-		u, err := url.Parse(o)
-		if err != nil || !strings.EqualFold(u.Host, r.Host) {
-			return errors.New("a request from another origin")
-		}
+	if err := sameOrigin(r); err != nil {
+		return err
 	}
 	if subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(d.csrf)) != 1 {
 		return errors.New("the form's token is not this page's: reload the page")

@@ -33,18 +33,34 @@ type guard struct {
 	token     []byte           // auth: token
 	tokenP    *authn.Principal // every request with the token
 	verifier  *authn.Verifier  // auth: oauth
+	// upstreamPages: the per_user_login sign-in pages are served, and a
+	// browser reaches them without a token (upstream_login.go).
+	upstreamPages bool
 }
 
-// openPaths need no authentication: probes, and what a client reads to
-// learn how to authenticate (RFC 9728 metadata).
+// openPaths need no authentication: probes, what a client reads to learn
+// how to authenticate (RFC 9728 metadata), and the per_user_login sign-in
+// pages a browser opens, which carry their own sealed proof.
 func (g *guard) open(path string) bool {
 	if path == "/healthz" {
 		return true
 	}
 	if g.verifier != nil {
-		return path == authn.WellKnown || path == authn.MetadataPath(g.verifier.Resource())
+		return path == authn.WellKnown || path == authn.MetadataPath(g.verifier.Resource()) ||
+			g.upstreamPages && upstreamOpen(path)
 	}
 	return false
+}
+
+// ownPage reports whether r is a form of the per_user_login sign-in page
+// posted from the gateway's own origin (whatever allowed_origins says:
+// that is for other sites' pages).
+func (g *guard) ownPage(r *http.Request, origin string) bool {
+	if !g.upstreamPages || !upstreamOpen(r.URL.Path) {
+		return false
+	}
+	u, err := url.Parse(origin)
+	return err == nil && strings.EqualFold(u.Host, r.Host)
 }
 
 // The CORS headers of an allowed origin (docs/http.md#cors): a browser
@@ -70,7 +86,7 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 			return
 		}
 		if o := r.Header.Get("Origin"); o != "" {
-			if !g.originAllowed(o) {
+			if !g.originAllowed(o) && !g.ownPage(r, o) {
 				// No CORS headers: the page cannot read even this.
 				refuseRequest(w, r, fmt.Sprintf("Forbidden: origin %q is not allowed", o), http.StatusForbidden)
 				return

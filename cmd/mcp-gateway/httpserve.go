@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -57,7 +59,7 @@ func (a *app) serveHTTP(ctx context.Context) error {
 	ln = limited
 	front := a.gw.NewHTTPFront(gateway.HTTPOptions{Sessionless: hc.Stateless, IdleTimeout: a.cfg.SessionIdleTimeout(),
 		SessionBufferBytes: int64(hc.SessionBufferBytes), MaxSessions: hc.MaxSessions, MaxSessionsPerIdentity: hc.MaxSessionsPerIdentity,
-		MaxStreams: hc.MaxStreams})
+		MaxStreams: hc.MaxStreams, Replica: replicaName(hc.Replica, ln.Addr())})
 	metrics := a.metrics
 	// MCP and REST (and the same per profile) are the front's; the rest
 	// is the process's own.
@@ -108,6 +110,10 @@ func (a *app) serveHTTP(ctx context.Context) error {
 		}
 	}
 	dash.routes(mux)
+	if a.userLogins != nil {
+		g.upstreamPages = true
+		(&upstreamLogins{l: a.userLogins, secure: strings.HasPrefix(hc.OAuth.Resource, "https:"), a: a}).routes(mux)
+	}
 	busy := &inFlight{}
 	srv := &http.Server{
 		Handler:           g.wrap(busy.wrap(front)),
@@ -127,6 +133,9 @@ func (a *app) serveHTTP(ctx context.Context) error {
 	defer startRuntimeStats(a.log)()
 	a.log.Info("mcp-gateway serving on http", "version", version(), "addr", ln.Addr().String(),
 		"stateless", hc.Stateless, "auth", g.auth, "backends", len(a.cfg.Servers), "max_connections", maxConns, "max_connections_per_source", perSource)
+	if r := front.Replica(); r != "" {
+		a.log.Info("sessions sealed with the state key: any replica serves their POSTs (docs/deploy.md)", "replica", r)
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -227,4 +236,20 @@ func (f *inFlight) wait(ctx context.Context) bool {
 		}
 	}
 	return true
+}
+
+// replicaName is this process's name among the replicas
+// (gateway.http.replica): configured, else the host name and the port the
+// front listens on (addr), which tell apart the pods of a Deployment and
+// the processes of one machine, and stay the same across a restart.
+func replicaName(configured string, addr net.Addr) string {
+	if configured != "" {
+		return configured
+	}
+	host, _ := os.Hostname()
+	host, _, _ = strings.Cut(host, ".")
+	if ta, ok := addr.(*net.TCPAddr); ok {
+		host += "-" + strconv.Itoa(ta.Port)
+	}
+	return gateway.ReplicaName(host)
 }

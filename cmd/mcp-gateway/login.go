@@ -132,11 +132,15 @@ func listenRedirect(configured string) (l net.Listener, redirect, path string, e
 	return l, configured, path, nil
 }
 
-// logout is `mcp-gateway logout NAME`: forget a remote server's sign-in.
-func (a *app) logout() error {
+// logout is `mcp-gateway logout NAME`: forget a remote server's sign-in;
+// with --subject S, person S's sign-in to a per_user_login server.
+func (a *app) logout(ctx context.Context) error {
 	s, err := a.remoteServer()
 	if err != nil {
 		return err
+	}
+	if a.inv.subject != "" {
+		return a.logoutSubject(ctx, s)
 	}
 	had, err := backends.Logout(a.tokenDir, s.Name)
 	if err != nil {
@@ -178,5 +182,26 @@ func openBrowser(url string) error {
 		return err
 	}
 	go cmd.Wait() // reap it; its outcome does not matter
+	return nil
+}
+
+// logoutSubject is `mcp-gateway logout NAME --subject S`: S's sign-in to
+// the per_user_login server s deleted and its tokens revoked at the
+// upstream (when it offers revocation). S is a caller's principal key
+// (SUBJECT@ISSUER) or their subject alone, at any issuer.
+func (a *app) logoutSubject(ctx context.Context, s config.Server) error {
+	if s.UpstreamAuth.Mode != config.UpstreamPerUserLogin {
+		return usagef("%s is not a per_user_login server (upstream_auth: {mode: per_user_login}): its sign-in is not per person; mcp-gateway logout %s forgets the shared one", s.Name, s.Name)
+	}
+	callers, err := backends.UserLogouts(ctx, a.tokenDir, s.Name, a.inv.subject)
+	for _, c := range callers {
+		fmt.Fprintf(a.env.stdout, "Signed %s out of %s.\n", c, s.Name)
+	}
+	if err != nil {
+		return fmt.Errorf("logout %s --subject %s: %w", s.Name, a.inv.subject, err)
+	}
+	if len(callers) == 0 {
+		fmt.Fprintf(a.env.stdout, "%s had no sign-in to %s.\n", a.inv.subject, s.Name)
+	}
 	return nil
 }

@@ -38,6 +38,7 @@ type beServer struct {
 	OAuth     map[string]any    `json:"oauth,omitempty"`
 	Protocol  string            `json:"protocol,omitempty"`
 	Sandbox   map[string]any    `json:"sandbox,omitempty"`
+	Upstream  map[string]any    `json:"upstream_auth,omitempty"`
 }
 
 type beFilter struct {

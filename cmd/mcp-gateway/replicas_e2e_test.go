@@ -349,6 +349,13 @@ func startHAProxy(t *testing.T, bin string, replicas []*httpGW) string {
 	}
 	addr := l.Addr().String()
 	l.Close()
+	return startHAProxyAt(t, bin, addr, replicas, "")
+}
+
+// startHAProxyAt is startHAProxy listening on addr, with extra lines in
+// the backend's section (routing rules).
+func startHAProxyAt(t *testing.T, bin, addr string, replicas []*httpGW, extra string) string {
+	t.Helper()
 	var servers strings.Builder
 	for i, g := range replicas {
 		fmt.Fprintf(&servers, "  server gw%d %s check inter 200ms fall 1 rise 2\n", i, strings.TrimPrefix(g.base, "http://"))
@@ -371,7 +378,7 @@ backend gateways
   balance roundrobin
   option httpchk
   http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host localhost
-`+servers.String()), 0o600)
+`+extra+servers.String()), 0o600)
 	cmd := exec.Command(bin, "-db", "-f", cfg)
 	var out testutil.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

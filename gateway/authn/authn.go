@@ -32,6 +32,8 @@ type Principal struct {
 	policy.Identity
 	// Expires is when the token stops being valid (zero: never).
 	Expires time.Time
+	// bearer is the OAuth token the principal is of (Bearer).
+	bearer string
 
 	decided atomic.Pointer[decided]
 }
@@ -79,6 +81,15 @@ func (pr *Principal) HasScopes(want []string) (missing []string) {
 	}
 	return missing
 }
+
+// Bearer is the OAuth access token the principal was read from, as the
+// client presented it: what a server with upstream_auth is reached with
+// (exchanged, or passed through). "" for any other principal. Never log it.
+func (pr *Principal) Bearer() string { return pr.bearer }
+
+// String is the principal's key: printing a principal, or logging it,
+// never shows its token.
+func (pr *Principal) String() string { return pr.Key }
 
 // Token returns the principal of a request made with the shared token
 // (gateway.http.auth: token): every holder of the token is one caller.
@@ -184,6 +195,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Principal, error)
 	var e *Error
 	switch {
 	case err == nil:
+		p.bearer = token
 		until := now.Add(maxCacheAge)
 		if !p.Expires.IsZero() && p.Expires.Add(Leeway).Before(until) {
 			until = p.Expires.Add(Leeway)

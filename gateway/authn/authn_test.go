@@ -155,6 +155,14 @@ func TestVerifyJWT(t *testing.T) {
 	if m := p.HasScopes([]string{"mcp", "write"}); len(m) != 1 || m[0] != "write" {
 		t.Errorf("missing scopes = %v, want [write]", m)
 	}
+	// The token is kept for upstream_auth, and never printed.
+	tok := is.sign(t, is.claims(now, map[string]any{"jti": "other"}), nil, "")
+	if p, err = v.Verify(ctx, tok); err != nil || p.Bearer() != tok {
+		t.Errorf("Bearer() = %q, %v; want the token", p.Bearer(), err)
+	}
+	if s := fmt.Sprintf("%v %+v", p, p); strings.Contains(s, tok) {
+		t.Errorf("a printed principal shows its token: %s", s)
+	}
 
 	evil, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	for name, tc := range map[string]struct {

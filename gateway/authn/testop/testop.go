@@ -43,6 +43,13 @@ const (
 	GatewaySecret   = "gateway-secret"
 	// ExpiredScope asks for an access token that expired ten minutes ago.
 	ExpiredScope = "test:expired"
+	// ExchangeClientID (with ExchangeSecret, client_secret_basic) may
+	// exchange a user's access token for one meant for another audience
+	// (RFC 8693, the op package's token exchange), on the user's behalf:
+	// the issued JWT's subject is the user's, its aud the audience asked
+	// for.
+	ExchangeClientID = "mcp-exchanger"
+	ExchangeSecret   = "exchanger-secret"
 )
 
 // User is a user who can sign in.
@@ -58,6 +65,14 @@ type OP struct {
 	srv    *http.Server
 	ln     net.Listener
 	done   chan struct{}
+	store  *store
+}
+
+// Exchanges is the number of token exchanges the OP granted.
+func (o *OP) Exchanges() int {
+	o.store.mu.Lock()
+	defer o.store.mu.Unlock()
+	return o.store.exchanges
 }
 
 // Start starts a provider on a free loopback port with these users.
@@ -73,6 +88,7 @@ func Start(users ...User) (*OP, error) {
 		storage.NativeClient(ClientID, "http://127.0.0.1/callback", "http://localhost/callback"),
 		storage.NativeClient(OpaqueClientID, "http://127.0.0.1/callback", "http://localhost/callback"),
 		storage.WebClient(GatewayClientID, GatewaySecret, "http://127.0.0.1/unused"),
+		storage.WebClient(ExchangeClientID, ExchangeSecret, "http://127.0.0.1/unused"),
 	} {
 		clients[c.GetID()] = c
 	}
@@ -82,7 +98,7 @@ func Start(users ...User) (*OP, error) {
 		resources: map[string][]string{},
 	}
 	router := exampleop.SetupServer(issuer, s, nil, false)
-	o := &OP{Issuer: issuer, ln: ln, done: make(chan struct{}),
+	o := &OP{Issuer: issuer, ln: ln, done: make(chan struct{}), store: s,
 		srv: &http.Server{Handler: withResource(router), ReadHeaderTimeout: 10 * time.Second}}
 	go func() {
 		defer close(o.done)
@@ -210,6 +226,29 @@ type store struct {
 
 	mu        sync.Mutex
 	resources map[string][]string // authorization request id → its resources
+	exchanges int                 // token exchanges granted
+}
+
+// ValidateTokenExchangeRequest grants ExchangeClientID an access token on
+// the subject's behalf (the example's storage allows only its admins to
+// impersonate); any other client is refused.
+func (s *store) ValidateTokenExchangeRequest(ctx context.Context, req op.TokenExchangeRequest) error {
+	if req.GetClientID() != ExchangeClientID {
+		return oidc.ErrUnauthorizedClient().WithDescription("this client may not exchange tokens")
+	}
+	if t := req.GetRequestedTokenType(); t == "" {
+		req.SetRequestedTokenType(oidc.AccessTokenType)
+	} else if t != oidc.AccessTokenType {
+		return oidc.ErrInvalidRequest().WithDescription("only access tokens are issued")
+	}
+	if len(req.GetAudience()) == 0 {
+		return oidc.ErrInvalidTarget().WithDescription("an audience is required")
+	}
+	req.SetCurrentScopes(req.GetScopes())
+	s.mu.Lock()
+	s.exchanges++
+	s.mu.Unlock()
+	return nil
 }
 
 func (s *store) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, userID string) (op.AuthRequest, error) {
@@ -306,7 +345,7 @@ func (s *store) GetClientByClientID(ctx context.Context, id string) (op.Client, 
 	if err != nil {
 		return nil, err
 	}
-	return client{c, id == ClientID}, nil
+	return client{c, id == ClientID || id == ExchangeClientID}, nil
 }
 
 type client struct {
