@@ -1,0 +1,102 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mcp-gateway/mcp-gateway/gateway/authn/testop"
+)
+
+// TestUpstreamTokensNeverLogged (an outside review of issue 36): the
+// binary with debug logging, callers reaching a server by token exchange
+// and one refused passthrough, another person's session id, a sessionless
+// call: neither the gateway's stderr nor its audit log holds a token —
+// the callers' own, or one exchanged for them (every token the OP issues
+// is a JWT, "eyJ…").
+func TestUpstreamTokensNeverLogged(t *testing.T) {
+	op, err := testop.Start(alice, bob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(op.Close)
+	url := startTestbackendHTTP(t, "-http-audience", "urn:far") + "/mcp"
+	servers := []beServer{
+		{Name: "far", URL: url, Upstream: map[string]any{"mode": "token_exchange", "token_url": op.Issuer + "oauth/token",
+			"audience": "urn:far", "scopes": []string{"openid"}, "client_id": testop.ExchangeClientID, "client_secret_env": "GW_EXCHANGE"}},
+		{Name: "pass", URL: url, Upstream: map[string]any{"mode": "passthrough", "audience": "urn:far"}},
+	}
+	gw := map[string]any{"policy": map[string]any{"rules": []any{}}, "strict_names": "false", "tools_mode": "full"}
+	g := startTeamsDebug(t, op, gw, servers, "GW_EXCHANGE="+testop.ExchangeSecret)
+
+	aTok := token(t, op, testop.ClientID, alice, g.resource, "openid", "mcp")
+	bTok := token(t, op, testop.ClientID, bob, g.resource, "openid", "mcp")
+	aSid, bSid := g.session(t, aTok), g.session(t, bTok)
+	for _, c := range []struct{ tok, sid, want string }{{aTok, aSid, "u-alice"}, {bTok, bSid, "u-bob"}} {
+		if got, code, msg := g.whoami(t, c.tok, c.sid, "far.whoami"); got != c.want {
+			t.Fatalf("far.whoami: %q (%d %s), want %q", got, code, msg, c.want)
+		}
+	}
+	if got, code, msg := g.whoami(t, aTok, aSid, "pass.whoami"); got != "" || code != -32003 || strings.Contains(msg, aTok) {
+		t.Errorf("pass.whoami with alice's gateway token: %q %d %q, want refused without the token", got, code, msg)
+	}
+	// bob's session id with alice's token: not found, and nothing of bob's.
+	if r := g.post(t, aTok, bSid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"far.whoami","arguments":{}}}`); r.status != 404 || strings.Contains(r.body, "u-bob") {
+		t.Errorf("alice with bob's session id: %d %s, want 404", r.status, r.body)
+	}
+	if _, raw := g.post2026(t, bTok, "tools/call", "far.whoami", `"name":"far.whoami","arguments":{}`); !strings.Contains(raw, `"subject":"u-bob"`) {
+		t.Errorf("bob's sessionless call: %s", raw)
+	}
+
+	audit, err := os.ReadFile(g.audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("checked %d bytes of stderr, %d of the audit log", len(g.stderr.String()), len(audit))
+	jwt := regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}`)
+	for name, text := range map[string]string{"stderr": g.stderr.String(), "the audit log": string(audit)} {
+		if text == "" {
+			t.Errorf("%s is empty: nothing was checked", name)
+		}
+		for _, tok := range []string{aTok, bTok} {
+			if strings.Contains(text, tok) {
+				t.Errorf("%s holds a caller's token", name)
+			}
+		}
+		if m := jwt.FindString(text); m != "" {
+			t.Errorf("%s holds a JWT: %.20s…", name, m)
+		}
+	}
+	if !strings.Contains(g.stderr.String(), "level=DEBUG") && !strings.Contains(g.stderr.String(), "DBG") {
+		t.Errorf("no debug line in stderr: the test did not log at debug")
+	}
+}
+
+// startTeamsDebug is startTeamsOf with the gateway run with --debug.
+func startTeamsDebug(t *testing.T, op *testop.OP, gw map[string]any, servers []beServer, env ...string) *teamsGW {
+	t.Helper()
+	addr := freeAddr(t)
+	resource := "http://" + addr + "/mcp"
+	extra := map[string]any{
+		"http": map[string]any{
+			"auth": "oauth",
+			"oauth": map[string]any{
+				"resource": resource,
+				"issuers": []map[string]any{{"issuer": op.Issuer, "introspection_url": op.Issuer + "oauth/introspect",
+					"client_id": testop.GatewayClientID, "client_secret_env": "GW_INTROSPECT"}},
+				"scopes": []string{"mcp"},
+			},
+		},
+		"audit": map[string]any{"path": filepath.Join(t.TempDir(), "audit.jsonl")},
+	}
+	for k, v := range gw {
+		extra[k] = v
+	}
+	cfg := httpConfig(t, extra, servers...)
+	cmd := exec.Command(gatewayBin, "--transport", "http", "--listen", addr, "--config", cfg, "--debug")
+	cmd.Env = baseEnv(t, append(env, "GW_INTROSPECT="+testop.GatewaySecret)...)
+	return &teamsGW{httpGW: startHTTPCmd(t, cmd), resource: resource, audit: extra["audit"].(map[string]any)["path"].(string)}
+}
