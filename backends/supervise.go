@@ -641,6 +641,10 @@ func (b *backend) hooks() rpcconn.Hooks {
 		h.Request = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 			// A client that never answers must not park the request
 			// forever: it gets the backend's call timeout.
+			if b.upstream != nil {
+				// A caller's own session asks that caller only.
+				ctx = context.WithValue(ctx, requestCallerKey{}, b.upstream.caller.Load().Subject)
+			}
 			tctx := ctx
 			if b.timeout > 0 {
 				var cancel context.CancelFunc
@@ -691,6 +695,13 @@ func (b *backend) onNotification(method string, params json.RawMessage) {
 			// secrets are masked in it for the clients too (secrets.go).
 			params = b.values.maskJSON(params)
 			b.logMessage(params)
+		}
+		if b.parent != nil && method != "notifications/tasks/status" {
+			// A caller's own session: its log messages and resource
+			// updates are that person's, and the clients they would go
+			// to are everyone's who sees the server. The gateway's log
+			// keeps the messages; a task's status goes to its owner.
+			return
 		}
 		if fn := b.m.hooks.Notification; fn != nil {
 			fn(b.cfg.Name, method, params)

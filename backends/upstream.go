@@ -56,6 +56,19 @@ type Caller struct {
 // shows its token.
 func (c *Caller) String() string { return c.Subject }
 
+// requestCallerKey carries, in a backend request's context (Hooks.Request),
+// the subject of the caller whose session made it.
+type requestCallerKey struct{}
+
+// RequestCaller is the subject (Caller.Subject) of the caller whose own
+// session of a server reached per caller made the backend request of ctx
+// (Hooks.Request): such a request is that person's, and goes to no other
+// client. "" for a request of a server shared by everyone.
+func RequestCaller(ctx context.Context) string {
+	s, _ := ctx.Value(requestCallerKey{}).(string)
+	return s
+}
+
 // Token is one caller's credential for one server.
 type Token struct {
 	Value  string    // the bearer token

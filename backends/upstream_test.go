@@ -30,6 +30,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // farAudience is the audience the remote testbackend takes tokens for.
@@ -518,4 +519,82 @@ func TestUpstreamListsTakenOver(t *testing.T) {
 	testutil.WaitFor(t, testutil.DefaultTimeout, "b's session's list, with added_1", func() bool {
 		return slices.Contains(toolNames(e.Tools()), "far/added_1")
 	})
+}
+
+// A request a caller's own session gets from the server (roots/list
+// here) names that caller (backends.RequestCaller), so that the gateway
+// asks that caller's client and no other.
+func TestUpstreamRequestCaller(t *testing.T) {
+	t.Parallel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		//lint:ignore SA1019 roots are deprecated from protocol 2026-07-28 on; 2025-11-25 servers still ask, and the gateway forwards it.
+		if _, err := req.Session.ListRoots(ctx, nil); err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "asked"}}}, nil, nil
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	var mu sync.Mutex
+	var asked []string
+	e := startAnswering(t, []config.Server{{Name: "far", URL: hs.URL, Enabled: true, Prefix: "far", Restart: "on-failure",
+		UpstreamAuth: config.UpstreamAuth{Mode: config.UpstreamPassthrough, Audience: farAudience}}}, nil,
+		func(ctx context.Context, server, method string, _ json.RawMessage) (json.RawMessage, error) {
+			mu.Lock()
+			asked = append(asked, method+" of "+backends.RequestCaller(ctx))
+			mu.Unlock()
+			return json.RawMessage(`{"roots":[]}`), nil
+		})
+	for _, who := range []string{"alice", "bob"} {
+		if _, err := e.CallTool(context.Background(), "far", "ask", json.RawMessage(`{}`), backends.CallOptions{Caller: callerOf(who, farAudience)}); err != nil {
+			t.Fatalf("%s: %v", who, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(asked, []string{"roots/list of alice@idp", "roots/list of bob@idp"}) {
+		t.Errorf("the server's requests: %q", asked)
+	}
+}
+
+// A caller's session's log messages are that person's: kept to the
+// gateway's log, not passed to the clients (Hooks.Notification), which
+// are everyone's who sees the server.
+func TestUpstreamLogsStayPrivate(t *testing.T) {
+	t.Parallel()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "chatty", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "say"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		//lint:ignore SA1019 logging is deprecated from protocol 2026-07-28 on; 2025-11-25 servers still log, and the gateway forwards it.
+		if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "alice's private note"}); err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "said"}}}, nil, nil
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	log := &testutil.LogRecorder{}
+	m := backends.New(backends.Options{Logger: log.Logger(), Servers: []config.Server{{Name: "far", URL: hs.URL, Enabled: true, Prefix: "far", Restart: "on-failure",
+		UpstreamAuth: config.UpstreamAuth{Mode: config.UpstreamPassthrough, Audience: farAudience}}}})
+	var mu sync.Mutex
+	var notified []string
+	m.SetHooks(backends.Hooks{Notification: func(server, method string, params json.RawMessage) {
+		mu.Lock()
+		notified = append(notified, method+" "+string(params))
+		mu.Unlock()
+	}})
+	m.Start(context.Background())
+	t.Cleanup(func() { m.Close() })
+	m.SetLogLevel(context.Background(), "debug") // replayed to each new session
+	if _, err := m.CallTool(context.Background(), "far", "say", json.RawMessage(`{}`), backends.CallOptions{Caller: callerOf("alice", farAudience)}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, testutil.DefaultTimeout, "the message in the gateway's log", func() bool {
+		return strings.Contains(strings.Join(log.Lines(), "\n"), "alice's private note")
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(notified) != 0 {
+		t.Errorf("passed to the clients: %q", notified)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -28,13 +29,16 @@ func (g *Gateway) handleBackendRequest(ctx context.Context, server, method strin
 	default:
 		return nil, fmt.Errorf("method %s is not forwarded", method)
 	}
-	to, during := g.clientFor(server, method)
+	// A request of a caller's own session (upstream_auth) is that
+	// person's: only their sessions and held calls may be asked.
+	who := backends.RequestCaller(ctx)
+	to, during := g.clientFor(server, method, who)
 	if during == nil {
 		// No call to server that a session serves: the request may be
 		// for a held call whose client has not called again yet, or for
 		// a caller that cannot be asked; only a request outside any
 		// call goes to any client that declared the capability.
-		if h := g.holds.waitingOn(server); h != nil {
+		if h := g.holds.waitingOn(server, who); h != nil {
 			return h.ask(ctx, method, params)
 		}
 		if g.callsUnaskable(server) {
@@ -125,12 +129,14 @@ func present(v json.RawMessage) bool {
 // backend's request carries no reference to the call it serves, so the
 // call is found by the backend:
 // many clients calling the same backend at once cannot be told apart, and
-// the first found gets it.
-func (g *Gateway) clientFor(server, method string) (*session, *call) {
+// the first found gets it. A request of a caller's own session of a server
+// reached per caller (who, backends.RequestCaller) goes to that caller's
+// sessions only.
+func (g *Gateway) clientFor(server, method, who string) (*session, *call) {
 	g.mu.Lock()
 	sessions := make([]*session, 0, len(g.fronts))
 	for f := range g.fronts {
-		if f.sess != nil {
+		if f.sess != nil && (who == "" || f.callerIdentity() == who) {
 			sessions = append(sessions, f.sess)
 		}
 	}

@@ -108,13 +108,15 @@ func (hs *holds) put(h *hold) {
 
 // waitingOn returns a hold of server whose backend call is in flight: a
 // request of that backend may be for it, though its client's request
-// was answered input_required and the retry has not come yet.
-func (hs *holds) waitingOn(server string) *hold {
+// was answered input_required and the retry has not come yet. who, when
+// not "", is the caller the request is of (backends.RequestCaller): only
+// that caller's holds.
+func (hs *holds) waitingOn(server, who string) *hold {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	for _, h := range hs.m {
 		h.mu.Lock()
-		waiting := h.server == server && !h.finished
+		waiting := h.server == server && !h.finished && (who == "" || h.who == who)
 		h.mu.Unlock()
 		if waiting {
 			return h

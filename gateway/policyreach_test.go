@@ -18,10 +18,10 @@ func TestPolicyBackendRequestsOutsideCalls(t *testing.T) {
 	g := newPolicyGW(t, nil, testServer("a"), testServer("b"))
 	g.sessionCaps("alice", `{"roots":{},"sampling":{},"elicitation":{}}`)
 	for _, method := range []string{"roots/list", "sampling/createMessage", "elicitation/create"} {
-		if s, _ := g.gw.clientFor("b", method); s != nil {
+		if s, _ := g.gw.clientFor("b", method, ""); s != nil {
 			t.Errorf("b's %s outside a call goes to alice's session, whose policy hides b", method)
 		}
-		if s, _ := g.gw.clientFor("a", method); s == nil {
+		if s, _ := g.gw.clientFor("a", method, ""); s == nil {
 			t.Errorf("a's %s outside a call finds no session: alice's sees a", method)
 		}
 	}

@@ -247,6 +247,9 @@ func (u *Users) Token(ctx context.Context, s config.Server, caller string) (stri
 		return tok.AccessToken, tok.Expiry, nil
 	}
 	if tok.RefreshToken == "" {
+		if u.now().Before(tok.Expiry) {
+			return tok.AccessToken, tok.Expiry, nil // good to its end, then a sign-in
+		}
 		return "", time.Time{}, ErrNotSignedIn
 	}
 	// A token with no access token is refreshed at once by oauth2.
@@ -255,6 +258,13 @@ func (u *Users) Token(ctx context.Context, s config.Server, caller string) (stri
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode < 500 {
+			// Another replica sharing the directory may have refreshed
+			// first, with a refresh token that rotated: its sign-in
+			// stands.
+			if u.load(e, s.Name, caller) == nil && e.si != nil && e.si.Token.RefreshToken != tok.RefreshToken &&
+				u.now().Before(e.si.Token.Expiry) {
+				return e.si.Token.AccessToken, e.si.Token.Expiry, nil
+			}
 			// The grant is refused: the sign-in is of no use any more.
 			u.log.Warn("the upstream refused a caller's refresh; they must sign in again", "server", s.Name, "error_code", re.ErrorCode)
 			_ = os.Remove(u.path(s.Name, caller))

@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,6 +38,10 @@ type upstreamAS struct {
 	revoked   []string
 	next      int
 	gate      chan struct{} // when set, refreshes wait for it
+	noRefresh bool          // tokens come without a refresh token
+	// onRefresh, when set, runs before a refresh is answered (outside the
+	// lock), with the refresh token it is for.
+	onRefresh func(rt string)
 }
 
 func newUpstreamAS(t *testing.T) *upstreamAS {
@@ -82,6 +87,12 @@ func newUpstreamAS(t *testing.T) *upstreamAS {
 			<-gate
 		}
 		a.mu.Lock()
+		hook := a.onRefresh
+		a.mu.Unlock()
+		if hook != nil && r.Form.Get("grant_type") == "refresh_token" {
+			hook(r.Form.Get("refresh_token"))
+		}
+		a.mu.Lock()
 		defer a.mu.Unlock()
 		var user string
 		switch r.Form.Get("grant_type") {
@@ -102,12 +113,17 @@ func newUpstreamAS(t *testing.T) *upstreamAS {
 				js(w, map[string]any{"error": "invalid_grant"})
 				return
 			}
+			delete(a.refresh, r.Form.Get("refresh_token")) // rotated
 			a.refreshes++
 		}
 		a.next++
-		rt := fmt.Sprintf("refresh-%s-%d", user, a.next)
-		a.refresh[rt] = user
-		js(w, map[string]any{"access_token": fmt.Sprintf("access-%s-%d", user, a.next), "token_type": "Bearer", "expires_in": a.ttl, "refresh_token": rt})
+		res := map[string]any{"access_token": fmt.Sprintf("access-%s-%d", user, a.next), "token_type": "Bearer", "expires_in": a.ttl}
+		if !a.noRefresh {
+			rt := fmt.Sprintf("refresh-%s-%d", user, a.next)
+			a.refresh[rt] = user
+			res["refresh_token"] = rt
+		}
+		js(w, res)
 	})
 	mux.HandleFunc("/revoke", func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm()
@@ -282,5 +298,60 @@ func TestUsersLink(t *testing.T) {
 	now = now.Add(LinkLifetime + time.Second)
 	if _, err := u.OpenLink("up", l); err == nil || !strings.Contains(err.Error(), "expired") {
 		t.Errorf("an expired link: %v", err)
+	}
+}
+
+// Two replicas share the token directory: one whose refresh is refused
+// because the other refreshed first (the refresh token rotated) takes the
+// other's sign-in rather than ending it. A token without a refresh token
+// is used until it expires.
+func TestUsersRefreshEdges(t *testing.T) {
+	t.Parallel()
+	a := newUpstreamAS(t)
+	dir := t.TempDir()
+	opts := UsersOptions{TokenDir: dir, Callback: "https://gw.example/upstream/callback", Key: []byte("shared")}
+	u1, u2 := NewUsers(opts), NewUsers(opts)
+	s := config.Server{Name: "up", URL: a.URL + "/mcp"}
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.DefaultTimeout)
+	defer cancel()
+	find := func(name string) (config.Server, bool) { return s, name == s.Name }
+
+	a.set(func(a *upstreamAS) { a.ttl = 10 }) // within refreshEarly: every Token refreshes
+	q := signInAs(t, u1, s, "alice@op", "ALICE", "n1")
+	if _, _, err := u1.Complete(ctx, find, q.Get("state"), q.Get("code"), "", "n1"); err != nil {
+		t.Fatal(err)
+	}
+	others := make(chan string, 1)
+	var first atomic.Bool
+	a.set(func(a *upstreamAS) {
+		a.onRefresh = func(string) {
+			// u1's refresh is held here while u2 refreshes first (u2's
+			// own request passes through).
+			if !first.CompareAndSwap(false, true) {
+				return
+			}
+			tok, _, err := u2.Token(ctx, s, "alice@op")
+			if err != nil {
+				t.Errorf("u2's refresh: %v", err)
+			}
+			others <- tok
+		}
+	})
+	got, _, err := u1.Token(ctx, s, "alice@op")
+	other := <-others
+	if err != nil || got != other || other == "" {
+		t.Fatalf("u1 after u2 refreshed first: %q %v, want u2's %q", got, err, other)
+	}
+	if !u1.SignedIn(s, "alice@op") {
+		t.Error("the race signed alice out")
+	}
+
+	a.set(func(a *upstreamAS) { a.onRefresh, a.noRefresh = nil, true })
+	q = signInAs(t, u1, s, "bob@op", "BOB", "n2")
+	if _, _, err := u1.Complete(ctx, find, q.Get("state"), q.Get("code"), "", "n2"); err != nil {
+		t.Fatal(err)
+	}
+	if tok, _, err := u1.Token(ctx, s, "bob@op"); err != nil || !strings.HasPrefix(tok, "access-BOB-") {
+		t.Errorf("a token without a refresh token, 10 s from its expiry: %q %v", tok, err)
 	}
 }
