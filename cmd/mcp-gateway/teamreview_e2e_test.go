@@ -100,3 +100,23 @@ func startTeamsDebug(t *testing.T, op *testop.OP, gw map[string]any, servers []b
 	cmd.Env = baseEnv(t, append(env, "GW_INTROSPECT="+testop.GatewaySecret)...)
 	return &teamsGW{httpGW: startHTTPCmd(t, cmd), resource: resource, audit: extra["audit"].(map[string]any)["path"].(string)}
 }
+
+// TestWeakStateKeyWarns: every caller holds values sealed with the state
+// key (a sealed session id, a per_user_login link), and AES-GCM tells an
+// offline guess right from wrong; a short key is guessed, and with it
+// sign-in links and flows for any person are forged. serve-http warns of a
+// key under 32 bytes, naming the variable and never the key, and runs on
+// (deployments of earlier versions keep working); a long one is not
+// warned of.
+func TestWeakStateKeyWarns(t *testing.T) {
+	cfg := httpConfig(t, map[string]any{"http": map[string]any{"state_key_env": "GW_STATE_KEY"}}, tb("a"))
+	const weak = "changeme"
+	g := startHTTPEnv(t, cfg, baseEnv(t, "GW_STATE_KEY=0123456789abcdef0123456789abcdef, "+weak))
+	if s := g.stderr.String(); !strings.Contains(s, "GW_STATE_KEY") || !strings.Contains(s, "32 bytes") || strings.Contains(s, weak) {
+		t.Errorf("a key of %d bytes (the second): stderr\n%s\nwant a warning naming GW_STATE_KEY, without the key", len(weak), s)
+	}
+	strong := startHTTPEnv(t, cfg, baseEnv(t, "GW_STATE_KEY=0123456789abcdef0123456789abcdef"))
+	if s := strong.stderr.String(); strings.Contains(s, "32 bytes") {
+		t.Errorf("a key of 32 bytes: stderr\n%s\nwant no warning", s)
+	}
+}
