@@ -1,6 +1,8 @@
 package main
 
 import (
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,5 +120,26 @@ func TestWeakStateKeyWarns(t *testing.T) {
 	strong := startHTTPEnv(t, cfg, baseEnv(t, "GW_STATE_KEY=0123456789abcdef0123456789abcdef"))
 	if s := strong.stderr.String(); strings.Contains(s, "32 bytes") {
 		t.Errorf("a key of 32 bytes: stderr\n%s\nwant no warning", s)
+	}
+}
+
+// dashboardSignOut signs the bearer of tok out of server with the
+// dashboard's button.
+func dashboardSignOut(t *testing.T, g *teamsGW, tok, server string) {
+	t.Helper()
+	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(dashboardAs(t, g, tok))
+	if csrf == nil {
+		t.Fatal("the dashboard has no form")
+	}
+	req, _ := http.NewRequest(http.MethodPost, g.base+"/upstream/logout", strings.NewReader(url.Values{"csrf": {csrf[1]}, "server": {server}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign out of %s on the dashboard: %d", server, resp.StatusCode)
 	}
 }
