@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 )
 
 // endpoint answers every POST with status and body, recording the form
@@ -126,8 +128,8 @@ func TestReadKey(t *testing.T) {
 			t.Errorf("%s: assertion: %v", name, err)
 		}
 	}
-	bad := filepath.Join(dir, "bad.pem")
-	_ = os.WriteFile(bad, []byte("not pem"), 0o600)
+	// testutil's files (and, under Wine, its removal of them: wine.go).
+	bad := testutil.TempFile(t, "bad.pem", "not pem")
 	if _, err := ReadKey(bad); err == nil || !strings.Contains(err.Error(), "no PEM block") {
 		t.Errorf("ReadKey(not PEM) = %v", err)
 	}
