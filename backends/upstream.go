@@ -608,6 +608,17 @@ func (parent *backend) publish(b *backend) {
 		hints[method] = h
 	}
 	sf.lists.hints = hints
+	// What every client is shown is one person's session's lists; a
+	// person's resources (their documents, their repositories) are not
+	// another's to see, so only the templates are shown. A read goes to
+	// the reader's own session, listed or not.
+	var templates []Resource
+	for _, r := range sf.lists.resources {
+		if r.Template {
+			templates = append(templates, r)
+		}
+	}
+	sf.lists.resources = templates
 	parent.mu.Lock()
 	prev := parent.publisher
 	parent.mu.Unlock()

@@ -1,9 +1,15 @@
 package backends_test
 
 import (
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"testing"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
@@ -57,5 +63,66 @@ func TestUpstreamRefusedCallerEvictsNobody(t *testing.T) {
 	}
 	if n := p.CallerSessions("far"); n != 1 {
 		t.Errorf("%d sessions after eve's refusal, want carol's", n)
+	}
+}
+
+// startFarWith is startFar with more flags of the testbackend.
+func startFarWith(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(testbackend, append([]string{"-http", "127.0.0.1:0", "-http-audience", farAudience}, args...)...)
+	stderr := new(testutil.Buffer)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+	listening := regexp.MustCompile(`listening on (\S+)`)
+	var addr string
+	testutil.WaitFor(t, testutil.DefaultTimeout, "testbackend -http to listen", func() bool {
+		if m := listening.FindStringSubmatch(stderr.String()); m != nil {
+			addr = m[1]
+		}
+		return addr != ""
+	})
+	return "http://" + addr + "/mcp"
+}
+
+// A server reached per caller whose resources/list names each person's
+// own (test://own/SUB) shows clients no person's: the lists every caller
+// sees are one session's, and alice's resources are not bob's to see. Its
+// templates are shown, and a person reads their own resource on their own
+// session.
+func TestUpstreamResourcesNotShared(t *testing.T) {
+	t.Parallel()
+	te := newTokenEndpoint(t)
+	e := start(t, []config.Server{exchanged(startFarWith(t, "-resources"), te)}, withSecret)
+	if got := whoamiAs(t, e, callerOf("alice", "urn:gateway")); got != "alice" {
+		t.Fatalf("alice reached the server as %q", got)
+	}
+	testutil.WaitFor(t, testutil.DefaultTimeout, "far's lists to be shown", func() bool {
+		for _, tl := range e.Tools() {
+			if tl.Server == "far" {
+				return true
+			}
+		}
+		return false
+	})
+	var uris []string
+	for _, r := range e.Resources() {
+		if r.Server == "far" {
+			uris = append(uris, r.URI)
+		}
+	}
+	if slices.ContainsFunc(uris, func(u string) bool { return strings.HasPrefix(u, "test://own/") }) {
+		t.Errorf("far's resources shown to every client: %q, name alice's own", uris)
+	}
+	if !slices.Contains(uris, "test://t/{id}") {
+		t.Errorf("far's resources %q: want its template", uris)
+	}
+	res, err := e.Request(context.Background(), "far", "resources/list", nil, backends.CallOptions{Caller: callerOf("bob", "urn:gateway")})
+	if err != nil || !strings.Contains(string(res), "test://own/bob") || strings.Contains(string(res), "alice") {
+		t.Errorf("bob's own resources/list: %s %v", res, err)
 	}
 }
