@@ -143,3 +143,70 @@ func dashboardSignOut(t *testing.T, g *teamsGW, tok, server string) {
 		t.Fatalf("sign out of %s on the dashboard: %d", server, resp.StatusCode)
 	}
 }
+
+// TestUpstreamSignOutForgeryRefused: the dashboard's sign-out (POST
+// /upstream/logout) is refused from another site or origin, and without the
+// page's form token, even with the person's own bearer token (a browser
+// sends what it holds); alice stays signed in through all of them; her own
+// form signs her out, and nothing is redirected off the gateway. The
+// callback's answers redirect nowhere either (no open redirect).
+func TestUpstreamSignOutForgeryRefused(t *testing.T) {
+	t.Parallel()
+	op := startOP(t)
+	up := newUserUpstream(t)
+	g, _ := startPerUser(t, op, up, t.TempDir())
+	aTok := token(t, op, testop.ClientID, alice, g.resource, "openid", "mcp")
+	aSID := g.session(t, aTok)
+	call := func() mcpReply {
+		return g.post(t, aTok, aSID, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"people.whoami","arguments":{}}}`)
+	}
+	newBrowser(t).signIn(signInError(t, call()), "ALICE")
+	if got := upstreamUser(call()); got != "ALICE" {
+		t.Fatalf("alice after signing in: %q", got)
+	}
+	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(dashboardAs(t, g, aTok))
+	if csrf == nil {
+		t.Fatal("the dashboard has no form")
+	}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, c := range []struct {
+		name, csrf, server string
+		header             [2]string
+		want               int
+	}{
+		{"from another site", csrf[1], "people", [2]string{"Sec-Fetch-Site", "cross-site"}, http.StatusForbidden},
+		{"from a sibling site", csrf[1], "people", [2]string{"Sec-Fetch-Site", "same-site"}, http.StatusForbidden},
+		{"from another origin", csrf[1], "people", [2]string{"Origin", "https://evil.example"}, http.StatusForbidden},
+		{"without the form's token", "", "people", [2]string{"Sec-Fetch-Site", "same-origin"}, http.StatusForbidden},
+		{"with another token", "x" + csrf[1], "people", [2]string{"Sec-Fetch-Site", "same-origin"}, http.StatusForbidden},
+		{"of a server that is not per person", csrf[1], "nope", [2]string{"Sec-Fetch-Site", "same-origin"}, http.StatusBadRequest},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, g.base+"/upstream/logout", strings.NewReader(url.Values{"csrf": {c.csrf}, "server": {c.server}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Authorization", "Bearer "+aTok)
+		req.Header.Set(c.header[0], c.header[1])
+		resp, err := noFollow.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("sign-out %s: %d, want %d", c.name, resp.StatusCode, c.want)
+		}
+		if got := upstreamUser(call()); got != "ALICE" {
+			t.Fatalf("after a sign-out %s, alice's call: %q, want still ALICE", c.name, got)
+		}
+	}
+	for _, q := range []string{"error=access_denied&redirect_uri=https://evil.example", "code=x&state=y&redirect_uri=https://evil.example"} {
+		resp, err := noFollow.Get(g.base + "/upstream/callback?" + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Location") != "" {
+			t.Errorf("callback ?%s: %d, Location %q", q, resp.StatusCode, resp.Header.Get("Location"))
+		}
+	}
+	dashboardSignOut(t, g, aTok, "people")
+	signInError(t, call())
+}
