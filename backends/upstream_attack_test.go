@@ -126,3 +126,29 @@ func TestUpstreamResourcesNotShared(t *testing.T) {
 		t.Errorf("bob's own resources/list: %s %v", res, err)
 	}
 }
+
+// One subject at two issuers is two people: each gets a session and an
+// exchange of their own, never the other's. So are subjects that differ
+// only in case, or that hold the separator.
+func TestUpstreamSameSubjectOtherIssuer(t *testing.T) {
+	t.Parallel()
+	te := newTokenEndpoint(t)
+	e := start(t, []config.Server{exchanged(startFar(t), te)}, withSecret)
+	callers := []*backends.Caller{callerOf("alice", "urn:gateway"), callerOf("alice", "urn:gateway"), callerOf("Alice", "urn:gateway"), callerOf("alice@idp", "urn:gateway")}
+	callers[1].Subject = "alice@other-idp"
+	for _, c := range callers {
+		whoamiAs(t, e, c)
+	}
+	if n := e.CallerSessions("far"); n != len(callers) {
+		t.Errorf("%d sessions for %d people", n, len(callers))
+	}
+	x := te.exchanges()
+	if len(x) != len(callers) {
+		t.Fatalf("%d exchanges for %d people", len(x), len(callers))
+	}
+	for i, c := range callers {
+		if x[i]["subject_token"] != c.Token {
+			t.Errorf("exchange %d was of another token than %s's", i, c.Subject)
+		}
+	}
+}
