@@ -420,7 +420,6 @@ func (p *callerPool) acquire(ctx context.Context, c *Caller) (*backend, error) {
 		cs = &callerSession{subject: c.Subject, auth: newCallerAuth(p.parent.cfg.Name, p.source, c)}
 		cs.auth.now = p.parent.m.now
 		p.byKey[c.Subject] = p.lru.PushFront(cs)
-		p.evictLocked()
 	}
 	cs.used = time.Now()
 	p.mu.Unlock()
@@ -442,12 +441,19 @@ func (p *callerPool) acquire(ctx context.Context, c *Caller) (*backend, error) {
 	if p.closed {
 		return nil, &ServerError{Server: p.parent.cfg.Name, State: Stopped, Reason: "stopped"}
 	}
-	if e := p.byKey[c.Subject]; e == nil || e.Value.(*callerSession) != cs {
+	e := p.byKey[c.Subject]
+	if e == nil || e.Value.(*callerSession) != cs {
 		// Evicted meanwhile (more callers than max at once): the
 		// request fails as on a stopped session rather than keep one
 		// beyond the bound.
 		return nil, &ServerError{Server: p.parent.cfg.Name, State: Stopped, Reason: "too many callers' sessions at once; try again"}
 	}
+	// Only a caller with a credential takes a place, so the bound is
+	// enforced now, not when the entry was made: a caller refused one
+	// (no sign-in, a token not exchanged or not meant for the server)
+	// never closes another's session.
+	p.lru.MoveToFront(e)
+	p.evictLocked()
 	if cs.b == nil || cs.b.ended() {
 		cs.b = p.parent.m.newCallerBackend(p.parent, cs.subject, cs.auth)
 		p.parent.m.startCaller(p.ctx, cs.b)
@@ -602,6 +608,17 @@ func (parent *backend) publish(b *backend) {
 		hints[method] = h
 	}
 	sf.lists.hints = hints
+	// What every client is shown is one person's session's lists; a
+	// person's resources (their documents, their repositories) are not
+	// another's to see, so only the templates are shown. A read goes to
+	// the reader's own session, listed or not.
+	var templates []Resource
+	for _, r := range sf.lists.resources {
+		if r.Template {
+			templates = append(templates, r)
+		}
+	}
+	sf.lists.resources = templates
 	parent.mu.Lock()
 	prev := parent.publisher
 	parent.mu.Unlock()

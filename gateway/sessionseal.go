@@ -195,7 +195,9 @@ func (s *sessionSealer) open(id, who, profile string, now time.Time) (*sessionSt
 	if aead == nil {
 		return nil, "", errSealedKey
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(enc)
+	// Strict: one spelling per id (no unused bits set), or a DELETE
+	// remembered by id could be stepped around by respelling it.
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(enc)
 	if err != nil || len(raw) < aead.NonceSize() {
 		return nil, "", errSealedMalformed
 	}

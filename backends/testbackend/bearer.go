@@ -93,3 +93,15 @@ func whoami(meta json.RawMessage, audience string) string {
 	t, _ := json.Marshal(sub)
 	return `{"content":[{"type":"text","text":` + string(t) + `}],"structuredContent":` + string(sc) + `}`
 }
+
+// ownResource is the entry of resources/list, whose params are params,
+// that names the token's subject's own resource: test://own/SUB.
+func ownResource(params json.RawMessage) string {
+	var p struct {
+		Meta map[string]any `json:"_meta"`
+	}
+	_ = json.Unmarshal(params, &p)
+	sub, _ := p.Meta[subjectMeta].(string)
+	r, _ := json.Marshal(map[string]string{"uri": "test://own/" + sub, "name": sub + "'s own"})
+	return string(r)
+}

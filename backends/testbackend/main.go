@@ -48,6 +48,8 @@
 //	                      add the tool whoami: the token's subject (bearer.go)
 //	-prompts              declare prompts; one prompt "greet"
 //	-resources            declare resources; resource test://r1, template test://t/{id}
+//	                      (with -http-audience also test://own/SUB, the token's
+//	                      subject's own: a list that differs per caller)
 //	                      (read: r1's contents, with an unknown member);
 //	                      resources/subscribe is answered, then the URI is
 //	                      reported updated (notifications/resources/updated)
@@ -713,6 +715,9 @@ func (s *server) handle(line []byte) {
 		var list []string
 		if s.resources {
 			list = append(list, `{"uri":"test://r1","name":"r1"}`)
+			if s.audience != "" {
+				list = append(list, ownResource(msg.Params))
+			}
 		}
 		if s.asks {
 			list = append(list, sampledRecord)

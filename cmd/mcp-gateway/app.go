@@ -117,6 +117,7 @@ func newApp(inv *invocation, e env) (_ *app, err error) {
 				return nil, usagef("gateway.http.state_key_env names %s, which is not set", name)
 			}
 			stateKey = []byte(key)
+			a.warnWeakStateKey(name, key)
 		}
 		a.userLogins = a.newUserLogins(stateKey)
 	}

@@ -403,8 +403,15 @@ func TestPerUserLogin(t *testing.T) {
 	// A token that expires within the refresh margin (30 s) is refreshed
 	// before it is sent: alice signs in again, and her tokens now live
 	// 20 s; the upstream never sees one expired.
+	// Her link served its sign-in: it opens nothing now (whoever finds
+	// it cannot replace her account with theirs). To sign in again she
+	// signs out, and gets a new one.
+	if resp, page := newBrowser(t).get(aLink); resp.StatusCode != http.StatusBadRequest || !strings.Contains(page, "was used") {
+		t.Errorf("alice's link after she signed in with it: %d\n%s", resp.StatusCode, page)
+	}
+	dashboardSignOut(t, g, aTok, "people")
 	up.set(func(o *userUpstream) { o.ttl = 20 })
-	aBrowser.signIn(aLink, "ALICE")
+	aBrowser.signIn(signInError(t, call(aTok, aSID)), "ALICE")
 	if got := upstreamUser(call(aTok, aSID)); got != "ALICE" {
 		t.Errorf("alice's call after a short-lived sign-in: %q", got)
 	}
@@ -417,13 +424,15 @@ func TestPerUserLogin(t *testing.T) {
 
 	// An administrator signs alice out: her tokens are revoked upstream and
 	// her next call gets the sign-in error.
+	var revoked int // by the sign-out above
+	up.set(func(o *userUpstream) { revoked = len(o.revoked) })
 	out, errOut, code := runCLIEnv(t, baseEnv(t, "HOME="+home, "USERPROFILE="+home), "logout", "people", "--subject", "u-alice", "--config", cfg)
 	if code != 0 || !strings.Contains(out, "Signed u-alice@") {
 		t.Fatalf("logout --subject: %d\n%s\n%s", code, out, errOut)
 	}
 	up.set(func(o *userUpstream) {
-		if len(o.revoked) != 2 {
-			t.Errorf("revoked upstream: %q", o.revoked)
+		if len(o.revoked)-revoked != 2 {
+			t.Errorf("revoked upstream: %q", o.revoked[revoked:])
 		}
 	})
 	signInError(t, call(aTok, aSID))

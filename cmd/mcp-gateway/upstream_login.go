@@ -35,6 +35,20 @@ import (
 // upstreamCookie keeps the browser's nonce of the sign-in it began.
 const upstreamCookie = "mcpgw_upstream_signin"
 
+// cookie is the nonce's cookie, value and maxAge set. On https it is a
+// __Host- cookie (Secure, Path=/, no Domain), which no other host can set:
+// a sibling subdomain, which can set any cookie of the parent domain,
+// would otherwise plant the nonce of a flow its owner began for themselves
+// and send the person to that flow's authorization URL, binding the
+// person's upstream account to its owner (TestUpstreamSignInCookieHostOnly).
+func (u *upstreamLogins) cookie(value string, maxAge int) *http.Cookie {
+	if u.secure {
+		return &http.Cookie{Name: "__Host-" + upstreamCookie, Value: value, Path: "/", HttpOnly: true, Secure: true,
+			SameSite: http.SameSiteLaxMode, MaxAge: maxAge}
+	}
+	return &http.Cookie{Name: upstreamCookie, Value: value, Path: "/upstream/", HttpOnly: true, SameSite: http.SameSiteLaxMode, MaxAge: maxAge}
+}
+
 var upstreamPage = template.Must(template.New("upstream").Parse(`<!doctype html>
 <html><head><meta charset="utf-8"><title>{{.Title}}</title></head><body>
 <h1>{{.Title}}</h1>
@@ -137,8 +151,7 @@ func (u *upstreamLogins) begin(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, http.StatusBadGateway, server, err)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: upstreamCookie, Value: nonce, Path: "/upstream/", HttpOnly: true,
-		Secure: u.secure, SameSite: http.SameSiteLaxMode, MaxAge: 15 * 60})
+	http.SetCookie(w, u.cookie(nonce, 15*60))
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	http.Redirect(w, r, to, http.StatusSeeOther)
 }
@@ -147,7 +160,7 @@ func (u *upstreamLogins) begin(w http.ResponseWriter, r *http.Request) {
 func (u *upstreamLogins) callback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	var nonce string
-	if c, err := r.Cookie(upstreamCookie); err == nil {
+	if c, err := r.Cookie(u.cookie("", 0).Name); err == nil {
 		nonce = c.Value
 	}
 	if e := q.Get("error"); e != "" {
@@ -163,7 +176,7 @@ func (u *upstreamLogins) callback(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, http.StatusBadRequest, server, err)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: upstreamCookie, Path: "/upstream/", MaxAge: -1, HttpOnly: true, Secure: u.secure})
+	http.SetCookie(w, u.cookie("", -1))
 	// A new sign-in (maybe to another upstream account) replaces the
 	// caller's session, which holds the old one's token.
 	u.a.backends.EndCallerSession(server, caller)

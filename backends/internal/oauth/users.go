@@ -124,6 +124,9 @@ type userSignIn struct {
 	signIn
 	Issuer     string `json:"issuer,omitempty"`
 	Revocation string `json:"revocation_url,omitempty"`
+	// At is when the sign-in completed (Unix milliseconds): a link issued,
+	// or a flow begun, before it is spent (usedBy).
+	At int64 `json:"signed_in_at,omitempty"`
 }
 
 type userKey struct{ server, caller string }
@@ -386,6 +389,7 @@ type link struct {
 	Server  string `json:"s"`
 	Caller  string `json:"c"`
 	Expires int64  `json:"e"`
+	Issued  int64  `json:"i"` // Unix milliseconds (usedBy)
 }
 
 // A flow is an authorization request in flight, carried in its state.
@@ -397,11 +401,13 @@ type flow struct {
 	Verifier string `json:"v"` // PKCE
 	Browser  []byte `json:"b"` // SHA-256 of the browser's nonce (its cookie)
 	Issuer   string `json:"i,omitempty"`
+	Begun    int64  `json:"t"` // Unix milliseconds (usedBy)
 }
 
 // Link returns the sealed state of a sign-in link for caller to server.
 func (u *Users) Link(server, caller string) string {
-	return u.seal(link{Kind: "link", Server: server, Caller: caller, Expires: u.now().Add(LinkLifetime).Unix()})
+	now := u.now()
+	return u.seal(link{Kind: "link", Server: server, Caller: caller, Expires: now.Add(LinkLifetime).Unix(), Issued: now.UnixMilli()})
 }
 
 // OpenLink returns the caller a link's state names for server; an expired,
@@ -416,6 +422,9 @@ func (u *Users) OpenLink(server, state string) (caller string, err error) {
 	}
 	if u.now().Unix() > l.Expires {
 		return "", errors.New("this sign-in link has expired: call the tool again for a new one")
+	}
+	if u.usedBy(server, l.Caller, l.Issued) {
+		return "", errors.New("this sign-in link was used: the person signed in since it was given (call the tool again, or open the dashboard, for a new one)")
 	}
 	return l.Caller, nil
 }
@@ -433,7 +442,7 @@ func (u *Users) Begin(ctx context.Context, s config.Server, caller, browser stri
 	verifier := oauth2.GenerateVerifier()
 	nonce := sha256.Sum256([]byte(browser))
 	state := u.seal(flow{Kind: "flow", Server: s.Name, Caller: caller, Expires: u.now().Add(flowLifetime).Unix(),
-		Verifier: verifier, Browser: nonce[:], Issuer: up.Issuer})
+		Verifier: verifier, Browser: nonce[:], Issuer: up.Issuer, Begun: u.now().UnixMilli()})
 	return up.config(u.redirect).AuthCodeURL(state, oauth2.S256ChallengeOption(verifier),
 		oauth2.SetAuthURLParam("resource", up.Resource)), nil
 }
@@ -457,6 +466,9 @@ func (u *Users) Complete(ctx context.Context, s func(name string) (config.Server
 	if iss != "" && f.Issuer != "" && iss != f.Issuer {
 		return f.Server, "", errors.New("the response comes from another authorization server than the sign-in was sent to")
 	}
+	if u.usedBy(f.Server, f.Caller, f.Begun) {
+		return f.Server, "", errors.New("the person signed in since this sign-in was begun: begin it again from a new link")
+	}
 	srv, ok := s(f.Server)
 	if !ok {
 		return f.Server, "", fmt.Errorf("%s is no longer a per_user_login server", f.Server)
@@ -475,7 +487,7 @@ func (u *Users) Complete(ctx context.Context, s func(name string) (config.Server
 		}
 		return f.Server, "", fmt.Errorf("exchange the code: %w", err)
 	}
-	si := &userSignIn{Caller: f.Caller, Issuer: up.Issuer, Revocation: up.Revocation, signIn: signIn{
+	si := &userSignIn{Caller: f.Caller, Issuer: up.Issuer, Revocation: up.Revocation, At: u.now().UnixMilli(), signIn: signIn{
 		URL: srv.URL, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, AuthURL: cfg.Endpoint.AuthURL,
 		TokenURL: cfg.Endpoint.TokenURL, AuthStyle: cfg.Endpoint.AuthStyle, Scopes: cfg.Scopes, Token: tok,
 	}}
@@ -487,6 +499,21 @@ func (u *Users) Complete(ctx context.Context, s func(name string) (config.Server
 	}
 	u.log.Info("a caller signed in to a per_user_login server", "server", f.Server, "caller", f.Caller)
 	return f.Server, f.Caller, nil
+}
+
+// usedBy reports whether caller signed in to server at or after since
+// (Unix milliseconds): a link issued, or a flow begun, then is spent. A
+// link serves one sign-in, so whoever finds it afterwards (a browser's
+// history, a chat it was pasted in) cannot bind an account of theirs to
+// the person, replacing the person's own.
+func (u *Users) usedBy(server, caller string, since int64) bool {
+	if !u.known(server, caller) {
+		return false
+	}
+	e := u.entry(server, caller)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return u.load(e, server, caller) == nil && e.si != nil && e.si.At >= since
 }
 
 func (u *Users) seal(v any) string {

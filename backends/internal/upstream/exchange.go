@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"net/url"
@@ -42,6 +43,9 @@ const (
 
 // maxBody bounds a token endpoint's answer.
 const maxBody = 1 << 20
+
+// maxExpiresIn is the longest expires_in a time.Duration holds, in seconds.
+const maxExpiresIn = float64(math.MaxInt64 / int64(time.Second))
 
 // Exchanger gets a token for the server from a caller's token at the
 // token endpoint: RFC 8693 (Grant GrantTokenExchange) or RFC 7523 (Grant
@@ -143,7 +147,7 @@ func (x *Exchanger) Exchange(ctx context.Context, subject string) (string, time.
 	if resp.StatusCode != http.StatusOK {
 		e := &Error{Status: resp.StatusCode}
 		if jsonErr == nil {
-			e.Code, e.Description = tr.Error, truncate(tr.Description, 200)
+			e.Code, e.Description = tr.Error, truncate(hide(tr.Description, subject), 200)
 		}
 		return "", time.Time{}, e
 	}
@@ -158,7 +162,9 @@ func (x *Exchanger) Exchange(ctx context.Context, subject string) (string, time.
 	var exp time.Time
 	if len(tr.ExpiresIn) > 0 && string(tr.ExpiresIn) != "null" {
 		secs, err := strconv.ParseFloat(strings.Trim(string(tr.ExpiresIn), `"`), 64)
-		if err != nil || secs < 0 {
+		// NaN, infinite or beyond a time.Duration: converted, it would
+		// give an expiry that depends on the CPU.
+		if err != nil || !(secs >= 0 && secs <= maxExpiresIn) {
 			return "", time.Time{}, fmt.Errorf("token endpoint: expires_in %q is not a number of seconds", truncate(string(tr.ExpiresIn), 40))
 		}
 		// Counted from the request: the token was issued after it left.
@@ -299,6 +305,17 @@ func AudienceOK(aud any, want string) bool {
 // URL, which resource identifiers are written with and without.
 func sameAudience(a, b string) bool {
 	return a != "" && (a == b || strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/") && strings.Contains(a, "://"))
+}
+
+// hide replaces the caller's token in s, a token endpoint's text, which
+// may echo what it was sent: the token never reaches an error (the
+// client's answer, the logs). A "token" of a few characters is left
+// alone; replacing it would garble the text and hide nothing.
+func hide(s, token string) string {
+	if len(token) < 8 {
+		return s
+	}
+	return strings.ReplaceAll(s, token, "[the caller's token]")
 }
 
 func truncate(s string, n int) string {
