@@ -561,7 +561,7 @@ func (m *Manager) newCallerBackend(parent *backend, subject string, auth *caller
 	s := parent.cfg
 	s.Restart = "never"
 	b := m.bareBackend(s)
-	b.parent, b.upstream = parent, auth
+	b.parent, b.upstream, b.caller = parent, auth, subject
 	b.log = b.log.With("caller", subject)
 	return b
 }
@@ -613,12 +613,18 @@ func (parent *backend) publish(b *backend) {
 		parent.mu.Unlock()
 		return
 	}
+	moved := parent.publisher != b || parent.state != Ready
 	parent.publisher, parent.live = b, sf
 	if parent.state != Ready {
 		parent.setStateLocked(Ready, "")
 	}
 	parent.mu.Unlock()
-	parent.m.notify.changed(parent.cfg.Name)
+	if moved {
+		// The server's state (Ready) is everyone's; its lists are each
+		// caller's own (ToolsFor), whose changes b's caller is told
+		// of (listsChanged).
+		parent.m.notify.changed(parent.cfg.Name)
+	}
 }
 
 // isReady reports whether b is Ready with a session.

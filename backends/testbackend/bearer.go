@@ -93,3 +93,14 @@ func whoami(meta json.RawMessage, audience string) string {
 	t, _ := json.Marshal(sub)
 	return `{"content":[{"type":"text","text":` + string(t) + `}],"structuredContent":` + string(sc) + `}`
 }
+
+// subjectOf is the token's subject a request's params carry in _meta
+// (withSubject), or "".
+func subjectOf(params json.RawMessage) string {
+	var p struct {
+		Meta map[string]any `json:"_meta"`
+	}
+	_ = json.Unmarshal(params, &p)
+	sub, _ := p.Meta[subjectMeta].(string)
+	return sub
+}
