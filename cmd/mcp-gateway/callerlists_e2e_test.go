@@ -1,11 +1,20 @@
 package main
 
 import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"github.com/mcp-gateway/mcp-gateway/gateway/authn/testop"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // callerListsGW is the gateway (tools_mode mode) as an OAuth resource
@@ -101,4 +110,103 @@ func textOf(r mcpReply) []string {
 		}
 	}
 	return out
+}
+
+// perSubjectServer is a remote MCP server that is a server of its own for
+// each subject whose token (a JWT, read, not verified) reaches it: a tool
+// one person's server adds is listed, and its list_changed sent, to that
+// person's sessions only.
+type perSubjectServer struct {
+	mu    sync.Mutex
+	bySub map[string]*mcp.Server
+}
+
+func (p *perSubjectServer) of(sub string) *mcp.Server {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bySub[sub] == nil {
+		s := mcp.NewServer(&mcp.Implementation{Name: "far", Version: "1"}, nil)
+		addNop(s, "hello")
+		p.bySub[sub] = s
+	}
+	return p.bySub[sub]
+}
+
+func addNop(s *mcp.Server, name string) {
+	mcp.AddTool(s, &mcp.Tool{Name: name}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name}}}, nil, nil
+	})
+}
+
+// subjectOf is the sub of the JWT a request's bearer token is.
+func subjectOf(r *http.Request) string {
+	parts := strings.Split(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "), ".")
+	if len(parts) != 3 {
+		return ""
+	}
+	raw, _ := base64.RawURLEncoding.DecodeString(parts[1])
+	var c struct{ Sub string }
+	_ = json.Unmarshal(raw, &c)
+	return c.Sub
+}
+
+// TestUpstreamListChangedPerCaller: a list_changed of one person's own
+// session of a server reached per caller reaches that person's client,
+// whose list has the new tool, and changes no other person's list. Before,
+// the first person's list was everyone's: bob was shown alice's new tool,
+// and never his own.
+func TestUpstreamListChangedPerCaller(t *testing.T) {
+	op, err := testop.Start(alice, bob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(op.Close)
+	far := &perSubjectServer{bySub: map[string]*mcp.Server{}}
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return far.of(subjectOf(r)) }, nil))
+	t.Cleanup(hs.Close)
+	servers := []beServer{{Name: "far", URL: hs.URL, Upstream: map[string]any{"mode": "token_exchange", "token_url": op.Issuer + "oauth/token",
+		"audience": "urn:far", "scopes": []string{"openid"}, "client_id": testop.ExchangeClientID, "client_secret_env": "GW_EXCHANGE"}}}
+	g := startTeamsOf(t, op, map[string]any{"policy": map[string]any{"rules": []any{}}, "strict_names": "false", "tools_mode": "full"},
+		servers, "GW_EXCHANGE="+testop.ExchangeSecret)
+
+	client := func(u testop.User) (*mcp.ClientSession, chan struct{}) {
+		hc := &http.Client{Transport: bearer{token(t, op, testop.ClientID, u, g.resource, "openid", "mcp"), http.DefaultTransport}}
+		changed := make(chan struct{}, 10)
+		cs := goClient(t, &mcp.StreamableClientTransport{Endpoint: g.base + "/mcp", HTTPClient: hc}, u.Username, &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+		})
+		return cs, changed
+	}
+	aCS, aChanged := client(alice) // alice's session first: before, hers was everyone's list
+	if got := sdkToolNames(t, aCS); !slices.Contains(got, "far.hello") {
+		t.Fatalf("alice's tools: %v", got)
+	}
+	bCS, bChanged := client(bob)
+	if got := sdkToolNames(t, bCS); !slices.Contains(got, "far.hello") {
+		t.Fatalf("bob's tools: %v", got)
+	}
+
+	wait := func(who string, ch chan struct{}, cs *mcp.ClientSession, tool string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(testutil.DefaultTimeout):
+			t.Fatalf("no list_changed for %s", who)
+		}
+		if !testutil.Poll(testutil.DefaultTimeout, func() bool { return slices.Contains(sdkToolNames(t, cs), tool) }) {
+			t.Fatalf("%s's tools lack %s after their list_changed: %v", who, tool, sdkToolNames(t, cs))
+		}
+	}
+	addNop(far.of("u-alice"), "alice_new")
+	wait("alice", aChanged, aCS, "far.alice_new")
+	// bob's change comes after alice's (the gateway handles them in
+	// order): once his list has his, what alice's did to it is done.
+	addNop(far.of("u-bob"), "bob_new")
+	wait("bob", bChanged, bCS, "far.bob_new")
+	if got := sdkToolNames(t, bCS); slices.Contains(got, "far.alice_new") {
+		t.Errorf("bob is shown alice's new tool: %v", got)
+	}
+	if got := sdkToolNames(t, aCS); slices.Contains(got, "far.bob_new") {
+		t.Errorf("alice is shown bob's new tool: %v", got)
+	}
 }
