@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -32,7 +33,8 @@ func callerListsGW(t *testing.T, op *testop.OP, mode string) *teamsGW {
 
 // TestUpstreamListsPerCaller: each person is shown the tools of their own
 // session of a server reached per caller — in tools/list, in lazy mode's
-// find_tools, in a list of 2026-07-28 (private) — calls their own, and
+// find_tools, in a list of 2026-07-28 (private), in REST's GET /mcp/tools
+// — calls their own, and
 // the other's tool is not found; before, everyone was shown the first
 // person's list.
 func TestUpstreamListsPerCaller(t *testing.T) {
@@ -62,6 +64,13 @@ func TestUpstreamListsPerCaller(t *testing.T) {
 			r = g.post(t, tok, sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"`+p.other+`","arguments":{}}}`)
 			if code, msg := rpcError(r); code == 0 || !strings.Contains(msg, "not found") {
 				t.Errorf("%s's call of the other's %s: %d %q %v, want not found", p.user.Username, p.other, code, msg, r.msg)
+			}
+			// REST: the same list.
+			resp := getURL(t, g.base+"/mcp/tools", map[string]string{"Authorization": "Bearer " + tok})
+			rest, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !strings.Contains(string(rest), `"`+p.own+`"`) || strings.Contains(string(rest), `"`+p.other+`"`) {
+				t.Errorf("%s's GET /mcp/tools: %d %s, want %s, not %s", p.user.Username, resp.StatusCode, rest, p.own, p.other)
 			}
 			// Sessionless, 2026-07-28: the same list, private.
 			msg, raw := g.post2026(t, tok, "tools/list", "", `"cursor":null`)
