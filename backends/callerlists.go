@@ -89,8 +89,8 @@ func readyLists[T any](m *Manager, c *Caller, list func(l *lists, perCaller bool
 // callerList is one list of per-caller server b as c is shown it: that of
 // c's own session, when it is ready.
 func callerList[T any](b *backend, c *Caller, list func(l *lists, perCaller bool) []T) []T {
-	if !b.cfg.Enabled || b.skipped {
-		return nil
+	if !b.cfg.Enabled || b.skipped || b.pool.err != nil {
+		return nil // shown to nobody, as any server that cannot start
 	}
 	cb := b.pool.session(c)
 	if cb == nil {
