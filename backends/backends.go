@@ -372,6 +372,11 @@ type Hooks struct {
 	// ready, crashed, stopped, or sent a list_changed notification that was
 	// refreshed.
 	Changed func(server string)
+	// CallerChanged is Changed for the lists of one caller's own session
+	// of a server reached per caller (upstream.go): caller is its
+	// Caller.Subject, and only that caller's lists (ToolsFor and the
+	// like) changed. Nil: Changed is called instead.
+	CallerChanged func(server, caller string)
 	// Request handles a server-to-client request of a backend (sampling,
 	// elicitation, roots/list) and returns the raw result. Nil, or an error,
 	// answers the backend with a JSON-RPC error.

@@ -127,11 +127,15 @@ func New(opts Options) *Manager {
 type backendSet struct {
 	list   []*backend // configuration order
 	byName map[string]*backend
+	// perCaller: some server is reached per caller (upstream.go), whose
+	// lists differ by caller (ToolsFor).
+	perCaller bool
 }
 
 func (s *backendSet) add(b *backend) {
 	s.list = append(s.list, b)
 	s.byName[b.cfg.Name] = b
+	s.perCaller = s.perCaller || b.pool != nil
 }
 
 func (m *Manager) backends() []*backend { return m.set.Load().list }
@@ -223,8 +227,14 @@ func (m *Manager) Start(ctx context.Context, only ...string) {
 	}
 	m.started = true
 	m.startedAt = time.Now()
-	if m.hooks.Changed != nil {
-		m.notify = newNotifier(m.hooks.Changed)
+	if h := m.hooks; h.Changed != nil {
+		m.notify = newNotifier(func(c listChange) {
+			if c.caller != "" && h.CallerChanged != nil {
+				h.CallerChanged(c.server, c.caller)
+				return
+			}
+			h.Changed(c.server)
+		})
 	}
 	if m.opts.Subreaper {
 		if err := proc.BecomeSubreaper(); err != nil {
@@ -350,38 +360,28 @@ func later(a, b time.Time) time.Time {
 }
 
 // Tools returns the tools of every ready backend, in configuration order and
-// then the backend's own order. The Raw bytes are shared: don't modify them.
-func (m *Manager) Tools() []Tool {
-	return readyLists(m, func(l *lists) []Tool { return l.tools })
-}
+// then the backend's own order, as nobody in particular is shown them
+// (ToolsFor). The Raw bytes are shared: don't modify them.
+func (m *Manager) Tools() []Tool { return m.ToolsFor(nil) }
 
-// Prompts returns the prompts of every ready backend.
-func (m *Manager) Prompts() []Prompt {
-	return readyLists(m, func(l *lists) []Prompt { return l.prompts })
-}
+// Prompts returns the prompts of every ready backend (PromptsFor nobody).
+func (m *Manager) Prompts() []Prompt { return m.PromptsFor(nil) }
 
-// Resources returns the resources and resource templates of every ready backend.
-func (m *Manager) Resources() []Resource {
-	return readyLists(m, func(l *lists) []Resource { return l.resources })
-}
+// Resources returns the resources and resource templates of every ready
+// backend (ResourcesFor nobody).
+func (m *Manager) Resources() []Resource { return m.ResourcesFor(nil) }
 
 // ListMeta returns the _meta of each ready backend's result of a list
 // method (tools/list, prompts/list, resources/list,
 // resources/templates/list), in configuration order; backends whose result
-// had none are left out.
-func (m *Manager) ListMeta(method string) []json.RawMessage {
-	return readyLists(m, func(l *lists) []json.RawMessage {
-		if v, ok := l.meta[method]; ok {
-			return []json.RawMessage{v}
-		}
-		return nil
-	})
-}
+// had none are left out. It is ListMetaFor nobody.
+func (m *Manager) ListMeta(method string) []json.RawMessage { return m.ListMetaFor(method, nil) }
 
 // ListGenerations counts, per list — tools, prompts, resources — the
 // times a backend said its list changed and it was fetched again, even if
 // it came back the same: a client of the per-request era listening for
-// changes is told of each, as by the server directly.
+// changes is told of each, as by the server directly. A caller's own
+// session's lists (ToolsFor) are not counted: they are that caller's.
 func (m *Manager) ListGenerations() [3]uint64 {
 	return [3]uint64{m.listGen[0].Load(), m.listGen[1].Load(), m.listGen[2].Load()}
 }
@@ -389,25 +389,8 @@ func (m *Manager) ListGenerations() [3]uint64 {
 // ListHints returns the cache hint of each backend's result of a list
 // method, for every backend clients are shown (one that said nothing, or
 // is shown from its snapshot, has a hint that is not Set), in
-// configuration order.
-func (m *Manager) ListHints(method string) []CacheHint {
-	return readyLists(m, func(l *lists) []CacheHint { return []CacheHint{l.hints[method]} })
-}
-
-// readyLists concatenates one list of every backend clients are shown:
-// the ready ones, and those in their first start that have a snapshot
-// (snapshot.go).
-func readyLists[T any](m *Manager, list func(*lists) []T) []T {
-	var out []T
-	for _, b := range m.backends() {
-		b.mu.Lock()
-		if sf := b.shownLocked(); sf != nil {
-			out = append(out, list(b.shownListsLocked(sf))...)
-		}
-		b.mu.Unlock()
-	}
-	return out
-}
+// configuration order. It is ListHintsFor nobody.
+func (m *Manager) ListHints(method string) []CacheHint { return m.ListHintsFor(method, nil) }
 
 // CallTool calls a backend's tool with the client's raw arguments and
 // returns the backend's raw result (the JSON-RPC "result" member, byte for

@@ -5,35 +5,47 @@ import (
 	"sync"
 )
 
-// notifier calls Hooks.Changed from its own goroutine, in order, never
-// with a lock of the Manager held. A name already queued and not yet
-// delivered is not queued twice (the callback reads the current lists).
+// notifier calls Hooks.Changed (or CallerChanged, for a caller's own
+// session) from its own goroutine, in order, never with a lock of the
+// Manager held. A change already queued and not yet delivered is not
+// queued twice (the callback reads the current lists).
 type notifier struct {
-	fn func(server string)
+	fn func(listChange)
 
 	mu     sync.Mutex
-	queue  []string
+	queue  []listChange
 	closed bool
 	wake   chan struct{} // capacity 1
 	done   chan struct{} // closed when run returns
 }
 
-func newNotifier(fn func(string)) *notifier {
+// listChange is a change to a server's lists: everyone's, or, when caller is
+// not "", only that caller's own session's (upstream.go).
+type listChange struct{ server, caller string }
+
+func newNotifier(fn func(listChange)) *notifier {
 	n := &notifier{fn: fn, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go n.run()
 	return n
 }
 
-func (n *notifier) changed(server string) {
+func (n *notifier) changed(server string) { n.add(listChange{server: server}) }
+
+// callerChanged is a change to caller's own session's lists of server.
+func (n *notifier) callerChanged(server, caller string) {
+	n.add(listChange{server: server, caller: caller})
+}
+
+func (n *notifier) add(c listChange) {
 	if n == nil {
 		return
 	}
 	n.mu.Lock()
-	if n.closed || slices.Contains(n.queue, server) {
+	if n.closed || slices.Contains(n.queue, c) {
 		n.mu.Unlock()
 		return
 	}
-	n.queue = append(n.queue, server)
+	n.queue = append(n.queue, c)
 	n.mu.Unlock()
 	select {
 	case n.wake <- struct{}{}:

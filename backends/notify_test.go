@@ -16,7 +16,8 @@ func TestNotifierCoalesces(t *testing.T) {
 		release := make(chan struct{})
 		var mu sync.Mutex
 		var got []string
-		n := newNotifier(func(s string) {
+		n := newNotifier(func(c listChange) {
+			s := c.server
 			mu.Lock()
 			got = append(got, s)
 			mu.Unlock()

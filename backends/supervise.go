@@ -96,6 +96,7 @@ type backend struct {
 	upstream  *callerAuth
 	publisher *backend
 	retired   atomic.Bool // a caller's session its pool closed
+	caller    string      // a caller's session's: its Caller.Subject
 }
 
 // settle records that the first start attempt has concluded. A backend
@@ -108,7 +109,7 @@ func (b *backend) settle() {
 		shown := b.snap != nil && b.state != Ready
 		b.mu.Unlock()
 		if shown {
-			b.m.notify.changed(b.cfg.Name)
+			b.listsChanged()
 		}
 	})
 }
@@ -246,7 +247,7 @@ func (b *backend) run(ctx context.Context) {
 				teardown()
 			}
 			if wasReady {
-				b.m.notify.changed(b.cfg.Name)
+				b.listsChanged()
 			}
 			return
 		}
@@ -268,7 +269,7 @@ func (b *backend) run(ctx context.Context) {
 				teardown()
 			}
 			if wasReady {
-				b.m.notify.changed(b.cfg.Name)
+				b.listsChanged()
 			}
 			b.log.Warn("remote server needs sign-in", "scopes", le.Scopes, "run", "mcp-gateway login "+b.cfg.Name)
 			if !b.auth.WaitLogin(ctx, loginPoll) {
@@ -361,7 +362,6 @@ func (b *backend) run(ctx context.Context) {
 // is dead and reaped (or the connection closed) and every goroutine of the
 // session has ended.
 func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasReady bool, reason string, teardown func()) {
-	name := b.cfg.Name
 	hctx, cancel := context.WithDeadline(ctx, startupDeadline)
 	defer cancel()
 	run, reason := b.resolve()
@@ -432,7 +432,7 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 	b.settle()
 	l := sf.lists
 	b.log.Info("backend ready", append(s.attrs, "protocol", sf.protocol, "tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources))...)
-	b.m.notify.changed(name)
+	b.listsChanged()
 	b.saveSnapshot()
 
 	refreshing = true
@@ -445,12 +445,12 @@ func (b *backend) runOnce(ctx context.Context, startupDeadline time.Time) (wasRe
 	case r := <-s.crashed:
 		if b.auth.RefusedLogin() != nil {
 			// Not a crash: run makes it NeedsLogin (the watcher did).
-			b.m.notify.changed(name)
+			b.listsChanged()
 			return true, r, teardown
 		}
 		b.setState(Crashed, r) // the watcher did, unless it crashed before Ready was recorded
 		b.log.Error("backend crashed", "reason", r, "stderr_tail", b.stderr.snapshot())
-		b.m.notify.changed(name)
+		b.listsChanged()
 		return true, r, teardown
 	case <-ctx.Done():
 		return true, "stopped", teardown
@@ -806,12 +806,14 @@ func (b *backend) refreshLoop(c *conn) {
 		b.live.lists.meta, b.live.lists.hints = meta, hints
 		b.mu.Unlock()
 		for i, k := range []listKind{listTools, listPrompts, listResources} {
-			if kinds&k != 0 {
+			if kinds&k != 0 && b.parent == nil {
+				// A caller's session's list is that caller's alone:
+				// everyone's generations do not count it.
 				b.m.listGen[i].Add(1)
 			}
 		}
 		b.log.Info("backend lists changed", "tools", len(l.tools))
-		b.m.notify.changed(b.cfg.Name)
+		b.listsChanged()
 		b.saveSnapshot()
 	}
 }

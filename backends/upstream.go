@@ -26,10 +26,11 @@ import (
 // through a shared one: a request without a caller is refused
 // (*CallerError).
 //
-// The parent is Starting until a caller's session is ready, then Ready,
-// showing clients the lists of that first session (the definitions; each
-// call is checked against the caller's own session's list), marked
-// private in the cache hints of 2026-07-28. Its supervisor is the pool's
+// The parent is Starting until a caller's session is ready, then Ready.
+// Each caller is shown the lists of their own session (callerlists.go),
+// private in the cache hints of 2026-07-28; the parent's own surface is
+// the first session's, for what is not per caller (its state, the
+// servers' instructions and capabilities). Its supervisor is the pool's
 // run: idle sessions closed, all of them at its end.
 //
 // A mode's Source (sourceFor) gives a caller's credential; the
@@ -567,7 +568,7 @@ func (m *Manager) newCallerBackend(parent *backend, subject string, auth *caller
 	s := parent.cfg
 	s.Restart = "never"
 	b := m.bareBackend(s)
-	b.parent, b.upstream = parent, auth
+	b.parent, b.upstream, b.caller = parent, auth, subject
 	b.log = b.log.With("caller", subject)
 	return b
 }
@@ -589,10 +590,11 @@ func (m *Manager) startCaller(ctx context.Context, b *backend) {
 	}()
 }
 
-// publish makes the lists of caller session b the lists clients are
-// shown of its parent, when they are the first ready session's, b's own
-// changed, or those of a session that took over from one closed: private
-// in the cache hints, since another caller's may differ.
+// publish makes the surface of caller session b its parent's (Ready, its
+// instructions and capabilities), when it is the first ready session's,
+// b's own changed, or that of a session that took over from one closed.
+// The lists each client is shown are its caller's own session's
+// (ToolsFor), not these.
 func (parent *backend) publish(b *backend) {
 	b.mu.Lock()
 	if b.state != Ready {
@@ -630,12 +632,18 @@ func (parent *backend) publish(b *backend) {
 		parent.mu.Unlock()
 		return
 	}
+	moved := parent.publisher != b || parent.state != Ready
 	parent.publisher, parent.live = b, sf
 	if parent.state != Ready {
 		parent.setStateLocked(Ready, "")
 	}
 	parent.mu.Unlock()
-	parent.m.notify.changed(parent.cfg.Name)
+	if moved {
+		// The server's state (Ready) is everyone's; its lists are each
+		// caller's own (ToolsFor), whose changes b's caller is told
+		// of (listsChanged).
+		parent.m.notify.changed(parent.cfg.Name)
+	}
 }
 
 // isReady reports whether b is Ready with a session.
@@ -665,7 +673,7 @@ func (m *Manager) CallerSessions(server string) int {
 
 // Attach makes caller c's sessions of the servers reached per caller,
 // waiting within for them to be ready: a client's first lists then show
-// such a server's tools (the first caller's session publishes them). A
+// such a server's tools, as c's own session lists them (ToolsFor). A
 // failure is the requests' to report, not Attach's. Without a caller, or
 // with sessions ready, it returns at once.
 func (m *Manager) Attach(ctx context.Context, c *Caller, within time.Duration) {

@@ -90,38 +90,51 @@ func startFarWith(t *testing.T, args ...string) string {
 }
 
 // A server reached per caller whose resources/list names each person's
-// own (test://own/SUB) shows clients no person's: the lists every caller
-// sees are one session's, and alice's resources are not bob's to see. Its
-// templates are shown, and a person reads their own resource on their own
-// session.
+// own (test://own/SUB) shows each person only their own: alice's
+// resources are not bob's to see, and a client without a caller sees
+// none of the server's. Each person is shown its templates, and reads
+// their own resource on their own session.
 func TestUpstreamResourcesNotShared(t *testing.T) {
 	t.Parallel()
 	te := newTokenEndpoint(t)
 	e := start(t, []config.Server{exchanged(startFarWith(t, "-resources"), te)}, withSecret)
-	if got := whoamiAs(t, e, callerOf("alice", "urn:gateway")); got != "alice" {
-		t.Fatalf("alice reached the server as %q", got)
+	alice, bob := callerOf("alice", "urn:gateway"), callerOf("bob", "urn:gateway")
+	for name, c := range map[string]*backends.Caller{"alice": alice, "bob": bob} {
+		if got := whoamiAs(t, e, c); got != name {
+			t.Fatalf("%s reached the server as %q", name, got)
+		}
 	}
-	testutil.WaitFor(t, testutil.DefaultTimeout, "far's lists to be shown", func() bool {
-		for _, tl := range e.Tools() {
-			if tl.Server == "far" {
-				return true
+	farURIs := func(rs []backends.Resource) []string {
+		var uris []string
+		for _, r := range rs {
+			if r.Server == "far" {
+				uris = append(uris, r.URI)
 			}
 		}
-		return false
+		return uris
+	}
+	testutil.WaitFor(t, testutil.DefaultTimeout, "far's lists to be shown to alice", func() bool {
+		return len(farURIs(e.ResourcesFor(alice))) > 0
 	})
-	var uris []string
-	for _, r := range e.Resources() {
-		if r.Server == "far" {
-			uris = append(uris, r.URI)
+	if uris := farURIs(e.Resources()); len(uris) != 0 {
+		t.Errorf("far's resources shown to a client without a caller: %q", uris)
+	}
+	for _, c := range []struct {
+		who        *backends.Caller
+		own, other string
+	}{{alice, "test://own/alice", "test://own/bob"}, {bob, "test://own/bob", "test://own/alice"}} {
+		testutil.WaitFor(t, testutil.DefaultTimeout, "far's lists to be shown to "+c.who.Subject, func() bool {
+			return slices.Contains(farURIs(e.ResourcesFor(c.who)), c.own)
+		})
+		uris := farURIs(e.ResourcesFor(c.who))
+		if slices.Contains(uris, c.other) {
+			t.Errorf("%s is shown %q: %q", c.who.Subject, c.other, uris)
+		}
+		if !slices.Contains(uris, "test://t/{id}") {
+			t.Errorf("%s is shown far's resources %q: want its template", c.who.Subject, uris)
 		}
 	}
-	if slices.ContainsFunc(uris, func(u string) bool { return strings.HasPrefix(u, "test://own/") }) {
-		t.Errorf("far's resources shown to every client: %q, name alice's own", uris)
-	}
-	if !slices.Contains(uris, "test://t/{id}") {
-		t.Errorf("far's resources %q: want its template", uris)
-	}
-	res, err := e.Request(context.Background(), "far", "resources/list", nil, backends.CallOptions{Caller: callerOf("bob", "urn:gateway")})
+	res, err := e.Request(context.Background(), "far", "resources/list", nil, backends.CallOptions{Caller: bob})
 	if err != nil || !strings.Contains(string(res), "test://own/bob") || strings.Contains(string(res), "alice") {
 		t.Errorf("bob's own resources/list: %s %v", res, err)
 	}

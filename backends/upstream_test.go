@@ -175,10 +175,10 @@ func (te *tokenEndpoint) exchanges() []map[string]string {
 }
 
 // startFar runs the testbackend on Streamable HTTP, taking only tokens
-// for farAudience, and returns its /mcp URL.
-func startFar(t *testing.T) string {
+// for farAudience (and given the testbackend's args), and returns its /mcp URL.
+func startFar(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(testbackend, "-http", "127.0.0.1:0", "-http-audience", farAudience)
+	cmd := exec.Command(testbackend, append([]string{"-http", "127.0.0.1:0", "-http-audience", farAudience}, args...)...)
 	stderr := new(testutil.Buffer)
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
@@ -259,10 +259,10 @@ func TestUpstreamTokenExchangePerCaller(t *testing.T) {
 	if n := e.CallerSessions("far"); n != 2 {
 		t.Errorf("%d sessions, want 2", n)
 	}
-	if got := toolNames(e.Tools()); !slices.Contains(got, "far/whoami") {
-		t.Errorf("tools %v: the server's own are shown once a caller's session listed them", got)
+	if got := toolNames(e.ToolsFor(alice)); !slices.Contains(got, "far/whoami") {
+		t.Errorf("alice is shown %v: the server's own, as her session listed them", got)
 	}
-	for _, h := range e.ListHints("tools/list") {
+	for _, h := range e.ListHintsFor("tools/list", alice) {
 		if !h.Private {
 			t.Errorf("tools/list hint %+v: a per-caller server's list is private", h)
 		}
@@ -497,27 +497,31 @@ func TestUpstreamSecretUnset(t *testing.T) {
 	}
 }
 
-// When the session whose lists the server shows is closed, the next
-// caller's session shows its own.
-func TestUpstreamListsTakenOver(t *testing.T) {
+// Each caller is shown their own session's lists, as it listed them: a's
+// listed before the server added a tool, b's after; a's session, closed
+// for b's (at most one), shows a nothing until a comes back.
+func TestUpstreamListsOwnSession(t *testing.T) {
 	t.Parallel()
 	te := newTokenEndpoint(t)
 	e := start(t, []config.Server{exchanged(startFar(t), te)}, func(o *backends.Options) {
 		withSecret(o)
 		o.MaxCallerSessions = 1
 	})
-	a := callerOf("a", "urn:gateway")
+	a, b := callerOf("a", "urn:gateway"), callerOf("b", "urn:gateway")
 	// The server adds a tool (its list_changed has no stream to go to, so
 	// a's session keeps its list).
 	if _, err := e.CallTool(context.Background(), "far", "change", json.RawMessage(`{}`), backends.CallOptions{Caller: a}); err != nil {
 		t.Fatal(err)
 	}
-	if got := toolNames(e.Tools()); slices.Contains(got, "far/added_1") {
-		t.Fatalf("tools %v: a's session listed before the change", got)
+	if got := toolNames(e.ToolsFor(a)); !slices.Contains(got, "far/whoami") || slices.Contains(got, "far/added_1") {
+		t.Fatalf("a is shown %v: want a's session's list, from before the change", got)
 	}
-	whoamiAs(t, e, callerOf("b", "urn:gateway")) // a's session is closed for b's
+	whoamiAs(t, e, b) // a's session is closed for b's
 	testutil.WaitFor(t, testutil.DefaultTimeout, "b's session's list, with added_1", func() bool {
-		return slices.Contains(toolNames(e.Tools()), "far/added_1")
+		return slices.Contains(toolNames(e.ToolsFor(b)), "far/added_1")
+	})
+	testutil.WaitFor(t, testutil.DefaultTimeout, "a's closed session to show a nothing", func() bool {
+		return len(e.ToolsFor(a)) == 0
 	})
 }
 

@@ -157,6 +157,9 @@ func (f *front) resolve(ctx context.Context, name string) (toolRoute, bool) {
 		return r, true
 	}
 	b := f.g.opts.Backends
+	if r, ok, done := f.resolveCallers(ctx, name); done {
+		return r, ok
+	}
 	if server, own, ok := f.prefixOwner(name, f.g.notReady(backends.Starting)); ok {
 		if b.Excludes(server, own) {
 			// The server's filter is on the name itself: nothing

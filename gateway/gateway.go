@@ -99,6 +99,9 @@ type Gateway struct {
 
 	routesMu sync.Mutex
 	routes   map[namer]*toolTable // toolRoutes' last result per naming (namers)
+	// callerRoutes is toolRoutesFor's last result per naming and caller
+	// (callerroutes.go), at most maxCallerTables of them.
+	callerRoutes map[callerRouteKey]*toolTable
 
 	profiles   map[string]*policy.Decision // gateway.profiles, by name
 	limits     *limiter                    // gateway.rate_limits
@@ -140,16 +143,17 @@ func New(opts Options) *Gateway {
 		opts.Backends = backends.New(backends.Options{Logger: log})
 	}
 	g := &Gateway{opts: opts, log: log, fronts: make(map[*front]bool), logs: ratelimit.NewKeyed(logLimit), sealer: newStateSealer(opts.StateKey),
-		routes: make(map[namer]*toolTable)}
+		routes: make(map[namer]*toolTable), callerRoutes: make(map[callerRouteKey]*toolTable)}
 	g.serverInfoJSON, _ = json.Marshal(g.serverInfo())
 	g.profiles = newProfiles(opts.Config.Gateway.Profiles, log)
 	g.limits = newLimiter(opts.Config.Gateway.RateLimits)
 	g.toolScopes = newToolScopes(opts.Config.Gateway.HTTP.OAuth.ToolScopes)
 	g.SetServers(opts.Config.Servers)
 	opts.Backends.SetHooks(backends.Hooks{
-		Changed:      g.backendsChanged,
-		Request:      g.handleBackendRequest,
-		Notification: g.backendNotification,
+		Changed:       g.backendsChanged,
+		CallerChanged: g.callerChanged,
+		Request:       g.handleBackendRequest,
+		Notification:  g.backendNotification,
 	})
 	return g
 }
@@ -232,6 +236,19 @@ func (g *Gateway) backendsChanged(server string) {
 	g.log.Debug("backend lists changed", "server", server)
 	for _, f := range g.frontList() {
 		f.rebuild(context.Background(), ifBuilt)
+	}
+}
+
+// callerChanged refreshes the lists of the clients of one caller after
+// that caller's own session of server (reached per caller) changed its
+// lists; nobody else's lists have it. It is the
+// backends.Hooks.CallerChanged hook.
+func (g *Gateway) callerChanged(server, caller string) {
+	g.log.Debug("a caller's own lists changed", "server", server)
+	for _, f := range g.frontList() {
+		if up := f.upstream(); up != nil && up.Subject == caller {
+			f.rebuild(context.Background(), ifBuilt)
+		}
 	}
 }
 

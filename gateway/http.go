@@ -494,9 +494,12 @@ func postEra(version string, msgs []inMsg) wire.Era {
 // are checked against its body (headers.go), and it is served on its own.
 // An error answer says its kind in the HTTP status too (errorStatus).
 func (h *HTTPFront) servePerRequestEra(w http.ResponseWriter, r *http.Request, msgs []inMsg, calls []json.RawMessage, version string) {
+	// A tool of a server reached per caller is the caller's own list's.
+	up := upstreamCaller(PrincipalOf(r.Context()))
+	schema := func(tool string) json.RawMessage { return h.g.inputSchema(tool, up) }
 	for i := range msgs {
 		m := &msgs[i]
-		if e := checkHeaders(r.Header, m, h.g.inputSchema); e != nil {
+		if e := checkHeaders(r.Header, m, schema); e != nil {
 			writeJSONError(w, http.StatusBadRequest, appendError(nil, m.ID, e))
 			return
 		}

@@ -97,7 +97,7 @@ func (f *front) cacheHints(method string, lazy bool) (ttl int, scope string) {
 		return 0, scope
 	}
 	first := true
-	for _, h := range b.ListHints(method) {
+	for _, h := range b.ListHintsFor(method, f.upstream()) {
 		t := 0
 		if h.Set {
 			t = h.TTLMs
@@ -122,7 +122,7 @@ func (f *front) listMeta(method string, lazy bool) json.RawMessage {
 		return nil
 	}
 	var merged json.RawMessage
-	for _, meta := range b.ListMeta(method) {
+	for _, meta := range b.ListMetaFor(method, f.upstream()) {
 		_ = wire.EachMember(meta, func(name string, v json.RawMessage) {
 			if merged == nil {
 				merged = json.RawMessage(`{}`)

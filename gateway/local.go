@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/config/policy"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,11 +25,16 @@ type ToolInfo struct {
 	meta        bool      // one of lazy mode's meta tools
 }
 
-// Tools returns every tool a client can call now, with both naming forms,
-// sorted by name; the caller waits for the backends it wants listed
-// (backends.Manager.Wait).
-func (g *Gateway) Tools() []ToolInfo {
-	plain, strict := g.toolRoutes(g.namer(false)).routes, g.toolRoutes(g.namer(true)).routes
+// Tools returns every tool a client without a caller (the command line,
+// stdio, the dashboard) can call now, with both naming forms, sorted by
+// name; the caller waits for the backends it wants listed
+// (backends.Manager.Wait). A server reached per caller shows it none.
+func (g *Gateway) Tools() []ToolInfo { return g.toolsOf(nil) }
+
+// toolsOf is Tools as caller up is shown them: a server reached per caller
+// shows its own session's (toolRoutesFor).
+func (g *Gateway) toolsOf(up *backends.Caller) []ToolInfo {
+	plain, strict := g.toolRoutesFor(g.namer(false), up).routes, g.toolRoutesFor(g.namer(true), up).routes
 	strictOf := make(map[[2]string]string, len(strict))
 	for name, r := range strict {
 		strictOf[[2]string{r.server, r.own}] = name
@@ -67,7 +73,7 @@ func (g *Gateway) Tools() []ToolInfo {
 // there for every caller, as in tools/list: they reach only what it may.
 func (g *Gateway) ToolsFor(ctx context.Context) []ToolInfo {
 	access := g.decision(ctx)
-	all := g.Tools()
+	all := g.toolsOf(upstreamCaller(PrincipalOf(ctx)))
 	if access == nil {
 		return all
 	}

@@ -18,7 +18,7 @@ func (f *front) syncPrompts(naming namer, c *grant, old, next *tables) bool {
 	var denied map[string]promptRoute
 	var listed []json.RawMessage
 	access := c.access
-	prompts := f.g.opts.Backends.Prompts()
+	prompts := f.g.opts.Backends.PromptsFor(c.up)
 	items := make([]nameItem, len(prompts))
 	for i, bp := range prompts {
 		items[i] = nameItem{bp.Server, prefixes[bp.Server], bp.Name}

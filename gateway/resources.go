@@ -37,7 +37,7 @@ func (f *front) syncResources(c *grant, old, next *tables) bool {
 	// What the policy hides is left out before the tables are made, and
 	// kept by every URI a client may ask for it by (hidden).
 	var denied map[resourceKey]string
-	listed := f.g.opts.Backends.Resources()
+	listed := f.g.opts.Backends.ResourcesFor(c.up)
 	allowed := listed[:0:0]
 	for _, br := range listed {
 		if access.Allows(policy.Resource, br.Server, "") {

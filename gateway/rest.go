@@ -219,12 +219,13 @@ var restMembers = wire.Known{Names: []string{"server", "toolName", "input", "nam
 // the call answers that it is not found, as for a tool that does not
 // exist.
 func (g *Gateway) restName(r *http.Request, server, tool string) (string, bool) {
-	g.waitFirstStarts(r.Context(), upstreamCaller(PrincipalOf(r.Context())))
+	up := upstreamCaller(PrincipalOf(r.Context()))
+	g.waitFirstStarts(r.Context(), up)
 	access := g.decision(r.Context())
 	if !access.AllowsServer(server) {
 		return "", false
 	}
-	for _, t := range g.Tools() {
+	for _, t := range g.toolsOf(up) {
 		if t.Server == server && t.Own == tool && access.Allows(policy.Tool, server, tool) {
 			return t.Name, true
 		}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/config/policy"
@@ -92,13 +93,14 @@ func (g *Gateway) scopesOK(w http.ResponseWriter, r *http.Request, msgs []inMsg)
 		return true
 	}
 	var need []string
+	up := upstreamCaller(p) // a tool of a server reached per caller is routed by the caller's own list
 	for i := range msgs {
 		m := &msgs[i]
 		if m.Method != "tools/call" {
 			continue
 		}
 		for _, n := range g.calledNames(m.name, m.param("arguments")) {
-			server, own, ok := g.routeOf(n)
+			server, own, ok := g.routeOf(n, up)
 			if !ok {
 				continue
 			}
@@ -140,8 +142,8 @@ func (g *Gateway) calledNames(name string, args []byte) []string {
 
 // routeOf finds the server and own name of a tool by the name a client
 // calls it, in any naming: the gateway's own tools are the gateway's.
-func (g *Gateway) routeOf(name string) (server, own string, ok bool) {
-	r, found := g.routeByName(name)
+func (g *Gateway) routeOf(name string, up *backends.Caller) (server, own string, ok bool) {
+	r, found := g.routeByName(name, up)
 	if !found || r.kind == metaTool {
 		return "", "", false
 	}

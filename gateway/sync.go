@@ -87,7 +87,7 @@ func (f *front) build() {
 	d, c, old := f.declared(), f.grant(), f.tables()
 	next := new(tables)
 	var same [3]bool
-	same[toolsList] = f.syncTools(f.g.toolRoutes(d.naming), d, c, old, next)
+	same[toolsList] = f.syncTools(f.g.toolRoutesFor(d.naming, c.up), d, c, old, next)
 	same[promptsList] = f.syncPrompts(d.naming, c, old, next)
 	same[resourcesList] = f.syncResources(c, old, next)
 	f.tab.Store(next)
@@ -385,21 +385,21 @@ func objectSchema(s json.RawMessage) json.RawMessage {
 	return out
 }
 
-// inputSchema is the input schema of a tool a client calls by name, under
-// any naming (nil if no tool has it): what headers.go checks a call's
-// Mcp-Param headers against.
-func (g *Gateway) inputSchema(name string) json.RawMessage {
-	if r, ok := g.routeByName(name); ok {
+// inputSchema is the input schema of a tool caller up calls by name,
+// under any naming (nil if no tool has it): what headers.go checks a
+// call's Mcp-Param headers against.
+func (g *Gateway) inputSchema(name string, up *backends.Caller) json.RawMessage {
+	if r, ok := g.routeByName(name, up); ok {
 		return wire.Member(r.def, "inputSchema")
 	}
 	return nil
 }
 
 // routeByName finds the route of a tool by the name a client calls it, in
-// any naming.
-func (g *Gateway) routeByName(name string) (toolRoute, bool) {
+// any naming, among the tools caller up is shown (toolRoutesFor).
+func (g *Gateway) routeByName(name string, up *backends.Caller) (toolRoute, bool) {
 	for _, n := range g.namers() {
-		if r, ok := g.toolRoutes(n).routes[name]; ok {
+		if r, ok := g.toolRoutesFor(n, up).routes[name]; ok {
 			return r, true
 		}
 	}

@@ -94,14 +94,21 @@ func whoami(meta json.RawMessage, audience string) string {
 	return `{"content":[{"type":"text","text":` + string(t) + `}],"structuredContent":` + string(sc) + `}`
 }
 
-// ownResource is the entry of resources/list, whose params are params,
-// that names the token's subject's own resource: test://own/SUB.
-func ownResource(params json.RawMessage) string {
+// subjectOf is the token's subject a request's params carry in _meta
+// (withSubject), or "".
+func subjectOf(params json.RawMessage) string {
 	var p struct {
 		Meta map[string]any `json:"_meta"`
 	}
 	_ = json.Unmarshal(params, &p)
 	sub, _ := p.Meta[subjectMeta].(string)
+	return sub
+}
+
+// ownResource is the entry of resources/list, whose params are params,
+// that names the token's subject's own resource: test://own/SUB.
+func ownResource(params json.RawMessage) string {
+	sub := subjectOf(params)
 	r, _ := json.Marshal(map[string]string{"uri": "test://own/" + sub, "name": sub + "'s own"})
 	return string(r)
 }

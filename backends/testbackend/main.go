@@ -46,6 +46,9 @@
 //	                      ADDR (POST /mcp) instead of stdin/stdout (http.go)
 //	-http-audience AUD    with -http: take only bearer JWTs meant for AUD, and
 //	                      add the tool whoami: the token's subject (bearer.go)
+//	-subject-tool SUB=NAME with -http-audience (repeatable): the tool NAME is
+//	                      listed to, and called by, the token's subject SUB
+//	                      only; its result is the text "NAME for SUB"
 //	-prompts              declare prompts; one prompt "greet"
 //	-resources            declare resources; resource test://r1, template test://t/{id}
 //	                      (with -http-audience also test://own/SUB, the token's
@@ -249,9 +252,10 @@ type server struct {
 	clientCaps   json.RawMessage
 	clientInfo   json.RawMessage
 	lastMeta     json.RawMessage
-	audience     string         // -http-audience (bearer.go)
-	logLevel     string         // the level of the last logging/setLevel
-	notes        map[string]int // notifications received, by method
+	audience     string              // -http-audience (bearer.go)
+	subjectTools map[string][]string // -subject-tool: SUB → its own tools (bearer.go)
+	logLevel     string              // the level of the last logging/setLevel
+	notes        map[string]int      // notifications received, by method
 }
 
 func main() {
@@ -279,6 +283,15 @@ func main() {
 	taskIDs := fs.String("task-ids", "random", "with -tasks-ext: random or seq")
 	httpAddr := fs.String("http", "", "serve Streamable HTTP of 2026-07-28 (no session) on this address")
 	httpAudience := fs.String("http-audience", "", "with -http: take only bearer JWTs meant for this audience; add the tool whoami")
+	subjectTools := map[string][]string{}
+	fs.Func("subject-tool", "with -http-audience: SUB=NAME, a tool listed to and called by the token's subject SUB only (repeatable)", func(v string) error {
+		sub, tool, ok := strings.Cut(v, "=")
+		if !ok || sub == "" || tool == "" {
+			return fmt.Errorf("want SUB=NAME, got %q", v)
+		}
+		subjectTools[sub] = append(subjectTools[sub], tool)
+		return nil
+	})
 	prompts := fs.Bool("prompts", false, "declare prompts")
 	resources := fs.Bool("resources", false, "declare resources")
 	asks := fs.Bool("asks", false, "a prompt and a resource that ask the client first")
@@ -411,6 +424,7 @@ func main() {
 	}
 	if s.audience = *httpAudience; s.audience != "" {
 		s.tools = append(s.tools, "whoami")
+		s.subjectTools = subjectTools
 	}
 	for i := range *extraTools {
 		s.tools = append(s.tools, fmt.Sprintf("extra_%03d", i))
@@ -803,6 +817,7 @@ func (s *server) listTools(msg message) {
 	s.mu.Lock()
 	names := append([]string(nil), s.tools...)
 	s.mu.Unlock()
+	names = append(names, s.subjectTools[subjectOf(msg.Params)]...)
 	start := 0
 	if p.Cursor != "" {
 		n, err := strconv.Atoi(strings.TrimPrefix(p.Cursor, "c"))
@@ -962,6 +977,8 @@ func (s *server) call(msg message) {
 		s.reply(msg.ID, hostileCall(p.Name, args.Path, args.Text, args.Addr, args.Network))
 	case p.Name == "whoami" && s.audience != "":
 		s.reply(msg.ID, whoami(p.Meta, s.audience))
+	case slices.Contains(s.subjectTools[subjectOf(msg.Params)], p.Name):
+		s.reply(msg.ID, `{"content":[{"type":"text","text":`+quote(p.Name+" for "+subjectOf(msg.Params))+`}]}`)
 	case p.Name == "env_digest" && slices.Contains(s.tools, p.Name):
 		d := "unset"
 		if v, ok := os.LookupEnv(args.Name); ok {
