@@ -1,18 +1,15 @@
 package backends_test
 
 import (
-	"os/exec"
-	"regexp"
-	"slices"
-	"strings"
-
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"github.com/mcp-gateway/mcp-gateway/config"
 )
 
@@ -66,29 +63,6 @@ func TestUpstreamRefusedCallerEvictsNobody(t *testing.T) {
 	}
 }
 
-// startFarWith is startFar with more flags of the testbackend.
-func startFarWith(t *testing.T, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(testbackend, append([]string{"-http", "127.0.0.1:0", "-http-audience", farAudience}, args...)...)
-	stderr := new(testutil.Buffer)
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
-	listening := regexp.MustCompile(`listening on (\S+)`)
-	var addr string
-	testutil.WaitFor(t, testutil.DefaultTimeout, "testbackend -http to listen", func() bool {
-		if m := listening.FindStringSubmatch(stderr.String()); m != nil {
-			addr = m[1]
-		}
-		return addr != ""
-	})
-	return "http://" + addr + "/mcp"
-}
-
 // A server reached per caller whose resources/list names each person's
 // own (test://own/SUB) shows each person only their own: alice's
 // resources are not bob's to see, and a client without a caller sees
@@ -97,7 +71,7 @@ func startFarWith(t *testing.T, args ...string) string {
 func TestUpstreamResourcesNotShared(t *testing.T) {
 	t.Parallel()
 	te := newTokenEndpoint(t)
-	e := start(t, []config.Server{exchanged(startFarWith(t, "-resources"), te)}, withSecret)
+	e := start(t, []config.Server{exchanged(startFar(t, "-resources"), te)}, withSecret)
 	alice, bob := callerOf("alice", "urn:gateway"), callerOf("bob", "urn:gateway")
 	for name, c := range map[string]*backends.Caller{"alice": alice, "bob": bob} {
 		if got := whoamiAs(t, e, c); got != name {

@@ -83,8 +83,7 @@ func (g *Gateway) runScriptTool(n namer) *mcp.Tool {
 			"which resolves to the tool's structuredContent if it has one, else its text; run calls in parallel with `await Promise.all([...])`; " +
 			"a tool's error (or a refusal) is thrown as an Error you can catch. `return` a JSON value: it is the result, with what `console.log` printed. " +
 			"For the tools' TypeScript declarations, call " + name(metaFind) + " or " + name(metaDescribe) + " with format: \"ts\". " +
-			fmt.Sprintf("Limits per run: %s, %s of memory, %d tool calls (%d at once), %s of output; no files, network, modules or timers.",
-				l.Wall, byteText(l.Memory), l.Calls, l.Parallel, byteText(int64(l.Output))),
+			"Limits per run: " + l.String() + "; no files, network, modules or timers.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 			`"script":{"type":"string","description":"JavaScript: the body of an async function that calls await tools[\"server.tool\"](args) and returns the result."}},` +
 			`"required":["script"]}`),
@@ -95,17 +94,6 @@ func (g *Gateway) runScriptTool(n namer) *mcp.Tool {
 			`"required":["result","logs","calls"]}`),
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &yes},
 	}
-}
-
-// byteText writes a size as limits are written: "64 MiB", "64 KiB".
-func byteText(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // codeRun is a run of run_script as its calls' audit records name it:

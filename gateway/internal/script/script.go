@@ -94,6 +94,13 @@ func (e *ScriptError) Error() string {
 	return "script error: " + e.Message
 }
 
+// String writes the limits as a model or a person reads them: "30s,
+// 64 MiB of memory, 100 tool calls (8 at once), 64 KiB of output".
+func (l Limits) String() string {
+	return fmt.Sprintf("%s, %s of memory, %d tool calls (%d at once), %s of output",
+		l.Wall, byteSize(l.Memory), l.Calls, l.Parallel, byteSize(int64(l.Output)))
+}
+
 // byteSize renders n bytes as people write limits: "64 MiB", "64 KiB", "100 bytes".
 func byteSize(n int64) string {
 	switch {
