@@ -12,17 +12,14 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/answer/answertest"
 	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
@@ -202,49 +199,9 @@ func agentRunScriptCodex(t *testing.T, root string, approve bool) {
 		approval = fmt.Sprintf("\n[mcp_servers.gateway.tools.%s]\napproval_mode = \"approve\"\n", tool)
 	}
 
-	home := t.TempDir()
-	codexHome := filepath.Join(home, ".codex")
-	if err := os.MkdirAll(codexHome, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	toml := fmt.Sprintf(`model = "gpt-5.1-codex"
-model_provider = "fake"
-approval_policy = "never"
-sandbox_mode = "read-only"
-
-[model_providers.fake]
-name = "fake"
-base_url = %q
-wire_api = "responses"
-env_key = "FAKE_OPENAI_KEY"
-
-[mcp_servers.gateway]
-command = %q
-args = ["--stdio", "--config", %q]
-startup_timeout_sec = 60
-tool_timeout_sec = 60
-%s`, srv.URL, gatewayBin, s.cfg, approval)
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(toml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, codex, "exec", "--skip-git-repo-check", "--cd", home, "Remember that code mode ran, and echo a note, in one script.")
-	cmd.Env = baseEnv(t, "HOME="+home, "CODEX_HOME="+codexHome, "FAKE_OPENAI_KEY=sk-fake")
-	cmd.Stdin = strings.NewReader("")
-	var stdout, stderr testutil.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("codex exec: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("codex stdout:\n%s\ncodex stderr:\n%s", stdout.String(), stderr.String())
-		}
-	})
-	if !strings.Contains(stdout.String(), "Remembered code-mode; notes echoed hello from run_script.") {
-		t.Errorf("codex's answer: %q", stdout.String())
+	stdout := codexExec(t, codex, srv.URL, s.cfg, approval, "Remember that code mode ran, and echo a note, in one script.")
+	if !strings.Contains(stdout, "Remembered code-mode; notes echoed hello from run_script.") {
+		t.Errorf("codex's answer: %q", stdout)
 	}
 
 	reqs := srv.Requests()

@@ -62,49 +62,9 @@ func TestCodexLazyFindDescribeCall(t *testing.T) {
 		answertest.Stream(e2eModel, answertest.Message("All done.")),
 	)
 
-	home := t.TempDir()
-	codexHome := filepath.Join(home, ".codex")
-	if err := os.MkdirAll(codexHome, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	toml := fmt.Sprintf(`model = "gpt-5.1-codex"
-model_provider = "fake"
-approval_policy = "never"
-sandbox_mode = "read-only"
-
-[model_providers.fake]
-name = "fake"
-base_url = %q
-wire_api = "responses"
-env_key = "FAKE_OPENAI_KEY"
-
-[mcp_servers.gateway]
-command = %q
-args = ["--stdio", "--config", %q]
-startup_timeout_sec = 60
-tool_timeout_sec = 60
-`, srv.URL, gatewayBin, gwConfig)
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(toml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, codex, "exec", "--skip-git-repo-check", "--cd", home, "Echo a message through the gateway, then remember that Codex was here.")
-	cmd.Env = baseEnv(t, "HOME="+home, "CODEX_HOME="+codexHome, "FAKE_OPENAI_KEY=sk-fake")
-	cmd.Stdin = strings.NewReader("")
-	var stdout, stderr testutil.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("codex exec: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("codex stdout:\n%s\ncodex stderr:\n%s", stdout.String(), stderr.String())
-		}
-	})
-	if !strings.Contains(stdout.String(), "All done.") {
-		t.Errorf("codex's answer: %q", stdout.String())
+	stdout := codexExec(t, codex, srv.URL, gwConfig, "", "Echo a message through the gateway, then remember that Codex was here.")
+	if !strings.Contains(stdout, "All done.") {
+		t.Errorf("codex's answer: %q", stdout)
 	}
 
 	// What Codex sent the model after each call: the tool's text.
@@ -155,4 +115,54 @@ tool_timeout_sec = 60
 	if _, err := os.Stat(memFile); !os.IsNotExist(err) {
 		t.Errorf("memory file after the refused call: %v", err)
 	}
+}
+
+// codexExec runs `codex exec prompt` once, in a home of its own, with the
+// fake Responses API at modelURL as its model and the gateway (its
+// configuration at cfg) as its MCP server "gateway", never asking for
+// approval; extraTOML is added to its config.toml. It returns what Codex
+// printed.
+func codexExec(t *testing.T, codex, modelURL, cfg, extraTOML, prompt string) string {
+	t.Helper()
+	home := t.TempDir()
+	codexHome := filepath.Join(home, ".codex")
+	if err := os.MkdirAll(codexHome, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	toml := fmt.Sprintf(`model = "gpt-5.1-codex"
+model_provider = "fake"
+approval_policy = "never"
+sandbox_mode = "read-only"
+
+[model_providers.fake]
+name = "fake"
+base_url = %q
+wire_api = "responses"
+env_key = "FAKE_OPENAI_KEY"
+
+[mcp_servers.gateway]
+command = %q
+args = ["--stdio", "--config", %q]
+startup_timeout_sec = 60
+tool_timeout_sec = 60
+%s`, modelURL, gatewayBin, cfg, extraTOML)
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(toml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, codex, "exec", "--skip-git-repo-check", "--cd", home, prompt)
+	cmd.Env = baseEnv(t, "HOME="+home, "CODEX_HOME="+codexHome, "FAKE_OPENAI_KEY=sk-fake")
+	cmd.Stdin = strings.NewReader("")
+	var stdout, stderr testutil.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("codex exec: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("codex stdout:\n%s\ncodex stderr:\n%s", stdout.String(), stderr.String())
+		}
+	})
+	return stdout.String()
 }
