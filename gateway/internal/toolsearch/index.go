@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -145,10 +144,10 @@ type Hit struct {
 	ReadOnly    bool            `json:"readOnly,omitempty"`
 }
 
-// New indexes docs; ties in a ranking keep their order by Name. Tools
-// whose definition is the same as in prev (which may be nil) keep prev's
-// analysis; instructions are the servers' instructions, searched for each
-// of a server's tools.
+// New indexes docs, in any order: ties in a ranking keep their order by
+// Name. Tools whose definition is the same as in prev (which may be nil)
+// keep prev's analysis; instructions are the servers' instructions,
+// searched for each of a server's tools.
 func New(docs []Doc, instructions map[string]string, prev *Index) *Index {
 	ix := &Index{
 		byName:   make(map[string]int),
@@ -157,8 +156,11 @@ func New(docs []Doc, instructions map[string]string, prev *Index) *Index {
 		srvTerms: make(map[string][]srvPosting),
 		byLen:    make(map[int][]string),
 	}
-	docs = slices.Clone(docs)
-	slices.SortStableFunc(docs, func(a, b Doc) int { return strings.Compare(a.Name, b.Name) })
+	byName := func(a, b Doc) int { return strings.Compare(a.Name, b.Name) }
+	if !slices.IsSortedFunc(docs, byName) {
+		docs = slices.Clone(docs)
+		slices.SortStableFunc(docs, byName)
+	}
 	prefixes := make(map[string]map[string]bool)
 	for _, r := range docs {
 		name := r.Name
@@ -682,6 +684,13 @@ func firstLine(s string) string {
 	return s
 }
 
+// sortedKeys is m's keys, sorted; sized once (slices.Sorted of
+// maps.Keys grows its slice: 4x the bytes on a large vocabulary).
 func sortedKeys[V any](m map[string]V) []string {
-	return slices.Sorted(maps.Keys(m))
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

@@ -1,6 +1,7 @@
 package toolsearch
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,7 +34,14 @@ func manyTools(n int) []Doc {
 		}
 		docs = append(docs, route(server, fmt.Sprintf("tool_%d", i), desc, `{"type":"object"}`, nil))
 	}
+	// In name order, as the gateway gives them.
+	slices.SortFunc(docs, func(a, b Doc) int { return strings.Compare(a.Name, b.Name) })
 	return docs
+}
+
+// replace puts d in place of the tool of its name in docs.
+func replace(docs []Doc, d Doc) {
+	docs[slices.IndexFunc(docs, func(o Doc) bool { return o.Name == d.Name })] = d
 }
 
 // route is a backend tool of server with its own name, description and
@@ -278,7 +286,7 @@ func TestFindIndexReuse(t *testing.T) {
 	first := New(docs, nil, nil)
 	changed := route("srv1", "tool_1", "Now it sends mail.", `{"type":"object"}`, nil)
 	name := changed.Name
-	docs[1] = changed
+	replace(docs, changed)
 	next := New(docs, nil, first)
 	for n, i := range next.byName {
 		same := next.docs[i] == first.docs[first.byName[n]]
@@ -329,7 +337,7 @@ func BenchmarkToolIndex(b *testing.B) {
 	})
 	b.Run("one-changed", func(b *testing.B) {
 		prev := New(docs, nil, nil)
-		docs[1] = route("srv1", "tool_1", "Now it sends mail.", `{"type":"object"}`, nil)
+		replace(docs, route("srv1", "tool_1", "Now it sends mail.", `{"type":"object"}`, nil))
 		for b.Loop() {
 			New(docs, nil, prev)
 		}
@@ -363,11 +371,24 @@ func loadToolsets(tb testing.TB) ([]Doc, map[string]string) {
 		}
 		instructions[set.Server] = set.Instructions
 		for _, def := range set.Tools {
-			var t mcp.Tool
-			if err := json.Unmarshal(def, &t); err != nil {
+			// As the gateway decodes a definition (frontTool): the
+			// schema stays raw.
+			var w struct {
+				Name        string               `json:"name"`
+				Title       string               `json:"title"`
+				Description string               `json:"description"`
+				InputSchema json.RawMessage      `json:"inputSchema"`
+				Annotations *mcp.ToolAnnotations `json:"annotations"`
+			}
+			if err := json.Unmarshal(def, &w); err != nil {
 				tb.Fatal(err)
 			}
-			docs = append(docs, Doc{Name: set.Server + "." + t.Name, Own: t.Name, Server: set.Server, Def: def, Tool: &t})
+			t := &mcp.Tool{Name: w.Name, Title: w.Title, Description: w.Description, InputSchema: w.InputSchema, Annotations: w.Annotations}
+			var line bytes.Buffer
+			if err := json.Compact(&line, def); err != nil {
+				tb.Fatal(err)
+			}
+			docs = append(docs, Doc{Name: set.Server + "." + w.Name, Own: w.Name, Server: set.Server, Def: line.Bytes(), Tool: t})
 		}
 	}
 	return docs, instructions
