@@ -12,7 +12,9 @@ import (
 	"testing"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
+	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/gateway/internal/toolsearch"
 )
 
 // The find_tools measurements over the real tool lists of 15 npm MCP
@@ -80,7 +82,7 @@ func loadToolsets(tb testing.TB) toolsets {
 	return ts
 }
 
-func (ts toolsets) index() *toolIndex {
+func (ts toolsets) index() *toolsearch.Index {
 	return ts.lazy.findIndex(func() map[string]string { return ts.instructions })
 }
 
@@ -182,7 +184,7 @@ func findRequest(query string) []byte {
 }
 
 // ranked is find_tools as it is.
-func ranked(tb testing.TB, ix *toolIndex) searcher {
+func ranked(tb testing.TB, ix *toolsearch.Index) searcher {
 	return func(query string) ([]string, []byte, bool) {
 		result, err := findTools(context.Background(), ix, metaArgs{Query: query}, nil)
 		if err != nil {
@@ -191,7 +193,7 @@ func ranked(tb testing.TB, ix *toolIndex) searcher {
 		var r struct {
 			Content []struct{ Text string }
 		}
-		var found struct{ Tools []foundTool }
+		var found struct{ Tools []toolsearch.Hit }
 		if err := json.Unmarshal(result, &r); err != nil || len(r.Content) != 1 || json.Unmarshal([]byte(r.Content[0].Text), &found) != nil {
 			tb.Fatalf("find_tools result: %s", result)
 		}
@@ -232,6 +234,16 @@ func substring(ts toolsets) searcher {
 		result := mustJSON(map[string]any{"content": []any{map[string]any{"type": "text", "text": string(j)}}, "structuredContent": j})
 		return names, result, true
 	}
+}
+
+// firstLine is a description's first line, as the old search gave it.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	const max = 160
+	if len(s) > max {
+		s = wire.Truncate(s, max-3, "...")
+	}
+	return s
 }
 
 // The targets of the ranked search on the needs: recall@5 ≥ 0.95,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcp-gateway/mcp-gateway/gateway/internal/toolsearch"
 	"github.com/mcp-gateway/mcp-gateway/gateway/internal/tsdecl"
 )
 
@@ -39,9 +40,8 @@ func checkFormat(format string) (string, error) {
 
 // tsTool is a tool definition (as listed) made a tsdecl.Tool; ok is
 // false for a definition that does not decode, which the gateway never
-// lists. brief keeps the first line of the description only, as
-// find_tools' JSON does.
-func tsTool(def json.RawMessage, brief bool) (tsdecl.Tool, bool) {
+// lists.
+func tsTool(def json.RawMessage) (tsdecl.Tool, bool) {
 	var t struct {
 		Name         string          `json:"name"`
 		Description  string          `json:"description"`
@@ -50,9 +50,6 @@ func tsTool(def json.RawMessage, brief bool) (tsdecl.Tool, bool) {
 	}
 	if json.Unmarshal(def, &t) != nil {
 		return tsdecl.Tool{}, false
-	}
-	if brief {
-		t.Description = firstLine(t.Description)
 	}
 	return tsdecl.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema}, true
 }
@@ -63,11 +60,12 @@ func tsTool(def json.RawMessage, brief bool) (tsdecl.Tool, bool) {
 // first line, as in JSON; describe_tool gives the whole. How a script
 // calls the tools, and what it gets, is run_script's description's to
 // say, not every answer's.
-func tsFound(ix *toolIndex, found []foundTool, hint string) json.RawMessage {
+func tsFound(ix *toolsearch.Index, found []toolsearch.Hit, hint string) json.RawMessage {
 	var tools []tsdecl.Tool
 	for _, f := range found {
-		if i, ok := ix.byName[f.Name]; ok {
-			if t, ok := tsTool(ix.docs[i].def, true); ok {
+		if def, ok := ix.Def(f.Name); ok {
+			if t, ok := tsTool(def); ok {
+				t.Description = f.Description // its first line, as in JSON
 				tools = append(tools, t)
 			}
 		}
@@ -92,7 +90,7 @@ func tsFound(ix *toolIndex, found []foundTool, hint string) json.RawMessage {
 
 // tsDescribed is describe_tool's answer in TypeScript.
 func tsDescribed(def json.RawMessage) json.RawMessage {
-	t, _ := tsTool(def, false)
+	t, _ := tsTool(def)
 	decl, _ := tsdecl.Declare([]tsdecl.Tool{t}, 0)
 	return textOnly(decl)
 }

@@ -98,7 +98,8 @@ func TestFindToolsTS(t *testing.T) {
 	if err != nil || !strings.Contains(got, "  /** Notion | Retrieve a user */\n  \"notion.API-get-user\"(args: { user_id: string }): Promise<string | object>;\n") {
 		t.Errorf("find notion.API-get-user: %s %v", got, err)
 	}
-	if got := resultText(t, tsDescribed(ix.docs[ix.byName["notion.API-get-user"]].def)); !strings.Contains(got, "   * Notion | Retrieve a user\n   * Error Responses:\n") {
+	user, _ := ix.Def("notion.API-get-user")
+	if got := resultText(t, tsDescribed(user)); !strings.Contains(got, "   * Notion | Retrieve a user\n   * Error Responses:\n") {
 		t.Errorf("describe notion.API-get-user:\n%s", got)
 	}
 	for _, f := range []string{"typescript", "TS", "JSON"} {

@@ -9,6 +9,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/config/policy"
 	"github.com/mcp-gateway/mcp-gateway/gateway/authn"
+	"github.com/mcp-gateway/mcp-gateway/gateway/internal/toolsearch"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -149,7 +150,7 @@ type tables struct {
 	tools     map[string]toolRoute // front name → route
 	ownNames  map[string][]string  // own name of an app's backend's tool → front names (apps.go)
 	known     map[string]toolRoute // every backend tool ever listed, for orphans
-	findIndex *toolIndex           // what gateway.find_tools searches (lazy mode)
+	findIndex *toolsearch.Index    // what gateway.find_tools searches (lazy mode)
 	// lazyListed: the tools/list the tables hold is lazy mode's (the
 	// meta tools), for tools_mode: lazy or a client over its maxTools.
 	lazyListed bool

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/config"
@@ -392,16 +393,20 @@ func TestToolTableShared(t *testing.T) {
 		return !same(plain, now.routes) && len(now.order) == len(plain)+1
 	})
 	// The new table's index analyses only the tool that is new: the
-	// others' analysis is the first index's.
-	next := gw.toolRoutes(gw.namer(false)).findIndex(gw.instructions)
+	// others' analysis is the first index's, which holds the first
+	// table's definitions (the new table's are new copies).
+	table := gw.toolRoutes(gw.namer(false))
+	next := table.findIndex(gw.instructions)
 	reused := 0
-	for name, i := range next.byName {
-		if j, ok := first.byName[name]; ok && next.docs[i] == first.docs[j] {
+	for name := range table.routes {
+		a, inNext := next.Def(name)
+		b, inFirst := first.Def(name)
+		if inNext && inFirst && unsafe.SliceData(a) == unsafe.SliceData(b) {
 			reused++
 		}
 	}
-	if len(next.docs) != len(first.docs)+1 || reused != len(first.docs) {
-		t.Errorf("new index: %d tools, %d of the %d before reused", len(next.docs), reused, len(first.docs))
+	if n, before := next.Count("", nil), first.Count("", nil); n != before+1 || reused != before {
+		t.Errorf("new index: %d tools, %d of the %d before reused", n, reused, before)
 	}
 }
 

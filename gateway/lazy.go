@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config/policy"
+	"github.com/mcp-gateway/mcp-gateway/gateway/internal/toolsearch"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -21,6 +22,13 @@ const (
 	metaDescribe = "describe_tool"
 	metaCall     = "call_tool"
 	metaCallRead = "call_tool_read"
+)
+
+// findLimit is how many tools find_tools returns unless asked, and
+// maxFindLimit the most it returns when asked.
+const (
+	findLimit    = 8
+	maxFindLimit = 50
 )
 
 // metaOrder is the order the meta tools are listed in.
@@ -138,7 +146,7 @@ func (f *front) callMeta(ctx context.Context, run *callRun, which string, tc too
 			}
 		}
 		if ix == nil {
-			ix = newToolIndex(nil, nil, nil)
+			ix = toolsearch.New(nil, nil, nil)
 		}
 		return findTools(ctx, ix, args, visible)
 	case metaDescribe:
@@ -195,15 +203,15 @@ func (f *front) metaName(own string) string {
 
 // findTools answers gateway.find_tools from ix, with the tools visible
 // reports true of (all when nil).
-func findTools(ctx context.Context, ix *toolIndex, args metaArgs, visible func(name string) bool) (json.RawMessage, error) {
-	if !queryWords(args.Query) {
-		return nil, errInvalidParams(fmt.Sprintf("query has more than %d distinct words", maxFindWords))
+func findTools(ctx context.Context, ix *toolsearch.Index, args metaArgs, visible func(name string) bool) (json.RawMessage, error) {
+	if !toolsearch.WithinWords(args.Query) {
+		return nil, errInvalidParams(fmt.Sprintf("query has more than %d distinct words", toolsearch.MaxWords))
 	}
 	format, err := checkFormat(args.Format)
 	if err != nil {
 		return nil, err
 	}
-	q := findQuery{Query: args.Query, Server: args.Server, Limit: findLimit, Visible: visible}
+	q := toolsearch.Query{Query: args.Query, Server: args.Server, Limit: findLimit, Visible: visible}
 	if args.Limit != nil {
 		l := *args.Limit
 		if l != math.Trunc(l) || l < 1 {
@@ -212,23 +220,23 @@ func findTools(ctx context.Context, ix *toolIndex, args metaArgs, visible func(n
 		q.Limit = int(min(l, maxFindLimit))
 	}
 	var res struct {
-		Tools []foundTool `json:"tools"`
-		Hint  string      `json:"hint,omitempty"`
+		Tools []toolsearch.Hit `json:"tools"`
+		Hint  string           `json:"hint,omitempty"`
 	}
-	if s := args.Server; s != "" && (ix.servers[s] == nil || ix.count(s, visible) == 0) {
-		res.Tools = []foundTool{}
+	if s := args.Server; s != "" && ix.Count(s, visible) == 0 {
+		res.Tools = []toolsearch.Hit{}
 		res.Hint = fmt.Sprintf("No server is named %q. Servers: %s.", s, serverList(ix, visible))
 		if format == formatTS {
 			return tsFound(ix, nil, res.Hint), nil
 		}
 		return textResult(mustJSON(res)), nil
 	}
-	found, err := ix.find(ctx, q)
+	found, err := ix.Find(ctx, q)
 	if err != nil {
 		return nil, err
 	}
 	res.Tools = found
-	switch all := ix.count(args.Server, visible); {
+	switch all := ix.Count(args.Server, visible); {
 	case all == 0:
 		res.Hint = "No backend tools are ready yet: try again shortly, or ask the user to run `mcp-gateway status`."
 	case len(found) == 0:
@@ -243,38 +251,9 @@ func findTools(ctx context.Context, ix *toolIndex, args metaArgs, visible func(n
 	return textResult(mustJSON(res)), nil
 }
 
-// count is how many tools the index holds, of server if it is not "",
-// that visible reports true of (all when nil).
-func (ix *toolIndex) count(server string, visible func(string) bool) int {
-	if visible == nil {
-		if server == "" {
-			return len(ix.docs)
-		}
-		if s := ix.servers[server]; s != nil {
-			return len(s.tools)
-		}
-		return 0
-	}
-	n := 0
-	for _, d := range ix.docs {
-		if (server == "" || d.server == server) && visible(d.found.Name) {
-			n++
-		}
-	}
-	return n
-}
-
 // serverList names the servers with a tool visible reports true of.
-func serverList(ix *toolIndex, visible func(string) bool) string {
-	names := ix.names
-	if visible != nil {
-		names = nil
-		for _, s := range ix.names {
-			if ix.count(s, visible) > 0 {
-				names = append(names, s)
-			}
-		}
-	}
+func serverList(ix *toolsearch.Index, visible func(string) bool) string {
+	names := ix.Servers(visible)
 	const max = 40
 	if len(names) > max {
 		return strings.Join(names[:max], ", ") + fmt.Sprintf(" and %d more", len(names)-max)
@@ -282,13 +261,25 @@ func serverList(ix *toolIndex, visible func(string) bool) string {
 	return strings.Join(names, ", ")
 }
 
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	const max = 160
-	if len(s) > max {
-		s = wire.Truncate(s, max-3, "...")
+// newFindIndex is the find_tools index of routes' backend tools, reusing
+// prev's analysis of the tools that did not change (toolsearch.New).
+func newFindIndex(routes map[string]toolRoute, instructions map[string]string, prev *toolsearch.Index) *toolsearch.Index {
+	docs := make([]toolsearch.Doc, 0, len(routes))
+	for _, name := range sortedKeys(routes) {
+		r := routes[name]
+		if r.kind != backendTool || r.app.only {
+			continue // an app-only tool is not the model's to find (apps.go)
+		}
+		docs = append(docs, toolsearch.Doc{Name: name, Own: r.own, Server: r.server, Def: r.def, Tool: r.tool, ReadOnly: readOnly(r)})
 	}
-	return s
+	return toolsearch.New(docs, instructions, prev)
+}
+
+// readOnly reports whether a backend tool says it changes nothing: its
+// annotations say read-only and do not also say destructive.
+func readOnly(r toolRoute) bool {
+	a := r.tool.Annotations
+	return a != nil && a.ReadOnlyHint && (a.DestructiveHint == nil || !*a.DestructiveHint)
 }
 
 func mustJSON(v any) json.RawMessage {

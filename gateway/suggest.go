@@ -4,6 +4,8 @@ import (
 	"errors"
 	"slices"
 	"strings"
+
+	"github.com/mcp-gateway/mcp-gateway/gateway/internal/toolsearch"
 )
 
 // didYouMeanError is a tool that is not found, with the names the caller
@@ -53,7 +55,7 @@ func (f *front) notFound(kind, name string) error {
 // suggestTools returns the tools the caller sees that name most likely
 // meant: those whose own name it is (echo for everything.echo: a name
 // given without its server's prefix); else those within a few typing
-// mistakes of it (editDistance, case ignored), nearest first — of the
+// mistakes of it (toolsearch.EditDistance, case ignored), nearest first — of the
 // server whose prefix it has, if it has one. At most maxSuggestions.
 func (f *front) suggestTools(name string) []string {
 	if name == "" {
@@ -85,9 +87,9 @@ func (f *front) suggestTools(name string) []string {
 			continue
 		}
 		lower := strings.ToLower(name)
-		d := editDistance(lower, strings.ToLower(front), limit)
+		d := toolsearch.EditDistance(lower, strings.ToLower(front), limit)
 		if r.kind == backendTool {
-			d = min(d, editDistance(lower, strings.ToLower(r.own), limit))
+			d = min(d, toolsearch.EditDistance(lower, strings.ToLower(r.own), limit))
 		}
 		if d <= limit {
 			close = append(close, near{front, d})

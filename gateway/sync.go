@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends"
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/mcp-gateway/mcp-gateway/gateway/internal/toolsearch"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -126,7 +127,7 @@ func (f *front) syncTools(t *toolTable, d *declared, c *grant, old, next *tables
 			}
 		}
 	}
-	var ix *toolIndex
+	var ix *toolsearch.Index
 	if f.g.lazy() || d.maxTools > 0 {
 		ix = t.findIndex(f.g.instructions)
 	}
@@ -179,14 +180,14 @@ type toolTable struct {
 	own map[string][]string
 
 	indexOnce sync.Once
-	index     atomic.Pointer[toolIndex] // lazy mode's find_tools index of routes, once built
-	seed      *toolIndex                // an earlier table's index, whose analysis of unchanged tools the index reuses
+	index     atomic.Pointer[toolsearch.Index] // lazy mode's find_tools index of routes, once built
+	seed      *toolsearch.Index                // an earlier table's index, whose analysis of unchanged tools the index reuses
 }
 
 // findIndex is the find_tools index of the table, built on first use with
 // the servers' instructions.
-func (t *toolTable) findIndex(instructions func() map[string]string) *toolIndex {
-	t.indexOnce.Do(func() { t.index.Store(newToolIndex(t.routes, instructions(), t.seed)) })
+func (t *toolTable) findIndex(instructions func() map[string]string) *toolsearch.Index {
+	t.indexOnce.Do(func() { t.index.Store(newFindIndex(t.routes, instructions(), t.seed)) })
 	return t.index.Load()
 }
 

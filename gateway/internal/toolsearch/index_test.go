@@ -1,10 +1,13 @@
-package gateway
+package toolsearch
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,48 +16,56 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// The test's limits, find_tools' own (gateway/lazy.go).
+const (
+	findLimit    = 8
+	maxFindLimit = 50
+)
+
 // manyTools is n backend tools over 10 servers, with descriptions of
-// realistic length, plus a meta tool that find_tools never returns.
-func manyTools(n int) map[string]toolRoute {
-	routes := map[string]toolRoute{"gateway.find_tools": {kind: metaTool, tool: &mcp.Tool{Name: "gateway.find_tools", Description: "files"}}}
+// realistic length.
+func manyTools(n int) []Doc {
+	var docs []Doc
 	for i := range n {
 		server := fmt.Sprintf("srv%d", i%10)
 		desc := fmt.Sprintf("Tool number %d reads and writes records of kind k%d in the store.\nSecond line.", i, i%97)
 		if i%1000 == 7 {
 			desc = "Search Files by glob pattern " + desc
 		}
-		name, r := route(server, fmt.Sprintf("tool_%d", i), desc, `{"type":"object"}`, nil)
-		routes[name] = r
+		docs = append(docs, route(server, fmt.Sprintf("tool_%d", i), desc, `{"type":"object"}`, nil))
 	}
-	return routes
+	// In name order, as the gateway gives them.
+	slices.SortFunc(docs, func(a, b Doc) int { return strings.Compare(a.Name, b.Name) })
+	return docs
+}
+
+// replace puts d in place of the tool of its name in docs.
+func replace(docs []Doc, d Doc) {
+	docs[slices.IndexFunc(docs, func(o Doc) bool { return o.Name == d.Name })] = d
 }
 
 // route is a backend tool of server with its own name, description and
 // input schema.
-func route(server, own, desc, schema string, ann *mcp.ToolAnnotations) (string, toolRoute) {
+func route(server, own, desc, schema string, ann *mcp.ToolAnnotations) Doc {
 	name := server + "." + own
 	t := &mcp.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(schema), Annotations: ann}
 	def, err := wire.Marshal(t)
 	if err != nil {
 		panic(err)
 	}
-	return name, toolRoute{kind: backendTool, server: server, own: own, tool: t, def: def}
+	readOnly := ann != nil && ann.ReadOnlyHint && (ann.DestructiveHint == nil || !*ann.DestructiveHint)
+	return Doc{Name: name, Own: own, Server: server, Def: def, Tool: t, ReadOnly: readOnly}
 }
 
-func index(tools ...func() (string, toolRoute)) *toolIndex {
-	routes := make(map[string]toolRoute)
-	for _, f := range tools {
-		name, r := f()
-		routes[name] = r
-	}
-	return newToolIndex(routes, nil, nil)
+func index(docs ...Doc) *Index {
+	return New(docs, nil, nil)
 }
 
-func tool(server, own, desc string) func() (string, toolRoute) {
-	return func() (string, toolRoute) { return route(server, own, desc, `{"type":"object"}`, nil) }
+func tool(server, own, desc string) Doc {
+	return route(server, own, desc, `{"type":"object"}`, nil)
 }
 
-func names(ts []foundTool) []string {
+func names(ts []Hit) []string {
 	var out []string
 	for _, t := range ts {
 		out = append(out, t.Name)
@@ -62,12 +73,12 @@ func names(ts []foundTool) []string {
 	return out
 }
 
-func find(t *testing.T, ix *toolIndex, query, server string, limit int) []string {
+func find(t *testing.T, ix *Index, query, server string, limit int) []string {
 	t.Helper()
 	if limit == 0 {
 		limit = findLimit
 	}
-	found, err := ix.find(context.Background(), findQuery{Query: query, Server: server, Limit: limit})
+	found, err := ix.Find(context.Background(), Query{Query: query, Server: server, Limit: limit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,8 +152,8 @@ func TestEditDistance(t *testing.T) {
 		{"berlin", "15000", 1, 2}, // more than max: max+1
 		{"abc", "abcdef", 1, 2},
 	} {
-		if got := editDistance(tc.a, tc.b, tc.max); got != tc.want {
-			t.Errorf("editDistance(%q, %q, %d) = %d, want %d", tc.a, tc.b, tc.max, got, tc.want)
+		if got := EditDistance(tc.a, tc.b, tc.max); got != tc.want {
+			t.Errorf("EditDistance(%q, %q, %d) = %d, want %d", tc.a, tc.b, tc.max, got, tc.want)
 		}
 	}
 }
@@ -206,16 +217,16 @@ func TestFindDeterministic(t *testing.T) {
 	if got := find(t, ix, "same words", "", 0); fmt.Sprint(got) != "[a.x1 b.x2 c.x3]" {
 		t.Errorf("equal scores = %v, want name order", got)
 	}
-	first := find(t, newToolIndex(manyTools(3000), nil, nil), "reads records", "", maxFindLimit)
+	first := find(t, New(manyTools(3000), nil, nil), "reads records", "", maxFindLimit)
 	for range 20 {
-		if again := find(t, newToolIndex(manyTools(3000), nil, nil), "reads records", "", maxFindLimit); !slices.Equal(again, first) {
+		if again := find(t, New(manyTools(3000), nil, nil), "reads records", "", maxFindLimit); !slices.Equal(again, first) {
 			t.Fatalf("again %v, first %v", again[:5], first[:5])
 		}
 	}
 }
 
 func TestFindServerAndLimit(t *testing.T) {
-	ix := newToolIndex(manyTools(3000), map[string]string{"srv3": "Manages the glob archive."}, nil)
+	ix := New(manyTools(3000), map[string]string{"srv3": "Manages the glob archive."}, nil)
 	if got := find(t, ix, "files glob", "", 0); fmt.Sprint(slices.Sorted(slices.Values(got[:3]))) != "[srv7.tool_1007 srv7.tool_2007 srv7.tool_7]" {
 		t.Errorf("files glob = %v", got)
 	}
@@ -240,7 +251,7 @@ func TestFindServerAndLimit(t *testing.T) {
 	}
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := ix.find(cancelled, findQuery{Query: "tool", Limit: 8}); !errors.Is(err, context.Canceled) {
+	if _, err := ix.Find(cancelled, Query{Query: "tool", Limit: 8}); !errors.Is(err, context.Canceled) {
 		t.Errorf("find with a cancelled context = %v, want context.Canceled", err)
 	}
 }
@@ -249,19 +260,15 @@ func TestFindServerAndLimit(t *testing.T) {
 // line of description, its input schema when small (without "$schema"),
 // and readOnly when its annotations say so and do not also say
 // destructive.
-func TestFoundTool(t *testing.T) {
+func TestFindHit(t *testing.T) {
 	no, yes := false, true
 	big := `{"type":"object","properties":{"x":{"type":"string","description":"` + strings.Repeat("long ", 200) + `"}}}`
 	ix := index(
-		func() (string, toolRoute) {
-			return route("s", "small", "  Small one.\nMore text.", `{"$schema":"http://json-schema.org/draft-07/schema#", "type":"object","properties":{"q":{"type":"string"}}}`,
-				&mcp.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &no})
-		},
-		func() (string, toolRoute) {
-			return route("s", "large", "Large one.", big, &mcp.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &yes})
-		},
+		route("s", "small", "  Small one.\nMore text.", `{"$schema":"http://json-schema.org/draft-07/schema#", "type":"object","properties":{"q":{"type":"string"}}}`,
+			&mcp.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &no}),
+		route("s", "large", "Large one.", big, &mcp.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &yes}),
 	)
-	found, err := ix.find(context.Background(), findQuery{Query: "one", Limit: 8})
+	found, err := ix.Find(context.Background(), Query{Query: "one", Limit: 8})
 	if err != nil || len(found) != 2 {
 		t.Fatal(found, err)
 	}
@@ -274,12 +281,13 @@ func TestFoundTool(t *testing.T) {
 
 // A table whose tools changed reuses the analysis of the tools that did
 // not, and analyses the others.
-func TestToolIndexReuse(t *testing.T) {
-	routes := manyTools(100)
-	first := newToolIndex(routes, nil, nil)
-	name, changed := route("srv1", "tool_1", "Now it sends mail.", `{"type":"object"}`, nil)
-	routes[name] = changed
-	next := newToolIndex(routes, nil, first)
+func TestFindIndexReuse(t *testing.T) {
+	docs := manyTools(100)
+	first := New(docs, nil, nil)
+	changed := route("srv1", "tool_1", "Now it sends mail.", `{"type":"object"}`, nil)
+	name := changed.Name
+	replace(docs, changed)
+	next := New(docs, nil, first)
 	for n, i := range next.byName {
 		same := next.docs[i] == first.docs[first.byName[n]]
 		if same == (n == name) {
@@ -291,64 +299,10 @@ func TestToolIndexReuse(t *testing.T) {
 	}
 }
 
-// find_tools' answer: text only, the tools and, when there are none, what
-// to try; a server that does not exist is named and the servers listed.
-func TestFindToolsResult(t *testing.T) {
-	ix := newToolIndex(manyTools(30), nil, nil)
-	call := func(args string) (string, error) {
-		var a metaArgs
-		if err := json.Unmarshal([]byte(args), &a); err != nil {
-			t.Fatal(err)
-		}
-		raw, err := findTools(context.Background(), ix, a, nil)
-		return string(raw), err
-	}
-	for _, tc := range []struct{ args, want string }{
-		{`{"query":"tool_7"}`, `{"content":[{"type":"text","text":"{\"tools\":[{\"name\":\"srv7.tool_7\",\"description\":\"Search Files by glob pattern Tool number 7 reads and writes records of kind k7 in the store.\",\"inputSchema\":{\"type\":\"object\"}},{`},
-		{`{"query":"nothing matches"}`, `No tool matched. Try other words`},
-		{`{"query":"tool","server":"nope"}`, `No server is named \\\"nope\\\". Servers: srv0, srv1,`},
-		{`{}`, `The first 8 of 30 tools, by name.`},
-		{`{"query":"tool","limit":2}`, `{"content":[{"type":"text","text":"{\"tools\":[{\"name\":\"srv0.tool_0\"`},
-	} {
-		got, err := call(tc.args)
-		if err != nil || !strings.Contains(got, tc.want) {
-			t.Errorf("%s:\n got %s %v\nwant %s", tc.args, got, err, tc.want)
-		}
-		if strings.Contains(got, "structuredContent") {
-			t.Errorf("%s: structuredContent in %s", tc.args, got)
-		}
-	}
-	for args, want := range map[string]string{
-		`{"query":"tool","limit":0}`:                                             "limit must be a whole number of at least 1",
-		`{"query":"tool","limit":1.5}`:                                           "limit must be a whole number of at least 1",
-		`{"query":"` + strings.Repeat("ww ", 100000) + many(maxFindWords) + `"}`: fmt.Sprintf("more than %d distinct words", maxFindWords),
-	} {
-		if _, err := call(args); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%.40s: %v, want %q", args, err, want)
-		}
-	}
-	if got, err := call(`{"query":"tool","limit":1000}`); err != nil || strings.Count(got, `\"name\"`) != 30 {
-		t.Errorf("limit 1000 (over %d: the most) = %.80s, %v", maxFindLimit, got, err)
-	}
-	if _, err := call(`{"query":"` + strings.Repeat("ww ", 100000) + many(maxFindWords-1) + `"}`); err != nil {
-		t.Errorf("%d distinct words: %v", maxFindWords, err)
-	}
-}
-
-// many is n distinct words.
-func many(n int) string {
-	var b strings.Builder
-	for i := range n {
-		fmt.Fprintf(&b, " x%d", i)
-	}
-	return b.String()
-}
-
-// BenchmarkFindTools is one gateway.find_tools query over 10,000 tools: a
 // typical one (a sentence), one word in every tool, a typo, and the
 // largest allowed: 32 distinct words, each in every tool.
 func BenchmarkFindTools(b *testing.B) {
-	ix := newToolIndex(manyTools(10000), nil, nil)
+	ix := New(manyTools(10000), nil, nil)
 	for name, query := range map[string]string{
 		"sentence": "search the files by a glob pattern",
 		"all":      "tool",
@@ -357,7 +311,7 @@ func BenchmarkFindTools(b *testing.B) {
 	} {
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				if found, err := ix.find(context.Background(), findQuery{Query: query, Limit: findLimit}); err != nil || len(found) == 0 {
+				if found, err := ix.Find(context.Background(), Query{Query: query, Limit: findLimit}); err != nil || len(found) == 0 {
 					b.Fatal(len(found), err)
 				}
 			}
@@ -369,58 +323,73 @@ func BenchmarkFindTools(b *testing.B) {
 // (testdata/toolsets), and of 10,000 tools: from nothing, and again after
 // one tool changed.
 func BenchmarkToolIndex(b *testing.B) {
-	ts := loadToolsets(b)
+	npm, instructions := loadToolsets(b)
 	b.Run("npm-217", func(b *testing.B) {
 		for b.Loop() {
-			newToolIndex(ts.lazy.routes, ts.instructions, nil)
+			New(npm, instructions, nil)
 		}
 	})
-	routes := manyTools(10000)
+	docs := manyTools(10000)
 	b.Run("new", func(b *testing.B) {
 		for b.Loop() {
-			newToolIndex(routes, nil, nil)
+			New(docs, nil, nil)
 		}
 	})
 	b.Run("one-changed", func(b *testing.B) {
-		prev := newToolIndex(routes, nil, nil)
-		name, r := route("srv1", "tool_1", "Now it sends mail.", `{"type":"object"}`, nil)
-		routes[name] = r
+		prev := New(docs, nil, nil)
+		replace(docs, route("srv1", "tool_1", "Now it sends mail.", `{"type":"object"}`, nil))
 		for b.Loop() {
-			newToolIndex(routes, nil, prev)
+			New(docs, nil, prev)
 		}
 	})
 }
 
-// FuzzFindTools: any query, server and limit gives an answer or a -32602
-// error, never a panic; never more tools than the limit; the same answer
-// twice.
-func FuzzFindTools(f *testing.F) {
-	ix := index(
-		tool("web", "take_screenshot", "Take a screenshot of the current page."),
-		tool("fs", "read_file", "Read the complete contents of a file."),
-		tool("git", "create_repository", "Create a new repository in your account."),
-	)
-	f.Add("take a screenshot of https://example.com", "", 8.0)
-	f.Add("fs.read_", "fs", 1.0)
-	f.Add("ÜBER-größe useEffect 日本語 ss sses ies", "git", 50.0)
-	f.Add("", "nope", 0.5)
-	f.Add(strings.Repeat("ab ", 40), "", 1e9)
-	f.Fuzz(func(t *testing.T, query, server string, limit float64) {
-		args := metaArgs{Query: query, Server: server, Limit: &limit}
-		first, err := findTools(context.Background(), ix, args, nil)
+// loadToolsets is the tools of the 15 npm servers the gateway's
+// find_tools measurements use (gateway/testdata/toolsets), each named
+// server.tool as the gateway's default prefix names it, and the servers'
+// instructions.
+func loadToolsets(tb testing.TB) ([]Doc, map[string]string) {
+	tb.Helper()
+	files, err := filepath.Glob("../../testdata/toolsets/*.json")
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no toolsets: %v", err)
+	}
+	var docs []Doc
+	instructions := make(map[string]string)
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
 		if err != nil {
-			return
+			tb.Fatal(err)
 		}
-		var res struct{ Content []struct{ Text string } }
-		var found struct{ Tools []foundTool }
-		if json.Unmarshal(first, &res) != nil || len(res.Content) != 1 || json.Unmarshal([]byte(res.Content[0].Text), &found) != nil {
-			t.Fatalf("answer: %s", first)
+		var set struct {
+			Server       string            `json:"server"`
+			Instructions string            `json:"instructions"`
+			Tools        []json.RawMessage `json:"tools"`
 		}
-		if float64(len(found.Tools)) > min(limit, maxFindLimit) {
-			t.Errorf("%d tools, limit %v", len(found.Tools), limit)
+		if err := json.Unmarshal(raw, &set); err != nil {
+			tb.Fatalf("%s: %v", f, err)
 		}
-		if again, _ := findTools(context.Background(), ix, args, nil); string(again) != string(first) {
-			t.Errorf("a second answer differs:\n%s\n%s", first, again)
+		instructions[set.Server] = set.Instructions
+		for _, def := range set.Tools {
+			// As the gateway decodes a definition (frontTool): the
+			// schema stays raw.
+			var w struct {
+				Name        string               `json:"name"`
+				Title       string               `json:"title"`
+				Description string               `json:"description"`
+				InputSchema json.RawMessage      `json:"inputSchema"`
+				Annotations *mcp.ToolAnnotations `json:"annotations"`
+			}
+			if err := json.Unmarshal(def, &w); err != nil {
+				tb.Fatal(err)
+			}
+			t := &mcp.Tool{Name: w.Name, Title: w.Title, Description: w.Description, InputSchema: w.InputSchema, Annotations: w.Annotations}
+			var line bytes.Buffer
+			if err := json.Compact(&line, def); err != nil {
+				tb.Fatal(err)
+			}
+			docs = append(docs, Doc{Name: set.Server + "." + w.Name, Own: w.Name, Server: set.Server, Def: line.Bytes(), Tool: t})
 		}
-	})
+	}
+	return docs, instructions
 }

@@ -1,4 +1,10 @@
-package gateway
+// Package toolsearch is lazy mode's tool search, what gateway.find_tools
+// ranks with: BM25F over each backend tool's fields (its name, title,
+// description, parameters, and its server's name and instructions), an
+// index built once per tool table that reuses the analysis of every tool
+// whose definition did not change. The gateway keeps the meta tools
+// themselves (their arguments, the policy's visibility, the answer).
+package toolsearch
 
 import (
 	"bytes"
@@ -9,13 +15,9 @@ import (
 	"strings"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The index gateway.find_tools searches: BM25F over each backend tool's
-// fields (its name, title, description, parameters, and its server's name
-// and instructions), built once per tool table (toolTable.findIndex) and
-// reusing the analysis of every tool whose definition did not change.
-//
 // Why our own: the search is over hundreds to a few thousand short
 // documents, each query a handful of words; a ranking function, a light
 // stemmer, stop words, synonyms and an edit distance are under 900 lines
@@ -24,13 +26,9 @@ import (
 // languages for features this does not use (docs/benchmarks.md).
 
 const (
-	// maxFindWords bounds the distinct words of one query: each word
-	// costs a pass over its postings, and no real query needs more.
-	maxFindWords = 32
-	// findLimit is how many tools find_tools returns unless asked, and
-	// maxFindLimit the most it returns when asked.
-	findLimit    = 8
-	maxFindLimit = 50
+	// MaxWords bounds the distinct words of one query (WithinWords): each
+	// word costs a pass over its postings, and no real query needs more.
+	MaxWords = 32
 	// smallSchema is the largest input schema (compact JSON bytes) a
 	// find_tools result carries; a tool with a larger one is described by
 	// describe_tool.
@@ -64,7 +62,7 @@ const (
 )
 
 // How much a word matched another way counts, against a match of the same
-// term: a term one or two edits away (a typo), a synonym (findtext.go), or
+// term: a term one or two edits away (a typo), a synonym (text.go), or
 // a name term that starts or ends with the word (sequentialthinking for
 // "thinking").
 const (
@@ -75,10 +73,20 @@ const (
 	minAffixWord  = 5 // shorter words would find "thread" for "read"
 )
 
+// Doc is one tool to index.
+type Doc struct {
+	Name     string          // its front name: what a Hit names
+	Own      string          // its own name, on its server
+	Server   string          // its server's name
+	Def      json.RawMessage // its definition as listed: a tool whose Def is unchanged keeps its analysis (New)
+	Tool     *mcp.Tool       // Def, decoded
+	ReadOnly bool            // what its Hit says
+}
+
 // toolDoc is one tool, analysed: what does not depend on the other tools.
 type toolDoc struct {
 	def    json.RawMessage // the definition it was analysed from
-	found  foundTool       // its entry in a result
+	found  Hit             // its entry in a result
 	server string
 	names  []string // its front name and own name, lower-case: exact and prefix matches
 	nNames int      // how many distinct terms its own name has
@@ -98,8 +106,9 @@ type serverDoc struct {
 	tools []int32 // its tools, by index
 }
 
-// toolIndex is the index of one tool table. It is read only once built.
-type toolIndex struct {
+// Index is the index of one tool table. It is read only once built, and
+// safe for concurrent use.
+type Index struct {
 	docs     []*toolDoc // in front-name order: ties keep this order
 	byName   map[string]int
 	servers  map[string]*serverDoc
@@ -126,46 +135,49 @@ type srvPosting struct {
 	name bool // the term is in the server's name (or prefix)
 }
 
-// foundTool is one tool in a find_tools result: what a model needs to
-// call it.
-type foundTool struct {
+// Hit is one tool found: what a model needs to call it, as find_tools
+// answers it.
+type Hit struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
 	ReadOnly    bool            `json:"readOnly,omitempty"`
 }
 
-// newToolIndex indexes the backend tools of routes. Tools whose definition
-// is the same as in prev (which may be nil) keep prev's analysis;
-// instructions are the servers' instructions.
-func newToolIndex(routes map[string]toolRoute, instructions map[string]string, prev *toolIndex) *toolIndex {
-	ix := &toolIndex{
+// New indexes docs, in any order: ties in a ranking keep their order by
+// Name. Tools whose definition is the same as in prev (which may be nil)
+// keep prev's analysis; instructions are the servers' instructions,
+// searched for each of a server's tools.
+func New(docs []Doc, instructions map[string]string, prev *Index) *Index {
+	ix := &Index{
 		byName:   make(map[string]int),
 		servers:  make(map[string]*serverDoc),
 		postings: make(map[string][]posting),
 		srvTerms: make(map[string][]srvPosting),
 		byLen:    make(map[int][]string),
 	}
+	byName := func(a, b Doc) int { return strings.Compare(a.Name, b.Name) }
+	if !slices.IsSortedFunc(docs, byName) {
+		docs = slices.Clone(docs)
+		slices.SortStableFunc(docs, byName)
+	}
 	prefixes := make(map[string]map[string]bool)
-	for _, name := range sortedKeys(routes) {
-		r := routes[name]
-		if r.kind != backendTool || r.app.only {
-			continue // an app-only tool is not the model's to find (apps.go)
-		}
-		d := prev.reuse(name, r.def)
+	for _, r := range docs {
+		name := r.Name
+		d := prev.reuse(name, r.Def)
 		if d == nil {
-			d = analyse(name, r)
+			d = analyse(r)
 		}
 		ix.byName[name] = len(ix.docs)
 		ix.docs = append(ix.docs, d)
-		if ix.servers[r.server] == nil {
-			ix.servers[r.server] = &serverDoc{}
-			prefixes[r.server] = make(map[string]bool)
+		if ix.servers[r.Server] == nil {
+			ix.servers[r.Server] = &serverDoc{}
+			prefixes[r.Server] = make(map[string]bool)
 		}
-		s := ix.servers[r.server]
+		s := ix.servers[r.Server]
 		s.tools = append(s.tools, int32(len(ix.docs)-1))
-		if p := strings.TrimSuffix(name, r.own); p != name {
-			prefixes[r.server][p] = true
+		if p := strings.TrimSuffix(name, r.Own); p != name {
+			prefixes[r.Server][p] = true
 		}
 	}
 	for name, s := range ix.servers {
@@ -185,7 +197,7 @@ func newToolIndex(routes map[string]toolRoute, instructions map[string]string, p
 
 // reuse returns prev's analysis of the tool name when its definition is
 // the same.
-func (prev *toolIndex) reuse(name string, def json.RawMessage) *toolDoc {
+func (prev *Index) reuse(name string, def json.RawMessage) *toolDoc {
 	if prev == nil {
 		return nil
 	}
@@ -196,11 +208,11 @@ func (prev *toolIndex) reuse(name string, def json.RawMessage) *toolDoc {
 }
 
 // analyse splits a tool's fields into terms and builds its result entry.
-func analyse(name string, r toolRoute) *toolDoc {
-	t := r.tool
-	d := &toolDoc{def: r.def, server: r.server, names: []string{strings.ToLower(name), strings.ToLower(r.own)}}
+func analyse(r Doc) *toolDoc {
+	t := r.Tool
+	d := &toolDoc{def: r.Def, server: r.Server, names: []string{strings.ToLower(r.Name), strings.ToLower(r.Own)}}
 	text := [nFields][]string{}
-	text[fName] = terms(nil, r.own, true)
+	text[fName] = terms(nil, r.Own, true)
 	text[fTitle] = terms(nil, t.Title, false)
 	if t.Annotations != nil && t.Annotations.Title != t.Title {
 		text[fTitle] = terms(text[fTitle], t.Annotations.Title, false)
@@ -210,22 +222,15 @@ func analyse(name string, r toolRoute) *toolDoc {
 	d.terms, d.lens = countTerms(text)
 	d.nNames = len(dedupe(text[fName]))
 
-	d.found = foundTool{Name: name, Description: firstLine(t.Description)}
+	d.found = Hit{Name: r.Name, Description: firstLine(t.Description)}
 	// A schema many times the size cannot compact to a small one.
 	if raw := schemaOf(t.InputSchema); len(raw) <= 8*smallSchema {
 		if s := compactSchema(raw); len(s) <= smallSchema {
 			d.found.InputSchema = s
 		}
 	}
-	d.found.ReadOnly = readOnly(r)
+	d.found.ReadOnly = r.ReadOnly
 	return d
-}
-
-// readOnly reports whether a backend tool says it changes nothing: its
-// annotations say read-only and do not also say destructive.
-func readOnly(r toolRoute) bool {
-	a := r.tool.Annotations
-	return a != nil && a.ReadOnlyHint && (a.DestructiveHint == nil || !*a.DestructiveHint)
 }
 
 func schemaOf(v any) json.RawMessage {
@@ -319,7 +324,7 @@ func countTerms(text [nFields][]string) ([]docTerm, [nFields]int) {
 // weigh builds the postings: each term's weighted frequency in each
 // tool's fields (BM25F), normalised by the field's length against its
 // average over the tools.
-func (ix *toolIndex) weigh() {
+func (ix *Index) weigh() {
 	var avg [nFields]float64
 	for _, d := range ix.docs {
 		for f := range nFields {
@@ -379,8 +384,8 @@ func (ix *toolIndex) weigh() {
 	}
 }
 
-// findQuery is one gateway.find_tools request.
-type findQuery struct {
+// Query is one search.
+type Query struct {
 	Query  string
 	Server string
 	Limit  int
@@ -389,11 +394,11 @@ type findQuery struct {
 	Visible func(name string) bool
 }
 
-// find returns at most q.Limit tools, best first: tools whose name is the
+// Find returns at most q.Limit tools, best first: tools whose name is the
 // query, then tools whose name starts with it, then by BM25F score, ties in
 // name order. A query of no words (after stop words) lists the tools in
 // name order. It stops with ctx's error when ctx is done.
-func (ix *toolIndex) find(ctx context.Context, q findQuery) ([]foundTool, error) {
+func (ix *Index) Find(ctx context.Context, q Query) ([]Hit, error) {
 	inServer := func(i int) bool {
 		return (q.Server == "" || ix.docs[i].server == q.Server) && (q.Visible == nil || q.Visible(ix.docs[i].found.Name))
 	}
@@ -448,7 +453,7 @@ func (ix *toolIndex) find(ctx context.Context, q findQuery) ([]foundTool, error)
 			}
 		}
 	}
-	out := make([]foundTool, 0, min(len(hits), q.Limit))
+	out := make([]Hit, 0, min(len(hits), q.Limit))
 	for _, h := range hits[:min(len(hits), q.Limit)] {
 		out = append(out, ix.docs[h.doc].found)
 	}
@@ -462,7 +467,7 @@ func (ix *toolIndex) find(ctx context.Context, q findQuery) ([]foundTool, error)
 // create_branch, whose description says "repository" too). The sums run in
 // a fixed order (terms as given, postings in tool order), so that equal
 // queries give equal scores, bit for bit.
-func (ix *toolIndex) score(ctx context.Context, qterms []string) ([]float64, error) {
+func (ix *Index) score(ctx context.Context, qterms []string) ([]float64, error) {
 	scores := make([]float64, len(ix.docs))
 	tf := make([]float64, len(ix.docs)) // one query term's weighted frequency per tool
 	// Per tool, the best match of each of its name terms: tool i's are
@@ -528,11 +533,11 @@ func (ix *toolIndex) score(ctx context.Context, qterms []string) ([]float64, err
 	return scores, nil
 }
 
-// queryTerms are the terms of a query: its words' (findtext.go), and
+// queryTerms are the terms of a query: its words' (text.go), and
 // those of two neighbouring words written as one where a tool has that
 // word, or it has synonyms ("look up" is lookup, "screen shot" is
 // screenshot).
-func (ix *toolIndex) queryTerms(query string) []string {
+func (ix *Index) queryTerms(query string) []string {
 	ws := words(withoutURLs(query), false)
 	var out []string
 	for i, w := range ws {
@@ -550,7 +555,7 @@ func (ix *toolIndex) queryTerms(query string) []string {
 }
 
 // has reports whether some tool has the term.
-func (ix *toolIndex) has(term string) bool {
+func (ix *Index) has(term string) bool {
 	return len(ix.postings[term]) > 0 || len(ix.srvTerms[term]) > 0
 }
 
@@ -562,7 +567,7 @@ type match struct {
 // expand is what a query term matches: itself if some tool has it, else
 // the terms one edit away (two for long words); its synonyms; and the name
 // terms that start or end with it.
-func (ix *toolIndex) expand(qt string) []match {
+func (ix *Index) expand(qt string) []match {
 	var out []match
 	if ix.has(qt) {
 		out = append(out, match{qt, 1})
@@ -573,7 +578,7 @@ func (ix *toolIndex) expand(qt string) []match {
 		}
 		for l := len(qt) - maxEdits; l <= len(qt)+maxEdits; l++ {
 			for _, t := range ix.byLen[l] {
-				switch d := editDistance(qt, t, maxEdits); {
+				switch d := EditDistance(qt, t, maxEdits); {
 				case d > maxEdits:
 				case d == 1:
 					out = append(out, match{t, typoWeight1})
@@ -608,17 +613,84 @@ func dedupe(ts []string) []string {
 	return out
 }
 
-// queryWords reports whether a query is within maxFindWords distinct
-// words. It stops counting there: a query of megabytes costs one pass.
-func queryWords(query string) bool {
+// WithinWords reports whether a query is within MaxWords distinct words.
+// It stops counting there: a query of megabytes costs one pass.
+func WithinWords(query string) bool {
 	seen := make(map[string]bool)
 	for _, w := range words(query, false) {
 		if !seen[w] {
-			if len(seen) == maxFindWords {
+			if len(seen) == MaxWords {
 				return false
 			}
 			seen[w] = true
 		}
 	}
 	return true
+}
+
+// Count is how many tools the index holds, of server if it is not "",
+// that visible reports true of (all when nil).
+func (ix *Index) Count(server string, visible func(name string) bool) int {
+	if visible == nil {
+		if server == "" {
+			return len(ix.docs)
+		}
+		if s := ix.servers[server]; s != nil {
+			return len(s.tools)
+		}
+		return 0
+	}
+	n := 0
+	for _, d := range ix.docs {
+		if (server == "" || d.server == server) && visible(d.found.Name) {
+			n++
+		}
+	}
+	return n
+}
+
+// Servers names the servers with a tool visible reports true of (all
+// when nil), sorted.
+func (ix *Index) Servers(visible func(name string) bool) []string {
+	if visible == nil {
+		return slices.Clone(ix.names)
+	}
+	var names []string
+	for _, s := range ix.names {
+		if ix.Count(s, visible) > 0 {
+			names = append(names, s)
+		}
+	}
+	return names
+}
+
+// Def is the definition the tool of this front name was indexed from.
+func (ix *Index) Def(name string) (json.RawMessage, bool) {
+	i, ok := ix.byName[name]
+	if !ok {
+		return nil, false
+	}
+	return ix.docs[i].def, true
+}
+
+// firstLine is a description's first line, at most 160 bytes: what a Hit
+// says of its tool.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	const max = 160
+	if len(s) > max {
+		s = wire.Truncate(s, max-3, "...")
+	}
+	return s
+}
+
+// sortedKeys is m's keys, sorted; sized once (slices.Sorted of
+// maps.Keys grows its slice: 4x the bytes on a large vocabulary).
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

@@ -1,4 +1,4 @@
-package gateway
+package toolsearch
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// The text analysis of gateway.find_tools (findindex.go): a tool's text and
+// The text analysis of the search (index.go): a tool's text and
 // a query become the same terms — words split at anything not a letter or
 // digit and at camelCase humps, lower-cased, stop words dropped, and stemmed
 // with a light English stemmer, so that "creating a branch" meets
@@ -152,12 +152,12 @@ func isLetters(w string) bool {
 
 func hasVowel(w string) bool { return strings.ContainsAny(w, "aeiouy") }
 
-// editDistance is the optimal string alignment distance between a and b
+// EditDistance is the optimal string alignment distance between a and b
 // (insertions, deletions, substitutions and transpositions of neighbours),
 // or max+1 when it is more than max. It works on bytes: terms are
 // lower-case ASCII in the common case, and a non-ASCII letter costs at most
 // one edit more.
-func editDistance(a, b string, max int) int {
+func EditDistance(a, b string, max int) int {
 	if d := len(a) - len(b); d > max || -d > max {
 		return max + 1
 	}
@@ -198,7 +198,7 @@ func editDistance(a, b string, max int) int {
 // synonyms maps a term to the terms of words that mean the same in the
 // language of tools, each group written once below: the verbs tools are
 // named with, and the abbreviations a model writes for their objects. A
-// query term matches its synonyms too, at synonymWeight (findindex.go).
+// query term matches its synonyms too, at synonymWeight (index.go).
 var synonyms = func() map[string][]string {
 	m := make(map[string][]string)
 	for _, line := range strings.Split(`delete remove erase forget destroy discard
