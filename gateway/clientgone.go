@@ -26,11 +26,7 @@ func (g goneStream) Send(m outMsg) error { return g.check(g.clientStream.Send(m)
 // a message sent while serving it; buffered: it may wait for the burst's
 // flush.
 func (g goneStream) send(id json.RawMessage, msg []byte, final, buffered bool) error {
-	m := outMsg{id: id, final: final, hold: buffered}
-	if msg != nil {
-		m.parts = [][]byte{msg}
-	}
-	return g.Send(m)
+	return g.Send(outMsg{msg: msg, id: id, final: final, hold: buffered})
 }
 
 // sendParts is send for a response whose message the parts make one
@@ -43,7 +39,7 @@ func (g goneStream) sendParts(id json.RawMessage, parts [][]byte) error {
 // obsolete (a call's progress): the stream may keep only the latest per
 // key for a slow client.
 func (g goneStream) sendLatest(id json.RawMessage, key string, msg []byte) error {
-	return g.Send(outMsg{parts: [][]byte{msg}, id: id, key: key, hold: true})
+	return g.Send(outMsg{msg: msg, id: id, key: key, hold: true})
 }
 
 func (g goneStream) check(err error) error {

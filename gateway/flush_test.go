@@ -21,7 +21,7 @@ type flushCounter struct {
 }
 
 func (f *flushCounter) Send(m outMsg) error {
-	if len(m.parts) == 0 && !m.final {
+	if m.empty() && !m.final {
 		f.flushes.Add(1)
 	}
 	return f.clientStream.Send(m)

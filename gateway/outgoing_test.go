@@ -23,7 +23,7 @@ func (r *recStream) Read(func()) (inMsg, error) { select {} }
 func (r *recStream) Gone() bool                 { return false }
 func (r *recStream) Close() error               { return nil }
 func (r *recStream) Send(m outMsg) error {
-	if len(m.parts) == 0 {
+	if m.empty() {
 		return nil
 	}
 	msg := m.message()

@@ -40,7 +40,7 @@ func (s *sdkStream) Read(wait func()) (inMsg, error) {
 // Send writes the message (joined: go-sdk's connection takes decoded
 // messages), or with a queue, queues it, coalesced per key.
 func (s *sdkStream) Send(m outMsg) error {
-	if len(m.parts) == 0 {
+	if m.empty() {
 		return nil
 	}
 	return s.put(m.key, m.message())

@@ -37,8 +37,8 @@ type clientStream interface {
 	// called from one goroutine. Before it waits for input it calls wait
 	// (when not nil), on the calling goroutine.
 	Read(wait func()) (inMsg, error)
-	// Send sends one message to the client, or, with no parts and not
-	// final, writes what earlier held messages left waiting (a flush). It
+	// Send sends one message to the client, or, with nothing to send
+	// (outMsg.empty) and not final, writes what earlier held messages left waiting (a flush). It
 	// is safe for concurrent use.
 	Send(m outMsg) error
 	// Gone reports, without writing, that nobody reads the output any more
@@ -51,9 +51,12 @@ type clientStream interface {
 
 // outMsg is one message to the client and what the session knows of it.
 type outMsg struct {
-	// parts make the message one after the other (a large result is sent
-	// from where it lies); none: nothing to send (a flush, or a response
-	// that is suppressed).
+	// msg is the message; or parts make it one after the other (a large
+	// result is sent from where it lies), and msg is nil. Neither: nothing
+	// to send (a flush, or a response that is suppressed). msg spares the
+	// usual message of one part a slice of its own (an allocation per
+	// call).
+	msg   []byte
 	parts [][]byte
 	// id is the client's request the message belongs to (its response,
 	// progress, or a request made to the client while serving it): a
@@ -71,8 +74,14 @@ type outMsg struct {
 	hold bool
 }
 
-// message is the whole message m's parts make.
+// empty reports whether m has nothing to send.
+func (m outMsg) empty() bool { return m.msg == nil && len(m.parts) == 0 }
+
+// message is the whole message.
 func (m outMsg) message() []byte {
+	if m.msg != nil {
+		return m.msg
+	}
 	if len(m.parts) == 1 {
 		return m.parts[0]
 	}

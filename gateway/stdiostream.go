@@ -42,9 +42,9 @@ func (s *stdioStream) Read(wait func()) (inMsg, error) {
 
 func (s *stdioStream) Send(m outMsg) error {
 	switch {
-	case len(m.parts) == 0 && m.final:
+	case m.empty() && m.final:
 		return nil // a suppressed response: nothing to write, nothing to flush
-	case len(m.parts) == 0:
+	case m.empty():
 		return s.c.Flush()
 	case m.key != "":
 		err := s.c.BufferLatest(m.key, m.message())
@@ -54,6 +54,8 @@ func (s *stdioStream) Send(m outMsg) error {
 		err := s.c.Buffer(m.message())
 		s.held()
 		return err
+	case m.msg != nil:
+		return s.c.Write(m.msg)
 	}
 	return s.c.WriteParts(m.parts...)
 }

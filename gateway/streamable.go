@@ -140,7 +140,7 @@ func (h *httpSession) Read(wait func()) (inMsg, error) {
 // nothing to do.
 func (h *httpSession) Send(m outMsg) error {
 	var msg []byte
-	if len(m.parts) > 0 {
+	if !m.empty() {
 		msg = m.message() // joined: the event store keeps it
 	} else if !m.final {
 		return nil

@@ -147,7 +147,7 @@ func (g *Gateway) broadcast(msg []byte, to func(*front) bool) {
 		st := f.stream
 		g.mu.Unlock()
 		if st != nil && to(f) {
-			_ = st.Send(outMsg{parts: [][]byte{msg}, hold: true})
+			_ = st.Send(outMsg{msg: msg, hold: true})
 		}
 	}
 }
