@@ -650,6 +650,23 @@ func BenchmarkToolsCallInProcess(b *testing.B) {
 			}
 		})
 	}
+	// The same gateway with benchInFlight calls in flight, as
+	// BenchmarkToolsCall's inflight sub-benchmark drives it: its profile is
+	// the one that burst costs (wake-ups, the batching of writes).
+	b.Run(fmt.Sprintf("gateway-inflight%d", benchInFlight), func(b *testing.B) {
+		c := cases[1].start(b)
+		params := cases[1].params
+		for range 100 {
+			if _, err := c.call("tools/call", params); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		if _, err := concurrentCalls(c, params, b.N, benchInFlight); err != nil {
+			b.Fatal(err)
+		}
+	})
 }
 
 // warmEcho checks that the echo of benchEchoArgs through c answers it,
