@@ -25,7 +25,7 @@ const maxStack = 5000
 
 // errNeverSettles ends a run whose promise is pending with nothing left that
 // could settle it: no tool call in flight or queued and no job to run.
-var errNeverSettles = &ScriptError{Message: "the script's promise never settles: it awaits something that is not a tool call"}
+var errNeverSettles = &ScriptError{Message: "the script's promise never settles: it awaits something that is not a tool call (or its promise jobs ran out of memory)"}
 
 // Run runs src, the body of an async function (so `await` and `return` work at
 // top level), in a fresh VM with the tool API and nothing else. It returns when
