@@ -45,19 +45,20 @@ func (t *ttyPrompter) Line(ctx context.Context, prompt string) (string, error) {
 }
 
 func (t *ttyPrompter) Secret(ctx context.Context, prompt string) (string, error) {
-	fmt.Fprint(t.w, prompt)
 	fd := int(t.in.Fd())
 	state, err := term.GetState(fd)
 	if err != nil {
 		return "", err
 	}
-	// Echo goes off here, before the read starts, and back on however
-	// the prompt ends: a Ctrl-C while the read waits leaves the terminal
-	// as it was.
+	// Echo goes off before the prompt is shown, so that a secret typed or
+	// pasted the moment it appears is not echoed, and back on however the
+	// prompt ends: a Ctrl-C while the read waits leaves the terminal as it
+	// was.
 	defer term.Restore(fd, state)
 	if err := noEcho(fd); err != nil {
 		return "", err
 	}
+	fmt.Fprint(t.w, prompt)
 	s, err := t.read(ctx, func() (string, error) { return readLine(t.in) })
 	fmt.Fprintln(t.w)
 	return s, err
