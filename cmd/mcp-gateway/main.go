@@ -100,7 +100,7 @@ func run(ctx context.Context, args []string, e env) int {
 	case inv.command == "import":
 		return runImport(inv, e)
 	case inv.command == "secret":
-		return runSecret(inv, e)
+		return runSecret(ctx, inv, e)
 	}
 	app, err := newApp(inv, e)
 	if err != nil {

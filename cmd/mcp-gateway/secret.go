@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/config/secrets"
-	"golang.org/x/term"
 )
 
 // secretOptions locate the user's secret store (docs/secrets.md): its
@@ -35,7 +35,7 @@ func openSecretStore(e env) (*secrets.Store, error) {
 }
 
 // runSecret is `mcp-gateway secret set|get|ls|rm [NAME]`.
-func runSecret(inv *invocation, e env) int {
+func runSecret(ctx context.Context, inv *invocation, e env) int {
 	fail := func(code int, err error) int {
 		fmt.Fprintf(e.stderr, "mcp-gateway: secret %s: %v\n", inv.secret, err)
 		return code
@@ -46,7 +46,7 @@ func runSecret(inv *invocation, e env) int {
 	}
 	switch inv.secret {
 	case "set":
-		value, err := readSecret(e, inv.name)
+		value, err := readSecret(ctx, e, inv.name)
 		if err != nil {
 			return fail(exitFailure, err)
 		}
@@ -82,15 +82,15 @@ func runSecret(inv *invocation, e env) int {
 // when stdin is one, else all of stdin (one trailing newline dropped, as
 // `echo VALUE |` adds). Never from the command line, which the shell's
 // history and the process list keep.
-func readSecret(e env, name string) (string, error) {
-	if f, ok := e.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		fmt.Fprintf(e.stderr, "Value of secret %s (not shown): ", name)
-		b, err := term.ReadPassword(int(f.Fd()))
-		fmt.Fprintln(e.stderr)
+func readSecret(ctx context.Context, e env, name string) (string, error) {
+	if tty := terminalOf(e.stdin, e.stderr); tty != nil {
+		// add's prompter: echo off before the prompt shows, back on
+		// however the read ends (Ctrl-C included).
+		v, err := tty.Secret(ctx, fmt.Sprintf("Value of secret %s (not shown): ", name))
 		if err != nil {
 			return "", fmt.Errorf("reading the value from the terminal: %w", err)
 		}
-		return string(b), nil
+		return v, nil
 	}
 	b, err := io.ReadAll(io.LimitReader(e.stdin, secrets.MaxValue+2))
 	if err != nil {

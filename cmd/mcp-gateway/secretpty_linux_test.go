@@ -31,7 +31,7 @@ func TestSecretSetFromTerminal(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 
-	// Typed once the terminal no longer echoes (the prompt comes first).
+	// Typed once the prompt shows, which comes after echo is off.
 	testutil.WaitFor(t, testutil.DefaultTimeout, "the prompt, and echo turned off", func() bool {
 		tio, err := unix.IoctlGetTermios(int(master.Fd()), unix.TCGETS)
 		return err == nil && tio.Lflag&unix.ECHO == 0 && strings.Contains(stderr.String(), "Value of secret tty.TOKEN (not shown): ")
