@@ -11,7 +11,6 @@ package main
 // under -short.
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -66,19 +65,7 @@ const codeModeWant = `{"calls":3,"logs":["created 1"],"result":{"entities":["cod
 // gateway of its own, holds the entity the script made.
 func (s codeModeSetup) checkBackends(t *testing.T, wantTools ...string) {
 	t.Helper()
-	f, err := os.Open(s.auditLog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var lines []map[string]any
-	for sc := bufio.NewScanner(f); sc.Scan(); {
-		var e map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("audit line %q: %v", sc.Text(), err)
-		}
-		lines = append(lines, e)
-	}
+	lines := auditLines(t, s.auditLog)
 	if len(lines) != 4 {
 		t.Fatalf("%d audit lines, want the script's 3 calls and the run: %v", len(lines), lines)
 	}

@@ -66,19 +66,7 @@ func TestRunScriptThroughBinary(t *testing.T) {
 
 			// The audit log: each call with the run's id, via run_script,
 			// then the run.
-			f, err := os.Open(auditLog)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			var lines []map[string]any
-			for sc := bufio.NewScanner(f); sc.Scan(); {
-				var e map[string]any
-				if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-					t.Fatalf("audit line %q: %v", sc.Text(), err)
-				}
-				lines = append(lines, e)
-			}
+			lines := auditLines(t, auditLog)
 			if len(lines) != 4 {
 				t.Fatalf("%d audit lines, want 4: %v", len(lines), lines)
 			}
@@ -138,4 +126,23 @@ func TestRunScriptRunsLimitThroughBinary(t *testing.T) {
 	}) {
 		t.Error("not admitted again after the run was cancelled")
 	}
+}
+
+// auditLines reads the audit log at path, one JSON object a line.
+func auditLines(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var lines []map[string]any
+	for sc := bufio.NewScanner(f); sc.Scan(); {
+		var e map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("audit line %q: %v", sc.Text(), err)
+		}
+		lines = append(lines, e)
+	}
+	return lines
 }
