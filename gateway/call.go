@@ -22,7 +22,7 @@ type toolCall struct {
 	name string
 	args json.RawMessage
 	task json.RawMessage // params.task: the call creates a task (tasks.go)
-	meta map[string]json.RawMessage
+	meta json.RawMessage // params._meta, an object, or nil
 	// extra are the params' other members (a retry's inputResponses and
 	// requestState), forwarded as they are: an object, or nil.
 	extra json.RawMessage
@@ -39,6 +39,9 @@ type toolCall struct {
 	// 64 B per call on the hot path).
 	script *codeRun
 }
+
+// progressToken is the call's _meta.progressToken as sent, or nil.
+func (tc *toolCall) progressToken() json.RawMessage { return wire.Member(tc.meta, "progressToken") }
 
 // decodeToolCall reads a tools/call's params (their members, as readMsg
 // read them), with member names compared case-sensitively as go-sdk does.
@@ -69,10 +72,12 @@ func decodeToolCall(m *inMsg) (toolCall, error) {
 			if string(v) == "null" {
 				continue
 			}
-			tc.meta = make(map[string]json.RawMessage)
-			if wire.EachMember(v, func(k string, mv json.RawMessage) { tc.meta[k] = mv }) != nil {
+			// Valid JSON (readMsg decoded it): an object is one that
+			// starts so; kept raw, read by the few that need a member.
+			if v = bytes.TrimSpace(v); len(v) == 0 || v[0] != '{' {
 				bad = "_meta must be an object"
 			}
+			tc.meta = v
 		default:
 			if tc.extra == nil {
 				tc.extra = json.RawMessage(`{}`)
@@ -323,14 +328,9 @@ func (f *front) backendOptions(tc toolCall, notify func(*mcp.ProgressNotificatio
 	if a := bytes.TrimSpace(tc.args); len(a) > 0 && a[0] != '{' && string(a) != "null" {
 		return opts, errInvalidParams("arguments must be a JSON object")
 	}
-	token := tc.meta["progressToken"]
-	for k, v := range tc.meta {
-		if forwardsMeta(k) {
-			if opts.Meta == nil {
-				opts.Meta = make(map[string]any, len(tc.meta))
-			}
-			opts.Meta[k] = v
-		}
+	token := tc.progressToken()
+	if tc.meta != nil {
+		opts.Meta = metaToForward(tc.meta)
 	}
 	if token != nil && notify != nil {
 		token = bytes.Clone(token)
@@ -340,6 +340,21 @@ func (f *front) backendOptions(tc toolCall, notify func(*mcp.ProgressNotificatio
 		}
 	}
 	return opts, nil
+}
+
+// metaToForward is what of a tools/call's _meta goes to the backend
+// (forwardsMeta), or nil for nothing.
+func metaToForward(meta json.RawMessage) map[string]any {
+	var out map[string]any
+	_ = wire.EachMember(meta, func(k string, v json.RawMessage) {
+		if forwardsMeta(k) {
+			if out == nil {
+				out = make(map[string]any)
+			}
+			out[k] = v
+		}
+	})
+	return out
 }
 
 // inlineRoute returns the route of a backend tool in the current tables:

@@ -79,12 +79,12 @@ func readMsg(body []byte) inMsg {
 		return inMsg{bad: de}
 	}
 	if m.IsCall() {
-		in.object = wire.EachMember(m.Params, func(name string, v json.RawMessage) {
+		in.object = in.EachParam(func(name string, v json.RawMessage) {
 			if in.params == nil {
 				in.params = make([]member, 0, 4) // a tools/call has 3: _meta, name, arguments
 			}
 			in.params = append(in.params, member{name, v})
-		}) == nil
+		})
 		in.readMeta()
 	}
 	return in

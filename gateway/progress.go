@@ -21,7 +21,7 @@ const defaultProgressInterval = 5 * time.Second
 // waits so that no progress follows the result. Without a token (or a
 // notify) it does nothing.
 func (f *front) startProgress(tc toolCall, notify func(*mcp.ProgressNotificationParams)) (step func(string), stop func()) {
-	token := tc.meta["progressToken"]
+	token := tc.progressToken()
 	if len(token) == 0 || string(token) == "null" || notify == nil {
 		return nil, func() {}
 	}

@@ -34,7 +34,7 @@ func TestProgressEveryInterval(t *testing.T) {
 			defer mu.Unlock()
 			return slices.Clone(got)
 		}
-		step, stop := f.startProgress(toolCall{meta: map[string]json.RawMessage{"progressToken": json.RawMessage(`"tok"`)}}, notify)
+		step, stop := f.startProgress(toolCall{meta: json.RawMessage(`{"progressToken":"tok"}`)}, notify)
 		time.Sleep(5*time.Second - time.Millisecond)
 		synctest.Wait()
 		if got := sent(); len(got) != 0 {

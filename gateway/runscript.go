@@ -212,7 +212,7 @@ func (f *front) scriptCall(ctx context.Context, outer toolCall, run *codeRun, na
 // the number of calls so far. stop ends it, so that no progress follows
 // the result. Without a token (or a notify) progress is nil.
 func (f *front) runProgress(tc toolCall, notify func(*mcp.ProgressNotificationParams)) (progress func(calls int, name string), stop func()) {
-	token := tc.meta["progressToken"]
+	token := tc.progressToken()
 	if len(token) == 0 || string(token) == "null" || notify == nil {
 		return nil, func() {}
 	}

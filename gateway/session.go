@@ -375,7 +375,7 @@ func (s *session) startToolCall(m *inMsg, rm reqMeta) {
 		return
 	}
 	var progress func(*mcp.ProgressNotificationParams) // only a call with a token gets progress
-	if token := tc.meta["progressToken"]; token != nil {
+	if token := tc.progressToken(); token != nil {
 		s.mu.Lock()
 		c.token = bytes.Clone(token)
 		s.mu.Unlock()

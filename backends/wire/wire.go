@@ -38,6 +38,18 @@ type Message struct {
 	HasMethod bool
 }
 
+// EachParam calls fn for each member of m's params in order, names
+// unescaped as EachMember gives them, and reports whether the params are an
+// object (if not, fn is not called). m must be as Decode returned it: the
+// params are valid JSON and are not checked again.
+func (m *Message) EachParam(fn func(name string, value json.RawMessage)) bool {
+	b := trimSpace(m.Params)
+	if len(b) == 0 || b[0] != '{' {
+		return false
+	}
+	return members(b, func(key, value []byte) { fn(intern(key), value) }) == nil
+}
+
 // IsCall reports whether m is a request that expects a response.
 func (m *Message) IsCall() bool { return m.HasMethod && m.ID != nil }
 
@@ -250,11 +262,24 @@ func skipWS(b []byte, i int) int {
 func skipString(b []byte, i int) int {
 	j := i + 1
 	for {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
+		// Most strings of a message are short (names, ids, small
+		// values): a loop finds their end before a vector search would
+		// have started; a longer one is searched.
+		k := j
+		for k < len(b) && k-j < 16 && b[k] != '"' {
+			k++
+		}
+		if k < len(b) && b[k] != '"' {
+			if r := bytes.IndexByte(b[k:], '"'); r >= 0 {
+				k += r
+			} else {
+				k = len(b)
+			}
+		}
+		if k >= len(b) {
 			return len(b)
 		}
-		j += k
+		j = k
 		// The quote ends the string unless an odd number of backslashes
 		// escapes it.
 		n := 0
@@ -303,7 +328,14 @@ func skipValue(b []byte, i int) int {
 	return i
 }
 
-func trimSpace(b []byte) []byte { return bytes.TrimRight(b[skipWS(b, 0):], " \t\r\n") }
+func trimSpace(b []byte) []byte {
+	b = b[skipWS(b, 0):]
+	n := len(b)
+	for n > 0 && (b[n-1] == ' ' || b[n-1] == '\t' || b[n-1] == '\r' || b[n-1] == '\n') {
+		n--
+	}
+	return b[:n]
+}
 
 var null = []byte("null")
 
@@ -342,7 +374,7 @@ func AppendResult(buf []byte, id, result json.RawMessage) []byte {
 // appendCompact appends v, which must be valid JSON (Decode checked it),
 // without insignificant whitespace; strings are copied as they are.
 func appendCompact(buf []byte, v json.RawMessage) []byte {
-	if !bytes.ContainsAny(v, " \t\r\n") {
+	if !hasSpace(v) {
 		return append(buf, v...)
 	}
 	for start, end := nextSegment(v, 0); start < end; start, end = nextSegment(v, end) {
@@ -372,6 +404,14 @@ func ResultParts(id, result json.RawMessage, maxParts int) (parts [][]byte, ok b
 		parts = append(parts, result[start:end])
 	}
 	return append(parts, []byte("}")), true
+}
+
+// hasSpace reports whether v holds a byte JSON counts as whitespace,
+// inside strings or not. Four byte searches: bytes.ContainsAny builds its
+// set on every call, which cost more than the search on a call's result.
+func hasSpace(v []byte) bool {
+	return bytes.IndexByte(v, ' ') >= 0 || bytes.IndexByte(v, '\n') >= 0 ||
+		bytes.IndexByte(v, '\t') >= 0 || bytes.IndexByte(v, '\r') >= 0
 }
 
 // nextSegment returns the next run of v, from i on, that holds no
@@ -458,7 +498,7 @@ func Truncate(s string, n int, mark string) string {
 // Compact returns v without insignificant whitespace, as one line carries it;
 // v is returned as is when it has no newline. It fails if v is not JSON.
 func Compact(v json.RawMessage) (json.RawMessage, error) {
-	if bytes.ContainsAny(v, "\r\n") {
+	if bytes.IndexByte(v, '\n') >= 0 || bytes.IndexByte(v, '\r') >= 0 {
 		var c bytes.Buffer
 		if err := json.Compact(&c, v); err != nil {
 			return nil, err
