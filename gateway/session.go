@@ -58,6 +58,12 @@ type outMsg struct {
 	// call).
 	msg   []byte
 	parts [][]byte
+	// result, when not nil (msg and parts are then nil), makes the message
+	// the response to id with this result (wire.AppendResult): a stream
+	// that holds messages for a burst makes it where it holds them
+	// (stdio.Conn.BufferAppend), the others by message(). It is valid only
+	// during Send (it may lie in a backend's read buffer).
+	result json.RawMessage
 	// id is the client's request the message belongs to (its response,
 	// progress, or a request made to the client while serving it): a
 	// transport with a way out per request (Streamable HTTP: the response
@@ -75,18 +81,24 @@ type outMsg struct {
 }
 
 // empty reports whether m has nothing to send.
-func (m outMsg) empty() bool { return m.msg == nil && len(m.parts) == 0 }
+func (m outMsg) empty() bool { return m.msg == nil && len(m.parts) == 0 && m.result == nil }
 
 // message is the whole message.
 func (m outMsg) message() []byte {
 	if m.msg != nil {
 		return m.msg
 	}
+	if m.result != nil {
+		return m.appendResult(make([]byte, 0, len(m.result)+len(m.id)+40))
+	}
 	if len(m.parts) == 1 {
 		return m.parts[0]
 	}
 	return bytes.Join(m.parts, nil)
 }
+
+// appendResult appends the response m.result makes.
+func (m outMsg) appendResult(buf []byte) []byte { return wire.AppendResult(buf, m.id, m.result) }
 
 // drainGrace bounds how long the end of input is held back for calls still
 // in flight.
@@ -799,7 +811,7 @@ func (s *session) writeResult(id, result json.RawMessage, buffered bool) error {
 		}
 		return s.s.sendParts(id, parts)
 	}
-	return s.s.send(id, wire.AppendResult(make([]byte, 0, len(result)+len(id)+40), id, result), true, buffered)
+	return s.s.Send(outMsg{result: result, id: id, final: true, hold: buffered})
 }
 
 // writeError writes an error response that answers no call in flight. It

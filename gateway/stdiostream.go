@@ -51,11 +51,16 @@ func (s *stdioStream) Send(m outMsg) error {
 		s.held()
 		return err
 	case m.hold:
-		err := s.c.Buffer(m.message())
+		var err error
+		if m.result != nil {
+			err = s.c.BufferAppend(m.appendResult)
+		} else {
+			err = s.c.Buffer(m.message())
+		}
 		s.held()
 		return err
-	case m.msg != nil:
-		return s.c.Write(m.msg)
+	case m.parts == nil:
+		return s.c.Write(m.message())
 	}
 	return s.c.WriteParts(m.parts...)
 }

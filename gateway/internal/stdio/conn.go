@@ -194,13 +194,55 @@ func (c *Conn) put(flush bool, parts ...[]byte) error {
 	if !direct && (len(c.pend) == 0 || !flush && len(c.pend) < maxPending) {
 		return nil
 	}
+	if !direct {
+		parts = nil
+	}
+	return c.writeLocked(parts, size, header)
+}
+
+// BufferAppend is Buffer of the message add appends to the buffer it is
+// given (one whole message, without terminator or header, and nothing
+// else), so that a message made for the burst is made where it is held
+// instead of being made and then copied. add runs with the connection
+// held: it must not call back into c.
+func (c *Conn) BufferAppend(add func(buf []byte) []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed.Load() {
+		c.pend, c.pendLatest = c.pend[:0], 0
+		return ErrClosed
+	}
+	c.takeLatest()
+	start := len(c.pend)
+	var msg []byte
+	if c.headerFramed() {
+		msg = add(nil) // its size goes before it
+		c.pend = appendFramed(c.pend, true, len(msg), [][]byte{msg})
+	} else {
+		c.pend = add(c.pend)
+		msg = c.pend[start:]
+		c.pend = append(c.pend, '\n')
+	}
+	if c.log.Enabled(context.Background(), slog.LevelDebug) {
+		c.logMessage("send", msg, len(msg))
+	}
+	if len(c.pend) < maxPending {
+		return nil
+	}
+	return c.writeLocked(nil, 0, false)
+}
+
+// writeLocked writes what is pending, then, if direct is not nil, the
+// size-byte message it makes (its header is pending already) and its line
+// end (when not header framed); c.mu is held.
+func (c *Conn) writeLocked(direct [][]byte, size int, header bool) error {
 	n := len(c.pend)
 	var err error
 	if n > 0 {
 		_, err = c.w.Write(c.pend)
 	}
-	if direct {
-		for _, p := range parts {
+	if direct != nil {
+		for _, p := range direct {
 			if err == nil {
 				_, err = c.w.Write(p)
 			}

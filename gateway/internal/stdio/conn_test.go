@@ -166,3 +166,51 @@ func TestWritePartsLargeMessage(t *testing.T) {
 		})
 	}
 }
+
+// BufferAppend holds a message made where it is held, in order with
+// Buffer's, framed as the client frames its input, until Flush; past
+// maxPending it writes at once; after Close it fails.
+func TestBufferAppend(t *testing.T) {
+	add := func(s string) func([]byte) []byte {
+		return func(b []byte) []byte { return append(b, s...) }
+	}
+	w := &gateWriter{}
+	c := New(strings.NewReader(""), w, Options{})
+	c.Buffer([]byte(`{"a":1}`))
+	if err := c.BufferAppend(add(`{"b":2}`)); err != nil {
+		t.Fatal(err)
+	}
+	if w.buf.Len() != 0 {
+		t.Fatalf("written before the flush: %q", w.buf.String())
+	}
+	c.Flush()
+	if got := w.buf.String(); got != "{\"a\":1}\n{\"b\":2}\n" {
+		t.Fatalf("line framed: %q", got)
+	}
+
+	// A client that frames with Content-Length gets a header.
+	w = &gateWriter{}
+	c = New(strings.NewReader("Content-Length: 2\r\n\r\n{}"), w, Options{})
+	if _, _, err := c.Read(nil); err != nil {
+		t.Fatal(err)
+	}
+	c.BufferAppend(add(`{"b":2}`))
+	c.Flush()
+	if got := w.buf.String(); got != "Content-Length: 7\r\n\r\n{\"b\":2}" {
+		t.Fatalf("header framed: %q", got)
+	}
+
+	// Enough held is written without a flush.
+	w = &gateWriter{}
+	c = New(strings.NewReader(""), w, Options{})
+	big := `"` + strings.Repeat("x", maxPending) + `"`
+	c.BufferAppend(add(big))
+	if w.buf.Len() != len(big)+1 {
+		t.Fatalf("%d bytes held: %d written, want all", len(big)+1, w.buf.Len())
+	}
+
+	c.Close()
+	if err := c.BufferAppend(add(`{}`)); err != ErrClosed {
+		t.Fatalf("after Close: %v, want ErrClosed", err)
+	}
+}
