@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/gateway/internal/streamhttp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -38,7 +39,7 @@ type HTTPOptions struct {
 	// events keeps the events of /mcp streams so that a client can
 	// resume one (Last-Event-ID); nil means a memory store of 10 MiB that
 	// keeps a session's open streams and its last 100 completed ones
-	// (eventstore.go).
+	// (streamhttp.EventStore).
 	events mcp.EventStore
 	// IdleTimeout ends a Streamable HTTP session that has had no request,
 	// no call in flight and no open stream for this long; zero never
@@ -144,7 +145,7 @@ func (g *Gateway) profiled(h http.Handler) http.Handler {
 // NewHTTPFront returns an HTTP front for g.
 func (g *Gateway) NewHTTPFront(opts HTTPOptions) *HTTPFront {
 	if opts.events == nil {
-		opts.events = newEventStore(10<<20, 100)
+		opts.events = streamhttp.NewEventStore(10<<20, 100)
 	}
 	if opts.SessionBufferBytes <= 0 {
 		opts.SessionBufferBytes = defaultSessionBufferBytes

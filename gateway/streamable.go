@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/mcp-gateway/mcp-gateway/gateway/internal/streamhttp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -197,8 +198,8 @@ func (h *httpSession) WriteFor(id json.RawMessage, key string, msg []byte, final
 		h.mu.Lock()
 		delete(h.streams, st.id)
 		h.mu.Unlock()
-		if es, ok := h.store.(*eventStore); ok {
-			es.streamDone(h.id, st.id)
+		if es, ok := h.store.(*streamhttp.EventStore); ok {
+			es.StreamDone(h.id, st.id)
 		}
 	}
 	return err
