@@ -74,6 +74,10 @@ type HTTPOptions struct {
 	Replica string
 }
 
+// defaultSessionBufferBytes is the byte budget of one HTTP session's
+// outgoing queues (streamhttp.Budget) when HTTPOptions leave it unset.
+const defaultSessionBufferBytes = 16 << 20
+
 // defaultSSEHandshakeTimeout is HTTPOptions.SSEHandshakeTimeout's default:
 // a client posts initialize as soon as it has read the endpoint event.
 const defaultSSEHandshakeTimeout = time.Minute
@@ -712,7 +716,7 @@ func (h *HTTPFront) serveSSE(w http.ResponseWriter, r *http.Request) {
 	ended := make(chan struct{})
 	// This goroutine is the stream's writer (sdkStream.pump): the
 	// session only queues what it writes.
-	s := &sdkStream{ctx: ctx, conn: conn, q: newOutQueue(&outBudget{limit: h.opts.SessionBufferBytes})}
+	s := &sdkStream{ctx: ctx, conn: conn, q: streamhttp.NewQueue(streamhttp.NewBudget(h.opts.SessionBufferBytes))}
 	s.full = func(err error) {
 		if ctx.Err() == nil {
 			h.g.log.Warn("sse session ended: its client does not read its stream", "session", id, "err", err)

@@ -248,7 +248,7 @@ func TestPOSTStreamCompletesAfterEveryAnswer(t *testing.T) {
 			wg.Go(func() { _ = h.WriteFor(json.RawMessage(id), "", []byte(`{"id":`+id+`}`), true) })
 		}
 		<-end
-		n := len(q.take()) // what the writer takes once it sees the end
+		n := len(q.Take()) // what the writer takes once it sees the end
 		wg.Wait()
 		if n != 2 {
 			t.Fatalf("the stream completed with %d of its 2 answers queued", n)

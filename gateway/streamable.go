@@ -29,7 +29,9 @@ import (
 // Events are numbered per stream and kept in an event store, so that a
 // client that lost a stream can resume it (GET with Last-Event-ID). Each
 // stream's events are written by the goroutine serving its request, from
-// a bounded queue (outqueue.go), never by the one that produced them.
+// a bounded queue (streamhttp.Queue), never by the one that produced them:
+// a client that stops reading holds up only its own stream, and one whose
+// queues go beyond its session's budget ends the session (overflowed).
 // docs/http.md says why go-sdk's transport is not used.
 
 // httpSession is one Streamable HTTP session as a client stream.
@@ -40,7 +42,7 @@ type httpSession struct {
 	done  chan struct{}  // closed by Close
 	stop  func()         // ends the gateway session serving it
 	once  sync.Once
-	out   *outBudget // the byte budget of the session's stream queues
+	out   *streamhttp.Budget // the byte budget of the session's stream queues
 	log   *slog.Logger
 	// errorStatus: a lone call answered with an error sets the HTTP status
 	// (per-request era, errorStatus).
@@ -69,10 +71,10 @@ type sseStream struct {
 
 	pending int // requests not answered yet (POST streams)
 
-	mu   sync.Mutex    // orders the events: index, store, queue
-	last int           // index of the last event, -1 before the first
-	q    *outQueue     // the events (SSE frames) for the writer of the request attached; nil while none is
-	end  chan struct{} // closed when the stream is complete: its request returns
+	mu   sync.Mutex        // orders the events: index, store, queue
+	last int               // index of the last event, -1 before the first
+	q    *streamhttp.Queue // the events (SSE frames) for the writer of the request attached; nil while none is
+	end  chan struct{}     // closed when the stream is complete: its request returns
 
 	// A POST's response is started by its first message, not before: a
 	// lone call answered before anything else is sent as one JSON
@@ -104,7 +106,7 @@ func newHTTPSession(o httpSessionOptions) *httpSession {
 		in:          make(chan inMsg),
 		done:        make(chan struct{}),
 		stop:        o.Stop,
-		out:         &outBudget{limit: o.BufferBytes},
+		out:         streamhttp.NewBudget(o.BufferBytes),
 		log:         o.Logger,
 		errorStatus: o.ErrorStatus,
 		streams:     make(map[string]*sseStream),
@@ -263,7 +265,7 @@ func (st *sseStream) event(h *httpSession, key string, msg []byte, final bool) (
 			st.started, st.whole = true, true
 			close(st.end)
 			st.end = nil
-			if err := st.q.put("", msg); err != nil {
+			if err := st.q.Put("", msg); err != nil {
 				h.overflowed(err)
 			}
 			return complete, nil
@@ -276,7 +278,7 @@ func (st *sseStream) event(h *httpSession, key string, msg []byte, final bool) (
 			err = h.store.Append(context.Background(), h.id, st.id, msg)
 		}
 		if st.q != nil {
-			if qerr := st.q.put(key, sseFrame("message", st.eventID(h), msg)); qerr != nil {
+			if qerr := st.q.Put(key, sseFrame("message", st.eventID(h), msg)); qerr != nil {
 				h.overflowed(qerr)
 				return complete, nil
 			}
@@ -300,26 +302,26 @@ func (st *sseStream) start(h *httpSession) {
 		st.last++
 		_ = h.store.Append(context.Background(), h.id, st.id, nil)
 		if st.q != nil {
-			_ = st.q.put("", sseFrame("prime", st.eventID(h), nil))
+			_ = st.q.Put("", sseFrame("prime", st.eventID(h), nil))
 		}
 	}
 }
 
 // attach gives the stream a new queue, for the writer of a request that
 // attaches to it; st.mu is held.
-func (st *sseStream) attach(h *httpSession) *outQueue {
-	st.q = newOutQueue(h.out)
+func (st *sseStream) attach(h *httpSession) *streamhttp.Queue {
+	st.q = streamhttp.NewQueue(h.out)
 	return st.q
 }
 
 // detach forgets q, if it is still the stream's queue (its request is the
 // one attached), and what it holds: later events go only to the event
 // store.
-func (st *sseStream) detach(q *outQueue) {
+func (st *sseStream) detach(q *streamhttp.Queue) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.q == q {
-		q.drop()
+		q.Drop()
 		st.q = nil
 	}
 }
@@ -330,7 +332,7 @@ func (st *sseStream) detach(q *outQueue) {
 // POST's are written with its first event, or its lone call's answer.
 // prime, if not nil, fires when a POST's stream should start without a
 // message.
-func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWriter, q *outQueue, end <-chan struct{}, headers bool, prime <-chan time.Time) {
+func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWriter, q *streamhttp.Queue, end <-chan struct{}, headers bool, prime <-chan time.Time) {
 	defer st.detach(q)
 	rc := http.NewResponseController(w)
 	cut := cutOnClose(h.done, rc)
@@ -338,7 +340,7 @@ func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWr
 	for {
 		complete := false
 		select {
-		case <-q.wake:
+		case <-q.Wake():
 		case <-end:
 			complete = true
 		case <-prime:
@@ -357,7 +359,7 @@ func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWr
 		st.mu.Lock()
 		whole := st.whole
 		st.mu.Unlock()
-		batch := q.take()
+		batch := q.Take()
 		if whole && len(batch) > 0 && !headers {
 			// The lone call's answer, first in the queue: anything
 			// after it came late for a call that has ended.
@@ -381,7 +383,7 @@ func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWr
 				_, _ = w.Write(batch[0])
 				cut.end()
 			}
-			q.written()
+			q.Written()
 			return
 		}
 		done := complete || whole
@@ -398,7 +400,7 @@ func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWr
 				err = writeFrames(w, rc, batch) // flushes the headers of an empty one too
 				cut.end()
 			}
-			q.written()
+			q.Written()
 			if err != nil {
 				return // the client is gone; it may resume from the store
 			}
@@ -618,7 +620,7 @@ func (h *httpSession) get(w http.ResponseWriter, r *http.Request) {
 	// From here on, events go to the stream's queue, after the replayed
 	// ones, which this goroutine writes before it starts on the queue:
 	// nothing is written while st.mu is held.
-	var q *outQueue
+	var q *streamhttp.Queue
 	var end chan struct{}
 	if live {
 		q = st.attach(h)
