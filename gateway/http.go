@@ -751,12 +751,12 @@ func (h *HTTPFront) serveSSE(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}()
-	cut := cutOnClose(stop, http.NewResponseController(w))
+	cut := streamhttp.CutOnClose(stop, http.NewResponseController(w))
 	if err := s.pump(stop, cut); err != nil {
 		h.g.log.Debug("sse stream ended", "err", err)
 	}
 	cancel()
-	cut.stop()
+	cut.Stop()
 	_ = conn.Close()
 	<-ended
 }

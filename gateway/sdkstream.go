@@ -74,7 +74,7 @@ func (s *sdkStream) write(data []byte) error {
 
 // pump writes what the queue holds until done is closed or a write fails,
 // which it returns. cut fails a write in progress once the session ends.
-func (s *sdkStream) pump(done <-chan struct{}, cut *writeCutter) error {
+func (s *sdkStream) pump(done <-chan struct{}, cut *streamhttp.Cutter) error {
 	for {
 		select {
 		case <-s.q.Wake():
@@ -83,16 +83,15 @@ func (s *sdkStream) pump(done <-chan struct{}, cut *writeCutter) error {
 		}
 		batch := s.q.Take()
 		var err error
-		if len(batch) > 0 && !cut.begin() {
-			err = errSessionClosed
-		}
-		for _, m := range batch {
-			if err == nil {
-				err = s.write(m)
-			}
-		}
 		if len(batch) > 0 {
-			cut.end()
+			err = cut.Do(func() error {
+				for _, m := range batch {
+					if err := s.write(m); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
 		}
 		s.q.Written()
 		if err != nil {

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -278,7 +277,7 @@ func (st *sseStream) event(h *httpSession, key string, msg []byte, final bool) (
 			err = h.store.Append(context.Background(), h.id, st.id, msg)
 		}
 		if st.q != nil {
-			if qerr := st.q.Put(key, sseFrame("message", st.eventID(h), msg)); qerr != nil {
+			if qerr := st.q.Put(key, streamhttp.Frame("message", st.eventID(h), msg)); qerr != nil {
 				h.overflowed(qerr)
 				return complete, nil
 			}
@@ -302,7 +301,7 @@ func (st *sseStream) start(h *httpSession) {
 		st.last++
 		_ = h.store.Append(context.Background(), h.id, st.id, nil)
 		if st.q != nil {
-			_ = st.q.Put("", sseFrame("prime", st.eventID(h), nil))
+			_ = st.q.Put("", streamhttp.Frame("prime", st.eventID(h), nil))
 		}
 	}
 }
@@ -335,8 +334,8 @@ func (st *sseStream) detach(q *streamhttp.Queue) {
 func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWriter, q *streamhttp.Queue, end <-chan struct{}, headers bool, prime <-chan time.Time) {
 	defer st.detach(q)
 	rc := http.NewResponseController(w)
-	cut := cutOnClose(h.done, rc)
-	defer cut.stop()
+	cut := streamhttp.CutOnClose(h.done, rc)
+	defer cut.Stop()
 	for {
 		complete := false
 		select {
@@ -379,10 +378,7 @@ func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWr
 					}
 				}
 			}
-			if cut.begin() {
-				_, _ = w.Write(batch[0])
-				cut.end()
-			}
+			_ = cut.Do(func() error { _, err := w.Write(batch[0]); return err })
 			q.Written()
 			return
 		}
@@ -395,11 +391,8 @@ func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWr
 				w.Header().Set("Content-Type", "text/event-stream")
 				headers = true
 			}
-			err := errSessionClosed
-			if cut.begin() {
-				err = writeFrames(w, rc, batch) // flushes the headers of an empty one too
-				cut.end()
-			}
+			// WriteFrames flushes the headers of an empty one too.
+			err := cut.Do(func() error { return streamhttp.WriteFrames(w, rc, batch) })
 			q.Written()
 			if err != nil {
 				return // the client is gone; it may resume from the store
@@ -421,78 +414,7 @@ func (st *sseStream) eventID(h *httpSession) string {
 	if h.store == nil {
 		return ""
 	}
-	return eventID(st.id, st.last)
-}
-
-// errSessionClosed is why a stream's writer stops writing.
-var errSessionClosed = errors.New("session closed")
-
-// writeCutter fails a write to a client that does not read (it would
-// block for ever) once the session is closed, and only a write in
-// progress: an idle stream's request still ends cleanly.
-type writeCutter struct {
-	rc  *http.ResponseController
-	fin chan struct{}
-
-	mu      sync.Mutex
-	writing bool
-	closed  bool // the session closed: no write begins
-}
-
-// cutOnClose watches done for the writer of rc until stop.
-func cutOnClose(done <-chan struct{}, rc *http.ResponseController) *writeCutter {
-	c := &writeCutter{rc: rc, fin: make(chan struct{})}
-	go func() {
-		select {
-		case <-done:
-			c.mu.Lock()
-			c.closed = true
-			if c.writing {
-				_ = c.rc.SetWriteDeadline(time.Now())
-			}
-			c.mu.Unlock()
-		case <-c.fin:
-		}
-	}()
-	return c
-}
-
-// begin reports whether a write may begin; end says it ended.
-func (c *writeCutter) begin() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.writing = !c.closed
-	return c.writing
-}
-
-func (c *writeCutter) end() {
-	c.mu.Lock()
-	c.writing = false
-	c.mu.Unlock()
-}
-
-func (c *writeCutter) stop() { close(c.fin) }
-
-// sseFrame is one event as written on a stream.
-func sseFrame(name, id string, data []byte) []byte {
-	buf := make([]byte, 0, len(data)+len(id)+32)
-	if name != "" {
-		buf = append(append(append(buf, "event: "...), name...), '\n')
-	}
-	if id != "" {
-		buf = append(append(append(buf, "id: "...), id...), '\n')
-	}
-	return append(append(append(buf, "data: "...), data...), "\n\n"...)
-}
-
-// writeFrames writes events and flushes them.
-func writeFrames(w http.ResponseWriter, rc *http.ResponseController, frames [][]byte) error {
-	for _, f := range frames {
-		if _, err := w.Write(f); err != nil {
-			return err
-		}
-	}
-	return rc.Flush()
+	return streamhttp.EventID(st.id, st.last)
 }
 
 // primingVersion is the first revision whose clients expect a POST's
@@ -581,7 +503,7 @@ func (h *httpSession) get(w http.ResponseWriter, r *http.Request) {
 	streamID, after := "", -1
 	if last := r.Header.Get("Last-Event-ID"); last != "" {
 		var ok bool
-		if streamID, after, ok = parseEventID(last); !ok {
+		if streamID, after, ok = streamhttp.ParseEventID(last); !ok {
 			refuseHTTP(w, http.StatusBadRequest, "malformed Last-Event-ID "+strconv.Quote(last))
 			return
 		}
@@ -647,9 +569,9 @@ func (h *httpSession) get(w http.ResponseWriter, r *http.Request) {
 		if len(data) == 0 {
 			continue // a priming event
 		}
-		frames = append(frames, sseFrame("message", eventID(streamID, after+1+i), data))
+		frames = append(frames, streamhttp.Frame("message", streamhttp.EventID(streamID, after+1+i), data))
 	}
-	if len(frames) > 0 && writeFrames(w, http.NewResponseController(w), frames) != nil {
+	if len(frames) > 0 && streamhttp.WriteFrames(w, http.NewResponseController(w), frames) != nil {
 		if live {
 			st.detach(q)
 		}
@@ -658,24 +580,6 @@ func (h *httpSession) get(w http.ResponseWriter, r *http.Request) {
 	if live {
 		h.pump(r.Context(), st, w, q, end, true, nil)
 	}
-}
-
-// eventID names a stream's event, "<stream>_<index>" (parseEventID).
-func eventID(stream string, index int) string {
-	return stream + "_" + strconv.Itoa(index)
-}
-
-// parseEventID splits an event id, "<stream>_<index>".
-func parseEventID(id string) (stream string, index int, ok bool) {
-	stream, n, found := strings.Cut(id, "_")
-	if !found || strings.Contains(n, "_") {
-		return "", 0, false
-	}
-	index, err := strconv.Atoi(n)
-	if err != nil || index < 0 {
-		return "", 0, false
-	}
-	return stream, index, true
 }
 
 // readMessages splits a POST's body into its messages (a batch is an
