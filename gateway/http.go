@@ -400,7 +400,7 @@ func (h *HTTPFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	if h.seal != nil {
 		// What a balancer learns this replica's name from (docs/deploy.md).
-		w.Header().Set(replicaHeader, h.seal.replica)
+		w.Header().Set(replicaHeader, h.seal.Replica())
 	}
 	version := r.Header.Get("Mcp-Protocol-Version")
 	var (
