@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/gateway/internal/streamhttp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -38,7 +39,7 @@ type HTTPOptions struct {
 	// events keeps the events of /mcp streams so that a client can
 	// resume one (Last-Event-ID); nil means a memory store of 10 MiB that
 	// keeps a session's open streams and its last 100 completed ones
-	// (eventstore.go).
+	// (streamhttp.EventStore).
 	events mcp.EventStore
 	// IdleTimeout ends a Streamable HTTP session that has had no request,
 	// no call in flight and no open stream for this long; zero never
@@ -72,6 +73,10 @@ type HTTPOptions struct {
 	// port), made a valid name by ReplicaName. "" means a random name.
 	Replica string
 }
+
+// defaultSessionBufferBytes is the byte budget of one HTTP session's
+// outgoing queues (streamhttp.Budget) when HTTPOptions leave it unset.
+const defaultSessionBufferBytes = 16 << 20
 
 // defaultSSEHandshakeTimeout is HTTPOptions.SSEHandshakeTimeout's default:
 // a client posts initialize as soon as it has read the endpoint event.
@@ -144,7 +149,7 @@ func (g *Gateway) profiled(h http.Handler) http.Handler {
 // NewHTTPFront returns an HTTP front for g.
 func (g *Gateway) NewHTTPFront(opts HTTPOptions) *HTTPFront {
 	if opts.events == nil {
-		opts.events = newEventStore(10<<20, 100)
+		opts.events = streamhttp.NewEventStore(10<<20, 100)
 	}
 	if opts.SessionBufferBytes <= 0 {
 		opts.SessionBufferBytes = defaultSessionBufferBytes
@@ -395,7 +400,7 @@ func (h *HTTPFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	if h.seal != nil {
 		// What a balancer learns this replica's name from (docs/deploy.md).
-		w.Header().Set(replicaHeader, h.seal.replica)
+		w.Header().Set(replicaHeader, h.seal.Replica())
 	}
 	version := r.Header.Get("Mcp-Protocol-Version")
 	var (
@@ -711,7 +716,7 @@ func (h *HTTPFront) serveSSE(w http.ResponseWriter, r *http.Request) {
 	ended := make(chan struct{})
 	// This goroutine is the stream's writer (sdkStream.pump): the
 	// session only queues what it writes.
-	s := &sdkStream{ctx: ctx, conn: conn, q: newOutQueue(&outBudget{limit: h.opts.SessionBufferBytes})}
+	s := &sdkStream{ctx: ctx, conn: conn, q: streamhttp.NewQueue(streamhttp.NewBudget(h.opts.SessionBufferBytes))}
 	s.full = func(err error) {
 		if ctx.Err() == nil {
 			h.g.log.Warn("sse session ended: its client does not read its stream", "session", id, "err", err)
@@ -746,12 +751,12 @@ func (h *HTTPFront) serveSSE(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}()
-	cut := cutOnClose(stop, http.NewResponseController(w))
+	cut := streamhttp.CutOnClose(stop, http.NewResponseController(w))
 	if err := s.pump(stop, cut); err != nil {
 		h.g.log.Debug("sse stream ended", "err", err)
 	}
 	cancel()
-	cut.stop()
+	cut.Stop()
 	_ = conn.Close()
 	<-ended
 }

@@ -3,6 +3,8 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,6 +17,8 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/backends/testutil"
 	"github.com/mcp-gateway/mcp-gateway/config"
+	"github.com/mcp-gateway/mcp-gateway/gateway/internal/streamhttp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestHTTPIdleSessionExpires: a session with an open GET stream is not
@@ -244,10 +248,40 @@ func TestPOSTStreamCompletesAfterEveryAnswer(t *testing.T) {
 			wg.Go(func() { _ = h.WriteFor(json.RawMessage(id), "", []byte(`{"id":`+id+`}`), true) })
 		}
 		<-end
-		n := len(q.take()) // what the writer takes once it sees the end
+		n := len(q.Take()) // what the writer takes once it sees the end
 		wg.Wait()
 		if n != 2 {
 			t.Fatalf("the stream completed with %d of its 2 answers queued", n)
 		}
+	}
+}
+
+// The HTTP session tells its store when a POST's stream is complete: a
+// session that answers many calls on event streams keeps only the last
+// ones for a resume.
+func TestHTTPSessionForgetsCompletedStreams(t *testing.T) {
+	s := streamhttp.NewEventStore(10<<20, 100)
+	h := newHTTPSession(httpSessionOptions{ID: "S", Store: s, Stop: func() {}, BufferBytes: 1 << 20, Logger: slog.New(slog.DiscardHandler)})
+	for i := range 1000 {
+		st := &sseStream{id: fmt.Sprint("P", i), pending: 1, last: -1, end: make(chan struct{})}
+		st.attach(h)
+		h.streams[st.id] = st
+		h.calls["1"] = st
+		if err := h.WriteFor(json.RawMessage("1"), "", []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var kept []int // the streams whose event replays
+	for i := range 1000 {
+		for _, err := range s.After(context.Background(), "S", fmt.Sprint("P", i), -1) {
+			if err == nil {
+				kept = append(kept, i)
+			} else if !errors.Is(err, mcp.ErrEventsPurged) {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(kept) != 100 || kept[0] != 900 {
+		t.Errorf("the store keeps streams %v of the 1,000 completed, want the last 100", kept)
 	}
 }

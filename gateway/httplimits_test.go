@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/config/policy"
 	"github.com/mcp-gateway/mcp-gateway/gateway/authn"
+	"github.com/mcp-gateway/mcp-gateway/gateway/internal/streamhttp"
 )
 
 // limitsHarness is an HTTP front with small limits behind a real server.
@@ -125,7 +126,7 @@ func (h *limitsHarness) streamAs(caller, path, sid string) (*http.Response, func
 // that names the limit; past max_streams so is an event stream (GET /mcp,
 // GET /sse). Ending a session or closing a stream makes room again.
 func TestHTTPSessionAndStreamLimits(t *testing.T) {
-	store := newEventStore(10<<20, 100)
+	store := streamhttp.NewEventStore(10<<20, 100)
 	h := newLimitsHarness(t, HTTPOptions{MaxSessions: 3, MaxSessionsPerIdentity: 3, MaxStreams: 2, events: store})
 	var sids []string
 	for range 3 {
@@ -141,9 +142,7 @@ func TestHTTPSessionAndStreamLimits(t *testing.T) {
 		}
 	}
 	// A refused session leaves nothing behind, in the event store either.
-	store.mu.Lock()
-	kept := len(store.sessions)
-	store.mu.Unlock()
+	kept := store.Sessions()
 	if kept != 3 {
 		t.Errorf("the event store holds %d sessions, want the 3 open ones", kept)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/mcp-gateway/mcp-gateway/gateway/internal/streamhttp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -15,8 +16,8 @@ import (
 type sdkStream struct {
 	ctx  context.Context
 	conn mcp.Connection
-	q    *outQueue   // nil: Send writes to conn
-	full func(error) // called when q is over its budget
+	q    *streamhttp.Queue // nil: Send writes to conn
+	full func(error)       // called when q is over its budget
 }
 
 func (s *sdkStream) Read(wait func()) (inMsg, error) {
@@ -49,7 +50,7 @@ func (s *sdkStream) Send(m outMsg) error {
 // Gone is false: a go-sdk connection cannot tell.
 func (s *sdkStream) Gone() bool { return false }
 
-// put writes data, or with a queue, queues it (key as for outQueue.put).
+// put writes data, or with a queue, queues it (key as for streamhttp.Queue.Put).
 func (s *sdkStream) put(key string, data []byte) error {
 	if s.q == nil {
 		return s.write(data)
@@ -57,7 +58,7 @@ func (s *sdkStream) put(key string, data []byte) error {
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}
-	if err := s.q.put(key, data); err != nil {
+	if err := s.q.Put(key, data); err != nil {
 		s.full(err)
 	}
 	return nil
@@ -73,27 +74,26 @@ func (s *sdkStream) write(data []byte) error {
 
 // pump writes what the queue holds until done is closed or a write fails,
 // which it returns. cut fails a write in progress once the session ends.
-func (s *sdkStream) pump(done <-chan struct{}, cut *writeCutter) error {
+func (s *sdkStream) pump(done <-chan struct{}, cut *streamhttp.Cutter) error {
 	for {
 		select {
-		case <-s.q.wake:
+		case <-s.q.Wake():
 		case <-done:
 			return nil
 		}
-		batch := s.q.take()
+		batch := s.q.Take()
 		var err error
-		if len(batch) > 0 && !cut.begin() {
-			err = errSessionClosed
-		}
-		for _, m := range batch {
-			if err == nil {
-				err = s.write(m)
-			}
-		}
 		if len(batch) > 0 {
-			cut.end()
+			err = cut.Do(func() error {
+				for _, m := range batch {
+					if err := s.write(m); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
 		}
-		s.q.written()
+		s.q.Written()
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/gateway/internal/streamhttp"
 )
 
 // Sealed sessions on the HTTP front (sessionseal.go): the id a session of
@@ -23,7 +25,7 @@ func (h *HTTPFront) Replica() string {
 	if h.seal == nil {
 		return ""
 	}
-	return h.seal.replica
+	return h.seal.Replica()
 }
 
 // maxDeleted bounds the sealed ids a replica remembers as deleted.
@@ -45,7 +47,7 @@ func (h *HTTPFront) newID(r *http.Request, msgs []inMsg) (id string, expires tim
 		if id := h.seal.seal(st); id != "" {
 			return id, time.Unix(st.Expires, 0)
 		}
-		h.g.log.Warn("http session of this replica only: its client's state seals larger than an id may be", "client", st.Client, "max_bytes", maxSealedID)
+		h.g.log.Warn("http session of this replica only: its client's state seals larger than an id may be", "client", st.Client, "max_bytes", streamhttp.MaxSealedID)
 		break
 	}
 	return rand.Text(), time.Time{}
@@ -92,12 +94,12 @@ func (h *HTTPFront) adopt(w http.ResponseWriter, r *http.Request, id string) (s 
 	// A copy keeps no events: its streams are never resumed here (GET
 	// is the issuer's).
 	store := h.opts.events
-	if issuer != h.seal.replica {
+	if issuer != h.seal.Replica() {
 		store = nil
 	}
 	s = newHTTPSession(h.sessionOptions(id, store, cancel))
 	s.expires = expires
-	if issuer != h.seal.replica {
+	if issuer != h.seal.Replica() {
 		s.issuer = issuer
 	}
 	forget := h.addLocked(id, owner, s)
@@ -137,12 +139,12 @@ func (h *HTTPFront) servesCopy(w http.ResponseWriter, r *http.Request, s *httpSe
 	switch r.Method {
 	case http.MethodGet:
 		w.Header().Set("Allow", "POST, DELETE")
-		refuseHTTP(w, http.StatusMethodNotAllowed, fmt.Sprintf("Method Not Allowed: this session's event streams are served by replica %q, which issued it; replica %q serves its POSTs only (route GET on the Mcp-Session-Id before its first dot, docs/deploy.md)", s.issuer, h.seal.replica))
+		refuseHTTP(w, http.StatusMethodNotAllowed, fmt.Sprintf("Method Not Allowed: this session's event streams are served by replica %q, which issued it; replica %q serves its POSTs only (route GET on the Mcp-Session-Id before its first dot, docs/deploy.md)", s.issuer, h.seal.Replica()))
 		return false
 	case http.MethodPost:
 		for i := range msgs {
 			if !msgs[i].IsCall() && !msgs[i].IsNotification() {
-				refuseHTTP(w, http.StatusMisdirectedRequest, fmt.Sprintf("Misdirected Request: this answers a request of replica %q, which issued the session and waits for it; replica %q made none (route the session's requests on the Mcp-Session-Id before its first dot, docs/deploy.md)", s.issuer, h.seal.replica))
+				refuseHTTP(w, http.StatusMisdirectedRequest, fmt.Sprintf("Misdirected Request: this answers a request of replica %q, which issued the session and waits for it; replica %q made none (route the session's requests on the Mcp-Session-Id before its first dot, docs/deploy.md)", s.issuer, h.seal.Replica()))
 				return false
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/config"
 	"github.com/mcp-gateway/mcp-gateway/config/policy"
 	"github.com/mcp-gateway/mcp-gateway/gateway/authn"
+	"github.com/mcp-gateway/mcp-gateway/gateway/internal/streamhttp"
 )
 
 // initializeTS is the initialize the TypeScript SDK's client sends (its
@@ -33,9 +34,10 @@ func sealedState(g *Gateway, who string, now time.Time) *sessionState {
 
 // TestSessionSealOpen: a sealed session id opens, on a replica with the
 // key, to the state it was sealed with, for its caller and profile only,
-// until it expires; an altered id, one of another key, of another caller
-// or profile, or expired, does not. Key rotation: the first key seals,
-// every one opens. The id of a typical client is a few hundred bytes.
+// until it expires; an id of another key does not. Key rotation: of the
+// keys state_key_env lists, the first seals, every one opens. The id of a
+// typical client is a few hundred bytes. (The id's format, and what
+// altering it does: streamhttp's TestSealerOpensWhatItSealed.)
 func TestSessionSealOpen(t *testing.T) {
 	g := New(Options{})
 	now := time.Unix(1_800_000_000, 0)
@@ -71,24 +73,10 @@ func TestSessionSealOpen(t *testing.T) {
 		{"anonymous", b, id, "", "", now, errSealedCaller},
 		{"another profile", b, id, "alice@issuer", "ops", now, errSealedProfile},
 		{"expired", b, id, "alice@issuer", "", now.Add(sessionLifetime + time.Second), errSealedExpired},
-		{"another key", newSessionSealer("replica-b", [][]byte{[]byte("key-two")}), id, "alice@issuer", "", now, errSealedKey},
-		{"replica renamed", b, "replica-c" + strings.TrimPrefix(id, "replica-a"), "alice@issuer", "", now, errSealedForged},
-		{"key id altered", b, strings.Replace(id, ".s1"+a.cur.id, ".s1"+newSessionSealer("x", [][]byte{[]byte("key-two")}).cur.id, 1), "alice@issuer", "", now, errSealedKey},
-		{"no dot", b, "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "alice@issuer", "", now, errSealedMalformed},
-		{"too long", b, id + strings.Repeat("A", maxSealedID), "alice@issuer", "", now, errSealedMalformed},
+		{"another key", newSessionSealer("replica-b", [][]byte{[]byte("key-two")}), id, "alice@issuer", "", now, streamhttp.ErrKey},
 	} {
 		if _, _, err := c.s.open(c.id, c.who, c.profile, c.at); !errors.Is(err, c.err) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.err)
-		}
-	}
-	// Every byte of the sealed part altered: refused.
-	head := strings.LastIndex(id, ".") + 1
-	raw, _ := base64.RawURLEncoding.DecodeString(id[head:])
-	for i := range raw {
-		alt := bytes.Clone(raw)
-		alt[i] ^= 0x01
-		if _, _, err := b.open(id[:head]+base64.RawURLEncoding.EncodeToString(alt), "alice@issuer", "", now); err == nil {
-			t.Fatalf("byte %d altered: opened", i)
 		}
 	}
 
@@ -103,7 +91,7 @@ func TestSessionSealOpen(t *testing.T) {
 	if _, _, err := rotated.open(fresh, "alice@issuer", "", now); err != nil {
 		t.Fatalf("an id of the new key: %v", err)
 	}
-	if _, _, err := b.open(fresh, "alice@issuer", "", now); !errors.Is(err, errSealedKey) {
+	if _, _, err := b.open(fresh, "alice@issuer", "", now); !errors.Is(err, streamhttp.ErrKey) {
 		t.Fatalf("a new id on a replica with the old key only: %v", err)
 	}
 
@@ -114,12 +102,6 @@ func TestSessionSealOpen(t *testing.T) {
 	if long := a.seal(&big); long != "" {
 		t.Fatalf("a state of %d bytes sealed to an id of %d", len(big.Caps), len(long))
 	}
-	// Compressible capabilities are compressed within the bound.
-	many := *st
-	many.Caps = json.RawMessage(`{"experimental":{"x":"` + strings.Repeat("abc", 1500) + `"}}`)
-	if id := a.seal(&many); id == "" || len(id) > 400 {
-		t.Fatalf("compressible state of %d bytes: id of %d bytes", len(many.Caps), len(id))
-	}
 }
 
 // random returns n random bytes: what does not compress.
@@ -129,26 +111,11 @@ func random(n int) []byte {
 	return b
 }
 
-// FuzzOpenSessionID: the opener of sealed session ids takes any string
-// without panicking, and opens nothing it did not seal (seed corpus in
-// testdata/fuzz/FuzzOpenSessionID: a valid id, and altered ones).
-func FuzzOpenSessionID(f *testing.F) {
-	s := newSessionSealer("fuzz", [][]byte{[]byte("fuzz-key")})
-	now := time.Unix(1_800_000_000, 0)
-	valid := s.seal(sealedState(New(Options{}), "who", now))
-	f.Add(valid)
-	f.Add("fuzz.s1" + s.cur.id + ".")
-	f.Add("fuzz..")
-	f.Fuzz(func(t *testing.T, id string) {
-		st, issuer, err := s.open(id, "who", "", now)
-		if err != nil {
-			return
-		}
-		// Only what this key sealed opens: its prefix is intact.
-		if issuer == "" || st == nil || !strings.HasPrefix(id, issuer+".s1"+s.cur.id+".") {
-			t.Fatalf("opened %q: issuer %q, %+v", id, issuer, st)
-		}
-	})
+// keyID is the id of the key that sealed a session id.
+func keyID(sid string) string {
+	_, rest, _ := strings.Cut(sid, ".s1")
+	kid, _, _ := strings.Cut(rest, ".")
+	return kid
 }
 
 // sealedFront is one replica's HTTP front with a shared key.
@@ -251,7 +218,7 @@ func TestSealedSessionAnyReplica(t *testing.T) {
 	if w := sealedDo(rotated, alice, http.MethodPost, sid, list); w.Code != http.StatusOK {
 		t.Fatalf("a replica with the key rotated: %d %s", w.Code, w.Body)
 	}
-	if w := sealedDo(rotated, alice, http.MethodPost, "", initializeTS); w.Code != http.StatusOK || !strings.HasPrefix(w.Header().Get(sessionIDHeader), "gw-e.s1"+rotated.seal.cur.id) || rotated.seal.cur.id == b.seal.cur.id {
+	if w := sealedDo(rotated, alice, http.MethodPost, "", initializeTS); w.Code != http.StatusOK || !strings.HasPrefix(w.Header().Get(sessionIDHeader), "gw-e.s1") || keyID(w.Header().Get(sessionIDHeader)) == keyID(sid) {
 		t.Fatalf("a session of the rotated replica: %d %q", w.Code, w.Header().Get(sessionIDHeader))
 	}
 

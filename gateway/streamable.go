@@ -10,12 +10,12 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
+	"github.com/mcp-gateway/mcp-gateway/gateway/internal/streamhttp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -28,7 +28,9 @@ import (
 // Events are numbered per stream and kept in an event store, so that a
 // client that lost a stream can resume it (GET with Last-Event-ID). Each
 // stream's events are written by the goroutine serving its request, from
-// a bounded queue (outqueue.go), never by the one that produced them.
+// a bounded queue (streamhttp.Queue), never by the one that produced them:
+// a client that stops reading holds up only its own stream, and one whose
+// queues go beyond its session's budget ends the session (overflowed).
 // docs/http.md says why go-sdk's transport is not used.
 
 // httpSession is one Streamable HTTP session as a client stream.
@@ -39,7 +41,7 @@ type httpSession struct {
 	done  chan struct{}  // closed by Close
 	stop  func()         // ends the gateway session serving it
 	once  sync.Once
-	out   *outBudget // the byte budget of the session's stream queues
+	out   *streamhttp.Budget // the byte budget of the session's stream queues
 	log   *slog.Logger
 	// errorStatus: a lone call answered with an error sets the HTTP status
 	// (per-request era, errorStatus).
@@ -68,10 +70,10 @@ type sseStream struct {
 
 	pending int // requests not answered yet (POST streams)
 
-	mu   sync.Mutex    // orders the events: index, store, queue
-	last int           // index of the last event, -1 before the first
-	q    *outQueue     // the events (SSE frames) for the writer of the request attached; nil while none is
-	end  chan struct{} // closed when the stream is complete: its request returns
+	mu   sync.Mutex        // orders the events: index, store, queue
+	last int               // index of the last event, -1 before the first
+	q    *streamhttp.Queue // the events (SSE frames) for the writer of the request attached; nil while none is
+	end  chan struct{}     // closed when the stream is complete: its request returns
 
 	// A POST's response is started by its first message, not before: a
 	// lone call answered before anything else is sent as one JSON
@@ -103,7 +105,7 @@ func newHTTPSession(o httpSessionOptions) *httpSession {
 		in:          make(chan inMsg),
 		done:        make(chan struct{}),
 		stop:        o.Stop,
-		out:         &outBudget{limit: o.BufferBytes},
+		out:         streamhttp.NewBudget(o.BufferBytes),
 		log:         o.Logger,
 		errorStatus: o.ErrorStatus,
 		streams:     make(map[string]*sseStream),
@@ -197,8 +199,8 @@ func (h *httpSession) WriteFor(id json.RawMessage, key string, msg []byte, final
 		h.mu.Lock()
 		delete(h.streams, st.id)
 		h.mu.Unlock()
-		if es, ok := h.store.(*eventStore); ok {
-			es.streamDone(h.id, st.id)
+		if es, ok := h.store.(*streamhttp.EventStore); ok {
+			es.StreamDone(h.id, st.id)
 		}
 	}
 	return err
@@ -262,7 +264,7 @@ func (st *sseStream) event(h *httpSession, key string, msg []byte, final bool) (
 			st.started, st.whole = true, true
 			close(st.end)
 			st.end = nil
-			if err := st.q.put("", msg); err != nil {
+			if err := st.q.Put("", msg); err != nil {
 				h.overflowed(err)
 			}
 			return complete, nil
@@ -275,7 +277,7 @@ func (st *sseStream) event(h *httpSession, key string, msg []byte, final bool) (
 			err = h.store.Append(context.Background(), h.id, st.id, msg)
 		}
 		if st.q != nil {
-			if qerr := st.q.put(key, sseFrame("message", st.eventID(h), msg)); qerr != nil {
+			if qerr := st.q.Put(key, streamhttp.Frame("message", st.eventID(h), msg)); qerr != nil {
 				h.overflowed(qerr)
 				return complete, nil
 			}
@@ -299,26 +301,26 @@ func (st *sseStream) start(h *httpSession) {
 		st.last++
 		_ = h.store.Append(context.Background(), h.id, st.id, nil)
 		if st.q != nil {
-			_ = st.q.put("", sseFrame("prime", st.eventID(h), nil))
+			_ = st.q.Put("", streamhttp.Frame("prime", st.eventID(h), nil))
 		}
 	}
 }
 
 // attach gives the stream a new queue, for the writer of a request that
 // attaches to it; st.mu is held.
-func (st *sseStream) attach(h *httpSession) *outQueue {
-	st.q = newOutQueue(h.out)
+func (st *sseStream) attach(h *httpSession) *streamhttp.Queue {
+	st.q = streamhttp.NewQueue(h.out)
 	return st.q
 }
 
 // detach forgets q, if it is still the stream's queue (its request is the
 // one attached), and what it holds: later events go only to the event
 // store.
-func (st *sseStream) detach(q *outQueue) {
+func (st *sseStream) detach(q *streamhttp.Queue) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.q == q {
-		q.drop()
+		q.Drop()
 		st.q = nil
 	}
 }
@@ -329,15 +331,15 @@ func (st *sseStream) detach(q *outQueue) {
 // POST's are written with its first event, or its lone call's answer.
 // prime, if not nil, fires when a POST's stream should start without a
 // message.
-func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWriter, q *outQueue, end <-chan struct{}, headers bool, prime <-chan time.Time) {
+func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWriter, q *streamhttp.Queue, end <-chan struct{}, headers bool, prime <-chan time.Time) {
 	defer st.detach(q)
 	rc := http.NewResponseController(w)
-	cut := cutOnClose(h.done, rc)
-	defer cut.stop()
+	cut := streamhttp.CutOnClose(h.done, rc)
+	defer cut.Stop()
 	for {
 		complete := false
 		select {
-		case <-q.wake:
+		case <-q.Wake():
 		case <-end:
 			complete = true
 		case <-prime:
@@ -356,7 +358,7 @@ func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWr
 		st.mu.Lock()
 		whole := st.whole
 		st.mu.Unlock()
-		batch := q.take()
+		batch := q.Take()
 		if whole && len(batch) > 0 && !headers {
 			// The lone call's answer, first in the queue: anything
 			// after it came late for a call that has ended.
@@ -376,11 +378,8 @@ func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWr
 					}
 				}
 			}
-			if cut.begin() {
-				_, _ = w.Write(batch[0])
-				cut.end()
-			}
-			q.written()
+			_ = cut.Do(func() error { _, err := w.Write(batch[0]); return err })
+			q.Written()
 			return
 		}
 		done := complete || whole
@@ -392,12 +391,9 @@ func (h *httpSession) pump(ctx context.Context, st *sseStream, w http.ResponseWr
 				w.Header().Set("Content-Type", "text/event-stream")
 				headers = true
 			}
-			err := errSessionClosed
-			if cut.begin() {
-				err = writeFrames(w, rc, batch) // flushes the headers of an empty one too
-				cut.end()
-			}
-			q.written()
+			// WriteFrames flushes the headers of an empty one too.
+			err := cut.Do(func() error { return streamhttp.WriteFrames(w, rc, batch) })
+			q.Written()
 			if err != nil {
 				return // the client is gone; it may resume from the store
 			}
@@ -418,78 +414,7 @@ func (st *sseStream) eventID(h *httpSession) string {
 	if h.store == nil {
 		return ""
 	}
-	return eventID(st.id, st.last)
-}
-
-// errSessionClosed is why a stream's writer stops writing.
-var errSessionClosed = errors.New("session closed")
-
-// writeCutter fails a write to a client that does not read (it would
-// block for ever) once the session is closed, and only a write in
-// progress: an idle stream's request still ends cleanly.
-type writeCutter struct {
-	rc  *http.ResponseController
-	fin chan struct{}
-
-	mu      sync.Mutex
-	writing bool
-	closed  bool // the session closed: no write begins
-}
-
-// cutOnClose watches done for the writer of rc until stop.
-func cutOnClose(done <-chan struct{}, rc *http.ResponseController) *writeCutter {
-	c := &writeCutter{rc: rc, fin: make(chan struct{})}
-	go func() {
-		select {
-		case <-done:
-			c.mu.Lock()
-			c.closed = true
-			if c.writing {
-				_ = c.rc.SetWriteDeadline(time.Now())
-			}
-			c.mu.Unlock()
-		case <-c.fin:
-		}
-	}()
-	return c
-}
-
-// begin reports whether a write may begin; end says it ended.
-func (c *writeCutter) begin() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.writing = !c.closed
-	return c.writing
-}
-
-func (c *writeCutter) end() {
-	c.mu.Lock()
-	c.writing = false
-	c.mu.Unlock()
-}
-
-func (c *writeCutter) stop() { close(c.fin) }
-
-// sseFrame is one event as written on a stream.
-func sseFrame(name, id string, data []byte) []byte {
-	buf := make([]byte, 0, len(data)+len(id)+32)
-	if name != "" {
-		buf = append(append(append(buf, "event: "...), name...), '\n')
-	}
-	if id != "" {
-		buf = append(append(append(buf, "id: "...), id...), '\n')
-	}
-	return append(append(append(buf, "data: "...), data...), "\n\n"...)
-}
-
-// writeFrames writes events and flushes them.
-func writeFrames(w http.ResponseWriter, rc *http.ResponseController, frames [][]byte) error {
-	for _, f := range frames {
-		if _, err := w.Write(f); err != nil {
-			return err
-		}
-	}
-	return rc.Flush()
+	return streamhttp.EventID(st.id, st.last)
 }
 
 // primingVersion is the first revision whose clients expect a POST's
@@ -578,7 +503,7 @@ func (h *httpSession) get(w http.ResponseWriter, r *http.Request) {
 	streamID, after := "", -1
 	if last := r.Header.Get("Last-Event-ID"); last != "" {
 		var ok bool
-		if streamID, after, ok = parseEventID(last); !ok {
+		if streamID, after, ok = streamhttp.ParseEventID(last); !ok {
 			refuseHTTP(w, http.StatusBadRequest, "malformed Last-Event-ID "+strconv.Quote(last))
 			return
 		}
@@ -617,7 +542,7 @@ func (h *httpSession) get(w http.ResponseWriter, r *http.Request) {
 	// From here on, events go to the stream's queue, after the replayed
 	// ones, which this goroutine writes before it starts on the queue:
 	// nothing is written while st.mu is held.
-	var q *outQueue
+	var q *streamhttp.Queue
 	var end chan struct{}
 	if live {
 		q = st.attach(h)
@@ -644,9 +569,9 @@ func (h *httpSession) get(w http.ResponseWriter, r *http.Request) {
 		if len(data) == 0 {
 			continue // a priming event
 		}
-		frames = append(frames, sseFrame("message", eventID(streamID, after+1+i), data))
+		frames = append(frames, streamhttp.Frame("message", streamhttp.EventID(streamID, after+1+i), data))
 	}
-	if len(frames) > 0 && writeFrames(w, http.NewResponseController(w), frames) != nil {
+	if len(frames) > 0 && streamhttp.WriteFrames(w, http.NewResponseController(w), frames) != nil {
 		if live {
 			st.detach(q)
 		}
@@ -655,24 +580,6 @@ func (h *httpSession) get(w http.ResponseWriter, r *http.Request) {
 	if live {
 		h.pump(r.Context(), st, w, q, end, true, nil)
 	}
-}
-
-// eventID names a stream's event, "<stream>_<index>" (parseEventID).
-func eventID(stream string, index int) string {
-	return stream + "_" + strconv.Itoa(index)
-}
-
-// parseEventID splits an event id, "<stream>_<index>".
-func parseEventID(id string) (stream string, index int, ok bool) {
-	stream, n, found := strings.Cut(id, "_")
-	if !found || strings.Contains(n, "_") {
-		return "", 0, false
-	}
-	index, err := strconv.Atoi(n)
-	if err != nil || index < 0 {
-		return "", 0, false
-	}
-	return stream, index, true
 }
 
 // readMessages splits a POST's body into its messages (a batch is an

@@ -1,11 +1,9 @@
-package gateway
+package streamhttp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"testing"
 
@@ -14,7 +12,7 @@ import (
 
 // check fails the test unless the store's byte count is what its streams
 // hold and its kept completed streams are counted right.
-func (s *eventStore) check(t *testing.T) {
+func (s *EventStore) check(t *testing.T) {
 	t.Helper()
 	bytes, done := 0, 0
 	for _, ss := range s.sessions {
@@ -35,7 +33,7 @@ func (s *eventStore) check(t *testing.T) {
 	}
 }
 
-func replay(t *testing.T, s *eventStore, session, stream string, after int) ([]string, error) {
+func replay(t *testing.T, s *EventStore, session, stream string, after int) ([]string, error) {
 	t.Helper()
 	var out []string
 	for d, err := range s.After(context.Background(), session, stream, after) {
@@ -51,7 +49,7 @@ func replay(t *testing.T, s *eventStore, session, stream string, after int) ([]s
 // ones, not every stream it ever had; what it keeps replays.
 func TestEventStoreForgetsOldCompletedStreams(t *testing.T) {
 	ctx := context.Background()
-	s := newEventStore(10<<20, 100)
+	s := NewEventStore(10<<20, 100)
 	_ = s.Open(ctx, "S", "")
 	_ = s.Open(ctx, "S", "open")
 	_ = s.Append(ctx, "S", "open", []byte("o0"))
@@ -60,7 +58,7 @@ func TestEventStoreForgetsOldCompletedStreams(t *testing.T) {
 		_ = s.Open(ctx, "S", id)
 		_ = s.Append(ctx, "S", id, nil) // the priming event
 		_ = s.Append(ctx, "S", id, []byte(id))
-		s.streamDone("S", id)
+		s.StreamDone("S", id)
 	}
 	s.check(t)
 	if n := len(s.sessions["S"].streams); n != 102 {
@@ -94,7 +92,7 @@ func TestEventStoreForgetsOldCompletedStreams(t *testing.T) {
 // from a dropped event says so.
 func TestEventStoreBytesBound(t *testing.T) {
 	ctx := context.Background()
-	s := newEventStore(1000, 100)
+	s := NewEventStore(1000, 100)
 	ev := func(c byte) []byte { return slices.Repeat([]byte{c}, 100) }
 	_ = s.Open(ctx, "S", "")
 	_ = s.Open(ctx, "T", "")
@@ -105,8 +103,8 @@ func TestEventStoreBytesBound(t *testing.T) {
 		_ = s.Append(ctx, "S", id, ev(id[0]))
 		_ = s.Append(ctx, "S", id, ev(id[0]))
 	}
-	s.streamDone("S", "a")
-	s.streamDone("S", "b")
+	s.StreamDone("S", "a")
+	s.StreamDone("S", "b")
 	for range 5 {
 		_ = s.Append(ctx, "T", "live", ev('t'))
 	}
@@ -136,26 +134,5 @@ func TestEventStoreBytesBound(t *testing.T) {
 	s.check(t)
 	if got, err := replay(t, s, "T", "big", -1); err != nil || len(got) != 1 {
 		t.Errorf("replay of a large event: %d events, %v", len(got), err)
-	}
-}
-
-// The HTTP session tells its store when a POST's stream is complete: a
-// session that answers many calls on event streams keeps only the last
-// ones for a resume.
-func TestHTTPSessionForgetsCompletedStreams(t *testing.T) {
-	s := newEventStore(10<<20, 100)
-	h := newHTTPSession(httpSessionOptions{ID: "S", Store: s, Stop: func() {}, BufferBytes: 1 << 20, Logger: slog.New(slog.DiscardHandler)})
-	for i := range 1000 {
-		st := &sseStream{id: fmt.Sprint("P", i), pending: 1, last: -1, end: make(chan struct{})}
-		st.attach(h)
-		h.streams[st.id] = st
-		h.calls["1"] = st
-		if err := h.WriteFor(json.RawMessage("1"), "", []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), true); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s.check(t)
-	if n := len(s.sessions["S"].streams); n != 101 {
-		t.Errorf("the store keeps %d streams, want the standalone one and 100 of the 1,000 completed", n)
 	}
 }

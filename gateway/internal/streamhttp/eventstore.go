@@ -1,4 +1,4 @@
-package gateway
+package streamhttp
 
 import (
 	"context"
@@ -10,18 +10,21 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// eventStore is the HTTP front's mcp.EventStore: the events of the /mcp
-// streams, for a client that resumes one with Last-Event-ID.
+// EventStore is an mcp.EventStore for the events of a session's streams,
+// kept for a client that resumes one with Last-Event-ID.
 //
 // go-sdk's MemoryEventStore bounds the events' bytes, but keeps an entry
 // for every stream a session ever had until the session ends, so a session
 // that lives long grows with every call answered on an event stream. This
-// store is told when a stream is complete (streamDone) and keeps, per
+// store is told when a stream is complete (StreamDone) and keeps, per
 // session, the open streams and only the keepDone streams completed last.
 // In all it holds at most maxBytes of event data (one event may go past
 // it): beyond, whole completed streams go first, oldest first, then the
-// first events of the open ones.
-type eventStore struct {
+// first events of the open ones, never the last event of the stream being
+// appended to.
+//
+// Its methods are safe for concurrent use.
+type EventStore struct {
 	maxBytes int
 	keepDone int
 
@@ -49,15 +52,17 @@ type storedStream struct {
 	done  bool
 }
 
-func newEventStore(maxBytes, keepDone int) *eventStore {
-	return &eventStore{maxBytes: maxBytes, keepDone: keepDone, sessions: map[string]*storedSession{}}
+// NewEventStore returns a store that holds at most maxBytes of event data
+// and, per session, its open streams and its last keepDone completed ones.
+func NewEventStore(maxBytes, keepDone int) *EventStore {
+	return &EventStore{maxBytes: maxBytes, keepDone: keepDone, sessions: map[string]*storedSession{}}
 }
 
 // Open implements mcp.EventStore. A session is opened with its standalone
 // stream (""), before any other; a stream of a session that is not open
 // (closed already, by a write racing its end) is not made, so that nothing
 // outlives SessionClosed.
-func (s *eventStore) Open(_ context.Context, session, stream string) error {
+func (s *EventStore) Open(_ context.Context, session, stream string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ss := s.sessions[session]
@@ -76,7 +81,7 @@ func (s *eventStore) Open(_ context.Context, session, stream string) error {
 
 // Append implements mcp.EventStore. The events of a stream that is not
 // open (forgotten, or its session closed) are dropped.
-func (s *eventStore) Append(_ context.Context, session, stream string, data []byte) error {
+func (s *EventStore) Append(_ context.Context, session, stream string, data []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.sessions[session].get(stream)
@@ -91,8 +96,8 @@ func (s *eventStore) Append(_ context.Context, session, stream string, data []by
 }
 
 // After implements mcp.EventStore: the events after index, or
-// mcp.ErrEventsPurged when one of them is gone.
-func (s *eventStore) After(_ context.Context, session, stream string, index int) iter.Seq2[[]byte, error] {
+// mcp.ErrEventsPurged when one of them is gone, or the stream is.
+func (s *EventStore) After(_ context.Context, session, stream string, index int) iter.Seq2[[]byte, error] {
 	s.mu.Lock()
 	var data [][]byte
 	var err error
@@ -135,8 +140,9 @@ func (st *storedStream) firstIndex() int {
 	return st.first
 }
 
-// SessionClosed implements mcp.EventStore.
-func (s *eventStore) SessionClosed(_ context.Context, session string) error {
+// SessionClosed implements mcp.EventStore: the session's events are
+// dropped, and later ones of it are not kept.
+func (s *EventStore) SessionClosed(_ context.Context, session string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ss := s.sessions[session]; ss != nil {
@@ -149,10 +155,10 @@ func (s *eventStore) SessionClosed(_ context.Context, session string) error {
 	return nil
 }
 
-// streamDone records that a stream is complete: no more events will come,
+// StreamDone records that a stream is complete: no more events will come,
 // and once keepDone later ones of its session are complete too it is
-// forgotten.
-func (s *eventStore) streamDone(session, stream string) {
+// forgotten. A stream not open, or complete already, is left as it is.
+func (s *EventStore) StreamDone(session, stream string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ss := s.sessions[session]
@@ -175,8 +181,16 @@ func (s *eventStore) streamDone(session, stream string) {
 	}
 }
 
+// Sessions reports how many sessions the store holds events of: those
+// opened and not closed.
+func (s *EventStore) Sessions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.sessions)
+}
+
 // forget drops a completed stream of ss; s.mu is held.
-func (s *eventStore) forget(ss *storedSession, stream string) {
+func (s *EventStore) forget(ss *storedSession, stream string) {
 	st := ss.streams[stream]
 	s.bytes -= st.size
 	delete(ss.streams, stream)
@@ -186,7 +200,7 @@ func (s *eventStore) forget(ss *storedSession, stream string) {
 
 // purge drops events until the store holds at most maxBytes, or only the
 // events of keep; s.mu is held.
-func (s *eventStore) purge(keep *storedStream) {
+func (s *EventStore) purge(keep *storedStream) {
 	for s.bytes > s.maxBytes && len(s.done) > 0 {
 		r := s.done[0]
 		s.done = s.done[1:]
