@@ -116,6 +116,11 @@
 //	                      exits with the child's status when the child exits.
 //	                      One extra process hop, the floor of any stdio proxy
 //	                      (BenchmarkToolsCall's relay path).
+//	-relay -read -- CMD   the same, but each message is read as a proxy must
+//	                      read it (decoded and checked once) and sent on under
+//	                      the relay's own id, its answer back under the
+//	                      client's; writes batched per burst (readRelay,
+//	                      BenchmarkToolsCall's read-relay path)
 //
 // Tools (arguments in parentheses):
 //
@@ -304,6 +309,7 @@ func main() {
 	ignoreCancel := fs.Bool("ignore-cancel", false, "slow answers even when cancelled")
 	stringIDs := fs.Bool("string-ids", false, "echo numeric request ids back as strings")
 	relayMode := fs.Bool("relay", false, "only relay bytes to and from the command after --")
+	readMode := fs.Bool("read", false, "with -relay: read each message and send it on under the relay's own id (readRelay)")
 	pidDir := fs.String("pid-dir", "", "create DIR/<pid> at start")
 	barrier := fs.Int("start-barrier", 0, "with -pid-dir: wait until DIR holds N files before reading stdin")
 	exitFile := fs.String("exit-file", "", "write how we were stopped (eof, term) to this file")
@@ -321,7 +327,7 @@ func main() {
 	})
 	fs.Parse(os.Args[1:])
 	if *relayMode {
-		os.Exit(relay(fs.Args()))
+		os.Exit(relay(fs.Args(), *readMode))
 	}
 	if *tasks && *tasksExt {
 		fmt.Fprintln(os.Stderr, "testbackend: -tasks and -tasks-ext exclude each other")
@@ -476,7 +482,7 @@ func main() {
 // relay starts argv as a child and copies bytes between it and our stdio
 // until the child exits; it returns the child's exit status. The child does
 // not inherit TESTBACKEND_RELAY (it would relay again).
-func relay(argv []string) int {
+func relay(argv []string, read bool) int {
 	if len(argv) == 0 {
 		fmt.Fprintln(os.Stderr, "testbackend: -relay needs a command after --")
 		return 2
@@ -502,11 +508,15 @@ func relay(argv []string) int {
 		fmt.Fprintf(os.Stderr, "testbackend: relay: %v\n", err)
 		return 1
 	}
-	go func() {
-		io.Copy(stdin, os.Stdin)
-		stdin.Close() // our stdin closed: the child sees EOF
-	}()
-	io.Copy(os.Stdout, stdout) // until the child's stdout closes
+	if read {
+		readRelay(os.Stdin, os.Stdout, stdin, stdout)
+	} else {
+		go func() {
+			io.Copy(stdin, os.Stdin)
+			stdin.Close() // our stdin closed: the child sees EOF
+		}()
+		io.Copy(os.Stdout, stdout) // until the child's stdout closes
+	}
 	if err := cmd.Wait(); err != nil {
 		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() >= 0 {
 			return ee.ExitCode()

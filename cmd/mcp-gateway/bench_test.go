@@ -207,8 +207,12 @@ func benchMillis(d time.Duration) float64 { return float64(d) / float64(time.Mil
 // run. A third path, relay, reaches a third testbackend through
 // `testbackend -relay`, a process that only copies bytes: it is the cost of
 // the extra process hop alone, the floor of any stdio proxy, so gateway
-// minus relay is the gateway's own work. All processes stay up for the
-// whole benchmark.
+// minus relay is the gateway's own work. A fourth, read-relay
+// (`testbackend -relay -read`), reads each message as a proxy must — decoded
+// and checked once, sent on under its own id — and nothing else: the floor
+// of any gateway that reads what it forwards, so gateway minus read-relay
+// is what the gateway does beyond reading JSON. All processes stay up for
+// the whole benchmark.
 func BenchmarkToolsCall(b *testing.B) {
 	direct := startBenchBackend(b)
 	gw := startBenchGateway(b, benchConfig(b, 1))
@@ -222,16 +226,18 @@ func BenchmarkToolsCall(b *testing.B) {
 	if n, err := nopin.listTools(); err != nil || n != benchBackendTools {
 		b.Fatalf("gateway (trust: off) tools/list: %d tools, %v", n, err)
 	}
-	const iDirect, iGW, iRelay, iNoPin = 0, 1, 2, 3
-	paths := [4]struct {
+	readRelay := startBenchBackend(b, "-relay", "-read", "--", backendBin)
+	const iDirect, iGW, iRelay, iNoPin, iReadRelay = 0, 1, 2, 3, 4
+	paths := [5]struct {
 		name   string
 		c      *benchClient
 		params string
 	}{
-		iDirect: {"direct", direct, `{"name":"echo","arguments":` + benchEchoArgs + `}`},
-		iGW:     {"gw", gw, `{"name":"tb0.echo","arguments":` + benchEchoArgs + `}`},
-		iRelay:  {"relay", relay, `{"name":"echo","arguments":` + benchEchoArgs + `}`},
-		iNoPin:  {"gw-nopin", nopin, `{"name":"tb0.echo","arguments":` + benchEchoArgs + `}`},
+		iDirect:    {"direct", direct, `{"name":"echo","arguments":` + benchEchoArgs + `}`},
+		iGW:        {"gw", gw, `{"name":"tb0.echo","arguments":` + benchEchoArgs + `}`},
+		iRelay:     {"relay", relay, `{"name":"echo","arguments":` + benchEchoArgs + `}`},
+		iNoPin:     {"gw-nopin", nopin, `{"name":"tb0.echo","arguments":` + benchEchoArgs + `}`},
+		iReadRelay: {"read-relay", readRelay, `{"name":"echo","arguments":` + benchEchoArgs + `}`},
 	}
 	for _, p := range paths {
 		warmEcho(b, p.name, p.c, p.params)
@@ -263,6 +269,9 @@ func BenchmarkToolsCall(b *testing.B) {
 		b.ReportMetric(benchMicros(n50), "nopin-p50-µs")
 		b.ReportMetric(float64(g50)/float64(r50), "p50-gw/relay")
 		b.ReportMetric(float64(n50)/float64(r50), "p50-nopin/relay")
+		rr50 := benchPercentile(lat[iReadRelay], 0.50)
+		b.ReportMetric(benchMicros(rr50), "read-relay-p50-µs")
+		b.ReportMetric(float64(g50)/float64(rr50), "p50-gw/read-relay")
 	})
 
 	// benchInFlight callers share one connection per path. One op is one
@@ -297,6 +306,9 @@ func BenchmarkToolsCall(b *testing.B) {
 			// machine's load.
 			b.ReportMetric(benchMicros(cpu[iGW])/float64(calls[iGW]), "gw-cpu-µs/call")
 			b.ReportMetric(benchMicros(cpu[iRelay])/float64(calls[iRelay]), "relay-cpu-µs/call")
+			b.ReportMetric(benchMicros(cpu[iReadRelay])/float64(calls[iReadRelay]), "read-relay-cpu-µs/call")
+			b.ReportMetric(float64(cpu[iGW])/float64(cpu[iRelay]), "cpu-gw/relay")
+			b.ReportMetric(float64(cpu[iGW])/float64(cpu[iReadRelay]), "cpu-gw/read-relay")
 		}
 		var rate [len(paths)]float64
 		for i := range rate {
@@ -309,6 +321,7 @@ func BenchmarkToolsCall(b *testing.B) {
 		b.ReportMetric(rate[iRelay]/rate[iDirect], "tput-relay/direct")
 		b.ReportMetric(rate[iGW]/rate[iRelay], "tput-gw/relay")
 		b.ReportMetric(rate[iNoPin]/rate[iRelay], "tput-nopin/relay")
+		b.ReportMetric(rate[iGW]/rate[iReadRelay], "tput-gw/read-relay")
 	})
 }
 
