@@ -116,7 +116,10 @@ func (b *backend) startCall(c *conn, tool string, args json.RawMessage, opts Cal
 	if opts.Batch {
 		o.Batch = &b.m.held
 	}
-	params, err := b.m.toolParams(tool, args, opts, &o)
+	buf := b.m.params.Get()
+	defer b.m.params.Put(buf) // Start has sent the request when it returns
+	params, err := b.m.appendToolParams(*buf, tool, args, opts, &o)
+	*buf = params
 	if err != nil {
 		done(nil, fmt.Errorf("call %s/%s: %w", b.cfg.Name, tool, err))
 		return func(json.RawMessage) {}
@@ -166,55 +169,49 @@ func (b *backend) startWhenReady(tool string, args json.RawMessage, opts CallOpt
 	}
 }
 
-// toolParams encodes tools/call params: the name, the arguments as given
-// (compacted), the task (if any), and _meta.
-func (m *Manager) toolParams(tool string, args json.RawMessage, opts CallOptions, o *rpcconn.CallOptions) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	buf.Grow(32 + len(tool) + len(args))
-	buf.WriteString(`{"name":`)
-	buf.Write(wire.AppendString(buf.AvailableBuffer(), tool))
+// appendToolParams appends tools/call params to buf: the name, the
+// arguments as given (compacted), the task (if any), and _meta. On error
+// it returns buf as it got it, with the error.
+func (m *Manager) appendToolParams(buf []byte, tool string, args json.RawMessage, opts CallOptions, o *rpcconn.CallOptions) ([]byte, error) {
+	in := buf
+	buf = append(buf, `{"name":`...)
+	buf = wire.AppendString(buf, tool)
 	if len(bytes.TrimSpace(args)) > 0 {
 		a, err := wire.Compact(args)
 		if err != nil {
-			return nil, fmt.Errorf("arguments: %w", err)
+			return in, fmt.Errorf("arguments: %w", err)
 		}
-		buf.WriteString(`,"arguments":`)
-		buf.Write(a)
+		buf = append(append(buf, `,"arguments":`...), a...)
 	}
 	if len(opts.Task) > 0 {
 		task, err := wire.Compact(opts.Task)
 		if err != nil {
-			return nil, fmt.Errorf("task: %w", err)
+			return in, fmt.Errorf("task: %w", err)
 		}
-		buf.WriteString(`,"task":`)
-		buf.Write(task)
+		buf = append(append(buf, `,"task":`...), task...)
 	}
 	if len(opts.Extra) > 0 {
 		var werr error
 		err := wire.EachMember(opts.Extra, func(name string, v json.RawMessage) {
 			if werr == nil {
-				buf.WriteByte(',')
-				buf.Write(wire.AppendString(buf.AvailableBuffer(), name))
+				buf = wire.AppendString(append(buf, ','), name)
 				if v, werr = wire.Compact(v); werr == nil {
-					buf.WriteByte(':')
-					buf.Write(v)
+					buf = append(append(buf, ':'), v...)
 				}
 			}
 		})
 		if err = cmp.Or(err, werr); err != nil {
-			return nil, fmt.Errorf("params: %w", err)
+			return in, fmt.Errorf("params: %w", err)
 		}
 	}
 	if opts.Progress != nil || len(opts.Meta) > 0 {
 		meta, err := m.meta(nil, opts, o)
 		if err != nil {
-			return nil, fmt.Errorf("_meta: %w", err)
+			return in, fmt.Errorf("_meta: %w", err)
 		}
-		buf.WriteString(`,"_meta":`)
-		buf.Write(meta)
+		buf = append(append(buf, `,"_meta":`...), meta...)
 	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	return append(buf, '}'), nil
 }
 
 // callable returns the error of a call of b's tool on c, b's session: the

@@ -54,6 +54,9 @@ type Manager struct {
 	// readIdle the writers above that hold back what a read loop gave them
 	// (ReadIdle). Each has just the ones that hold something (flush.Set).
 	held, readIdle flush.Set
+	// params are the buffers a tools/call's params are built in
+	// (toolParams): free again once the call's request is sent.
+	params rpcconn.Buffers
 
 	// Supervision tunables; New sets the documented values, tests shorten them.
 	backoffBase, backoffMax time.Duration // restart delay: base doubling to max

@@ -75,6 +75,7 @@ type Options struct {
 type Conn struct {
 	log   *slog.Logger
 	hooks Hooks
+	bufs  Buffers // what messages are built in (encode)
 
 	w io.WriteCloser // the child's stdin, or a remote transport (internal/remote)
 
@@ -464,19 +465,24 @@ func (c *Conn) Notify(method string, params json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	c.send(encodeMessage(0, method, params), nil, nil)
+	c.sendRequest(0, method, params, nil, nil)
 	return nil
 }
 
-// encodeMessage encodes a request (id > 0) or a notification (id 0) as one
-// line; params must be compact JSON or nil. The gateway's ids start at 1.
-func encodeMessage(id int64, method string, params json.RawMessage) []byte {
+// sendRequest sends a request (id > 0) or a notification (id 0) as one
+// line (send), built in a buffer of c.bufs that is free again once send
+// has copied or written it; params must be compact JSON or nil. The
+// gateway's ids start at 1.
+func (c *Conn) sendRequest(id int64, method string, params json.RawMessage, end *int64, batch *flush.Set) {
 	var idJSON json.RawMessage
+	var digits [20]byte
 	if id > 0 {
-		idJSON = strconv.AppendInt(make([]byte, 0, 20), id, 10)
+		idJSON = strconv.AppendInt(digits[:0], id, 10)
 	}
-	buf := wire.AppendRequest(make([]byte, 0, 64+len(method)+len(params)), idJSON, method, params)
-	return append(buf, '\n')
+	buf := c.bufs.Get()
+	*buf = append(wire.AppendRequest(*buf, idJSON, method, params), '\n')
+	c.send(*buf, end, batch)
+	c.bufs.Put(buf)
 }
 
 // CallOptions are the per-call settings of Start and Call.
@@ -523,7 +529,7 @@ func (c *Conn) Start(method string, params json.RawMessage, o CallOptions, done 
 	if c.hooks.Stamp != nil {
 		params = c.hooks.Stamp(params, o.Caps)
 	}
-	c.send(encodeMessage(p.id, method, params), &p.end, o.Batch)
+	c.sendRequest(p.id, method, params, &p.end, o.Batch)
 	if o.Timeout > 0 {
 		// Only now: a timeout's cancellation must not reach the backend
 		// before the request it cancels.

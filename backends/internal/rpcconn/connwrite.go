@@ -28,7 +28,8 @@ import (
 // the writer goroutine; with batch, it may instead keep it until batch is
 // flushed (Flush). end, if not nil, receives msg's end offset in the stream
 // (for the bound above) before any byte of it is written. A message sent
-// after shutdown is dropped.
+// after shutdown is dropped. msg is not kept: it is copied or written
+// before send returns, so its buffer may be reused then (sendRequest).
 func (c *Conn) send(msg []byte, end *int64, batch *flush.Set) {
 	c.wmu.Lock()
 	if c.wclosed {
