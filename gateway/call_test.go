@@ -43,3 +43,35 @@ func TestDecodeToolCallMeta(t *testing.T) {
 		t.Error("a _meta of only a progressToken forwards something; want nothing")
 	}
 }
+
+// A result is written whole, compacted, under the request's id, whether it
+// is held for the burst or not; none at all is MCP's empty result, never a
+// message left out.
+func TestWriteResult(t *testing.T) {
+	s, rs := testSession(t)
+	for _, tc := range []struct {
+		result   string
+		buffered bool
+		want     string
+	}{
+		{`{ "content": [] }`, false, `{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`},
+		{`{"a":1}`, true, `{"jsonrpc":"2.0","id":7,"result":{"a":1}}`},
+		{"", false, `{"jsonrpc":"2.0","id":7,"result":{}}`},
+	} {
+		var result json.RawMessage
+		if tc.result != "" {
+			result = json.RawMessage(tc.result)
+		}
+		if err := s.writeResult(json.RawMessage(`7`), result, tc.buffered); err != nil {
+			t.Fatal(err)
+		}
+		select { // Send writes before it returns
+		case got := <-rs.wrote:
+			if string(got) != tc.want {
+				t.Errorf("result %q: wrote %s, want %s", tc.result, got, tc.want)
+			}
+		default:
+			t.Errorf("result %q: nothing written, want %s", tc.result, tc.want)
+		}
+	}
+}

@@ -811,6 +811,9 @@ func (s *session) writeResult(id, result json.RawMessage, buffered bool) error {
 		}
 		return s.s.sendParts(id, parts)
 	}
+	if result == nil {
+		result = json.RawMessage(`{}`) // MCP's empty result; nil would be no message at all
+	}
 	return s.s.Send(outMsg{result: result, id: id, final: true, hold: buffered})
 }
 
