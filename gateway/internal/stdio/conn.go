@@ -178,11 +178,9 @@ func (c *Conn) put(flush bool, parts ...[]byte) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed.Load() {
-		c.pend, c.pendLatest = c.pend[:0], 0
+	if !c.ready() {
 		return ErrClosed
 	}
-	c.takeLatest()
 	header := c.headerFramed()
 	direct := flush && size > maxPending
 	switch {
@@ -208,11 +206,9 @@ func (c *Conn) put(flush bool, parts ...[]byte) error {
 func (c *Conn) BufferAppend(add func(buf []byte) []byte) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed.Load() {
-		c.pend, c.pendLatest = c.pend[:0], 0
+	if !c.ready() {
 		return ErrClosed
 	}
-	c.takeLatest()
 	start := len(c.pend)
 	var msg []byte
 	if c.headerFramed() {
@@ -272,6 +268,17 @@ var newline = []byte{'\n'}
 func (c *Conn) logMessage(dir string, msg []byte, size int, attrs ...any) {
 	args := append([]any{"dir", dir}, c.describe(msg)...)
 	c.log.Debug("stdio: message", append(append(args, attrs...), "bytes", size)...)
+}
+
+// ready readies pend for a message, mu held: what BufferLatest held goes
+// in first. It is false after Close, and what is pending is dropped.
+func (c *Conn) ready() bool {
+	if c.closed.Load() {
+		c.pend, c.pendLatest = c.pend[:0], 0
+		return false
+	}
+	c.takeLatest()
+	return true
 }
 
 // takeLatest moves what BufferLatest held into pend; mu is held.
