@@ -417,7 +417,7 @@ func (s *session) startToolCall(m *inMsg, rm reqMeta) {
 		// design, which such a client cannot follow.
 		tc.task = nil
 	}
-	sc.s, sc.c, sc.name = s, c, tc.name
+	sc.s = s
 	f.startCall(&sc.run, tc, progress, sc)
 }
 
@@ -425,26 +425,24 @@ func (s *session) startToolCall(m *inMsg, rm reqMeta) {
 // front (toolcall.go).
 type sessionCall struct {
 	run  callRun
-	call call // the session's record of the request; c is &call
+	call call // the session's record of the request
 	s    *session
-	c    *call
-	name string
 }
 
 func (h *sessionCall) inline() bool { return true }
 func (h *sessionCall) context() (context.Context, backends.CancelFunc) {
-	return h.s.callContext(h.c)
+	return h.s.callContext(&h.call)
 }
-func (h *sessionCall) spawn(fn func()) bool { return h.s.spawnCall(h.c, fn) }
+func (h *sessionCall) spawn(fn func()) bool { return h.s.spawnCall(&h.call, fn) }
 func (h *sessionCall) started(cancel backends.CancelFunc, server string) {
-	h.s.setCancel(h.c, cancel, h.name, server)
+	h.s.setCancel(&h.call, cancel, h.run.tc.name, server)
 }
 
 // deliver answers the call with its outcome: a held call's goes to the
 // client's retry (hold.go), any other's to the call, sealed for its caller
 // (sealBackendState).
 func (h *sessionCall) deliver(raw json.RawMessage, e *jsonrpc.Error, buffered bool) {
-	s, c := h.s, h.c
+	s, c := h.s, &h.call
 	if hd := s.heldBy(c); hd != nil {
 		if e != nil {
 			hd.finish(nil, e)
@@ -460,7 +458,7 @@ func (h *sessionCall) deliver(raw json.RawMessage, e *jsonrpc.Error, buffered bo
 	raw, err := s.sealBackendState(c, raw)
 	switch {
 	case err != nil:
-		s.respond(c, nil, rpcError(err, kindTool, h.name, false))
+		s.respond(c, nil, rpcError(err, kindTool, h.run.tc.name, false))
 	case buffered:
 		s.respondBuffered(c, raw)
 	default:

@@ -90,12 +90,12 @@ type callRun struct {
 
 // backendCall is a backend tools/call and what its end needs.
 type backendCall struct {
-	made  bool
-	name  string // the name it was called by
-	r     toolRoute
-	tc    *toolCall  // the call's own (callRun.tc), or the one a meta tool made
-	span  trace.Span // its span, when tracing
-	start time.Time  // when it started; zero unless debug logging is on
+	made        bool
+	name        string     // the name it was called by
+	server, own string     // the backend tool it calls (its route's)
+	tc          *toolCall  // the call's own (callRun.tc), or the one a meta tool made
+	span        trace.Span // its span, when tracing
+	start       time.Time  // when it started; zero unless debug logging is on
 	// release ends a call of a caller that cannot be asked anything
 	// (callingUnaskable); nil for others.
 	release func()
@@ -121,7 +121,7 @@ func (f *front) startCall(run *callRun, tc toolCall, notify func(*mcp.ProgressNo
 				// (FlushWrites); the call may end on the backend's
 				// read loop before StartToolCall returns.
 				opts.Batch = true
-				server, own := run.be.r.server, run.be.r.own
+				server, own := run.be.server, run.be.own
 				h.started(f.g.opts.Backends.StartToolCall(server, own, tc.args, opts, run.backendDone), server)
 				return
 			case err != errWouldWait:
@@ -215,7 +215,7 @@ func (run *callRun) begin(ctx context.Context, wait bool, name string, r toolRou
 		}
 	}
 	be := &run.be
-	*be = backendCall{made: true, name: name, r: r, tc: tc}
+	*be = backendCall{made: true, name: name, server: r.server, own: r.own, tc: tc}
 	parent := ctx
 	if !wait && tc.span != nil {
 		parent = trace.ContextWithSpan(ctx, tc.span)
@@ -249,7 +249,7 @@ func (f *front) callBackend(ctx context.Context, run *callRun, name string, r to
 		return nil, err
 	}
 	be := &run.be
-	return f.g.opts.Backends.CallTool(ctx, be.r.server, be.r.own, be.tc.args, opts)
+	return f.g.opts.Backends.CallTool(ctx, be.server, be.own, be.tc.args, opts)
 }
 
 // backendDone ends a call started inline, on the backend's read loop.
@@ -267,17 +267,17 @@ func (run *callRun) end(raw json.RawMessage, err error) {
 		}
 		// 2. The debug log.
 		if !be.start.IsZero() {
-			f.log.Debug("tools/call", "tool", be.name, "server", be.r.server, "duration", time.Since(be.start), "ok", err == nil)
+			f.log.Debug("tools/call", "tool", be.name, "server", be.server, "duration", time.Since(be.start), "ok", err == nil)
 		}
 		// 3. The task a task-augmented call created, recorded as its
 		// server's and this session's (tasks.go).
 		if err == nil && be.tc.task != nil {
-			f.recordTask(be.r.server, raw)
+			f.recordTask(be.server, raw)
 		}
 		// 4. In the per-request era, the id of a task the backend
 		// created, sealed (taskids.go).
 		if err == nil && be.tc.era == wire.PerRequestEra {
-			raw = f.createdTask(be.r.server, raw)
+			raw = f.createdTask(be.server, raw)
 		}
 		// 5. A backend's input_required answer to a client of the
 		// handshake era: the client is asked, round after round, in a
@@ -325,7 +325,7 @@ func (run *callRun) fulfill(ctx context.Context, first json.RawMessage) (json.Ra
 		if err != nil {
 			return nil, err
 		}
-		return f.g.opts.Backends.CallTool(ctx, be.r.server, be.r.own, again.args, opts)
+		return f.g.opts.Backends.CallTool(ctx, be.server, be.own, again.args, opts)
 	})
 }
 
@@ -348,5 +348,5 @@ func (run *callRun) fulfillLater(first json.RawMessage) {
 		h.deliver(nil, rpcError(context.Canceled, kindTool, run.tc.name, false), false)
 		return
 	}
-	h.started(cancel, run.be.r.server)
+	h.started(cancel, run.be.server)
 }
