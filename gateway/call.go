@@ -54,7 +54,7 @@ func decodeToolCall(m *inMsg) (toolCall, error) {
 		return tc, errInvalidParams("params must be an object")
 	}
 	var bad string
-	for _, pm := range m.params {
+	for _, pm := range m.paramList() {
 		name, v := pm.name, pm.value
 		switch name {
 		case "name":

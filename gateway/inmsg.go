@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 
 	"github.com/mcp-gateway/mcp-gateway/backends/wire"
 )
@@ -27,12 +28,16 @@ type inMsg struct {
 	// bad, if not nil, says why the input is no JSON-RPC message
 	// (answered -32700 or -32600); Message is then empty.
 	bad *wire.DecodeError
-	// Of a request (IsCall): its params' members in order (none when the
-	// params are no object: object false), params._meta, and its protocol
+	// Of a request (IsCall): its params' members in order (paramList; none
+	// when the params are no object: object false) — the first ones held
+	// in inline, all of them in spill once there are more, so that a
+	// request's members cost no allocation — params._meta, and its protocol
 	// version if it is a string ("" otherwise), which says the request's
 	// era (versions.go); name is the member Mcp-Name carries
 	// (wire.NameMember), nameOK when it is a string.
-	params  []member
+	nparams int
+	inline  [4]member // a tools/call has 3: _meta, name, arguments
+	spill   []member
 	object  bool
 	meta    json.RawMessage
 	version string
@@ -80,10 +85,7 @@ func readMsg(body []byte) inMsg {
 	}
 	if m.IsCall() {
 		in.object = in.EachParam(func(name string, v json.RawMessage) {
-			if in.params == nil {
-				in.params = make([]member, 0, 4) // a tools/call has 3: _meta, name, arguments
-			}
-			in.params = append(in.params, member{name, v})
+			in.addParam(member{name, v})
 		})
 		in.readMeta()
 	}
@@ -133,12 +135,35 @@ func unreadable(reason string) inMsg {
 	return inMsg{bad: &wire.DecodeError{Parse: true, Reason: reason}}
 }
 
+// paramList is the request's params' members in order. It points into in:
+// read it while in is not changed.
+func (in *inMsg) paramList() []member {
+	if in.spill != nil {
+		return in.spill
+	}
+	return in.inline[:in.nparams]
+}
+
+// addParam appends a member to the request's params' members.
+func (in *inMsg) addParam(m member) {
+	switch {
+	case in.spill != nil:
+		in.spill = append(in.spill, m)
+	case in.nparams < len(in.inline):
+		in.inline[in.nparams] = m
+		in.nparams++
+	default:
+		in.spill = append(append(make([]member, 0, 2*len(in.inline)), in.inline[:]...), m)
+	}
+}
+
 // param is the value of a request's params member name (the last one, if
 // repeated, as wire.Member reads it), or nil.
 func (in *inMsg) param(name string) json.RawMessage {
-	for i := len(in.params) - 1; i >= 0; i-- {
-		if in.params[i].name == name {
-			return in.params[i].value
+	params := in.paramList()
+	for i := len(params) - 1; i >= 0; i-- {
+		if params[i].name == name {
+			return params[i].value
 		}
 	}
 	return nil
@@ -149,19 +174,20 @@ func (in *inMsg) param(name string) json.RawMessage {
 // gone, appended when there was none), as the HTTP front adds the trace
 // context of its headers (trace.go).
 func (in *inMsg) setMeta(params, meta json.RawMessage) {
-	out, done := in.params[:0], false
-	for _, m := range in.params {
+	old, done := slices.Clone(in.paramList()), false
+	in.nparams, in.spill = 0, nil
+	for _, m := range old {
 		if m.name == "_meta" {
 			if done {
 				continue
 			}
 			m.value, done = meta, true
 		}
-		out = append(out, m)
+		in.addParam(m)
 	}
 	if !done {
-		out = append(out, member{"_meta", meta})
+		in.addParam(member{"_meta", meta})
 	}
-	in.Params, in.params, in.object = params, out, true
+	in.Params, in.object = params, true
 	in.readMeta()
 }
