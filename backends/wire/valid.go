@@ -10,18 +10,25 @@ import "encoding/binary"
 // several times faster than encoding/json's scanner, which calls a function
 // per byte: every message in both directions goes through it.
 func Valid(b []byte) bool {
+	i := validValue(b, skipWS(b, 0), maxNesting)
+	return i >= 0 && skipWS(b, i) == len(b)
+}
+
+// validValue checks the JSON value that starts at b[i] and returns the
+// index just after it, or -1; its arrays and objects may nest at most depth
+// deep.
+func validValue(b []byte, i, depth int) int {
 	var stackBuf [64]byte
 	stack := stackBuf[:0] // the open containers, '{' or '['
-	i := skipWS(b, 0)
 	for {
 		// A value starts at i.
 		if i >= len(b) {
-			return false
+			return -1
 		}
 		switch c := b[i]; c {
 		case '{', '[':
-			if len(stack) == maxNesting {
-				return false
+			if len(stack) == depth {
+				return -1
 			}
 			i = skipWS(b, i+1)
 			if i < len(b) && b[i] == c+2 { // '}' or ']'
@@ -31,7 +38,7 @@ func Valid(b []byte) bool {
 			stack = append(stack, c)
 			if c == '{' {
 				if i = validKey(b, i); i < 0 {
-					return false
+					return -1
 				}
 			}
 			continue
@@ -47,17 +54,16 @@ func Valid(b []byte) bool {
 			i = validNumber(b, i)
 		}
 		if i < 0 {
-			return false
+			return -1
 		}
-		// After a value: a comma and the next one, the end of containers,
-		// or the end of b.
+		// After a value: the end of the outermost one, or a comma and the
+		// next one, or the end of containers.
 		for {
-			i = skipWS(b, i)
 			if len(stack) == 0 {
-				return i == len(b)
+				return i
 			}
-			if i >= len(b) {
-				return false
+			if i = skipWS(b, i); i >= len(b) {
+				return -1
 			}
 			top := stack[len(stack)-1]
 			if b[i] == top+2 {
@@ -66,12 +72,12 @@ func Valid(b []byte) bool {
 				continue
 			}
 			if b[i] != ',' {
-				return false
+				return -1
 			}
 			i = skipWS(b, i+1)
 			if top == '{' {
 				if i = validKey(b, i); i < 0 {
-					return false
+					return -1
 				}
 			}
 			break

@@ -76,19 +76,22 @@ func Decode(body []byte) (Message, error) {
 	if !utf8.Valid(body) {
 		return m, &DecodeError{Parse: true, Reason: "invalid UTF-8"}
 	}
-	if !Valid(body) {
-		return m, &DecodeError{Parse: true, Reason: "invalid JSON"}
-	}
 	b := trimSpace(body)
-	switch b[0] {
-	case '{':
-	case '[':
-		return m, &DecodeError{Reason: "batches are not supported"}
-	default:
+	if len(b) == 0 || b[0] != '{' {
+		switch {
+		case !Valid(body):
+			return m, &DecodeError{Parse: true, Reason: "invalid JSON"}
+		case b[0] == '[':
+			return m, &DecodeError{Reason: "batches are not supported"}
+		}
 		return m, &DecodeError{Reason: "not a JSON object"}
 	}
+	// The envelope is read as its JSON is validated, in one walk: each
+	// member's value is checked where it lies (validValue), so nothing
+	// is walked twice.
 	var version, method json.RawMessage
-	for it := (memberIter{b: b}); it.next(); {
+	it := envelopeIter{b: b}
+	for it.next() {
 		switch string(it.key) {
 		case "jsonrpc":
 			version = it.value
@@ -103,9 +106,9 @@ func Decode(body []byte) (Message, error) {
 		case "error":
 			m.Error = it.value
 		}
-		if it.err != nil {
-			return Message{}, &DecodeError{Reason: it.err.Error()}
-		}
+	}
+	if it.bad {
+		return Message{}, &DecodeError{Parse: true, Reason: "invalid JSON"}
 	}
 	validID := ValidID(m.ID)
 	fail := func(reason string) (Message, error) {
@@ -164,6 +167,68 @@ func members(b []byte, fn func(key, value []byte)) error {
 		fn(it.key, it.value)
 	}
 	return it.err
+}
+
+// envelopeIter walks the members of b, a trimmed message that starts with
+// '{', and validates it as it goes: each name, each value where it lies
+// (validValue, nested at most maxNesting-1 deep below the object, as Valid
+// counts), the commas, and that the object ends b. At the first byte that
+// makes b no JSON, bad is set and next returns false.
+type envelopeIter struct {
+	b          []byte
+	i          int // next position; 0 before the first member
+	key, value []byte
+	bad        bool
+}
+
+func (it *envelopeIter) next() bool {
+	b := it.b
+	if it.i == 0 {
+		it.i = skipWS(b, 1) // past '{'
+		if it.i < len(b) && b[it.i] == '}' {
+			it.bad = it.i+1 != len(b)
+			return false
+		}
+	} else {
+		switch i := skipWS(b, it.i); {
+		case i < len(b) && b[i] == ',':
+			it.i = skipWS(b, i+1)
+		case i < len(b) && b[i] == '}':
+			it.bad = i+1 != len(b)
+			return false
+		default:
+			it.bad = true
+			return false
+		}
+	}
+	i := it.i
+	if i >= len(b) || b[i] != '"' {
+		it.bad = true
+		return false
+	}
+	end := validString(b, i)
+	if end < 0 {
+		it.bad = true
+		return false
+	}
+	it.key = b[i+1 : end-1]
+	if bytes.IndexByte(it.key, '\\') >= 0 {
+		var s string
+		_ = json.Unmarshal(b[i:end], &s) // a valid string: it cannot fail
+		it.key = []byte(s)
+	}
+	if i = skipWS(b, end); i >= len(b) || b[i] != ':' {
+		it.bad = true
+		return false
+	}
+	i = skipWS(b, i+1)
+	vend := validValue(b, i, maxNesting-1)
+	if vend < 0 {
+		it.bad = true
+		return false
+	}
+	it.value, it.i = b[i:vend], vend
+	return true
 }
 
 // memberIter walks the members of a JSON object that is valid JSON,

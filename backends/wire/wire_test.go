@@ -3,8 +3,11 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestDecode(t *testing.T) {
@@ -124,8 +127,22 @@ func FuzzEachElement(f *testing.F) {
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":[1,"}"]}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"result":{},"error":null}`))
+	for _, s := range []string{
+		` {"id":1, "jsonrpc":"2.0", "method":"x"} `, `{}`, `{ }`, `{"a":1}x`, `{"a":1,}`, `{"a" 1}`, `{"a":}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"a":[[[]]]}} {}`, `[1]`, `1`, `"x"`, ``, `{"\u0069d":1,"jsonrpc":"2.0","method":"m"}`,
+		`{"jsonrpc":"2.0","id":1,"result":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}`,
+		`{"jsonrpc":"2.0","id":1,"result":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`,
+	} {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := Decode(b)
+		// The same reading, and the same error, as JSON validated whole
+		// and then the envelope walked.
+		sm, serr := decodeSlow(b)
+		if !reflect.DeepEqual(m, sm) || !reflect.DeepEqual(err, serr) {
+			t.Fatalf("Decode(%q) = %+v, %v; validated whole, then walked: %+v, %v", b, m, err, sm, serr)
+		}
 		if err == nil && m.ID != nil && !ValidID(m.ID) {
 			t.Fatalf("invalid id %q accepted", m.ID)
 		}
@@ -290,4 +307,83 @@ func TestCommonNamesReadWithoutAllocating(t *testing.T) {
 			t.Errorf("Unquote(%q) = %q, %v", s, got, ok)
 		}
 	}
+}
+
+// decodeSlow is Decode as it was before it read the envelope while it
+// validated: JSON validated whole (Valid), then the envelope walked
+// (memberIter). FuzzDecode holds Decode to it.
+func decodeSlow(body []byte) (Message, error) {
+	var m Message
+	if !utf8.Valid(body) {
+		return m, &DecodeError{Parse: true, Reason: "invalid UTF-8"}
+	}
+	if !Valid(body) {
+		return m, &DecodeError{Parse: true, Reason: "invalid JSON"}
+	}
+	b := trimSpace(body)
+	switch b[0] {
+	case '{':
+	case '[':
+		return m, &DecodeError{Reason: "batches are not supported"}
+	default:
+		return m, &DecodeError{Reason: "not a JSON object"}
+	}
+	var version, method json.RawMessage
+	for it := (memberIter{b: b}); it.next(); {
+		switch string(it.key) {
+		case "jsonrpc":
+			version = it.value
+		case "id":
+			m.ID = it.value
+		case "method":
+			method = it.value
+		case "params":
+			m.Params = it.value
+		case "result":
+			m.Result = it.value
+		case "error":
+			m.Error = it.value
+		}
+		if it.err != nil {
+			return Message{}, &DecodeError{Reason: it.err.Error()}
+		}
+	}
+	validID := ValidID(m.ID)
+	fail := func(reason string) (Message, error) {
+		e := &DecodeError{Reason: reason}
+		if validID {
+			e.ID = m.ID
+		}
+		return Message{}, e
+	}
+	if string(version) != `"2.0"` {
+		return fail(`"jsonrpc" must be "2.0"`)
+	}
+	if m.ID != nil && !validID {
+		return fail("id must be a string or a number")
+	}
+	if method != nil {
+		name, ok := Unquote(method)
+		if !ok {
+			return fail("method must be a string")
+		}
+		m.Method = name
+		m.HasMethod = true
+		return m, nil
+	}
+	if m.ID == nil {
+		return fail("a response needs an id")
+	}
+	// A null beside the other member is no member: go-sdk reads it so, and
+	// some servers write "error":null in every result.
+	switch {
+	case m.Result != nil && string(m.Error) == "null":
+		m.Error = nil
+	case m.Error != nil && string(m.Result) == "null":
+		m.Result = nil
+	}
+	if (m.Result == nil) == (m.Error == nil) {
+		return fail("a response has a result or an error")
+	}
+	return m, nil
 }
