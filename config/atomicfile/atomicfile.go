@@ -9,6 +9,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // WriteFile writes data to a temporary file in path's directory, with
@@ -37,7 +38,28 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(f.Name(), path)
+	return renameRetrying(f.Name(), path, os.Rename)
+}
+
+// renameFor bounds how long renameRetrying tries again.
+const renameFor = 2 * time.Second
+
+// renameRetrying renames from to to, and tries again for up to renameFor
+// while the rename fails for a reason that passes (inUse): on Windows a
+// file another process has open cannot be replaced (Go opens files without
+// FILE_SHARE_DELETE), so a gateway writing a backend's snapshot while
+// another gateway reads it would fail, and the snapshot go unsaved.
+func renameRetrying(from, to string, rename func(from, to string) error) error {
+	deadline := time.Now().Add(renameFor)
+	wait := time.Millisecond
+	for {
+		err := rename(from, to)
+		if err == nil || !inUse(err) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 100*time.Millisecond)
+	}
 }
 
 // Replace replaces the file at path with data, keeping its permissions
