@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/config"
@@ -49,6 +50,9 @@ type Users struct {
 	hc       *http.Client
 	log      *slog.Logger
 	now      func() time.Time
+	// lastMilli is the latest moment handed out (milli): a link issued, a
+	// flow begun and a sign-in completed are ordered by them (usedBy).
+	lastMilli atomic.Int64
 
 	discoverMu sync.Mutex // one discovery at a time (users_upstream.go)
 
@@ -407,7 +411,7 @@ type flow struct {
 // Link returns the sealed state of a sign-in link for caller to server.
 func (u *Users) Link(server, caller string) string {
 	now := u.now()
-	return u.seal(link{Kind: "link", Server: server, Caller: caller, Expires: now.Add(LinkLifetime).Unix(), Issued: now.UnixMilli()})
+	return u.seal(link{Kind: "link", Server: server, Caller: caller, Expires: now.Add(LinkLifetime).Unix(), Issued: u.milli()})
 }
 
 // OpenLink returns the caller a link's state names for server; an expired,
@@ -442,7 +446,7 @@ func (u *Users) Begin(ctx context.Context, s config.Server, caller, browser stri
 	verifier := oauth2.GenerateVerifier()
 	nonce := sha256.Sum256([]byte(browser))
 	state := u.seal(flow{Kind: "flow", Server: s.Name, Caller: caller, Expires: u.now().Add(flowLifetime).Unix(),
-		Verifier: verifier, Browser: nonce[:], Issuer: up.Issuer, Begun: u.now().UnixMilli()})
+		Verifier: verifier, Browser: nonce[:], Issuer: up.Issuer, Begun: u.milli()})
 	return up.config(u.redirect).AuthCodeURL(state, oauth2.S256ChallengeOption(verifier),
 		oauth2.SetAuthURLParam("resource", up.Resource)), nil
 }
@@ -487,7 +491,7 @@ func (u *Users) Complete(ctx context.Context, s func(name string) (config.Server
 		}
 		return f.Server, "", fmt.Errorf("exchange the code: %w", err)
 	}
-	si := &userSignIn{Caller: f.Caller, Issuer: up.Issuer, Revocation: up.Revocation, At: u.now().UnixMilli(), signIn: signIn{
+	si := &userSignIn{Caller: f.Caller, Issuer: up.Issuer, Revocation: up.Revocation, At: u.milli(), signIn: signIn{
 		URL: srv.URL, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, AuthURL: cfg.Endpoint.AuthURL,
 		TokenURL: cfg.Endpoint.TokenURL, AuthStyle: cfg.Endpoint.AuthStyle, Scopes: cfg.Scopes, Token: tok,
 	}}
@@ -501,8 +505,22 @@ func (u *Users) Complete(ctx context.Context, s func(name string) (config.Server
 	return f.Server, f.Caller, nil
 }
 
+// milli is the time in Unix milliseconds, one more than the last it gave
+// when the clock has not moved on: events that happen within one
+// millisecond (a sign-in, and a flow begun at once after it) still have
+// an order, which usedBy compares.
+func (u *Users) milli() int64 {
+	for {
+		last := u.lastMilli.Load()
+		next := max(u.now().UnixMilli(), last+1)
+		if u.lastMilli.CompareAndSwap(last, next) {
+			return next
+		}
+	}
+}
+
 // usedBy reports whether caller signed in to server at or after since
-// (Unix milliseconds): a link issued, or a flow begun, then is spent. A
+// (Users.milli): a link issued, or a flow begun, then is spent. A
 // link serves one sign-in, so whoever finds it afterwards (a browser's
 // history, a chat it was pasted in) cannot bind an account of theirs to
 // the person, replacing the person's own.

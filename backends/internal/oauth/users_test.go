@@ -355,3 +355,27 @@ func TestUsersRefreshEdges(t *testing.T) {
 		t.Errorf("a token without a refresh token, 10 s from its expiry: %q %v", tok, err)
 	}
 }
+
+// Events within one millisecond keep their order: with a clock that does
+// not move, a sign-in begun after the last one completed still completes,
+// and a link issued before a sign-in is spent by it.
+func TestUsersOrderWithinAMillisecond(t *testing.T) {
+	t.Parallel()
+	a := newUpstreamAS(t)
+	frozen := time.Now()
+	u := NewUsers(UsersOptions{TokenDir: t.TempDir(), Callback: "https://gw.example/upstream/callback", Now: func() time.Time { return frozen }})
+	s := config.Server{Name: "up", URL: a.URL + "/mcp"}
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.DefaultTimeout)
+	defer cancel()
+	find := func(name string) (config.Server, bool) { return s, name == s.Name }
+	link := u.Link("up", "alice@op")
+	for _, nonce := range []string{"n1", "n2"} {
+		q := signInAs(t, u, s, "alice@op", "ALICE", nonce)
+		if _, _, err := u.Complete(ctx, find, q.Get("state"), q.Get("code"), "", nonce); err != nil {
+			t.Fatalf("sign-in %s: %v", nonce, err)
+		}
+	}
+	if _, err := u.OpenLink("up", link); err == nil || !strings.Contains(err.Error(), "was used") {
+		t.Fatalf("a link issued before the sign-in: %v, want it spent", err)
+	}
+}
