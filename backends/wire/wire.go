@@ -110,6 +110,13 @@ func Decode(body []byte) (Message, error) {
 	if it.bad {
 		return Message{}, &DecodeError{Parse: true, Reason: "invalid JSON"}
 	}
+	return checkEnvelope(m, version, method)
+}
+
+// checkEnvelope completes m from the envelope's members Decode read: the
+// version must be "2.0", the id one a reply can carry, the method a string;
+// a response has its result or its error.
+func checkEnvelope(m Message, version, method json.RawMessage) (Message, error) {
 	validID := ValidID(m.ID)
 	fail := func(reason string) (Message, error) {
 		e := &DecodeError{Reason: reason}

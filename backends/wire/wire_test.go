@@ -348,42 +348,5 @@ func decodeSlow(body []byte) (Message, error) {
 			return Message{}, &DecodeError{Reason: it.err.Error()}
 		}
 	}
-	validID := ValidID(m.ID)
-	fail := func(reason string) (Message, error) {
-		e := &DecodeError{Reason: reason}
-		if validID {
-			e.ID = m.ID
-		}
-		return Message{}, e
-	}
-	if string(version) != `"2.0"` {
-		return fail(`"jsonrpc" must be "2.0"`)
-	}
-	if m.ID != nil && !validID {
-		return fail("id must be a string or a number")
-	}
-	if method != nil {
-		name, ok := Unquote(method)
-		if !ok {
-			return fail("method must be a string")
-		}
-		m.Method = name
-		m.HasMethod = true
-		return m, nil
-	}
-	if m.ID == nil {
-		return fail("a response needs an id")
-	}
-	// A null beside the other member is no member: go-sdk reads it so, and
-	// some servers write "error":null in every result.
-	switch {
-	case m.Result != nil && string(m.Error) == "null":
-		m.Error = nil
-	case m.Error != nil && string(m.Result) == "null":
-		m.Result = nil
-	}
-	if (m.Result == nil) == (m.Error == nil) {
-		return fail("a response has a result or an error")
-	}
-	return m, nil
+	return checkEnvelope(m, version, method)
 }
