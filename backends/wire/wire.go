@@ -89,34 +89,47 @@ func Decode(body []byte) (Message, error) {
 	// The envelope is read as its JSON is validated, in one walk: each
 	// member's value is checked where it lies (validValue), so nothing
 	// is walked twice.
-	var version, method json.RawMessage
+	var e envelope
 	it := envelopeIter{b: b}
 	for it.next() {
-		switch string(it.key) {
-		case "jsonrpc":
-			version = it.value
-		case "id":
-			m.ID = it.value
-		case "method":
-			method = it.value
-		case "params":
-			m.Params = it.value
-		case "result":
-			m.Result = it.value
-		case "error":
-			m.Error = it.value
-		}
+		e.member(it.key, it.value)
 	}
 	if it.bad {
 		return Message{}, &DecodeError{Parse: true, Reason: "invalid JSON"}
 	}
-	return checkEnvelope(m, version, method)
+	return e.check()
 }
 
-// checkEnvelope completes m from the envelope's members Decode read: the
-// version must be "2.0", the id one a reply can carry, the method a string;
-// a response has its result or its error.
-func checkEnvelope(m Message, version, method json.RawMessage) (Message, error) {
+// envelope is what Decode reads of a message's members: the message, and
+// its version and method as given (raw).
+type envelope struct {
+	m               Message
+	version, method json.RawMessage
+}
+
+// member keeps one member of the envelope (the last, if repeated).
+func (e *envelope) member(key, value []byte) {
+	switch string(key) {
+	case "jsonrpc":
+		e.version = value
+	case "id":
+		e.m.ID = value
+	case "method":
+		e.method = value
+	case "params":
+		e.m.Params = value
+	case "result":
+		e.m.Result = value
+	case "error":
+		e.m.Error = value
+	}
+}
+
+// check returns the message the members make: the version must be "2.0",
+// the id one a reply can carry, the method a string; a response has its
+// result or its error.
+func (e *envelope) check() (Message, error) {
+	m, version, method := e.m, e.version, e.method
 	validID := ValidID(m.ID)
 	fail := func(reason string) (Message, error) {
 		e := &DecodeError{Reason: reason}

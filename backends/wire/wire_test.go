@@ -328,25 +328,12 @@ func decodeSlow(body []byte) (Message, error) {
 	default:
 		return m, &DecodeError{Reason: "not a JSON object"}
 	}
-	var version, method json.RawMessage
+	var e envelope
 	for it := (memberIter{b: b}); it.next(); {
-		switch string(it.key) {
-		case "jsonrpc":
-			version = it.value
-		case "id":
-			m.ID = it.value
-		case "method":
-			method = it.value
-		case "params":
-			m.Params = it.value
-		case "result":
-			m.Result = it.value
-		case "error":
-			m.Error = it.value
-		}
+		e.member(it.key, it.value)
 		if it.err != nil {
 			return Message{}, &DecodeError{Reason: it.err.Error()}
 		}
 	}
-	return checkEnvelope(m, version, method)
+	return e.check()
 }
