@@ -2,7 +2,6 @@ package backends_test
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -65,18 +64,6 @@ func TestCallerListsOwn(t *testing.T) {
 	}
 }
 
-// subjectOfRequest is the sub of the unsigned JWT a request carries.
-func subjectOfRequest(r *http.Request) string {
-	parts := strings.Split(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "), ".")
-	if len(parts) != 3 {
-		return ""
-	}
-	raw, _ := base64.RawURLEncoding.DecodeString(parts[1])
-	var c struct{ Sub string }
-	_ = json.Unmarshal(raw, &c)
-	return c.Sub
-}
-
 // A list_changed of a caller's own session is that caller's: the Manager
 // tells Hooks.CallerChanged with the caller, never Hooks.Changed (every
 // client), and the other caller's lists stay as they were.
@@ -96,7 +83,7 @@ func TestCallerListChanged(t *testing.T) {
 		}
 		return servers[sub]
 	}
-	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return serverOf(subjectOfRequest(r)) }, nil))
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return serverOf(testutil.BearerSubject(r)) }, nil))
 	t.Cleanup(hs.Close)
 
 	changes := make(chan string, 100)

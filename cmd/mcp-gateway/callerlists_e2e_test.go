@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -147,18 +145,6 @@ func addNop(s *mcp.Server, name string) {
 	})
 }
 
-// subjectOf is the sub of the JWT a request's bearer token is.
-func subjectOf(r *http.Request) string {
-	parts := strings.Split(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "), ".")
-	if len(parts) != 3 {
-		return ""
-	}
-	raw, _ := base64.RawURLEncoding.DecodeString(parts[1])
-	var c struct{ Sub string }
-	_ = json.Unmarshal(raw, &c)
-	return c.Sub
-}
-
 // TestUpstreamListChangedPerCaller: a list_changed of one person's own
 // session of a server reached per caller reaches that person's client,
 // whose list has the new tool, and changes no other person's list. Before,
@@ -171,7 +157,7 @@ func TestUpstreamListChangedPerCaller(t *testing.T) {
 	}
 	t.Cleanup(op.Close)
 	far := &perSubjectServer{bySub: map[string]*mcp.Server{}}
-	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return far.of(subjectOf(r)) }, nil))
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return far.of(testutil.BearerSubject(r)) }, nil))
 	t.Cleanup(hs.Close)
 	servers := []beServer{{Name: "far", URL: hs.URL, Upstream: map[string]any{"mode": "token_exchange", "token_url": op.Issuer + "oauth/token",
 		"audience": "urn:far", "scopes": []string{"openid"}, "client_id": testop.ExchangeClientID, "client_secret_env": "GW_EXCHANGE"}}}
