@@ -209,7 +209,9 @@ func TestStartupTimeoutStopsOnlyTheWait(t *testing.T) {
 	e := start(t, []config.Server{srv("late", "-start-delay", "3s"), srv("ok")}, func(o *backends.Options) {
 		o.StartupTimeout = 300 * time.Millisecond
 	})
-	if st := e.status(t, "late"); st.State != backends.Starting || st.PID == 0 {
+	// Starting, its process started or not yet: under Wine on a busy
+	// machine creating it alone took longer than the timeout (PID 0).
+	if st := e.status(t, "late"); st.State != backends.Starting {
 		t.Errorf("late after the startup timeout: %+v", st)
 	}
 	e.waitState(t, "ok", backends.Ready)
